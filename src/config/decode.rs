@@ -1,0 +1,123 @@
+//! Typed reads from the spanned YAML tree, collecting every problem instead of stopping at one.
+
+use super::diag::{Diagnostic, Severity};
+use super::yaml::{Node, NodeKind, Pos};
+
+/// Reads one source (a file or an environment variable) and collects its diagnostics.
+pub(crate) struct Decoder<'s> {
+    pub file: String,
+    source: &'s str,
+    pub diags: Vec<Diagnostic>,
+}
+
+/// The entries of a mapping, looked up by key.
+pub(crate) struct Fields<'n> {
+    entries: &'n [(Node, Node)],
+}
+
+impl<'n> Fields<'n> {
+    /// The value of `key`, if present and not null.
+    pub fn get(&self, key: &str) -> Option<&'n Node> {
+        self.entries
+            .iter()
+            .find(|(k, _)| matches!(&k.kind, NodeKind::Scalar { value, .. } if value == key))
+            .map(|(_, v)| v)
+            .filter(|v| !v.is_null())
+    }
+}
+
+impl<'s> Decoder<'s> {
+    pub fn new(file: impl Into<String>, source: &'s str) -> Self {
+        Decoder {
+            file: file.into(),
+            source,
+            diags: Vec::new(),
+        }
+    }
+
+    pub fn error(&mut self, pos: Pos, message: String, help: Option<String>) {
+        self.diags.push(Diagnostic::at(Severity::Error, &self.file, self.source, pos, message, help));
+    }
+
+    pub fn warn(&mut self, pos: Pos, message: String, help: Option<String>) {
+        self.diags.push(Diagnostic::at(Severity::Warning, &self.file, self.source, pos, message, help));
+    }
+
+    /// The entries of a mapping; warns about keys not in `known` (with a suggestion).
+    pub fn fields<'n>(&mut self, node: &'n Node, what: &str, known: &[&str]) -> Option<Fields<'n>> {
+        let NodeKind::Map(entries) = &node.kind else {
+            self.error(
+                node.pos,
+                format!("expected {what} to be a mapping, found {}", node.describe()),
+                None,
+            );
+            return None;
+        };
+        for (k, _) in entries {
+            if let NodeKind::Scalar { value, .. } = &k.kind {
+                if !known.contains(&value.as_str()) {
+                    let help = match crate::suggest::closest(value, known.iter().copied()) {
+                        Some(s) => format!("did you mean `{s}`? (known keys: {})", known.join(", ")),
+                        None => format!("known keys: {}", known.join(", ")),
+                    };
+                    self.warn(k.pos, format!("unknown key `{value}` in {what} is ignored"), Some(help));
+                }
+            }
+        }
+        Some(Fields { entries })
+    }
+
+    /// The items of a list.
+    pub fn seq<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n [Node]> {
+        match &node.kind {
+            NodeKind::Seq(items) => Some(items),
+            _ => {
+                self.error(node.pos, format!("expected {what} to be a list, found {}", node.describe()), None);
+                None
+            }
+        }
+    }
+
+    /// A string (any scalar: `timeout: 30` read as a string is "30").
+    pub fn string(&mut self, node: &Node, what: &str) -> Option<String> {
+        match &node.kind {
+            NodeKind::Scalar { value, .. } => Some(value.clone()),
+            _ => {
+                self.error(node.pos, format!("expected {what} to be text, found {}", node.describe()), None);
+                None
+            }
+        }
+    }
+
+    /// `true` or `false`.
+    pub fn bool(&mut self, node: &Node, what: &str) -> Option<bool> {
+        if let NodeKind::Scalar { value, plain: true } = &node.kind {
+            match value.as_str() {
+                "true" | "True" | "TRUE" => return Some(true),
+                "false" | "False" | "FALSE" => return Some(false),
+                _ => {}
+            }
+        }
+        self.error(
+            node.pos,
+            format!("expected {what} to be true or false, found {}", node.describe()),
+            None,
+        );
+        None
+    }
+
+    /// A whole number (negative allowed; callers check ranges to give a precise message).
+    pub fn int(&mut self, node: &Node, what: &str) -> Option<i64> {
+        if let NodeKind::Scalar { value, plain: true } = &node.kind {
+            if let Ok(n) = value.replace('_', "").parse::<i64>() {
+                return Some(n);
+            }
+        }
+        self.error(
+            node.pos,
+            format!("expected {what} to be a whole number, found {}", node.describe()),
+            None,
+        );
+        None
+    }
+}

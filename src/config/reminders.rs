@@ -1,0 +1,384 @@
+//! `reminders.yaml`: text injected at hook points, gated by triggers.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use super::decode::Decoder;
+use super::settings::Origin;
+use super::yaml::Node;
+use crate::catalog::HookPoint;
+
+/// Turns between firings of an `interval` reminder when `interval` is absent or 0.
+pub const DEFAULT_INTERVAL: u64 = 10;
+/// Threshold of `on_repeated_failure` and `on_stalled_todos` when absent.
+pub const DEFAULT_FAILURE_THRESHOLD: u64 = 3;
+
+/// When a reminder fires, among the firings of its hook point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// Every time the point fires.
+    Always,
+    /// On every `interval`-th turn of the session.
+    Interval,
+    /// The first time the point fires in a session.
+    Once,
+    /// Once, from turn `threshold` on.
+    OnceAfter,
+    /// Once, when `max_turns - turn <= threshold`.
+    TurnsBeforeMax,
+    /// After a tool call that failed (`post_tool`).
+    OnFailure,
+    /// After the same tool call failed `threshold` times in a row (`post_tool`).
+    OnRepeatedFailure,
+    /// When the mode differs from the previous model request (`pre_stream`).
+    OnModeChange,
+    /// When the model's response was cut by the token limit (`post_stream`).
+    OnTruncation,
+    /// When open todos remain and the response had no tool calls (`post_stream`).
+    OnStalledTodos,
+}
+
+impl Trigger {
+    /// Every trigger, in documentation order.
+    pub const ALL: [Trigger; 10] = [
+        Trigger::Always,
+        Trigger::Interval,
+        Trigger::Once,
+        Trigger::OnceAfter,
+        Trigger::TurnsBeforeMax,
+        Trigger::OnFailure,
+        Trigger::OnRepeatedFailure,
+        Trigger::OnModeChange,
+        Trigger::OnTruncation,
+        Trigger::OnStalledTodos,
+    ];
+
+    /// The name used in YAML.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Trigger::Always => "always",
+            Trigger::Interval => "interval",
+            Trigger::Once => "once",
+            Trigger::OnceAfter => "once_after",
+            Trigger::TurnsBeforeMax => "turns_before_max",
+            Trigger::OnFailure => "on_failure",
+            Trigger::OnRepeatedFailure => "on_repeated_failure",
+            Trigger::OnModeChange => "on_mode_change",
+            Trigger::OnTruncation => "on_truncation",
+            Trigger::OnStalledTodos => "on_stalled_todos",
+        }
+    }
+
+    /// The only point where the trigger can ever fire, if it is tied to one.
+    pub const fn required_point(self) -> Option<HookPoint> {
+        match self {
+            Trigger::OnFailure | Trigger::OnRepeatedFailure => Some(HookPoint::PostTool),
+            Trigger::OnModeChange => Some(HookPoint::PreStream),
+            Trigger::OnTruncation | Trigger::OnStalledTodos => Some(HookPoint::PostStream),
+            _ => None,
+        }
+    }
+
+    fn names_joined() -> String {
+        Self::ALL.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl fmt::Display for Trigger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An extra condition on the session's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum When {
+    /// Only while the agent's todo list is empty (`todo_count` in the context is 0 or absent).
+    TodosEmpty,
+}
+
+/// One reminder as configured, defaults applied.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ReminderSpec {
+    /// Unique; `merge: true` overrides built-ins by name.
+    pub name: String,
+    /// The text, with `{placeholders}`.
+    pub text: String,
+    /// Where it attaches (default: the trigger's point, else `pre_stream`).
+    pub hook: HookPoint,
+    /// When it fires.
+    pub trigger: Trigger,
+    /// For `interval`.
+    pub interval: u64,
+    /// For `once_after`, `turns_before_max`, `on_repeated_failure`, `on_stalled_todos`.
+    pub threshold: u64,
+    /// Extra condition.
+    pub when: Option<When>,
+    /// Mode name -> text for `{guidance}` (for `on_mode_change`).
+    pub guidance: BTreeMap<String, String>,
+    /// Where it was written.
+    pub origin: Origin,
+}
+
+/// The content of `reminders.yaml`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RemindersConfig {
+    /// Master switch (`INFER_REMINDERS_ENABLED` overrides).
+    pub enabled: bool,
+    /// In config order.
+    pub reminders: Vec<ReminderSpec>,
+}
+
+const TOP_KEYS: [&str; 3] = ["enabled", "merge", "reminders"];
+const KEYS: [&str; 8] = ["name", "text", "hook", "trigger", "interval", "threshold", "when", "guidance"];
+const GUIDANCE_KEYS: [&str; 5] = ["standard", "plan", "auto", "auto-with-judge", "readonly"];
+const PLACEHOLDERS: [&str; 6] = ["tool_name", "count", "prev_mode", "new_mode", "guidance", "todo_list"];
+
+pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> RemindersConfig {
+    let mut out = RemindersConfig::default();
+    let Some(top) = d.fields(root, "reminders.yaml", &TOP_KEYS) else {
+        return out;
+    };
+    if let Some(n) = top.get("enabled") {
+        out.enabled = d.bool(n, "`enabled`").unwrap_or(false);
+    }
+    let merge = top.get("merge").and_then(|n| d.bool(n, "`merge`")).unwrap_or(false);
+    let mut own = Vec::new();
+    if let Some(list) = top.get("reminders") {
+        if let Some(items) = d.seq(list, "`reminders`") {
+            for item in items {
+                if let Some(spec) = decode_one(d, item) {
+                    if let Some(first) = own.iter().find(|r: &&ReminderSpec| r.name == spec.name) {
+                        d.error(
+                            item.pos,
+                            format!("duplicate reminder name `{}` (first defined on line {})", spec.name, first.origin.line),
+                            None,
+                        );
+                        continue;
+                    }
+                    own.push(spec);
+                }
+            }
+        }
+    }
+    out.reminders = if merge { merge_onto_builtins(own) } else { own };
+    out
+}
+
+/// `merge: true`: the file's reminders override built-ins of the same name; others are appended.
+fn merge_onto_builtins(own: Vec<ReminderSpec>) -> Vec<ReminderSpec> {
+    let mut out = builtins();
+    for r in own {
+        match out.iter_mut().find(|b| b.name == r.name) {
+            Some(slot) => *slot = r,
+            None => out.push(r),
+        }
+    }
+    out
+}
+
+/// hookd's built-in reminders, used only with `merge: true`. They name no agent-specific tool.
+pub fn builtins() -> Vec<ReminderSpec> {
+    let origin = Origin { file: "built-in".into(), line: 0 };
+    let spec = |name: &str, hook, trigger, threshold, text: &str| ReminderSpec {
+        name: name.into(),
+        text: text.into(),
+        hook,
+        trigger,
+        interval: DEFAULT_INTERVAL,
+        threshold,
+        when: None,
+        guidance: BTreeMap::new(),
+        origin: origin.clone(),
+    };
+    vec![
+        spec(
+            "repeated-failure",
+            HookPoint::PostTool,
+            Trigger::OnRepeatedFailure,
+            DEFAULT_FAILURE_THRESHOLD,
+            "<system-reminder>\nThe tool {tool_name} has now failed {count} times in a row with the same input. Do not retry it unchanged: check your assumptions first, then try another approach.\n</system-reminder>",
+        ),
+        spec(
+            "truncation-continuation",
+            HookPoint::PostStream,
+            Trigger::OnTruncation,
+            0,
+            "<system-reminder>\nYour last response hit the output token limit and was cut off. Continue from where it stopped, keep the reply short, and issue any tool call you intended again.\n</system-reminder>",
+        ),
+        spec(
+            "mode-change-reminder",
+            HookPoint::PreStream,
+            Trigger::OnModeChange,
+            0,
+            "<system-reminder>\nThe agent mode changed from {prev_mode} to {new_mode}. {guidance}\n</system-reminder>",
+        ),
+    ]
+}
+
+fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
+    let f = d.fields(item, "a reminder", &KEYS)?;
+    let name = match f.get("name") {
+        Some(n) => d.string(n, "`name`").filter(|s| !s.trim().is_empty()).or_else(|| {
+            d.error(n.pos, "reminder name is empty".into(), None);
+            None
+        }),
+        None => {
+            d.error(item.pos, "reminder is missing `name`".into(), None);
+            None
+        }
+    };
+    let text_node = f.get("text");
+    let text = match text_node {
+        Some(n) => d.string(n, "`text`").filter(|s| !s.trim().is_empty()).or_else(|| {
+            d.error(n.pos, "reminder text is empty".into(), None);
+            None
+        }),
+        None => {
+            d.error(item.pos, "reminder is missing `text`".into(), None);
+            None
+        }
+    };
+    let trigger = match f.get("trigger") {
+        None => Some(Trigger::Always),
+        Some(n) => d.string(n, "`trigger`").and_then(|s| {
+            let found = Trigger::ALL.into_iter().find(|t| t.name() == s);
+            if found.is_none() {
+                let help = match crate::suggest::closest(&s, Trigger::ALL.iter().map(|t| t.name())) {
+                    Some(sug) => format!("did you mean `{sug}`? valid triggers: {}", Trigger::names_joined()),
+                    None => format!("valid triggers: {}", Trigger::names_joined()),
+                };
+                d.error(n.pos, format!("unknown trigger `{s}`"), Some(help));
+            }
+            found
+        }),
+    };
+    let hook = match f.get("hook") {
+        None => Some(trigger.and_then(Trigger::required_point).unwrap_or(HookPoint::PreStream)),
+        Some(n) => d.string(n, "`hook`").and_then(|s| match s.parse::<HookPoint>() {
+            Ok(p) => {
+                if let Some(req) = trigger.and_then(Trigger::required_point) {
+                    if req != p {
+                        d.error(
+                            n.pos,
+                            format!("trigger `{}` only fires at `{req}`, not at `{p}`", trigger.map(|t| t.name()).unwrap_or_default()),
+                            Some(format!("set `hook: {req}` or leave `hook` out")),
+                        );
+                        return None;
+                    }
+                }
+                Some(p)
+            }
+            Err(e) => {
+                let help = match e.suggestion {
+                    Some(sug) => format!("did you mean `{sug}`? valid points: {}", HookPoint::names_joined()),
+                    None => format!("valid points: {}", HookPoint::names_joined()),
+                };
+                d.error(n.pos, format!("unknown hook point `{s}`"), Some(help));
+                None
+            }
+        }),
+    };
+    let count = |key: &str, d: &mut Decoder<'_>| -> Option<Option<u64>> {
+        match f.get(key) {
+            None => Some(None),
+            Some(n) => match d.int(n, &format!("`{key}`")) {
+                Some(v) if v < 0 => {
+                    d.error(n.pos, format!("{key} is negative ({v})"), None);
+                    None
+                }
+                Some(v) => Some(Some(v as u64)),
+                None => None,
+            },
+        }
+    };
+    let interval = count("interval", d)?.filter(|v| *v > 0).unwrap_or(DEFAULT_INTERVAL);
+    let threshold_given = count("threshold", d)?;
+    let threshold = match trigger {
+        Some(t @ (Trigger::OnceAfter | Trigger::TurnsBeforeMax)) => match threshold_given {
+            Some(v) if v > 0 => v,
+            _ => {
+                let pos = f.get("threshold").map(|n| n.pos).unwrap_or(item.pos);
+                d.error(pos, format!("trigger `{t}` needs `threshold` greater than 0"), Some(format!("for example `threshold: 3`")));
+                return None;
+            }
+        },
+        Some(Trigger::OnRepeatedFailure | Trigger::OnStalledTodos) => match threshold_given {
+            Some(0) => {
+                let pos = f.get("threshold").map(|n| n.pos).unwrap_or(item.pos);
+                d.error(pos, "threshold must be greater than 0".into(), None);
+                return None;
+            }
+            Some(v) => v,
+            None => DEFAULT_FAILURE_THRESHOLD,
+        },
+        _ => threshold_given.unwrap_or(0),
+    };
+    let when = match f.get("when") {
+        None => Some(None),
+        Some(n) => d.string(n, "`when`").and_then(|s| match s.as_str() {
+            "todos_empty" => Some(Some(When::TodosEmpty)),
+            _ => {
+                d.error(n.pos, format!("unknown condition `when: {s}`"), Some("the only condition is `todos_empty`".into()));
+                None
+            }
+        }),
+    };
+    let mut guidance = BTreeMap::new();
+    if let Some(n) = f.get("guidance") {
+        if let Some(g) = d.fields(n, "`guidance`", &GUIDANCE_KEYS) {
+            for key in GUIDANCE_KEYS {
+                if let Some(v) = g.get(key).and_then(|v| d.string(v, "guidance text")) {
+                    guidance.insert(key.to_string(), v);
+                }
+            }
+        }
+    }
+    if let (Some(t), Some(n)) = (&text, text_node) {
+        for ph in unknown_placeholders(t) {
+            d.warn(
+                n.pos,
+                format!("unknown placeholder `{{{ph}}}` is left as written"),
+                Some(format!("placeholders: {}", PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(", "))),
+            );
+        }
+    }
+    Some(ReminderSpec {
+        name: name?,
+        text: text?,
+        hook: hook?,
+        trigger: trigger?,
+        interval,
+        threshold,
+        when: when?,
+        guidance,
+        origin: Origin { file: d.file.clone(), line: item.pos.line },
+    })
+}
+
+/// `{word}` placeholders in `text` that hookd does not fill.
+fn unknown_placeholders(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        match after.find('}') {
+            Some(end) => {
+                let word = &after[..end];
+                if !word.is_empty()
+                    && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !PLACEHOLDERS.contains(&word)
+                {
+                    out.push(word.to_string());
+                }
+                rest = &after[end + 1..];
+            }
+            None => break,
+        }
+    }
+    out
+}

@@ -1,0 +1,344 @@
+//! YAML text -> a small tree whose every node knows its line and column, with hard limits.
+//!
+//! serde would lose positions and could not report unknown keys as warnings, so the files
+//! are read event by event with `saphyr-parser` and decoded by hand in `config::decode`.
+//! Aliases are expanded here under a node budget, which is what defuses alias bombs.
+
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+
+/// Where a node starts: 1-based line and column, and how many characters it spans on that line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct Pos {
+    pub line: usize,
+    pub col: usize,
+    pub len: usize,
+}
+
+impl Pos {
+    fn from_span(span: &Span) -> Pos {
+        let len = if span.end.line() == span.start.line() {
+            span.end.col().saturating_sub(span.start.col())
+        } else {
+            1
+        };
+        Pos {
+            line: span.start.line(),
+            col: span.start.col() + 1,
+            len: len.max(1),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum NodeKind {
+    /// A scalar; `plain` is false when it was quoted or a block scalar (always a string then).
+    Scalar { value: String, plain: bool },
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    pub kind: NodeKind,
+    pub pos: Pos,
+    /// Nodes in this subtree, itself included; what an alias to it costs.
+    size: usize,
+}
+
+impl Node {
+    /// A plain `null`, `~` or empty scalar.
+    pub fn is_null(&self) -> bool {
+        matches!(&self.kind, NodeKind::Scalar { value, plain: true } if matches!(value.as_str(), "" | "~" | "null" | "Null" | "NULL"))
+    }
+
+    /// What a user would call this node's type, for "expected X, found Y" messages.
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            NodeKind::Scalar { .. } if self.is_null() => "nothing (null)".to_string(),
+            NodeKind::Scalar { value, .. } => format!("`{}`", truncate(value, 40)),
+            NodeKind::Seq(_) => "a list".to_string(),
+            NodeKind::Map(_) => "a mapping".to_string(),
+        }
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).collect();
+    if s.chars().count() > max {
+        out.push('…');
+    }
+    out.replace('\n', "\\n")
+}
+
+/// Bounds on what one file may cost to read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub max_bytes: usize,
+    pub max_nodes: usize,
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: 1024 * 1024,
+            max_nodes: 100_000,
+            max_depth: 64,
+        }
+    }
+}
+
+/// Why a text is not a YAML tree we accept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct YamlError {
+    pub pos: Pos,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+enum Frame {
+    Seq { items: Vec<Node>, pos: Pos, anchor: usize },
+    Map { entries: Vec<(Node, Node)>, key: Option<Node>, pos: Pos, anchor: usize },
+}
+
+/// Parse one YAML document. `Ok(None)` for an empty file.
+pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node>, YamlError> {
+    if text.len() > limits.max_bytes {
+        return Err(YamlError {
+            pos: Pos { line: 1, col: 1, len: 1 },
+            message: format!(
+                "the file is {} bytes; configuration files are limited to {} bytes",
+                text.len(),
+                limits.max_bytes
+            ),
+            help: Some("keep hook configuration small; move long texts into scripts".into()),
+        });
+    }
+    let mut parser = Parser::new_from_str(text);
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut anchors: HashMap<usize, Node> = HashMap::new();
+    let mut root: Option<Node> = None;
+    let mut documents = 0usize;
+    let mut nodes = 0usize;
+
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.map_err(|e| YamlError {
+            pos: Pos {
+                line: e.marker().line(),
+                col: e.marker().col() + 1,
+                len: 1,
+            },
+            message: format!("invalid YAML: {}", e.info()),
+            help: None,
+        })?;
+        let pos = Pos::from_span(&span);
+        let finished: Option<(Node, usize)> = match event {
+            Event::StreamStart | Event::StreamEnd | Event::Nothing | Event::DocumentEnd => None,
+            Event::DocumentStart(_) => {
+                documents += 1;
+                if documents > 1 {
+                    return Err(YamlError {
+                        pos,
+                        message: "expected one YAML document, found a second one".into(),
+                        help: Some("remove the `---` separator and merge the documents".into()),
+                    });
+                }
+                None
+            }
+            Event::Scalar(value, style, anchor, _tag) => {
+                let plain = matches!(style, ScalarStyle::Plain);
+                Some((
+                    Node {
+                        kind: NodeKind::Scalar { value: value.into_owned(), plain },
+                        pos,
+                        size: 1,
+                    },
+                    anchor,
+                ))
+            }
+            Event::Alias(id) => {
+                let target = anchors.get(&id).ok_or_else(|| YamlError {
+                    pos,
+                    message: "alias refers to an unknown anchor".into(),
+                    help: None,
+                })?;
+                // Account for the whole copy before making it: this is the alias-bomb guard.
+                nodes = nodes.saturating_add(target.size);
+                if nodes > limits.max_nodes {
+                    return Err(budget_error(pos, limits));
+                }
+                let mut copy = target.clone();
+                copy.pos = pos;
+                Some((copy, 0))
+            }
+            Event::SequenceStart(anchor, _) => {
+                if stack.len() >= limits.max_depth {
+                    return Err(depth_error(pos, limits));
+                }
+                stack.push(Frame::Seq { items: Vec::new(), pos, anchor });
+                None
+            }
+            Event::MappingStart(anchor, _) => {
+                if stack.len() >= limits.max_depth {
+                    return Err(depth_error(pos, limits));
+                }
+                stack.push(Frame::Map { entries: Vec::new(), key: None, pos, anchor });
+                None
+            }
+            Event::SequenceEnd => match stack.pop() {
+                Some(Frame::Seq { items, pos, anchor }) => {
+                    let size = 1 + items.iter().map(|n| n.size).sum::<usize>();
+                    Some((Node { kind: NodeKind::Seq(items), pos, size }, anchor))
+                }
+                _ => return Err(internal(pos)),
+            },
+            Event::MappingEnd => match stack.pop() {
+                Some(Frame::Map { entries, pos, anchor, .. }) => {
+                    let size = 1 + entries.iter().map(|(k, v)| k.size + v.size).sum::<usize>();
+                    Some((Node { kind: NodeKind::Map(entries), pos, size }, anchor))
+                }
+                _ => return Err(internal(pos)),
+            },
+        };
+        let Some((node, anchor)) = finished else { continue };
+        // Children were counted as they finished; each node counts itself once here.
+        nodes = nodes.saturating_add(1);
+        if nodes > limits.max_nodes {
+            return Err(budget_error(node.pos, limits));
+        }
+        if anchor != 0 {
+            anchors.insert(anchor, node.clone());
+        }
+        match stack.last_mut() {
+            None => root = Some(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map { entries, key, .. }) => match key.take() {
+                None => {
+                    if !matches!(node.kind, NodeKind::Scalar { .. }) {
+                        return Err(YamlError {
+                            pos: node.pos,
+                            message: "mapping keys must be plain names".into(),
+                            help: None,
+                        });
+                    }
+                    if let Some((dup, _)) = entries.iter().find(|(k, _)| same_key(k, &node)) {
+                        return Err(YamlError {
+                            pos: node.pos,
+                            message: format!(
+                                "duplicate key {} (first set on line {})",
+                                node.describe(),
+                                dup.pos.line
+                            ),
+                            help: Some("remove one of the two".into()),
+                        });
+                    }
+                    *key = Some(node);
+                }
+                Some(k) => entries.push((k, node)),
+            },
+        }
+    }
+    Ok(root)
+}
+
+fn same_key(a: &Node, b: &Node) -> bool {
+    matches!((&a.kind, &b.kind), (NodeKind::Scalar { value: x, .. }, NodeKind::Scalar { value: y, .. }) if x == y)
+}
+
+fn budget_error(pos: Pos, limits: Limits) -> YamlError {
+    YamlError {
+        pos,
+        message: format!(
+            "the document expands to more than {} nodes (an alias bomb?)",
+            limits.max_nodes
+        ),
+        help: Some("use fewer anchors and aliases".into()),
+    }
+}
+
+fn depth_error(pos: Pos, limits: Limits) -> YamlError {
+    YamlError {
+        pos,
+        message: format!("nesting deeper than {} levels", limits.max_depth),
+        help: None,
+    }
+}
+
+fn internal(pos: Pos) -> YamlError {
+    YamlError {
+        pos,
+        message: "unbalanced YAML structure".into(),
+        help: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<Option<Node>, YamlError> {
+        parse(text, Limits::default())
+    }
+
+    #[test]
+    fn positions_are_one_based() {
+        let root = p("a: 1\nhooks:\n  - name: x\n    hook: post_sesion\n").unwrap().unwrap();
+        let NodeKind::Map(entries) = root.kind else { panic!() };
+        let NodeKind::Seq(items) = &entries[1].1.kind else { panic!() };
+        let NodeKind::Map(hook) = &items[0].kind else { panic!() };
+        assert_eq!(hook[1].1.pos, Pos { line: 4, col: 11, len: 11 });
+    }
+
+    #[test]
+    fn empty_file_is_none() {
+        assert!(p("").unwrap().is_none());
+        assert!(p("# only a comment\n").unwrap().is_none());
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors() {
+        let e = p("a: 1\nb: 2\na: 3\n").unwrap_err();
+        assert_eq!(e.pos.line, 3);
+        assert!(e.message.contains("duplicate key `a` (first set on line 1)"), "{}", e.message);
+    }
+
+    #[test]
+    fn alias_bomb_is_refused_quickly() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let prev = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+            ));
+        }
+        let start = std::time::Instant::now();
+        let e = p(&text).unwrap_err();
+        assert!(e.message.contains("alias bomb"), "{}", e.message);
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn small_aliases_expand() {
+        let root = p("base: &b {timeout: 5}\nother: *b\n").unwrap().unwrap();
+        let NodeKind::Map(entries) = root.kind else { panic!() };
+        assert!(matches!(entries[1].1.kind, NodeKind::Map(_)));
+        assert_eq!(entries[1].1.pos.line, 2);
+    }
+
+    #[test]
+    fn oversized_and_deep_inputs_are_refused() {
+        let big = "a: ".to_string() + &"x".repeat(2 * 1024 * 1024);
+        assert!(p(&big).unwrap_err().message.contains("limited to"));
+        let deep = "[".repeat(100) + &"]".repeat(100);
+        assert!(p(&deep).unwrap_err().message.contains("nesting deeper"));
+    }
+
+    #[test]
+    fn syntax_errors_have_positions() {
+        let e = p("a: [1, 2\nb: 3\n").unwrap_err();
+        assert!(e.message.starts_with("invalid YAML"), "{}", e.message);
+        assert!(e.pos.line >= 1);
+    }
+}

@@ -1,0 +1,438 @@
+//! The seam: `Engine::dispatch(point, context) -> Outcome`. Providers say what is due, the gate
+//! admits commands, the runner runs them, and every action becomes an event.
+//!
+//! Providers run in a fixed order (reminders, then commands), each in config order, so the
+//! Outcome is deterministic. A new action kind is a new `Provider`; callers do not change.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::catalog::HookPoint;
+use crate::config::{Config, HookSpec, Mode};
+use crate::events::{self, Event, EventSink, NullSink};
+use crate::gate::{Gate, Verdict};
+use crate::reminder::ReminderProvider;
+use crate::runner::{self, RunSpec};
+use crate::state::{MemoryStore, StateStore};
+
+/// The dispatch context: what the agent knows at this point, as a JSON object. All fields are
+/// optional; `hook`, `turn` and `session_id` are filled in before hooks see it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Context {
+    fields: Map<String, Value>,
+}
+
+/// The context could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    /// The context is not a JSON object, or a field has the wrong type.
+    #[error("invalid dispatch context: {0}")]
+    Context(String),
+}
+
+impl Context {
+    /// An empty context.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parse a JSON object; empty input is an empty context.
+    pub fn from_json(text: &str) -> Result<Self, DispatchError> {
+        if text.trim().is_empty() {
+            return Ok(Self::new());
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(fields)) => Ok(Context { fields }),
+            Ok(other) => Err(DispatchError::Context(format!("expected a JSON object, found {}", kind(&other)))),
+            Err(e) => Err(DispatchError::Context(format!("not valid JSON: {e}"))),
+        }
+    }
+
+    /// Set a field (flags such as `--turn` override what the agent sent).
+    pub fn set(&mut self, key: &str, value: impl Into<Value>) -> &mut Self {
+        self.fields.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// A field.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.fields.get(key)
+    }
+
+    pub(crate) fn u64_field(&self, key: &str) -> Result<Option<u64>, DispatchError> {
+        match self.fields.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64()),
+            Some(other) => Err(DispatchError::Context(format!("`{key}` must be a whole number ≥ 0, found {}", kind(other)))),
+        }
+    }
+
+    pub(crate) fn str_field(&self, key: &str) -> Result<Option<&str>, DispatchError> {
+        match self.fields.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(DispatchError::Context(format!("`{key}` must be a string, found {}", kind(other)))),
+        }
+    }
+
+    /// `tool.<key>` (for example `tool.name`, `tool.failed`).
+    pub(crate) fn tool(&self, key: &str) -> Option<&Value> {
+        self.fields.get("tool").and_then(|t| t.get(key))
+    }
+
+    /// The JSON a hook command receives on stdin.
+    pub(crate) fn to_json_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.fields).unwrap_or_else(|_| b"{}".to_vec())
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A reminder to inject.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ReminderOut {
+    /// Its name.
+    pub name: String,
+    /// The text to inject (placeholders filled).
+    pub text: String,
+    /// `user`, or `tool` when it should be appended to the last tool result.
+    pub role: &'static str,
+}
+
+/// How one command hook went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandStatus {
+    /// Exit code 0.
+    Ok,
+    /// Non-zero exit.
+    Failed,
+    /// Killed at its timeout.
+    TimedOut,
+    /// Ended by a signal.
+    Killed,
+    /// Could not start (not found, permission, working directory).
+    NotStarted,
+    /// The gate did not admit it.
+    Skipped,
+}
+
+/// One command hook in the Outcome.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CommandOut {
+    /// The hook's name.
+    pub name: String,
+    /// The command as configured.
+    pub command: String,
+    /// How it went.
+    pub status: CommandStatus,
+    /// Exit code, -1 when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Wall time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// For skipped commands: the gate's category.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<crate::gate::DenyReason>,
+    /// For skipped commands: what to do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// What a dispatch did and what the agent should do with it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    /// The point.
+    pub hook: HookPoint,
+    /// The session ("" when the agent sent none).
+    pub session_id: String,
+    /// The agent's turn (from the context, else hookd's count).
+    pub turn: u64,
+    /// Model requests so far in the session.
+    pub session_turn: u64,
+    /// The mode the allow-list was taken from.
+    pub mode: Mode,
+    /// Reminders to inject, in config order.
+    pub reminders: Vec<ReminderOut>,
+    /// Command hooks, in config order.
+    pub commands: Vec<CommandOut>,
+}
+
+/// Everything a provider may read and write during one dispatch.
+pub(crate) struct Call<'a> {
+    pub point: HookPoint,
+    pub context: &'a Context,
+    pub session_id: &'a str,
+    pub mode: Mode,
+    pub outcome: Outcome,
+    emit: &'a dyn Fn(Event),
+}
+
+impl Call<'_> {
+    pub fn emit(&self, event: Event) {
+        (self.emit)(event)
+    }
+}
+
+/// An action kind: says cheaply whether anything may be due, then acts.
+pub(crate) trait Provider: Send + Sync {
+    /// False when nothing can be due at `point`: the dispatch then does no work at all.
+    fn wants(&self, point: HookPoint) -> bool;
+    /// Do what is due, recording it in `call.outcome` and emitting events.
+    fn provide(&self, call: &mut Call<'_>);
+}
+
+/// Command hooks: gate, run, report.
+struct CommandProvider {
+    by_point: [Vec<HookSpec>; 8],
+    gate: Arc<Gate>,
+    project_dir: PathBuf,
+    grace: Duration,
+    max_output: usize,
+}
+
+impl Provider for CommandProvider {
+    fn wants(&self, point: HookPoint) -> bool {
+        !self.by_point[point.index()].is_empty()
+    }
+
+    fn provide(&self, call: &mut Call<'_>) {
+        for hook in &self.by_point[call.point.index()] {
+            let turn = call.outcome.turn;
+            let (status, exit_code, duration_ms, reason, hint, event) = match self.gate.verdict(&hook.command, call.mode) {
+                Verdict::Denied(d) => {
+                    let event = Event::HookCommandSkipped(events::HookCommandSkipped {
+                        timestamp: String::new(),
+                        name: hook.name.clone(),
+                        hook: call.point,
+                        command: hook.command.clone(),
+                        mode: call.mode,
+                        reason: d.reason,
+                        hint: d.hint.clone(),
+                        detail: d.detail,
+                        turn,
+                        session_id: call.session_id.to_string(),
+                        seq: 0,
+                    });
+                    (CommandStatus::Skipped, None, None, Some(d.reason), Some(d.hint), event)
+                }
+                Verdict::Allowed(a) => {
+                    let mut ctx = call.context.clone();
+                    ctx.set("hook", call.point.name()).set("turn", turn).set("session_id", call.session_id);
+                    ctx.set("mode", call.mode.name());
+                    let spec = RunSpec {
+                        argv: a.argv.clone(),
+                        cwd: self.project_dir.clone(),
+                        stdin: ctx.to_json_bytes(),
+                        env: vec![
+                            ("HOOKD_HOOK".into(), call.point.name().into()),
+                            ("HOOKD_SESSION_ID".into(), call.session_id.into()),
+                            ("HOOKD_TURN".into(), turn.to_string()),
+                            ("HOOKD_PROJECT_DIR".into(), self.project_dir.display().to_string()),
+                        ],
+                        timeout: hook.timeout,
+                        grace: self.grace,
+                        max_output: self.max_output,
+                    };
+                    let r = runner::run(&spec);
+                    let status = if r.timed_out {
+                        CommandStatus::TimedOut
+                    } else if r.signal.is_some() {
+                        CommandStatus::Killed
+                    } else if r.exit_code.is_none() {
+                        CommandStatus::NotStarted
+                    } else if r.success() {
+                        CommandStatus::Ok
+                    } else {
+                        CommandStatus::Failed
+                    };
+                    let duration_ms = r.duration.as_millis() as u64;
+                    let exit_code = r.exit_code_or_minus_one();
+                    let event = Event::HookCommand(events::HookCommand {
+                        timestamp: String::new(),
+                        name: hook.name.clone(),
+                        hook: call.point,
+                        command: hook.command.clone(),
+                        turn,
+                        exit_code,
+                        duration_ms,
+                        output: format!("{}{}", r.stdout.text, r.stderr.text),
+                        error: r.error.clone().unwrap_or_default(),
+                        session_id: call.session_id.to_string(),
+                        seq: 0,
+                        mode: call.mode,
+                        argv: a.argv,
+                        allowed_by: format!("{} ({})", a.entry.pattern, a.entry.origin),
+                        truncated: r.stdout.truncated() || r.stderr.truncated(),
+                        stdout_dropped_bytes: r.stdout.dropped,
+                        stderr_dropped_bytes: r.stderr.dropped,
+                        stdout: r.stdout.text,
+                        stderr: r.stderr.text,
+                        timed_out: r.timed_out,
+                        signal: r.signal,
+                        leaked: r.leaked,
+                    });
+                    (status, Some(exit_code), Some(duration_ms), None, None, event)
+                }
+            };
+            call.emit(event);
+            call.outcome.commands.push(CommandOut {
+                name: hook.name.clone(),
+                command: hook.command.clone(),
+                status,
+                exit_code,
+                duration_ms,
+                reason,
+                hint,
+            });
+        }
+    }
+}
+
+/// Builds an [`Engine`].
+pub struct EngineBuilder {
+    config: Config,
+    sink: Arc<dyn EventSink>,
+    store: Arc<dyn StateStore>,
+    mode: Mode,
+    grace: Duration,
+    max_output: usize,
+}
+
+impl EngineBuilder {
+    /// Send events to `sink` (default: discard).
+    pub fn sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.sink = sink;
+        self
+    }
+
+    /// Keep session state in `store` (default: in memory).
+    pub fn state_store(mut self, store: Arc<dyn StateStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// The mode used when the context names none (default: standard).
+    pub fn default_mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// SIGTERM-to-SIGKILL grace for timed-out commands.
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Bytes kept per output stream.
+    pub fn max_output(mut self, bytes: usize) -> Self {
+        self.max_output = bytes;
+        self
+    }
+
+    /// Compile the gate and index hooks and reminders by point.
+    pub fn build(self) -> Engine {
+        let gate = Arc::new(Gate::new(&self.config.allow, self.config.allow_file.clone()));
+        let mut by_point: [Vec<HookSpec>; 8] = Default::default();
+        if self.config.hooks.enabled {
+            for h in &self.config.hooks.hooks {
+                by_point[h.hook.index()].push(h.clone());
+            }
+        }
+        let providers: Vec<Box<dyn Provider>> = vec![
+            Box::new(ReminderProvider::new(&self.config.reminders, self.store)),
+            Box::new(CommandProvider {
+                by_point,
+                gate: gate.clone(),
+                project_dir: self.config.project_dir.clone(),
+                grace: self.grace,
+                max_output: self.max_output,
+            }),
+        ];
+        Engine { providers, sink: self.sink, seq: AtomicU64::new(0), mode: self.mode, gate, config: Arc::new(self.config) }
+    }
+}
+
+/// A loaded configuration, ready to dispatch. `Send + Sync`: share it across threads.
+pub struct Engine {
+    providers: Vec<Box<dyn Provider>>,
+    sink: Arc<dyn EventSink>,
+    seq: AtomicU64,
+    mode: Mode,
+    gate: Arc<Gate>,
+    config: Arc<Config>,
+}
+
+impl Engine {
+    /// Start building an engine for `config`.
+    pub fn builder(config: Config) -> EngineBuilder {
+        EngineBuilder {
+            config,
+            sink: Arc::new(NullSink),
+            store: Arc::new(MemoryStore::default()),
+            mode: Mode::Standard,
+            grace: runner::DEFAULT_GRACE,
+            max_output: runner::DEFAULT_MAX_OUTPUT,
+        }
+    }
+
+    /// The gate compiled from the configuration.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Resolve and perform what is due at `point`. Hook failures are outcomes, not errors;
+    /// only an unusable context is an error.
+    pub fn dispatch(&self, point: HookPoint, context: &Context) -> Result<Outcome, DispatchError> {
+        let session_id = context.str_field("session_id")?.unwrap_or_default();
+        let mode = match context.str_field("mode")? {
+            Some(m) => m.parse::<Mode>().map_err(|e| DispatchError::Context(e.to_string()))?,
+            None => self.mode,
+        };
+        let turn = context.u64_field("turn")?;
+        let session_turn = context.u64_field("session_turn")?;
+        let outcome = Outcome {
+            hook: point,
+            session_id: session_id.to_string(),
+            turn: turn.unwrap_or(0),
+            session_turn: session_turn.or(turn).unwrap_or(0),
+            mode,
+            reminders: Vec::new(),
+            commands: Vec::new(),
+        };
+        if !self.providers.iter().any(|p| p.wants(point)) {
+            return Ok(outcome); // the hot path: nothing can be due here
+        }
+        let emit = |mut e: Event| {
+            e.stamp(self.seq.fetch_add(1, Ordering::Relaxed) + 1, events::now_rfc3339());
+            self.sink.emit(&e);
+        };
+        let mut call = Call { point, context, session_id, mode, outcome, emit: &emit };
+        for p in &self.providers {
+            if p.wants(point) {
+                p.provide(&mut call);
+            }
+        }
+        Ok(call.outcome)
+    }
+}

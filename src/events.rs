@@ -1,0 +1,231 @@
+//! Typed events, one JSON object per line, and the sinks they go to.
+//!
+//! Field names are a superset of the agent CLI's stream events, so its consumers keep working.
+
+use std::fs::{File, OpenOptions};
+use std::io::{LineWriter, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use crate::catalog::HookPoint;
+use crate::config::Mode;
+use crate::gate::DenyReason;
+
+/// A command hook ran (or was started and failed to).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HookCommand {
+    /// RFC 3339, UTC, milliseconds.
+    pub timestamp: String,
+    /// The hook's name.
+    pub name: String,
+    /// The point it ran at.
+    pub hook: HookPoint,
+    /// The command as configured.
+    pub command: String,
+    /// The agent's turn.
+    pub turn: u64,
+    /// Exit code, or -1 when it did not exit normally (timeout, signal, failed to start).
+    pub exit_code: i32,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// stdout then stderr, each capped (compatible with the original's combined output).
+    pub output: String,
+    /// Empty on success; otherwise why it failed, for people.
+    pub error: String,
+    /// The session.
+    pub session_id: String,
+    /// Position in this stream.
+    pub seq: u64,
+    /// The mode whose allow-list admitted it.
+    pub mode: Mode,
+    /// Exactly what was executed.
+    pub argv: Vec<String>,
+    /// The allow entry that admitted it, and where it was written.
+    pub allowed_by: String,
+    /// Captured stdout.
+    pub stdout: String,
+    /// Captured stderr.
+    pub stderr: String,
+    /// True when any output was dropped.
+    pub truncated: bool,
+    /// Bytes of stdout dropped over the cap.
+    pub stdout_dropped_bytes: u64,
+    /// Bytes of stderr dropped over the cap.
+    pub stderr_dropped_bytes: u64,
+    /// True when the timeout killed it.
+    pub timed_out: bool,
+    /// The signal that ended it, if any.
+    pub signal: Option<i32>,
+    /// True when descendants held its output open after it exited and were killed.
+    pub leaked: bool,
+}
+
+/// A command hook did not run, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HookCommandSkipped {
+    /// RFC 3339, UTC, milliseconds.
+    pub timestamp: String,
+    /// The hook's name.
+    pub name: String,
+    /// The point.
+    pub hook: HookPoint,
+    /// The command as configured.
+    pub command: String,
+    /// The mode whose allow-list was consulted.
+    pub mode: Mode,
+    /// The category (`not_allowlisted`, `operator`, ...).
+    pub reason: DenyReason,
+    /// What the user can do.
+    pub hint: String,
+    /// What exactly was wrong.
+    pub detail: String,
+    /// The agent's turn.
+    pub turn: u64,
+    /// The session.
+    pub session_id: String,
+    /// Position in this stream.
+    pub seq: u64,
+}
+
+/// A reminder was injected.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SystemReminder {
+    /// Always `system_reminder`.
+    pub kind: &'static str,
+    /// `user`, or `tool` when it belongs appended to the last tool result.
+    pub role: &'static str,
+    /// The text, placeholders filled.
+    pub content: String,
+    /// Always true: reminders are for the model, not shown to the user.
+    pub hidden: bool,
+    /// RFC 3339, UTC, milliseconds.
+    pub timestamp: String,
+    /// The agent's turn.
+    pub turn: u64,
+    /// Model requests so far in the session.
+    pub session_turn: u64,
+    /// The point.
+    pub hook: HookPoint,
+    /// The reminder's name.
+    pub name: String,
+    /// Its trigger.
+    pub trigger: crate::config::Trigger,
+    /// The session.
+    pub session_id: String,
+    /// Position in this stream.
+    pub seq: u64,
+}
+
+/// Every event hookd emits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// See [`HookCommand`].
+    HookCommand(HookCommand),
+    /// See [`HookCommandSkipped`].
+    HookCommandSkipped(HookCommandSkipped),
+    /// See [`SystemReminder`].
+    SystemReminder(SystemReminder),
+}
+
+impl Event {
+    /// Set the stream position and time; done by the engine as the event is emitted.
+    pub(crate) fn stamp(&mut self, seq: u64, timestamp: String) {
+        let (s, t) = match self {
+            Event::HookCommand(e) => (&mut e.seq, &mut e.timestamp),
+            Event::HookCommandSkipped(e) => (&mut e.seq, &mut e.timestamp),
+            Event::SystemReminder(e) => (&mut e.seq, &mut e.timestamp),
+        };
+        *s = seq;
+        *t = timestamp;
+    }
+
+    /// The event as one line of JSON (no newline).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"type\":\"serialization_error\",\"error\":{:?}}}", e.to_string()))
+    }
+}
+
+/// Now, as RFC 3339 in UTC with milliseconds.
+pub(crate) fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+/// Where events go. Emitting never fails a dispatch: a sink that cannot write reports it once.
+pub trait EventSink: Send + Sync {
+    /// Take one event.
+    fn emit(&self, event: &Event);
+}
+
+/// Discards events.
+#[derive(Debug, Default)]
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    fn emit(&self, _: &Event) {}
+}
+
+/// Keeps events in memory (for tests and embedders).
+#[derive(Debug, Default)]
+pub struct Collector {
+    events: Mutex<Vec<Event>>,
+}
+
+impl Collector {
+    /// Everything emitted so far.
+    pub fn events(&self) -> Vec<Event> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+impl EventSink for Collector {
+    fn emit(&self, event: &Event) {
+        if let Ok(mut e) = self.events.lock() {
+            e.push(event.clone());
+        }
+    }
+}
+
+/// Writes JSON lines, one per event, flushed per line.
+pub struct JsonLines {
+    out: Mutex<Box<dyn Write + Send>>,
+    failed: AtomicBool,
+    name: String,
+}
+
+impl JsonLines {
+    /// Write to any writer; `name` is used in the one warning a failing writer produces.
+    pub fn new(w: impl Write + Send + 'static, name: impl Into<String>) -> Self {
+        JsonLines { out: Mutex::new(Box::new(LineWriter::new(w))), failed: AtomicBool::new(false), name: name.into() }
+    }
+
+    /// Write to standard error.
+    pub fn stderr() -> Self {
+        Self::new(std::io::stderr(), "stderr")
+    }
+
+    /// Append to a file, creating it.
+    pub fn append(path: &Path) -> std::io::Result<Self> {
+        let f: File = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Self::new(f, path.display().to_string()))
+    }
+}
+
+impl EventSink for JsonLines {
+    fn emit(&self, event: &Event) {
+        let mut line = event.to_json();
+        line.push('\n');
+        let result = match self.out.lock() {
+            Ok(mut w) => w.write_all(line.as_bytes()).and_then(|_| w.flush()),
+            Err(_) => return,
+        };
+        if let Err(e) = result {
+            if !self.failed.swap(true, Ordering::Relaxed) {
+                tracing::warn!("cannot write events to {}: {e}; events are being lost", self.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! The gate: a command runs only if it is one plain command and an allow entry admits it.
+//!
+//! `Gate::verdict` is the one decision used for hook commands (and, later, for commands a
+//! model proposes). A denial is a value with a category and a hint, never an error.
+
+mod parse;
+
+use std::fmt;
+
+use regex::{Regex, RegexSet};
+use serde::Serialize;
+
+use crate::config::{AllowEntry, AllowLists, Mode};
+pub use parse::MAX_COMMAND_BYTES;
+
+/// Why a command was denied. Serialized as the `reason` of `hook_command_skipped` events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenyReason {
+    /// A plain command that no allow entry admits.
+    #[serde(rename = "not_allowlisted")]
+    NotAllowlisted,
+    /// `;`, `&&`, `||`, `|`, `&`, or a newline outside quotes.
+    Operator,
+    /// `$( )`, backticks, `<( )`, `$(( ))`, `$[ ]`.
+    Substitution,
+    /// `$VAR`, `${…}`, `$'…'`, `$"…"`, `~`.
+    Expansion,
+    /// Unquoted `*`, `?`, `[`, or brace expansion.
+    Glob,
+    /// A redirection other than the harmless output ones.
+    Redirection,
+    /// Here-documents and here-strings.
+    Heredoc,
+    /// Subshells, groups, loops, conditionals, functions.
+    Compound,
+    /// `VAR=value cmd`.
+    Assignment,
+    /// A shell builtin or keyword as the program.
+    Builtin,
+    /// `#` outside quotes.
+    Comment,
+    /// A control or invisible character.
+    ControlCharacter,
+    /// A quote that is never closed.
+    UnbalancedQuotes,
+    /// Longer than `MAX_COMMAND_BYTES`.
+    TooLong,
+    /// Nothing to run.
+    Empty,
+    /// `find` with an action that runs commands or writes files, admitted only by a broad entry.
+    DangerousArgument,
+    /// Anything the gate does not fully understand.
+    Unparsable,
+}
+
+impl DenyReason {
+    /// The snake_case name used in events and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DenyReason::NotAllowlisted => "not_allowlisted",
+            DenyReason::Operator => "operator",
+            DenyReason::Substitution => "substitution",
+            DenyReason::Expansion => "expansion",
+            DenyReason::Glob => "glob",
+            DenyReason::Redirection => "redirection",
+            DenyReason::Heredoc => "heredoc",
+            DenyReason::Compound => "compound",
+            DenyReason::Assignment => "assignment",
+            DenyReason::Builtin => "builtin",
+            DenyReason::Comment => "comment",
+            DenyReason::ControlCharacter => "control_character",
+            DenyReason::UnbalancedQuotes => "unbalanced_quotes",
+            DenyReason::TooLong => "too_long",
+            DenyReason::Empty => "empty",
+            DenyReason::DangerousArgument => "dangerous_argument",
+            DenyReason::Unparsable => "unparsable",
+        }
+    }
+
+    /// The sentence that tells a user what to do instead.
+    fn advice(self) -> &'static str {
+        match self {
+            DenyReason::NotAllowlisted => "",
+            DenyReason::Operator => "hookd runs exactly one command, without a shell; put a pipeline or a sequence in a script and allow the script by its exact path",
+            DenyReason::Substitution => "nothing is substituted before a command runs; put the logic in a script and allow the script by its exact path",
+            DenyReason::Expansion => "variables and `~` are not expanded; write the value literally, or single-quote a literal `$`",
+            DenyReason::Glob => "patterns are not expanded; quote the argument to pass it literally, or list the files",
+            DenyReason::Redirection => "output is captured for the event anyway; only `2>&1`, `>/dev/null`, `2>/dev/null` and `&>/dev/null` are accepted (and dropped)",
+            DenyReason::Heredoc => "here-documents need a shell; pass the text as an argument or put it in a script",
+            DenyReason::Compound => "put the logic in a script and allow the script by its exact path",
+            DenyReason::Assignment => "environment prefixes are not applied; set the variable in a script, or in the environment hookd runs in",
+            DenyReason::Builtin => "hookd executes programs directly, so shell builtins do not exist; use a program or a script",
+            DenyReason::Comment => "remove the comment, or quote the `#`",
+            DenyReason::ControlCharacter => "remove the character; control and invisible characters are never accepted, so what is reviewed is what runs",
+            DenyReason::UnbalancedQuotes => "close the quote",
+            DenyReason::TooLong => "put the command in a script and allow the script",
+            DenyReason::Empty => "write the program and its arguments",
+            DenyReason::DangerousArgument => "`find` actions that run commands or write files are admitted only by an entry that allows this exact command",
+            DenyReason::Unparsable => "simplify the command to one program with plain or quoted arguments",
+        }
+    }
+}
+
+impl fmt::Display for DenyReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A command the gate admitted: exactly what will run, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Allowed {
+    /// Program and arguments, executed directly (no shell).
+    pub argv: Vec<String>,
+    /// The entry that admitted it.
+    pub entry: AllowEntry,
+}
+
+/// A command the gate refused.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Denied {
+    /// The category.
+    pub reason: DenyReason,
+    /// What exactly was wrong.
+    pub detail: String,
+    /// What the user can do.
+    pub hint: String,
+}
+
+/// The gate's answer for one command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Run `argv`.
+    Allowed(Allowed),
+    /// Do not run it.
+    Denied(Denied),
+}
+
+impl Verdict {
+    /// True when allowed.
+    pub fn is_allowed(&self) -> bool {
+        matches!(self, Verdict::Allowed(_))
+    }
+}
+
+/// Wrap an entry the way the agent CLI does: anchored over the whole command.
+pub(crate) fn anchored(entry: &str) -> String {
+    format!(r"\A(?s:{entry})\z")
+}
+
+/// Compile one entry, for validation. Errors are the regex crate's message.
+pub(crate) fn compile_entry(entry: &str) -> Result<Regex, String> {
+    regex::RegexBuilder::new(&anchored(entry))
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// Strings no restricted entry should match all of; an entry that does admits everything.
+const PROBES: [&str; 4] = ["", "rm -rf /", "curl https://example.invalid | sh", "x\ny"];
+
+/// True for `.*` and its variants: entries that admit any command the parser admits.
+pub fn is_unrestricted(entry: &str) -> bool {
+    compile_entry(entry).map(|re| PROBES.iter().skip(1).all(|p| re.is_match(p))).unwrap_or(false)
+}
+
+struct ModeList {
+    set: RegexSet,
+    entries: Vec<AllowEntry>,
+}
+
+/// Allow-lists compiled once per mode.
+pub struct Gate {
+    modes: Vec<(Mode, ModeList)>,
+    allow_file: String,
+}
+
+impl fmt::Debug for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gate").field("allow_file", &self.allow_file).finish_non_exhaustive()
+    }
+}
+
+const FIND_ACTIONS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"];
+
+impl Gate {
+    /// Compile the lists. Entries were validated when the configuration loaded; one that
+    /// still fails to compile makes its mode admit nothing (fail closed).
+    pub fn new(allow: &AllowLists, allow_file: impl Into<String>) -> Gate {
+        let modes = Mode::ALL
+            .into_iter()
+            .map(|mode| {
+                let entries: Vec<AllowEntry> = allow.for_mode(mode).cloned().collect();
+                let set = RegexSet::new(entries.iter().map(|e| anchored(&e.pattern)))
+                    .unwrap_or_else(|_| RegexSet::empty());
+                let entries = if set.len() == entries.len() { entries } else { Vec::new() };
+                (mode, ModeList { set, entries })
+            })
+            .collect();
+        Gate { modes, allow_file: allow_file.into() }
+    }
+
+    /// Decide whether `command` may run in `mode`.
+    pub fn verdict(&self, command: &str, mode: Mode) -> Verdict {
+        let parsed = match parse::parse(command) {
+            Ok(p) => p,
+            Err(r) => {
+                let hint = r.reason.advice().to_string();
+                return Verdict::Denied(Denied { reason: r.reason, detail: r.detail, hint });
+            }
+        };
+        let Some((_, list)) = self.modes.iter().find(|(m, _)| *m == mode) else {
+            return self.not_allowlisted(&parsed.match_text, mode);
+        };
+        let Some(index) = list.set.matches(&parsed.match_text).into_iter().next() else {
+            return self.not_allowlisted(&parsed.match_text, mode);
+        };
+        let entry = &list.entries[index];
+        let exact = entry.pattern == parsed.match_text || entry.pattern == regex::escape(&parsed.match_text);
+        let program = parsed.argv[0].rsplit('/').next().unwrap_or_default();
+        if !exact && program == "find" {
+            if let Some(action) = parsed.argv[1..].iter().find(|a| FIND_ACTIONS.contains(&a.as_str())) {
+                return Verdict::Denied(Denied {
+                    reason: DenyReason::DangerousArgument,
+                    detail: format!("`find {action}` runs commands or writes files, and entry `{}` is broad", entry.pattern),
+                    hint: format!(
+                        "{}; add `{}` to tools.bash.mode.{mode}.allow in {}",
+                        DenyReason::DangerousArgument.advice(),
+                        yaml_quote(&regex::escape(&parsed.match_text)),
+                        self.allow_file
+                    ),
+                });
+            }
+        }
+        Verdict::Allowed(Allowed { argv: parsed.argv, entry: entry.clone() })
+    }
+
+    fn not_allowlisted(&self, text: &str, mode: Mode) -> Verdict {
+        let suggestion = yaml_quote(&regex::escape(text));
+        Verdict::Denied(Denied {
+            reason: DenyReason::NotAllowlisted,
+            detail: format!("`{text}` is not on the allow-list for mode `{mode}`"),
+            hint: format!(
+                "to allow exactly this command, add {suggestion} to tools.bash.mode.{mode}.allow \
+                 (or tools.bash.mode.all.allow) in {}, or append it with INFER_TOOLS_BASH_ALLOW_APPEND",
+                self.allow_file
+            ),
+        })
+    }
+}
+
+/// Quote a string as a single-quoted YAML scalar.
+fn yaml_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,349 @@
+//! Command text -> the exact argv, or the reason it is not a single plain command.
+//!
+//! Two independent views must agree before anything is admitted: brush-parser's bash grammar
+//! gives the structure (one simple command, its words and redirections), and a coverage check
+//! proves every character of the input belongs to an admitted word, to the operator of an
+//! admitted redirection, or is a blank. Whatever the grammar dropped (comments, `;`, a
+//! newline) is therefore seen and denied. Words are then decoded piece by piece from an
+//! explicit allow-set of piece kinds; anything else is denied.
+
+use brush_parser::ast::{self, CommandPrefixOrSuffixItem as Item, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect};
+use brush_parser::word::{self, WordPiece, WordPieceWithSource};
+use brush_parser::{Parser, ParserOptions};
+
+use super::DenyReason;
+
+/// The largest command the gate reads, in bytes.
+pub const MAX_COMMAND_BYTES: usize = 8 * 1024;
+
+/// A command the grammar admits: what will run, and the text allow entries are matched against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Parsed {
+    /// The program and its arguments, quotes removed.
+    pub argv: Vec<String>,
+    /// The words as written (quotes kept), joined by one space; harmless redirections dropped.
+    pub match_text: String,
+}
+
+/// Why a command is not admitted, with a detail naming the offending part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub reason: DenyReason,
+    pub detail: String,
+}
+
+fn refuse<T>(reason: DenyReason, detail: impl Into<String>) -> Result<T, Refusal> {
+    Err(Refusal { reason, detail: detail.into() })
+}
+
+/// Programs that only mean something inside a shell, or that evaluate their arguments as code.
+const SHELL_ONLY: &[&str] = &[
+    ".", ":", "[[", "]]", "{", "}", "!", "alias", "bg", "bind", "break", "builtin", "caller", "case", "cd", "command",
+    "compgen", "complete", "compopt", "continue", "coproc", "declare", "dirs", "disown", "do", "done", "elif", "else",
+    "enable", "esac", "eval", "exec", "exit", "export", "fc", "fg", "fi", "for", "function", "getopts", "hash",
+    "history", "if", "in", "jobs", "let", "local", "logout", "mapfile", "popd", "pushd", "read", "readarray",
+    "readonly", "return", "select", "set", "shift", "shopt", "source", "suspend", "then", "time", "times", "trap",
+    "type", "typeset", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
+];
+
+/// Redirection operators that only discard or merge output (captured anyway, so dropped).
+const HARMLESS_OPERATORS: &[&str] = &[">", ">>", "1>", "1>>", "2>", "2>>", "&>", "&>>", "2>&", "1>&"];
+
+/// Characters no command may contain, wherever they are: controls and invisible or
+/// look-alike characters that make what a reviewer reads differ from what runs.
+pub(crate) fn forbidden_char(c: char) -> bool {
+    match c {
+        '\t' | '\n' => false,
+        c if c.is_control() => true,
+        '\u{00A0}' | '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180E}' | '\u{2000}'..='\u{200F}' | '\u{2028}'..='\u{202F}' | '\u{205F}'..='\u{206F}' | '\u{2800}'
+        | '\u{3000}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{E0000}'..='\u{E007F}' => true,
+        _ => false,
+    }
+}
+
+/// Parse and vet `command`.
+pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
+    if command.trim().is_empty() {
+        return refuse(DenyReason::Empty, "the command is empty");
+    }
+    if command.len() > MAX_COMMAND_BYTES {
+        return refuse(
+            DenyReason::TooLong,
+            format!("the command is {} bytes, over the limit of {MAX_COMMAND_BYTES}", command.len()),
+        );
+    }
+    if let Some((i, c)) = command.chars().enumerate().find(|(_, c)| forbidden_char(*c)) {
+        return refuse(
+            DenyReason::ControlCharacter,
+            format!("character U+{:04X} at position {} is a control or invisible character", c as u32, i + 1),
+        );
+    }
+
+    let opts = ParserOptions::default();
+    let program = Parser::new(std::io::Cursor::new(command.as_bytes()), &opts)
+        .parse_program()
+        .or_else(|e| {
+            let msg = e.to_string();
+            if msg.contains("unterminated") {
+                refuse(DenyReason::UnbalancedQuotes, msg)
+            } else {
+                refuse(DenyReason::Unparsable, msg)
+            }
+        })?;
+
+    let simple = single_simple_command(&program)?;
+    if let Some(prefix) = &simple.prefix {
+        return match prefix.0.first() {
+            Some(Item::AssignmentWord(_, w)) => refuse(
+                DenyReason::Assignment,
+                format!("`{}` sets a variable for the command", w.value),
+            ),
+            Some(Item::ProcessSubstitution(..)) => refuse(DenyReason::Substitution, "process substitution"),
+            _ => refuse(DenyReason::Redirection, "a redirection before the command"),
+        };
+    }
+    let Some(name) = &simple.word_or_name else {
+        return refuse(DenyReason::Redirection, "a redirection without a command");
+    };
+
+    let chars: Vec<char> = command.chars().collect();
+    let mut covered = vec![false; chars.len()];
+    let mut words = vec![name];
+    let mut redirect_targets = Vec::new();
+    if let Some(suffix) = &simple.suffix {
+        for item in &suffix.0 {
+            match item {
+                Item::Word(w) | Item::AssignmentWord(_, w) => words.push(w),
+                Item::ProcessSubstitution(..) => return refuse(DenyReason::Substitution, "process substitution `<(…)` or `>(…)`"),
+                Item::IoRedirect(r) => redirect_targets.push(harmless_redirect(r)?),
+            }
+        }
+    }
+
+    let mut argv = Vec::with_capacity(words.len());
+    let mut raw = Vec::with_capacity(words.len());
+    for w in &words {
+        mark(&mut covered, w)?;
+        argv.push(decode_word(&w.value)?);
+        raw.push(w.value.as_str());
+    }
+    for target in &redirect_targets {
+        mark(&mut covered, target)?;
+    }
+    check_uncovered(&chars, &covered, &redirect_targets)?;
+
+    let program_name = &argv[0];
+    if program_name.is_empty() {
+        return refuse(DenyReason::Unparsable, "the program name is empty");
+    }
+    if SHELL_ONLY.contains(&program_name.as_str()) {
+        return refuse(
+            DenyReason::Builtin,
+            format!("`{program_name}` is a shell builtin or keyword; hookd runs programs without a shell"),
+        );
+    }
+    Ok(Parsed { argv, match_text: raw.join(" ") })
+}
+
+fn single_simple_command(program: &ast::Program) -> Result<&ast::SimpleCommand, Refusal> {
+    let [complete] = program.complete_commands.as_slice() else {
+        return refuse(DenyReason::Operator, "more than one command (`;` or a newline)");
+    };
+    let [item] = complete.0.as_slice() else {
+        return refuse(DenyReason::Operator, "more than one command (`;` or a newline)");
+    };
+    if matches!(item.1, ast::SeparatorOperator::Async) {
+        return refuse(DenyReason::Operator, "`&` runs the command in the background");
+    }
+    let and_or = &item.0;
+    if !and_or.additional.is_empty() {
+        return refuse(DenyReason::Operator, "`&&` or `||` chains commands");
+    }
+    let pipeline = &and_or.first;
+    if pipeline.timed.is_some() {
+        return refuse(DenyReason::Builtin, "`time` is a shell keyword");
+    }
+    if pipeline.bang {
+        return refuse(DenyReason::Builtin, "`!` negates a pipeline");
+    }
+    let [command] = pipeline.seq.as_slice() else {
+        return refuse(DenyReason::Operator, "`|` or `|&` pipes commands");
+    };
+    match command {
+        ast::Command::Simple(s) => Ok(s),
+        ast::Command::Compound(..) => refuse(
+            DenyReason::Compound,
+            "a subshell, group, loop or conditional (`( )`, `{ }`, `if`, `for`, `while`, `case`)",
+        ),
+        ast::Command::Function(_) => refuse(DenyReason::Compound, "a function definition"),
+        ast::Command::ExtendedTest(..) => refuse(DenyReason::Builtin, "`[[ … ]]` is a shell keyword"),
+    }
+}
+
+/// Accept only redirections that discard or merge output; return the target word to cover.
+fn harmless_redirect(r: &IoRedirect) -> Result<&ast::Word, Refusal> {
+    let to_null = |w: &ast::Word| w.value == "/dev/null";
+    match r {
+        IoRedirect::File(fd, IoFileRedirectKind::Write | IoFileRedirectKind::Append, IoFileRedirectTarget::Filename(w))
+            if matches!(fd, None | Some(1) | Some(2)) && to_null(w) =>
+        {
+            Ok(w)
+        }
+        IoRedirect::File(Some(2), IoFileRedirectKind::DuplicateOutput, IoFileRedirectTarget::Duplicate(w)) if w.value == "1" => Ok(w),
+        IoRedirect::File(Some(1), IoFileRedirectKind::DuplicateOutput, IoFileRedirectTarget::Duplicate(w)) if w.value == "2" => Ok(w),
+        IoRedirect::OutputAndError(w, _) if to_null(w) => Ok(w),
+        IoRedirect::HereDocument(..) => refuse(DenyReason::Heredoc, "a here-document (`<<`)"),
+        IoRedirect::HereString(..) => refuse(DenyReason::Heredoc, "a here-string (`<<<`)"),
+        IoRedirect::File(_, _, IoFileRedirectTarget::ProcessSubstitution(..)) => {
+            refuse(DenyReason::Substitution, "process substitution in a redirection")
+        }
+        _ => refuse(
+            DenyReason::Redirection,
+            "only `2>&1`, `>/dev/null`, `2>/dev/null` and `&>/dev/null` may redirect",
+        ),
+    }
+}
+
+fn mark(covered: &mut [bool], w: &ast::Word) -> Result<(), Refusal> {
+    let Some(loc) = &w.loc else {
+        return refuse(DenyReason::Unparsable, format!("no source position for `{}`", w.value));
+    };
+    let (start, end) = (loc.start.index, loc.end.index);
+    if start > end || end > covered.len() {
+        return refuse(DenyReason::Unparsable, "inconsistent source positions");
+    }
+    covered[start..end].iter_mut().for_each(|c| *c = true);
+    Ok(())
+}
+
+/// Every character outside words must be a blank or the operator of an admitted redirection.
+fn check_uncovered(chars: &[char], covered: &[bool], targets: &[&ast::Word]) -> Result<(), Refusal> {
+    let mut operators = 0usize;
+    let mut i = 0;
+    while i < chars.len() {
+        if covered[i] || chars[i] == ' ' || chars[i] == '\t' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && !covered[i] && chars[i] != ' ' && chars[i] != '\t' {
+            i += 1;
+        }
+        let token: String = chars[start..i].iter().collect();
+        if HARMLESS_OPERATORS.contains(&token.as_str()) {
+            operators += 1;
+            continue;
+        }
+        return Err(classify_stray(&token));
+    }
+    if operators != targets.len() {
+        return refuse(DenyReason::Unparsable, "redirections do not match the parse");
+    }
+    Ok(())
+}
+
+fn classify_stray(token: &str) -> Refusal {
+    let (reason, detail) = if token.contains('#') {
+        (DenyReason::Comment, format!("`{}` starts a comment", token.trim()))
+    } else if token.contains('\n') {
+        (DenyReason::Operator, "a newline outside quotes separates commands".to_string())
+    } else if token.contains([';', '&', '|']) {
+        (DenyReason::Operator, format!("`{}` separates or chains commands", token.trim()))
+    } else if token.contains(['<', '>']) {
+        (DenyReason::Redirection, format!("`{}` redirects input or output", token.trim()))
+    } else {
+        (DenyReason::Unparsable, format!("`{}` is not part of any word", token.trim()))
+    };
+    Refusal { reason, detail }
+}
+
+/// The literal value of one word, or why it is not a literal.
+fn decode_word(raw: &str) -> Result<String, Refusal> {
+    let pieces = word::parse(raw, &ParserOptions::default())
+        .map_err(|e| Refusal { reason: DenyReason::Unparsable, detail: e.to_string() })?;
+    let mut out = String::new();
+    let mut unquoted_text = String::new();
+    for (i, p) in pieces.iter().enumerate() {
+        match &p.piece {
+            WordPiece::Text(t) => {
+                vet_unquoted(t, i == 0, &out)?;
+                unquoted_text.push_str(t);
+                out.push_str(t);
+            }
+            WordPiece::SingleQuotedText(t) => out.push_str(t),
+            WordPiece::EscapeSequence(s) => {
+                let c = s.strip_prefix('\\').unwrap_or(s);
+                if c.contains('\n') || c.is_empty() {
+                    return refuse(DenyReason::Operator, "a backslash-newline continues the line");
+                }
+                out.push_str(c);
+            }
+            WordPiece::DoubleQuotedSequence(inner) => decode_double_quoted(inner, &mut out)?,
+            WordPiece::AnsiCQuotedText(_) => return refuse(DenyReason::Expansion, format!("`$'…'` quoting in `{raw}`")),
+            WordPiece::GettextDoubleQuotedSequence(_) => return refuse(DenyReason::Expansion, format!("`$\"…\"` quoting in `{raw}`")),
+            WordPiece::TildeExpansion(_) => return refuse(DenyReason::Expansion, format!("`~` expands to a home directory in `{raw}`")),
+            WordPiece::ParameterExpansion(_) => return refuse(DenyReason::Expansion, format!("a variable expansion in `{raw}`")),
+            WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => {
+                return refuse(DenyReason::Substitution, format!("command substitution in `{raw}`"))
+            }
+            WordPiece::ArithmeticExpression(_) => return refuse(DenyReason::Substitution, format!("arithmetic expansion in `{raw}`")),
+        }
+    }
+    if let Some(open) = unquoted_text.find('{') {
+        let rest = &unquoted_text[open..];
+        if rest.contains('}') && (rest.contains(',') || rest.contains("..")) {
+            return refuse(DenyReason::Glob, format!("brace expansion in `{raw}`"));
+        }
+    }
+    Ok(out)
+}
+
+/// Unquoted text must be plain: no glob, expansion or operator characters.
+fn vet_unquoted(t: &str, first_piece: bool, before: &str) -> Result<(), Refusal> {
+    if let Some(c) = t.chars().find(|c| matches!(c, '*' | '?' | '[')) {
+        return refuse(DenyReason::Glob, format!("unquoted `{c}` is a glob pattern; quote it to pass it literally"));
+    }
+    if let Some(c) = t.chars().find(|c| matches!(c, '$' | '`')) {
+        return refuse(DenyReason::Expansion, format!("unquoted `{c}`"));
+    }
+    if let Some(c) = t.chars().find(|c| matches!(c, '(' | ')' | ';' | '&' | '|' | '<' | '>' | '!' | '\n' | '"' | '\'' | '\\')) {
+        return refuse(DenyReason::Unparsable, format!("unquoted `{}`; quote it", c.escape_default()));
+    }
+    if (first_piece && before.is_empty() && t.starts_with('#')) || t.contains(" #") {
+        return refuse(DenyReason::Comment, "`#` starts a comment");
+    }
+    // Tilde expands at the start of a word and after `=` or `:` in assignment-like words.
+    let tilde_expands = t
+        .char_indices()
+        .any(|(i, c)| c == '~' && (i == 0 && before.is_empty() || matches!(t[..i].chars().last(), Some('=' | ':'))));
+    if tilde_expands {
+        return refuse(DenyReason::Expansion, "`~` expands to a home directory; quote it");
+    }
+    Ok(())
+}
+
+fn decode_double_quoted(inner: &[WordPieceWithSource], out: &mut String) -> Result<(), Refusal> {
+    for p in inner {
+        match &p.piece {
+            WordPiece::Text(t) => {
+                if let Some(c) = t.chars().find(|c| matches!(c, '$' | '`')) {
+                    return refuse(DenyReason::Expansion, format!("`{c}` inside double quotes"));
+                }
+                out.push_str(t);
+            }
+            WordPiece::EscapeSequence(s) => match s.as_str() {
+                "\\\"" | "\\\\" | "\\$" | "\\`" => out.push_str(&s[1..]),
+                _ if s.contains('\n') => return refuse(DenyReason::Operator, "a backslash-newline inside double quotes"),
+                _ => out.push_str(s),
+            },
+            WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => {
+                return refuse(DenyReason::Substitution, "command substitution inside double quotes")
+            }
+            WordPiece::ArithmeticExpression(_) => return refuse(DenyReason::Substitution, "arithmetic expansion inside double quotes"),
+            _ => return refuse(DenyReason::Expansion, "an expansion inside double quotes"),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,251 @@
+//! Running one admitted command: its own process group, context JSON on stdin, output captured
+//! up to a cap, a timeout that kills the whole group, and every outcome reported as a value.
+
+mod capture;
+mod env;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::sys::wait::{waitid, Id, WaitPidFlag};
+use nix::unistd::Pid;
+
+pub use capture::Captured;
+
+/// Bytes kept per stream by default.
+pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024;
+/// Time between SIGTERM and SIGKILL on timeout.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+/// How long descendants may keep the output pipes open after the leader exited.
+pub const LEAK_DRAIN: Duration = Duration::from_millis(250);
+
+/// What to run and under which bounds.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    /// Program and arguments exactly as the gate admitted them.
+    pub argv: Vec<String>,
+    /// Working directory (the project).
+    pub cwd: PathBuf,
+    /// Written to the child's stdin.
+    pub stdin: Vec<u8>,
+    /// Extra variables (HOOKD_*), added after sanitizing.
+    pub env: Vec<(String, String)>,
+    /// Wall-clock bound for the process to exit.
+    pub timeout: Duration,
+    /// SIGTERM-to-SIGKILL grace on timeout.
+    pub grace: Duration,
+    /// Bytes kept per stream.
+    pub max_output: usize,
+}
+
+/// How a run ended. Every variant is an outcome, not an error.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunReport {
+    /// The exit code, when the process exited by itself.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// True when the timeout expired and the group was killed.
+    pub timed_out: bool,
+    /// True when descendants outlived the leader and had to be killed.
+    pub leaked: bool,
+    /// Start to the end of the last output.
+    pub duration: Duration,
+    /// Captured stdout.
+    pub stdout: Captured,
+    /// Captured stderr.
+    pub stderr: Captured,
+    /// Why it did not run or did not finish normally, for people.
+    pub error: Option<String>,
+}
+
+impl RunReport {
+    fn failed_to_start(error: String, started: Instant) -> Self {
+        RunReport { error: Some(error), duration: started.elapsed(), ..Default::default() }
+    }
+
+    /// `exit_code`, or -1 when the process did not exit normally.
+    pub fn exit_code_or_minus_one(&self) -> i32 {
+        self.exit_code.unwrap_or(-1)
+    }
+
+    /// True for exit code 0.
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+}
+
+/// Find `program` the way a shell would, but only on the sanitized `PATH`.
+fn resolve(program: &str, cwd: &Path, path: Option<&OsString>) -> Result<PathBuf, String> {
+    if program.contains('/') {
+        let p = Path::new(program);
+        let full = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+        return if full.exists() { Ok(full) } else { Err(format!("`{program}` does not exist")) };
+    }
+    let path = path.cloned().unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join(program);
+        if let Ok(meta) = candidate.metadata() {
+            use std::os::unix::fs::PermissionsExt;
+            if meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(format!("`{program}` was not found on PATH; is it installed?"))
+}
+
+fn signal_group(pgid: Pid, sig: Signal) -> bool {
+    killpg(pgid, sig).is_ok()
+}
+
+/// Run `spec` to completion within its bounds. Never returns while a process of the group lives
+/// (a descendant that left the group with `setsid` is outside hookd's reach; see docs).
+pub fn run(spec: &RunSpec) -> RunReport {
+    let started = Instant::now();
+    let Some(program) = spec.argv.first() else {
+        return RunReport::failed_to_start("empty command".into(), started);
+    };
+    if !spec.cwd.is_dir() {
+        return RunReport::failed_to_start(
+            format!("working directory {} does not exist", spec.cwd.display()),
+            started,
+        );
+    }
+    let vars = env::sanitize(std::env::vars_os());
+    let path = vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v);
+    let resolved = match resolve(program, &spec.cwd, path) {
+        Ok(p) => p,
+        Err(e) => return RunReport::failed_to_start(e, started),
+    };
+
+    let mut cmd = Command::new(&resolved);
+    cmd.arg0(program)
+        .args(&spec.argv[1..])
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(vars)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let why = match e.kind() {
+                std::io::ErrorKind::PermissionDenied => format!("permission denied executing `{program}`"),
+                std::io::ErrorKind::NotFound => format!("`{program}` could not be executed (missing interpreter?)"),
+                _ => format!("`{program}` could not start: {e}"),
+            };
+            return RunReport::failed_to_start(why, started);
+        }
+    };
+    let pid = Pid::from_raw(child.id() as i32);
+    let pgid = pid; // process_group(0): the child leads its own group
+
+    // Stdin is written on its own thread so a child that never reads cannot block us; a child
+    // that exits first makes the write fail with EPIPE, which is normal.
+    if let Some(mut stdin) = child.stdin.take() {
+        let data = spec.stdin.clone();
+        thread::spawn(move || {
+            let _ = stdin.write_all(&data);
+        });
+    }
+    let (out_tx, out_rx) = mpsc::channel::<(bool, Captured)>();
+    for (is_stdout, stream) in [
+        (true, child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>)),
+        (false, child.stderr.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>)),
+    ] {
+        if let Some(stream) = stream {
+            let tx = out_tx.clone();
+            let cap = spec.max_output;
+            thread::spawn(move || {
+                let _ = tx.send((is_stdout, capture::capture(stream, cap)));
+            });
+        }
+    }
+    drop(out_tx);
+
+    // Learn that the leader exited without reaping it, so its pid (the group id) stays reserved
+    // until the group has been killed.
+    let (exit_tx, exit_rx) = mpsc::channel::<()>();
+    thread::spawn(move || loop {
+        match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            _ => {
+                let _ = exit_tx.send(());
+                break;
+            }
+        }
+    });
+
+    let mut report = RunReport::default();
+    let deadline = started + spec.timeout;
+    if exit_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).is_err() {
+        report.timed_out = true;
+        signal_group(pgid, Signal::SIGTERM);
+        signal_group(pgid, Signal::SIGCONT);
+        if exit_rx.recv_timeout(spec.grace).is_err() {
+            signal_group(pgid, Signal::SIGKILL);
+            let _ = exit_rx.recv();
+        }
+    }
+
+    // The leader is gone. Give descendants holding the pipes a short drain, then kill the group.
+    let mut outputs = Vec::with_capacity(2);
+    let drain_until = Instant::now() + LEAK_DRAIN;
+    while outputs.len() < 2 {
+        match out_rx.recv_timeout(drain_until.saturating_duration_since(Instant::now())) {
+            Ok(o) => outputs.push(o),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                report.leaked = true;
+                signal_group(pgid, Signal::SIGKILL);
+                while outputs.len() < 2 {
+                    match out_rx.recv_timeout(Duration::from_secs(5)) {
+                        Ok(o) => outputs.push(o),
+                        Err(_) => break,
+                    }
+                }
+                break;
+            }
+        }
+    }
+    // Descendants that closed their output but still run are killed too. (The unreaped leader
+    // is still a group member, so success here says nothing about descendants.)
+    signal_group(pgid, Signal::SIGKILL);
+    let status = child.wait();
+    report.duration = started.elapsed();
+    for (is_stdout, c) in outputs {
+        if is_stdout {
+            report.stdout = c;
+        } else {
+            report.stderr = c;
+        }
+    }
+    match status {
+        Ok(s) => {
+            report.exit_code = s.code();
+            report.signal = s.signal();
+        }
+        Err(e) => report.error = Some(format!("could not collect the exit status: {e}")),
+    }
+    if report.timed_out {
+        report.exit_code = None;
+        report.error = Some(format!("timed out after {}s; the process group was killed", spec.timeout.as_secs_f64()));
+    } else if let Some(sig) = report.signal {
+        let name = Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("unknown signal");
+        report.error = Some(format!("killed by {name}"));
+    } else if let Some(code) = report.exit_code.filter(|c| *c != 0) {
+        report.error = Some(format!("exit status {code}"));
+    }
+    report
+}

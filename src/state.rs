@@ -1,0 +1,169 @@
+//! Per-session reminder state: in memory for embedders, in small locked files for the CLI,
+//! whose every dispatch is a new process.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+/// What hookd remembers about one session.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionState {
+    /// `pre_stream` dispatches seen: the session's model turns.
+    pub turns: u64,
+    /// Reminders that fired (for `once`, `once_after`, `turns_before_max`).
+    pub fired: BTreeSet<String>,
+    /// The mode of the previous `pre_stream`.
+    pub last_mode: Option<String>,
+    /// Fingerprint of the last failing tool call.
+    pub failure_key: Option<String>,
+    /// How many times in a row it failed.
+    pub failure_count: u64,
+}
+
+/// Why state could not be read or written. Dispatch logs it and goes on without state.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// Filesystem trouble.
+    #[error("session state at {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+/// Holds session states. `update` runs `f` on one session's state atomically.
+pub trait StateStore: Send + Sync {
+    /// Apply `f` to the state of `session` and keep the result.
+    fn update(&self, session: &str, f: &mut dyn FnMut(&mut SessionState)) -> Result<(), StateError>;
+}
+
+/// In-process state, for embedders and the daemon.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    sessions: Mutex<HashMap<String, SessionState>>,
+}
+
+impl StateStore for MemoryStore {
+    fn update(&self, session: &str, f: &mut dyn FnMut(&mut SessionState)) -> Result<(), StateError> {
+        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        f(map.entry(session.to_string()).or_default());
+        Ok(())
+    }
+}
+
+/// One JSON file per session under a directory, locked while read and rewritten.
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    dir: PathBuf,
+}
+
+impl FileStore {
+    /// Store under `dir` (created on first use).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        FileStore { dir: dir.into() }
+    }
+
+    /// `$HOOKD_STATE_DIR`, else `$XDG_STATE_HOME/hookd`, else `~/.local/state/hookd`.
+    pub fn default_dir() -> Option<PathBuf> {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        var("HOOKD_STATE_DIR")
+            .or_else(|| var("XDG_STATE_HOME").map(|p| p.join("hookd")))
+            .or_else(|| var("HOME").map(|h| h.join(".local/state/hookd")))
+    }
+
+    /// The file for `session`: a readable prefix plus a hash, so any id maps to a safe name.
+    pub fn path_for(&self, session: &str) -> PathBuf {
+        let readable: String = session
+            .chars()
+            .take(48)
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .collect();
+        self.dir.join("sessions").join(format!("{readable}-{:016x}.json", fnv1a(session.as_bytes())))
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StateError + '_ {
+    move |source| StateError::Io { path: path.to_path_buf(), source }
+}
+
+impl StateStore for FileStore {
+    fn update(&self, session: &str, f: &mut dyn FnMut(&mut SessionState)) -> Result<(), StateError> {
+        let path = self.path_for(session);
+        let dir = path.parent().unwrap_or(&self.dir).to_path_buf();
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+        // The lock file is separate from the data file so the data can be replaced atomically.
+        let lock_path = path.with_extension("lock");
+        let lock: File = OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
+        lock.lock().map_err(io(&lock_path))?;
+        let mut state = match File::open(&path) {
+            Ok(mut file) => {
+                let mut text = String::new();
+                file.read_to_string(&mut text).map_err(io(&path))?;
+                serde_json::from_str(&text).unwrap_or_else(|e| {
+                    tracing::warn!("session state {} is unreadable ({e}); starting the session afresh", path.display());
+                    SessionState::default()
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => SessionState::default(),
+            Err(e) => return Err(io(&path)(e)),
+        };
+        f(&mut state);
+        let tmp = path.with_extension("json.tmp");
+        let json = serde_json::to_vec(&state).unwrap_or_default();
+        let mut file = File::create(&tmp).map_err(io(&tmp))?;
+        file.write_all(&json).map_err(io(&tmp))?;
+        fs::rename(&tmp, &path).map_err(io(&path))?;
+        drop(lock);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn file_store_survives_concurrent_updates() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(FileStore::new(dir.path()));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let s = store.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..25 {
+                        s.update("sess/../x y", &mut |st| st.turns += 1).unwrap();
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let mut turns = 0;
+        store.update("sess/../x y", &mut |st| turns = st.turns).unwrap();
+        assert_eq!(turns, 200);
+        assert!(store.path_for("sess/../x y").starts_with(dir.path().join("sessions")));
+    }
+
+    #[test]
+    fn corrupt_state_starts_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        let p = store.path_for("s");
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, b"{not json").unwrap();
+        let mut seen = 99;
+        store.update("s", &mut |st| seen = st.turns).unwrap();
+        assert_eq!(seen, 0);
+    }
+}
