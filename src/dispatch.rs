@@ -48,7 +48,10 @@ impl Context {
         }
         match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(fields)) => Ok(Context { fields }),
-            Ok(other) => Err(DispatchError::Context(format!("expected a JSON object, found {}", kind(&other)))),
+            Ok(other) => Err(DispatchError::Context(format!(
+                "expected a JSON object, found {}",
+                kind(&other)
+            ))),
             Err(e) => Err(DispatchError::Context(format!("not valid JSON: {e}"))),
         }
     }
@@ -68,7 +71,10 @@ impl Context {
         match self.fields.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64()),
-            Some(other) => Err(DispatchError::Context(format!("`{key}` must be a whole number ≥ 0, found {}", kind(other)))),
+            Some(other) => Err(DispatchError::Context(format!(
+                "`{key}` must be a whole number ≥ 0, found {}",
+                kind(other)
+            ))),
         }
     }
 
@@ -76,7 +82,10 @@ impl Context {
         match self.fields.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(DispatchError::Context(format!("`{key}` must be a string, found {}", kind(other)))),
+            Some(other) => Err(DispatchError::Context(format!(
+                "`{key}` must be a string, found {}",
+                kind(other)
+            ))),
         }
     }
 
@@ -214,82 +223,102 @@ impl Provider for CommandProvider {
     fn provide(&self, call: &mut Call<'_>) {
         for hook in &self.by_point[call.point.index()] {
             let turn = call.outcome.turn;
-            let (status, exit_code, duration_ms, reason, hint, event) = match self.gate.verdict(&hook.command, call.mode) {
-                Verdict::Denied(d) => {
-                    let event = Event::HookCommandSkipped(events::HookCommandSkipped {
-                        timestamp: String::new(),
-                        name: hook.name.clone(),
-                        hook: call.point,
-                        command: hook.command.clone(),
-                        mode: call.mode,
-                        reason: d.reason,
-                        hint: d.hint.clone(),
-                        detail: d.detail,
-                        turn,
-                        session_id: call.session_id.to_string(),
-                        seq: 0,
-                    });
-                    (CommandStatus::Skipped, None, None, Some(d.reason), Some(d.hint), event)
-                }
-                Verdict::Allowed(a) => {
-                    let mut ctx = call.context.clone();
-                    ctx.set("hook", call.point.name()).set("turn", turn).set("session_id", call.session_id);
-                    ctx.set("mode", call.mode.name());
-                    let spec = RunSpec {
-                        argv: a.argv.clone(),
-                        cwd: self.project_dir.clone(),
-                        stdin: ctx.to_json_bytes(),
-                        env: vec![
-                            ("HOOKD_HOOK".into(), call.point.name().into()),
-                            ("HOOKD_SESSION_ID".into(), call.session_id.into()),
-                            ("HOOKD_TURN".into(), turn.to_string()),
-                            ("HOOKD_PROJECT_DIR".into(), self.project_dir.display().to_string()),
-                        ],
-                        timeout: hook.timeout,
-                        grace: self.grace,
-                        max_output: self.max_output,
-                    };
-                    let r = runner::run(&spec);
-                    let status = if r.timed_out {
-                        CommandStatus::TimedOut
-                    } else if r.signal.is_some() {
-                        CommandStatus::Killed
-                    } else if r.exit_code.is_none() {
-                        CommandStatus::NotStarted
-                    } else if r.success() {
-                        CommandStatus::Ok
-                    } else {
-                        CommandStatus::Failed
-                    };
-                    let duration_ms = r.duration.as_millis() as u64;
-                    let exit_code = r.exit_code_or_minus_one();
-                    let event = Event::HookCommand(events::HookCommand {
-                        timestamp: String::new(),
-                        name: hook.name.clone(),
-                        hook: call.point,
-                        command: hook.command.clone(),
-                        turn,
-                        exit_code,
-                        duration_ms,
-                        output: format!("{}{}", r.stdout.text, r.stderr.text),
-                        error: r.error.clone().unwrap_or_default(),
-                        session_id: call.session_id.to_string(),
-                        seq: 0,
-                        mode: call.mode,
-                        argv: a.argv,
-                        allowed_by: format!("{} ({})", a.entry.pattern, a.entry.origin),
-                        truncated: r.stdout.truncated() || r.stderr.truncated(),
-                        stdout_dropped_bytes: r.stdout.dropped,
-                        stderr_dropped_bytes: r.stderr.dropped,
-                        stdout: r.stdout.text,
-                        stderr: r.stderr.text,
-                        timed_out: r.timed_out,
-                        signal: r.signal,
-                        leaked: r.leaked,
-                    });
-                    (status, Some(exit_code), Some(duration_ms), None, None, event)
-                }
-            };
+            let (status, exit_code, duration_ms, reason, hint, event) =
+                match self.gate.verdict(&hook.command, call.mode) {
+                    Verdict::Denied(d) => {
+                        let event = Event::HookCommandSkipped(events::HookCommandSkipped {
+                            timestamp: String::new(),
+                            name: hook.name.clone(),
+                            hook: call.point,
+                            command: hook.command.clone(),
+                            mode: call.mode,
+                            reason: d.reason,
+                            hint: d.hint.clone(),
+                            detail: d.detail,
+                            turn,
+                            session_id: call.session_id.to_string(),
+                            seq: 0,
+                        });
+                        (
+                            CommandStatus::Skipped,
+                            None,
+                            None,
+                            Some(d.reason),
+                            Some(d.hint),
+                            event,
+                        )
+                    }
+                    Verdict::Allowed(a) => {
+                        let mut ctx = call.context.clone();
+                        ctx.set("hook", call.point.name())
+                            .set("turn", turn)
+                            .set("session_id", call.session_id);
+                        ctx.set("mode", call.mode.name());
+                        let spec = RunSpec {
+                            argv: a.argv.clone(),
+                            cwd: self.project_dir.clone(),
+                            stdin: ctx.to_json_bytes(),
+                            env: vec![
+                                ("HOOKD_HOOK".into(), call.point.name().into()),
+                                ("HOOKD_SESSION_ID".into(), call.session_id.into()),
+                                ("HOOKD_TURN".into(), turn.to_string()),
+                                (
+                                    "HOOKD_PROJECT_DIR".into(),
+                                    self.project_dir.display().to_string(),
+                                ),
+                            ],
+                            timeout: hook.timeout,
+                            grace: self.grace,
+                            max_output: self.max_output,
+                        };
+                        let r = runner::run(&spec);
+                        let status = if r.timed_out {
+                            CommandStatus::TimedOut
+                        } else if r.signal.is_some() {
+                            CommandStatus::Killed
+                        } else if r.exit_code.is_none() {
+                            CommandStatus::NotStarted
+                        } else if r.success() {
+                            CommandStatus::Ok
+                        } else {
+                            CommandStatus::Failed
+                        };
+                        let duration_ms = r.duration.as_millis() as u64;
+                        let exit_code = r.exit_code_or_minus_one();
+                        let event = Event::HookCommand(events::HookCommand {
+                            timestamp: String::new(),
+                            name: hook.name.clone(),
+                            hook: call.point,
+                            command: hook.command.clone(),
+                            turn,
+                            exit_code,
+                            duration_ms,
+                            output: format!("{}{}", r.stdout.text, r.stderr.text),
+                            error: r.error.clone().unwrap_or_default(),
+                            session_id: call.session_id.to_string(),
+                            seq: 0,
+                            mode: call.mode,
+                            argv: a.argv,
+                            allowed_by: format!("{} ({})", a.entry.pattern, a.entry.origin),
+                            truncated: r.stdout.truncated() || r.stderr.truncated(),
+                            stdout_dropped_bytes: r.stdout.dropped,
+                            stderr_dropped_bytes: r.stderr.dropped,
+                            stdout: r.stdout.text,
+                            stderr: r.stderr.text,
+                            timed_out: r.timed_out,
+                            signal: r.signal,
+                            leaked: r.leaked,
+                        });
+                        (
+                            status,
+                            Some(exit_code),
+                            Some(duration_ms),
+                            None,
+                            None,
+                            event,
+                        )
+                    }
+                };
             call.emit(event);
             call.outcome.commands.push(CommandOut {
                 name: hook.name.clone(),
@@ -347,7 +376,10 @@ impl EngineBuilder {
 
     /// Compile the gate and index hooks and reminders by point.
     pub fn build(self) -> Engine {
-        let gate = Arc::new(Gate::new(&self.config.allow, self.config.allow_file.clone()));
+        let gate = Arc::new(Gate::new(
+            &self.config.allow,
+            self.config.allow_file.clone(),
+        ));
         let mut by_point: [Vec<HookSpec>; 8] = Default::default();
         if self.config.hooks.enabled {
             for h in &self.config.hooks.hooks {
@@ -364,7 +396,14 @@ impl EngineBuilder {
                 max_output: self.max_output,
             }),
         ];
-        Engine { providers, sink: self.sink, seq: AtomicU64::new(0), mode: self.mode, gate, config: Arc::new(self.config) }
+        Engine {
+            providers,
+            sink: self.sink,
+            seq: AtomicU64::new(0),
+            mode: self.mode,
+            gate,
+            config: Arc::new(self.config),
+        }
     }
 }
 
@@ -406,7 +445,9 @@ impl Engine {
     pub fn dispatch(&self, point: HookPoint, context: &Context) -> Result<Outcome, DispatchError> {
         let session_id = context.str_field("session_id")?.unwrap_or_default();
         let mode = match context.str_field("mode")? {
-            Some(m) => m.parse::<Mode>().map_err(|e| DispatchError::Context(e.to_string()))?,
+            Some(m) => m
+                .parse::<Mode>()
+                .map_err(|e| DispatchError::Context(e.to_string()))?,
             None => self.mode,
         };
         let turn = context.u64_field("turn")?;
@@ -424,10 +465,20 @@ impl Engine {
             return Ok(outcome); // the hot path: nothing can be due here
         }
         let emit = |mut e: Event| {
-            e.stamp(self.seq.fetch_add(1, Ordering::Relaxed) + 1, events::now_rfc3339());
+            e.stamp(
+                self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+                events::now_rfc3339(),
+            );
             self.sink.emit(&e);
         };
-        let mut call = Call { point, context, session_id, mode, outcome, emit: &emit };
+        let mut call = Call {
+            point,
+            context,
+            session_id,
+            mode,
+            outcome,
+            emit: &emit,
+        };
         for p in &self.providers {
             if p.wants(point) {
                 p.provide(&mut call);

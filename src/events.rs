@@ -145,7 +145,12 @@ impl Event {
 
     /// The event as one line of JSON (no newline).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"type\":\"serialization_error\",\"error\":{:?}}}", e.to_string()))
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(
+                "{{\"type\":\"serialization_error\",\"error\":{:?}}}",
+                e.to_string()
+            )
+        })
     }
 }
 
@@ -199,7 +204,11 @@ pub struct JsonLines {
 impl JsonLines {
     /// Write to any writer; `name` is used in the one warning a failing writer produces.
     pub fn new(w: impl Write + Send + 'static, name: impl Into<String>) -> Self {
-        JsonLines { out: Mutex::new(Box::new(LineWriter::new(w))), failed: AtomicBool::new(false), name: name.into() }
+        JsonLines {
+            out: Mutex::new(Box::new(LineWriter::new(w))),
+            failed: AtomicBool::new(false),
+            name: name.into(),
+        }
     }
 
     /// Write to standard error.
@@ -224,7 +233,10 @@ impl EventSink for JsonLines {
         };
         if let Err(e) = result {
             if !self.failed.swap(true, Ordering::Relaxed) {
-                tracing::warn!("cannot write events to {}: {e}; events are being lost", self.name);
+                tracing::warn!(
+                    "cannot write events to {}: {e}; events are being lost",
+                    self.name
+                );
             }
         }
     }

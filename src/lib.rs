@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod cli;
 pub mod config;
 pub mod dispatch;
 pub mod events;
@@ -35,6 +36,8 @@ mod suggest;
 
 pub use catalog::HookPoint;
 pub use config::{load, Config, ConfigError, Diagnostic, LoadOptions, Mode};
-pub use dispatch::{CommandOut, CommandStatus, Context, DispatchError, Engine, EngineBuilder, Outcome, ReminderOut};
+pub use dispatch::{
+    CommandOut, CommandStatus, Context, DispatchError, Engine, EngineBuilder, Outcome, ReminderOut,
+};
 pub use events::{Event, EventSink};
 pub use gate::{DenyReason, Gate, Verdict};

@@ -28,9 +28,23 @@ impl ReminderProvider {
             }
         }
         let all = || by_point.iter().flatten();
-        let tracks_stream = all().any(|r| !matches!(r.trigger, Trigger::OnFailure | Trigger::OnRepeatedFailure | Trigger::OnTruncation | Trigger::OnStalledTodos | Trigger::Always));
+        let tracks_stream = all().any(|r| {
+            !matches!(
+                r.trigger,
+                Trigger::OnFailure
+                    | Trigger::OnRepeatedFailure
+                    | Trigger::OnTruncation
+                    | Trigger::OnStalledTodos
+                    | Trigger::Always
+            )
+        });
         let tracks_failures = all().any(|r| r.trigger == Trigger::OnRepeatedFailure);
-        ReminderProvider { by_point, store, tracks_stream, tracks_failures }
+        ReminderProvider {
+            by_point,
+            store,
+            tracks_stream,
+            tracks_failures,
+        }
     }
 }
 
@@ -72,19 +86,43 @@ impl Provider for ReminderProvider {
             if point == HookPoint::PostTool {
                 observe_tool(state, ctx);
             }
-            let session_turn = explicit_session_turn.or(explicit_turn).unwrap_or(state.turns);
+            let session_turn = explicit_session_turn
+                .or(explicit_turn)
+                .unwrap_or(state.turns);
             let turn = explicit_turn.unwrap_or(state.turns);
-            let facts = Facts { ctx, mode, turn, session_turn, prev_mode, mode_changed, failures: state.failure_count };
+            let facts = Facts {
+                ctx,
+                mode,
+                turn,
+                session_turn,
+                prev_mode,
+                mode_changed,
+                failures: state.failure_count,
+            };
             facts_out = (turn, session_turn);
             for spec in specs {
                 if !when_holds(spec, ctx) || !fires(spec, &facts, state) {
                     continue;
                 }
-                if matches!(spec.trigger, Trigger::Once | Trigger::OnceAfter | Trigger::TurnsBeforeMax) {
+                if matches!(
+                    spec.trigger,
+                    Trigger::Once | Trigger::OnceAfter | Trigger::TurnsBeforeMax
+                ) {
                     state.fired.insert(spec.name.clone());
                 }
-                let role = if spec.trigger == Trigger::OnRepeatedFailure { "tool" } else { "user" };
-                due.push((ReminderOut { name: spec.name.clone(), text: fill(spec, &facts), role }, spec.trigger));
+                let role = if spec.trigger == Trigger::OnRepeatedFailure {
+                    "tool"
+                } else {
+                    "user"
+                };
+                due.push((
+                    ReminderOut {
+                        name: spec.name.clone(),
+                        text: fill(spec, &facts),
+                        role,
+                    },
+                    spec.trigger,
+                ));
             }
         };
         let result = if call.session_id.is_empty() {
@@ -160,13 +198,26 @@ fn fires(spec: &ReminderSpec, f: &Facts<'_>, state: &SessionState) -> bool {
             let max = f.ctx.u64_field("max_turns").ok().flatten().unwrap_or(0);
             !fired && max > 0 && max.saturating_sub(f.turn) <= spec.threshold
         }
-        Trigger::OnFailure => f.ctx.tool("failed").and_then(Value::as_bool).unwrap_or(false),
+        Trigger::OnFailure => f
+            .ctx
+            .tool("failed")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         Trigger::OnRepeatedFailure => f.failures >= spec.threshold,
         Trigger::OnModeChange => f.mode_changed,
         Trigger::OnTruncation => f.ctx.str_field("finish_reason").ok().flatten() == Some("length"),
         Trigger::OnStalledTodos => {
-            let open = f.ctx.get("incomplete_todos").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
-            let strikes = f.ctx.u64_field("stalled_strikes").ok().flatten().unwrap_or(0);
+            let open = f
+                .ctx
+                .get("incomplete_todos")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty());
+            let strikes = f
+                .ctx
+                .u64_field("stalled_strikes")
+                .ok()
+                .flatten()
+                .unwrap_or(0);
             open && strikes < spec.threshold
         }
     }
@@ -178,7 +229,11 @@ fn fill(spec: &ReminderSpec, f: &Facts<'_>) -> String {
     if !text.contains('{') {
         return text.clone();
     }
-    let tool = f.ctx.tool("name").and_then(Value::as_str).unwrap_or_default();
+    let tool = f
+        .ctx
+        .tool("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let guidance = spec
         .guidance
         .get(f.mode.name())
@@ -195,8 +250,14 @@ fn fill(spec: &ReminderSpec, f: &Facts<'_>) -> String {
                     Value::String(s) => format!("- {s}\n"),
                     other => format!(
                         "- [{}] {}\n",
-                        other.get("status").and_then(Value::as_str).unwrap_or("pending"),
-                        other.get("content").and_then(Value::as_str).unwrap_or_default()
+                        other
+                            .get("status")
+                            .and_then(Value::as_str)
+                            .unwrap_or("pending"),
+                        other
+                            .get("content")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
                     ),
                 })
                 .collect::<String>()

@@ -41,7 +41,8 @@ pub enum StateError {
 /// Holds session states. `update` runs `f` on one session's state atomically.
 pub trait StateStore: Send + Sync {
     /// Apply `f` to the state of `session` and keep the result.
-    fn update(&self, session: &str, f: &mut dyn FnMut(&mut SessionState)) -> Result<(), StateError>;
+    fn update(&self, session: &str, f: &mut dyn FnMut(&mut SessionState))
+        -> Result<(), StateError>;
 }
 
 /// In-process state, for embedders and the daemon.
@@ -51,7 +52,11 @@ pub struct MemoryStore {
 }
 
 impl StateStore for MemoryStore {
-    fn update(&self, session: &str, f: &mut dyn FnMut(&mut SessionState)) -> Result<(), StateError> {
+    fn update(
+        &self,
+        session: &str,
+        f: &mut dyn FnMut(&mut SessionState),
+    ) -> Result<(), StateError> {
         let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         f(map.entry(session.to_string()).or_default());
         Ok(())
@@ -72,7 +77,11 @@ impl FileStore {
 
     /// `$HOOKD_STATE_DIR`, else `$XDG_STATE_HOME/hookd`, else `~/.local/state/hookd`.
     pub fn default_dir() -> Option<PathBuf> {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         var("HOOKD_STATE_DIR")
             .or_else(|| var("XDG_STATE_HOME").map(|p| p.join("hookd")))
             .or_else(|| var("HOME").map(|h| h.join(".local/state/hookd")))
@@ -83,35 +92,61 @@ impl FileStore {
         let readable: String = session
             .chars()
             .take(48)
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
-        self.dir.join("sessions").join(format!("{readable}-{:016x}.json", fnv1a(session.as_bytes())))
+        self.dir.join("sessions").join(format!(
+            "{readable}-{:016x}.json",
+            fnv1a(session.as_bytes())
+        ))
     }
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StateError + '_ {
-    move |source| StateError::Io { path: path.to_path_buf(), source }
+    move |source| StateError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 impl StateStore for FileStore {
-    fn update(&self, session: &str, f: &mut dyn FnMut(&mut SessionState)) -> Result<(), StateError> {
+    fn update(
+        &self,
+        session: &str,
+        f: &mut dyn FnMut(&mut SessionState),
+    ) -> Result<(), StateError> {
         let path = self.path_for(session);
         let dir = path.parent().unwrap_or(&self.dir).to_path_buf();
         fs::create_dir_all(&dir).map_err(io(&dir))?;
         // The lock file is separate from the data file so the data can be replaced atomically.
         let lock_path = path.with_extension("lock");
-        let lock: File = OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
+        let lock: File = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
         lock.lock().map_err(io(&lock_path))?;
         let mut state = match File::open(&path) {
             Ok(mut file) => {
                 let mut text = String::new();
                 file.read_to_string(&mut text).map_err(io(&path))?;
                 serde_json::from_str(&text).unwrap_or_else(|e| {
-                    tracing::warn!("session state {} is unreadable ({e}); starting the session afresh", path.display());
+                    tracing::warn!(
+                        "session state {} is unreadable ({e}); starting the session afresh",
+                        path.display()
+                    );
                     SessionState::default()
                 })
             }
@@ -150,9 +185,13 @@ mod tests {
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
         let mut turns = 0;
-        store.update("sess/../x y", &mut |st| turns = st.turns).unwrap();
+        store
+            .update("sess/../x y", &mut |st| turns = st.turns)
+            .unwrap();
         assert_eq!(turns, 200);
-        assert!(store.path_for("sess/../x y").starts_with(dir.path().join("sessions")));
+        assert!(store
+            .path_for("sess/../x y")
+            .starts_with(dir.path().join("sessions")));
     }
 
     #[test]

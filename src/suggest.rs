@@ -1,7 +1,10 @@
 //! "Did you mean" suggestions shared by config diagnostics and the CLI.
 
 /// The candidate closest to `given` by edit distance, if it is close enough to be a typo.
-pub(crate) fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(
+    given: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = (given.chars().count() / 3).max(2);
     candidates
         .into_iter()

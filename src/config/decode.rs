@@ -36,11 +36,25 @@ impl<'s> Decoder<'s> {
     }
 
     pub fn error(&mut self, pos: Pos, message: String, help: Option<String>) {
-        self.diags.push(Diagnostic::at(Severity::Error, &self.file, self.source, pos, message, help));
+        self.diags.push(Diagnostic::at(
+            Severity::Error,
+            &self.file,
+            self.source,
+            pos,
+            message,
+            help,
+        ));
     }
 
     pub fn warn(&mut self, pos: Pos, message: String, help: Option<String>) {
-        self.diags.push(Diagnostic::at(Severity::Warning, &self.file, self.source, pos, message, help));
+        self.diags.push(Diagnostic::at(
+            Severity::Warning,
+            &self.file,
+            self.source,
+            pos,
+            message,
+            help,
+        ));
     }
 
     /// The entries of a mapping; warns about keys not in `known` (with a suggestion).
@@ -57,10 +71,16 @@ impl<'s> Decoder<'s> {
             if let NodeKind::Scalar { value, .. } = &k.kind {
                 if !known.contains(&value.as_str()) {
                     let help = match crate::suggest::closest(value, known.iter().copied()) {
-                        Some(s) => format!("did you mean `{s}`? (known keys: {})", known.join(", ")),
+                        Some(s) => {
+                            format!("did you mean `{s}`? (known keys: {})", known.join(", "))
+                        }
                         None => format!("known keys: {}", known.join(", ")),
                     };
-                    self.warn(k.pos, format!("unknown key `{value}` in {what} is ignored"), Some(help));
+                    self.warn(
+                        k.pos,
+                        format!("unknown key `{value}` in {what} is ignored"),
+                        Some(help),
+                    );
                 }
             }
         }
@@ -72,7 +92,11 @@ impl<'s> Decoder<'s> {
         match &node.kind {
             NodeKind::Seq(items) => Some(items),
             _ => {
-                self.error(node.pos, format!("expected {what} to be a list, found {}", node.describe()), None);
+                self.error(
+                    node.pos,
+                    format!("expected {what} to be a list, found {}", node.describe()),
+                    None,
+                );
                 None
             }
         }
@@ -83,7 +107,11 @@ impl<'s> Decoder<'s> {
         match &node.kind {
             NodeKind::Scalar { value, .. } => Some(value.clone()),
             _ => {
-                self.error(node.pos, format!("expected {what} to be text, found {}", node.describe()), None);
+                self.error(
+                    node.pos,
+                    format!("expected {what} to be text, found {}", node.describe()),
+                    None,
+                );
                 None
             }
         }
@@ -100,7 +128,10 @@ impl<'s> Decoder<'s> {
         }
         self.error(
             node.pos,
-            format!("expected {what} to be true or false, found {}", node.describe()),
+            format!(
+                "expected {what} to be true or false, found {}",
+                node.describe()
+            ),
             None,
         );
         None
@@ -115,7 +146,10 @@ impl<'s> Decoder<'s> {
         }
         self.error(
             node.pos,
-            format!("expected {what} to be a whole number, found {}", node.describe()),
+            format!(
+                "expected {what} to be a whole number, found {}",
+                node.describe()
+            ),
             None,
         );
         None

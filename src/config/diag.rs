@@ -39,7 +39,12 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// A finding about a whole file or variable, with no position.
-    pub(crate) fn whole(severity: Severity, file: &str, message: String, help: Option<String>) -> Self {
+    pub(crate) fn whole(
+        severity: Severity,
+        file: &str,
+        message: String,
+        help: Option<String>,
+    ) -> Self {
         Diagnostic {
             severity,
             file: file.to_string(),
@@ -129,7 +134,11 @@ mod tests {
             Severity::Error,
             ".infer/hooks.yaml",
             src,
-            Pos { line: 4, col: 11, len: 11 },
+            Pos {
+                line: 4,
+                col: 11,
+                len: 11,
+            },
             "unknown hook point `post_sesion`".into(),
             Some("did you mean `post_session`?".into()),
         );

@@ -53,8 +53,12 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
     if let Some(n) = top.get("enabled") {
         out.enabled = d.bool(n, "`enabled`").unwrap_or(false);
     }
-    let Some(list) = top.get("hooks") else { return out };
-    let Some(items) = d.seq(list, "`hooks`") else { return out };
+    let Some(list) = top.get("hooks") else {
+        return out;
+    };
+    let Some(items) = d.seq(list, "`hooks`") else {
+        return out;
+    };
     for item in items {
         if let Some(spec) = decode_hook(d, item) {
             if let Some(first) = out.hooks.iter().find(|h| h.name == spec.name) {
@@ -82,22 +86,31 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node) -> Option<HookSpec> {
             ok
         }),
         None => {
-            d.error(item.pos, "hook is missing `name`".into(), Some("add `name: <unique name>`".into()));
+            d.error(
+                item.pos,
+                "hook is missing `name`".into(),
+                Some("add `name: <unique name>`".into()),
+            );
             None
         }
     };
     let hook = match f.get("hook") {
-        Some(n) => d.string(n, "`hook`").and_then(|s| match s.parse::<HookPoint>() {
-            Ok(p) => Some(p),
-            Err(e) => {
-                let help = match e.suggestion {
-                    Some(s) => format!("did you mean `{s}`? valid points: {}", HookPoint::names_joined()),
-                    None => format!("valid points: {}", HookPoint::names_joined()),
-                };
-                d.error(n.pos, format!("unknown hook point `{s}`"), Some(help));
-                None
-            }
-        }),
+        Some(n) => d
+            .string(n, "`hook`")
+            .and_then(|s| match s.parse::<HookPoint>() {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    let help = match e.suggestion {
+                        Some(s) => format!(
+                            "did you mean `{s}`? valid points: {}",
+                            HookPoint::names_joined()
+                        ),
+                        None => format!("valid points: {}", HookPoint::names_joined()),
+                    };
+                    d.error(n.pos, format!("unknown hook point `{s}`"), Some(help));
+                    None
+                }
+            }),
         None => {
             d.error(
                 item.pos,
@@ -111,7 +124,11 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node) -> Option<HookSpec> {
         Some(n) => d.string(n, "`command`").filter(|s| {
             let ok = !s.trim().is_empty();
             if !ok {
-                d.error(n.pos, "command is empty".into(), Some("write the program and its arguments, e.g. `gofmt -w .`".into()));
+                d.error(
+                    n.pos,
+                    "command is empty".into(),
+                    Some("write the program and its arguments, e.g. `gofmt -w .`".into()),
+                );
             }
             ok
         }),
@@ -129,7 +146,11 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node) -> Option<HookSpec> {
             }
             Some(0) => Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
             Some(t) if t as u64 > MAX_TIMEOUT_SECS => {
-                d.error(n.pos, format!("timeout {t} is over the maximum of {MAX_TIMEOUT_SECS} seconds"), None);
+                d.error(
+                    n.pos,
+                    format!("timeout {t} is over the maximum of {MAX_TIMEOUT_SECS} seconds"),
+                    None,
+                );
                 None
             }
             Some(t) => Some(Duration::from_secs(t as u64)),
@@ -141,6 +162,9 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node) -> Option<HookSpec> {
         hook: hook?,
         command: command?,
         timeout: timeout?,
-        origin: Origin { file: d.file.clone(), line: item.pos.line },
+        origin: Origin {
+            file: d.file.clone(),
+            line: item.pos.line,
+        },
     })
 }

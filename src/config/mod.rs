@@ -35,7 +35,11 @@ impl ConfigError {
 }
 
 fn render(diags: &[Diagnostic]) -> String {
-    diags.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n\n")
+    diags
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// Where to look, and the environment to honour. `from_process` reads the real ones.
@@ -57,8 +61,12 @@ impl LoadOptions {
         Ok(LoadOptions {
             config_dir,
             project_dir: std::env::current_dir()?,
-            home_dir: std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
-            env: std::env::vars().filter(|(k, _)| k.starts_with("INFER_")).collect(),
+            home_dir: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
+            env: std::env::vars()
+                .filter(|(k, _)| k.starts_with("INFER_"))
+                .collect(),
         })
     }
 }
@@ -83,7 +91,10 @@ impl AllowLists {
 
     /// The entries that apply in `mode`: `all` first, then the mode's own.
     pub fn for_mode(&self, mode: Mode) -> impl Iterator<Item = &AllowEntry> {
-        let i = LIST_KEYS.iter().position(|k| *k == mode.name()).unwrap_or(0);
+        let i = LIST_KEYS
+            .iter()
+            .position(|k| *k == mode.name())
+            .unwrap_or(0);
         self.lists[0].iter().chain(self.lists[i].iter())
     }
 
@@ -143,8 +154,12 @@ impl Config {
                 lists = fl.lists;
             }
         }
-        let hooks = hooks_yaml.and_then(|(n, t)| l.source(n, t, hooks::decode)).unwrap_or_default();
-        let reminders = reminders_yaml.and_then(|(n, t)| l.source(n, t, reminders::decode)).unwrap_or_default();
+        let hooks = hooks_yaml
+            .and_then(|(n, t)| l.source(n, t, hooks::decode))
+            .unwrap_or_default();
+        let reminders = reminders_yaml
+            .and_then(|(n, t)| l.source(n, t, reminders::decode))
+            .unwrap_or_default();
         l.finish(project_dir.into(), hooks, reminders, lists, allow_file)
     }
 }
@@ -156,7 +171,12 @@ struct Loader {
 }
 
 impl Loader {
-    fn source<T>(&mut self, name: &str, text: &str, f: impl FnOnce(&mut Decoder<'_>, &yaml::Node) -> T) -> Option<T> {
+    fn source<T>(
+        &mut self,
+        name: &str,
+        text: &str,
+        f: impl FnOnce(&mut Decoder<'_>, &yaml::Node) -> T,
+    ) -> Option<T> {
         self.sources.push(name.to_string());
         let mut d = Decoder::new(name, text);
         let out = match yaml::parse(text, yaml::Limits::default()) {
@@ -179,7 +199,10 @@ impl Loader {
                     self.diags.push(Diagnostic::whole(
                         Severity::Error,
                         name,
-                        format!("the file is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()),
+                        format!(
+                            "the file is not UTF-8 text (invalid byte at offset {})",
+                            e.utf8_error().valid_up_to()
+                        ),
                         Some("save it as UTF-8".into()),
                     ));
                     None
@@ -225,7 +248,9 @@ impl Loader {
     ) -> Result<Config, ConfigError> {
         if self.diags.iter().any(|d| d.is_error()) {
             self.diags.sort_by_key(|d| !d.is_error());
-            return Err(ConfigError { diagnostics: self.diags });
+            return Err(ConfigError {
+                diagnostics: self.diags,
+            });
         }
         let allow = AllowLists {
             lists: lists.map(|l| l.unwrap_or_default()),
@@ -304,12 +329,20 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
         }
     }
     let mut reminders = RemindersConfig::default();
-    if let Some(inline) = opts.env.get("INFER_REMINDERS_CONFIG").filter(|s| !s.trim().is_empty()) {
-        reminders = l.source("$INFER_REMINDERS_CONFIG", inline, reminders::decode).unwrap_or_default();
+    if let Some(inline) = opts
+        .env
+        .get("INFER_REMINDERS_CONFIG")
+        .filter(|s| !s.trim().is_empty())
+    {
+        reminders = l
+            .source("$INFER_REMINDERS_CONFIG", inline, reminders::decode)
+            .unwrap_or_default();
     } else if let Some(path) = first_with("reminders.yaml") {
         let name = display(&path, project);
         if let Some(text) = l.read(&path, &name) {
-            reminders = l.source(&name, &text, reminders::decode).unwrap_or_default();
+            reminders = l
+                .source(&name, &text, reminders::decode)
+                .unwrap_or_default();
         }
     }
 
@@ -326,7 +359,11 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
         let key = "INFER_TOOLS_BASH_ALLOW_APPEND";
         l.sources.push(format!("${key}"));
         let list = lists[0].get_or_insert_with(Vec::new);
-        for pattern in extra.split([',', '\n']).map(str::trim).filter(|s| !s.is_empty()) {
+        for pattern in extra
+            .split([',', '\n'])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
             if let Err(e) = crate::gate::compile_entry(pattern) {
                 l.diags.push(Diagnostic::whole(
                     Severity::Error,
@@ -339,7 +376,10 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
             list.push(AllowEntry {
                 pattern: pattern.to_string(),
                 list: "all",
-                origin: Origin { file: key.into(), line: 0 },
+                origin: Origin {
+                    file: key.into(),
+                    line: 0,
+                },
             });
         }
     }

@@ -83,7 +83,11 @@ impl Trigger {
     }
 
     fn names_joined() -> String {
-        Self::ALL.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+        Self::ALL
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -134,9 +138,25 @@ pub struct RemindersConfig {
 }
 
 const TOP_KEYS: [&str; 3] = ["enabled", "merge", "reminders"];
-const KEYS: [&str; 8] = ["name", "text", "hook", "trigger", "interval", "threshold", "when", "guidance"];
+const KEYS: [&str; 8] = [
+    "name",
+    "text",
+    "hook",
+    "trigger",
+    "interval",
+    "threshold",
+    "when",
+    "guidance",
+];
 const GUIDANCE_KEYS: [&str; 5] = ["standard", "plan", "auto", "auto-with-judge", "readonly"];
-const PLACEHOLDERS: [&str; 6] = ["tool_name", "count", "prev_mode", "new_mode", "guidance", "todo_list"];
+const PLACEHOLDERS: [&str; 6] = [
+    "tool_name",
+    "count",
+    "prev_mode",
+    "new_mode",
+    "guidance",
+    "todo_list",
+];
 
 pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> RemindersConfig {
     let mut out = RemindersConfig::default();
@@ -146,7 +166,10 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> RemindersConfig {
     if let Some(n) = top.get("enabled") {
         out.enabled = d.bool(n, "`enabled`").unwrap_or(false);
     }
-    let merge = top.get("merge").and_then(|n| d.bool(n, "`merge`")).unwrap_or(false);
+    let merge = top
+        .get("merge")
+        .and_then(|n| d.bool(n, "`merge`"))
+        .unwrap_or(false);
     let mut own = Vec::new();
     if let Some(list) = top.get("reminders") {
         if let Some(items) = d.seq(list, "`reminders`") {
@@ -155,7 +178,10 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> RemindersConfig {
                     if let Some(first) = own.iter().find(|r: &&ReminderSpec| r.name == spec.name) {
                         d.error(
                             item.pos,
-                            format!("duplicate reminder name `{}` (first defined on line {})", spec.name, first.origin.line),
+                            format!(
+                                "duplicate reminder name `{}` (first defined on line {})",
+                                spec.name, first.origin.line
+                            ),
                             None,
                         );
                         continue;
@@ -183,7 +209,10 @@ fn merge_onto_builtins(own: Vec<ReminderSpec>) -> Vec<ReminderSpec> {
 
 /// hookd's built-in reminders, used only with `merge: true`. They name no agent-specific tool.
 pub fn builtins() -> Vec<ReminderSpec> {
-    let origin = Origin { file: "built-in".into(), line: 0 };
+    let origin = Origin {
+        file: "built-in".into(),
+        line: 0,
+    };
     let spec = |name: &str, hook, trigger, threshold, text: &str| ReminderSpec {
         name: name.into(),
         text: text.into(),
@@ -223,10 +252,13 @@ pub fn builtins() -> Vec<ReminderSpec> {
 fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
     let f = d.fields(item, "a reminder", &KEYS)?;
     let name = match f.get("name") {
-        Some(n) => d.string(n, "`name`").filter(|s| !s.trim().is_empty()).or_else(|| {
-            d.error(n.pos, "reminder name is empty".into(), None);
-            None
-        }),
+        Some(n) => d
+            .string(n, "`name`")
+            .filter(|s| !s.trim().is_empty())
+            .or_else(|| {
+                d.error(n.pos, "reminder name is empty".into(), None);
+                None
+            }),
         None => {
             d.error(item.pos, "reminder is missing `name`".into(), None);
             None
@@ -234,10 +266,13 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
     };
     let text_node = f.get("text");
     let text = match text_node {
-        Some(n) => d.string(n, "`text`").filter(|s| !s.trim().is_empty()).or_else(|| {
-            d.error(n.pos, "reminder text is empty".into(), None);
-            None
-        }),
+        Some(n) => d
+            .string(n, "`text`")
+            .filter(|s| !s.trim().is_empty())
+            .or_else(|| {
+                d.error(n.pos, "reminder text is empty".into(), None);
+                None
+            }),
         None => {
             d.error(item.pos, "reminder is missing `text`".into(), None);
             None
@@ -248,8 +283,12 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
         Some(n) => d.string(n, "`trigger`").and_then(|s| {
             let found = Trigger::ALL.into_iter().find(|t| t.name() == s);
             if found.is_none() {
-                let help = match crate::suggest::closest(&s, Trigger::ALL.iter().map(|t| t.name())) {
-                    Some(sug) => format!("did you mean `{sug}`? valid triggers: {}", Trigger::names_joined()),
+                let help = match crate::suggest::closest(&s, Trigger::ALL.iter().map(|t| t.name()))
+                {
+                    Some(sug) => format!(
+                        "did you mean `{sug}`? valid triggers: {}",
+                        Trigger::names_joined()
+                    ),
                     None => format!("valid triggers: {}", Trigger::names_joined()),
                 };
                 d.error(n.pos, format!("unknown trigger `{s}`"), Some(help));
@@ -258,30 +297,42 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
         }),
     };
     let hook = match f.get("hook") {
-        None => Some(trigger.and_then(Trigger::required_point).unwrap_or(HookPoint::PreStream)),
-        Some(n) => d.string(n, "`hook`").and_then(|s| match s.parse::<HookPoint>() {
-            Ok(p) => {
-                if let Some(req) = trigger.and_then(Trigger::required_point) {
-                    if req != p {
-                        d.error(
-                            n.pos,
-                            format!("trigger `{}` only fires at `{req}`, not at `{p}`", trigger.map(|t| t.name()).unwrap_or_default()),
-                            Some(format!("set `hook: {req}` or leave `hook` out")),
-                        );
-                        return None;
+        None => Some(
+            trigger
+                .and_then(Trigger::required_point)
+                .unwrap_or(HookPoint::PreStream),
+        ),
+        Some(n) => d
+            .string(n, "`hook`")
+            .and_then(|s| match s.parse::<HookPoint>() {
+                Ok(p) => {
+                    if let Some(req) = trigger.and_then(Trigger::required_point) {
+                        if req != p {
+                            d.error(
+                                n.pos,
+                                format!(
+                                    "trigger `{}` only fires at `{req}`, not at `{p}`",
+                                    trigger.map(|t| t.name()).unwrap_or_default()
+                                ),
+                                Some(format!("set `hook: {req}` or leave `hook` out")),
+                            );
+                            return None;
+                        }
                     }
+                    Some(p)
                 }
-                Some(p)
-            }
-            Err(e) => {
-                let help = match e.suggestion {
-                    Some(sug) => format!("did you mean `{sug}`? valid points: {}", HookPoint::names_joined()),
-                    None => format!("valid points: {}", HookPoint::names_joined()),
-                };
-                d.error(n.pos, format!("unknown hook point `{s}`"), Some(help));
-                None
-            }
-        }),
+                Err(e) => {
+                    let help = match e.suggestion {
+                        Some(sug) => format!(
+                            "did you mean `{sug}`? valid points: {}",
+                            HookPoint::names_joined()
+                        ),
+                        None => format!("valid points: {}", HookPoint::names_joined()),
+                    };
+                    d.error(n.pos, format!("unknown hook point `{s}`"), Some(help));
+                    None
+                }
+            }),
     };
     let count = |key: &str, d: &mut Decoder<'_>| -> Option<Option<u64>> {
         match f.get(key) {
@@ -296,14 +347,20 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
             },
         }
     };
-    let interval = count("interval", d)?.filter(|v| *v > 0).unwrap_or(DEFAULT_INTERVAL);
+    let interval = count("interval", d)?
+        .filter(|v| *v > 0)
+        .unwrap_or(DEFAULT_INTERVAL);
     let threshold_given = count("threshold", d)?;
     let threshold = match trigger {
         Some(t @ (Trigger::OnceAfter | Trigger::TurnsBeforeMax)) => match threshold_given {
             Some(v) if v > 0 => v,
             _ => {
                 let pos = f.get("threshold").map(|n| n.pos).unwrap_or(item.pos);
-                d.error(pos, format!("trigger `{t}` needs `threshold` greater than 0"), Some(format!("for example `threshold: 3`")));
+                d.error(
+                    pos,
+                    format!("trigger `{t}` needs `threshold` greater than 0"),
+                    Some(format!("for example `threshold: 3`")),
+                );
                 return None;
             }
         },
@@ -323,7 +380,11 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
         Some(n) => d.string(n, "`when`").and_then(|s| match s.as_str() {
             "todos_empty" => Some(Some(When::TodosEmpty)),
             _ => {
-                d.error(n.pos, format!("unknown condition `when: {s}`"), Some("the only condition is `todos_empty`".into()));
+                d.error(
+                    n.pos,
+                    format!("unknown condition `when: {s}`"),
+                    Some("the only condition is `todos_empty`".into()),
+                );
                 None
             }
         }),
@@ -343,7 +404,10 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
             d.warn(
                 n.pos,
                 format!("unknown placeholder `{{{ph}}}` is left as written"),
-                Some(format!("placeholders: {}", PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(", "))),
+                Some(format!(
+                    "placeholders: {}",
+                    PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(", ")
+                )),
             );
         }
     }
@@ -356,7 +420,10 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
         threshold,
         when: when?,
         guidance,
-        origin: Origin { file: d.file.clone(), line: item.pos.line },
+        origin: Origin {
+            file: d.file.clone(),
+            line: item.pos.line,
+        },
     })
 }
 

@@ -57,10 +57,13 @@ pub struct UnknownMode {
 impl FromStr for Mode {
     type Err = UnknownMode;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Mode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| UnknownMode {
-            given: s.to_string(),
-            suggestion: crate::suggest::closest(s, Mode::ALL.iter().map(|m| m.name())),
-        })
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| UnknownMode {
+                given: s.to_string(),
+                suggestion: crate::suggest::closest(s, Mode::ALL.iter().map(|m| m.name())),
+            })
     }
 }
 
@@ -108,24 +111,44 @@ pub(crate) struct FileLists {
 pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
     let mut out = FileLists::default();
     let NodeKind::Map(_) = &root.kind else {
-        d.error(root.pos, format!("expected config.yaml to be a mapping, found {}", root.describe()), None);
+        d.error(
+            root.pos,
+            format!(
+                "expected config.yaml to be a mapping, found {}",
+                root.describe()
+            ),
+            None,
+        );
         return out;
     };
-    let Some(mode) = child(root, "tools").and_then(|t| child(t, "bash")).and_then(|b| child(b, "mode")) else {
+    let Some(mode) = child(root, "tools")
+        .and_then(|t| child(t, "bash"))
+        .and_then(|b| child(b, "mode"))
+    else {
         return out;
     };
     let Some(fields) = d.fields(mode, "tools.bash.mode", &LIST_KEYS) else {
         return out;
     };
     for (i, key) in LIST_KEYS.iter().enumerate() {
-        let Some(list_node) = fields.get(key) else { continue };
+        let Some(list_node) = fields.get(key) else {
+            continue;
+        };
         let what = format!("tools.bash.mode.{key}");
-        let Some(f) = d.fields(list_node, &what, &["allow"]) else { continue };
-        let Some(allow) = f.get("allow") else { continue };
-        let Some(items) = d.seq(allow, &format!("{what}.allow")) else { continue };
+        let Some(f) = d.fields(list_node, &what, &["allow"]) else {
+            continue;
+        };
+        let Some(allow) = f.get("allow") else {
+            continue;
+        };
+        let Some(items) = d.seq(allow, &format!("{what}.allow")) else {
+            continue;
+        };
         let mut entries = Vec::new();
         for item in items {
-            let Some(pattern) = d.string(item, "an allow entry") else { continue };
+            let Some(pattern) = d.string(item, "an allow entry") else {
+                continue;
+            };
             if pattern.trim().is_empty() {
                 d.warn(item.pos, "empty allow entry is ignored".into(), None);
                 continue;
@@ -141,7 +164,10 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
             entries.push(AllowEntry {
                 pattern,
                 list: LIST_KEYS[i],
-                origin: Origin { file: d.file.clone(), line: item.pos.line },
+                origin: Origin {
+                    file: d.file.clone(),
+                    line: item.pos.line,
+                },
             });
         }
         out.lists[i] = Some(entries);

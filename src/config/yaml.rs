@@ -34,7 +34,10 @@ impl Pos {
 #[derive(Clone, Debug)]
 pub(crate) enum NodeKind {
     /// A scalar; `plain` is false when it was quoted or a block scalar (always a string then).
-    Scalar { value: String, plain: bool },
+    Scalar {
+        value: String,
+        plain: bool,
+    },
     Seq(Vec<Node>),
     Map(Vec<(Node, Node)>),
 }
@@ -99,15 +102,28 @@ pub(crate) struct YamlError {
 }
 
 enum Frame {
-    Seq { items: Vec<Node>, pos: Pos, anchor: usize },
-    Map { entries: Vec<(Node, Node)>, key: Option<Node>, pos: Pos, anchor: usize },
+    Seq {
+        items: Vec<Node>,
+        pos: Pos,
+        anchor: usize,
+    },
+    Map {
+        entries: Vec<(Node, Node)>,
+        key: Option<Node>,
+        pos: Pos,
+        anchor: usize,
+    },
 }
 
 /// Parse one YAML document. `Ok(None)` for an empty file.
 pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node>, YamlError> {
     if text.len() > limits.max_bytes {
         return Err(YamlError {
-            pos: Pos { line: 1, col: 1, len: 1 },
+            pos: Pos {
+                line: 1,
+                col: 1,
+                len: 1,
+            },
             message: format!(
                 "the file is {} bytes; configuration files are limited to {} bytes",
                 text.len(),
@@ -151,7 +167,10 @@ pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node>, YamlErro
                 let plain = matches!(style, ScalarStyle::Plain);
                 Some((
                     Node {
-                        kind: NodeKind::Scalar { value: value.into_owned(), plain },
+                        kind: NodeKind::Scalar {
+                            value: value.into_owned(),
+                            plain,
+                        },
                         pos,
                         size: 1,
                     },
@@ -177,32 +196,62 @@ pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node>, YamlErro
                 if stack.len() >= limits.max_depth {
                     return Err(depth_error(pos, limits));
                 }
-                stack.push(Frame::Seq { items: Vec::new(), pos, anchor });
+                stack.push(Frame::Seq {
+                    items: Vec::new(),
+                    pos,
+                    anchor,
+                });
                 None
             }
             Event::MappingStart(anchor, _) => {
                 if stack.len() >= limits.max_depth {
                     return Err(depth_error(pos, limits));
                 }
-                stack.push(Frame::Map { entries: Vec::new(), key: None, pos, anchor });
+                stack.push(Frame::Map {
+                    entries: Vec::new(),
+                    key: None,
+                    pos,
+                    anchor,
+                });
                 None
             }
             Event::SequenceEnd => match stack.pop() {
                 Some(Frame::Seq { items, pos, anchor }) => {
                     let size = 1 + items.iter().map(|n| n.size).sum::<usize>();
-                    Some((Node { kind: NodeKind::Seq(items), pos, size }, anchor))
+                    Some((
+                        Node {
+                            kind: NodeKind::Seq(items),
+                            pos,
+                            size,
+                        },
+                        anchor,
+                    ))
                 }
                 _ => return Err(internal(pos)),
             },
             Event::MappingEnd => match stack.pop() {
-                Some(Frame::Map { entries, pos, anchor, .. }) => {
+                Some(Frame::Map {
+                    entries,
+                    pos,
+                    anchor,
+                    ..
+                }) => {
                     let size = 1 + entries.iter().map(|(k, v)| k.size + v.size).sum::<usize>();
-                    Some((Node { kind: NodeKind::Map(entries), pos, size }, anchor))
+                    Some((
+                        Node {
+                            kind: NodeKind::Map(entries),
+                            pos,
+                            size,
+                        },
+                        anchor,
+                    ))
                 }
                 _ => return Err(internal(pos)),
             },
         };
-        let Some((node, anchor)) = finished else { continue };
+        let Some((node, anchor)) = finished else {
+            continue;
+        };
         // Children were counted as they finished; each node counts itself once here.
         nodes = nodes.saturating_add(1);
         if nodes > limits.max_nodes {
@@ -284,11 +333,26 @@ mod tests {
 
     #[test]
     fn positions_are_one_based() {
-        let root = p("a: 1\nhooks:\n  - name: x\n    hook: post_sesion\n").unwrap().unwrap();
-        let NodeKind::Map(entries) = root.kind else { panic!() };
-        let NodeKind::Seq(items) = &entries[1].1.kind else { panic!() };
-        let NodeKind::Map(hook) = &items[0].kind else { panic!() };
-        assert_eq!(hook[1].1.pos, Pos { line: 4, col: 11, len: 11 });
+        let root = p("a: 1\nhooks:\n  - name: x\n    hook: post_sesion\n")
+            .unwrap()
+            .unwrap();
+        let NodeKind::Map(entries) = root.kind else {
+            panic!()
+        };
+        let NodeKind::Seq(items) = &entries[1].1.kind else {
+            panic!()
+        };
+        let NodeKind::Map(hook) = &items[0].kind else {
+            panic!()
+        };
+        assert_eq!(
+            hook[1].1.pos,
+            Pos {
+                line: 4,
+                col: 11,
+                len: 11
+            }
+        );
     }
 
     #[test]
@@ -301,7 +365,12 @@ mod tests {
     fn duplicate_keys_are_errors() {
         let e = p("a: 1\nb: 2\na: 3\n").unwrap_err();
         assert_eq!(e.pos.line, 3);
-        assert!(e.message.contains("duplicate key `a` (first set on line 1)"), "{}", e.message);
+        assert!(
+            e.message
+                .contains("duplicate key `a` (first set on line 1)"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -322,7 +391,9 @@ mod tests {
     #[test]
     fn small_aliases_expand() {
         let root = p("base: &b {timeout: 5}\nother: *b\n").unwrap().unwrap();
-        let NodeKind::Map(entries) = root.kind else { panic!() };
+        let NodeKind::Map(entries) = root.kind else {
+            panic!()
+        };
         assert!(matches!(entries[1].1.kind, NodeKind::Map(_)));
         assert_eq!(entries[1].1.pos.line, 2);
     }

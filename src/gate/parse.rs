@@ -7,7 +7,9 @@
 //! newline) is therefore seen and denied. Words are then decoded piece by piece from an
 //! explicit allow-set of piece kinds; anything else is denied.
 
-use brush_parser::ast::{self, CommandPrefixOrSuffixItem as Item, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect};
+use brush_parser::ast::{
+    self, CommandPrefixOrSuffixItem as Item, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect,
+};
 use brush_parser::word::{self, WordPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserOptions};
 
@@ -33,21 +35,94 @@ pub(crate) struct Refusal {
 }
 
 fn refuse<T>(reason: DenyReason, detail: impl Into<String>) -> Result<T, Refusal> {
-    Err(Refusal { reason, detail: detail.into() })
+    Err(Refusal {
+        reason,
+        detail: detail.into(),
+    })
 }
 
 /// Programs that only mean something inside a shell, or that evaluate their arguments as code.
 const SHELL_ONLY: &[&str] = &[
-    ".", ":", "[[", "]]", "{", "}", "!", "alias", "bg", "bind", "break", "builtin", "caller", "case", "cd", "command",
-    "compgen", "complete", "compopt", "continue", "coproc", "declare", "dirs", "disown", "do", "done", "elif", "else",
-    "enable", "esac", "eval", "exec", "exit", "export", "fc", "fg", "fi", "for", "function", "getopts", "hash",
-    "history", "if", "in", "jobs", "let", "local", "logout", "mapfile", "popd", "pushd", "read", "readarray",
-    "readonly", "return", "select", "set", "shift", "shopt", "source", "suspend", "then", "time", "times", "trap",
-    "type", "typeset", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
+    ".",
+    ":",
+    "[[",
+    "]]",
+    "{",
+    "}",
+    "!",
+    "alias",
+    "bg",
+    "bind",
+    "break",
+    "builtin",
+    "caller",
+    "case",
+    "cd",
+    "command",
+    "compgen",
+    "complete",
+    "compopt",
+    "continue",
+    "coproc",
+    "declare",
+    "dirs",
+    "disown",
+    "do",
+    "done",
+    "elif",
+    "else",
+    "enable",
+    "esac",
+    "eval",
+    "exec",
+    "exit",
+    "export",
+    "fc",
+    "fg",
+    "fi",
+    "for",
+    "function",
+    "getopts",
+    "hash",
+    "history",
+    "if",
+    "in",
+    "jobs",
+    "let",
+    "local",
+    "logout",
+    "mapfile",
+    "popd",
+    "pushd",
+    "read",
+    "readarray",
+    "readonly",
+    "return",
+    "select",
+    "set",
+    "shift",
+    "shopt",
+    "source",
+    "suspend",
+    "then",
+    "time",
+    "times",
+    "trap",
+    "type",
+    "typeset",
+    "ulimit",
+    "umask",
+    "unalias",
+    "unset",
+    "until",
+    "wait",
+    "while",
 ];
 
 /// Redirection operators that only discard or merge output (captured anyway, so dropped).
-const HARMLESS_OPERATORS: &[&str] = &[">", ">>", "1>", "1>>", "2>", "2>>", "&>", "&>>", "2>&", "1>&"];
+const HARMLESS_OPERATORS: &[&str] = &[
+    ">", ">>", "1>", "1>>", "2>", "2>>", "&>", "&>>", "2>&", "1>&", ">&",
+];
 
 /// Characters no command may contain, wherever they are: controls and invisible or
 /// look-alike characters that make what a reviewer reads differ from what runs.
@@ -55,9 +130,25 @@ pub(crate) fn forbidden_char(c: char) -> bool {
     match c {
         '\t' | '\n' => false,
         c if c.is_control() => true,
-        '\u{00A0}' | '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
-        | '\u{180E}' | '\u{2000}'..='\u{200F}' | '\u{2028}'..='\u{202F}' | '\u{205F}'..='\u{206F}' | '\u{2800}'
-        | '\u{3000}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF9}'..='\u{FFFB}'
+        '\u{00A0}'
+        | '\u{00AD}'
+        | '\u{034F}'
+        | '\u{061C}'
+        | '\u{115F}'
+        | '\u{1160}'
+        | '\u{17B4}'
+        | '\u{17B5}'
+        | '\u{180E}'
+        | '\u{2000}'..='\u{200F}'
+        | '\u{2028}'..='\u{202F}'
+        | '\u{205F}'..='\u{206F}'
+        | '\u{2800}'
+        | '\u{3000}'
+        | '\u{3164}'
+        | '\u{FE00}'..='\u{FE0F}'
+        | '\u{FEFF}'
+        | '\u{FFA0}'
+        | '\u{FFF9}'..='\u{FFFB}'
         | '\u{E0000}'..='\u{E007F}' => true,
         _ => false,
     }
@@ -71,13 +162,24 @@ pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
     if command.len() > MAX_COMMAND_BYTES {
         return refuse(
             DenyReason::TooLong,
-            format!("the command is {} bytes, over the limit of {MAX_COMMAND_BYTES}", command.len()),
+            format!(
+                "the command is {} bytes, over the limit of {MAX_COMMAND_BYTES}",
+                command.len()
+            ),
         );
     }
-    if let Some((i, c)) = command.chars().enumerate().find(|(_, c)| forbidden_char(*c)) {
+    if let Some((i, c)) = command
+        .chars()
+        .enumerate()
+        .find(|(_, c)| forbidden_char(*c))
+    {
         return refuse(
             DenyReason::ControlCharacter,
-            format!("character U+{:04X} at position {} is a control or invisible character", c as u32, i + 1),
+            format!(
+                "character U+{:04X} at position {} is a control or invisible character",
+                c as u32,
+                i + 1
+            ),
         );
     }
 
@@ -100,7 +202,9 @@ pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
                 DenyReason::Assignment,
                 format!("`{}` sets a variable for the command", w.value),
             ),
-            Some(Item::ProcessSubstitution(..)) => refuse(DenyReason::Substitution, "process substitution"),
+            Some(Item::ProcessSubstitution(..)) => {
+                refuse(DenyReason::Substitution, "process substitution")
+            }
             _ => refuse(DenyReason::Redirection, "a redirection before the command"),
         };
     }
@@ -116,7 +220,12 @@ pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
         for item in &suffix.0 {
             match item {
                 Item::Word(w) | Item::AssignmentWord(_, w) => words.push(w),
-                Item::ProcessSubstitution(..) => return refuse(DenyReason::Substitution, "process substitution `<(…)` or `>(…)`"),
+                Item::ProcessSubstitution(..) => {
+                    return refuse(
+                        DenyReason::Substitution,
+                        "process substitution `<(…)` or `>(…)`",
+                    )
+                }
                 Item::IoRedirect(r) => redirect_targets.push(harmless_redirect(r)?),
             }
         }
@@ -125,12 +234,12 @@ pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
     let mut argv = Vec::with_capacity(words.len());
     let mut raw = Vec::with_capacity(words.len());
     for w in &words {
-        mark(&mut covered, w)?;
+        mark(&chars, &mut covered, w)?;
         argv.push(decode_word(&w.value)?);
         raw.push(w.value.as_str());
     }
     for target in &redirect_targets {
-        mark(&mut covered, target)?;
+        mark(&chars, &mut covered, target)?;
     }
     check_uncovered(&chars, &covered, &redirect_targets)?;
 
@@ -144,18 +253,33 @@ pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
             format!("`{program_name}` is a shell builtin or keyword; hookd runs programs without a shell"),
         );
     }
-    Ok(Parsed { argv, match_text: raw.join(" ") })
+    Ok(Parsed {
+        argv,
+        match_text: raw.join(" "),
+    })
 }
 
 fn single_simple_command(program: &ast::Program) -> Result<&ast::SimpleCommand, Refusal> {
+    if program.complete_commands.is_empty() {
+        return refuse(DenyReason::Comment, "the command is only a comment");
+    }
     let [complete] = program.complete_commands.as_slice() else {
-        return refuse(DenyReason::Operator, "more than one command (`;` or a newline)");
+        return refuse(
+            DenyReason::Operator,
+            "more than one command (`;` or a newline)",
+        );
     };
     let [item] = complete.0.as_slice() else {
-        return refuse(DenyReason::Operator, "more than one command (`;` or a newline)");
+        return refuse(
+            DenyReason::Operator,
+            "more than one command (`;` or a newline)",
+        );
     };
     if matches!(item.1, ast::SeparatorOperator::Async) {
-        return refuse(DenyReason::Operator, "`&` runs the command in the background");
+        return refuse(
+            DenyReason::Operator,
+            "`&` runs the command in the background",
+        );
     }
     let and_or = &item.0;
     if !and_or.additional.is_empty() {
@@ -178,7 +302,9 @@ fn single_simple_command(program: &ast::Program) -> Result<&ast::SimpleCommand, 
             "a subshell, group, loop or conditional (`( )`, `{ }`, `if`, `for`, `while`, `case`)",
         ),
         ast::Command::Function(_) => refuse(DenyReason::Compound, "a function definition"),
-        ast::Command::ExtendedTest(..) => refuse(DenyReason::Builtin, "`[[ … ]]` is a shell keyword"),
+        ast::Command::ExtendedTest(..) => {
+            refuse(DenyReason::Builtin, "`[[ … ]]` is a shell keyword")
+        }
     }
 }
 
@@ -186,19 +312,28 @@ fn single_simple_command(program: &ast::Program) -> Result<&ast::SimpleCommand, 
 fn harmless_redirect(r: &IoRedirect) -> Result<&ast::Word, Refusal> {
     let to_null = |w: &ast::Word| w.value == "/dev/null";
     match r {
-        IoRedirect::File(fd, IoFileRedirectKind::Write | IoFileRedirectKind::Append, IoFileRedirectTarget::Filename(w))
-            if matches!(fd, None | Some(1) | Some(2)) && to_null(w) =>
-        {
-            Ok(w)
-        }
-        IoRedirect::File(Some(2), IoFileRedirectKind::DuplicateOutput, IoFileRedirectTarget::Duplicate(w)) if w.value == "1" => Ok(w),
-        IoRedirect::File(Some(1), IoFileRedirectKind::DuplicateOutput, IoFileRedirectTarget::Duplicate(w)) if w.value == "2" => Ok(w),
+        IoRedirect::File(
+            fd,
+            IoFileRedirectKind::Write | IoFileRedirectKind::Append,
+            IoFileRedirectTarget::Filename(w),
+        ) if matches!(fd, None | Some(1) | Some(2)) && to_null(w) => Ok(w),
+        IoRedirect::File(
+            Some(2),
+            IoFileRedirectKind::DuplicateOutput,
+            IoFileRedirectTarget::Duplicate(w),
+        ) if w.value == "1" => Ok(w),
+        IoRedirect::File(
+            None | Some(1),
+            IoFileRedirectKind::DuplicateOutput,
+            IoFileRedirectTarget::Duplicate(w),
+        ) if w.value == "2" => Ok(w),
         IoRedirect::OutputAndError(w, _) if to_null(w) => Ok(w),
         IoRedirect::HereDocument(..) => refuse(DenyReason::Heredoc, "a here-document (`<<`)"),
         IoRedirect::HereString(..) => refuse(DenyReason::Heredoc, "a here-string (`<<<`)"),
-        IoRedirect::File(_, _, IoFileRedirectTarget::ProcessSubstitution(..)) => {
-            refuse(DenyReason::Substitution, "process substitution in a redirection")
-        }
+        IoRedirect::File(_, _, IoFileRedirectTarget::ProcessSubstitution(..)) => refuse(
+            DenyReason::Substitution,
+            "process substitution in a redirection",
+        ),
         _ => refuse(
             DenyReason::Redirection,
             "only `2>&1`, `>/dev/null`, `2>/dev/null` and `&>/dev/null` may redirect",
@@ -206,20 +341,43 @@ fn harmless_redirect(r: &IoRedirect) -> Result<&ast::Word, Refusal> {
     }
 }
 
-fn mark(covered: &mut [bool], w: &ast::Word) -> Result<(), Refusal> {
+/// Mark a word's characters as accounted for. The word's text must be exactly its source:
+/// anything the grammar rewrote (a backslash-newline continuation) is refused.
+fn mark(chars: &[char], covered: &mut [bool], w: &ast::Word) -> Result<(), Refusal> {
     let Some(loc) = &w.loc else {
-        return refuse(DenyReason::Unparsable, format!("no source position for `{}`", w.value));
+        return refuse(
+            DenyReason::Unparsable,
+            format!("no source position for `{}`", w.value),
+        );
     };
     let (start, end) = (loc.start.index, loc.end.index);
     if start > end || end > covered.len() {
         return refuse(DenyReason::Unparsable, "inconsistent source positions");
+    }
+    let source = &chars[start..end];
+    if !source.iter().copied().eq(w.value.chars()) {
+        return if source.contains(&'\n') {
+            refuse(
+                DenyReason::Operator,
+                "a backslash-newline continues the line",
+            )
+        } else {
+            refuse(
+                DenyReason::Unparsable,
+                format!("`{}` does not match its source text", w.value),
+            )
+        };
     }
     covered[start..end].iter_mut().for_each(|c| *c = true);
     Ok(())
 }
 
 /// Every character outside words must be a blank or the operator of an admitted redirection.
-fn check_uncovered(chars: &[char], covered: &[bool], targets: &[&ast::Word]) -> Result<(), Refusal> {
+fn check_uncovered(
+    chars: &[char],
+    covered: &[bool],
+    targets: &[&ast::Word],
+) -> Result<(), Refusal> {
     let mut operators = 0usize;
     let mut i = 0;
     while i < chars.len() {
@@ -239,30 +397,50 @@ fn check_uncovered(chars: &[char], covered: &[bool], targets: &[&ast::Word]) -> 
         return Err(classify_stray(&token));
     }
     if operators != targets.len() {
-        return refuse(DenyReason::Unparsable, "redirections do not match the parse");
+        return refuse(
+            DenyReason::Unparsable,
+            "redirections do not match the parse",
+        );
     }
     Ok(())
 }
 
 fn classify_stray(token: &str) -> Refusal {
     let (reason, detail) = if token.contains('#') {
-        (DenyReason::Comment, format!("`{}` starts a comment", token.trim()))
+        (
+            DenyReason::Comment,
+            format!("`{}` starts a comment", token.trim()),
+        )
     } else if token.contains('\n') {
-        (DenyReason::Operator, "a newline outside quotes separates commands".to_string())
+        (
+            DenyReason::Operator,
+            "a newline outside quotes separates commands".to_string(),
+        )
     } else if token.contains([';', '&', '|']) {
-        (DenyReason::Operator, format!("`{}` separates or chains commands", token.trim()))
+        (
+            DenyReason::Operator,
+            format!("`{}` separates or chains commands", token.trim()),
+        )
     } else if token.contains(['<', '>']) {
-        (DenyReason::Redirection, format!("`{}` redirects input or output", token.trim()))
+        (
+            DenyReason::Redirection,
+            format!("`{}` redirects input or output", token.trim()),
+        )
     } else {
-        (DenyReason::Unparsable, format!("`{}` is not part of any word", token.trim()))
+        (
+            DenyReason::Unparsable,
+            format!("`{}` is not part of any word", token.trim()),
+        )
     };
     Refusal { reason, detail }
 }
 
 /// The literal value of one word, or why it is not a literal.
 fn decode_word(raw: &str) -> Result<String, Refusal> {
-    let pieces = word::parse(raw, &ParserOptions::default())
-        .map_err(|e| Refusal { reason: DenyReason::Unparsable, detail: e.to_string() })?;
+    let pieces = word::parse(raw, &ParserOptions::default()).map_err(|e| Refusal {
+        reason: DenyReason::Unparsable,
+        detail: e.to_string(),
+    })?;
     let mut out = String::new();
     let mut unquoted_text = String::new();
     for (i, p) in pieces.iter().enumerate() {
@@ -276,19 +454,47 @@ fn decode_word(raw: &str) -> Result<String, Refusal> {
             WordPiece::EscapeSequence(s) => {
                 let c = s.strip_prefix('\\').unwrap_or(s);
                 if c.contains('\n') || c.is_empty() {
-                    return refuse(DenyReason::Operator, "a backslash-newline continues the line");
+                    return refuse(
+                        DenyReason::Operator,
+                        "a backslash-newline continues the line",
+                    );
                 }
                 out.push_str(c);
             }
             WordPiece::DoubleQuotedSequence(inner) => decode_double_quoted(inner, &mut out)?,
-            WordPiece::AnsiCQuotedText(_) => return refuse(DenyReason::Expansion, format!("`$'…'` quoting in `{raw}`")),
-            WordPiece::GettextDoubleQuotedSequence(_) => return refuse(DenyReason::Expansion, format!("`$\"…\"` quoting in `{raw}`")),
-            WordPiece::TildeExpansion(_) => return refuse(DenyReason::Expansion, format!("`~` expands to a home directory in `{raw}`")),
-            WordPiece::ParameterExpansion(_) => return refuse(DenyReason::Expansion, format!("a variable expansion in `{raw}`")),
-            WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => {
-                return refuse(DenyReason::Substitution, format!("command substitution in `{raw}`"))
+            WordPiece::AnsiCQuotedText(_) => {
+                return refuse(DenyReason::Expansion, format!("`$'…'` quoting in `{raw}`"))
             }
-            WordPiece::ArithmeticExpression(_) => return refuse(DenyReason::Substitution, format!("arithmetic expansion in `{raw}`")),
+            WordPiece::GettextDoubleQuotedSequence(_) => {
+                return refuse(
+                    DenyReason::Expansion,
+                    format!("`$\"…\"` quoting in `{raw}`"),
+                )
+            }
+            WordPiece::TildeExpansion(_) => {
+                return refuse(
+                    DenyReason::Expansion,
+                    format!("`~` expands to a home directory in `{raw}`"),
+                )
+            }
+            WordPiece::ParameterExpansion(_) => {
+                return refuse(
+                    DenyReason::Expansion,
+                    format!("a variable expansion in `{raw}`"),
+                )
+            }
+            WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => {
+                return refuse(
+                    DenyReason::Substitution,
+                    format!("command substitution in `{raw}`"),
+                )
+            }
+            WordPiece::ArithmeticExpression(_) => {
+                return refuse(
+                    DenyReason::Substitution,
+                    format!("arithmetic expansion in `{raw}`"),
+                )
+            }
         }
     }
     if let Some(open) = unquoted_text.find('{') {
@@ -303,23 +509,38 @@ fn decode_word(raw: &str) -> Result<String, Refusal> {
 /// Unquoted text must be plain: no glob, expansion or operator characters.
 fn vet_unquoted(t: &str, first_piece: bool, before: &str) -> Result<(), Refusal> {
     if let Some(c) = t.chars().find(|c| matches!(c, '*' | '?' | '[')) {
-        return refuse(DenyReason::Glob, format!("unquoted `{c}` is a glob pattern; quote it to pass it literally"));
+        return refuse(
+            DenyReason::Glob,
+            format!("unquoted `{c}` is a glob pattern; quote it to pass it literally"),
+        );
     }
     if let Some(c) = t.chars().find(|c| matches!(c, '$' | '`')) {
         return refuse(DenyReason::Expansion, format!("unquoted `{c}`"));
     }
-    if let Some(c) = t.chars().find(|c| matches!(c, '(' | ')' | ';' | '&' | '|' | '<' | '>' | '!' | '\n' | '"' | '\'' | '\\')) {
-        return refuse(DenyReason::Unparsable, format!("unquoted `{}`; quote it", c.escape_default()));
+    if let Some(c) = t.chars().find(|c| {
+        matches!(
+            c,
+            '(' | ')' | ';' | '&' | '|' | '<' | '>' | '!' | '\n' | '"' | '\'' | '\\'
+        )
+    }) {
+        return refuse(
+            DenyReason::Unparsable,
+            format!("unquoted `{}`; quote it", c.escape_default()),
+        );
     }
     if (first_piece && before.is_empty() && t.starts_with('#')) || t.contains(" #") {
         return refuse(DenyReason::Comment, "`#` starts a comment");
     }
     // Tilde expands at the start of a word and after `=` or `:` in assignment-like words.
-    let tilde_expands = t
-        .char_indices()
-        .any(|(i, c)| c == '~' && (i == 0 && before.is_empty() || matches!(t[..i].chars().last(), Some('=' | ':'))));
+    let tilde_expands = t.char_indices().any(|(i, c)| {
+        c == '~'
+            && (i == 0 && before.is_empty() || matches!(t[..i].chars().last(), Some('=' | ':')))
+    });
     if tilde_expands {
-        return refuse(DenyReason::Expansion, "`~` expands to a home directory; quote it");
+        return refuse(
+            DenyReason::Expansion,
+            "`~` expands to a home directory; quote it",
+        );
     }
     Ok(())
 }
@@ -335,13 +556,26 @@ fn decode_double_quoted(inner: &[WordPieceWithSource], out: &mut String) -> Resu
             }
             WordPiece::EscapeSequence(s) => match s.as_str() {
                 "\\\"" | "\\\\" | "\\$" | "\\`" => out.push_str(&s[1..]),
-                _ if s.contains('\n') => return refuse(DenyReason::Operator, "a backslash-newline inside double quotes"),
+                _ if s.contains('\n') => {
+                    return refuse(
+                        DenyReason::Operator,
+                        "a backslash-newline inside double quotes",
+                    )
+                }
                 _ => out.push_str(s),
             },
             WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => {
-                return refuse(DenyReason::Substitution, "command substitution inside double quotes")
+                return refuse(
+                    DenyReason::Substitution,
+                    "command substitution inside double quotes",
+                )
             }
-            WordPiece::ArithmeticExpression(_) => return refuse(DenyReason::Substitution, "arithmetic expansion inside double quotes"),
+            WordPiece::ArithmeticExpression(_) => {
+                return refuse(
+                    DenyReason::Substitution,
+                    "arithmetic expansion inside double quotes",
+                )
+            }
             _ => return refuse(DenyReason::Expansion, "an expansion inside double quotes"),
         }
     }

@@ -42,7 +42,10 @@ pub(crate) fn capture(mut r: impl Read, cap: usize) -> Captured {
         dropped += (kept.len() - keep) as u64;
         kept.truncate(keep);
     }
-    Captured { text: String::from_utf8_lossy(&kept).into_owned(), dropped }
+    Captured {
+        text: String::from_utf8_lossy(&kept).into_owned(),
+        dropped,
+    }
 }
 
 /// Length of `b` without an incomplete UTF-8 sequence at its end.
@@ -75,7 +78,11 @@ mod tests {
         for cap in 0..text.len() {
             let c = capture(text.as_bytes(), cap);
             assert!(text.starts_with(&c.text), "cap {cap}: {:?}", c.text);
-            assert_eq!(c.text.len() as u64 + c.dropped, text.len() as u64, "cap {cap}");
+            assert_eq!(
+                c.text.len() as u64 + c.dropped,
+                text.len() as u64,
+                "cap {cap}"
+            );
             assert!(!c.text.contains('\u{FFFD}'));
         }
     }

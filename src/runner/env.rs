@@ -7,8 +7,22 @@ use std::path::PathBuf;
 
 /// Variables removed by name: each makes a shell or runtime run code or change parsing.
 const REMOVED: &[&str] = &[
-    "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PROMPT_COMMAND", "PS4", "IFS", "CDPATH", "GLOBIGNORE", "ZDOTDIR",
-    "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONSTARTUP", "PYTHONINSPECT", "GIT_EXEC_PATH",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PROMPT_COMMAND",
+    "PS4",
+    "IFS",
+    "CDPATH",
+    "GLOBIGNORE",
+    "ZDOTDIR",
+    "NODE_OPTIONS",
+    "PERL5OPT",
+    "RUBYOPT",
+    "PYTHONSTARTUP",
+    "PYTHONINSPECT",
+    "GIT_EXEC_PATH",
 ];
 /// Variables removed by prefix: exported bash functions and dynamic-loader controls.
 const REMOVED_PREFIXES: &[&str] = &["BASH_FUNC_", "LD_", "DYLD_"];
@@ -17,11 +31,14 @@ const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 pub(crate) fn removed(name: &OsStr) -> bool {
     let b = name.as_bytes();
-    REMOVED.iter().any(|r| r.as_bytes() == b) || REMOVED_PREFIXES.iter().any(|p| b.starts_with(p.as_bytes()))
+    REMOVED.iter().any(|r| r.as_bytes() == b)
+        || REMOVED_PREFIXES.iter().any(|p| b.starts_with(p.as_bytes()))
 }
 
 /// The sanitized environment built from `vars`. `PATH` keeps only absolute entries.
-pub(crate) fn sanitize(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+pub(crate) fn sanitize(
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
     let mut out: Vec<(OsString, OsString)> = Vec::new();
     let mut path = None;
     for (k, v) in vars {
@@ -39,7 +56,9 @@ pub(crate) fn sanitize(vars: impl IntoIterator<Item = (OsString, OsString)>) -> 
 }
 
 fn clean_path(v: &OsStr) -> OsString {
-    let kept: Vec<PathBuf> = std::env::split_paths(v).filter(|p| p.is_absolute()).collect();
+    let kept: Vec<PathBuf> = std::env::split_paths(v)
+        .filter(|p| p.is_absolute())
+        .collect();
     std::env::join_paths(kept).unwrap_or_else(|_| DEFAULT_PATH.into())
 }
 
@@ -60,7 +79,10 @@ mod tests {
         ]
         .map(|(k, v)| (OsString::from(k), OsString::from(v)));
         let out = sanitize(vars);
-        let names: Vec<_> = out.iter().map(|(k, _)| k.to_string_lossy().to_string()).collect();
+        let names: Vec<_> = out
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().to_string())
+            .collect();
         assert_eq!(names, ["HOME", "PATH"]);
         assert_eq!(out[1].1, "/usr/bin:/bin");
     }

@@ -68,7 +68,11 @@ pub struct RunReport {
 
 impl RunReport {
     fn failed_to_start(error: String, started: Instant) -> Self {
-        RunReport { error: Some(error), duration: started.elapsed(), ..Default::default() }
+        RunReport {
+            error: Some(error),
+            duration: started.elapsed(),
+            ..Default::default()
+        }
     }
 
     /// `exit_code`, or -1 when the process did not exit normally.
@@ -86,8 +90,16 @@ impl RunReport {
 fn resolve(program: &str, cwd: &Path, path: Option<&OsString>) -> Result<PathBuf, String> {
     if program.contains('/') {
         let p = Path::new(program);
-        let full = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
-        return if full.exists() { Ok(full) } else { Err(format!("`{program}` does not exist")) };
+        let full = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            cwd.join(p)
+        };
+        return if full.exists() {
+            Ok(full)
+        } else {
+            Err(format!("`{program}` does not exist"))
+        };
     }
     let path = path.cloned().unwrap_or_default();
     for dir in std::env::split_paths(&path) {
@@ -99,7 +111,9 @@ fn resolve(program: &str, cwd: &Path, path: Option<&OsString>) -> Result<PathBuf
             }
         }
     }
-    Err(format!("`{program}` was not found on PATH; is it installed?"))
+    Err(format!(
+        "`{program}` was not found on PATH; is it installed?"
+    ))
 }
 
 fn signal_group(pgid: Pid, sig: Signal) -> bool {
@@ -141,8 +155,12 @@ pub fn run(spec: &RunSpec) -> RunReport {
         Ok(c) => c,
         Err(e) => {
             let why = match e.kind() {
-                std::io::ErrorKind::PermissionDenied => format!("permission denied executing `{program}`"),
-                std::io::ErrorKind::NotFound => format!("`{program}` could not be executed (missing interpreter?)"),
+                std::io::ErrorKind::PermissionDenied => {
+                    format!("permission denied executing `{program}`")
+                }
+                std::io::ErrorKind::NotFound => {
+                    format!("`{program}` could not be executed (missing interpreter?)")
+                }
                 _ => format!("`{program}` could not start: {e}"),
             };
             return RunReport::failed_to_start(why, started);
@@ -161,8 +179,20 @@ pub fn run(spec: &RunSpec) -> RunReport {
     }
     let (out_tx, out_rx) = mpsc::channel::<(bool, Captured)>();
     for (is_stdout, stream) in [
-        (true, child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>)),
-        (false, child.stderr.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>)),
+        (
+            true,
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        ),
+        (
+            false,
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        ),
     ] {
         if let Some(stream) = stream {
             let tx = out_tx.clone();
@@ -189,7 +219,10 @@ pub fn run(spec: &RunSpec) -> RunReport {
 
     let mut report = RunReport::default();
     let deadline = started + spec.timeout;
-    if exit_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).is_err() {
+    if exit_rx
+        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        .is_err()
+    {
         report.timed_out = true;
         signal_group(pgid, Signal::SIGTERM);
         signal_group(pgid, Signal::SIGCONT);
@@ -240,9 +273,14 @@ pub fn run(spec: &RunSpec) -> RunReport {
     }
     if report.timed_out {
         report.exit_code = None;
-        report.error = Some(format!("timed out after {}s; the process group was killed", spec.timeout.as_secs_f64()));
+        report.error = Some(format!(
+            "timed out after {}s; the process group was killed",
+            spec.timeout.as_secs_f64()
+        ));
     } else if let Some(sig) = report.signal {
-        let name = Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("unknown signal");
+        let name = Signal::try_from(sig)
+            .map(|s| s.as_str())
+            .unwrap_or("unknown signal");
         report.error = Some(format!("killed by {name}"));
     } else if let Some(code) = report.exit_code.filter(|c| *c != 0) {
         report.error = Some(format!("exit status {code}"));

@@ -1,0 +1,440 @@
+//! The `hookd` command line: subcommands that call the library and render its answers.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+
+use crate::catalog::HookPoint;
+use crate::config::{self, Config, ConfigError, LoadOptions, Mode};
+use crate::dispatch::{Context, Engine};
+use crate::events::{EventSink, JsonLines, NullSink};
+use crate::gate::{self, Verdict};
+use crate::state::{FileStore, MemoryStore, StateStore};
+
+/// The largest dispatch context read from stdin.
+const MAX_CONTEXT_BYTES: usize = 16 * 1024 * 1024;
+
+/// hookd: YAML-configured hooks for AI coding agents, gated by a bash allow-list.
+#[derive(Debug, Parser)]
+#[command(name = "hookd", version, about, long_about = None, after_help = "Configuration lives in .infer/ (hooks.yaml, reminders.yaml, config.yaml). See docs/ for the guide.")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the hook points in loop order, with what a hook at each may do.
+    Points {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Print the Markdown page docs/hook-points.md.
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
+    },
+    /// Validate every configuration file and show what would run where.
+    Check {
+        /// Read only this directory instead of ~/.infer and ./.infer.
+        #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+        /// The mode whose allow-list decides the verdicts.
+        #[arg(long, default_value = "standard", value_parser = parse_mode)]
+        mode: Mode,
+    },
+    /// Ask the gate whether a command may run. Exit 0 allowed, 1 denied.
+    Allow {
+        /// Read only this directory instead of ~/.infer and ./.infer.
+        #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+        /// The mode whose allow-list applies.
+        #[arg(long, default_value = "standard", value_parser = parse_mode)]
+        mode: Mode,
+        /// Print {"allowed":bool,"reason":..,"hint":..}.
+        #[arg(long)]
+        json: bool,
+        /// The command, as one quoted string (several words are joined by spaces).
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Run what is due at POINT: context JSON on stdin, Outcome JSON on stdout.
+    Dispatch {
+        /// The hook point.
+        #[arg(value_parser = parse_point, value_name = "POINT")]
+        point: HookPoint,
+        /// Read only this directory instead of ~/.infer and ./.infer.
+        #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+        /// The mode (overrides the context's `mode`; default standard).
+        #[arg(long, value_parser = parse_mode)]
+        mode: Option<Mode>,
+        /// The session (overrides the context's `session_id`).
+        #[arg(long, value_name = "ID")]
+        session_id: Option<String>,
+        /// The agent's turn (overrides the context's `turn`).
+        #[arg(long, value_name = "N")]
+        turn: Option<u64>,
+        /// Append events as JSON lines to FILE (`-` for stderr).
+        #[arg(long, value_name = "FILE")]
+        events: Option<PathBuf>,
+    },
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse::<Mode>().map_err(|e| e.to_string())
+}
+
+fn parse_point(s: &str) -> Result<HookPoint, String> {
+    s.parse::<HookPoint>()
+        .map_err(|e| format!("{e}; valid points: {}", HookPoint::names_joined()))
+}
+
+/// What the binary should exit with, and what to print on stderr first.
+#[derive(Debug)]
+pub struct Exit {
+    /// Process exit code.
+    pub code: i32,
+    /// Printed to stderr (already formatted).
+    pub message: Option<String>,
+}
+
+impl Exit {
+    fn ok() -> Self {
+        Exit {
+            code: 0,
+            message: None,
+        }
+    }
+    fn code(code: i32) -> Self {
+        Exit {
+            code,
+            message: None,
+        }
+    }
+    fn error(code: i32, message: impl Into<String>) -> Self {
+        Exit {
+            code,
+            message: Some(message.into()),
+        }
+    }
+}
+
+/// Run the parsed command line.
+pub fn run(cli: Cli) -> Exit {
+    match cli.command {
+        Command::Points { json, markdown } => points(json, markdown),
+        Command::Check { config_dir, mode } => check(config_dir, mode),
+        Command::Allow {
+            config_dir,
+            mode,
+            json,
+            command,
+        } => allow(config_dir, mode, json, &command.join(" ")),
+        Command::Dispatch {
+            point,
+            config_dir,
+            mode,
+            session_id,
+            turn,
+            events,
+        } => dispatch(point, config_dir, mode, session_id, turn, events),
+    }
+}
+
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+fn points(json: bool, markdown: bool) -> Exit {
+    if markdown {
+        out(&HookPoint::docs_markdown());
+    } else if json {
+        let list: Vec<_> = HookPoint::ALL
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "name": p.name(),
+                    "fires": p.fires(),
+                    "observe_only": p.capabilities().observe_only(),
+                    "capabilities": p.capabilities(),
+                })
+            })
+            .collect();
+        out(&format!("{}\n", serde_json::Value::Array(list)));
+    } else {
+        let mut s = String::new();
+        for p in HookPoint::ALL {
+            s.push_str(&format!(
+                "{:<17} {}\n{:<17} may: {}\n",
+                p.name(),
+                p.fires(),
+                "",
+                p.capabilities().words().join(", ")
+            ));
+        }
+        out(&s);
+    }
+    Exit::ok()
+}
+
+fn load(config_dir: Option<PathBuf>) -> Result<Config, Exit> {
+    let opts = LoadOptions::from_process(config_dir).map_err(|e| {
+        Exit::error(
+            2,
+            format!("error: cannot determine the current directory: {e}"),
+        )
+    })?;
+    if let Some(dir) = &opts.config_dir {
+        if !dir.is_dir() {
+            return Err(Exit::error(
+                2,
+                format!("error: --config-dir {} is not a directory", dir.display()),
+            ));
+        }
+    }
+    config::load(&opts).map_err(|e: ConfigError| {
+        let errors = e.errors().count();
+        Exit::error(
+            2,
+            format!(
+                "{e}\n\nhookd: the configuration has {errors} error{}",
+                plural(errors)
+            ),
+        )
+    })
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn print_warnings(config: &Config) {
+    let mut err = std::io::stderr().lock();
+    for w in &config.warnings {
+        let _ = writeln!(err, "{w}\n");
+    }
+}
+
+fn check(config_dir: Option<PathBuf>, mode: Mode) -> Exit {
+    let config = match load(config_dir) {
+        Ok(c) => c,
+        Err(mut e) => {
+            e.code = 1;
+            return e;
+        }
+    };
+    print_warnings(&config);
+    let mut unrestricted = Vec::new();
+    for e in config.allow.all_entries() {
+        if gate::is_unrestricted(&e.pattern) {
+            unrestricted.push(format!(
+                "warning: allow entry `{}` ({}) is UNRESTRICTED: in mode{} `{}` it admits every single command the parser accepts",
+                e.pattern,
+                e.origin,
+                if e.list == "all" { "s" } else { "" },
+                e.list
+            ));
+        }
+    }
+    if !unrestricted.is_empty() {
+        eprintln!("{}\n", unrestricted.join("\n"));
+    }
+    let engine = Engine::builder(config).build();
+    let config = engine.config();
+    let mut s = String::new();
+    let sources = if config.sources.is_empty() {
+        "none found (nothing configured)".to_string()
+    } else {
+        config.sources.join(", ")
+    };
+    s.push_str(&format!("sources: {sources}\n"));
+    s.push_str(&format!(
+        "hooks: {} ({} configured)\n",
+        if config.hooks.enabled {
+            "enabled"
+        } else {
+            "disabled (set `enabled: true` in hooks.yaml or INFER_HOOKS_ENABLED=true)"
+        },
+        config.hooks.hooks.len()
+    ));
+    s.push_str(&format!(
+        "reminders: {} ({} configured)\n",
+        if config.reminders.enabled {
+            "enabled"
+        } else {
+            "disabled"
+        },
+        config.reminders.reminders.len()
+    ));
+    s.push_str(&format!(
+        "allow-list for mode {mode}: {} entries\n",
+        config.allow.for_mode(mode).count()
+    ));
+    for point in HookPoint::ALL {
+        let hooks: Vec<_> = config
+            .hooks
+            .hooks
+            .iter()
+            .filter(|h| h.hook == point)
+            .collect();
+        let reminders: Vec<_> = config
+            .reminders
+            .reminders
+            .iter()
+            .filter(|r| r.hook == point)
+            .collect();
+        if hooks.is_empty() && reminders.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("\n{point}\n"));
+        for h in hooks {
+            let verdict = match engine.gate().verdict(&h.command, mode) {
+                Verdict::Allowed(a) => format!(
+                    "allowed by `{}` ({}); runs {:?}",
+                    a.entry.pattern, a.entry.origin, a.argv
+                ),
+                Verdict::Denied(d) => format!(
+                    "DENIED ({}): {}\n      hint: {}",
+                    d.reason, d.detail, d.hint
+                ),
+            };
+            s.push_str(&format!(
+                "  hook {} `{}` (timeout {}s)\n    -> {verdict}\n",
+                h.name,
+                h.command,
+                h.timeout.as_secs()
+            ));
+        }
+        for r in reminders {
+            s.push_str(&format!("  reminder {} (trigger {})\n", r.name, r.trigger));
+        }
+    }
+    s.push_str(&format!(
+        "\nhookd check: configuration is valid ({} warning{})\n",
+        config.warnings.len() + unrestricted.len(),
+        plural(config.warnings.len() + unrestricted.len())
+    ));
+    out(&s);
+    Exit::ok()
+}
+
+fn allow(config_dir: Option<PathBuf>, mode: Mode, json: bool, command: &str) -> Exit {
+    let config = match load(config_dir) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
+    let verdict = gate.verdict(command, mode);
+    if json {
+        let v = match &verdict {
+            Verdict::Allowed(a) => serde_json::json!({
+                "allowed": true, "reason": null, "hint": null, "argv": a.argv,
+                "entry": a.entry.pattern, "origin": a.entry.origin.to_string(),
+            }),
+            Verdict::Denied(d) => {
+                serde_json::json!({"allowed": false, "reason": d.reason, "hint": d.hint, "detail": d.detail})
+            }
+        };
+        out(&format!("{v}\n"));
+    } else {
+        match &verdict {
+            Verdict::Allowed(a) => out(&format!(
+                "allowed\n  by `{}` ({})\n  runs {:?}\n",
+                a.entry.pattern, a.entry.origin, a.argv
+            )),
+            Verdict::Denied(d) => out(&format!(
+                "denied: {}: {}\n  hint: {}\n",
+                d.reason, d.detail, d.hint
+            )),
+        }
+    }
+    Exit::code(if verdict.is_allowed() { 0 } else { 1 })
+}
+
+fn dispatch(
+    point: HookPoint,
+    config_dir: Option<PathBuf>,
+    mode: Option<Mode>,
+    session_id: Option<String>,
+    turn: Option<u64>,
+    events: Option<PathBuf>,
+) -> Exit {
+    let config = match load(config_dir) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    print_warnings(&config);
+    let mut context = match read_context() {
+        Ok(c) => c,
+        Err(e) => return Exit::error(2, format!("error: {e}")),
+    };
+    if let Some(id) = session_id {
+        context.set("session_id", id);
+    }
+    if let Some(t) = turn {
+        context.set("turn", t);
+    }
+    if let Some(m) = mode {
+        context.set("mode", m.name());
+    }
+    let sink: Arc<dyn EventSink> = match events.as_deref() {
+        None => Arc::new(NullSink),
+        Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
+        Some(p) => match JsonLines::append(p) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                return Exit::error(
+                    2,
+                    format!("error: cannot open --events {}: {e}", p.display()),
+                )
+            }
+        },
+    };
+    let store: Arc<dyn StateStore> = match FileStore::default_dir() {
+        Some(dir) => Arc::new(FileStore::new(dir)),
+        None => Arc::new(MemoryStore::default()),
+    };
+    let engine = Engine::builder(config)
+        .sink(sink)
+        .state_store(store)
+        .build();
+    match engine.dispatch(point, &context) {
+        Ok(outcome) => {
+            out(&format!(
+                "{}\n",
+                serde_json::to_string(&outcome).unwrap_or_else(|_| "{}".into())
+            ));
+            Exit::ok()
+        }
+        Err(e) => Exit::error(2, format!("error: {e}")),
+    }
+}
+
+fn read_context() -> Result<Context, String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(Context::new());
+    }
+    let mut buf = Vec::new();
+    stdin
+        .lock()
+        .take(MAX_CONTEXT_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read the context from stdin: {e}"))?;
+    if buf.len() > MAX_CONTEXT_BYTES {
+        return Err(format!(
+            "the context on stdin is over {MAX_CONTEXT_BYTES} bytes"
+        ));
+    }
+    let text =
+        String::from_utf8(buf).map_err(|_| "the context on stdin is not UTF-8".to_string())?;
+    Context::from_json(&text).map_err(|e| e.to_string())
+}

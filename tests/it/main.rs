@@ -1,0 +1,3 @@
+//! hookd's integration tests: one binary, one module per concern.
+
+mod gate_table;
