@@ -11,7 +11,7 @@ use regex::{Regex, RegexSet};
 use serde::Serialize;
 
 use crate::config::{AllowEntry, AllowLists, Mode};
-pub use parse::MAX_COMMAND_BYTES;
+pub use parse::{forbidden_char, MAX_COMMAND_BYTES};
 
 /// Why a command was denied. Serialized as the `reason` of `hook_command_skipped` events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -126,7 +126,7 @@ const HARMLESS_OPERATORS: &[&str] = &[
 
 /// Characters no command may contain, wherever they are: controls and invisible or
 /// look-alike characters that make what a reviewer reads differ from what runs.
-pub(crate) fn forbidden_char(c: char) -> bool {
+pub fn forbidden_char(c: char) -> bool {
     match c {
         '\t' | '\n' => false,
         c if c.is_control() => true,
