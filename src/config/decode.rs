@@ -155,3 +155,35 @@ impl<'s> Decoder<'s> {
         None
     }
 }
+
+/// Names seen so far in a list, to report duplicates even when an earlier entry is invalid.
+#[derive(Default)]
+pub(crate) struct NameSet {
+    seen: Vec<(String, usize)>,
+}
+
+impl NameSet {
+    /// Record the `name` of `item`; false (and an error) when it was already used.
+    pub fn check(&mut self, d: &mut Decoder<'_>, item: &Node, what: &str, why: &str) -> bool {
+        let NodeKind::Map(entries) = &item.kind else {
+            return true;
+        };
+        let Some((key, NodeKind::Scalar { value, .. })) = entries
+            .iter()
+            .find(|(k, _)| matches!(&k.kind, NodeKind::Scalar { value, .. } if value == "name"))
+            .map(|(k, v)| (k, &v.kind))
+        else {
+            return true;
+        };
+        if let Some((_, line)) = self.seen.iter().find(|(n, _)| n == value) {
+            d.error(
+                key.pos,
+                format!("duplicate {what} name `{value}` (first defined on line {line})"),
+                Some(format!("give each {what} a unique name; {why}")),
+            );
+            return false;
+        }
+        self.seen.push((value.clone(), key.pos.line));
+        true
+    }
+}

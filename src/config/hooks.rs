@@ -59,17 +59,18 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
     let Some(items) = d.seq(list, "`hooks`") else {
         return out;
     };
+    let mut names = super::decode::NameSet::default();
     for item in items {
+        let unique = names.check(
+            d,
+            item,
+            "hook",
+            "events and `hookd check` refer to hooks by name",
+        );
         if let Some(spec) = decode_hook(d, item) {
-            if let Some(first) = out.hooks.iter().find(|h| h.name == spec.name) {
-                d.error(
-                    item.pos,
-                    format!("duplicate hook name `{}` (first defined on line {})", spec.name, first.origin.line),
-                    Some("give each hook a unique name; events and `hookd check` refer to hooks by name".into()),
-                );
-                continue;
+            if unique {
+                out.hooks.push(spec);
             }
-            out.hooks.push(spec);
         }
     }
     out

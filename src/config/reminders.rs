@@ -173,20 +173,18 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> RemindersConfig {
     let mut own = Vec::new();
     if let Some(list) = top.get("reminders") {
         if let Some(items) = d.seq(list, "`reminders`") {
+            let mut names = super::decode::NameSet::default();
             for item in items {
+                let unique = names.check(
+                    d,
+                    item,
+                    "reminder",
+                    "`merge: true` and events refer to reminders by name",
+                );
                 if let Some(spec) = decode_one(d, item) {
-                    if let Some(first) = own.iter().find(|r: &&ReminderSpec| r.name == spec.name) {
-                        d.error(
-                            item.pos,
-                            format!(
-                                "duplicate reminder name `{}` (first defined on line {})",
-                                spec.name, first.origin.line
-                            ),
-                            None,
-                        );
-                        continue;
+                    if unique {
+                        own.push(spec);
                     }
-                    own.push(spec);
                 }
             }
         }

@@ -1,4 +1,8 @@
 //! hookd's integration tests: one binary, one module per concern.
 
+mod config_errors;
+mod dispatch;
 mod gate_props;
 mod gate_table;
+mod lookup;
+mod support;

@@ -1,0 +1,206 @@
+//! What a user sees when configuration is wrong: whole messages, with file, line and column.
+
+use crate::support::{stderr, stdout, Project};
+
+#[test]
+fn misspelt_hook_point_names_file_line_and_suggestion() {
+    let p = Project::new();
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - name: fmt\n    hook: post_sesion\n    command: gofmt -w .\n",
+    );
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "error: unknown hook point `post_sesion`\n  --> .infer/hooks.yaml:4:11\n  |\n4 |     hook: post_sesion\n  |           ^^^^^^^^^^^\n  = help: did you mean `post_session`? valid points: pre_session, pre_stream, post_stream, pre_tool, post_tool, pre_queue_drain, post_queue_drain, post_session\n\nhookd: the configuration has 1 error\n"
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn every_error_is_reported_not_just_the_first() {
+    let p = Project::new();
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - name: a\n    hook: post_session\n    command: '  '\n  - name: a\n    hook: pre_tool\n    command: x\n  - name: b\n    hook: pre_tool\n    command: y\n    timeout: -5\n",
+    );
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: command is empty\n  --> .infer/hooks.yaml:5:14"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "error: duplicate hook name `a` (first defined on line 3)\n  --> .infer/hooks.yaml:6:5"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("error: timeout is negative (-5)\n  --> .infer/hooks.yaml:12:14"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("hookd: the configuration has 3 errors\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_keys_are_warnings_with_suggestions() {
+    let p = Project::new();
+    p.write("hooks.yaml", "enabled: true\nhooks:\n  - name: a\n    hook: post_session\n    command: 'true'\n    timout: 5\n");
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "warning: unknown key `timout` in a hook is ignored\n  --> .infer/hooks.yaml:6:5\n  |\n6 |     timout: 5\n  |     ^^^^^^\n  = help: did you mean `timeout`? (known keys: name, hook, command, timeout)\n\n"
+    );
+    assert!(stdout(&out).contains("hookd check: configuration is valid (1 warning)"));
+}
+
+#[test]
+fn yaml_syntax_errors_are_located() {
+    let p = Project::new();
+    p.write(
+        "reminders.yaml",
+        "enabled: true\nreminders:\n  - name: x\n    text: [unclosed\n",
+    );
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.starts_with("error: invalid YAML: "), "{err}");
+    assert!(err.contains("--> .infer/reminders.yaml:"), "{err}");
+}
+
+#[test]
+fn alias_bomb_and_huge_files_get_clear_errors_fast() {
+    let p = Project::new();
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..15 {
+        let r = format!("*a{}", i - 1);
+        bomb.push_str(&format!("a{i}: &a{i} [{}]\n", vec![r; 10].join(", ")));
+    }
+    p.write("hooks.yaml", &bomb);
+    let start = std::time::Instant::now();
+    let out = p.run(&["check"]);
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out)
+            .contains("error: the document expands to more than 100000 nodes (an alias bomb?)"),
+        "{}",
+        stderr(&out)
+    );
+
+    p.write(
+        "hooks.yaml",
+        &format!("enabled: true\n# {}\n", "x".repeat(3 * 1024 * 1024)),
+    );
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("error: the file is 3145745 bytes; configuration files are limited to 1048576 bytes\n  --> .infer/hooks.yaml:1:1"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn reminder_trigger_pairing_is_validated() {
+    let p = Project::new();
+    p.write(
+        "reminders.yaml",
+        "enabled: true\nreminders:\n  - name: f\n    text: t\n    hook: pre_stream\n    trigger: on_failure\n  - name: o\n    text: t\n    trigger: once_after\n  - name: u\n    text: t\n    trigger: every\n",
+    );
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("error: trigger `on_failure` only fires at `post_tool`, not at `pre_stream`\n  --> .infer/reminders.yaml:5:11"), "{err}");
+    assert!(
+        err.contains("= help: set `hook: post_tool` or leave `hook` out"),
+        "{err}"
+    );
+    assert!(err.contains("error: trigger `once_after` needs `threshold` greater than 0\n  --> .infer/reminders.yaml:7:5"), "{err}");
+    assert!(
+        err.contains("error: unknown trigger `every`\n  --> .infer/reminders.yaml:12:14"),
+        "{err}"
+    );
+}
+
+#[test]
+fn invalid_allow_regex_is_an_error_at_its_line() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools:\n  bash:\n    mode:\n      all:\n        allow:\n          - 'git (status'\n",
+    );
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.starts_with("error: allow entry `git (status` is not a valid regular expression\n  --> .infer/config.yaml:6:13"), "{err}");
+}
+
+#[test]
+fn misspelt_mode_list_is_reported() {
+    let p = Project::new();
+    p.write("config.yaml", "gateway: {url: x}\ntools:\n  bash:\n    enabled: true\n    mode:\n      standrd:\n        allow: ['^ls$']\n");
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).starts_with("warning: unknown key `standrd` in tools.bash.mode is ignored\n  --> .infer/config.yaml:6:7"), "{}", stderr(&out));
+}
+
+#[test]
+fn bad_environment_overrides_name_the_variable() {
+    let p = Project::new();
+    let out = p
+        .cmd(&["check"])
+        .env("INFER_HOOKS_ENABLED", "maybe")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "error: `maybe` is not a boolean\n  --> INFER_HOOKS_ENABLED\n  = help: use true or false\n\nhookd: the configuration has 1 error\n"
+    );
+    let out = p
+        .cmd(&["check"])
+        .env(
+            "INFER_REMINDERS_CONFIG",
+            "reminders: [{name: a, text: b, trigger: nope}]",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--> $INFER_REMINDERS_CONFIG:1:"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn non_utf8_and_unreadable_files_are_errors() {
+    let p = Project::new();
+    std::fs::write(p.infer().join("hooks.yaml"), b"enabled: \xff\n").unwrap();
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).starts_with("error: the file is not UTF-8 text (invalid byte at offset 9)\n  --> .infer/hooks.yaml\n"), "{}", stderr(&out));
+}
+
+#[test]
+fn dispatch_with_bad_config_exits_2_and_runs_nothing() {
+    let p = Project::new();
+    let marker = p.path().join("ran");
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^touch .*$']}}}}\n",
+    );
+    p.write("hooks.yaml", &format!("enabled: true\nhooks:\n  - {{name: t, hook: post_session, command: 'touch {}'}}\n  - {{name: bad, hook: nowhere, command: x}}\n", marker.display()));
+    let out = p.run(&["dispatch", "post_session"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!marker.exists());
+    assert!(stderr(&out).contains("unknown hook point `nowhere`"));
+}

@@ -1,0 +1,95 @@
+//! Helpers: a project directory with `.infer/` files, and `hookd` runs isolated from the host.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A temporary project with its own HOME and state directory.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+    pub state: tempfile::TempDir,
+}
+
+impl Project {
+    pub fn new() -> Self {
+        let p = Project {
+            dir: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+            state: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(p.infer()).unwrap();
+        p
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn infer(&self) -> PathBuf {
+        self.dir.path().join(".infer")
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> &Self {
+        std::fs::write(self.infer().join(name), text).unwrap();
+        self
+    }
+
+    pub fn write_home(&self, name: &str, text: &str) -> &Self {
+        let d = self.home.path().join(".infer");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(name), text).unwrap();
+        self
+    }
+
+    /// `hookd ARGS` in the project, with a clean environment.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hookd"));
+        c.args(args)
+            .current_dir(self.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("HOOKD_STATE_DIR", self.state.path())
+            .stdin(Stdio::null());
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// `hookd ARGS` with `stdin` as its input.
+    pub fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Output {
+        use std::io::Write;
+        let mut child = self
+            .cmd(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Parse JSON lines.
+pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
