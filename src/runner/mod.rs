@@ -120,6 +120,43 @@ fn signal_group(pgid: Pid, sig: Signal) -> bool {
     killpg(pgid, sig).is_ok()
 }
 
+/// Make this process the reaper of orphaned descendants, so that a killed group's members
+/// become our children and can be waited for. Linux only; elsewhere groups are still killed.
+fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(target_os = "linux")]
+        if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
+            tracing::warn!("cannot become a child subreaper ({e}); killed descendants may outlive a dispatch briefly");
+        }
+    });
+}
+
+/// Wait until no process of the (already SIGKILLed) group is left, reaping those that were
+/// orphaned to us. Bounded: a member that left our reach is logged, not waited for forever.
+fn reap_group(pgid: Pid) {
+    use nix::sys::wait::waitpid;
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        loop {
+            match waitpid(Pid::from_raw(-pgid.as_raw()), None) {
+                Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+                Err(_) => break, // ECHILD: none of our children is left in the group
+            }
+        }
+        // Signal 0 probes: ESRCH means the group is empty.
+        if killpg(pgid, None).is_err() {
+            return;
+        }
+        if Instant::now() >= until {
+            tracing::warn!("process group {pgid} still has members that hookd cannot reap");
+            return;
+        }
+        let _ = killpg(pgid, Signal::SIGKILL);
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Run `spec` to completion within its bounds. Never returns while a process of the group lives
 /// (a descendant that left the group with `setsid` is outside hookd's reach; see docs).
 pub fn run(spec: &RunSpec) -> RunReport {
@@ -140,6 +177,7 @@ pub fn run(spec: &RunSpec) -> RunReport {
         Err(e) => return RunReport::failed_to_start(e, started),
     };
 
+    become_subreaper();
     let mut cmd = Command::new(&resolved);
     cmd.arg0(program)
         .args(&spec.argv[1..])
@@ -256,6 +294,7 @@ pub fn run(spec: &RunSpec) -> RunReport {
     // is still a group member, so success here says nothing about descendants.)
     signal_group(pgid, Signal::SIGKILL);
     let status = child.wait();
+    reap_group(pgid);
     report.duration = started.elapsed();
     for (is_stdout, c) in outputs {
         if is_stdout {

@@ -5,4 +5,5 @@ mod dispatch;
 mod gate_props;
 mod gate_table;
 mod lookup;
+mod runner;
 mod support;
