@@ -232,6 +232,32 @@ fn check(config_dir: Option<PathBuf>, mode: Mode) -> Exit {
         }
     };
     print_warnings(&config);
+    // Loading only checks syntax; `check` compiles every entry, as the gate will.
+    let uncompilable: Vec<String> = config
+        .allow
+        .all_entries()
+        .filter_map(|e| {
+            gate::compile_entry(&e.pattern).err().map(|err| {
+                format!(
+                    "error: allow entry `{}` cannot be compiled\n  --> {}\n  = help: {}",
+                    e.pattern,
+                    e.origin,
+                    err.lines().last().unwrap_or_default().trim()
+                )
+            })
+        })
+        .collect();
+    if !uncompilable.is_empty() {
+        return Exit::error(
+            1,
+            format!(
+                "{}\n\nhookd: the configuration has {} error{}",
+                uncompilable.join("\n\n"),
+                uncompilable.len(),
+                plural(uncompilable.len())
+            ),
+        );
+    }
     let mut unrestricted = Vec::new();
     for e in config.allow.all_entries() {
         if gate::is_unrestricted(&e.pattern) {

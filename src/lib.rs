@@ -4,7 +4,7 @@
 //! point of the agent's loop. Reminders come back in the [`Outcome`]; commands are gated by the
 //! bash allow-list, run bounded, and reported as [`Event`]s.
 //!
-//! ```no_run
+//! ```
 //! use hookd::{Config, Context, Engine, HookPoint};
 //!
 //! let config = Config::from_yaml(

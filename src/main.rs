@@ -1,14 +1,17 @@
 //! The `hookd` binary: parse arguments, call the library, map the result to an exit code.
 
 use clap::Parser;
+use tracing_subscriber::filter::LevelFilter;
 
 fn main() {
+    // HOOKD_LOG: off, error, warn (default), info, debug or trace. Logs go to stderr.
+    let level = std::env::var("HOOKD_LOG")
+        .ok()
+        .and_then(|v| v.parse::<LevelFilter>().ok())
+        .unwrap_or(LevelFilter::WARN);
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("HOOKD_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_max_level(level)
         .without_time()
         .init();
     let exit = hookd::cli::run(hookd::cli::Cli::parse());

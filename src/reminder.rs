@@ -191,7 +191,7 @@ fn fires(spec: &ReminderSpec, f: &Facts<'_>, state: &SessionState) -> bool {
     let fired = state.fired.contains(&spec.name);
     match spec.trigger {
         Trigger::Always => true,
-        Trigger::Interval => f.session_turn > 0 && f.session_turn % spec.interval == 0,
+        Trigger::Interval => f.session_turn > 0 && f.session_turn.is_multiple_of(spec.interval),
         Trigger::Once => !fired,
         Trigger::OnceAfter => !fired && f.session_turn >= spec.threshold,
         Trigger::TurnsBeforeMax => {

@@ -364,7 +364,7 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
             .map(str::trim)
             .filter(|s| !s.is_empty())
         {
-            if let Err(e) = crate::gate::compile_entry(pattern) {
+            if let Err(e) = crate::gate::validate_entry(pattern) {
                 l.diags.push(Diagnostic::whole(
                     Severity::Error,
                     key,
@@ -385,6 +385,3 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
     }
     l.finish(project.clone(), hooks, reminders, lists, allow_file)
 }
-
-#[cfg(test)]
-mod tests;

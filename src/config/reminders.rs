@@ -357,7 +357,7 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
                 d.error(
                     pos,
                     format!("trigger `{t}` needs `threshold` greater than 0"),
-                    Some(format!("for example `threshold: 3`")),
+                    Some("for example `threshold: 3`".to_string()),
                 );
                 return None;
             }

@@ -153,7 +153,7 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
                 d.warn(item.pos, "empty allow entry is ignored".into(), None);
                 continue;
             }
-            if let Err(e) = crate::gate::compile_entry(&pattern) {
+            if let Err(e) = crate::gate::validate_entry(&pattern) {
                 d.error(
                     item.pos,
                     format!("allow entry `{pattern}` is not a valid regular expression"),

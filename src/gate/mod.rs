@@ -6,6 +6,7 @@
 mod parse;
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use regex::{Regex, RegexSet};
 use serde::Serialize;
@@ -149,11 +150,19 @@ pub(crate) fn anchored(entry: &str) -> String {
     format!(r"\A(?s:{entry})\z")
 }
 
-/// Compile one entry, for validation. Errors are the regex crate's message.
-pub(crate) fn compile_entry(entry: &str) -> Result<Regex, String> {
+/// Compile one entry. Errors are the regex crate's message.
+pub fn compile_entry(entry: &str) -> Result<Regex, String> {
     regex::RegexBuilder::new(&anchored(entry))
         .size_limit(1 << 20)
         .build()
+        .map_err(|e| e.to_string())
+}
+
+/// Check an entry's syntax without compiling it (cheap enough for every configuration load).
+pub(crate) fn validate_entry(entry: &str) -> Result<(), String> {
+    regex_syntax::ast::parse::Parser::new()
+        .parse(&anchored(entry))
+        .map(|_| ())
         .map_err(|e| e.to_string())
 }
 
@@ -172,9 +181,32 @@ struct ModeList {
     entries: Vec<AllowEntry>,
 }
 
-/// Allow-lists compiled once per mode.
+impl ModeList {
+    /// Compile a mode's entries as one set. An entry that fails to compile (over the size
+    /// limit) makes the mode admit nothing and is logged: fail closed.
+    fn compile(entries: Vec<AllowEntry>) -> ModeList {
+        match regex::RegexSetBuilder::new(entries.iter().map(|e| anchored(&e.pattern)))
+            .size_limit(1 << 24)
+            .build()
+        {
+            Ok(set) => ModeList { set, entries },
+            Err(e) => {
+                tracing::error!(
+                    "the allow-list cannot be compiled ({e}); nothing is allowed in this mode"
+                );
+                ModeList {
+                    set: RegexSet::empty(),
+                    entries: Vec::new(),
+                }
+            }
+        }
+    }
+}
+
+/// Allow-lists per mode, each compiled once, on its first verdict (a dispatch that runs no
+/// command never pays for compiling).
 pub struct Gate {
-    modes: Vec<(Mode, ModeList)>,
+    lists: Vec<(Mode, Vec<AllowEntry>, OnceLock<ModeList>)>,
     allow_file: String,
 }
 
@@ -191,27 +223,31 @@ const FIND_ACTIONS: &[&str] = &[
 ];
 
 impl Gate {
-    /// Compile the lists. Entries were validated when the configuration loaded; one that
-    /// still fails to compile makes its mode admit nothing (fail closed).
+    /// Prepare the lists; nothing is compiled yet.
     pub fn new(allow: &AllowLists, allow_file: impl Into<String>) -> Gate {
-        let modes = Mode::ALL
+        let lists = Mode::ALL
             .into_iter()
             .map(|mode| {
-                let entries: Vec<AllowEntry> = allow.for_mode(mode).cloned().collect();
-                let set = RegexSet::new(entries.iter().map(|e| anchored(&e.pattern)))
-                    .unwrap_or_else(|_| RegexSet::empty());
-                let entries = if set.len() == entries.len() {
-                    entries
-                } else {
-                    Vec::new()
-                };
-                (mode, ModeList { set, entries })
+                (
+                    mode,
+                    allow.for_mode(mode).cloned().collect(),
+                    OnceLock::new(),
+                )
             })
             .collect();
         Gate {
-            modes,
+            lists,
             allow_file: allow_file.into(),
         }
+    }
+
+    fn list(&self, mode: Mode) -> Option<&ModeList> {
+        self.lists
+            .iter()
+            .find(|(m, _, _)| *m == mode)
+            .map(|(_, entries, compiled)| {
+                compiled.get_or_init(|| ModeList::compile(entries.clone()))
+            })
     }
 
     /// Decide whether `command` may run in `mode`.
@@ -227,7 +263,7 @@ impl Gate {
                 });
             }
         };
-        let Some((_, list)) = self.modes.iter().find(|(m, _)| *m == mode) else {
+        let Some(list) = self.list(mode) else {
             return self.not_allowlisted(&parsed.match_text, mode);
         };
         let Some(index) = list.set.matches(&parsed.match_text).into_iter().next() else {
@@ -311,6 +347,3 @@ pub fn suggested_entry(text: &str) -> String {
 fn yaml_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
-
-#[cfg(test)]
-mod tests;

@@ -183,6 +183,50 @@ pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
         );
     }
 
+    if let Some(parsed) = plain_words(command) {
+        return vet_program(parsed);
+    }
+    parse_with_grammar(command)
+}
+
+/// The fast path for the commonest commands: words made only of characters that no shell
+/// treats specially, separated by blanks. For this sublanguage the grammar's answer is the
+/// blank-split (a property test holds the two paths equal); anything else takes the grammar.
+fn plain_words(command: &str) -> Option<Parsed> {
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b"_./:,@%+=-".contains(&b);
+    if !command.bytes().all(|b| plain(b) || b == b' ' || b == b'\t') {
+        return None;
+    }
+    let argv: Vec<String> = command
+        .split([' ', '\t'])
+        .filter(|w| !w.is_empty())
+        .map(String::from)
+        .collect();
+    // `NAME=value` first is an assignment: leave it to the grammar, which says so.
+    if argv.first()?.contains('=') {
+        return None;
+    }
+    Some(Parsed {
+        match_text: argv.join(" "),
+        argv,
+    })
+}
+
+fn vet_program(parsed: Parsed) -> Result<Parsed, Refusal> {
+    let program_name = &parsed.argv[0];
+    if program_name.is_empty() {
+        return refuse(DenyReason::Unparsable, "the program name is empty");
+    }
+    if SHELL_ONLY.contains(&program_name.as_str()) {
+        return refuse(
+            DenyReason::Builtin,
+            format!("`{program_name}` is a shell builtin or keyword; hookd runs programs without a shell"),
+        );
+    }
+    Ok(parsed)
+}
+
+fn parse_with_grammar(command: &str) -> Result<Parsed, Refusal> {
     let opts = ParserOptions::default();
     let program = Parser::new(std::io::Cursor::new(command.as_bytes()), &opts)
         .parse_program()
@@ -243,17 +287,7 @@ pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
     }
     check_uncovered(&chars, &covered, &redirect_targets)?;
 
-    let program_name = &argv[0];
-    if program_name.is_empty() {
-        return refuse(DenyReason::Unparsable, "the program name is empty");
-    }
-    if SHELL_ONLY.contains(&program_name.as_str()) {
-        return refuse(
-            DenyReason::Builtin,
-            format!("`{program_name}` is a shell builtin or keyword; hookd runs programs without a shell"),
-        );
-    }
-    Ok(Parsed {
+    vet_program(Parsed {
         argv,
         match_text: raw.join(" "),
     })
@@ -580,4 +614,48 @@ fn decode_double_quoted(inner: &[WordPieceWithSource], out: &mut String) -> Resu
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// The fast path and the grammar agree on every command the fast path takes.
+        #[test]
+        fn fast_path_equals_grammar(cmd in "[ \t]{0,2}[a-zA-Z0-9_./:,@%+=-]{1,8}([ \t]{1,2}[a-zA-Z0-9_./:,@%+=-]{1,8}){0,5}[ \t]{0,2}") {
+            if let Some(fast) = plain_words(&cmd) {
+                let fast = vet_program(fast);
+                let slow = parse_with_grammar(&cmd);
+                match (&fast, &slow) {
+                    (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+                    (Err(a), Err(b)) => prop_assert_eq!(a.reason, b.reason),
+                    _ => prop_assert!(false, "fast {:?} vs grammar {:?} for {:?}", fast, slow, cmd),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_declines_what_it_must() {
+        for cmd in [
+            "a=b ls",
+            "echo 'x'",
+            "ls *",
+            "echo $HOME",
+            "echo ~",
+            "ls #x",
+            "echo a;b",
+            "echo \\x",
+        ] {
+            assert!(plain_words(cmd).is_none(), "{cmd}");
+        }
+        assert_eq!(
+            plain_words("git  status\t--short").unwrap().argv,
+            ["git", "status", "--short"]
+        );
+    }
 }

@@ -138,12 +138,10 @@ fn reap_group(pgid: Pid) {
     use nix::sys::wait::waitpid;
     let until = Instant::now() + Duration::from_secs(2);
     loop {
-        loop {
-            match waitpid(Pid::from_raw(-pgid.as_raw()), None) {
-                Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
-                Err(_) => break, // ECHILD: none of our children is left in the group
-            }
-        }
+        // Until ECHILD: none of our children is left in the group.
+        while let Ok(_) | Err(nix::errno::Errno::EINTR) =
+            waitpid(Pid::from_raw(-pgid.as_raw()), None)
+        {}
         // Signal 0 probes: ESRCH means the group is empty.
         if killpg(pgid, None).is_err() {
             return;

@@ -204,3 +204,17 @@ fn dispatch_with_bad_config_exits_2_and_runs_nothing() {
     assert!(!marker.exists());
     assert!(stderr(&out).contains("unknown hook point `nowhere`"));
 }
+
+#[test]
+fn check_compiles_entries_that_only_parse() {
+    let p = Project::new();
+    p.write("config.yaml", "tools:\n  bash:\n    mode:\n      all:\n        allow:\n          - 'ls'\n          - '\\w{1000}\\w{1000}\\w{1000}'\n");
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.starts_with("error: allow entry `\\w{1000}\\w{1000}\\w{1000}` cannot be compiled\n  --> .infer/config.yaml:7\n  = help: "), "{err}");
+    assert!(
+        err.ends_with("hookd: the configuration has 1 error\n"),
+        "{err}"
+    );
+}

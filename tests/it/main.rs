@@ -2,8 +2,10 @@
 
 mod config_errors;
 mod dispatch;
+mod docs;
 mod gate_props;
 mod gate_table;
+mod golden;
 mod lookup;
 mod runner;
 mod support;

@@ -1,0 +1,65 @@
+//! Each event's JSON, field for field, against a golden file (volatile values normalized).
+//! Regenerate with `UPDATE_GOLDEN=1 cargo test --test it golden`.
+
+use std::sync::Arc;
+
+use hookd::events::Collector;
+use hookd::{Config, Context, Engine, HookPoint};
+
+fn golden(name: &str, mut value: serde_json::Value) {
+    for volatile in ["timestamp", "duration_ms"] {
+        if value.get(volatile).is_some() {
+            value[volatile] = serde_json::json!(format!("<{volatile}>"));
+        }
+    }
+    let text = serde_json::to_string_pretty(&value).unwrap() + "\n";
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.json"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1)", path.display()));
+    assert_eq!(
+        text,
+        expected,
+        "event {name} differs from {}",
+        path.display()
+    );
+}
+
+#[test]
+fn every_event_matches_its_golden_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::from_yaml(
+        dir.path(),
+        Some((".infer/config.yaml", "tools: {bash: {mode: {all: {allow: ['^echo golden$']}}}}\n")),
+        Some((
+            ".infer/hooks.yaml",
+            "enabled: true\nhooks:\n  - {name: say, hook: post_tool, command: 'echo golden'}\n  - {name: wipe, hook: post_tool, command: 'rm -rf build'}\n",
+        )),
+        Some((".infer/reminders.yaml", "enabled: true\nreminders:\n  - {name: nudge, hook: post_tool, text: 'after {tool_name}'}\n")),
+    )
+    .unwrap();
+    let sink = Arc::new(Collector::default());
+    let engine = Engine::builder(config).sink(sink.clone()).build();
+    let mut ctx = Context::new();
+    ctx.set("session_id", "golden-session")
+        .set("turn", 5)
+        .set("tool", serde_json::json!({"name": "Bash", "failed": false}));
+    let outcome = engine.dispatch(HookPoint::PostTool, &ctx).unwrap();
+
+    let events: Vec<serde_json::Value> = sink
+        .events()
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    assert_eq!(events.len(), 3);
+    golden("system_reminder", events[0].clone());
+    golden("hook_command", events[1].clone());
+    golden("hook_command_skipped", events[2].clone());
+    let mut outcome = serde_json::to_value(&outcome).unwrap();
+    outcome["commands"][0]["duration_ms"] = serde_json::json!("<duration_ms>");
+    golden("outcome_post_tool", outcome);
+}
