@@ -4,7 +4,6 @@
 //! Providers run in a fixed order (reminders, then commands), each in config order, so the
 //! Outcome is deterministic. A new action kind is a new `Provider`; callers do not change.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,12 +12,13 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::catalog::HookPoint;
+use crate::command::CommandProvider;
 use crate::config::{Config, HookSpec, Mode};
 use crate::events::{self, Event, EventSink, NullSink};
-use crate::gate::{Gate, Verdict};
+use crate::gate::Gate;
 use crate::reminder::ReminderProvider;
-use crate::runner::{self, RunSpec};
-use crate::state::{MemoryStore, StateStore};
+use crate::runner;
+use crate::state::{observe, MemoryStore, SessionFacts, SessionState, StateStore, Tracking};
 
 /// The dispatch context: what the agent knows at this point, as a JSON object. All fields are
 /// optional; `hook`, `turn` and `session_id` are filled in before hooks see it.
@@ -181,13 +181,13 @@ pub struct Outcome {
     /// Command hooks, in config order.
     pub commands: Vec<CommandOut>,
 }
-
 /// Everything a provider may read and write during one dispatch.
 pub(crate) struct Call<'a> {
     pub point: HookPoint,
     pub context: &'a Context,
     pub session_id: &'a str,
     pub mode: Mode,
+    pub facts: SessionFacts,
     pub outcome: Outcome,
     emit: &'a dyn Fn(Event),
 }
@@ -198,139 +198,19 @@ impl Call<'_> {
     }
 }
 
-/// An action kind: says cheaply whether anything may be due, then acts.
+/// An action kind. It says cheaply whether anything may be due, decides with the session's
+/// state (under its lock), then acts (outside the lock, so slow commands never hold it).
 pub(crate) trait Provider: Send + Sync {
     /// False when nothing can be due at `point`: the dispatch then does no work at all.
     fn wants(&self, point: HookPoint) -> bool;
-    /// Do what is due, recording it in `call.outcome` and emitting events.
-    fn provide(&self, call: &mut Call<'_>);
-}
-
-/// Command hooks: gate, run, report.
-struct CommandProvider {
-    by_point: [Vec<HookSpec>; 8],
-    gate: Arc<Gate>,
-    project_dir: PathBuf,
-    grace: Duration,
-    max_output: usize,
-}
-
-impl Provider for CommandProvider {
-    fn wants(&self, point: HookPoint) -> bool {
-        !self.by_point[point.index()].is_empty()
+    /// True when deciding at `point` needs the session's state.
+    fn needs_state(&self, _point: HookPoint) -> bool {
+        false
     }
-
-    fn provide(&self, call: &mut Call<'_>) {
-        for hook in &self.by_point[call.point.index()] {
-            let turn = call.outcome.turn;
-            let (status, exit_code, duration_ms, reason, hint, event) =
-                match self.gate.verdict(&hook.command, call.mode) {
-                    Verdict::Denied(d) => {
-                        let event = Event::HookCommandSkipped(events::HookCommandSkipped {
-                            timestamp: String::new(),
-                            name: hook.name.clone(),
-                            hook: call.point,
-                            command: hook.command.clone(),
-                            mode: call.mode,
-                            reason: d.reason,
-                            hint: d.hint.clone(),
-                            detail: d.detail,
-                            turn,
-                            session_id: call.session_id.to_string(),
-                            seq: 0,
-                        });
-                        (
-                            CommandStatus::Skipped,
-                            None,
-                            None,
-                            Some(d.reason),
-                            Some(d.hint),
-                            event,
-                        )
-                    }
-                    Verdict::Allowed(a) => {
-                        let mut ctx = call.context.clone();
-                        ctx.set("hook", call.point.name())
-                            .set("turn", turn)
-                            .set("session_id", call.session_id);
-                        ctx.set("mode", call.mode.name());
-                        let spec = RunSpec {
-                            argv: a.argv.clone(),
-                            cwd: self.project_dir.clone(),
-                            stdin: ctx.to_json_bytes(),
-                            env: vec![
-                                ("HOOKD_HOOK".into(), call.point.name().into()),
-                                ("HOOKD_SESSION_ID".into(), call.session_id.into()),
-                                ("HOOKD_TURN".into(), turn.to_string()),
-                                (
-                                    "HOOKD_PROJECT_DIR".into(),
-                                    self.project_dir.display().to_string(),
-                                ),
-                            ],
-                            timeout: hook.timeout,
-                            grace: self.grace,
-                            max_output: self.max_output,
-                        };
-                        let r = runner::run(&spec);
-                        let status = if r.timed_out {
-                            CommandStatus::TimedOut
-                        } else if r.signal.is_some() {
-                            CommandStatus::Killed
-                        } else if r.exit_code.is_none() {
-                            CommandStatus::NotStarted
-                        } else if r.success() {
-                            CommandStatus::Ok
-                        } else {
-                            CommandStatus::Failed
-                        };
-                        let duration_ms = r.duration.as_millis() as u64;
-                        let exit_code = r.exit_code_or_minus_one();
-                        let event = Event::HookCommand(events::HookCommand {
-                            timestamp: String::new(),
-                            name: hook.name.clone(),
-                            hook: call.point,
-                            command: hook.command.clone(),
-                            turn,
-                            exit_code,
-                            duration_ms,
-                            output: format!("{}{}", r.stdout.text, r.stderr.text),
-                            error: r.error.clone().unwrap_or_default(),
-                            session_id: call.session_id.to_string(),
-                            seq: 0,
-                            mode: call.mode,
-                            argv: a.argv,
-                            allowed_by: format!("{} ({})", a.entry.pattern, a.entry.origin),
-                            truncated: r.stdout.truncated() || r.stderr.truncated(),
-                            stdout_dropped_bytes: r.stdout.dropped,
-                            stderr_dropped_bytes: r.stderr.dropped,
-                            stdout: r.stdout.text,
-                            stderr: r.stderr.text,
-                            timed_out: r.timed_out,
-                            signal: r.signal,
-                            leaked: r.leaked,
-                        });
-                        (
-                            status,
-                            Some(exit_code),
-                            Some(duration_ms),
-                            None,
-                            None,
-                            event,
-                        )
-                    }
-                };
-            call.emit(event);
-            call.outcome.commands.push(CommandOut {
-                name: hook.name.clone(),
-                command: hook.command.clone(),
-                status,
-                exit_code,
-                duration_ms,
-                reason,
-                hint,
-            });
-        }
-    }
+    /// Decide under the session lock, recording in `state` what must be remembered.
+    fn decide(&self, _call: &mut Call<'_>, _state: &mut SessionState) {}
+    /// Act on what is due, recording it in `call.outcome` and emitting events.
+    fn provide(&self, _call: &mut Call<'_>) {}
 }
 
 /// Builds an [`Engine`].
@@ -386,8 +266,10 @@ impl EngineBuilder {
                 by_point[h.hook.index()].push(h.clone());
             }
         }
+        let reminders = ReminderProvider::new(&self.config.reminders);
+        let tracking = reminders.tracking();
         let providers: Vec<Box<dyn Provider>> = vec![
-            Box::new(ReminderProvider::new(&self.config.reminders, self.store)),
+            Box::new(reminders),
             Box::new(CommandProvider {
                 by_point,
                 gate: gate.clone(),
@@ -399,6 +281,8 @@ impl EngineBuilder {
         Engine {
             providers,
             sink: self.sink,
+            store: self.store,
+            tracking,
             seq: AtomicU64::new(0),
             mode: self.mode,
             gate,
@@ -411,6 +295,9 @@ impl EngineBuilder {
 pub struct Engine {
     providers: Vec<Box<dyn Provider>>,
     sink: Arc<dyn EventSink>,
+    store: Arc<dyn StateStore>,
+    tracking: Tracking,
+    /// Strictly increasing within this engine: one `hookd dispatch` process, or a daemon.
     seq: AtomicU64,
     mode: Mode,
     gate: Arc<Gate>,
@@ -461,7 +348,15 @@ impl Engine {
             reminders: Vec::new(),
             commands: Vec::new(),
         };
-        if !self.providers.iter().any(|p| p.wants(point)) {
+        let wanted: Vec<&dyn Provider> = self
+            .providers
+            .iter()
+            .filter(|p| p.wants(point))
+            .map(|p| p.as_ref())
+            .collect();
+        let bookkeeping = (point == HookPoint::PreStream && self.tracking.turns)
+            || (point == HookPoint::PostTool && self.tracking.failures);
+        if wanted.is_empty() && !bookkeeping {
             return Ok(outcome); // the hot path: nothing can be due here
         }
         let emit = |mut e: Event| {
@@ -476,13 +371,39 @@ impl Engine {
             context,
             session_id,
             mode,
+            facts: SessionFacts::default(),
             outcome,
             emit: &emit,
         };
-        for p in &self.providers {
-            if p.wants(point) {
-                p.provide(&mut call);
+
+        // The session's state is read (and locked) only when something needs it: bookkeeping
+        // at this point, a provider's decision, or the turn for events when the agent sent none.
+        let needs_state = bookkeeping
+            || wanted.iter().any(|p| p.needs_state(point))
+            || (self.tracking.turns && turn.is_none());
+        if needs_state {
+            let tracking = self.tracking;
+            let mut locked = |state: &mut SessionState| {
+                call.facts = observe(point, context, mode, tracking, state);
+                call.outcome.turn = turn.unwrap_or(state.turns);
+                call.outcome.session_turn = session_turn.or(turn).unwrap_or(state.turns);
+                for p in &wanted {
+                    p.decide(&mut call, state);
+                }
+            };
+            let result = if session_id.is_empty() {
+                locked(&mut SessionState::default()); // no session: nothing to remember
+                Ok(())
+            } else {
+                self.store.update(session_id, &mut locked)
+            };
+            if let Err(e) = result {
+                tracing::warn!("{e}; this dispatch goes on without session state");
+                locked(&mut SessionState::default());
             }
+        }
+        for p in &wanted {
+            p.provide(&mut call);
         }
         Ok(call.outcome)
     }

@@ -25,6 +25,7 @@
 
 pub mod catalog;
 pub mod cli;
+mod command;
 pub mod config;
 pub mod dispatch;
 pub mod events;

@@ -1,49 +1,42 @@
 //! Which reminders are due: triggers evaluated against the context and the session's state.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
 use crate::catalog::HookPoint;
 use crate::config::{Mode, ReminderSpec, RemindersConfig, Trigger, When};
 use crate::dispatch::{Call, Context, Provider, ReminderOut};
 use crate::events::{Event, SystemReminder};
-use crate::state::{SessionState, StateStore};
+use crate::state::{SessionFacts, SessionState, Tracking};
 
 pub(crate) struct ReminderProvider {
     by_point: [Vec<ReminderSpec>; 8],
-    store: Arc<dyn StateStore>,
-    /// Some reminder needs the session's turn count or mode history (kept at `pre_stream`).
-    tracks_stream: bool,
-    /// Some reminder needs consecutive tool failures (kept at `post_tool`).
-    tracks_failures: bool,
 }
 
 impl ReminderProvider {
-    pub fn new(config: &RemindersConfig, store: Arc<dyn StateStore>) -> Self {
+    pub fn new(config: &RemindersConfig) -> Self {
         let mut by_point: [Vec<ReminderSpec>; 8] = Default::default();
         if config.enabled {
             for r in &config.reminders {
                 by_point[r.hook.index()].push(r.clone());
             }
         }
-        let all = || by_point.iter().flatten();
-        let tracks_stream = all().any(|r| {
-            !matches!(
-                r.trigger,
-                Trigger::OnFailure
-                    | Trigger::OnRepeatedFailure
-                    | Trigger::OnTruncation
-                    | Trigger::OnStalledTodos
-                    | Trigger::Always
-            )
-        });
-        let tracks_failures = all().any(|r| r.trigger == Trigger::OnRepeatedFailure);
-        ReminderProvider {
-            by_point,
-            store,
-            tracks_stream,
-            tracks_failures,
+        ReminderProvider { by_point }
+    }
+
+    /// The session bookkeeping these reminders rely on.
+    pub fn tracking(&self) -> Tracking {
+        let all = || self.by_point.iter().flatten();
+        Tracking {
+            turns: all().any(|r| {
+                matches!(
+                    r.trigger,
+                    Trigger::Interval
+                        | Trigger::OnceAfter
+                        | Trigger::TurnsBeforeMax
+                        | Trigger::OnModeChange
+                )
+            }),
+            failures: all().any(|r| r.trigger == Trigger::OnRepeatedFailure),
         }
     }
 }
@@ -54,91 +47,51 @@ struct Facts<'a> {
     mode: Mode,
     turn: u64,
     session_turn: u64,
-    prev_mode: Option<String>,
-    mode_changed: bool,
-    failures: u64,
+    session: &'a SessionFacts,
 }
 
 impl Provider for ReminderProvider {
     fn wants(&self, point: HookPoint) -> bool {
         !self.by_point[point.index()].is_empty()
-            || (point == HookPoint::PreStream && self.tracks_stream)
-            || (point == HookPoint::PostTool && self.tracks_failures)
     }
 
-    fn provide(&self, call: &mut Call<'_>) {
-        let point = call.point;
-        let ctx = call.context;
-        let mode = call.mode;
-        let explicit_turn = ctx.u64_field("turn").ok().flatten();
-        let explicit_session_turn = ctx.u64_field("session_turn").ok().flatten();
-        let specs = &self.by_point[point.index()];
-        let mut due: Vec<(ReminderOut, Trigger)> = Vec::new();
-        let mut facts_out = (0, 0);
-        let mut update = |state: &mut SessionState| {
-            let mut prev_mode = None;
-            let mut mode_changed = false;
-            if point == HookPoint::PreStream {
-                state.turns += 1;
-                prev_mode = state.last_mode.replace(mode.name().to_string());
-                mode_changed = prev_mode.as_deref().is_some_and(|p| p != mode.name());
+    fn needs_state(&self, _point: HookPoint) -> bool {
+        true // `once` and its kin must be remembered, atomically with the decision
+    }
+
+    fn decide(&self, call: &mut Call<'_>, state: &mut SessionState) {
+        let facts = Facts {
+            ctx: call.context,
+            mode: call.mode,
+            turn: call.outcome.turn,
+            session_turn: call.outcome.session_turn,
+            session: &call.facts,
+        };
+        let mut due = Vec::new();
+        for spec in &self.by_point[call.point.index()] {
+            if !when_holds(spec, facts.ctx) || !fires(spec, &facts, state) {
+                continue;
             }
-            if point == HookPoint::PostTool {
-                observe_tool(state, ctx);
+            if matches!(
+                spec.trigger,
+                Trigger::Once | Trigger::OnceAfter | Trigger::TurnsBeforeMax
+            ) {
+                state.fired.insert(spec.name.clone());
             }
-            let session_turn = explicit_session_turn
-                .or(explicit_turn)
-                .unwrap_or(state.turns);
-            let turn = explicit_turn.unwrap_or(state.turns);
-            let facts = Facts {
-                ctx,
-                mode,
-                turn,
-                session_turn,
-                prev_mode,
-                mode_changed,
-                failures: state.failure_count,
+            let role = if spec.trigger == Trigger::OnRepeatedFailure {
+                "tool"
+            } else {
+                "user"
             };
-            facts_out = (turn, session_turn);
-            for spec in specs {
-                if !when_holds(spec, ctx) || !fires(spec, &facts, state) {
-                    continue;
-                }
-                if matches!(
-                    spec.trigger,
-                    Trigger::Once | Trigger::OnceAfter | Trigger::TurnsBeforeMax
-                ) {
-                    state.fired.insert(spec.name.clone());
-                }
-                let role = if spec.trigger == Trigger::OnRepeatedFailure {
-                    "tool"
-                } else {
-                    "user"
-                };
-                due.push((
-                    ReminderOut {
-                        name: spec.name.clone(),
-                        text: fill(spec, &facts),
-                        role,
-                    },
-                    spec.trigger,
-                ));
-            }
-        };
-        let result = if call.session_id.is_empty() {
-            // No session: nothing to remember across dispatches.
-            update(&mut SessionState::default());
-            Ok(())
-        } else {
-            self.store.update(call.session_id, &mut update)
-        };
-        if let Err(e) = result {
-            tracing::warn!("{e}; reminders at this dispatch use no session state");
-            update(&mut SessionState::default());
+            due.push((
+                ReminderOut {
+                    name: spec.name.clone(),
+                    text: fill(spec, &facts),
+                    role,
+                },
+                spec.trigger,
+            ));
         }
-        let (turn, session_turn) = facts_out;
-        call.outcome.turn = turn;
-        call.outcome.session_turn = session_turn;
         for (out, trigger) in due {
             call.emit(Event::SystemReminder(SystemReminder {
                 kind: "system_reminder",
@@ -146,9 +99,9 @@ impl Provider for ReminderProvider {
                 content: out.text.clone(),
                 hidden: true,
                 timestamp: String::new(),
-                turn,
-                session_turn,
-                hook: point,
+                turn: call.outcome.turn,
+                session_turn: call.outcome.session_turn,
+                hook: call.point,
                 name: out.name.clone(),
                 trigger,
                 session_id: call.session_id.to_string(),
@@ -156,27 +109,6 @@ impl Provider for ReminderProvider {
             }));
             call.outcome.reminders.push(out);
         }
-    }
-}
-
-/// Track consecutive failures of the same tool call (same name and input).
-fn observe_tool(state: &mut SessionState, ctx: &Context) {
-    let failed = ctx.tool("failed").and_then(Value::as_bool).unwrap_or(false);
-    if !failed {
-        state.failure_key = None;
-        state.failure_count = 0;
-        return;
-    }
-    let key = format!(
-        "{}\u{0}{}",
-        ctx.tool("name").and_then(Value::as_str).unwrap_or_default(),
-        ctx.tool("input").map(Value::to_string).unwrap_or_default()
-    );
-    if state.failure_key.as_deref() == Some(key.as_str()) {
-        state.failure_count += 1;
-    } else {
-        state.failure_key = Some(key);
-        state.failure_count = 1;
     }
 }
 
@@ -203,8 +135,8 @@ fn fires(spec: &ReminderSpec, f: &Facts<'_>, state: &SessionState) -> bool {
             .tool("failed")
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        Trigger::OnRepeatedFailure => f.failures >= spec.threshold,
-        Trigger::OnModeChange => f.mode_changed,
+        Trigger::OnRepeatedFailure => f.session.failures >= spec.threshold,
+        Trigger::OnModeChange => f.session.mode_changed,
         Trigger::OnTruncation => f.ctx.str_field("finish_reason").ok().flatten() == Some("length"),
         Trigger::OnStalledTodos => {
             let open = f
@@ -264,8 +196,8 @@ fn fill(spec: &ReminderSpec, f: &Facts<'_>) -> String {
         })
         .unwrap_or_default();
     text.replace("{tool_name}", tool)
-        .replace("{count}", &f.failures.to_string())
-        .replace("{prev_mode}", f.prev_mode.as_deref().unwrap_or(""))
+        .replace("{count}", &f.session.failures.to_string())
+        .replace("{prev_mode}", f.session.prev_mode.as_deref().unwrap_or(""))
         .replace("{new_mode}", f.mode.name())
         .replace("{guidance}", &guidance)
         .replace("{todo_list}", &todos)

@@ -25,6 +25,61 @@ pub struct SessionState {
     pub failure_count: u64,
 }
 
+/// What the session must remember between dispatches, given the configured reminders.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tracking {
+    /// Count `pre_stream` dispatches and remember the mode (interval, once_after, mode change).
+    pub turns: bool,
+    /// Remember consecutive failures of the same tool call (on_repeated_failure).
+    pub failures: bool,
+}
+
+/// What the session's state says at one dispatch, for providers to decide with.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SessionFacts {
+    /// The mode of the previous `pre_stream`, at a `pre_stream`.
+    pub prev_mode: Option<String>,
+    /// True when this `pre_stream`'s mode differs from the previous one.
+    pub mode_changed: bool,
+    /// Consecutive failures of the same tool call (name and input), at `post_tool`.
+    pub failures: u64,
+}
+
+/// The session's bookkeeping for one dispatch at `point`: count model turns and remember the
+/// mode at `pre_stream`; track the failure streak at `post_tool`.
+pub(crate) fn observe(
+    point: crate::HookPoint,
+    ctx: &crate::Context,
+    mode: crate::Mode,
+    tracking: Tracking,
+    state: &mut SessionState,
+) -> SessionFacts {
+    use serde_json::Value;
+    let mut facts = SessionFacts::default();
+    if point == crate::HookPoint::PreStream && tracking.turns {
+        state.turns += 1;
+        facts.prev_mode = state.last_mode.replace(mode.name().to_string());
+        facts.mode_changed = facts.prev_mode.as_deref().is_some_and(|p| p != mode.name());
+    }
+    if point == crate::HookPoint::PostTool && tracking.failures {
+        if ctx.tool("failed").and_then(Value::as_bool).unwrap_or(false) {
+            let key = format!(
+                "{}\u{0}{}",
+                ctx.tool("name").and_then(Value::as_str).unwrap_or_default(),
+                ctx.tool("input").map(Value::to_string).unwrap_or_default()
+            );
+            let same = state.failure_key.as_deref() == Some(key.as_str());
+            state.failure_count = if same { state.failure_count + 1 } else { 1 };
+            state.failure_key = Some(key);
+        } else {
+            state.failure_key = None;
+            state.failure_count = 0;
+        }
+    }
+    facts.failures = state.failure_count;
+    facts
+}
+
 /// Why state could not be read or written. Dispatch logs it and goes on without state.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {

@@ -350,3 +350,62 @@ fn bad_context_and_unknown_point_exit_2() {
         stderr(&out)
     );
 }
+
+#[test]
+fn commands_report_the_sessions_counted_turn_when_the_agent_sends_none() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^true$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: t, hook: post_session, command: 'true'}]\n",
+    );
+    p.write(
+        "reminders.yaml",
+        "enabled: true\nreminders: [{name: r, trigger: interval, interval: 5, text: x}]\n",
+    );
+    for _ in 0..3 {
+        assert!(p
+            .run(&["dispatch", "pre_stream", "--session-id", "turns"])
+            .status
+            .success());
+    }
+    let out = p.run(&[
+        "dispatch",
+        "post_session",
+        "--session-id",
+        "turns",
+        "--events",
+        "-",
+    ]);
+    let ev = json_lines(&stderr(&out));
+    assert_eq!(ev[0]["type"], "hook_command");
+    assert_eq!(ev[0]["turn"], 3, "{}", ev[0]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (v["turn"].as_u64(), v["session_turn"].as_u64()),
+        (Some(3), Some(3))
+    );
+}
+
+#[test]
+fn twenty_hooks_at_one_point_run_in_config_order() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^echo [0-9]+$']}}}}\n",
+    );
+    let hooks: String = (0..20)
+        .map(|i| format!("  - {{name: h{i}, hook: post_tool, command: 'echo {i}'}}\n"))
+        .collect();
+    p.write("hooks.yaml", &format!("enabled: true\nhooks:\n{hooks}"));
+    let out = p.run(&["dispatch", "post_tool", "--events", "-"]);
+    let ev = json_lines(&stderr(&out));
+    assert_eq!(ev.len(), 20);
+    for (i, e) in ev.iter().enumerate() {
+        assert_eq!(e["output"], format!("{i}\n"));
+        assert_eq!(e["seq"], i as u64 + 1);
+    }
+}
