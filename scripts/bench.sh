@@ -32,16 +32,35 @@ one="$work/one"; mkdir -p "$one"
 printf "tools: {bash: {mode: {all: {allow: ['^true\$']}}}}\n" > "$one/config.yaml"
 printf "enabled: true\nhooks: [{name: t, hook: post_session, command: 'true'}]\n" > "$one/hooks.yaml"
 
+# Ten hooks at post_session that each run `true`: the per-command cost is the slope.
+ten="$work/ten"; mkdir -p "$ten"
+cp "$one/config.yaml" "$ten/"
+{ echo "enabled: true"; echo "hooks:"; for i in $(seq 0 9); do echo "  - {name: t$i, hook: post_session, command: 'true'}"; done; } > "$ten/hooks.yaml"
+
 export HOOKD_STATE_DIR="$work/state"
-echo "## dispatch with nothing due (50 hooks, 20 reminders elsewhere) vs /bin/true"
-hyperfine -N --warmup 50 --runs 500 "$@" \
-  "/bin/true" \
-  "$bin dispatch post_queue_drain --config-dir $busy" \
-  --export-markdown "$work/nothing-due.md"
+medians() { # print median, ratio to the first command, and the command, from hyperfine's JSON
+  python3 - "$1" <<'PY'
+import json, statistics, sys
+rs = json.load(open(sys.argv[1]))["results"]
+base = statistics.median(rs[0]["times"])
+print(f"{'median ms':>10} {'x baseline':>10}  command")
+for r in rs:
+    m = statistics.median(r["times"])
+    print(f"{m*1000:10.3f} {m/base:10.2f}  {r['command'].replace('$PWD/', '')}")
+PY
+}
+run() { local name=$1; shift; hyperfine -N --warmup 50 --runs 500 --export-json "$work/$name.json" "${extra[@]}" "$@" >/dev/null 2>&1; medians "$work/$name.json"; }
+extra=("$@")
+
+echo "## dispatch with nothing due (50 hooks, 20 reminders elsewhere, 100 allow entries)"
+run nothing-due /bin/true "$bin dispatch post_queue_drain --config-dir $busy"
 echo
-echo "## one \`true\` hook through hookd vs spawning true directly"
-hyperfine -N --warmup 50 --runs 500 "$@" \
-  "/bin/true" \
-  "$bin dispatch post_queue_drain --config-dir $one" \
-  "$bin dispatch post_session --config-dir $one" \
-  --export-markdown "$work/one-hook.md"
+echo "## command hooks: per-command overhead = (ten hooks - no hook) / 10 - spawning true"
+run hooks /bin/true "$bin dispatch post_queue_drain --config-dir $ten" "$bin dispatch post_session --config-dir $one" "$bin dispatch post_session --config-dir $ten"
+python3 - "$work/hooks.json" <<'PY'
+import json, statistics, sys
+rs = json.load(open(sys.argv[1]))["results"]
+m = [statistics.median(r["times"]) * 1000 for r in rs]
+per_hook = (m[3] - m[1]) / 10
+print(f"per command through hookd: {per_hook:.3f} ms; spawning true directly: {m[0]:.3f} ms; overhead: {per_hook - m[0]:.3f} ms")
+PY
