@@ -117,6 +117,37 @@ impl<'s> Decoder<'s> {
         }
     }
 
+    /// One of a fixed set of names (`hook`, `trigger`): unknown ones get "did you mean" and the
+    /// full list.
+    pub fn one_of<T: Copy>(
+        &mut self,
+        node: &Node,
+        noun: &str,
+        options: &[(&'static str, T)],
+    ) -> Option<T> {
+        let given = self.string(node, &format!("`{noun}`"))?;
+        if let Some((_, v)) = options.iter().find(|(name, _)| *name == given) {
+            return Some(*v);
+        }
+        let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+        let list = names.join(", ");
+        let help = match crate::suggest::closest(&given, names.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`? valid {noun}s: {list}"),
+            None => format!("valid {noun}s: {list}"),
+        };
+        self.error(node.pos, format!("unknown {noun} `{given}`"), Some(help));
+        None
+    }
+
+    /// A hook point of the catalog.
+    pub fn hook_point(&mut self, node: &Node) -> Option<crate::HookPoint> {
+        let options: Vec<_> = crate::HookPoint::ALL
+            .iter()
+            .map(|p| (p.name(), *p))
+            .collect();
+        self.one_of(node, "hook point", &options)
+    }
+
     /// `true` or `false`.
     pub fn bool(&mut self, node: &Node, what: &str) -> Option<bool> {
         if let NodeKind::Scalar { value, plain: true } = &node.kind {

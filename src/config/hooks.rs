@@ -96,22 +96,7 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node) -> Option<HookSpec> {
         }
     };
     let hook = match f.get("hook") {
-        Some(n) => d
-            .string(n, "`hook`")
-            .and_then(|s| match s.parse::<HookPoint>() {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    let help = match e.suggestion {
-                        Some(s) => format!(
-                            "did you mean `{s}`? valid points: {}",
-                            HookPoint::names_joined()
-                        ),
-                        None => format!("valid points: {}", HookPoint::names_joined()),
-                    };
-                    d.error(n.pos, format!("unknown hook point `{s}`"), Some(help));
-                    None
-                }
-            }),
+        Some(n) => d.hook_point(n),
         None => {
             d.error(
                 item.pos,

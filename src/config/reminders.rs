@@ -81,14 +81,6 @@ impl Trigger {
             _ => None,
         }
     }
-
-    fn names_joined() -> String {
-        Self::ALL
-            .iter()
-            .map(|t| t.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
 }
 
 impl fmt::Display for Trigger {
@@ -278,21 +270,7 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
     };
     let trigger = match f.get("trigger") {
         None => Some(Trigger::Always),
-        Some(n) => d.string(n, "`trigger`").and_then(|s| {
-            let found = Trigger::ALL.into_iter().find(|t| t.name() == s);
-            if found.is_none() {
-                let help = match crate::suggest::closest(&s, Trigger::ALL.iter().map(|t| t.name()))
-                {
-                    Some(sug) => format!(
-                        "did you mean `{sug}`? valid triggers: {}",
-                        Trigger::names_joined()
-                    ),
-                    None => format!("valid triggers: {}", Trigger::names_joined()),
-                };
-                d.error(n.pos, format!("unknown trigger `{s}`"), Some(help));
-            }
-            found
-        }),
+        Some(n) => d.one_of(n, "trigger", &Trigger::ALL.map(|t| (t.name(), t))),
     };
     let hook = match f.get("hook") {
         None => Some(
@@ -301,35 +279,20 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
                 .unwrap_or(HookPoint::PreStream),
         ),
         Some(n) => d
-            .string(n, "`hook`")
-            .and_then(|s| match s.parse::<HookPoint>() {
-                Ok(p) => {
-                    if let Some(req) = trigger.and_then(Trigger::required_point) {
-                        if req != p {
-                            d.error(
-                                n.pos,
-                                format!(
-                                    "trigger `{}` only fires at `{req}`, not at `{p}`",
-                                    trigger.map(|t| t.name()).unwrap_or_default()
-                                ),
-                                Some(format!("set `hook: {req}` or leave `hook` out")),
-                            );
-                            return None;
-                        }
-                    }
-                    Some(p)
-                }
-                Err(e) => {
-                    let help = match e.suggestion {
-                        Some(sug) => format!(
-                            "did you mean `{sug}`? valid points: {}",
-                            HookPoint::names_joined()
+            .hook_point(n)
+            .and_then(|p| match trigger.and_then(Trigger::required_point) {
+                Some(req) if req != p => {
+                    d.error(
+                        n.pos,
+                        format!(
+                            "trigger `{}` only fires at `{req}`, not at `{p}`",
+                            trigger.map(|t| t.name()).unwrap_or_default()
                         ),
-                        None => format!("valid points: {}", HookPoint::names_joined()),
-                    };
-                    d.error(n.pos, format!("unknown hook point `{s}`"), Some(help));
+                        Some(format!("set `hook: {req}` or leave `hook` out")),
+                    );
                     None
                 }
+                _ => Some(p),
             }),
     };
     let count = |key: &str, d: &mut Decoder<'_>| -> Option<Option<u64>> {

@@ -13,7 +13,7 @@ fn misspelt_hook_point_names_file_line_and_suggestion() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "error: unknown hook point `post_sesion`\n  --> .infer/hooks.yaml:4:11\n  |\n4 |     hook: post_sesion\n  |           ^^^^^^^^^^^\n  = help: did you mean `post_session`? valid points: pre_session, pre_stream, post_stream, pre_tool, post_tool, pre_queue_drain, post_queue_drain, post_session\n\nhookd: the configuration has 1 error\n"
+        "error: unknown hook point `post_sesion`\n  --> .infer/hooks.yaml:4:11\n  |\n4 |     hook: post_sesion\n  |           ^^^^^^^^^^^\n  = help: did you mean `post_session`? valid hook points: pre_session, pre_stream, post_stream, pre_tool, post_tool, pre_queue_drain, post_queue_drain, post_session\n\nhookd: the configuration has 1 error\n"
     );
     assert_eq!(stdout(&out), "");
 }
