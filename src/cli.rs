@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
 use crate::catalog::HookPoint;
 use crate::config::{self, Config, ConfigError, LoadOptions, Mode};
@@ -432,13 +434,35 @@ fn dispatch(
         .sink(sink)
         .state_store(store)
         .build();
-    match engine.dispatch(point, &context) {
+    // SIGINT/SIGTERM: kill the running hooks' groups; their events are still emitted, the
+    // Outcome still printed, and hookd exits 128 + the signal.
+    let mut signals = match Signals::new([SIGINT, SIGTERM]) {
+        Ok(s) => s,
+        Err(e) => return Exit::error(2, format!("error: cannot install signal handlers: {e}")),
+    };
+    let handle = signals.handle();
+    let watcher = std::thread::spawn(move || {
+        let sig = signals.forever().next();
+        if sig.is_some() {
+            crate::runner::interrupt_all();
+        }
+        sig
+    });
+    let result = engine.dispatch(point, &context);
+    handle.close();
+    let caught = watcher.join().ok().flatten();
+    match result {
         Ok(outcome) => {
             out(&format!(
                 "{}\n",
                 serde_json::to_string(&outcome).unwrap_or_else(|_| "{}".into())
             ));
-            Exit::ok()
+            match caught {
+                Some(sig) => {
+                    Exit::error(128 + sig, "hookd: interrupted; running hooks were killed")
+                }
+                None => Exit::ok(),
+            }
         }
         Err(e) => Exit::error(2, format!("error: {e}")),
     }

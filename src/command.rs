@@ -28,6 +28,9 @@ impl Provider for CommandProvider {
 
     fn provide(&self, call: &mut Call<'_>) {
         for hook in &self.by_point[call.point.index()] {
+            if runner::interrupted() {
+                break; // hookd is being stopped: start nothing new
+            }
             let turn = call.outcome.turn;
             let (status, exit_code, duration_ms, reason, hint, event) =
                 match self.gate.verdict(&hook.command, call.mode) {
@@ -75,7 +78,7 @@ impl Provider for CommandProvider {
                             ],
                             timeout: hook.timeout,
                             grace: self.grace,
-                            max_output: self.max_output,
+                            max_output: hook.max_output.unwrap_or(self.max_output),
                         };
                         let r = runner::run(&spec);
                         let status = if r.timed_out {

@@ -17,7 +17,6 @@ use crate::config::{Config, HookSpec, Mode};
 use crate::events::{self, Event, EventSink, NullSink};
 use crate::gate::Gate;
 use crate::reminder::ReminderProvider;
-use crate::runner;
 use crate::state::{observe, MemoryStore, SessionFacts, SessionState, StateStore, Tracking};
 
 /// The dispatch context: what the agent knows at this point, as a JSON object. All fields are
@@ -219,8 +218,8 @@ pub struct EngineBuilder {
     sink: Arc<dyn EventSink>,
     store: Arc<dyn StateStore>,
     mode: Mode,
-    grace: Duration,
-    max_output: usize,
+    grace: Option<Duration>,
+    max_output: Option<usize>,
 }
 
 impl EngineBuilder {
@@ -242,15 +241,15 @@ impl EngineBuilder {
         self
     }
 
-    /// SIGTERM-to-SIGKILL grace for timed-out commands.
+    /// SIGTERM-to-SIGKILL grace for timed-out commands (default: `grace` of hooks.yaml).
     pub fn grace(mut self, grace: Duration) -> Self {
-        self.grace = grace;
+        self.grace = Some(grace);
         self
     }
 
-    /// Bytes kept per output stream.
+    /// Bytes kept per output stream (default: `max_output` of hooks.yaml; a hook's own wins).
     pub fn max_output(mut self, bytes: usize) -> Self {
-        self.max_output = bytes;
+        self.max_output = Some(bytes);
         self
     }
 
@@ -274,8 +273,8 @@ impl EngineBuilder {
                 by_point,
                 gate: gate.clone(),
                 project_dir: self.config.project_dir.clone(),
-                grace: self.grace,
-                max_output: self.max_output,
+                grace: self.grace.unwrap_or(self.config.hooks.grace),
+                max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
             }),
         ];
         Engine {
@@ -312,8 +311,8 @@ impl Engine {
             sink: Arc::new(NullSink),
             store: Arc::new(MemoryStore::default()),
             mode: Mode::Standard,
-            grace: runner::DEFAULT_GRACE,
-            max_output: runner::DEFAULT_MAX_OUTPUT,
+            grace: None,
+            max_output: None,
         }
     }
 

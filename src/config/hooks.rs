@@ -14,7 +14,16 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 /// The largest `timeout` accepted, in seconds (one hour).
 pub const MAX_TIMEOUT_SECS: u64 = 3600;
 
-const HOOK_KEYS: [&str; 4] = ["name", "hook", "command", "timeout"];
+/// Bytes of stdout and of stderr kept per run, unless `max_output` says otherwise.
+pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024;
+/// The largest `max_output` accepted (16 MiB).
+pub const MAX_MAX_OUTPUT: usize = 16 * 1024 * 1024;
+/// Seconds between SIGTERM and SIGKILL at a timeout, unless `grace` says otherwise.
+pub const DEFAULT_GRACE_SECS: u64 = 2;
+/// The largest `grace` accepted.
+pub const MAX_GRACE_SECS: u64 = 60;
+
+const HOOK_KEYS: [&str; 5] = ["name", "hook", "command", "timeout", "max_output"];
 
 /// One command hook as configured.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -28,6 +37,8 @@ pub struct HookSpec {
     /// Wall-clock bound for the run.
     #[serde(serialize_with = "secs")]
     pub timeout: Duration,
+    /// Bytes kept per output stream, when this hook overrides the file's `max_output`.
+    pub max_output: Option<usize>,
     /// Where it was written.
     pub origin: Origin,
 }
@@ -37,19 +48,74 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// The content of `hooks.yaml`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HooksConfig {
     /// The feature flag: off unless the file or `INFER_HOOKS_ENABLED` says so.
     pub enabled: bool,
     /// In config order.
     pub hooks: Vec<HookSpec>,
+    /// Bytes kept per output stream (each of stdout and stderr).
+    pub max_output: usize,
+    /// SIGTERM-to-SIGKILL grace at a timeout.
+    #[serde(serialize_with = "secs")]
+    pub grace: Duration,
+}
+
+impl Default for HooksConfig {
+    fn default() -> Self {
+        HooksConfig {
+            enabled: false,
+            hooks: Vec::new(),
+            max_output: DEFAULT_MAX_OUTPUT,
+            grace: Duration::from_secs(DEFAULT_GRACE_SECS),
+        }
+    }
+}
+
+/// Read a byte count in 1..=MAX_MAX_OUTPUT.
+fn output_cap(d: &mut Decoder<'_>, node: &Node) -> Option<usize> {
+    match d.int(node, "`max_output`")? {
+        n if n < 1 || n as usize > MAX_MAX_OUTPUT => {
+            d.error(
+                node.pos,
+                format!("max_output {n} is out of range"),
+                Some(format!(
+                    "use bytes from 1 to {MAX_MAX_OUTPUT} (default {DEFAULT_MAX_OUTPUT})"
+                )),
+            );
+            None
+        }
+        n => Some(n as usize),
+    }
 }
 
 pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
     let mut out = HooksConfig::default();
-    let Some(top) = d.fields(root, "hooks.yaml", &["enabled", "hooks"]) else {
+    let Some(top) = d.fields(
+        root,
+        "hooks.yaml",
+        &["enabled", "hooks", "max_output", "grace"],
+    ) else {
         return out;
     };
+    if let Some(cap) = top.get("max_output").and_then(|n| output_cap(d, n)) {
+        out.max_output = cap;
+    }
+    if let Some(n) = top.get("grace") {
+        match d.int(n, "`grace`") {
+            Some(g) if (0..=MAX_GRACE_SECS as i64).contains(&g) => {
+                out.grace = Duration::from_secs(g as u64)
+            }
+            Some(g) => d.error(
+                n.pos,
+                format!("grace {g} is out of range"),
+                Some(format!(
+                    "use seconds from 0 to {MAX_GRACE_SECS} (default {DEFAULT_GRACE_SECS})"
+                )),
+            ),
+            None => {}
+        }
+    }
     if let Some(n) = top.get("enabled") {
         out.enabled = d.bool(n, "`enabled`").unwrap_or(false);
     }
@@ -143,7 +209,12 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node) -> Option<HookSpec> {
             None => None,
         };
     }
+    let max_output = match f.get("max_output") {
+        Some(n) => Some(output_cap(d, n)?),
+        None => None,
+    };
     Some(HookSpec {
+        max_output,
         name: name?,
         hook: hook?,
         command: command?,

@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use diag::{Diagnostic, Severity};
-pub use hooks::{HookSpec, HooksConfig, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+pub use hooks::{
+    HookSpec, HooksConfig, DEFAULT_GRACE_SECS, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_SECS,
+    MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS,
+};
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, Trigger, When};
 pub use settings::{AllowEntry, Mode, Origin, UnknownMode};
 

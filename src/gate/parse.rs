@@ -226,7 +226,94 @@ fn vet_program(parsed: Parsed) -> Result<Parsed, Refusal> {
     Ok(parsed)
 }
 
+/// The grammar path, fail closed even if the third-party parser panics: brush-parser 0.4
+/// unwraps an `i32` parse of redirection fd numbers (`020040000000>c` panics; found by
+/// fuzzing), so such numbers are refused up front and any other panic becomes a denial.
 fn parse_with_grammar(command: &str) -> Result<Parsed, Refusal> {
+    if let Some(fd) = oversized_fd(command) {
+        return refuse(
+            DenyReason::Redirection,
+            format!("`{fd}` is not a valid file descriptor"),
+        );
+    }
+    prefilter(command)?;
+    std::panic::catch_unwind(|| grammar(command)).unwrap_or_else(|_| {
+        refuse(
+            DenyReason::Unparsable,
+            "the shell grammar could not parse this command",
+        )
+    })
+}
+
+/// Refuse, before the grammar sees them, constructs that are always denied and that can make a
+/// backtracking grammar slow: parentheses outside quotes (subshells, functions, `$(`, `<(`,
+/// extglobs; nested ones made brush-parser take seconds, found by fuzzing), backticks, and `$(`,
+/// `${`, `$[` outside single quotes. It only ever denies: whatever it lets through still faces
+/// the grammar, so a mistake here can refuse too much but never admit anything.
+fn prefilter(command: &str) -> Result<(), Refusal> {
+    #[derive(PartialEq)]
+    enum Q {
+        None,
+        Single,
+        Double,
+    }
+    let mut q = Q::None;
+    let mut chars = command.chars().peekable();
+    let mut prev = ' ';
+    while let Some(c) = chars.next() {
+        match (&q, c) {
+            (Q::Single, '\'') => q = Q::None,
+            (Q::Single, _) => {}
+            (_, '\\') => {
+                chars.next();
+                prev = ' ';
+                continue;
+            }
+            (Q::None, '\'') => q = Q::Single,
+            (Q::None, '"') => q = Q::Double,
+            (Q::Double, '"') => q = Q::None,
+            (_, '`') => return refuse(DenyReason::Substitution, "backticks substitute a command's output"),
+            (_, '$') if matches!(chars.peek(), Some('(') | Some('[')) => {
+                return refuse(DenyReason::Substitution, "`$(…)`, `$((…))` or `$[…]` substitutes before the command runs")
+            }
+            (_, '$') if chars.peek() == Some(&'{') => return refuse(DenyReason::Expansion, "`${…}` expands a variable"),
+            (Q::None, '(') if matches!(prev, '<' | '>') => {
+                return refuse(DenyReason::Substitution, "process substitution `<(…)` or `>(…)`")
+            }
+            (Q::None, '(' | ')') => {
+                return refuse(
+                    DenyReason::Compound,
+                    "unquoted parentheses: a subshell, function or pattern; quote them to pass them literally",
+                )
+            }
+            _ => {}
+        }
+        prev = c;
+    }
+    Ok(())
+}
+
+/// A run of more than 9 digits right before `<` or `>`: a file descriptor no shell accepts.
+fn oversized_fd(command: &str) -> Option<&str> {
+    let b = command.as_bytes();
+    let mut start = None;
+    for (i, c) in b.iter().enumerate() {
+        match (c.is_ascii_digit(), start) {
+            (true, None) => start = Some(i),
+            (true, Some(_)) => {}
+            (false, Some(s)) => {
+                if i - s > 9 && (*c == b'<' || *c == b'>') {
+                    return Some(&command[s..i]);
+                }
+                start = None;
+            }
+            (false, None) => {}
+        }
+    }
+    None
+}
+
+fn grammar(command: &str) -> Result<Parsed, Refusal> {
     let opts = ParserOptions::default();
     let program = Parser::new(std::io::Cursor::new(command.as_bytes()), &opts)
         .parse_program()

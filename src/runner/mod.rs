@@ -9,7 +9,8 @@ use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -19,10 +20,6 @@ use nix::unistd::Pid;
 
 pub use capture::Captured;
 
-/// Bytes kept per stream by default.
-pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024;
-/// Time between SIGTERM and SIGKILL on timeout.
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 /// How long descendants may keep the output pipes open after the leader exited.
 pub const LEAK_DRAIN: Duration = Duration::from_millis(250);
 
@@ -83,6 +80,49 @@ impl RunReport {
     /// True for exit code 0.
     pub fn success(&self) -> bool {
         self.exit_code == Some(0)
+    }
+}
+
+/// Process groups of commands running now, so an interruption can kill them all.
+static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// Set once by `interrupt_all`: nothing new starts afterwards.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Kill every running command's process group and refuse to start new ones; each interrupted
+/// run still returns its report (with `error: "interrupted"`). `hookd dispatch` calls this on
+/// SIGINT and SIGTERM.
+pub fn interrupt_all() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    let running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+    for pgid in running.iter() {
+        let _ = killpg(Pid::from_raw(*pgid), Signal::SIGKILL);
+    }
+}
+
+/// True once `interrupt_all` was called.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Registers a running group for `interrupt_all` for as long as it lives.
+struct Registered(i32);
+
+impl Registered {
+    fn new(pgid: Pid) -> Self {
+        let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        running.push(pgid.as_raw());
+        // An interruption that came between spawn and registration still reaches this group.
+        if interrupted() {
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+        Registered(pgid.as_raw())
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        running.retain(|p| *p != self.0);
     }
 }
 
@@ -162,6 +202,9 @@ pub fn run(spec: &RunSpec) -> RunReport {
     let Some(program) = spec.argv.first() else {
         return RunReport::failed_to_start("empty command".into(), started);
     };
+    if interrupted() {
+        return RunReport::failed_to_start("interrupted".into(), started);
+    }
     if !spec.cwd.is_dir() {
         return RunReport::failed_to_start(
             format!("working directory {} does not exist", spec.cwd.display()),
@@ -204,6 +247,7 @@ pub fn run(spec: &RunSpec) -> RunReport {
     };
     let pid = Pid::from_raw(child.id() as i32);
     let pgid = pid; // process_group(0): the child leads its own group
+    let _registered = Registered::new(pgid);
 
     // Stdin is written on its own thread so a child that never reads cannot block us; a child
     // that exits first makes the write fail with EPIPE, which is normal.
@@ -308,7 +352,9 @@ pub fn run(spec: &RunSpec) -> RunReport {
         }
         Err(e) => report.error = Some(format!("could not collect the exit status: {e}")),
     }
-    if report.timed_out {
+    if interrupted() && (report.signal.is_some() || report.timed_out) {
+        report.error = Some("interrupted".into());
+    } else if report.timed_out {
         report.exit_code = None;
         report.error = Some(format!(
             "timed out after {}s; the process group was killed",

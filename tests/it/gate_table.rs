@@ -131,6 +131,12 @@ fn cases() -> Vec<(String, Expect)> {
         s("echo a > ~/.bashrc", Deny(R::Redirection)),
         s("echo a >&3", Deny(R::Redirection)),
         s("> f echo a", Deny(R::Redirection)),
+        s("020040000000>c", Deny(R::Redirection)),
+        (
+            format!("{}h(){}o", "(".repeat(24), "(".repeat(4)),
+            Deny(R::Compound),
+        ),
+        s("echo 99999999999>/dev/null", Deny(R::Redirection)),
         // Here-documents and here-strings.
         s("cat <<EOF\nx\nEOF", Deny(R::Heredoc)),
         s("cat <<< hi", Deny(R::Heredoc)),
