@@ -582,3 +582,38 @@ fn a_flooding_hook_keeps_memory_near_the_cap() {
         "hookd peaked at {peak_kib} KiB while dropping {dropped} bytes"
     );
 }
+
+#[test]
+fn bash_env_and_exported_functions_do_not_affect_a_bash_hook() {
+    let p = Project::new();
+    let evil = p.path().join("evil.sh");
+    std::fs::write(&evil, format!("touch {}/sourced\n", p.path().display())).unwrap();
+    let script = p.path().join("hook.sh");
+    std::fs::write(&script, "#!/bin/bash\necho \"output: $(echo hi)\"\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^\\./hook\\.sh$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: h, hook: post_session, command: ./hook.sh}]\n",
+    );
+    let out = p
+        .cmd(&["dispatch", "post_session", "--events", "-"])
+        .env("BASH_ENV", &evil)
+        .env("ENV", &evil)
+        .env(
+            "BASH_FUNC_echo%%",
+            format!("() {{ touch {}/function-ran; }}", p.path().display()),
+        )
+        .output()
+        .unwrap();
+    let ev = json_lines(&stderr(&out));
+    assert_eq!(ev[0]["stdout"], "output: hi\n", "{}", ev[0]);
+    assert!(!p.path().join("sourced").exists(), "BASH_ENV was sourced");
+    assert!(
+        !p.path().join("function-ran").exists(),
+        "an exported function replaced echo"
+    );
+}

@@ -6,6 +6,7 @@ mod docs;
 mod gate_props;
 mod gate_table;
 mod golden;
+mod library;
 mod lookup;
 mod runner;
 mod support;
