@@ -247,8 +247,9 @@ fn parse_with_grammar(command: &str) -> Result<Parsed, Refusal> {
 
 /// Refuse, before the grammar sees them, constructs that are always denied and that can make a
 /// backtracking grammar slow: parentheses outside quotes (subshells, functions, `$(`, `<(`,
-/// extglobs; nested ones made brush-parser take seconds, found by fuzzing), backticks, and `$(`,
-/// `${`, `$[` outside single quotes. It only ever denies: whatever it lets through still faces
+/// extglobs; nested ones made brush-parser take seconds, found by fuzzing), unquoted glob
+/// characters (`[`, `*`, `?`; runs of `[` and `\` were slow too), backticks, and `$(`, `${`,
+/// `$[` outside single quotes. It only ever denies: whatever it lets through still faces
 /// the grammar, so a mistake here can refuse too much but never admit anything.
 fn prefilter(command: &str) -> Result<(), Refusal> {
     #[derive(PartialEq)]
@@ -279,6 +280,9 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
             (_, '$') if chars.peek() == Some(&'{') => return refuse(DenyReason::Expansion, "`${…}` expands a variable"),
             (Q::None, '(') if matches!(prev, '<' | '>') => {
                 return refuse(DenyReason::Substitution, "process substitution `<(…)` or `>(…)`")
+            }
+            (Q::None, '[' | '*' | '?') => {
+                return refuse(DenyReason::Glob, format!("unquoted `{c}` is a glob pattern; quote it to pass it literally"))
             }
             (Q::None, '(' | ')') => {
                 return refuse(
