@@ -252,6 +252,9 @@ fn parse_with_grammar(command: &str) -> Result<Parsed, Refusal> {
 /// `$[` outside single quotes. It only ever denies: whatever it lets through still faces
 /// the grammar, so a mistake here can refuse too much but never admit anything.
 fn prefilter(command: &str) -> Result<(), Refusal> {
+    if command.trim_start().starts_with("[[") {
+        return refuse(DenyReason::Builtin, "`[[ … ]]` is a shell keyword");
+    }
     #[derive(PartialEq)]
     enum Q {
         None,
