@@ -27,18 +27,20 @@ pub enum HookPoint {
     PostSession,
 }
 
-/// What a hook at a point may do besides observing. The decision protocol (issue 5)
-/// consults this table; docs and `hookd points` render it.
+/// What a hook at a point may do besides observing. The reply protocol (`decision`) drops,
+/// and names, whatever a point does not allow; docs and `hookd points` render this table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Capabilities {
-    /// Add text to the model's context.
+    /// Add text (`context`, `context_files`) to the model's context.
     pub add_context: bool,
     /// Stop the turn.
     pub halt: bool,
-    /// Veto the tool call (becomes a synthetic error result for that call).
+    /// Veto: the tool call at `pre_tool` (a synthetic error result), the prompt at `pre_session`.
     pub deny: bool,
-    /// Replace the tool input.
+    /// Replace the tool input (`updated_input`).
     pub replace_input: bool,
+    /// Replace the user's prompt (`updated_prompt`).
+    pub update_prompt: bool,
     /// Ask the agent to keep working (with a loop guard).
     #[serde(rename = "continue")]
     pub continue_: bool,
@@ -50,6 +52,7 @@ impl Capabilities {
         halt: false,
         deny: false,
         replace_input: false,
+        update_prompt: false,
         continue_: false,
     };
 
@@ -70,6 +73,9 @@ impl Capabilities {
         if self.replace_input {
             out.push("replace input");
         }
+        if self.update_prompt {
+            out.push("replace prompt");
+        }
         if self.add_context {
             out.push("add context");
         }
@@ -77,7 +83,7 @@ impl Capabilities {
             out.push("halt");
         }
         if self.continue_ {
-            out.push("continue");
+            out.push("observe, or continue (with a loop guard)");
         }
         out
     }
@@ -114,7 +120,7 @@ impl HookPoint {
     pub const fn fires(self) -> &'static str {
         match self {
             HookPoint::PreSession => {
-                "once, before the first turn of a run (carries the user prompt)"
+                "once, before the first turn of a run (carries the user prompt; may deny or rewrite it)"
             }
             HookPoint::PreStream => "before every model request",
             HookPoint::PostStream => "after every model response",
@@ -130,9 +136,16 @@ impl HookPoint {
     pub const fn capabilities(self) -> Capabilities {
         let none = Capabilities::OBSERVE;
         match self {
-            HookPoint::PreSession | HookPoint::PreStream | HookPoint::PostTool => Capabilities {
+            HookPoint::PreStream | HookPoint::PostTool => Capabilities {
                 add_context: true,
                 halt: true,
+                ..none
+            },
+            HookPoint::PreSession => Capabilities {
+                add_context: true,
+                halt: true,
+                deny: true,
+                update_prompt: true,
                 ..none
             },
             HookPoint::PreTool => Capabilities {
@@ -140,7 +153,7 @@ impl HookPoint {
                 halt: true,
                 deny: true,
                 replace_input: true,
-                continue_: false,
+                ..none
             },
             HookPoint::PostSession => Capabilities {
                 continue_: true,

@@ -1,24 +1,88 @@
-//! Command hooks as a provider: the gate admits each command, the runner runs it, and the
-//! result becomes a `hook_command` or `hook_command_skipped` event and an Outcome entry.
+//! Command hooks as a provider: select the hooks due (point, matcher, result, sub-agent), let
+//! the gate admit each command, run it, read its reply, and combine the replies into the
+//! point's decision. Every hook becomes a `hook_command` or `hook_command_skipped` event.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::catalog::HookPoint;
-use crate::config::HookSpec;
-use crate::dispatch::{Call, CommandOut, CommandStatus, Provider};
-use crate::events::{self, Event};
-use crate::gate::{Gate, Verdict};
-use crate::runner::{self, RunSpec};
+use regex::Regex;
+use serde_json::Value;
 
-/// Command hooks: gate, run, report.
+use crate::catalog::HookPoint;
+use crate::config::{HookSpec, OnError, OnResult};
+use crate::decision::{self, Contribution, Decision, Reply};
+use crate::dispatch::{Call, CommandOut, CommandStatus, Context, Provider};
+use crate::events::{self, Event};
+use crate::gate::{Denied, Gate, Verdict};
+use crate::runner::{self, RunReport, RunSpec};
+use crate::state::SessionState;
+
+/// A hook with its matcher compiled.
+pub(crate) struct Hook {
+    pub spec: HookSpec,
+    pub matcher: Option<Regex>,
+}
+
+impl Hook {
+    pub fn new(spec: HookSpec) -> Hook {
+        // Validated when the configuration loaded; a matcher that fails now matches nothing.
+        let matcher = spec.matcher.as_ref().map(|m| {
+            Regex::new(&format!("^(?:{m})$"))
+                .unwrap_or_else(|_| Regex::new("[^\\s\\S]").expect("a regex that matches nothing"))
+        });
+        Hook { spec, matcher }
+    }
+
+    /// Whether this hook is due for this context (matcher, `on`, sub-agents).
+    fn selected(&self, ctx: &Context) -> bool {
+        let is_sub_agent = ctx
+            .get("is_sub_agent")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if is_sub_agent && !self.spec.include_sub_agents {
+            return false;
+        }
+        if let Some(m) = &self.matcher {
+            let name = ctx.tool("name").and_then(Value::as_str).unwrap_or_default();
+            if !m.is_match(name) {
+                return false;
+            }
+        }
+        let failed = ctx.tool("failed").and_then(Value::as_bool).unwrap_or(false);
+        match self.spec.on {
+            OnResult::Any => true,
+            OnResult::Success => !failed,
+            OnResult::Failure => failed,
+        }
+    }
+}
+
 pub(crate) struct CommandProvider {
-    pub by_point: [Vec<HookSpec>; 8],
+    pub by_point: [Vec<Hook>; 8],
     pub gate: Arc<Gate>,
     pub project_dir: PathBuf,
     pub grace: Duration,
     pub max_output: usize,
+    pub max_continues: u64,
+}
+
+/// Where a hook runs: what its process needs to know (shared by parallel runs).
+struct At<'a> {
+    point: HookPoint,
+    session_id: &'a str,
+    mode: crate::config::Mode,
+    turn: u64,
+}
+
+/// What happened to one hook, before it is turned into an event and a contribution.
+enum Ran {
+    Skipped(Denied),
+    Ran {
+        argv: Vec<String>,
+        allowed_by: String,
+        report: RunReport,
+    },
 }
 
 impl Provider for CommandProvider {
@@ -26,118 +90,326 @@ impl Provider for CommandProvider {
         !self.by_point[point.index()].is_empty()
     }
 
+    fn needs_state(&self, point: HookPoint) -> bool {
+        point == HookPoint::PostSession // the loop guard counts consecutive continues
+    }
+
+    fn decide(&self, call: &mut Call<'_>, state: &mut SessionState) {
+        if call.point == HookPoint::PostSession {
+            call.facts.continues = state.continues;
+        }
+    }
+
     fn provide(&self, call: &mut Call<'_>) {
-        for hook in &self.by_point[call.point.index()] {
+        let point = call.point;
+        let caps = point.capabilities();
+        let hooks: Vec<&Hook> = self.by_point[point.index()]
+            .iter()
+            .filter(|h| h.selected(call.context))
+            .collect();
+        let stop_hook_active = point == HookPoint::PostSession
+            && (call
+                .context
+                .get("stop_hook_active")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+                || call.facts.continues > 0);
+        let mut ctx = call.context.clone();
+        ctx.set("hook", point.name())
+            .set("turn", call.outcome.turn)
+            .set("session_id", call.session_id)
+            .set("mode", call.mode.name());
+        if point == HookPoint::PostSession {
+            ctx.set("stop_hook_active", stop_hook_active);
+        }
+        let stdin = ctx.to_json_bytes();
+        let at = At {
+            point,
+            session_id: call.session_id,
+            mode: call.mode,
+            turn: call.outcome.turn,
+        };
+
+        let mut contributions = Vec::new();
+        let mut i = 0;
+        'batches: while i < hooks.len() {
             if runner::interrupted() {
                 break; // hookd is being stopped: start nothing new
             }
-            let turn = call.outcome.turn;
-            let (status, exit_code, duration_ms, reason, hint, event) =
-                match self.gate.verdict(&hook.command, call.mode) {
-                    Verdict::Denied(d) => {
-                        let event = Event::HookCommandSkipped(events::HookCommandSkipped {
-                            timestamp: String::new(),
-                            name: hook.name.clone(),
-                            hook: call.point,
-                            command: hook.command.clone(),
-                            mode: call.mode,
-                            reason: d.reason,
-                            hint: d.hint.clone(),
-                            detail: d.detail,
-                            turn,
-                            session_id: call.session_id.to_string(),
-                            seq: 0,
-                        });
-                        (
-                            CommandStatus::Skipped,
-                            None,
-                            None,
-                            Some(d.reason),
-                            Some(d.hint),
-                            event,
-                        )
-                    }
-                    Verdict::Allowed(a) => {
-                        let mut ctx = call.context.clone();
-                        ctx.set("hook", call.point.name())
-                            .set("turn", turn)
-                            .set("session_id", call.session_id);
-                        ctx.set("mode", call.mode.name());
-                        let spec = RunSpec {
-                            argv: a.argv.clone(),
-                            cwd: self.project_dir.clone(),
-                            stdin: ctx.to_json_bytes(),
-                            env: vec![
-                                ("HOOKD_HOOK".into(), call.point.name().into()),
-                                ("HOOKD_SESSION_ID".into(), call.session_id.into()),
-                                ("HOOKD_TURN".into(), turn.to_string()),
-                                (
-                                    "HOOKD_PROJECT_DIR".into(),
-                                    self.project_dir.display().to_string(),
-                                ),
-                            ],
-                            timeout: hook.timeout,
-                            grace: self.grace,
-                            max_output: hook.max_output.unwrap_or(self.max_output),
-                        };
-                        let r = runner::run(&spec);
-                        let status = if r.timed_out {
-                            CommandStatus::TimedOut
-                        } else if r.signal.is_some() {
-                            CommandStatus::Killed
-                        } else if r.exit_code.is_none() {
-                            CommandStatus::NotStarted
-                        } else if r.success() {
-                            CommandStatus::Ok
-                        } else {
-                            CommandStatus::Failed
-                        };
-                        let duration_ms = r.duration.as_millis() as u64;
-                        let exit_code = r.exit_code_or_minus_one();
-                        let event = Event::HookCommand(events::HookCommand {
-                            timestamp: String::new(),
-                            name: hook.name.clone(),
-                            hook: call.point,
-                            command: hook.command.clone(),
-                            turn,
-                            exit_code,
-                            duration_ms,
-                            output: format!("{}{}", r.stdout.text, r.stderr.text),
-                            error: r.error.clone().unwrap_or_default(),
-                            session_id: call.session_id.to_string(),
-                            seq: 0,
-                            mode: call.mode,
-                            argv: a.argv,
-                            allowed_by: format!("{} ({})", a.entry.pattern, a.entry.origin),
-                            truncated: r.stdout.truncated() || r.stderr.truncated(),
-                            stdout_dropped_bytes: r.stdout.dropped,
-                            stderr_dropped_bytes: r.stderr.dropped,
-                            stdout: r.stdout.text,
-                            stderr: r.stderr.text,
-                            timed_out: r.timed_out,
-                            signal: r.signal,
-                            leaked: r.leaked,
-                        });
-                        (
-                            status,
-                            Some(exit_code),
-                            Some(duration_ms),
-                            None,
-                            None,
-                            event,
-                        )
-                    }
-                };
-            call.emit(event);
-            call.outcome.commands.push(CommandOut {
-                name: hook.name.clone(),
-                command: hook.command.clone(),
-                status,
-                exit_code,
-                duration_ms,
-                reason,
-                hint,
-            });
+            // Consecutive parallel hooks run together; others one at a time.
+            let end = if hooks[i].spec.parallel {
+                i + hooks[i..].iter().take_while(|h| h.spec.parallel).count()
+            } else {
+                i + 1
+            };
+            let batch = &hooks[i..end];
+            let results: Vec<Ran> = if batch.len() == 1 {
+                vec![self.run_one(batch[0], &at, &stdin)]
+            } else {
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = batch
+                        .iter()
+                        .map(|h| s.spawn(|| self.run_one(h, &at, &stdin)))
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|t| t.join().unwrap_or_else(|_| Ran::Skipped(panicked())))
+                        .collect()
+                })
+            };
+            // Results are reported and counted in config order, whatever order they finished in.
+            for (hook, ran) in batch.iter().zip(results) {
+                let reply = self.report(hook, ran, call, caps);
+                let stop = decision::short_circuits(&reply);
+                contributions.push(Contribution {
+                    name: hook.spec.name.clone(),
+                    reply,
+                });
+                if stop {
+                    break 'batches; // a deny or a halt: later hooks do not run, or do not count
+                }
+            }
+            i = end;
+        }
+
+        let mut decision = decision::aggregate(
+            &contributions,
+            decision::Inputs {
+                point,
+                project_dir: &self.project_dir,
+                original_prompt: call
+                    .context
+                    .str_field("prompt")
+                    .ok()
+                    .flatten()
+                    .map(String::from),
+                original_input: call.context.tool("input").cloned(),
+                stop_hook_active,
+            },
+        );
+        if let Decision::Stop(stop) = &mut decision {
+            if stop.continue_ && call.facts.continues >= self.max_continues {
+                stop.continue_ = false;
+                stop.continue_refused = Some(format!(
+                    "hookd stopped honouring `continue` after {} consecutive continues (max_continues in hooks.yaml)",
+                    call.facts.continues
+                ));
+            }
+        }
+        call.outcome.decision = decision;
+    }
+
+    fn needs_settle(&self, point: HookPoint) -> bool {
+        point == HookPoint::PostSession
+    }
+
+    fn settle(&self, call: &mut Call<'_>, state: &mut SessionState) {
+        if let Decision::Stop(stop) = &call.outcome.decision {
+            state.continues = if stop.continue_ {
+                state.continues + 1
+            } else {
+                0
+            };
         }
     }
+}
+
+fn panicked() -> Denied {
+    Denied {
+        reason: crate::gate::DenyReason::Unparsable,
+        detail: "the hook's runner thread panicked".into(),
+        hint: String::new(),
+    }
+}
+
+impl CommandProvider {
+    fn run_one(&self, hook: &Hook, at: &At<'_>, stdin: &[u8]) -> Ran {
+        match self.gate.verdict(&hook.spec.command, at.mode) {
+            Verdict::Denied(d) => Ran::Skipped(d),
+            Verdict::Allowed(a) => {
+                let spec = RunSpec {
+                    argv: a.argv.clone(),
+                    cwd: self.project_dir.clone(),
+                    stdin: stdin.to_vec(),
+                    env: vec![
+                        ("HOOKD_HOOK".into(), at.point.name().into()),
+                        ("HOOKD_SESSION_ID".into(), at.session_id.into()),
+                        ("HOOKD_TURN".into(), at.turn.to_string()),
+                        (
+                            "HOOKD_PROJECT_DIR".into(),
+                            self.project_dir.display().to_string(),
+                        ),
+                    ],
+                    timeout: hook.spec.timeout,
+                    grace: self.grace,
+                    max_output: hook.spec.max_output.unwrap_or(self.max_output),
+                };
+                let report = runner::run(&spec);
+                Ran::Ran {
+                    argv: a.argv,
+                    allowed_by: format!("{} ({})", a.entry.pattern, a.entry.origin),
+                    report,
+                }
+            }
+        }
+    }
+
+    /// Emit the hook's event, record it in the Outcome, and return what it contributes.
+    fn report(
+        &self,
+        hook: &Hook,
+        ran: Ran,
+        call: &mut Call<'_>,
+        caps: crate::catalog::Capabilities,
+    ) -> Reply {
+        let spec = &hook.spec;
+        let turn = call.outcome.turn;
+        match ran {
+            Ran::Skipped(d) => {
+                let reply = fail_closed(
+                    spec,
+                    caps,
+                    &format!("it was not run ({}: {})", d.reason, d.detail),
+                );
+                call.emit(Event::HookCommandSkipped(events::HookCommandSkipped {
+                    timestamp: String::new(),
+                    name: spec.name.clone(),
+                    hook: call.point,
+                    command: spec.command.clone(),
+                    mode: call.mode,
+                    reason: d.reason,
+                    hint: d.hint.clone(),
+                    detail: d.detail,
+                    turn,
+                    session_id: call.session_id.to_string(),
+                    seq: 0,
+                }));
+                call.outcome.commands.push(CommandOut {
+                    name: spec.name.clone(),
+                    command: spec.command.clone(),
+                    status: CommandStatus::Skipped,
+                    exit_code: None,
+                    duration_ms: None,
+                    reason: Some(d.reason),
+                    hint: Some(d.hint),
+                });
+                reply
+            }
+            Ran::Ran {
+                argv,
+                allowed_by,
+                report: r,
+            } => {
+                let mut status = if r.timed_out {
+                    CommandStatus::TimedOut
+                } else if r.signal.is_some() {
+                    CommandStatus::Killed
+                } else if r.exit_code.is_none() {
+                    CommandStatus::NotStarted
+                } else if r.success() {
+                    CommandStatus::Ok
+                } else {
+                    CommandStatus::Failed
+                };
+                let mut error = r.error.clone().unwrap_or_default();
+                let reply = match r.exit_code {
+                    // Exit 2: deny, with stderr as the reason.
+                    Some(2) => {
+                        let mut reply = Reply::default();
+                        if caps.deny {
+                            reply.deny = true;
+                            let reason = r.stderr.text.trim();
+                            reply.reason = Some(if reason.is_empty() {
+                                format!("denied by hook `{}`", spec.name)
+                            } else {
+                                reason.to_string()
+                            });
+                            status = CommandStatus::Denied;
+                            error.clear();
+                        } else {
+                            reply.ignored.push("decision".into());
+                        }
+                        reply
+                    }
+                    Some(0) => match decision::parse_reply(&r.stdout.text, caps) {
+                        Ok(reply) => reply.unwrap_or_default(),
+                        Err(e) => {
+                            status = CommandStatus::Failed;
+                            error = e;
+                            fail_closed(spec, caps, &error)
+                        }
+                    },
+                    _ => fail_closed(spec, caps, &error),
+                };
+                if reply.deny && status == CommandStatus::Ok {
+                    status = CommandStatus::Denied;
+                }
+                let duration_ms = r.duration.as_millis() as u64;
+                let exit_code = r.exit_code_or_minus_one();
+                call.emit(Event::HookCommand(events::HookCommand {
+                    timestamp: String::new(),
+                    name: spec.name.clone(),
+                    hook: call.point,
+                    command: spec.command.clone(),
+                    turn,
+                    exit_code,
+                    duration_ms,
+                    output: format!("{}{}", r.stdout.text, r.stderr.text),
+                    error,
+                    session_id: call.session_id.to_string(),
+                    seq: 0,
+                    mode: call.mode,
+                    argv,
+                    allowed_by,
+                    truncated: r.stdout.truncated() || r.stderr.truncated(),
+                    stdout_dropped_bytes: r.stdout.dropped,
+                    stderr_dropped_bytes: r.stderr.dropped,
+                    stdout: r.stdout.text,
+                    stderr: r.stderr.text,
+                    timed_out: r.timed_out,
+                    signal: r.signal,
+                    leaked: r.leaked,
+                    decision: if reply.deny {
+                        Some("deny")
+                    } else if reply.allow {
+                        Some("allow")
+                    } else {
+                        None
+                    },
+                    halt: reply.halt,
+                    continue_: reply.continue_,
+                    ignored: reply.ignored.clone(),
+                }));
+                call.outcome.commands.push(CommandOut {
+                    name: spec.name.clone(),
+                    command: spec.command.clone(),
+                    status,
+                    exit_code: Some(exit_code),
+                    duration_ms: Some(duration_ms),
+                    reason: None,
+                    hint: None,
+                });
+                reply
+            }
+        }
+    }
+}
+
+/// A failed hook decides nothing, unless it is `on_error: deny`: then it denies where the point
+/// can deny, else halts.
+fn fail_closed(spec: &HookSpec, caps: crate::catalog::Capabilities, why: &str) -> Reply {
+    let mut reply = Reply::default();
+    if spec.on_error == OnError::Deny {
+        let reason = format!(
+            "hook `{}` failed and is set to fail closed: {why}",
+            spec.name
+        );
+        if caps.deny {
+            reply.deny = true;
+        } else {
+            reply.halt = caps.halt;
+        }
+        reply.reason = Some(reason);
+    }
+    reply
 }

@@ -12,8 +12,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::catalog::HookPoint;
-use crate::command::CommandProvider;
-use crate::config::{Config, HookSpec, Mode};
+use crate::command::{CommandProvider, Hook};
+use crate::config::{Config, Mode};
+use crate::decision::Decision;
 use crate::events::{self, Event, EventSink, NullSink};
 use crate::gate::Gate;
 use crate::reminder::ReminderProvider;
@@ -135,6 +136,8 @@ pub enum CommandStatus {
     Killed,
     /// Could not start (not found, permission, working directory).
     NotStarted,
+    /// It denied (exit code 2).
+    Denied,
     /// The gate did not admit it.
     Skipped,
 }
@@ -179,6 +182,8 @@ pub struct Outcome {
     pub reminders: Vec<ReminderOut>,
     /// Command hooks, in config order.
     pub commands: Vec<CommandOut>,
+    /// What the hooks decided; its shape is fixed by the point (see docs/protocol.md).
+    pub decision: Decision,
 }
 /// Everything a provider may read and write during one dispatch.
 pub(crate) struct Call<'a> {
@@ -210,6 +215,12 @@ pub(crate) trait Provider: Send + Sync {
     fn decide(&self, _call: &mut Call<'_>, _state: &mut SessionState) {}
     /// Act on what is due, recording it in `call.outcome` and emitting events.
     fn provide(&self, _call: &mut Call<'_>) {}
+    /// True when, after acting, the provider must record something in the session's state.
+    fn needs_settle(&self, _point: HookPoint) -> bool {
+        false
+    }
+    /// Record, under the session lock again, what acting produced.
+    fn settle(&self, _call: &mut Call<'_>, _state: &mut SessionState) {}
 }
 
 /// Builds an [`Engine`].
@@ -259,10 +270,10 @@ impl EngineBuilder {
             &self.config.allow,
             self.config.allow_file.clone(),
         ));
-        let mut by_point: [Vec<HookSpec>; 8] = Default::default();
+        let mut by_point: [Vec<Hook>; 8] = Default::default();
         if self.config.hooks.enabled {
             for h in &self.config.hooks.hooks {
-                by_point[h.hook.index()].push(h.clone());
+                by_point[h.hook.index()].push(Hook::new(h.clone()));
             }
         }
         let reminders = ReminderProvider::new(&self.config.reminders);
@@ -275,6 +286,7 @@ impl EngineBuilder {
                 project_dir: self.config.project_dir.clone(),
                 grace: self.grace.unwrap_or(self.config.hooks.grace),
                 max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
+                max_continues: self.config.hooks.max_continues,
             }),
         ];
         Engine {
@@ -346,6 +358,7 @@ impl Engine {
             mode,
             reminders: Vec::new(),
             commands: Vec::new(),
+            decision: Decision::none(point),
         };
         let wanted: Vec<&dyn Provider> = self
             .providers
@@ -403,6 +416,18 @@ impl Engine {
         }
         for p in &wanted {
             p.provide(&mut call);
+        }
+        let settling: Vec<&&dyn Provider> =
+            wanted.iter().filter(|p| p.needs_settle(point)).collect();
+        if !settling.is_empty() && !session_id.is_empty() {
+            let mut settle = |state: &mut SessionState| {
+                for p in &settling {
+                    p.settle(&mut call, state);
+                }
+            };
+            if let Err(e) = self.store.update(session_id, &mut settle) {
+                tracing::warn!("{e}; the loop guard could not record this dispatch");
+            }
         }
         Ok(call.outcome)
     }

@@ -61,6 +61,15 @@ pub struct HookCommand {
     pub signal: Option<i32>,
     /// True when descendants held its output open after it exited and were killed.
     pub leaked: bool,
+    /// What its reply decided: `deny` (reply or exit 2), `allow`, or null.
+    pub decision: Option<&'static str>,
+    /// Its reply asked to stop the turn.
+    pub halt: bool,
+    /// Its reply asked the agent to keep working.
+    #[serde(rename = "continue")]
+    pub continue_: bool,
+    /// Reply fields its point does not take (or that do not exist), dropped, never applied.
+    pub ignored: Vec<String>,
 }
 
 /// A command hook did not run, and why.

@@ -27,6 +27,7 @@ pub mod catalog;
 pub mod cli;
 mod command;
 pub mod config;
+pub mod decision;
 pub mod dispatch;
 pub mod events;
 pub mod gate;

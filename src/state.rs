@@ -23,6 +23,8 @@ pub struct SessionState {
     pub failure_key: Option<String>,
     /// How many times in a row it failed.
     pub failure_count: u64,
+    /// Consecutive `continue`s honoured at `post_session` (the loop guard).
+    pub continues: u64,
 }
 
 /// What the session must remember between dispatches, given the configured reminders.
@@ -43,6 +45,8 @@ pub(crate) struct SessionFacts {
     pub mode_changed: bool,
     /// Consecutive failures of the same tool call (name and input), at `post_tool`.
     pub failures: u64,
+    /// Consecutive continues honoured so far, at `post_session`.
+    pub continues: u64,
 }
 
 /// The session's bookkeeping for one dispatch at `point`: count model turns and remember the

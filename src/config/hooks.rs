@@ -23,7 +23,47 @@ pub const DEFAULT_GRACE_SECS: u64 = 2;
 /// The largest `grace` accepted.
 pub const MAX_GRACE_SECS: u64 = 60;
 
-const HOOK_KEYS: [&str; 5] = ["name", "hook", "command", "timeout", "max_output"];
+/// Consecutive `continue` replies honoured at `post_session`, unless `max_continues` says otherwise.
+pub const DEFAULT_MAX_CONTINUES: u64 = 8;
+
+const HOOK_KEYS: [&str; 11] = [
+    "name",
+    "hook",
+    "command",
+    "timeout",
+    "max_output",
+    "matcher",
+    "on",
+    "include_sub_agents",
+    "on_error",
+    "parallel",
+    "description",
+];
+
+/// Which finished tool calls a `post_tool` hook runs for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnResult {
+    /// Every tool call.
+    #[default]
+    Any,
+    /// Only those that succeeded.
+    Success,
+    /// Only those that failed.
+    Failure,
+}
+
+/// What a hook that fails (non-zero exit other than 2, timeout, unreadable reply, not started,
+/// refused by the gate) means for the decision.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnError {
+    /// Nothing: the failure is reported, no decision is taken.
+    #[default]
+    Ignore,
+    /// Fail closed: deny (where the point can deny), else halt.
+    Deny,
+}
 
 /// One command hook as configured.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -39,6 +79,16 @@ pub struct HookSpec {
     pub timeout: Duration,
     /// Bytes kept per output stream, when this hook overrides the file's `max_output`.
     pub max_output: Option<usize>,
+    /// At tool points: a regular expression the whole tool name must match.
+    pub matcher: Option<String>,
+    /// At `post_tool`: run for successful, failed or all tool calls.
+    pub on: OnResult,
+    /// Also run for tool calls of sub-agents (context `is_sub_agent: true`).
+    pub include_sub_agents: bool,
+    /// What a failure of this hook means.
+    pub on_error: OnError,
+    /// Run concurrently with the other parallel hooks of its point.
+    pub parallel: bool,
     /// Where it was written.
     pub origin: Origin,
 }
@@ -59,6 +109,8 @@ pub struct HooksConfig {
     /// SIGTERM-to-SIGKILL grace at a timeout.
     #[serde(serialize_with = "secs")]
     pub grace: Duration,
+    /// Consecutive `continue` replies honoured at `post_session` before hookd stops honouring them.
+    pub max_continues: u64,
 }
 
 impl Default for HooksConfig {
@@ -68,6 +120,7 @@ impl Default for HooksConfig {
             hooks: Vec::new(),
             max_output: DEFAULT_MAX_OUTPUT,
             grace: Duration::from_secs(DEFAULT_GRACE_SECS),
+            max_continues: DEFAULT_MAX_CONTINUES,
         }
     }
 }
@@ -94,10 +147,32 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
     let Some(top) = d.fields(
         root,
         "hooks.yaml",
-        &["enabled", "hooks", "max_output", "grace"],
+        &[
+            "enabled",
+            "hooks",
+            "max_output",
+            "grace",
+            "parallel",
+            "max_continues",
+        ],
     ) else {
         return out;
     };
+    let parallel = top
+        .get("parallel")
+        .and_then(|n| d.bool(n, "`parallel`"))
+        .unwrap_or(false);
+    if let Some(n) = top.get("max_continues") {
+        match d.int(n, "`max_continues`") {
+            Some(m) if (0..=1000).contains(&m) => out.max_continues = m as u64,
+            Some(m) => d.error(
+                n.pos,
+                format!("max_continues {m} is out of range"),
+                Some("use 0 to 1000 (default 8)".into()),
+            ),
+            None => {}
+        }
+    }
     if let Some(cap) = top.get("max_output").and_then(|n| output_cap(d, n)) {
         out.max_output = cap;
     }
@@ -133,7 +208,7 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
             "hook",
             "events and `hookd check` refer to hooks by name",
         );
-        if let Some(spec) = decode_hook(d, item) {
+        if let Some(spec) = decode_hook(d, item, parallel) {
             if unique {
                 out.hooks.push(spec);
             }
@@ -142,7 +217,7 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
     out
 }
 
-fn decode_hook(d: &mut Decoder<'_>, item: &Node) -> Option<HookSpec> {
+fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<HookSpec> {
     let f = d.fields(item, "a hook", &HOOK_KEYS)?;
     let name = match f.get("name") {
         Some(n) => d.string(n, "`name`").filter(|s| {
@@ -213,7 +288,96 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node) -> Option<HookSpec> {
         Some(n) => Some(output_cap(d, n)?),
         None => None,
     };
+    let tool_point = matches!(hook, Some(HookPoint::PreTool | HookPoint::PostTool));
+    let matcher = match f.get("matcher") {
+        None => None,
+        Some(n) => {
+            let pattern = d.string(n, "`matcher`")?;
+            if hook.is_some() && !tool_point {
+                d.error(
+                    n.pos,
+                    "`matcher` selects tools, so it only works at `pre_tool` and `post_tool`"
+                        .into(),
+                    None,
+                );
+                return None;
+            }
+            if let Err(e) = regex::Regex::new(&format!("^(?:{pattern})$")) {
+                d.error(
+                    n.pos,
+                    format!("matcher `{pattern}` is not a valid regular expression"),
+                    Some(
+                        e.to_string()
+                            .lines()
+                            .last()
+                            .unwrap_or_default()
+                            .trim()
+                            .to_string(),
+                    ),
+                );
+                return None;
+            }
+            Some(pattern)
+        }
+    };
+    let on = match f.get("on") {
+        None => OnResult::Any,
+        Some(n) => {
+            let on = d.one_of(
+                n,
+                "`on` value",
+                &[
+                    ("any", OnResult::Any),
+                    ("success", OnResult::Success),
+                    ("failure", OnResult::Failure),
+                ],
+            )?;
+            if hook.is_some() && hook != Some(HookPoint::PostTool) {
+                d.error(
+                    n.pos,
+                    "`on` filters finished tool calls, so it only works at `post_tool`".into(),
+                    None,
+                );
+                return None;
+            }
+            on
+        }
+    };
+    let include_sub_agents = match f.get("include_sub_agents") {
+        None => false,
+        Some(n) => d.bool(n, "`include_sub_agents`")?,
+    };
+    let on_error = match f.get("on_error") {
+        None => OnError::Ignore,
+        Some(n) => {
+            let e = d.one_of(
+                n,
+                "`on_error` value",
+                &[("ignore", OnError::Ignore), ("deny", OnError::Deny)],
+            )?;
+            if let Some(p) = hook {
+                let caps = p.capabilities();
+                if e == OnError::Deny && !caps.deny && !caps.halt {
+                    d.error(n.pos, format!("`on_error: deny` has no effect at `{p}`: a hook there can neither deny nor halt"), Some("use it at pre_session, pre_stream, pre_tool or post_tool".into()));
+                    return None;
+                }
+            }
+            e
+        }
+    };
+    let parallel = match f.get("parallel") {
+        None => file_parallel,
+        Some(n) => d.bool(n, "`parallel`")?,
+    };
+    if let Some(n) = f.get("description") {
+        d.string(n, "`description`")?;
+    }
     Some(HookSpec {
+        matcher,
+        on,
+        include_sub_agents,
+        on_error,
+        parallel,
         max_output,
         name: name?,
         hook: hook?,

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 pub use diag::{Diagnostic, Severity};
 pub use hooks::{
-    HookSpec, HooksConfig, DEFAULT_GRACE_SECS, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_SECS,
-    MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS,
+    HookSpec, HooksConfig, OnError, OnResult, DEFAULT_GRACE_SECS, DEFAULT_MAX_CONTINUES,
+    DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_SECS, MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS,
 };
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, Trigger, When};
 pub use settings::{AllowEntry, Mode, Origin, UnknownMode};

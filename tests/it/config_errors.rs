@@ -56,7 +56,7 @@ fn unknown_keys_are_warnings_with_suggestions() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        "warning: unknown key `timout` in a hook is ignored\n  --> .infer/hooks.yaml:6:5\n  |\n6 |     timout: 5\n  |     ^^^^^^\n  = help: did you mean `timeout`? (known keys: name, hook, command, timeout, max_output)\n\n"
+        "warning: unknown key `timout` in a hook is ignored\n  --> .infer/hooks.yaml:6:5\n  |\n6 |     timout: 5\n  |     ^^^^^^\n  = help: did you mean `timeout`? (known keys: name, hook, command, timeout, max_output, matcher, on, include_sub_agents, on_error, parallel, description)\n\n"
     );
     assert!(stdout(&out).contains("hookd check: configuration is valid (1 warning)"));
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use hookd::events::Collector;
 use hookd::{Config, Context, Engine, HookPoint};
 
-fn golden(name: &str, mut value: serde_json::Value) {
+pub fn golden(name: &str, mut value: serde_json::Value) {
     for volatile in ["timestamp", "duration_ms"] {
         if value.get(volatile).is_some() {
             value[volatile] = serde_json::json!(format!("<{volatile}>"));

@@ -1,6 +1,7 @@
 //! hookd's integration tests: one binary, one module per concern.
 
 mod config_errors;
+mod decisions;
 mod dispatch;
 mod docs;
 mod gate_props;

@@ -1,0 +1,550 @@
+//! Hooks that steer: a hook's reply, what its point lets it decide, and how the replies of all
+//! hooks at a point combine, in config order, into one typed decision.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::catalog::{Capabilities, HookPoint};
+
+/// The most text `reason` and `context` carry after joining (characters).
+pub const MAX_JOINED_CHARS: usize = 10_000;
+const TRUNCATED: &str = "\n[… truncated by hookd]";
+
+/// What one hook asked for, already filtered by its point's capabilities.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Reply {
+    pub allow: bool,
+    pub deny: bool,
+    pub reason: Option<String>,
+    pub context: Vec<String>,
+    pub updated_input: Option<Map<String, Value>>,
+    pub updated_prompt: Option<String>,
+    pub halt: bool,
+    pub continue_: bool,
+    pub context_files: Vec<String>,
+    /// Fields present in the reply that this point does not take (or that do not exist).
+    pub ignored: Vec<String>,
+}
+
+/// Parse stdout as a reply when it is a JSON object (it starts with `{`); `Ok(None)` otherwise.
+/// An object that does not parse, or whose fields have the wrong types, is an error: the hook
+/// then counts as failed.
+pub(crate) fn parse_reply(stdout: &str, caps: Capabilities) -> Result<Option<Reply>, String> {
+    let text = stdout.trim_start();
+    if !text.starts_with('{') {
+        return Ok(None);
+    }
+    let obj: Map<String, Value> = serde_json::from_str(text.trim_end())
+        .map_err(|e| format!("the reply is not a valid JSON object: {e}"))?;
+    let mut r = Reply::default();
+    let drop_field = |r: &mut Reply, key: &str| r.ignored.push(key.to_string());
+    for (key, value) in &obj {
+        let wrong = |what: &str| Err(format!("reply field `{key}` must be {what}"));
+        match key.as_str() {
+            "decision" => match value.as_str() {
+                Some("allow") => r.allow = caps.deny,
+                Some("deny") if caps.deny => r.deny = true,
+                Some("deny") => drop_field(&mut r, key),
+                _ => return wrong("\"allow\" or \"deny\""),
+            },
+            "reason" => match value {
+                Value::String(s) => r.reason = Some(s.clone()),
+                Value::Null => {}
+                _ => return wrong("a string"),
+            },
+            "context" => {
+                let items = match value {
+                    Value::String(s) => vec![s.clone()],
+                    Value::Array(a) if a.iter().all(Value::is_string) => a
+                        .iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect(),
+                    Value::Null => vec![],
+                    _ => return wrong("a string or a list of strings"),
+                };
+                if caps.add_context {
+                    r.context = items.into_iter().filter(|s| !s.is_empty()).collect();
+                } else if !items.is_empty() {
+                    drop_field(&mut r, key);
+                }
+            }
+            "updated_input" => match value {
+                Value::Object(m) if caps.replace_input => r.updated_input = Some(m.clone()),
+                Value::Object(_) => drop_field(&mut r, key),
+                _ => return wrong("an object"),
+            },
+            "updated_prompt" => match value {
+                Value::String(s) if caps.update_prompt => r.updated_prompt = Some(s.clone()),
+                Value::String(_) => drop_field(&mut r, key),
+                _ => return wrong("a string"),
+            },
+            "halt" => match value {
+                Value::Bool(b) if caps.halt => r.halt = *b,
+                Value::Bool(false) => {}
+                Value::Bool(true) => drop_field(&mut r, key),
+                _ => return wrong("true or false"),
+            },
+            "continue" => match value {
+                Value::Bool(b) if caps.continue_ => r.continue_ = *b,
+                Value::Bool(false) => {}
+                Value::Bool(true) => drop_field(&mut r, key),
+                _ => return wrong("true or false"),
+            },
+            "context_files" => match value {
+                Value::Array(a) if a.iter().all(Value::is_string) => {
+                    if caps.add_context {
+                        r.context_files = a
+                            .iter()
+                            .filter_map(|v| v.as_str().map(String::from))
+                            .collect();
+                    } else if !a.is_empty() {
+                        drop_field(&mut r, key);
+                    }
+                }
+                _ => return wrong("a list of strings"),
+            },
+            _ => drop_field(&mut r, key),
+        }
+    }
+    Ok(Some(r))
+}
+
+/// One hook's contribution, in config order.
+#[derive(Clone, Debug)]
+pub(crate) struct Contribution {
+    pub name: String,
+    pub reply: Reply,
+}
+
+/// The decision at `pre_session`: the prompt may be denied or rewritten.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PromptDecision {
+    /// The prompt must not reach the model.
+    pub deny: bool,
+    /// Why (joined reasons of the denying and halting hooks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The prompt the agent sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_prompt: Option<String>,
+    /// The prompt to send instead (last writer wins; dropped on deny or halt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_prompt: Option<String>,
+    /// Context, halt and files.
+    #[serde(flatten)]
+    pub base: ContextDecision,
+}
+
+/// The decision at `pre_tool`: the call may be denied (with a synthetic error result) or its
+/// input replaced.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ToolDecision {
+    /// The tool call must not run.
+    pub deny: bool,
+    /// Why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// On deny: the text of the error result to give the model for this call, so every tool
+    /// call still gets a result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthetic_result: Option<String>,
+    /// The input the agent sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_input: Option<Value>,
+    /// The input to use instead (last writer wins; dropped on deny or halt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_input: Option<Value>,
+    /// Context, halt and files.
+    #[serde(flatten)]
+    pub base: ContextDecision,
+}
+
+/// The decision at `pre_stream` and `post_tool` (and the shared part of the others).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ContextDecision {
+    /// Text to add to the model's context (joined in config order, capped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// Stop the turn.
+    pub halt: bool,
+    /// Why the turn stops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub halt_reason: Option<String>,
+    /// Project files the model may want to read (relative to the project; dropped on deny or halt).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context_files: Vec<String>,
+}
+
+/// The decision at `post_session`: keep working, within the loop guard.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StopDecision {
+    /// Keep working instead of stopping.
+    #[serde(rename = "continue")]
+    pub continue_: bool,
+    /// What to tell the model (joined reasons).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// True when these checks followed a continue (hooks saw `stop_hook_active: true`).
+    pub stop_hook_active: bool,
+    /// Set when a continue was asked for but not honoured, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continue_refused: Option<String>,
+}
+
+/// What the hooks at a point decided. The variant is fixed by the point, so a decision a point
+/// cannot take has no field to live in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Decision {
+    /// `pre_session`.
+    Prompt(PromptDecision),
+    /// `pre_tool`.
+    Tool(ToolDecision),
+    /// `pre_stream`, `post_tool`.
+    Context(ContextDecision),
+    /// `post_session`.
+    Stop(StopDecision),
+    /// Observe-only points: nothing to decide.
+    Observe {},
+}
+
+impl Decision {
+    /// The empty decision of `point`.
+    pub fn none(point: HookPoint) -> Decision {
+        match point {
+            HookPoint::PreSession => Decision::Prompt(PromptDecision::default()),
+            HookPoint::PreTool => Decision::Tool(ToolDecision::default()),
+            HookPoint::PreStream | HookPoint::PostTool => {
+                Decision::Context(ContextDecision::default())
+            }
+            HookPoint::PostSession => Decision::Stop(StopDecision::default()),
+            HookPoint::PostStream | HookPoint::PreQueueDrain | HookPoint::PostQueueDrain => {
+                Decision::Observe {}
+            }
+        }
+    }
+
+    /// True when the agent must stop the turn or not run what was asked (deny or halt).
+    pub fn blocks(&self) -> bool {
+        match self {
+            Decision::Prompt(p) => p.deny || p.base.halt,
+            Decision::Tool(t) => t.deny || t.base.halt,
+            Decision::Context(c) => c.halt,
+            Decision::Stop(_) | Decision::Observe {} => false,
+        }
+    }
+}
+
+/// A reply stops later hooks from counting (short-circuit) when it denies or halts.
+pub(crate) fn short_circuits(reply: &Reply) -> bool {
+    reply.deny || reply.halt
+}
+
+fn join_capped(parts: &[String]) -> Option<String> {
+    if parts.is_empty() {
+        return None;
+    }
+    let joined = parts.join("\n");
+    if joined.chars().count() <= MAX_JOINED_CHARS {
+        return Some(joined);
+    }
+    let mut out: String = joined.chars().take(MAX_JOINED_CHARS).collect();
+    out.push_str(TRUNCATED);
+    Some(out)
+}
+
+/// Resolve `context_files` against the project: deduplicated, existing, inside it (symlinks
+/// resolved), shown relative to it. Anything else is dropped.
+fn resolve_files(files: &[String], project: &Path) -> Vec<String> {
+    let Ok(root) = project.canonicalize() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for f in files {
+        let candidate: PathBuf = if Path::new(f).is_absolute() {
+            PathBuf::from(f)
+        } else {
+            root.join(f)
+        };
+        let Ok(real) = candidate.canonicalize() else {
+            continue;
+        };
+        let Ok(rel) = real.strip_prefix(&root) else {
+            continue;
+        };
+        let rel = rel.display().to_string();
+        if !rel.is_empty() && !out.contains(&rel) {
+            out.push(rel);
+        }
+    }
+    out
+}
+
+/// What aggregation needs to know about the dispatch.
+pub(crate) struct Inputs<'a> {
+    pub point: HookPoint,
+    pub project_dir: &'a Path,
+    pub original_prompt: Option<String>,
+    pub original_input: Option<Value>,
+    pub stop_hook_active: bool,
+}
+
+/// Combine contributions, in config order: halt is sticky and deny beats allow (both
+/// short-circuit: later replies do not count); reasons and context are joined and capped;
+/// `updated_*` is the last writer's and dropped on deny or halt; files likewise.
+pub(crate) fn aggregate(contribs: &[Contribution], inputs: Inputs<'_>) -> Decision {
+    let mut deny = false;
+    let mut halt = false;
+    let mut deny_reasons = Vec::new();
+    let mut halt_reasons = Vec::new();
+    let mut continue_reasons = Vec::new();
+    let mut continue_ = false;
+    let mut context = Vec::new();
+    let mut files = Vec::new();
+    let mut updated_input = None;
+    let mut updated_prompt = None;
+    for c in contribs {
+        let r = &c.reply;
+        if r.deny {
+            deny = true;
+            deny_reasons.push(
+                r.reason
+                    .clone()
+                    .unwrap_or_else(|| format!("denied by hook `{}`", c.name)),
+            );
+        }
+        if r.halt {
+            halt = true;
+            halt_reasons.push(
+                r.reason
+                    .clone()
+                    .unwrap_or_else(|| format!("halted by hook `{}`", c.name)),
+            );
+        }
+        if r.continue_ {
+            continue_ = true;
+            continue_reasons.push(
+                r.reason
+                    .clone()
+                    .unwrap_or_else(|| format!("hook `{}` asks to keep working", c.name)),
+            );
+        }
+        context.extend(r.context.iter().cloned());
+        files.extend(r.context_files.iter().cloned());
+        if r.updated_input.is_some() {
+            updated_input = r.updated_input.clone().map(Value::Object);
+        }
+        if r.updated_prompt.is_some() {
+            updated_prompt = r.updated_prompt.clone();
+        }
+        if short_circuits(r) {
+            break;
+        }
+    }
+    let blocked = deny || halt;
+    let base = ContextDecision {
+        context: join_capped(&context),
+        halt,
+        halt_reason: if halt {
+            join_capped(&halt_reasons)
+        } else {
+            None
+        },
+        context_files: if blocked {
+            Vec::new()
+        } else {
+            resolve_files(&files, inputs.project_dir)
+        },
+    };
+    match inputs.point {
+        HookPoint::PreSession => Decision::Prompt(PromptDecision {
+            deny,
+            reason: if deny {
+                join_capped(&deny_reasons)
+            } else {
+                None
+            },
+            original_prompt: inputs.original_prompt,
+            updated_prompt: if blocked { None } else { updated_prompt },
+            base,
+        }),
+        HookPoint::PreTool => {
+            let reason = if deny {
+                join_capped(&deny_reasons)
+            } else {
+                None
+            };
+            Decision::Tool(ToolDecision {
+                deny,
+                synthetic_result: reason
+                    .as_ref()
+                    .map(|r| format!("hookd denied this tool call: {r}")),
+                reason,
+                original_input: inputs.original_input,
+                updated_input: if blocked { None } else { updated_input },
+                base,
+            })
+        }
+        HookPoint::PreStream | HookPoint::PostTool => Decision::Context(base),
+        HookPoint::PostSession => Decision::Stop(StopDecision {
+            continue_,
+            reason: if continue_ {
+                join_capped(&continue_reasons)
+            } else {
+                None
+            },
+            stop_hook_active: inputs.stop_hook_active,
+            continue_refused: None,
+        }),
+        HookPoint::PostStream | HookPoint::PreQueueDrain | HookPoint::PostQueueDrain => {
+            Decision::Observe {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(json: &str, point: HookPoint) -> Reply {
+        parse_reply(json, point.capabilities()).unwrap().unwrap()
+    }
+
+    fn c(name: &str, json: &str, point: HookPoint) -> Contribution {
+        Contribution {
+            name: name.into(),
+            reply: reply(json, point),
+        }
+    }
+
+    fn agg(contribs: &[Contribution], point: HookPoint) -> Decision {
+        aggregate(
+            contribs,
+            Inputs {
+                point,
+                project_dir: Path::new("."),
+                original_prompt: None,
+                original_input: None,
+                stop_hook_active: false,
+            },
+        )
+    }
+
+    #[test]
+    fn fields_a_point_cannot_take_are_dropped_and_named() {
+        let r = reply(
+            r#"{"decision":"deny","updated_input":{},"context":"x","halt":true,"bogus":1}"#,
+            HookPoint::PostStream,
+        );
+        assert!(!r.deny && !r.halt && r.context.is_empty() && r.updated_input.is_none());
+        assert_eq!(
+            r.ignored,
+            ["bogus", "context", "decision", "halt", "updated_input"]
+        );
+        let r = reply(
+            r#"{"updated_prompt":"p","continue":true}"#,
+            HookPoint::PreTool,
+        );
+        assert_eq!(r.ignored, ["continue", "updated_prompt"]);
+    }
+
+    #[test]
+    fn non_json_output_is_not_a_reply_and_bad_json_is_an_error() {
+        assert_eq!(
+            parse_reply("formatted 3 files\n", HookPoint::PreTool.capabilities()),
+            Ok(None)
+        );
+        assert!(parse_reply("{not json", HookPoint::PreTool.capabilities())
+            .unwrap_err()
+            .starts_with("the reply is not a valid JSON object"));
+        assert_eq!(
+            parse_reply(r#"{"halt":"yes"}"#, HookPoint::PreTool.capabilities()),
+            Err("reply field `halt` must be true or false".into())
+        );
+    }
+
+    #[test]
+    fn truth_table_of_two_decisions_at_pre_tool() {
+        let p = HookPoint::PreTool;
+        let replies = [
+            ("none", r#"{}"#),
+            ("allow", r#"{"decision":"allow"}"#),
+            ("deny", r#"{"decision":"deny","reason":"no"}"#),
+            ("halt", r#"{"halt":true,"reason":"stop"}"#),
+            ("update", r#"{"updated_input":{"command":"ls"}}"#),
+        ];
+        for (n1, r1) in replies {
+            for (n2, r2) in replies {
+                let Decision::Tool(t) = agg(&[c("a", r1, p), c("b", r2, p)], p) else {
+                    panic!()
+                };
+                let first_blocks = matches!(n1, "deny" | "halt");
+                let deny = n1 == "deny" || (!first_blocks && n2 == "deny");
+                let halt = n1 == "halt" || (!first_blocks && n2 == "halt");
+                assert_eq!(t.deny, deny, "{n1} then {n2}");
+                assert_eq!(t.base.halt, halt, "{n1} then {n2}");
+                let update =
+                    (n1 == "update" || (!first_blocks && n2 == "update")) && !deny && !halt;
+                assert_eq!(t.updated_input.is_some(), update, "{n1} then {n2}");
+                assert_eq!(t.synthetic_result.is_some(), deny, "{n1} then {n2}");
+            }
+        }
+    }
+
+    #[test]
+    fn context_joins_in_order_and_is_capped() {
+        let p = HookPoint::PostTool;
+        let d = agg(
+            &[
+                c("a", r#"{"context":["one","two"]}"#, p),
+                c("b", r#"{"context":"three"}"#, p),
+            ],
+            p,
+        );
+        assert_eq!(
+            d,
+            Decision::Context(ContextDecision {
+                context: Some("one\ntwo\nthree".into()),
+                ..Default::default()
+            })
+        );
+        let big = format!(r#"{{"context":"{}"}}"#, "x".repeat(MAX_JOINED_CHARS + 5));
+        let Decision::Context(d) = agg(&[c("a", &big, p)], p) else {
+            panic!()
+        };
+        let text = d.context.unwrap();
+        assert!(text.ends_with(TRUNCATED));
+        assert_eq!(
+            text.chars().count(),
+            MAX_JOINED_CHARS + TRUNCATED.chars().count()
+        );
+    }
+
+    #[test]
+    fn last_writer_wins_for_prompts() {
+        let p = HookPoint::PreSession;
+        let Decision::Prompt(d) = agg(
+            &[
+                c("a", r#"{"updated_prompt":"1"}"#, p),
+                c("b", r#"{"updated_prompt":"2"}"#, p),
+            ],
+            p,
+        ) else {
+            panic!()
+        };
+        assert_eq!(d.updated_prompt.as_deref(), Some("2"));
+        let Decision::Prompt(d) = agg(
+            &[
+                c("a", r#"{"updated_prompt":"1"}"#, p),
+                c("b", r#"{"decision":"deny"}"#, p),
+            ],
+            p,
+        ) else {
+            panic!()
+        };
+        assert!(d.deny && d.updated_prompt.is_none());
+        assert_eq!(d.reason.as_deref(), Some("denied by hook `b`"));
+    }
+}
