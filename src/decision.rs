@@ -451,6 +451,52 @@ mod tests {
     }
 
     #[test]
+    fn every_point_takes_exactly_what_its_capabilities_say() {
+        let all = r#"{"decision":"deny","context":"c","updated_input":{},"updated_prompt":"p","halt":true,"continue":true,"context_files":["f"]}"#;
+        for point in HookPoint::ALL {
+            let caps = point.capabilities();
+            let r = reply(all, point);
+            let mut expected_ignored = Vec::new();
+            for (field, allowed, applied) in [
+                ("context", caps.add_context, !r.context.is_empty()),
+                (
+                    "context_files",
+                    caps.add_context,
+                    !r.context_files.is_empty(),
+                ),
+                ("continue", caps.continue_, r.continue_),
+                ("decision", caps.deny, r.deny),
+                ("halt", caps.halt, r.halt),
+                (
+                    "updated_input",
+                    caps.replace_input,
+                    r.updated_input.is_some(),
+                ),
+                (
+                    "updated_prompt",
+                    caps.update_prompt,
+                    r.updated_prompt.is_some(),
+                ),
+            ] {
+                assert_eq!(applied, allowed, "{field} at {point}");
+                if !allowed {
+                    expected_ignored.push(field.to_string());
+                }
+            }
+            assert_eq!(r.ignored, expected_ignored, "{point}");
+            // And the typed decision of the point has a place only for what it allows.
+            let d = agg(
+                &[Contribution {
+                    name: "h".into(),
+                    reply: r,
+                }],
+                point,
+            );
+            assert_eq!(d.blocks(), caps.deny || caps.halt, "{point}");
+        }
+    }
+
+    #[test]
     fn non_json_output_is_not_a_reply_and_bad_json_is_an_error() {
         assert_eq!(
             parse_reply("formatted 3 files\n", HookPoint::PreTool.capabilities()),
