@@ -56,6 +56,7 @@ fn gate_100() -> Gate {
         origin: Origin {
             file: "bench".into(),
             line: i + 1,
+            source: hookd::config::Source::Embedded,
         },
     });
     Gate::new(&AllowLists::from_entries(entries), "bench")

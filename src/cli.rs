@@ -26,6 +26,18 @@ pub struct Cli {
     command: Command,
 }
 
+/// Where configuration comes from (shared by the subcommands that load it).
+#[derive(Debug, Clone, clap::Args)]
+struct ConfigArgs {
+    /// Read only this directory instead of ~/.infer and ./.infer.
+    #[arg(long, value_name = "DIR")]
+    config_dir: Option<PathBuf>,
+    /// Act on the project's .infer/ without a trust record: for CI on your own repository
+    /// (also HOOKD_TRUST_PROJECT=1). A repository you did not write could run anything it allows.
+    #[arg(long)]
+    trust_project: bool,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// List the hook points in loop order, with what a hook at each may do.
@@ -39,18 +51,16 @@ enum Command {
     },
     /// Validate every configuration file and show what would run where.
     Check {
-        /// Read only this directory instead of ~/.infer and ./.infer.
-        #[arg(long, value_name = "DIR")]
-        config_dir: Option<PathBuf>,
+        #[command(flatten)]
+        cfg: ConfigArgs,
         /// The mode whose allow-list decides the verdicts.
         #[arg(long, default_value = "standard", value_parser = parse_mode)]
         mode: Mode,
     },
     /// Ask the gate whether a command may run. Exit 0 allowed, 1 denied.
     Allow {
-        /// Read only this directory instead of ~/.infer and ./.infer.
-        #[arg(long, value_name = "DIR")]
-        config_dir: Option<PathBuf>,
+        #[command(flatten)]
+        cfg: ConfigArgs,
         /// The mode whose allow-list applies.
         #[arg(long, default_value = "standard", value_parser = parse_mode)]
         mode: Mode,
@@ -61,14 +71,23 @@ enum Command {
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Trust this project's .infer/ as it is now, after showing what it would run and allow.
+    /// Any later change to those files (or to a script a hook runs) untrusts it again.
+    Trust {
+        /// List the trusted projects.
+        #[arg(long, conflicts_with = "revoke")]
+        list: bool,
+        /// Stop trusting this project.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Run what is due at POINT: context JSON on stdin, Outcome JSON on stdout.
     Dispatch {
         /// The hook point.
         #[arg(value_parser = parse_point, value_name = "POINT")]
         point: HookPoint,
-        /// Read only this directory instead of ~/.infer and ./.infer.
-        #[arg(long, value_name = "DIR")]
-        config_dir: Option<PathBuf>,
+        #[command(flatten)]
+        cfg: ConfigArgs,
         /// The mode (overrides the context's `mode`; default standard).
         #[arg(long, value_parser = parse_mode)]
         mode: Option<Mode>,
@@ -127,21 +146,22 @@ impl Exit {
 pub fn run(cli: Cli) -> Exit {
     match cli.command {
         Command::Points { json, markdown } => points(json, markdown),
-        Command::Check { config_dir, mode } => check(config_dir, mode),
+        Command::Check { cfg, mode } => check(cfg, mode),
         Command::Allow {
-            config_dir,
+            cfg,
             mode,
             json,
             command,
-        } => allow(config_dir, mode, json, &command.join(" ")),
+        } => allow(cfg, mode, json, &command.join(" ")),
+        Command::Trust { list, revoke } => trust(list, revoke),
         Command::Dispatch {
             point,
-            config_dir,
+            cfg,
             mode,
             session_id,
             turn,
             events,
-        } => dispatch(point, config_dir, mode, session_id, turn, events),
+        } => dispatch(point, cfg, mode, session_id, turn, events),
     }
 }
 
@@ -183,13 +203,14 @@ fn points(json: bool, markdown: bool) -> Exit {
     Exit::ok()
 }
 
-fn load(config_dir: Option<PathBuf>) -> Result<Config, Exit> {
-    let opts = LoadOptions::from_process(config_dir).map_err(|e| {
+fn load(cfg: ConfigArgs) -> Result<Config, Exit> {
+    let mut opts = LoadOptions::from_process(cfg.config_dir).map_err(|e| {
         Exit::error(
             2,
             format!("error: cannot determine the current directory: {e}"),
         )
     })?;
+    opts.trust_project = cfg.trust_project;
     if let Some(dir) = &opts.config_dir {
         if !dir.is_dir() {
             return Err(Exit::error(
@@ -225,8 +246,8 @@ fn print_warnings(config: &Config) {
     }
 }
 
-fn check(config_dir: Option<PathBuf>, mode: Mode) -> Exit {
-    let config = match load(config_dir) {
+fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
+    let config = match load(cfg) {
         Ok(c) => c,
         Err(mut e) => {
             e.code = 1;
@@ -284,6 +305,8 @@ fn check(config_dir: Option<PathBuf>, mode: Mode) -> Exit {
         config.sources.join(", ")
     };
     s.push_str(&format!("sources: {sources}\n"));
+    s.push_str(&trust_line(config));
+    s.push('\n');
     s.push_str(&format!(
         "hooks: {} ({} configured)\n",
         if config.hooks.enabled {
@@ -324,7 +347,12 @@ fn check(config_dir: Option<PathBuf>, mode: Mode) -> Exit {
         }
         s.push_str(&format!("\n{point}\n"));
         for h in hooks {
+            let untrusted =
+                h.origin.source == config::Source::Project && !config.trust.allows_project();
             let verdict = match engine.gate().verdict(&h.command, mode) {
+                _ if untrusted => {
+                    "SKIPPED (untrusted project): `hookd trust` after review".to_string()
+                }
                 Verdict::Allowed(a) => format!(
                     "allowed by `{}` ({}); runs {:?}",
                     a.entry.pattern, a.entry.origin, a.argv
@@ -354,8 +382,8 @@ fn check(config_dir: Option<PathBuf>, mode: Mode) -> Exit {
     Exit::ok()
 }
 
-fn allow(config_dir: Option<PathBuf>, mode: Mode, json: bool, command: &str) -> Exit {
-    let config = match load(config_dir) {
+fn allow(cfg: ConfigArgs, mode: Mode, json: bool, command: &str) -> Exit {
+    let config = match load(cfg) {
         Ok(c) => c,
         Err(e) => return e,
     };
@@ -384,18 +412,26 @@ fn allow(config_dir: Option<PathBuf>, mode: Mode, json: bool, command: &str) -> 
             )),
         }
     }
+    if !verdict.is_allowed() && !config.ignored_allow.is_empty() {
+        eprintln!(
+            "note: {} allow entr{} in this project's .infer/config.yaml {} ignored: the project is not trusted (`hookd check`, then `hookd trust`)",
+            config.ignored_allow.len(),
+            if config.ignored_allow.len() == 1 { "y" } else { "ies" },
+            if config.ignored_allow.len() == 1 { "is" } else { "are" }
+        );
+    }
     Exit::code(if verdict.is_allowed() { 0 } else { 1 })
 }
 
 fn dispatch(
     point: HookPoint,
-    config_dir: Option<PathBuf>,
+    cfg: ConfigArgs,
     mode: Option<Mode>,
     session_id: Option<String>,
     turn: Option<u64>,
     events: Option<PathBuf>,
 ) -> Exit {
-    let config = match load(config_dir) {
+    let config = match load(cfg) {
         Ok(c) => c,
         Err(e) => return e,
     };
@@ -487,4 +523,189 @@ fn read_context() -> Result<Context, String> {
     let text =
         String::from_utf8(buf).map_err(|_| "the context on stdin is not UTF-8".to_string())?;
     Context::from_json(&text).map_err(|e| e.to_string())
+}
+
+fn trust(list: bool, revoke: bool) -> Exit {
+    let opts = match LoadOptions::from_process(None) {
+        Ok(o) => o,
+        Err(e) => {
+            return Exit::error(
+                2,
+                format!("error: cannot determine the current directory: {e}"),
+            )
+        }
+    };
+    let Some(store_path) = opts.trust_file.clone() else {
+        return Exit::error(
+            2,
+            "error: no place for trust records: set HOME, XDG_CONFIG_HOME or HOOKD_TRUST_FILE",
+        );
+    };
+    let store = config::TrustStore::new(store_path);
+    let project = opts.project_dir.clone();
+    if list {
+        return match store.list() {
+            Ok(records) if records.is_empty() => {
+                out(&format!(
+                    "no project is trusted ({})\n",
+                    store.path().display()
+                ));
+                Exit::ok()
+            }
+            Ok(records) => {
+                let mut s = String::new();
+                for (path, r) in records {
+                    s.push_str(&format!(
+                        "{path}\n  trusted {}  sha256:{}  {}\n",
+                        r.trusted_at,
+                        &r.sha256[..16.min(r.sha256.len())],
+                        r.files.join(", ")
+                    ));
+                }
+                out(&s);
+                Exit::ok()
+            }
+            Err(e) => Exit::error(2, format!("error: {e}")),
+        };
+    }
+    if revoke {
+        return match store.revoke(&project) {
+            Ok(true) => {
+                out(&format!(
+                    "hookd: {} is no longer trusted\n",
+                    project.display()
+                ));
+                Exit::ok()
+            }
+            Ok(false) => Exit::error(1, format!("hookd: {} was not trusted", project.display())),
+            Err(e) => Exit::error(2, format!("error: {e}")),
+        };
+    }
+    // Load as if trusted, to show everything the project would be able to do.
+    let mut opts = opts;
+    opts.trust_project = true;
+    let config = match config::load(&opts) {
+        Ok(c) => c,
+        Err(e) => {
+            let n = e.errors().count();
+            return Exit::error(2, format!("{e}\n\nhookd: the project's configuration has {n} error{}; fix it before trusting it", plural(n)));
+        }
+    };
+    let Some(fp) = config.fingerprint.clone() else {
+        return Exit::error(
+            1,
+            format!(
+                "hookd: there is nothing to trust: no .infer/ configuration in {}",
+                project.display()
+            ),
+        );
+    };
+    let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
+    let from_project = |o: &config::Origin| o.source == config::Source::Project;
+    let mut s = format!(
+        "Trusting {}. Its .infer/ will be able to:\n",
+        project.display()
+    );
+    let hooks: Vec<_> = config
+        .hooks
+        .hooks
+        .iter()
+        .filter(|h| from_project(&h.origin))
+        .collect();
+    s.push_str(&format!(
+        "  run {} hook{}{}:\n",
+        hooks.len(),
+        plural(hooks.len()),
+        if config.hooks.enabled {
+            ""
+        } else {
+            " (hooks are disabled)"
+        }
+    ));
+    for h in &hooks {
+        let verdict = match gate.verdict(&h.command, Mode::Standard) {
+            Verdict::Allowed(a) => format!("allowed by `{}` ({})", a.entry.pattern, a.entry.origin),
+            Verdict::Denied(d) => format!("denied ({}) in mode standard", d.reason),
+        };
+        s.push_str(&format!(
+            "    {:<16} {:<14} `{}`  {verdict}\n",
+            h.hook.name(),
+            h.name,
+            h.command
+        ));
+    }
+    let entries: Vec<_> = config
+        .allow
+        .all_entries()
+        .filter(|e| from_project(&e.origin))
+        .collect();
+    s.push_str(&format!(
+        "  allow {} command pattern{}:\n",
+        entries.len(),
+        plural(entries.len())
+    ));
+    for e in &entries {
+        let loud = if gate::is_unrestricted(&e.pattern) {
+            "  UNRESTRICTED: any single command"
+        } else {
+            ""
+        };
+        s.push_str(&format!(
+            "    {:<9} '{}' ({}){loud}\n",
+            e.list, e.pattern, e.origin
+        ));
+    }
+    let reminders: Vec<_> = config
+        .reminders
+        .reminders
+        .iter()
+        .filter(|r| from_project(&r.origin))
+        .map(|r| r.name.as_str())
+        .collect();
+    s.push_str(&format!(
+        "  inject {} reminder{} into the model's context{}\n",
+        reminders.len(),
+        plural(reminders.len()),
+        if reminders.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", reminders.join(", "))
+        }
+    ));
+    s.push_str(&format!(
+        "Fingerprint sha256:{} over {}\n",
+        fp.sha256,
+        fp.files.join(", ")
+    ));
+    if let Err(e) = store.record(&project, &fp) {
+        out(&s);
+        return Exit::error(2, format!("error: {e}"));
+    }
+    s.push_str("hookd: trusted. Any change to these files makes the project untrusted again; `hookd trust --revoke` undoes this.\n");
+    out(&s);
+    Exit::ok()
+}
+
+/// One line on whether the project's configuration acts, for `hookd check`.
+fn trust_line(config: &Config) -> String {
+    let hooks = config
+        .hooks
+        .hooks
+        .iter()
+        .filter(|h| h.origin.source == config::Source::Project)
+        .count();
+    match &config.trust {
+        config::ProjectTrust::NotApplicable => "project trust: not applicable (no project configuration read)".into(),
+        config::ProjectTrust::Trusted { since } => format!("project trust: trusted since {since}"),
+        config::ProjectTrust::TrustedByFlag => "project trust: trusted for this run (--trust-project or HOOKD_TRUST_PROJECT)".into(),
+        config::ProjectTrust::Untrusted { changed } => format!(
+            "project trust: UNTRUSTED ({}): its {hooks} hook{} will be skipped, {} allow entr{} and {} reminder{} are ignored.\n  Review what follows, then run `hookd trust` here to let it act.",
+            if *changed { "changed since it was trusted" } else { "never trusted" },
+            plural(hooks),
+            config.ignored_allow.len(),
+            if config.ignored_allow.len() == 1 { "y" } else { "ies" },
+            config.ignored_reminders,
+            plural(config.ignored_reminders),
+        ),
+    }
 }

@@ -65,6 +65,8 @@ pub(crate) struct CommandProvider {
     pub grace: Duration,
     pub max_output: usize,
     pub max_continues: u64,
+    /// Set when the project's `.infer/` is not trusted: its hooks are skipped with this denial.
+    pub untrusted: Option<Denied>,
 }
 
 /// Where a hook runs: what its process needs to know (shared by parallel runs).
@@ -224,6 +226,11 @@ fn panicked() -> Denied {
 
 impl CommandProvider {
     fn run_one(&self, hook: &Hook, at: &At<'_>, stdin: &[u8]) -> Ran {
+        if hook.spec.origin.source == crate::config::Source::Project {
+            if let Some(denied) = &self.untrusted {
+                return Ran::Skipped(denied.clone());
+            }
+        }
         match self.gate.verdict(&hook.spec.command, at.mode) {
             Verdict::Denied(d) => Ran::Skipped(d),
             Verdict::Allowed(a) => {

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::HookPoint;
 use crate::command::{CommandProvider, Hook};
-use crate::config::{Config, Mode};
+use crate::config::{Config, Mode, ProjectTrust};
 use crate::decision::Decision;
 use crate::events::{self, Event, EventSink, NullSink};
 use crate::gate::Gate;
@@ -287,6 +287,7 @@ impl EngineBuilder {
                 grace: self.grace.unwrap_or(self.config.hooks.grace),
                 max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
                 max_continues: self.config.hooks.max_continues,
+                untrusted: untrusted_denial(&self.config),
             }),
         ];
         Engine {
@@ -300,6 +301,26 @@ impl EngineBuilder {
             config: Arc::new(self.config),
         }
     }
+}
+
+/// The denial for hooks of an untrusted project, naming what to do.
+fn untrusted_denial(config: &Config) -> Option<crate::gate::Denied> {
+    let ProjectTrust::Untrusted { changed } = &config.trust else {
+        return None;
+    };
+    let project = config.project_dir.display();
+    Some(crate::gate::Denied {
+        reason: crate::gate::DenyReason::Untrusted,
+        detail: if *changed {
+            format!("the project's .infer/ changed since it was trusted ({project})")
+        } else {
+            format!("the project's .infer/ is not trusted ({project})")
+        },
+        hint: format!(
+            "review what it would run with `hookd check`, then run `hookd trust` in {project} \
+             (for CI on your own repository: HOOKD_TRUST_PROJECT=1)"
+        ),
+    })
 }
 
 /// A loaded configuration, ready to dispatch. `Send + Sync`: share it across threads.

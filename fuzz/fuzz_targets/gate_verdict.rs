@@ -14,7 +14,7 @@ fn gate() -> &'static Gate {
         let entries = [".*", "echo( .*)?", "find( .*)?"].map(|p| AllowEntry {
             pattern: p.into(),
             list: "all",
-            origin: Origin { file: "fuzz".into(), line: 1 },
+            origin: Origin { file: "fuzz".into(), line: 1, source: hookd::config::Source::Embedded },
         });
         Gate::new(&AllowLists::from_entries(entries), "fuzz")
     })

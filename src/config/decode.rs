@@ -7,6 +7,8 @@ use super::yaml::{Node, NodeKind, Pos};
 pub(crate) struct Decoder<'s> {
     pub file: String,
     source: &'s str,
+    /// Who wrote what this decoder reads.
+    pub origin_source: super::Source,
     pub diags: Vec<Diagnostic>,
 }
 
@@ -27,11 +29,21 @@ impl<'n> Fields<'n> {
 }
 
 impl<'s> Decoder<'s> {
-    pub fn new(file: impl Into<String>, source: &'s str) -> Self {
+    pub fn new(file: impl Into<String>, source: &'s str, origin_source: super::Source) -> Self {
         Decoder {
             file: file.into(),
             source,
+            origin_source,
             diags: Vec::new(),
+        }
+    }
+
+    /// Where something at `line` of this source was written.
+    pub fn origin(&self, line: usize) -> super::Origin {
+        super::Origin {
+            file: self.file.clone(),
+            line,
+            source: self.origin_source,
         }
     }
 

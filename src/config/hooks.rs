@@ -383,9 +383,6 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<
         hook: hook?,
         command: command?,
         timeout: timeout?,
-        origin: Origin {
-            file: d.file.clone(),
-            line: item.pos.line,
-        },
+        origin: d.origin(item.pos.line),
     })
 }

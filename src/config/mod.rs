@@ -6,6 +6,7 @@ mod diag;
 mod hooks;
 mod reminders;
 mod settings;
+mod trust;
 mod yaml;
 
 use std::collections::BTreeMap;
@@ -17,7 +18,10 @@ pub use hooks::{
     DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_SECS, MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS,
 };
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, Trigger, When};
-pub use settings::{AllowEntry, Mode, Origin, UnknownMode};
+pub use settings::{AllowEntry, Mode, Origin, Source, UnknownMode};
+pub use trust::{
+    fingerprint, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore, PROJECT_FILES,
+};
 
 use decode::Decoder;
 use settings::LIST_KEYS;
@@ -54,8 +58,12 @@ pub struct LoadOptions {
     pub project_dir: PathBuf,
     /// The user's home; `~/.infer/` is read. `None` skips it.
     pub home_dir: Option<PathBuf>,
-    /// Environment variables (only `INFER_*` ones matter).
+    /// Environment variables (`INFER_*` and `HOOKD_*` ones matter).
     pub env: BTreeMap<String, String>,
+    /// `--trust-project`: act on the project's `.infer/` without a trust record.
+    pub trust_project: bool,
+    /// Where trust records are kept (`None`: the project is never trusted by record).
+    pub trust_file: Option<PathBuf>,
 }
 
 impl LoadOptions {
@@ -68,9 +76,20 @@ impl LoadOptions {
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from),
             env: std::env::vars()
-                .filter(|(k, _)| k.starts_with("INFER_"))
+                .filter(|(k, _)| {
+                    k.starts_with("INFER_") || k.starts_with("HOOKD_") || k == "XDG_CONFIG_HOME"
+                })
                 .collect(),
-        })
+            trust_project: false,
+            trust_file: None,
+        }
+        .with_default_trust_file())
+    }
+
+    /// Use the default trust file (see [`TrustStore::default_path`]).
+    pub fn with_default_trust_file(mut self) -> Self {
+        self.trust_file = TrustStore::default_path(&self.env, self.home_dir.as_deref());
+        self
     }
 }
 
@@ -124,6 +143,14 @@ pub struct Config {
     pub project_dir: PathBuf,
     /// The `config.yaml` a user should edit to allow a command.
     pub allow_file: String,
+    /// Whether the project's `.infer/` may act.
+    pub trust: ProjectTrust,
+    /// The fingerprint of the project's configuration, when one was read.
+    pub fingerprint: Option<Fingerprint>,
+    /// Allow entries of an untrusted project, ignored.
+    pub ignored_allow: Vec<AllowEntry>,
+    /// How many reminders of an untrusted project were dropped.
+    pub ignored_reminders: usize,
 }
 
 impl Config {
@@ -137,6 +164,10 @@ impl Config {
             sources: Vec::new(),
             project_dir: project_dir.into(),
             allow_file: ".infer/config.yaml".into(),
+            trust: ProjectTrust::NotApplicable,
+            fingerprint: None,
+            ignored_allow: Vec::new(),
+            ignored_reminders: 0,
         }
     }
 
@@ -153,15 +184,15 @@ impl Config {
         let mut allow_file = ".infer/config.yaml".to_string();
         if let Some((name, text)) = config_yaml {
             allow_file = name.to_string();
-            if let Some(fl) = l.source(name, text, settings::decode) {
+            if let Some(fl) = l.source(name, text, Source::Embedded, settings::decode) {
                 lists = fl.lists;
             }
         }
         let hooks = hooks_yaml
-            .and_then(|(n, t)| l.source(n, t, hooks::decode))
+            .and_then(|(n, t)| l.source(n, t, Source::Embedded, hooks::decode))
             .unwrap_or_default();
         let reminders = reminders_yaml
-            .and_then(|(n, t)| l.source(n, t, reminders::decode))
+            .and_then(|(n, t)| l.source(n, t, Source::Embedded, reminders::decode))
             .unwrap_or_default();
         l.finish(project_dir.into(), hooks, reminders, lists, allow_file)
     }
@@ -178,10 +209,11 @@ impl Loader {
         &mut self,
         name: &str,
         text: &str,
+        source: Source,
         f: impl FnOnce(&mut Decoder<'_>, &yaml::Node) -> T,
     ) -> Option<T> {
         self.sources.push(name.to_string());
-        let mut d = Decoder::new(name, text);
+        let mut d = Decoder::new(name, text, source);
         let out = match yaml::parse(text, yaml::Limits::default()) {
             Ok(Some(root)) => Some(f(&mut d, &root)),
             Ok(None) => None,
@@ -266,6 +298,10 @@ impl Loader {
             sources: self.sources,
             project_dir,
             allow_file,
+            trust: ProjectTrust::NotApplicable,
+            fingerprint: None,
+            ignored_allow: Vec::new(),
+            ignored_reminders: 0,
         })
     }
 }
@@ -277,58 +313,82 @@ fn display(path: &Path, project: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
-/// Load the configuration by the lookup rules of DESIGN.md.
+/// Load the configuration by the lookup rules of DESIGN.md, then apply trust.
 ///
 /// Without `config_dir`: `config.yaml` from `~/.infer/` merged under `./.infer/` (a list the
 /// project sets replaces the home one of the same key); `hooks.yaml` and `reminders.yaml` from
 /// the project if present, else from home. With `config_dir`, only that directory is read.
+/// What comes from the project's `.infer/` acts only when the project is trusted
+/// ([`ProjectTrust`]): otherwise its allow entries and reminders are dropped and its hooks are
+/// kept only to be reported as skipped.
 pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
-    let mut l = Loader::default();
+    let l = Loader::default();
     let project = &opts.project_dir;
-    let dirs: Vec<PathBuf> = match &opts.config_dir {
-        Some(dir) => vec![dir.clone()],
+    let same_dir = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    };
+    let dirs: Vec<(PathBuf, Source)> = match &opts.config_dir {
+        Some(dir) => vec![(dir.clone(), Source::ConfigDir)],
         None => {
             let mut v = Vec::new();
+            let project_infer = project.join(".infer");
             if let Some(home) = &opts.home_dir {
-                v.push(home.join(".infer"));
+                let home_infer = home.join(".infer");
+                if same_dir(&home_infer, &project_infer) {
+                    // Working in the home directory: its .infer/ is the user's own.
+                    return load_dirs(l, opts, vec![(home_infer, Source::Home)]);
+                }
+                v.push((home_infer, Source::Home));
             }
-            v.push(project.join(".infer"));
+            v.push((project_infer, Source::Project));
             v
         }
     };
+    load_dirs(l, opts, dirs)
+}
 
-    // config.yaml: merged, later directories (the project) winning per list.
-    let mut lists: [Option<Vec<AllowEntry>>; 5] = Default::default();
-    let mut allow_file = display(&dirs[dirs.len() - 1].join("config.yaml"), project);
-    for dir in &dirs {
+fn load_dirs(
+    mut l: Loader,
+    opts: &LoadOptions,
+    dirs: Vec<(PathBuf, Source)>,
+) -> Result<Config, ConfigError> {
+    let project = &opts.project_dir;
+
+    // config.yaml of each directory, kept apart until trust is known.
+    let mut per_dir: Vec<(Source, settings::FileLists)> = Vec::new();
+    for (dir, source) in &dirs {
         let path = dir.join("config.yaml");
         let name = display(&path, project);
         if let Some(text) = l.read(&path, &name) {
-            if let Some(fl) = l.source(&name, &text, settings::decode) {
-                for (slot, list) in lists.iter_mut().zip(fl.lists) {
-                    if list.is_some() {
-                        *slot = list;
-                    }
-                }
+            if let Some(fl) = l.source(&name, &text, *source, settings::decode) {
+                per_dir.push((*source, fl));
             }
         }
     }
-    if opts.config_dir.is_none() && !project.join(".infer").join("config.yaml").exists() {
-        if let Some(home) = &opts.home_dir {
-            let home_cfg = home.join(".infer").join("config.yaml");
-            if home_cfg.exists() {
-                allow_file = display(&home_cfg, project);
-            }
-        }
-    }
+    // The file a user should edit to allow a command: the project's if it has one, else home's.
+    let allow_file = dirs
+        .iter()
+        .rev()
+        .map(|(d, _)| d.join("config.yaml"))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| dirs[dirs.len() - 1].0.join("config.yaml"));
+    let allow_file = display(&allow_file, project);
 
     // hooks.yaml and reminders.yaml: the first directory (project first) that has the file.
-    let first_with = |file: &str| dirs.iter().rev().map(|d| d.join(file)).find(|p| p.exists());
+    let first_with = |file: &str| {
+        dirs.iter()
+            .rev()
+            .map(|(d, s)| (d.join(file), *s))
+            .find(|(p, _)| p.exists())
+    };
     let mut hooks = HooksConfig::default();
-    if let Some(path) = first_with("hooks.yaml") {
+    if let Some((path, source)) = first_with("hooks.yaml") {
         let name = display(&path, project);
         if let Some(text) = l.read(&path, &name) {
-            hooks = l.source(&name, &text, hooks::decode).unwrap_or_default();
+            hooks = l
+                .source(&name, &text, source, hooks::decode)
+                .unwrap_or_default();
         }
     }
     let mut reminders = RemindersConfig::default();
@@ -338,13 +398,18 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
         .filter(|s| !s.trim().is_empty())
     {
         reminders = l
-            .source("$INFER_REMINDERS_CONFIG", inline, reminders::decode)
+            .source(
+                "$INFER_REMINDERS_CONFIG",
+                inline,
+                Source::Environment,
+                reminders::decode,
+            )
             .unwrap_or_default();
-    } else if let Some(path) = first_with("reminders.yaml") {
+    } else if let Some((path, source)) = first_with("reminders.yaml") {
         let name = display(&path, project);
         if let Some(text) = l.read(&path, &name) {
             reminders = l
-                .source(&name, &text, reminders::decode)
+                .source(&name, &text, source, reminders::decode)
                 .unwrap_or_default();
         }
     }
@@ -358,10 +423,10 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
         reminders.enabled = on;
         l.sources.push("$INFER_REMINDERS_ENABLED".into());
     }
+    let mut appended = Vec::new();
     if let Some(extra) = opts.env.get("INFER_TOOLS_BASH_ALLOW_APPEND") {
         let key = "INFER_TOOLS_BASH_ALLOW_APPEND";
         l.sources.push(format!("${key}"));
-        let list = lists[0].get_or_insert_with(Vec::new);
         for pattern in extra
             .split([',', '\n'])
             .map(str::trim)
@@ -376,15 +441,104 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
                 ));
                 continue;
             }
-            list.push(AllowEntry {
+            appended.push(AllowEntry {
                 pattern: pattern.to_string(),
                 list: "all",
                 origin: Origin {
                     file: key.into(),
                     line: 0,
+                    source: Source::Environment,
                 },
             });
         }
     }
-    l.finish(project.clone(), hooks, reminders, lists, allow_file)
+    let trust_flag = opts.trust_project
+        || l.env_bool(&opts.env, "HOOKD_TRUST_PROJECT")
+            .unwrap_or(false);
+    if l.diags.iter().any(|d| d.is_error()) {
+        return l.finish(
+            project.clone(),
+            hooks,
+            reminders,
+            Default::default(),
+            allow_file,
+        );
+    }
+
+    // Trust: only when something was read from the project.
+    let from_project = per_dir.iter().any(|(s, _)| *s == Source::Project)
+        || hooks
+            .hooks
+            .iter()
+            .any(|h| h.origin.source == Source::Project)
+        || reminders
+            .reminders
+            .iter()
+            .any(|r| r.origin.source == Source::Project)
+        || dirs.iter().any(|(d, s)| {
+            *s == Source::Project && trust::PROJECT_FILES.iter().any(|f| d.join(f).exists())
+        });
+    let (trust, fingerprint) = if !from_project {
+        (ProjectTrust::NotApplicable, None)
+    } else {
+        let argvs: Vec<Vec<String>> = hooks
+            .hooks
+            .iter()
+            .filter(|h| h.origin.source == Source::Project)
+            .filter_map(|h| crate::gate::argv_of(&h.command))
+            .collect();
+        let fp = trust::fingerprint(project, &argvs);
+        let trust = if trust_flag {
+            ProjectTrust::TrustedByFlag
+        } else {
+            let store = opts.trust_file.clone().map(TrustStore::new);
+            match store.map(|s| s.get(project)) {
+                Some(Ok(Some(rec))) if rec.sha256 == fp.sha256 => ProjectTrust::Trusted {
+                    since: rec.trusted_at,
+                },
+                Some(Ok(Some(_))) => ProjectTrust::Untrusted { changed: true },
+                Some(Ok(None)) | None => ProjectTrust::Untrusted { changed: false },
+                Some(Err(e)) => {
+                    l.diags.push(Diagnostic::whole(
+                        Severity::Warning,
+                        &e.path.display().to_string(),
+                        e.message.clone(),
+                        None,
+                    ));
+                    ProjectTrust::Untrusted { changed: false }
+                }
+            }
+        };
+        (trust, Some(fp))
+    };
+    let trusted = trust.allows_project();
+
+    // Allow lists: home (or --config-dir) first; the project's replace per list when trusted.
+    let mut lists: [Option<Vec<AllowEntry>>; 5] = Default::default();
+    let mut ignored_allow = Vec::new();
+    for (source, fl) in per_dir {
+        if source == Source::Project && !trusted {
+            ignored_allow.extend(fl.lists.into_iter().flatten().flatten());
+            continue;
+        }
+        for (slot, list) in lists.iter_mut().zip(fl.lists) {
+            if list.is_some() {
+                *slot = list;
+            }
+        }
+    }
+    lists[0].get_or_insert_with(Vec::new).extend(appended);
+    let before = reminders.reminders.len();
+    if !trusted {
+        reminders
+            .reminders
+            .retain(|r| r.origin.source != Source::Project);
+    }
+    let ignored_reminders = before - reminders.reminders.len();
+    let mut config = l.finish(project.clone(), hooks, reminders, lists, allow_file)?;
+    config.trust = trust;
+    config.fingerprint = fingerprint;
+    config.ignored_allow = ignored_allow;
+    config.ignored_reminders = ignored_reminders;
+    Ok(config)
 }

@@ -202,6 +202,7 @@ pub fn builtins() -> Vec<ReminderSpec> {
     let origin = Origin {
         file: "built-in".into(),
         line: 0,
+        source: super::Source::BuiltIn,
     };
     let spec = |name: &str, hook, trigger, threshold, text: &str| ReminderSpec {
         name: name.into(),
@@ -381,10 +382,7 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
         threshold,
         when: when?,
         guidance,
-        origin: Origin {
-            file: d.file.clone(),
-            line: item.pos.line,
-        },
+        origin: d.origin(item.pos.line),
     })
 }
 

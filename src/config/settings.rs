@@ -70,13 +70,34 @@ impl FromStr for Mode {
 /// The list keys under `tools.bash.mode`: `all` applies to every mode.
 pub(crate) const LIST_KEYS: [&str; 5] = ["all", "standard", "plan", "auto", "readonly"];
 
-/// Where an allow entry was written.
+/// Who wrote a piece of configuration: everything is trusted except the project's own `.infer/`
+/// (the repository the agent works in), until the user trusts it (`hookd trust`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Compiled into hookd.
+    BuiltIn,
+    /// The user's `~/.infer/`.
+    Home,
+    /// The project's `.infer/`: untrusted until trusted.
+    Project,
+    /// A directory named with `--config-dir` by whoever runs hookd.
+    ConfigDir,
+    /// An environment variable of whoever runs hookd.
+    Environment,
+    /// Text handed to the library by the program embedding it.
+    Embedded,
+}
+
+/// Where a hook, reminder or allow entry was written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Origin {
     /// The file or environment variable.
     pub file: String,
     /// 1-based line, 0 for an environment variable.
     pub line: usize,
+    /// Who wrote it.
+    pub source: Source,
 }
 
 impl fmt::Display for Origin {
@@ -164,10 +185,7 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
             entries.push(AllowEntry {
                 pattern,
                 list: LIST_KEYS[i],
-                origin: Origin {
-                    file: d.file.clone(),
-                    line: item.pos.line,
-                },
+                origin: d.origin(item.pos.line),
             });
         }
         out.lists[i] = Some(entries);

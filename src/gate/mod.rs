@@ -53,6 +53,9 @@ pub enum DenyReason {
     DangerousArgument,
     /// Anything the gate does not fully understand.
     Unparsable,
+    /// The hook comes from a project whose `.infer/` is not trusted (not a gate verdict: the
+    /// command was not even looked at).
+    Untrusted,
 }
 
 impl DenyReason {
@@ -76,6 +79,7 @@ impl DenyReason {
             DenyReason::Empty => "empty",
             DenyReason::DangerousArgument => "dangerous_argument",
             DenyReason::Unparsable => "unparsable",
+            DenyReason::Untrusted => "untrusted",
         }
     }
 
@@ -99,6 +103,7 @@ impl DenyReason {
             DenyReason::Empty => "write the program and its arguments",
             DenyReason::DangerousArgument => "`find` actions that run commands or write files are admitted only by an entry that allows this exact command",
             DenyReason::Unparsable => "simplify the command to one program with plain or quoted arguments",
+            DenyReason::Untrusted => "review the project's hooks with `hookd check`, then run `hookd trust` in the project",
         }
     }
 }
@@ -156,6 +161,11 @@ pub fn compile_entry(entry: &str) -> Result<Regex, String> {
         .size_limit(1 << 20)
         .build()
         .map_err(|e| e.to_string())
+}
+
+/// The words a command would run with (decoded), if the gate can parse it.
+pub(crate) fn argv_of(command: &str) -> Option<Vec<String>> {
+    parse::parse(command).ok().map(|p| p.argv)
 }
 
 /// Check an entry's syntax without compiling it (cheap enough for every configuration load).

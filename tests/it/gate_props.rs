@@ -14,6 +14,7 @@ fn open_gate() -> Gate {
         origin: Origin {
             file: "t".into(),
             line: 1,
+            source: hookd::config::Source::Embedded,
         },
     };
     Gate::new(&AllowLists::from_entries([e]), "t")

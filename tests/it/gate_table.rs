@@ -11,6 +11,7 @@ fn entry(list: &'static str, pattern: &str) -> AllowEntry {
         origin: Origin {
             file: "test".into(),
             line: 1,
+            source: hookd::config::Source::Embedded,
         },
     }
 }

@@ -11,3 +11,4 @@ mod library;
 mod lookup;
 mod runner;
 mod support;
+mod trust;

@@ -41,8 +41,16 @@ impl Project {
         self
     }
 
-    /// `hookd ARGS` in the project, with a clean environment.
+    /// `hookd ARGS` in the project, with a clean environment. These projects are the tests'
+    /// own, so they are trusted (HOOKD_TRUST_PROJECT=1); see `cmd_untrusted` for the rest.
     pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = self.cmd_untrusted(args);
+        c.env("HOOKD_TRUST_PROJECT", "1");
+        c
+    }
+
+    /// `hookd ARGS` as an operator who has not trusted this project.
+    pub fn cmd_untrusted(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_hookd"));
         c.args(args)
             .current_dir(self.path())

@@ -1,0 +1,271 @@
+//! Trust: a project's `.infer/` is inert until the user trusts it, and only in the state they
+//! reviewed. `hookd trust` records a SHA-256 fingerprint of the project's hook-relevant files in
+//! the user's configuration directory; any change to them makes the project untrusted again.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The project configuration files a fingerprint covers, in `.infer/`.
+pub const PROJECT_FILES: [&str; 3] = ["config.yaml", "hooks.yaml", "reminders.yaml"];
+
+/// What was hashed and the hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Fingerprint {
+    /// Hex SHA-256 over every file below (name and content, or a mark when absent).
+    pub sha256: String,
+    /// The files covered, relative to the project: the `.infer/` files and every program inside
+    /// the project that a project hook runs.
+    pub files: Vec<String>,
+}
+
+/// Interpreters whose non-option arguments name the code they run.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "python2", "python3", "node", "deno",
+    "bun", "ruby", "perl", "php", "lua", "tclsh", "Rscript", "pwsh",
+];
+
+/// The project files a hook's words name as code: the program when it is run by path, and
+/// the non-option arguments of an interpreter (`bash scripts/fmt.sh`). Resolved lexically,
+/// whether or not they exist yet; anything outside the project is not the repository's to
+/// change and is left out.
+fn code_files(root: &Path, argv: &[String]) -> Vec<String> {
+    let Some(program) = argv.first() else {
+        return Vec::new();
+    };
+    let mut words: Vec<&String> = Vec::new();
+    if program.contains('/') {
+        words.push(program);
+    }
+    let base = program.rsplit('/').next().unwrap_or(program);
+    if INTERPRETERS.contains(&base) {
+        words.extend(
+            argv[1..]
+                .iter()
+                .filter(|w| !w.starts_with('-') && !w.is_empty()),
+        );
+    }
+    words.into_iter().filter_map(|w| inside(root, w)).collect()
+}
+
+/// `word` as a path relative to `root`, if it stays inside it (`.` and `..` resolved lexically).
+fn inside(root: &Path, word: &str) -> Option<String> {
+    use std::path::Component;
+    let joined = if Path::new(word).is_absolute() {
+        PathBuf::from(word)
+    } else {
+        root.join(word)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    let rel = out.strip_prefix(root).ok()?.display().to_string();
+    (!rel.is_empty()).then_some(rel)
+}
+
+/// The fingerprint of `project`'s configuration and of the code its hooks name (`hook_argvs`:
+/// the words of each project hook).
+pub fn fingerprint(project: &Path, hook_argvs: &[Vec<String>]) -> Fingerprint {
+    let root = project
+        .canonicalize()
+        .unwrap_or_else(|_| project.to_path_buf());
+    let mut files: Vec<String> = PROJECT_FILES
+        .iter()
+        .map(|f| format!(".infer/{f}"))
+        .collect();
+    let mut extra: Vec<String> = hook_argvs
+        .iter()
+        .flat_map(|argv| code_files(&root, argv))
+        .collect();
+    extra.sort();
+    extra.dedup();
+    files.extend(extra);
+    let mut h = Sha256::new();
+    for f in &files {
+        h.update(f.as_bytes());
+        h.update([0]);
+        match fs::read(root.join(f)) {
+            Ok(bytes) => {
+                h.update((bytes.len() as u64).to_le_bytes());
+                h.update(&bytes);
+            }
+            Err(_) => h.update(b"\xffabsent"),
+        }
+    }
+    let sha256 = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Fingerprint { sha256, files }
+}
+
+/// One trusted project.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustRecord {
+    /// The fingerprint the user reviewed.
+    pub sha256: String,
+    /// When (RFC 3339).
+    pub trusted_at: String,
+    /// The files it covered.
+    pub files: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct TrustFile {
+    #[serde(default)]
+    projects: BTreeMap<String, TrustRecord>,
+}
+
+/// The user's trust records: one JSON file, locked while rewritten.
+#[derive(Clone, Debug)]
+pub struct TrustStore {
+    path: PathBuf,
+}
+
+/// The trust file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[error("trust records at {path}: {message}")]
+pub struct TrustError {
+    /// The file.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl TrustStore {
+    /// A store at `path`.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        TrustStore { path: path.into() }
+    }
+
+    /// `$HOOKD_TRUST_FILE`, else `$XDG_CONFIG_HOME/hookd/trust.json`, else `~/.config/hookd/trust.json`.
+    pub fn default_path(env: &BTreeMap<String, String>, home: Option<&Path>) -> Option<PathBuf> {
+        let var = |k: &str| env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        var("HOOKD_TRUST_FILE")
+            .or_else(|| var("XDG_CONFIG_HOME").map(|p| p.join("hookd/trust.json")))
+            .or_else(|| home.map(|h| h.join(".config/hookd/trust.json")))
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, message: impl std::fmt::Display) -> TrustError {
+        TrustError {
+            path: self.path.clone(),
+            message: message.to_string(),
+        }
+    }
+
+    fn read(&self) -> Result<TrustFile, TrustError> {
+        match fs::read_to_string(&self.path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| self.err(format!("unreadable ({e}); fix or delete the file"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TrustFile::default()),
+            Err(e) => Err(self.err(e)),
+        }
+    }
+
+    /// The record for `project`, if any.
+    pub fn get(&self, project: &Path) -> Result<Option<TrustRecord>, TrustError> {
+        Ok(self.read()?.projects.get(&key(project)).cloned())
+    }
+
+    /// Every record, by project path.
+    pub fn list(&self) -> Result<Vec<(String, TrustRecord)>, TrustError> {
+        Ok(self.read()?.projects.into_iter().collect())
+    }
+
+    fn update(&self, f: impl FnOnce(&mut TrustFile) -> bool) -> Result<bool, TrustError> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(dir).map_err(|e| self.err(e))?;
+        let lock_path = self.path.with_extension("lock");
+        let lock: File = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| self.err(e))?;
+        lock.lock().map_err(|e| self.err(e))?;
+        let mut file = self.read()?;
+        let changed = f(&mut file);
+        if changed {
+            let tmp = self.path.with_extension("json.tmp");
+            let mut out = File::create(&tmp).map_err(|e| self.err(e))?;
+            let json = serde_json::to_vec_pretty(&file).map_err(|e| self.err(e))?;
+            out.write_all(&json)
+                .and_then(|_| out.sync_all())
+                .map_err(|e| self.err(e))?;
+            fs::rename(&tmp, &self.path).map_err(|e| self.err(e))?;
+        }
+        Ok(changed)
+    }
+
+    /// Trust `project` as it is now.
+    pub fn record(&self, project: &Path, fp: &Fingerprint) -> Result<(), TrustError> {
+        let record = TrustRecord {
+            sha256: fp.sha256.clone(),
+            trusted_at: crate::events::now_rfc3339(),
+            files: fp.files.clone(),
+        };
+        self.update(|f| {
+            f.projects.insert(key(project), record);
+            true
+        })
+        .map(|_| ())
+    }
+
+    /// Forget `project`; false when it was not trusted.
+    pub fn revoke(&self, project: &Path) -> Result<bool, TrustError> {
+        self.update(|f| f.projects.remove(&key(project)).is_some())
+    }
+}
+
+fn key(project: &Path) -> String {
+    project
+        .canonicalize()
+        .unwrap_or_else(|_| project.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// Whether the project's configuration may act.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ProjectTrust {
+    /// No project configuration was read (there is none, or `--config-dir` was used).
+    NotApplicable,
+    /// Trusted with `hookd trust`, unchanged since.
+    Trusted {
+        /// When.
+        since: String,
+    },
+    /// Trusted for this run by `--trust-project` or `HOOKD_TRUST_PROJECT=1`.
+    TrustedByFlag,
+    /// Never trusted, or changed since it was: its hooks, allow entries and reminders are inert.
+    Untrusted {
+        /// True when it was trusted once and a covered file changed since.
+        changed: bool,
+    },
+}
+
+impl ProjectTrust {
+    /// True when project configuration may act.
+    pub fn allows_project(&self) -> bool {
+        matches!(
+            self,
+            ProjectTrust::Trusted { .. }
+                | ProjectTrust::TrustedByFlag
+                | ProjectTrust::NotApplicable
+        )
+    }
+}
