@@ -270,7 +270,7 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
             (Q::Single, _) => {}
             (_, '\\') => {
                 chars.next();
-                prev = ' ';
+                prev = 'x'; // an escaped character is an ordinary one
                 continue;
             }
             (Q::None, '\'') => q = Q::Single,
@@ -283,6 +283,9 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
             (_, '$') if chars.peek() == Some(&'{') => return refuse(DenyReason::Expansion, "`${…}` expands a variable"),
             (Q::None, '(') if matches!(prev, '<' | '>') => {
                 return refuse(DenyReason::Substitution, "process substitution `<(…)` or `>(…)`")
+            }
+            (Q::None, '~') if matches!(prev, ' ' | '\t' | '=' | ':') => {
+                return refuse(DenyReason::Expansion, "`~` expands to a home directory; quote it")
             }
             (Q::None, '[' | '*' | '?') => {
                 return refuse(DenyReason::Glob, format!("unquoted `{c}` is a glob pattern; quote it to pass it literally"))
