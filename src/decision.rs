@@ -108,6 +108,7 @@ pub(crate) fn parse_reply(stdout: &str, caps: Capabilities) -> Result<Option<Rep
             _ => drop_field(&mut r, key),
         }
     }
+    r.ignored.sort();
     Ok(Some(r))
 }
 
