@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
+use crate::adapter;
 use crate::catalog::HookPoint;
 use crate::config::{self, Config, ConfigError, LoadOptions, Mode};
 use crate::dispatch::{Context, Engine};
@@ -36,6 +37,10 @@ struct ConfigArgs {
     /// (also HOOKD_TRUST_PROJECT=1). A repository you did not write could run anything it allows.
     #[arg(long)]
     trust_project: bool,
+    /// At pre_tool, deny a shell tool call (Bash and its kin) whose command the allow-list does
+    /// not admit (also HOOKD_GATE_SHELL_TOOLS=1, or `gate_shell_tools: true` in hooks.yaml).
+    #[arg(long)]
+    gate_shell_tools: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -81,6 +86,39 @@ enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// Be an agent's hook command: read its payload on stdin, dispatch, reply in its format.
+    Adapter {
+        /// The agent.
+        #[arg(value_enum)]
+        agent: Agent,
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Append events as JSON lines to FILE (`-` for stderr; default $HOOKD_EVENTS).
+        #[arg(long, value_name = "FILE")]
+        events: Option<PathBuf>,
+        /// If hookd itself fails, deny the tool call or block the prompt instead of letting the
+        /// agent go on (also HOOKD_FAIL_CLOSED=1).
+        #[arg(long)]
+        fail_closed: bool,
+    },
+    /// Add hookd's adapter to an agent's settings (merging; run twice changes nothing).
+    Install {
+        /// The agent.
+        #[arg(value_enum)]
+        agent: Agent,
+        /// Which settings file.
+        #[arg(long, value_enum, default_value = "project")]
+        scope: Scope,
+    },
+    /// Remove exactly the entries `hookd install` added.
+    Uninstall {
+        /// The agent.
+        #[arg(value_enum)]
+        agent: Agent,
+        /// Which settings file.
+        #[arg(long, value_enum, default_value = "project")]
+        scope: Scope,
+    },
     /// Run what is due at POINT: context JSON on stdin, Outcome JSON on stdout.
     Dispatch {
         /// The hook point.
@@ -97,7 +135,7 @@ enum Command {
         /// The agent's turn (overrides the context's `turn`).
         #[arg(long, value_name = "N")]
         turn: Option<u64>,
-        /// Append events as JSON lines to FILE (`-` for stderr).
+        /// Append events as JSON lines to FILE (`-` for stderr; default $HOOKD_EVENTS).
         #[arg(long, value_name = "FILE")]
         events: Option<PathBuf>,
     },
@@ -154,6 +192,14 @@ pub fn run(cli: Cli) -> Exit {
             command,
         } => allow(cfg, mode, json, &command.join(" ")),
         Command::Trust { list, revoke } => trust(list, revoke),
+        Command::Adapter {
+            agent,
+            cfg,
+            events,
+            fail_closed,
+        } => adapter(agent, cfg, events, fail_closed),
+        Command::Install { agent, scope } => install(agent, scope, false),
+        Command::Uninstall { agent, scope } => install(agent, scope, true),
         Command::Dispatch {
             point,
             cfg,
@@ -204,6 +250,13 @@ fn points(json: bool, markdown: bool) -> Exit {
 }
 
 fn load(cfg: ConfigArgs) -> Result<Config, Exit> {
+    let gate_shell_tools = cfg.gate_shell_tools;
+    let mut config = load_files(cfg)?;
+    config.hooks.gate_shell_tools |= gate_shell_tools;
+    Ok(config)
+}
+
+fn load_files(cfg: ConfigArgs) -> Result<Config, Exit> {
     let mut opts = LoadOptions::from_process(cfg.config_dir).map_err(|e| {
         Exit::error(
             2,
@@ -436,10 +489,11 @@ fn dispatch(
         Err(e) => return e,
     };
     print_warnings(&config);
-    let mut context = match read_context() {
-        Ok(c) => c,
-        Err(e) => return Exit::error(2, format!("error: {e}")),
-    };
+    let mut context =
+        match read_stdin().and_then(|t| Context::from_json(&t).map_err(|e| e.to_string())) {
+            Ok(c) => c,
+            Err(e) => return Exit::error(2, format!("error: {e}")),
+        };
     if let Some(id) = session_id {
         context.set("session_id", id);
     }
@@ -449,44 +503,11 @@ fn dispatch(
     if let Some(m) = mode {
         context.set("mode", m.name());
     }
-    let sink: Arc<dyn EventSink> = match events.as_deref() {
-        None => Arc::new(NullSink),
-        Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
-        Some(p) => match JsonLines::append(p) {
-            Ok(s) => Arc::new(s),
-            Err(e) => {
-                return Exit::error(
-                    2,
-                    format!("error: cannot open --events {}: {e}", p.display()),
-                )
-            }
-        },
+    let engine = match engine(config, events) {
+        Ok(e) => e,
+        Err(e) => return e,
     };
-    let store: Arc<dyn StateStore> = match FileStore::default_dir() {
-        Some(dir) => Arc::new(FileStore::new(dir)),
-        None => Arc::new(MemoryStore::default()),
-    };
-    let engine = Engine::builder(config)
-        .sink(sink)
-        .state_store(store)
-        .build();
-    // SIGINT/SIGTERM: kill the running hooks' groups; their events are still emitted, the
-    // Outcome still printed, and hookd exits 128 + the signal.
-    let mut signals = match Signals::new([SIGINT, SIGTERM]) {
-        Ok(s) => s,
-        Err(e) => return Exit::error(2, format!("error: cannot install signal handlers: {e}")),
-    };
-    let handle = signals.handle();
-    let watcher = std::thread::spawn(move || {
-        let sig = signals.forever().next();
-        if sig.is_some() {
-            crate::runner::interrupt_all();
-        }
-        sig
-    });
-    let result = engine.dispatch(point, &context);
-    handle.close();
-    let caught = watcher.join().ok().flatten();
+    let (result, caught) = interruptible(|| engine.dispatch(point, &context));
     match result {
         Ok(outcome) => {
             out(&format!(
@@ -504,25 +525,242 @@ fn dispatch(
     }
 }
 
-fn read_context() -> Result<Context, String> {
+/// An engine writing events to `events` (`-`: stderr; default `$HOOKD_EVENTS`), with session
+/// state in files.
+fn engine(config: Config, events: Option<PathBuf>) -> Result<Engine, Exit> {
+    let events = events.or_else(|| {
+        std::env::var_os("HOOKD_EVENTS")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    let sink: Arc<dyn EventSink> = match events.as_deref() {
+        None => Arc::new(NullSink),
+        Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
+        Some(p) => match JsonLines::append(p) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                return Err(Exit::error(
+                    2,
+                    format!("error: cannot open the events file {}: {e}", p.display()),
+                ))
+            }
+        },
+    };
+    let store: Arc<dyn StateStore> = match FileStore::default_dir() {
+        Some(dir) => Arc::new(FileStore::new(dir)),
+        None => Arc::new(MemoryStore::default()),
+    };
+    Ok(Engine::builder(config)
+        .sink(sink)
+        .state_store(store)
+        .build())
+}
+
+/// Run `f`; SIGINT/SIGTERM meanwhile kill the running hooks' groups (their events are still
+/// written) and are returned so the caller exits 128 + the signal.
+fn interruptible<T>(f: impl FnOnce() -> T) -> (T, Option<i32>) {
+    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+        return (f(), None);
+    };
+    let handle = signals.handle();
+    let watcher = std::thread::spawn(move || {
+        let sig = signals.forever().next();
+        if sig.is_some() {
+            crate::runner::interrupt_all();
+        }
+        sig
+    });
+    let result = f();
+    handle.close();
+    (result, watcher.join().ok().flatten())
+}
+
+/// The agents with adapters.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Agent {
+    /// Anthropic's Claude Code.
+    ClaudeCode,
+}
+
+/// Where `hookd install` writes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Scope {
+    /// The project's `.claude/settings.json` (shared with the team).
+    Project,
+    /// The project's `.claude/settings.local.json` (yours, not committed).
+    Local,
+    /// Your `~/.claude/settings.json` (every project).
+    User,
+}
+
+fn settings_path(scope: Scope) -> Result<PathBuf, Exit> {
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .ok_or_else(|| Exit::error(2, "error: HOME is not set"))
+    };
+    let cwd = || {
+        std::env::current_dir().map_err(|e| {
+            Exit::error(
+                2,
+                format!("error: cannot determine the current directory: {e}"),
+            )
+        })
+    };
+    Ok(match scope {
+        Scope::Project => cwd()?.join(".claude/settings.json"),
+        Scope::Local => cwd()?.join(".claude/settings.local.json"),
+        Scope::User => home()?.join(".claude/settings.json"),
+    })
+}
+
+fn install(agent: Agent, scope: Scope, remove: bool) -> Exit {
+    let Agent::ClaudeCode = agent;
+    let path = match settings_path(scope) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let result = if remove {
+        adapter::install::uninstall_claude(&path)
+    } else {
+        let hookd = match std::env::current_exe().and_then(|p| p.canonicalize()) {
+            Ok(p) => p,
+            Err(e) => return Exit::error(2, format!("error: cannot find this hookd binary: {e}")),
+        };
+        adapter::install::install_claude(&path, &hookd)
+    };
+    match result {
+        Ok(adapter::install::Change::Unchanged) => {
+            out(&format!(
+                "hookd: {} already {}; nothing changed\n",
+                path.display(),
+                if remove {
+                    "has no hookd entries"
+                } else {
+                    "runs hookd"
+                }
+            ));
+            Exit::ok()
+        }
+        Ok(adapter::install::Change::Written { backup }) => {
+            let saved = backup
+                .map(|b| format!(" (previous version saved as {})", b.display()))
+                .unwrap_or_default();
+            let what = if remove {
+                "removed hookd's entries from"
+            } else {
+                "added hookd's adapter to"
+            };
+            out(&format!("hookd: {what} {}{saved}\n", path.display()));
+            Exit::ok()
+        }
+        Err(e) => Exit::error(2, format!("error: {e}")),
+    }
+}
+
+fn adapter(agent: Agent, cfg: ConfigArgs, events: Option<PathBuf>, fail_closed: bool) -> Exit {
+    let Agent::ClaudeCode = agent;
+    let fail_closed =
+        fail_closed || std::env::var("HOOKD_FAIL_CLOSED").is_ok_and(|v| v == "1" || v == "true");
+    let emit = |r: adapter::AgentReply| {
+        for n in &r.notes {
+            eprintln!("{n}");
+        }
+        out(&format!("{}\n", r.stdout));
+        Exit::code(r.exit_code)
+    };
+    let payload = match read_stdin().and_then(|t| {
+        serde_json::from_str::<serde_json::Value>(&t)
+            .map_err(|e| format!("the payload is not JSON: {e}"))
+    }) {
+        Ok(p) => p,
+        Err(e) => return emit(adapter::claude::failure_reply(None, &e, fail_closed)),
+    };
+    let event = payload
+        .get("hook_event_name")
+        .and_then(|v| v.as_str())
+        .map(String::from);
+    let t = match adapter::claude::translate(&payload) {
+        Ok(t) => t,
+        Err(e) => {
+            return emit(adapter::claude::failure_reply(
+                event.as_deref(),
+                &e,
+                fail_closed,
+            ))
+        }
+    };
+    let Some(point) = t.point else {
+        let known = [
+            "SessionStart",
+            "SessionEnd",
+            "PreCompact",
+            "SubagentStop",
+            "Notification",
+            "PermissionRequest",
+            "PermissionDenied",
+        ];
+        let mut r = adapter::AgentReply {
+            stdout: "{}".into(),
+            exit_code: 0,
+            notes: vec![],
+        };
+        if !known.contains(&t.event.as_str()) {
+            r.notes.push(format!(
+                "hookd: Claude Code event `{}` is not mapped to a hook point; ignored",
+                t.event
+            ));
+        }
+        return emit(r);
+    };
+    let config = match load(cfg) {
+        Ok(c) => c,
+        Err(e) => {
+            return emit(adapter::claude::failure_reply(
+                Some(&t.event),
+                &e.message.unwrap_or_default(),
+                fail_closed,
+            ))
+        }
+    };
+    print_warnings(&config);
+    let engine = match engine(config, events) {
+        Ok(e) => e,
+        Err(e) => {
+            return emit(adapter::claude::failure_reply(
+                Some(&t.event),
+                &e.message.unwrap_or_default(),
+                fail_closed,
+            ))
+        }
+    };
+    let (result, _caught) = interruptible(|| engine.dispatch(point, &t.context));
+    match result {
+        Ok(outcome) => emit(adapter::claude::reply(&t.event, &outcome)),
+        Err(e) => emit(adapter::claude::failure_reply(
+            Some(&t.event),
+            &e.to_string(),
+            fail_closed,
+        )),
+    }
+}
+
+fn read_stdin() -> Result<String, String> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
-        return Ok(Context::new());
+        return Ok(String::new());
     }
     let mut buf = Vec::new();
     stdin
         .lock()
         .take(MAX_CONTEXT_BYTES as u64 + 1)
         .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read the context from stdin: {e}"))?;
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
     if buf.len() > MAX_CONTEXT_BYTES {
-        return Err(format!(
-            "the context on stdin is over {MAX_CONTEXT_BYTES} bytes"
-        ));
+        return Err(format!("stdin is over {MAX_CONTEXT_BYTES} bytes"));
     }
-    let text =
-        String::from_utf8(buf).map_err(|_| "the context on stdin is not UTF-8".to_string())?;
-    Context::from_json(&text).map_err(|e| e.to_string())
+    String::from_utf8(buf).map_err(|_| "stdin is not UTF-8".to_string())
 }
 
 fn trust(list: bool, revoke: bool) -> Exit {

@@ -67,6 +67,8 @@ pub(crate) struct CommandProvider {
     pub max_continues: u64,
     /// Set when the project's `.infer/` is not trusted: its hooks are skipped with this denial.
     pub untrusted: Option<Denied>,
+    /// With `gate_shell_tools`: the shell tools whose commands face the gate at `pre_tool`.
+    pub shell_gate: Option<Vec<String>>,
 }
 
 /// Where a hook runs: what its process needs to know (shared by parallel runs).
@@ -90,6 +92,7 @@ enum Ran {
 impl Provider for CommandProvider {
     fn wants(&self, point: HookPoint) -> bool {
         !self.by_point[point.index()].is_empty()
+            || (point == HookPoint::PreTool && self.shell_gate.is_some())
     }
 
     fn needs_state(&self, point: HookPoint) -> bool {
@@ -133,7 +136,14 @@ impl Provider for CommandProvider {
         };
 
         let mut contributions = Vec::new();
-        let mut i = 0;
+        let gate_denied = match self.gate_shell_command(call) {
+            Some(c) => {
+                contributions.push(c);
+                true
+            }
+            None => false,
+        };
+        let mut i = if gate_denied { hooks.len() } else { 0 }; // a denied command needs no hook
         'batches: while i < hooks.len() {
             if runner::interrupted() {
                 break; // hookd is being stopped: start nothing new
@@ -213,6 +223,58 @@ impl Provider for CommandProvider {
                 0
             };
         }
+    }
+}
+
+impl CommandProvider {
+    /// `gate_shell_tools`: a shell tool call whose command the allow-list does not admit is
+    /// denied before any hook runs, with the gate's detail and hint as the reason the model sees.
+    fn gate_shell_command(&self, call: &mut Call<'_>) -> Option<Contribution> {
+        let names = self
+            .shell_gate
+            .as_ref()
+            .filter(|_| call.point == HookPoint::PreTool)?;
+        let tool = call.context.tool("name").and_then(Value::as_str)?;
+        if !names.iter().any(|n| n == tool) {
+            return None;
+        }
+        let command = call
+            .context
+            .tool("input")
+            .and_then(|i| i.get("command"))
+            .and_then(Value::as_str);
+        let denied = match command {
+            None => Denied {
+                reason: crate::gate::DenyReason::Empty,
+                detail: format!("the {tool} call has no `command` to check"),
+                hint: "hookd gates shell tools by their `command` input".into(),
+            },
+            Some(c) => match self.gate.verdict(c, call.mode) {
+                Verdict::Allowed(_) => return None,
+                Verdict::Denied(d) => d,
+            },
+        };
+        let reason = format!("{}. {}", denied.detail, denied.hint);
+        call.emit(Event::ToolCommandDenied(events::ToolCommandDenied {
+            timestamp: String::new(),
+            tool: tool.to_string(),
+            command: command.unwrap_or_default().to_string(),
+            mode: call.mode,
+            reason: denied.reason,
+            detail: denied.detail,
+            hint: denied.hint,
+            turn: call.outcome.turn,
+            session_id: call.session_id.to_string(),
+            seq: 0,
+        }));
+        Some(Contribution {
+            name: "hookd-gate".into(),
+            reply: Reply {
+                deny: true,
+                reason: Some(reason),
+                ..Reply::default()
+            },
+        })
     }
 }
 

@@ -288,6 +288,11 @@ impl EngineBuilder {
                 max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
                 max_continues: self.config.hooks.max_continues,
                 untrusted: untrusted_denial(&self.config),
+                shell_gate: self
+                    .config
+                    .hooks
+                    .gate_shell_tools
+                    .then(|| self.config.hooks.shell_tools.clone()),
             }),
         ];
         Engine {

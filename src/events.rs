@@ -99,6 +99,32 @@ pub struct HookCommandSkipped {
     pub seq: u64,
 }
 
+/// A command the agent's model proposed (a shell tool call) was denied by the gate at
+/// `pre_tool` (`gate_shell_tools`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ToolCommandDenied {
+    /// RFC 3339, UTC, milliseconds.
+    pub timestamp: String,
+    /// The tool (`Bash`, ...).
+    pub tool: String,
+    /// The command the model proposed.
+    pub command: String,
+    /// The mode whose allow-list was consulted.
+    pub mode: Mode,
+    /// The gate's category.
+    pub reason: DenyReason,
+    /// What exactly was wrong.
+    pub detail: String,
+    /// What the user can do (also what the model is told).
+    pub hint: String,
+    /// The agent's turn.
+    pub turn: u64,
+    /// The session.
+    pub session_id: String,
+    /// Position in this stream.
+    pub seq: u64,
+}
+
 /// A reminder was injected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SystemReminder {
@@ -138,6 +164,8 @@ pub enum Event {
     HookCommandSkipped(HookCommandSkipped),
     /// See [`SystemReminder`].
     SystemReminder(SystemReminder),
+    /// See [`ToolCommandDenied`].
+    ToolCommandDenied(ToolCommandDenied),
 }
 
 impl Event {
@@ -147,6 +175,7 @@ impl Event {
             Event::HookCommand(e) => (&mut e.seq, &mut e.timestamp),
             Event::HookCommandSkipped(e) => (&mut e.seq, &mut e.timestamp),
             Event::SystemReminder(e) => (&mut e.seq, &mut e.timestamp),
+            Event::ToolCommandDenied(e) => (&mut e.seq, &mut e.timestamp),
         };
         *s = seq;
         *t = timestamp;

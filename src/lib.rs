@@ -23,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+pub mod adapter;
 pub mod catalog;
 pub mod cli;
 mod command;

@@ -23,6 +23,10 @@ pub const DEFAULT_GRACE_SECS: u64 = 2;
 /// The largest `grace` accepted.
 pub const MAX_GRACE_SECS: u64 = 60;
 
+/// Tools whose `input.command` is a shell command, gated when `gate_shell_tools` is on:
+/// Claude Code's and infer's `Bash`, Crush's `bash`, Gemini CLI's `run_shell_command`, `shell`.
+pub const DEFAULT_SHELL_TOOLS: [&str; 4] = ["Bash", "bash", "run_shell_command", "shell"];
+
 /// Consecutive `continue` replies honoured at `post_session`, unless `max_continues` says otherwise.
 pub const DEFAULT_MAX_CONTINUES: u64 = 8;
 
@@ -111,6 +115,10 @@ pub struct HooksConfig {
     pub grace: Duration,
     /// Consecutive `continue` replies honoured at `post_session` before hookd stops honouring them.
     pub max_continues: u64,
+    /// At `pre_tool`, deny a shell tool call whose command the allow-list does not admit.
+    pub gate_shell_tools: bool,
+    /// The shell tools: the defaults plus any configured (a configuration can add, never remove).
+    pub shell_tools: Vec<String>,
 }
 
 impl Default for HooksConfig {
@@ -121,6 +129,8 @@ impl Default for HooksConfig {
             max_output: DEFAULT_MAX_OUTPUT,
             grace: Duration::from_secs(DEFAULT_GRACE_SECS),
             max_continues: DEFAULT_MAX_CONTINUES,
+            gate_shell_tools: false,
+            shell_tools: DEFAULT_SHELL_TOOLS.iter().map(|s| s.to_string()).collect(),
         }
     }
 }
@@ -154,6 +164,8 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
             "grace",
             "parallel",
             "max_continues",
+            "gate_shell_tools",
+            "shell_tools",
         ],
     ) else {
         return out;
@@ -162,6 +174,18 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
         .get("parallel")
         .and_then(|n| d.bool(n, "`parallel`"))
         .unwrap_or(false);
+    if let Some(n) = top.get("gate_shell_tools") {
+        out.gate_shell_tools = d.bool(n, "`gate_shell_tools`").unwrap_or(false);
+    }
+    if let Some(n) = top.get("shell_tools") {
+        for item in d.seq(n, "`shell_tools`").unwrap_or_default() {
+            if let Some(name) = d.string(item, "a tool name") {
+                if !out.shell_tools.contains(&name) {
+                    out.shell_tools.push(name);
+                }
+            }
+        }
+    }
     if let Some(n) = top.get("max_continues") {
         match d.int(n, "`max_continues`") {
             Some(m) if (0..=1000).contains(&m) => out.max_continues = m as u64,

@@ -419,6 +419,10 @@ fn load_dirs(
         hooks.enabled = on;
         l.sources.push("$INFER_HOOKS_ENABLED".into());
     }
+    if let Some(on) = l.env_bool(&opts.env, "HOOKD_GATE_SHELL_TOOLS") {
+        hooks.gate_shell_tools |= on;
+        l.sources.push("$HOOKD_GATE_SHELL_TOOLS".into());
+    }
     if let Some(on) = l.env_bool(&opts.env, "INFER_REMINDERS_ENABLED") {
         reminders.enabled = on;
         l.sources.push("$INFER_REMINDERS_ENABLED".into());
