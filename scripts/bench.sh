@@ -64,3 +64,18 @@ m = [statistics.median(r["times"]) * 1000 for r in rs]
 per_hook = (m[3] - m[1]) / 10
 print(f"per command through hookd: {per_hook:.3f} ms; spawning true directly: {m[0]:.3f} ms; overhead: {per_hook - m[0]:.3f} ms")
 PY
+
+echo
+echo "## hookd adapter claude-code, nothing due, vs a python3 hook (each fed a PostToolUse payload)"
+payload="$PWD/tests/fixtures/claude-code/post_tool_use.json"
+empty="$work/empty"; mkdir -p "$empty"
+# 50 hooks and 20 reminders at points Claude Code never reaches, and the 100-entry allow-list.
+elsewhere="$work/elsewhere"; mkdir -p "$elsewhere"
+cp "$busy/config.yaml" "$elsewhere/"
+{ echo "enabled: true"; echo "hooks:"; for i in $(seq 0 49); do echo "  - {name: h$i, hook: pre_queue_drain, command: 'tool$i build'}"; done; } > "$elsewhere/hooks.yaml"
+{ echo "enabled: true"; echo "reminders:"; for i in $(seq 0 19); do echo "  - {name: r$i, hook: pre_stream, text: t$i}"; done; } > "$elsewhere/reminders.yaml"
+run adapter \
+  "sh -c 'python3 -c pass < $payload'" \
+  "sh -c '$bin adapter claude-code --config-dir $empty < $payload'" \
+  "sh -c '$bin adapter claude-code --config-dir $elsewhere < $payload'"
+

@@ -378,6 +378,11 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
         },
         config.reminders.reminders.len()
     ));
+    s.push_str(if config.hooks.gate_shell_tools {
+        "model's shell commands: gated by the allow-list at pre_tool (gate_shell_tools)\n"
+    } else {
+        "model's shell commands: not gated (gate_shell_tools is off)\n"
+    });
     s.push_str(&format!(
         "allow-list for mode {mode}: {} entries\n",
         config.allow.for_mode(mode).count()
