@@ -281,6 +281,9 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
                 return refuse(DenyReason::Substitution, "`$(…)`, `$((…))` or `$[…]` substitutes before the command runs")
             }
             (_, '$') if chars.peek() == Some(&'{') => return refuse(DenyReason::Expansion, "`${…}` expands a variable"),
+            (Q::None, '<') if chars.peek() == Some(&'<') => {
+                return refuse(DenyReason::Heredoc, "a here-document or here-string (`<<`, `<<<`)")
+            }
             (Q::None, '(') if matches!(prev, '<' | '>') => {
                 return refuse(DenyReason::Substitution, "process substitution `<(…)` or `>(…)`")
             }
