@@ -145,7 +145,7 @@ fn cases() -> Vec<(String, Expect)> {
         s("cat <<EOF\nx\nEOF", Deny(R::Heredoc)),
         s("cat <<< hi", Deny(R::Heredoc)),
         s("cat <<-EOF\n\tx\nEOF", Deny(R::Heredoc)),
-        s(r#"ce<<-'''''' '''''''#q''' '''''#q "#, Deny(R::Heredoc)),
+        s(r#"ce<<-'''''' ''''''#q''' '''''#q "#, Deny(R::Heredoc)),
         // Subshells, groups, control flow, functions.
         s("(echo a)", Deny(R::Compound)),
         s("{ echo a; }", Deny(R::Compound)),
