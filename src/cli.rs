@@ -581,24 +581,88 @@ fn interruptible<T>(f: impl FnOnce() -> T) -> (T, Option<i32>) {
 }
 
 /// The agents with adapters.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Agent {
     /// Anthropic's Claude Code.
     ClaudeCode,
+    /// Charm's Crush.
+    Crush,
+    /// Google's Gemini CLI.
+    Gemini,
+}
+
+impl Agent {
+    fn spec(self) -> &'static adapter::install::AgentSpec {
+        match self {
+            Agent::ClaudeCode => &adapter::install::CLAUDE,
+            Agent::Crush => &adapter::install::CRUSH,
+            Agent::Gemini => &adapter::install::GEMINI,
+        }
+    }
+
+    fn translate(self, payload: &serde_json::Value) -> Result<adapter::Translation, String> {
+        match self {
+            Agent::ClaudeCode => adapter::claude::translate(payload),
+            Agent::Crush => adapter::crush::translate(payload),
+            Agent::Gemini => adapter::gemini::translate(payload),
+        }
+    }
+
+    fn reply(self, event: &str, outcome: &crate::dispatch::Outcome) -> adapter::AgentReply {
+        match self {
+            Agent::ClaudeCode => adapter::claude::reply(event, outcome),
+            Agent::Crush => adapter::crush::reply(outcome),
+            Agent::Gemini => adapter::gemini::reply(event, outcome),
+        }
+    }
+
+    fn failure(self, event: Option<&str>, error: &str, fail_closed: bool) -> adapter::AgentReply {
+        match self {
+            Agent::ClaudeCode => adapter::claude::failure_reply(event, error, fail_closed),
+            Agent::Crush => adapter::crush::failure_reply(event, error, fail_closed),
+            Agent::Gemini => adapter::gemini::failure_reply(event, error, fail_closed),
+        }
+    }
+
+    /// Events the agent sends that deliberately map to no hook point (no stderr note for them).
+    fn unmapped(self) -> &'static [&'static str] {
+        match self {
+            Agent::ClaudeCode => &[
+                "SessionStart",
+                "SessionEnd",
+                "PreCompact",
+                "SubagentStop",
+                "Notification",
+                "PermissionRequest",
+                "PermissionDenied",
+            ],
+            Agent::Crush => &[],
+            Agent::Gemini => &[
+                "SessionStart",
+                "SessionEnd",
+                "Notification",
+                "PreCompress",
+                "BeforeToolSelection",
+                "AfterModel",
+            ],
+        }
+    }
 }
 
 /// Where `hookd install` writes.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Scope {
-    /// The project's `.claude/settings.json` (shared with the team).
+    /// The project's settings, shared with the team (`.claude/settings.json`,
+    /// `.gemini/settings.json`, `crush.json`).
     Project,
-    /// The project's `.claude/settings.local.json` (yours, not committed).
+    /// The project's personal settings, not committed (Claude Code's `.claude/settings.local.json`).
     Local,
-    /// Your `~/.claude/settings.json` (every project).
+    /// Your settings, for every project (`~/.claude/settings.json`, `~/.gemini/settings.json`,
+    /// `~/.config/crush/crush.json`).
     User,
 }
 
-fn settings_path(scope: Scope) -> Result<PathBuf, Exit> {
+fn settings_path(agent: Agent, scope: Scope) -> Result<PathBuf, Exit> {
     let home = || {
         std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
@@ -613,27 +677,40 @@ fn settings_path(scope: Scope) -> Result<PathBuf, Exit> {
             )
         })
     };
-    Ok(match scope {
-        Scope::Project => cwd()?.join(".claude/settings.json"),
-        Scope::Local => cwd()?.join(".claude/settings.local.json"),
-        Scope::User => home()?.join(".claude/settings.json"),
+    Ok(match (agent, scope) {
+        (Agent::ClaudeCode, Scope::Project) => cwd()?.join(".claude/settings.json"),
+        (Agent::ClaudeCode, Scope::Local) => cwd()?.join(".claude/settings.local.json"),
+        (Agent::ClaudeCode, Scope::User) => home()?.join(".claude/settings.json"),
+        (Agent::Gemini, Scope::Project) => cwd()?.join(".gemini/settings.json"),
+        (Agent::Gemini, Scope::User) => home()?.join(".gemini/settings.json"),
+        (Agent::Crush, Scope::Project) => {
+            let dir = cwd()?;
+            // Crush reads either name; use the one the project already has.
+            if dir.join(".crush.json").exists() && !dir.join("crush.json").exists() { dir.join(".crush.json") } else { dir.join("crush.json") }
+        }
+        (Agent::Crush, Scope::User) => {
+            let base = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).map(Ok).unwrap_or_else(|| home().map(|h| h.join(".config")))?;
+            base.join("crush/crush.json")
+        }
+        (Agent::Crush | Agent::Gemini, Scope::Local) => {
+            return Err(Exit::error(2, "error: only Claude Code has a local settings file; use --scope project or --scope user"))
+        }
     })
 }
 
 fn install(agent: Agent, scope: Scope, remove: bool) -> Exit {
-    let Agent::ClaudeCode = agent;
-    let path = match settings_path(scope) {
+    let path = match settings_path(agent, scope) {
         Ok(p) => p,
         Err(e) => return e,
     };
     let result = if remove {
-        adapter::install::uninstall_claude(&path)
+        adapter::install::uninstall(agent.spec(), &path)
     } else {
         let hookd = match std::env::current_exe().and_then(|p| p.canonicalize()) {
             Ok(p) => p,
             Err(e) => return Exit::error(2, format!("error: cannot find this hookd binary: {e}")),
         };
-        adapter::install::install_claude(&path, &hookd)
+        adapter::install::install(agent.spec(), &path, &hookd)
     };
     match result {
         Ok(adapter::install::Change::Unchanged) => {
@@ -665,14 +742,15 @@ fn install(agent: Agent, scope: Scope, remove: bool) -> Exit {
 }
 
 fn adapter(agent: Agent, cfg: ConfigArgs, events: Option<PathBuf>, fail_closed: bool) -> Exit {
-    let Agent::ClaudeCode = agent;
     let fail_closed =
         fail_closed || std::env::var("HOOKD_FAIL_CLOSED").is_ok_and(|v| v == "1" || v == "true");
     let emit = |r: adapter::AgentReply| {
         for n in &r.notes {
             eprintln!("{n}");
         }
-        out(&format!("{}\n", r.stdout));
+        if !r.stdout.is_empty() {
+            out(&format!("{}\n", r.stdout));
+        }
         Exit::code(r.exit_code)
     };
     let payload = match read_stdin().and_then(|t| {
@@ -680,40 +758,27 @@ fn adapter(agent: Agent, cfg: ConfigArgs, events: Option<PathBuf>, fail_closed: 
             .map_err(|e| format!("the payload is not JSON: {e}"))
     }) {
         Ok(p) => p,
-        Err(e) => return emit(adapter::claude::failure_reply(None, &e, fail_closed)),
+        Err(e) => return emit(agent.failure(None, &e, fail_closed)),
     };
     let event = payload
         .get("hook_event_name")
+        .or_else(|| payload.get("event"))
         .and_then(|v| v.as_str())
         .map(String::from);
-    let t = match adapter::claude::translate(&payload) {
+    let t = match agent.translate(&payload) {
         Ok(t) => t,
-        Err(e) => {
-            return emit(adapter::claude::failure_reply(
-                event.as_deref(),
-                &e,
-                fail_closed,
-            ))
-        }
+        Err(e) => return emit(agent.failure(event.as_deref(), &e, fail_closed)),
     };
     let Some(point) = t.point else {
-        let known = [
-            "SessionStart",
-            "SessionEnd",
-            "PreCompact",
-            "SubagentStop",
-            "Notification",
-            "PermissionRequest",
-            "PermissionDenied",
-        ];
         let mut r = adapter::AgentReply {
             stdout: "{}".into(),
             exit_code: 0,
             notes: vec![],
         };
-        if !known.contains(&t.event.as_str()) {
+        if !agent.unmapped().contains(&t.event.as_str()) {
             r.notes.push(format!(
-                "hookd: Claude Code event `{}` is not mapped to a hook point; ignored",
+                "hookd: {} event `{}` is not mapped to a hook point; ignored",
+                agent.spec().name,
                 t.event
             ));
         }
@@ -722,32 +787,20 @@ fn adapter(agent: Agent, cfg: ConfigArgs, events: Option<PathBuf>, fail_closed: 
     let config = match load(cfg) {
         Ok(c) => c,
         Err(e) => {
-            return emit(adapter::claude::failure_reply(
-                Some(&t.event),
-                &e.message.unwrap_or_default(),
-                fail_closed,
-            ))
+            return emit(agent.failure(Some(&t.event), &e.message.unwrap_or_default(), fail_closed))
         }
     };
     print_warnings(&config);
     let engine = match engine(config, events) {
         Ok(e) => e,
         Err(e) => {
-            return emit(adapter::claude::failure_reply(
-                Some(&t.event),
-                &e.message.unwrap_or_default(),
-                fail_closed,
-            ))
+            return emit(agent.failure(Some(&t.event), &e.message.unwrap_or_default(), fail_closed))
         }
     };
     let (result, _caught) = interruptible(|| engine.dispatch(point, &t.context));
     match result {
-        Ok(outcome) => emit(adapter::claude::reply(&t.event, &outcome)),
-        Err(e) => emit(adapter::claude::failure_reply(
-            Some(&t.event),
-            &e.to_string(),
-            fail_closed,
-        )),
+        Ok(outcome) => emit(agent.reply(&t.event, &outcome)),
+        Err(e) => emit(agent.failure(Some(&t.event), &e.to_string(), fail_closed)),
     }
 }
 

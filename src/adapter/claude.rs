@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{AgentReply, Translation};
+use super::{additional_context, AgentReply, Translation};
 use crate::catalog::HookPoint;
 use crate::decision::Decision;
 use crate::dispatch::{Context, Outcome};
@@ -81,30 +81,6 @@ pub fn translate(payload: &Value) -> Result<Translation, String> {
         point: Some(*point),
         context: ctx,
     })
-}
-
-/// Everything the model should additionally see: the decision's context, the reminders, and the
-/// files hooks pointed at.
-fn additional_context(
-    outcome: &Outcome,
-    context: Option<&str>,
-    files: &[String],
-) -> Option<String> {
-    let mut parts: Vec<String> = outcome.reminders.iter().map(|r| r.text.clone()).collect();
-    if let Some(c) = context {
-        parts.push(c.to_string());
-    }
-    if !files.is_empty() {
-        parts.push(format!(
-            "Referenced files:\n{}",
-            files
-                .iter()
-                .map(|f| format!("- {f}"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        ));
-    }
-    (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
 /// Claude Code's reply to `event` for `outcome`.

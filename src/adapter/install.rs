@@ -28,17 +28,61 @@ pub enum Change {
     },
 }
 
-/// The Claude Code events hookd's adapter is installed for, and whether each takes a matcher.
-const CLAUDE_EVENTS: [(&str, bool); 5] = [
-    ("UserPromptSubmit", false),
-    ("PreToolUse", true),
-    ("PostToolUse", true),
-    ("PostToolUseFailure", true),
-    ("Stop", false),
-];
+/// How an agent's settings file holds hooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// `hooks.<Event>: [{matcher?, hooks: [{type: "command", command}]}]` (Claude Code, Gemini CLI).
+    Nested,
+    /// `hooks.<Event>: [{name, command}]` (Crush).
+    Flat,
+}
 
-/// The command Claude Code runs: this hookd binary's adapter.
-pub fn claude_command(hookd: &Path) -> String {
+/// Where and how hookd's adapter is installed for one agent.
+#[derive(Clone, Copy, Debug)]
+pub struct AgentSpec {
+    /// The adapter's name on the command line (`claude-code`).
+    pub name: &'static str,
+    /// The events to install for, and whether each takes a tool matcher.
+    pub events: &'static [(&'static str, bool)],
+    /// The settings shape.
+    pub shape: Shape,
+}
+
+/// Claude Code.
+pub const CLAUDE: AgentSpec = AgentSpec {
+    name: "claude-code",
+    events: &[
+        ("UserPromptSubmit", false),
+        ("PreToolUse", true),
+        ("PostToolUse", true),
+        ("PostToolUseFailure", true),
+        ("Stop", false),
+    ],
+    shape: Shape::Nested,
+};
+
+/// Gemini CLI. AfterModel fires for every streamed chunk, so it is not installed by default.
+pub const GEMINI: AgentSpec = AgentSpec {
+    name: "gemini",
+    events: &[
+        ("BeforeAgent", false),
+        ("BeforeModel", false),
+        ("BeforeTool", true),
+        ("AfterTool", true),
+        ("AfterAgent", false),
+    ],
+    shape: Shape::Nested,
+};
+
+/// Crush: its released versions fire PreToolUse only.
+pub const CRUSH: AgentSpec = AgentSpec {
+    name: "crush",
+    events: &[("PreToolUse", false)],
+    shape: Shape::Flat,
+};
+
+/// The command the agent runs: this hookd binary's adapter.
+pub fn adapter_command(hookd: &Path, agent: &str) -> String {
     let path = hookd.display().to_string();
     let quoted = if path
         .chars()
@@ -48,22 +92,40 @@ pub fn claude_command(hookd: &Path) -> String {
     } else {
         format!("'{}'", path.replace('\'', r"'\''"))
     };
-    format!("{quoted} adapter claude-code")
+    format!("{quoted} adapter {agent}")
 }
 
-/// True for a hook command that runs some hookd's Claude Code adapter (ours, wherever installed).
-fn is_ours(command: &str) -> bool {
+/// True for a hook command that runs some hookd's adapter for `agent` (wherever installed).
+fn is_ours(command: &str, agent: &str) -> bool {
     let words: Vec<String> = command
         .split_whitespace()
         .map(|w| w.trim_matches('\'').to_string())
         .collect();
     match words.as_slice() {
-        [program, adapter, agent, ..] => {
-            program.rsplit('/').next() == Some("hookd")
-                && adapter == "adapter"
-                && agent == "claude-code"
+        [program, adapter, a, ..] => {
+            program.rsplit('/').next() == Some("hookd") && adapter == "adapter" && a == agent
         }
         _ => false,
+    }
+}
+
+/// The commands of a hook entry, in either shape.
+fn entry_commands(group: &Value, shape: Shape) -> Vec<&str> {
+    match shape {
+        Shape::Flat => group
+            .get("command")
+            .and_then(Value::as_str)
+            .into_iter()
+            .collect(),
+        Shape::Nested => group
+            .get("hooks")
+            .and_then(Value::as_array)
+            .map(|hs| {
+                hs.iter()
+                    .filter_map(|h| h.get("command").and_then(Value::as_str))
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -111,12 +173,12 @@ fn write(path: &Path, existed: bool, value: &Value) -> Result<Change, InstallErr
     Ok(Change::Written { backup })
 }
 
-/// Add hookd's adapter to the Claude Code settings at `path` for every event it handles.
-pub fn install_claude(path: &Path, hookd: &Path) -> Result<Change, InstallError> {
+/// Add hookd's adapter to the agent's settings at `path` for every event it handles.
+pub fn install(spec: &AgentSpec, path: &Path, hookd: &Path) -> Result<Change, InstallError> {
     let existing = read(path)?;
     let existed = existing.is_some();
     let mut settings = existing.unwrap_or_else(|| json!({}));
-    let command = claude_command(hookd);
+    let command = adapter_command(hookd, spec.name);
     let err = |message: &str| InstallError {
         path: path.to_path_buf(),
         message: message.into(),
@@ -129,28 +191,33 @@ pub fn install_claude(path: &Path, hookd: &Path) -> Result<Change, InstallError>
         .as_object_mut()
         .ok_or_else(|| err("`hooks` is not an object; fix it first, hookd changed nothing"))?;
     let mut changed = false;
-    for (event, matcher) in CLAUDE_EVENTS {
+    for &(event, matcher) in spec.events {
         let groups = hooks.entry(event).or_insert_with(|| json!([]));
         let groups = groups.as_array_mut().ok_or_else(|| {
             err("a hook event is not a list; fix it first, hookd changed nothing")
         })?;
-        let present = groups.iter().any(|g| {
-            g.get("hooks").and_then(Value::as_array).is_some_and(|hs| {
-                hs.iter()
-                    .any(|h| h.get("command").and_then(Value::as_str) == Some(command.as_str()))
-            })
-        });
-        if present {
+        if groups
+            .iter()
+            .any(|g| entry_commands(g, spec.shape).contains(&command.as_str()))
+        {
             continue;
         }
         let mut group = Map::new();
-        if matcher {
-            group.insert("matcher".into(), json!("*"));
+        match spec.shape {
+            Shape::Nested => {
+                if matcher {
+                    group.insert("matcher".into(), json!("*"));
+                }
+                group.insert(
+                    "hooks".into(),
+                    json!([{"type": "command", "command": command}]),
+                );
+            }
+            Shape::Flat => {
+                group.insert("name".into(), json!("hookd"));
+                group.insert("command".into(), json!(command));
+            }
         }
-        group.insert(
-            "hooks".into(),
-            json!([{"type": "command", "command": command}]),
-        );
         groups.push(Value::Object(group));
         changed = true;
     }
@@ -160,9 +227,9 @@ pub fn install_claude(path: &Path, hookd: &Path) -> Result<Change, InstallError>
     write(path, existed, &settings)
 }
 
-/// Remove every hook entry that runs hookd's Claude Code adapter, and the groups, event lists and
-/// `hooks` object that only held them. Everything else is left as it was.
-pub fn uninstall_claude(path: &Path) -> Result<Change, InstallError> {
+/// Remove every hook entry that runs hookd's adapter for the agent, and the groups, event lists
+/// and `hooks` object that only held them. Everything else is left as it was.
+pub fn uninstall(spec: &AgentSpec, path: &Path) -> Result<Change, InstallError> {
     let Some(mut settings) = read(path)? else {
         return Ok(Change::Unchanged);
     };
@@ -175,27 +242,36 @@ pub fn uninstall_claude(path: &Path) -> Result<Change, InstallError> {
         let Some(groups) = groups.as_array_mut() else {
             continue;
         };
-        let before = groups.len();
         let mut removed_from = 0;
-        groups.retain_mut(|g| {
-            let Some(hs) = g.get_mut("hooks").and_then(Value::as_array_mut) else {
-                return true;
-            };
-            let n = hs.len();
-            hs.retain(|h| {
-                !h.get("command")
+        groups.retain_mut(|g| match spec.shape {
+            Shape::Flat => {
+                let ours = g
+                    .get("command")
                     .and_then(Value::as_str)
-                    .is_some_and(is_ours)
-            });
-            if hs.len() == n {
-                return true;
+                    .is_some_and(|c| is_ours(c, spec.name));
+                removed_from += usize::from(ours);
+                !ours
             }
-            removed_from += 1;
-            !hs.is_empty() // a group that only held hookd goes too
+            Shape::Nested => {
+                let Some(hs) = g.get_mut("hooks").and_then(Value::as_array_mut) else {
+                    return true;
+                };
+                let n = hs.len();
+                hs.retain(|h| {
+                    !h.get("command")
+                        .and_then(Value::as_str)
+                        .is_some_and(|c| is_ours(c, spec.name))
+                });
+                if hs.len() == n {
+                    return true;
+                }
+                removed_from += 1;
+                !hs.is_empty() // a group that only held hookd goes too
+            }
         });
         if removed_from > 0 {
             changed = true;
-            if groups.is_empty() && before > 0 {
+            if groups.is_empty() {
                 emptied_events.push(event.clone());
             }
         }

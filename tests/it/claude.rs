@@ -115,7 +115,7 @@ fn unknown_events_and_malformed_payloads_let_the_agent_go_on() {
     assert_eq!((code, r), (0, json!({})));
     assert_eq!(
         err,
-        "hookd: Claude Code event `Teleport` is not mapped to a hook point; ignored\n"
+        "hookd: claude-code event `Teleport` is not mapped to a hook point; ignored\n"
     );
     let (code, r, err) = adapter(&p, "{not json", &[]);
     assert_eq!((code, r), (0, json!({})));
