@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Opt-in end-to-end test: the real Claude Code (from npm, about 360 MB) routes its hooks through
+# hookd, against a scripted model server on 127.0.0.1. Not run by CI (too large to download on
+# every run). Usage: scripts/e2e/claude-code.sh [claude-code version]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+version=${1:-2.1.330}
+cargo build --release --quiet
+hookd="$PWD/target/release/hookd"
+work=$(mktemp -d)
+server_pid=""
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+echo "== installing @anthropic-ai/claude-code@$version"
+npm install --silent --no-audit --no-fund --prefix "$work/npm" "@anthropic-ai/claude-code@$version" >/dev/null
+claude="$work/npm/node_modules/.bin/claude"
+"$claude" --version
+
+python3 scripts/e2e/fake_anthropic.py --port-file "$work/port" --seconds 240 2>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+port=$(cat "$work/port")
+
+project="$work/project"; mkdir -p "$project/.infer"
+cd "$project"
+git init -q .
+"$hookd" install claude-code >/dev/null
+cat > .infer/hooks.yaml <<'YAML'
+enabled: true
+gate_shell_tools: true
+hooks:
+  - {name: finished, hook: post_session, command: 'touch finished-marker'}
+YAML
+
+run_claude() {
+  env ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=sk-test \
+      HOOKD_TRUST_PROJECT=1 HOOKD_EVENTS="$work/events.jsonl" HOOKD_STATE_DIR="$work/state" \
+      DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+      HOME="$work/home" timeout 120 "$claude" -p "RUNTOOL please" --allowedTools "Bash" >"$work/claude.out" 2>"$work/claude.err" || true
+}
+
+fail() { echo "FAIL: $*"; echo "-- events"; cat "$work/events.jsonl" 2>/dev/null; echo "-- claude"; cat "$work/claude.out" "$work/claude.err"; echo "-- server"; tail -20 "$work/server.log"; exit 1; }
+
+echo "== 1: the model's command is not on the allow-list: hookd denies it"
+printf "tools: {bash: {mode: {all: {allow: ['^touch finished-marker$']}}}}\n" > .infer/config.yaml
+run_claude
+grep -q '"type":"tool_command_denied"' "$work/events.jsonl" || fail "no tool_command_denied event"
+grep -q '"command":"echo ok-tool"' "$work/events.jsonl" || fail "the denied command is not the model's"
+[ -e finished-marker ] || fail "the post_session hook did not run at Stop"
+echo "ok: denied, and the post_session hook ran"
+
+echo "== 2: allowed: the tool runs, post_tool fires"
+rm -f finished-marker "$work/events.jsonl"
+printf "tools: {bash: {mode: {all: {allow: ['^touch finished-marker$', '^touch tool-marker$', '^echo ok-tool$']}}}}\n" > .infer/config.yaml
+cat >> .infer/hooks.yaml <<'YAML'
+  - {name: observed, hook: post_tool, command: 'touch tool-marker'}
+YAML
+run_claude
+grep -q '"type":"tool_command_denied"' "$work/events.jsonl" && fail "an allowed command was denied"
+[ -e tool-marker ] || fail "the post_tool hook did not run"
+[ -e finished-marker ] || fail "the post_session hook did not run"
+echo "ok: allowed, post_tool and post_session hooks ran"
+echo "1 passed, 0 failed"
