@@ -255,6 +255,16 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
     if command.trim_start().starts_with("[[") {
         return refuse(DenyReason::Builtin, "`[[ … ]]` is a shell keyword");
     }
+    let first = command.split_whitespace().next().unwrap_or_default();
+    if matches!(
+        first,
+        "{" | "if" | "for" | "while" | "until" | "case" | "select" | "function"
+    ) {
+        return refuse(
+            DenyReason::Compound,
+            format!("`{first}` starts a group, loop, conditional or function; put the logic in a script"),
+        );
+    }
     #[derive(PartialEq)]
     enum Q {
         None,
@@ -269,9 +279,19 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
             (Q::Single, '\'') => q = Q::None,
             (Q::Single, _) => {}
             (_, '\\') => {
-                chars.next();
+                if chars.next() == Some('\n') {
+                    return refuse(DenyReason::Operator, "a backslash-newline continues the line");
+                }
                 prev = 'x'; // an escaped character is an ordinary one
                 continue;
+            }
+            // A comment ends the command for a shell: nothing after it is quoted or parsed.
+            (Q::None, '#') if matches!(prev, ' ' | '\t' | '\n') => return refuse(DenyReason::Comment, "`#` starts a comment"),
+            (Q::None, '\n') => return refuse(DenyReason::Operator, "a newline outside quotes separates commands"),
+            (Q::None, ';') => return refuse(DenyReason::Operator, "`;` separates commands"),
+            (Q::None, '|') if prev != '>' => return refuse(DenyReason::Operator, "`|` or `|&` pipes commands"),
+            (Q::None, '&') if prev != '>' && chars.peek() != Some(&'>') => {
+                return refuse(DenyReason::Operator, "`&`, `&&` run in the background or chain commands")
             }
             (Q::None, '\'') => q = Q::Single,
             (Q::None, '"') => q = Q::Double,

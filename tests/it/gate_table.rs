@@ -396,3 +396,29 @@ fn hint_for_an_unlisted_command_is_an_entry_that_admits_exactly_it() {
         assert!(!g2.verdict(&format!("{cmd} x"), Mode::Plan).is_allowed());
     }
 }
+
+/// Inputs the fuzzer found to panic or hang the grammar: each is denied, promptly.
+#[test]
+fn fuzz_findings_are_denied_promptly() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gate");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let command = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let gate = Gate::new(&AllowLists::from_entries([entry_for_all(".*")]), "t");
+            let _ = tx.send(gate.verdict(&command, Mode::Standard));
+        });
+        let verdict = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .unwrap_or_else(|_| panic!("{} took over 5 s", path.display()));
+        assert!(!verdict.is_allowed(), "{}: {verdict:?}", path.display());
+        n += 1;
+    }
+    assert!(n >= 5);
+}
+
+fn entry_for_all(pattern: &str) -> AllowEntry {
+    entry("all", pattern)
+}
