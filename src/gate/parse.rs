@@ -230,12 +230,6 @@ fn vet_program(parsed: Parsed) -> Result<Parsed, Refusal> {
 /// unwraps an `i32` parse of redirection fd numbers (`020040000000>c` panics; found by
 /// fuzzing), so such numbers are refused up front and any other panic becomes a denial.
 fn parse_with_grammar(command: &str) -> Result<Parsed, Refusal> {
-    if let Some(fd) = oversized_fd(command) {
-        return refuse(
-            DenyReason::Redirection,
-            format!("`{fd}` is not a valid file descriptor"),
-        );
-    }
     prefilter(command)?;
     std::panic::catch_unwind(|| grammar(command)).unwrap_or_else(|_| {
         refuse(
@@ -274,7 +268,20 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
     let mut q = Q::None;
     let mut chars = command.chars().peekable();
     let mut prev = ' ';
+    let mut digits = 0usize; // unquoted digits just before this character
     while let Some(c) = chars.next() {
+        // A file-descriptor number no shell accepts (`020040000000>c` made brush-parser panic).
+        if q == Q::None && matches!(c, '<' | '>') && digits > 9 {
+            return refuse(
+                DenyReason::Redirection,
+                "a file descriptor number this large is not valid",
+            );
+        }
+        digits = if q == Q::None && c.is_ascii_digit() {
+            digits + 1
+        } else {
+            0
+        };
         match (&q, c) {
             (Q::Single, '\'') => q = Q::None,
             (Q::Single, _) => {}
@@ -324,26 +331,6 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
         prev = c;
     }
     Ok(())
-}
-
-/// A run of more than 9 digits right before `<` or `>`: a file descriptor no shell accepts.
-fn oversized_fd(command: &str) -> Option<&str> {
-    let b = command.as_bytes();
-    let mut start = None;
-    for (i, c) in b.iter().enumerate() {
-        match (c.is_ascii_digit(), start) {
-            (true, None) => start = Some(i),
-            (true, Some(_)) => {}
-            (false, Some(s)) => {
-                if i - s > 9 && (*c == b'<' || *c == b'>') {
-                    return Some(&command[s..i]);
-                }
-                start = None;
-            }
-            (false, None) => {}
-        }
-    }
-    None
 }
 
 fn grammar(command: &str) -> Result<Parsed, Refusal> {

@@ -422,3 +422,14 @@ fn fuzz_findings_are_denied_promptly() {
 fn entry_for_all(pattern: &str) -> AllowEntry {
     entry("all", pattern)
 }
+
+#[test]
+fn a_quoted_digit_run_before_a_quoted_angle_is_just_a_word() {
+    let gate = Gate::new(&AllowLists::from_entries([entry_for_all(".*")]), "t");
+    for cmd in ["7707711171\">+\"", "'7707711171>+'", "echo '12345678901>x'"] {
+        assert!(gate.verdict(cmd, Mode::Standard).is_allowed(), "{cmd}");
+    }
+    assert!(!gate
+        .verdict("echo 12345678901>x", Mode::Standard)
+        .is_allowed());
+}
