@@ -119,6 +119,29 @@ enum Command {
         #[arg(long, value_enum, default_value = "project")]
         scope: Scope,
     },
+    /// Run the daemon: agents dispatch over a Unix socket (and optionally loopback HTTP);
+    /// dashboards follow GET /v1/events. Stops cleanly on SIGTERM or SIGINT.
+    Serve {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// The Unix socket (default $HOOKD_SOCKET, else $XDG_RUNTIME_DIR/hookd.sock, else
+        /// ~/.infer/hookd.sock).
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+        /// Also serve HTTP on this address, e.g. 127.0.0.1:7878 (port 0 picks one).
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<std::net::SocketAddr>,
+        /// Require `Authorization: Bearer TOKEN` on the HTTP address (needed for a
+        /// non-loopback address; also HOOKD_TOKEN).
+        #[arg(long, env = "HOOKD_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Also append events as JSON lines to FILE.
+        #[arg(long, value_name = "FILE")]
+        events: Option<PathBuf>,
+        /// Seconds running dispatches may take to finish after SIGTERM before their hooks are killed.
+        #[arg(long, default_value_t = 10)]
+        grace: u64,
+    },
     /// Run what is due at POINT: context JSON on stdin, Outcome JSON on stdout.
     Dispatch {
         /// The hook point.
@@ -192,6 +215,14 @@ pub fn run(cli: Cli) -> Exit {
             command,
         } => allow(cfg, mode, json, &command.join(" ")),
         Command::Trust { list, revoke } => trust(list, revoke),
+        Command::Serve {
+            cfg,
+            socket,
+            listen,
+            token,
+            events,
+            grace,
+        } => serve(cfg, socket, listen, token, events, grace),
         Command::Adapter {
             agent,
             cfg,
@@ -1003,5 +1034,62 @@ fn trust_line(config: &Config) -> String {
             config.ignored_reminders,
             plural(config.ignored_reminders),
         ),
+    }
+}
+
+fn serve(
+    cfg: ConfigArgs,
+    socket: Option<PathBuf>,
+    listen: Option<std::net::SocketAddr>,
+    token: Option<String>,
+    events: Option<PathBuf>,
+    grace: u64,
+) -> Exit {
+    let config = match load(cfg) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    print_warnings(&config);
+    let hub = crate::daemon::hub::Hub::new(10_000);
+    let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
+    if let Some(p) = &events {
+        match JsonLines::append(p) {
+            Ok(s) => sinks.push(Arc::new(s)),
+            Err(e) => {
+                return Exit::error(
+                    2,
+                    format!("error: cannot open the events file {}: {e}", p.display()),
+                )
+            }
+        }
+    }
+    let engine = Engine::builder(config)
+        .sink(Arc::new(crate::events::Fanout(sinks)))
+        .state_store(Arc::new(MemoryStore::default()))
+        .build();
+    let socket = socket.or_else(crate::daemon::default_socket);
+    let opts = crate::daemon::ServeOptions {
+        socket,
+        listen,
+        token,
+        ring: 10_000,
+        grace: std::time::Duration::from_secs(grace),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return Exit::error(2, format!("error: cannot start the runtime: {e}")),
+    };
+    let result = runtime.block_on(crate::daemon::serve(engine, hub, opts, |listening| {
+        eprintln!("hookd: listening on {}", listening.join(", "));
+    }));
+    match result {
+        Ok(()) => {
+            eprintln!("hookd: stopped");
+            Exit::ok()
+        }
+        Err(e) => Exit::error(2, format!("error: {e}")),
     }
 }

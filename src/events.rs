@@ -279,3 +279,14 @@ impl EventSink for JsonLines {
         }
     }
 }
+
+/// Sends every event to each of several sinks, in order.
+pub struct Fanout(pub Vec<std::sync::Arc<dyn EventSink>>);
+
+impl EventSink for Fanout {
+    fn emit(&self, event: &Event) {
+        for s in &self.0 {
+            s.emit(event);
+        }
+    }
+}

@@ -28,6 +28,7 @@ pub mod catalog;
 pub mod cli;
 mod command;
 pub mod config;
+pub mod daemon;
 pub mod decision;
 pub mod dispatch;
 pub mod events;

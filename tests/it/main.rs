@@ -3,6 +3,7 @@
 mod agents;
 mod claude;
 mod config_errors;
+mod daemon;
 mod decisions;
 mod dispatch;
 mod docs;

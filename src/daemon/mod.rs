@@ -1,0 +1,459 @@
+//! The daemon: one hookd for every agent session on the machine. Agents dispatch over a Unix
+//! socket (or loopback HTTP); dashboards follow the event stream as Server-Sent Events.
+
+pub mod hub;
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::stream::{self, Stream};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::catalog::HookPoint;
+use crate::dispatch::{Context, Engine, Outcome};
+use hub::{Hub, Published};
+
+/// Why the daemon could not start or stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// Another daemon answers on the socket.
+    #[error("a hookd daemon is already listening on {0}; stop it first, or pass another --socket")]
+    AlreadyRunning(PathBuf),
+    /// A non-loopback address without a token.
+    #[error("--listen {0} is not a loopback address; hookd listens beyond this machine only with --token")]
+    NotLoopback(SocketAddr),
+    /// Binding or serving failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// Where to listen.
+#[derive(Clone, Debug, Default)]
+pub struct ServeOptions {
+    /// The Unix socket (`None`: none).
+    pub socket: Option<PathBuf>,
+    /// A TCP address (loopback unless `token` is set).
+    pub listen: Option<SocketAddr>,
+    /// Required from TCP clients as `Authorization: Bearer TOKEN` when set.
+    pub token: Option<String>,
+    /// Events kept for resumption.
+    pub ring: usize,
+    /// How long running dispatches may take to finish after a shutdown signal.
+    pub grace: Duration,
+}
+
+/// The default socket: `$XDG_RUNTIME_DIR/hookd.sock`, else `~/.infer/hookd.sock`.
+pub fn default_socket() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("HOOKD_SOCKET")
+        .or_else(|| var("XDG_RUNTIME_DIR").map(|d| d.join("hookd.sock")))
+        .or_else(|| var("HOME").map(|h| h.join(".infer/hookd.sock")))
+}
+
+#[derive(Default)]
+struct Metrics {
+    dispatches: BTreeMap<&'static str, u64>,
+    commands: BTreeMap<String, u64>,
+    skips: BTreeMap<String, u64>,
+    duration_sum: f64,
+    duration_buckets: [u64; 8],
+}
+
+const BUCKETS: [f64; 7] = [0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10.0];
+
+struct AppState {
+    engine: Arc<Engine>,
+    hub: Arc<Hub>,
+    metrics: Arc<Mutex<Metrics>>,
+    token: Option<String>,
+    /// Becomes true at shutdown: event streams end, so connections can close.
+    stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+type Shared = Arc<AppState>;
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({"error": message.into()}))).into_response()
+}
+
+fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
+    match &state.token {
+        None => true,
+        Some(t) => {
+            headers.get("authorization").and_then(|v| v.to_str().ok())
+                == Some(&format!("Bearer {t}"))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct DispatchRequest {
+    point: String,
+    #[serde(default)]
+    context: Option<Value>,
+}
+
+async fn dispatch(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    if !authorized(&state, &headers) {
+        return error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+    }
+    let req: DispatchRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("expected {{\"point\": …, \"context\": {{…}}}}: {e}"),
+            )
+        }
+    };
+    let point: HookPoint = match req.point.parse() {
+        Ok(p) => p,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("{e}; valid points: {}", HookPoint::names_joined()),
+            )
+        }
+    };
+    let context = match &req.context {
+        None => Context::new(),
+        Some(v @ Value::Object(_)) => match Context::from_json(&v.to_string()) {
+            Ok(c) => c,
+            Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+        },
+        Some(_) => return error(StatusCode::BAD_REQUEST, "`context` must be a JSON object"),
+    };
+    let engine = state.engine.clone();
+    let started = Instant::now();
+    // Hooks run processes: keep them off the async workers, so other sessions never wait.
+    let result = tokio::task::spawn_blocking(move || engine.dispatch(point, &context)).await;
+    match result {
+        Ok(Ok(outcome)) => {
+            record(&state, point, &outcome, started.elapsed());
+            Json(outcome).into_response()
+        }
+        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e.to_string()),
+        Err(e) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the dispatch failed: {e}"),
+        ),
+    }
+}
+
+fn record(state: &AppState, point: HookPoint, outcome: &Outcome, took: Duration) {
+    let mut m = state.metrics.lock().unwrap_or_else(|p| p.into_inner());
+    *m.dispatches.entry(point.name()).or_default() += 1;
+    for c in &outcome.commands {
+        let status = serde_json::to_value(c.status)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        *m.commands.entry(status).or_default() += 1;
+        if let Some(r) = c.reason {
+            *m.skips.entry(r.as_str().to_string()).or_default() += 1;
+        }
+    }
+    let secs = took.as_secs_f64();
+    m.duration_sum += secs;
+    let i = BUCKETS
+        .iter()
+        .position(|b| secs <= *b)
+        .unwrap_or(BUCKETS.len());
+    m.duration_buckets[i] += 1;
+}
+
+async fn health(State(state): State<Shared>) -> Json<Value> {
+    Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "events": state.hub.counters.events.load(Ordering::Relaxed),
+        "subscribers": state.hub.counters.subscribers.load(Ordering::Relaxed),
+    }))
+}
+
+async fn metrics(State(state): State<Shared>) -> Response {
+    let m = state.metrics.lock().unwrap_or_else(|p| p.into_inner());
+    let mut s = String::new();
+    s.push_str("# HELP hookd_dispatches_total Dispatches by hook point.\n# TYPE hookd_dispatches_total counter\n");
+    for p in HookPoint::ALL {
+        s.push_str(&format!(
+            "hookd_dispatches_total{{point=\"{}\"}} {}\n",
+            p.name(),
+            m.dispatches.get(p.name()).unwrap_or(&0)
+        ));
+    }
+    s.push_str("# HELP hookd_commands_total Command hooks by outcome.\n# TYPE hookd_commands_total counter\n");
+    for (status, n) in &m.commands {
+        s.push_str(&format!(
+            "hookd_commands_total{{status=\"{status}\"}} {n}\n"
+        ));
+    }
+    s.push_str("# HELP hookd_commands_skipped_total Command hooks not run, by reason.\n# TYPE hookd_commands_skipped_total counter\n");
+    for (reason, n) in &m.skips {
+        s.push_str(&format!(
+            "hookd_commands_skipped_total{{reason=\"{reason}\"}} {n}\n"
+        ));
+    }
+    s.push_str("# HELP hookd_dispatch_duration_seconds Dispatch duration.\n# TYPE hookd_dispatch_duration_seconds histogram\n");
+    let mut cumulative = 0;
+    for (i, b) in BUCKETS.iter().enumerate() {
+        cumulative += m.duration_buckets[i];
+        s.push_str(&format!(
+            "hookd_dispatch_duration_seconds_bucket{{le=\"{b}\"}} {cumulative}\n"
+        ));
+    }
+    cumulative += m.duration_buckets[BUCKETS.len()];
+    s.push_str(&format!(
+        "hookd_dispatch_duration_seconds_bucket{{le=\"+Inf\"}} {cumulative}\n"
+    ));
+    s.push_str(&format!("hookd_dispatch_duration_seconds_sum {}\nhookd_dispatch_duration_seconds_count {cumulative}\n", m.duration_sum));
+    let c = &state.hub.counters;
+    s.push_str("# HELP hookd_events_total Events published.\n# TYPE hookd_events_total counter\n");
+    s.push_str(&format!(
+        "hookd_events_total {}\n",
+        c.events.load(Ordering::Relaxed)
+    ));
+    s.push_str("# HELP hookd_subscribers Event stream subscribers connected.\n# TYPE hookd_subscribers gauge\n");
+    s.push_str(&format!(
+        "hookd_subscribers {}\n",
+        c.subscribers.load(Ordering::Relaxed)
+    ));
+    s.push_str("# HELP hookd_events_dropped_total Events slow subscribers missed.\n# TYPE hookd_events_dropped_total counter\n");
+    s.push_str(&format!(
+        "hookd_events_dropped_total {}\n",
+        c.dropped.load(Ordering::Relaxed)
+    ));
+    ([("content-type", "text/plain; version=0.0.4")], s).into_response()
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    since: Option<u64>,
+}
+
+/// Counts a subscriber while its stream lives.
+struct Subscriber(Arc<Hub>);
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        self.0.counters.subscribers.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn sse(p: &Published) -> SseEvent {
+    SseEvent::default()
+        .id(p.seq.to_string())
+        .event("hookd")
+        .data(p.json.as_ref())
+}
+
+async fn events(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Query(q): Query<EventsQuery>,
+) -> Response {
+    if !authorized(&state, &headers) {
+        return error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+    }
+    let last_id = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let since = q.since.or(last_id).unwrap_or(u64::MAX);
+    let hub = state.hub.clone();
+    let (backlog, rx) = hub.subscribe(if since == u64::MAX { u64::MAX } else { since });
+    // Resuming from before the oldest kept event: say how many are gone.
+    let mut first = Vec::new();
+    if since != u64::MAX {
+        if let Some(oldest) = hub.oldest().filter(|o| *o > since + 1) {
+            first.push(
+                SseEvent::default()
+                    .event("missed")
+                    .data(json!({"missed": oldest - since - 1, "resume_from": oldest}).to_string()),
+            );
+        }
+    }
+    first.extend(backlog.iter().map(sse));
+    hub.counters.subscribers.fetch_add(1, Ordering::Relaxed);
+    let guard = Subscriber(hub.clone());
+    let stopping = state.stopping.clone();
+    let live = stream::unfold(
+        (rx, guard, stopping),
+        |(mut rx, guard, mut stopping)| async move {
+            if *stopping.borrow() {
+                return None;
+            }
+            let next = tokio::select! {
+                r = rx.recv() => r,
+                _ = stopping.changed() => return None,
+            };
+            match next {
+                Ok(p) => Some((sse(&p), (rx, guard, stopping))),
+                Err(RecvError::Lagged(n)) => {
+                    guard.0.counters.dropped.fetch_add(n, Ordering::Relaxed);
+                    let note = SseEvent::default()
+                        .event("missed")
+                        .data(json!({"missed": n}).to_string());
+                    Some((note, (rx, guard, stopping)))
+                }
+                Err(RecvError::Closed) => None,
+            }
+        },
+    );
+    let all = futures_util::StreamExt::chain(stream::iter(first), live);
+    let body: std::pin::Pin<Box<dyn Stream<Item = Result<SseEvent, Infallible>> + Send>> =
+        Box::pin(futures_util::StreamExt::map(all, Ok));
+    Sse::new(body)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/v1/dispatch", post(dispatch))
+        .route("/v1/health", get(health))
+        .route("/v1/events", get(events))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+}
+
+/// Bind the Unix socket: refuse when a live daemon answers, replace a stale one, mode 0600.
+fn bind_socket(path: &Path) -> Result<tokio::net::UnixListener, DaemonError> {
+    let io = |what: String| move |source| DaemonError::Io { what, source };
+    if path.exists() {
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(DaemonError::AlreadyRunning(path.to_path_buf()));
+        }
+        std::fs::remove_file(path).map_err(io(format!(
+            "cannot remove the stale socket {}",
+            path.display()
+        )))?;
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))?;
+    }
+    let listener = tokio::net::UnixListener::bind(path)
+        .map_err(io(format!("cannot listen on {}", path.display())))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(io(format!("cannot restrict {}", path.display())))?;
+    Ok(listener)
+}
+
+/// Serve until SIGTERM or SIGINT; `ready` is called with what is being listened on.
+pub async fn serve(
+    engine: Engine,
+    hub: Arc<Hub>,
+    opts: ServeOptions,
+    ready: impl FnOnce(Vec<String>),
+) -> Result<(), DaemonError> {
+    if let Some(addr) = opts.listen {
+        if !addr.ip().is_loopback() && opts.token.is_none() {
+            return Err(DaemonError::NotLoopback(addr));
+        }
+    }
+    let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
+    let metrics = Arc::new(Mutex::new(Metrics::default()));
+    let state: Shared = Arc::new(AppState {
+        engine: Arc::new(engine),
+        hub,
+        metrics: metrics.clone(),
+        token: None,
+        stopping: stopping.clone(),
+    });
+    let tcp_state: Shared = Arc::new(AppState {
+        engine: state.engine.clone(),
+        hub: state.hub.clone(),
+        metrics,
+        token: opts.token.clone(),
+        stopping,
+    });
+    let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
+    let mut tasks = Vec::new();
+    let mut listening = Vec::new();
+    let socket = opts.socket.clone();
+    if let Some(path) = &socket {
+        let listener = bind_socket(path)?;
+        listening.push(format!("unix:{}", path.display()));
+        let mut stop = stop_tx.subscribe();
+        let app = router(state.clone());
+        tasks.push(tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.recv().await;
+                })
+                .await
+        }));
+    }
+    if let Some(addr) = opts.listen {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| DaemonError::Io {
+                what: format!("cannot listen on {addr}"),
+                source,
+            })?;
+        let local = listener.local_addr().map_err(|source| DaemonError::Io {
+            what: "local address".into(),
+            source,
+        })?;
+        listening.push(format!("http://{local}"));
+        let mut stop = stop_tx.subscribe();
+        let app = router(tcp_state);
+        tasks.push(tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.recv().await;
+                })
+                .await
+        }));
+    }
+    ready(listening);
+
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|source| DaemonError::Io {
+            what: "cannot handle SIGTERM".into(),
+            source,
+        })?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    // Stop accepting and end event streams; running dispatches get the grace period, then their
+    // hooks are killed.
+    let _ = stopping_tx.send(true);
+    let _ = stop_tx.send(());
+    let all = futures_util::future::join_all(tasks);
+    if tokio::time::timeout(opts.grace, all).await.is_err() {
+        crate::runner::interrupt_all();
+    }
+    if let Some(path) = socket {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}

@@ -1,0 +1,368 @@
+//! `hookd serve`: a real daemon on a temporary socket and port 0, driven over raw HTTP/1.1.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::Project;
+
+struct Daemon {
+    child: Child,
+    socket: PathBuf,
+    port: u16,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(p: &Project, extra: &[&str]) -> Daemon {
+    let socket = p.path().join("hookd.sock");
+    let mut args = vec![
+        "serve",
+        "--socket",
+        socket.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+        "--grace",
+        "2",
+    ];
+    args.extend_from_slice(extra);
+    let mut child = p
+        .cmd(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(line.starts_with("hookd: listening on unix:"), "{line}");
+    let port = line.trim().rsplit(':').next().unwrap().parse().unwrap();
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    Daemon {
+        child,
+        socket,
+        port,
+    }
+}
+
+fn request(
+    stream: &mut (impl Read + Write),
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: hookd\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let status = raw.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn tcp(d: &Daemon, method: &str, path: &str, body: &str) -> (u16, String) {
+    request(
+        &mut TcpStream::connect(("127.0.0.1", d.port)).unwrap(),
+        method,
+        path,
+        &[],
+        body,
+    )
+}
+
+fn unix(socket: &Path, method: &str, path: &str, body: &str) -> (u16, String) {
+    request(
+        &mut UnixStream::connect(socket).unwrap(),
+        method,
+        path,
+        &[],
+        body,
+    )
+}
+
+fn project() -> Project {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^echo [a-z0-9]+$', '^sleep 30$']}}}}\n",
+    );
+    p.write("hooks.yaml", "enabled: true\nhooks:\n  - {name: say, hook: post_tool, command: 'echo hello'}\n  - {name: long, hook: post_session, command: 'sleep 30'}\n");
+    p
+}
+
+/// Read SSE `id:`/`data:` pairs from an open event stream until `n` events arrived.
+fn read_events(reader: &mut impl BufRead, n: usize) -> Vec<(u64, Value)> {
+    let mut out = Vec::new();
+    let mut id = None;
+    let mut line = String::new();
+    while out.len() < n {
+        line.clear();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("id: ") {
+            id = v.trim().parse().ok();
+        } else if let Some(v) = line.strip_prefix("data: ") {
+            if let (Some(i), Ok(json)) = (id.take(), serde_json::from_str(v.trim())) {
+                out.push((i, json));
+            }
+        }
+    }
+    out
+}
+
+fn subscribe(d: &Daemon, last_id: Option<u64>) -> BufReader<TcpStream> {
+    let mut s = TcpStream::connect(("127.0.0.1", d.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let last = last_id
+        .map(|i| format!("Last-Event-ID: {i}\r\n"))
+        .unwrap_or_default();
+    s.write_all(format!("GET /v1/events HTTP/1.1\r\nHost: hookd\r\n{last}\r\n").as_bytes())
+        .unwrap();
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+    r
+}
+
+#[test]
+fn dispatch_over_the_socket_and_http_gives_the_cli_outcome() {
+    let p = project();
+    let d = start(&p, &[]);
+    let mode = std::fs::metadata(&d.socket).unwrap().permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
+    let body = json!({"point": "post_tool", "context": {"session_id": "a", "turn": 2}}).to_string();
+    let (s1, o1) = unix(&d.socket, "POST", "/v1/dispatch", &body);
+    let (s2, o2) = tcp(&d, "POST", "/v1/dispatch", &body);
+    assert_eq!((s1, s2), (200, 200));
+    let cli = p.run_with_stdin(
+        &["dispatch", "post_tool", "--session-id", "a", "--turn", "2"],
+        "{}",
+    );
+    let strip = |t: &str| {
+        let mut v: Value = serde_json::from_str(t).unwrap();
+        v["commands"][0]["duration_ms"] = json!(0);
+        v
+    };
+    assert_eq!(strip(&o1), strip(&o2));
+    assert_eq!(strip(&o1), strip(&String::from_utf8_lossy(&cli.stdout)));
+    let (s, h) = tcp(&d, "GET", "/v1/health", "");
+    assert_eq!(s, 200);
+    assert_eq!(serde_json::from_str::<Value>(&h).unwrap()["status"], "ok");
+}
+
+#[test]
+fn bad_requests_get_a_4xx_that_says_what_was_wrong() {
+    let p = project();
+    let d = start(&p, &[]);
+    let (s, b) = tcp(&d, "POST", "/v1/dispatch", r#"{"point": "post_sesion"}"#);
+    assert_eq!(s, 400);
+    assert!(
+        b.contains("unknown hook point `post_sesion` (did you mean `post_session`?)"),
+        "{b}"
+    );
+    let (s, b) = tcp(&d, "POST", "/v1/dispatch", "not json");
+    assert_eq!(s, 400);
+    assert!(b.starts_with(r#"{"error":"expected {\"point\""#), "{b}");
+    let (s, _) = tcp(
+        &d,
+        "POST",
+        "/v1/dispatch",
+        r#"{"point": "pre_tool", "context": [1]}"#,
+    );
+    assert_eq!(s, 400);
+    let (s, b) = tcp(
+        &d,
+        "POST",
+        "/v1/dispatch",
+        r#"{"point": "pre_tool", "context": {"turn": "x"}}"#,
+    );
+    assert_eq!(s, 400);
+    assert!(b.contains("`turn` must be a whole number"), "{b}");
+}
+
+#[test]
+fn events_stream_with_ids_and_resume_without_a_gap() {
+    let p = project();
+    let d = start(&p, &[]);
+    let body = json!({"point": "post_tool", "context": {"session_id": "e"}}).to_string();
+    let mut first = subscribe(&d, None);
+    tcp(&d, "POST", "/v1/dispatch", &body);
+    let got = read_events(&mut first, 1);
+    assert_eq!(got[0].0, 1);
+    assert_eq!(got[0].1["type"], "hook_command");
+    drop(first); // the dashboard goes away...
+    for _ in 0..3 {
+        tcp(&d, "POST", "/v1/dispatch", &body);
+    }
+    // ...and comes back, resuming after the last id it saw.
+    let mut again = subscribe(&d, Some(1));
+    let resumed = read_events(&mut again, 3);
+    assert_eq!(
+        resumed.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+        [2, 3, 4]
+    );
+    assert!(resumed.iter().all(|(i, e)| e["seq"] == *i));
+    let (_, metrics) = tcp(&d, "GET", "/metrics", "");
+    assert!(
+        metrics.contains("hookd_dispatches_total{point=\"post_tool\"} 4\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("hookd_commands_total{status=\"ok\"} 4\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("# TYPE hookd_dispatch_duration_seconds histogram"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn a_stalled_subscriber_never_slows_dispatches() {
+    let p = project();
+    let d = start(&p, &[]);
+    let _stalled = subscribe(&d, None); // connected, never read
+    let body = json!({"point": "post_tool", "context": {"session_id": "s"}}).to_string();
+    let start = Instant::now();
+    for _ in 0..60 {
+        assert_eq!(tcp(&d, "POST", "/v1/dispatch", &body).0, 200);
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_live_daemon_is_not_replaced_and_a_stale_socket_is() {
+    let p = project();
+    let d = start(&p, &[]);
+    let out = p
+        .cmd(&["serve", "--socket", d.socket.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("error: a hookd daemon is already listening on {}; stop it first, or pass another --socket\n", d.socket.display())
+    );
+    drop(d);
+    // The killed daemon left its socket behind: the next one takes it over.
+    let stale = p.path().join("hookd.sock");
+    assert!(stale.exists());
+    let d2 = start(&p, &[]);
+    assert_eq!(unix(&d2.socket, "GET", "/v1/health", "").0, 200);
+}
+
+#[test]
+fn only_loopback_without_a_token_and_the_token_is_enforced() {
+    let p = project();
+    let out = p
+        .cmd(&[
+            "serve",
+            "--socket",
+            p.path().join("x.sock").to_str().unwrap(),
+            "--listen",
+            "0.0.0.0:0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "is not a loopback address; hookd listens beyond this machine only with --token"
+    ));
+    let d = start(&p, &["--token", "s3cret"]);
+    assert_eq!(tcp(&d, "GET", "/v1/events", "").0, 401);
+    assert_eq!(
+        tcp(&d, "POST", "/v1/dispatch", r#"{"point":"pre_tool"}"#).0,
+        401
+    );
+    let mut s = TcpStream::connect(("127.0.0.1", d.port)).unwrap();
+    assert_eq!(
+        request(
+            &mut s,
+            "POST",
+            "/v1/dispatch",
+            &[("Authorization", "Bearer s3cret")],
+            r#"{"point":"pre_tool"}"#
+        )
+        .0,
+        200
+    );
+    // The Unix socket is protected by its file mode instead.
+    assert_eq!(
+        unix(&d.socket, "POST", "/v1/dispatch", r#"{"point":"pre_tool"}"#).0,
+        200
+    );
+}
+
+#[test]
+fn sigterm_with_a_hook_running_leaves_no_process_and_no_socket() {
+    let p = project();
+    let mut d = start(&p, &[]);
+    let socket = d.socket.clone();
+    let body = json!({"point": "post_session", "context": {"session_id": "t"}}).to_string();
+    let sock2 = socket.clone();
+    let client = std::thread::spawn(move || unix(&sock2, "POST", "/v1/dispatch", &body));
+    // Wait for the hook's `sleep 30` to be running.
+    let start = Instant::now();
+    let sleeper = loop {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", "^sleep 30$"])
+            .output()
+            .unwrap();
+        if let Some(pid) = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .next()
+        {
+            break pid.parse::<i32>().unwrap();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the hook never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(d.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = d.child.wait().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+    assert!(!socket.exists(), "the socket was removed");
+    let alive = std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+        .map(|s| !s.rsplit(')').next().unwrap().trim_start().starts_with('Z'))
+        .unwrap_or(false);
+    assert!(!alive, "the hook's process survived the daemon");
+    let _ = client.join();
+}
