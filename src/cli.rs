@@ -161,6 +161,12 @@ enum Command {
         /// Append events as JSON lines to FILE (`-` for stderr; default $HOOKD_EVENTS).
         #[arg(long, value_name = "FILE")]
         events: Option<PathBuf>,
+        /// Require a running daemon (at $HOOKD_SOCKET or the default socket) to dispatch.
+        #[arg(long, conflicts_with = "no_daemon")]
+        daemon: bool,
+        /// Dispatch in this process even when a daemon is running.
+        #[arg(long)]
+        no_daemon: bool,
     },
 }
 
@@ -238,7 +244,18 @@ pub fn run(cli: Cli) -> Exit {
             session_id,
             turn,
             events,
-        } => dispatch(point, cfg, mode, session_id, turn, events),
+            daemon,
+            no_daemon,
+        } => {
+            let use_daemon = if no_daemon || cfg.config_dir.is_some() {
+                Daemon::Never
+            } else if daemon {
+                Daemon::Required
+            } else {
+                Daemon::IfRunning
+            };
+            dispatch(point, cfg, mode, session_id, turn, events, use_daemon)
+        }
     }
 }
 
@@ -512,6 +529,15 @@ fn allow(cfg: ConfigArgs, mode: Mode, json: bool, command: &str) -> Exit {
     Exit::code(if verdict.is_allowed() { 0 } else { 1 })
 }
 
+/// Whether `hookd dispatch` goes through a daemon.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Daemon {
+    Never,
+    IfRunning,
+    Required,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn dispatch(
     point: HookPoint,
     cfg: ConfigArgs,
@@ -519,12 +545,8 @@ fn dispatch(
     session_id: Option<String>,
     turn: Option<u64>,
     events: Option<PathBuf>,
+    use_daemon: Daemon,
 ) -> Exit {
-    let config = match load(cfg) {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
-    print_warnings(&config);
     let mut context =
         match read_stdin().and_then(|t| Context::from_json(&t).map_err(|e| e.to_string())) {
             Ok(c) => c,
@@ -539,6 +561,21 @@ fn dispatch(
     if let Some(m) = mode {
         context.set("mode", m.name());
     }
+    if use_daemon != Daemon::Never {
+        if let Some(exit) = forward(
+            point,
+            &context,
+            events.is_some(),
+            use_daemon == Daemon::Required,
+        ) {
+            return exit;
+        }
+    }
+    let config = match load(cfg) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    print_warnings(&config);
     let engine = match engine(config, events) {
         Ok(e) => e,
         Err(e) => return e,
@@ -1092,4 +1129,58 @@ fn serve(
         }
         Err(e) => Exit::error(2, format!("error: {e}")),
     }
+}
+
+/// Dispatch through a running daemon: `None` when none answers (and none is required).
+fn forward(
+    point: HookPoint,
+    context: &Context,
+    local_events: bool,
+    required: bool,
+) -> Option<Exit> {
+    let socket = crate::daemon::default_socket();
+    let Some(socket) = socket.clone().filter(|s| crate::daemon::client::answers(s)) else {
+        if required {
+            let at = socket
+                .map(|s| s.display().to_string())
+                .unwrap_or_else(|| "(no socket path: set HOOKD_SOCKET)".into());
+            return Some(Exit::error(
+                2,
+                format!("error: no hookd daemon answers at {at}; start one with `hookd serve`"),
+            ));
+        }
+        return None;
+    };
+    if local_events {
+        eprintln!("hookd: dispatching through the daemon at {}; its events go to its stream (GET /v1/events)", socket.display());
+    }
+    let body =
+        serde_json::json!({"point": point.name(), "context": context.to_value()}).to_string();
+    Some(
+        match crate::daemon::client::post(
+            &socket,
+            "/v1/dispatch",
+            &body,
+            std::time::Duration::from_secs(3700),
+        ) {
+            Ok((200, outcome)) => {
+                out(&format!("{}\n", outcome.trim_end()));
+                Exit::ok()
+            }
+            Ok((status, answer)) => {
+                let msg = serde_json::from_str::<serde_json::Value>(&answer)
+                    .ok()
+                    .and_then(|v| v["error"].as_str().map(String::from))
+                    .unwrap_or(answer);
+                Exit::error(2, format!("error: the daemon answered {status}: {msg}"))
+            }
+            Err(e) => Exit::error(
+                2,
+                format!(
+                    "error: cannot reach the daemon at {}: {e}",
+                    socket.display()
+                ),
+            ),
+        },
+    )
 }

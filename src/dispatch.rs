@@ -62,6 +62,11 @@ impl Context {
         self
     }
 
+    /// The context as a JSON value.
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.fields.clone())
+    }
+
     /// A field.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.fields.get(key)

@@ -1,6 +1,7 @@
 //! The daemon: one hookd for every agent session on the machine. Agents dispatch over a Unix
 //! socket (or loopback HTTP); dashboards follow the event stream as Server-Sent Events.
 
+pub mod client;
 pub mod hub;
 
 use std::collections::BTreeMap;

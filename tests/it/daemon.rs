@@ -366,3 +366,49 @@ fn sigterm_with_a_hook_running_leaves_no_process_and_no_socket() {
     assert!(!alive, "the hook's process survived the daemon");
     let _ = client.join();
 }
+
+#[test]
+fn hookd_dispatch_forwards_to_a_running_daemon() {
+    let p = project();
+    let d = start(&p, &[]);
+    let sock = d.socket.to_str().unwrap().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["dispatch", "post_tool", "--session-id", "f"];
+        args.extend_from_slice(extra);
+        p.cmd(&args).env("HOOKD_SOCKET", &sock).output().unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outcome: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(outcome["commands"][0]["status"], "ok");
+    assert!(run(&["--no-daemon"]).status.success());
+    let (_, metrics) = tcp(&d, "GET", "/metrics", "");
+    assert!(
+        metrics.contains("hookd_dispatches_total{point=\"post_tool\"} 1\n"),
+        "only the forwarded one: {metrics}"
+    );
+    drop(d);
+    let out = p
+        .cmd(&["dispatch", "post_tool", "--daemon"])
+        .env("HOOKD_SOCKET", &sock)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("error: no hookd daemon answers at {sock}; start one with `hookd serve`\n")
+    );
+    // Without --daemon, no daemon means in-process.
+    assert!(p
+        .cmd(&["dispatch", "post_tool"])
+        .env("HOOKD_SOCKET", &sock)
+        .output()
+        .unwrap()
+        .status
+        .success());
+}
