@@ -135,9 +135,12 @@ enum Command {
         /// non-loopback address; also HOOKD_TOKEN).
         #[arg(long, env = "HOOKD_TOKEN", hide_env_values = true)]
         token: Option<String>,
-        /// Also append events as JSON lines to FILE.
+        /// Also append events as JSON lines to FILE (rotated by size: FILE.1 … FILE.3).
         #[arg(long, value_name = "FILE")]
         events: Option<PathBuf>,
+        /// Rotate the events file when it would grow past this many bytes.
+        #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
+        events_max_bytes: u64,
         /// Seconds running dispatches may take to finish after SIGTERM before their hooks are killed.
         #[arg(long, default_value_t = 10)]
         grace: u64,
@@ -227,8 +230,16 @@ pub fn run(cli: Cli) -> Exit {
             listen,
             token,
             events,
+            events_max_bytes,
             grace,
-        } => serve(cfg, socket, listen, token, events, grace),
+        } => serve(
+            cfg,
+            socket,
+            listen,
+            token,
+            events.map(|e| (e, events_max_bytes)),
+            grace,
+        ),
         Command::Adapter {
             agent,
             cfg,
@@ -1079,7 +1090,7 @@ fn serve(
     socket: Option<PathBuf>,
     listen: Option<std::net::SocketAddr>,
     token: Option<String>,
-    events: Option<PathBuf>,
+    events: Option<(PathBuf, u64)>,
     grace: u64,
 ) -> Exit {
     let config = match load(cfg) {
@@ -1089,8 +1100,8 @@ fn serve(
     print_warnings(&config);
     let hub = crate::daemon::hub::Hub::new(10_000);
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
-    if let Some(p) = &events {
-        match JsonLines::append(p) {
+    if let Some((p, max)) = &events {
+        match crate::events::RotatingLog::open(p, *max, 3) {
             Ok(s) => sinks.push(Arc::new(s)),
             Err(e) => {
                 return Exit::error(

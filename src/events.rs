@@ -290,3 +290,87 @@ impl EventSink for Fanout {
         }
     }
 }
+
+/// JSON lines to a file that is rotated by size: `FILE` → `FILE.1` → … → `FILE.{keep}`.
+///
+/// Durability: each event is one `write(2)` of a whole line, made before the dispatch goes on,
+/// so a process that is killed (even with SIGKILL) leaves every emitted event complete in the
+/// file. The file is not fsync'd per event: a power loss can lose the last events.
+pub struct RotatingLog {
+    path: std::path::PathBuf,
+    max_bytes: u64,
+    keep: usize,
+    state: Mutex<Option<(File, u64)>>,
+    failed: AtomicBool,
+}
+
+impl RotatingLog {
+    /// Append to `path`, rotating when it would grow past `max_bytes`, keeping `keep` old files.
+    pub fn open(path: &Path, max_bytes: u64, keep: usize) -> std::io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let size = file.metadata()?.len();
+        Ok(RotatingLog {
+            path: path.to_path_buf(),
+            max_bytes,
+            keep: keep.max(1),
+            state: Mutex::new(Some((file, size))),
+            failed: AtomicBool::new(false),
+        })
+    }
+
+    fn rotate(&self) -> std::io::Result<(File, u64)> {
+        let numbered = |n: usize| std::path::PathBuf::from(format!("{}.{n}", self.path.display()));
+        let _ = std::fs::remove_file(numbered(self.keep));
+        for n in (1..self.keep).rev() {
+            let _ = std::fs::rename(numbered(n), numbered(n + 1));
+        }
+        std::fs::rename(&self.path, numbered(1))?;
+        Ok((
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)?,
+            0,
+        ))
+    }
+}
+
+impl EventSink for RotatingLog {
+    fn emit(&self, event: &Event) {
+        let mut line = event.to_json();
+        line.push('\n');
+        let Ok(mut guard) = self.state.lock() else {
+            return;
+        };
+        let result = (|| -> std::io::Result<()> {
+            let needs_rotation = matches!(&*guard, Some((_, size)) if *size > 0 && size + line.len() as u64 > self.max_bytes);
+            if needs_rotation || guard.is_none() {
+                *guard = Some(if needs_rotation {
+                    self.rotate()?
+                } else {
+                    (
+                        OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(&self.path)?,
+                        0,
+                    )
+                });
+            }
+            if let Some((file, size)) = guard.as_mut() {
+                file.write_all(line.as_bytes())?;
+                *size += line.len() as u64;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            *guard = None; // try to reopen on the next event
+            if !self.failed.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    "cannot write events to {}: {e}; events are being lost",
+                    self.path.display()
+                );
+            }
+        }
+    }
+}

@@ -412,3 +412,59 @@ fn hookd_dispatch_forwards_to_a_running_daemon() {
         .status
         .success());
 }
+
+#[test]
+fn the_events_log_survives_sigkill_and_rotates() {
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let mut d = start(
+        &p,
+        &[
+            "--events",
+            log.to_str().unwrap(),
+            "--events-max-bytes",
+            "4000",
+        ],
+    );
+    let body = json!({"point": "post_tool", "context": {"session_id": "k"}}).to_string();
+    for _ in 0..12 {
+        assert_eq!(tcp(&d, "POST", "/v1/dispatch", &body).0, 200);
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(d.child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    d.child.wait().unwrap();
+    // Every event emitted before the kill is there, complete, across the rotated files.
+    let mut seqs = Vec::new();
+    for f in [
+        log.with_extension("jsonl.3"),
+        log.with_extension("jsonl.2"),
+        log.with_extension("jsonl.1"),
+        log.clone(),
+    ] {
+        if let Ok(text) = std::fs::read_to_string(&f) {
+            assert!(
+                std::fs::metadata(&f).unwrap().len() <= 4000,
+                "{} was not rotated",
+                f.display()
+            );
+            for line in text.lines() {
+                let e: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+                seqs.push(e["seq"].as_u64().unwrap());
+            }
+        }
+    }
+    assert!(log.with_extension("jsonl.1").exists(), "the log rotated");
+    let first = seqs[0];
+    assert_eq!(
+        seqs,
+        (first..=12).collect::<Vec<_>>(),
+        "the newest events are all there, in order"
+    );
+    assert!(
+        !log.with_extension("jsonl.4").exists(),
+        "at most three old files are kept"
+    );
+}
