@@ -145,6 +145,21 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         grace: u64,
     },
+    /// Print the event stream for a person: from the running daemon, or from an events file.
+    Events {
+        /// Keep printing new events as they come.
+        #[arg(long, short)]
+        follow: bool,
+        /// Only events after this sequence number.
+        #[arg(long, value_name = "SEQ", default_value_t = 0)]
+        since: u64,
+        /// Read this events file (and its rotated FILE.1 … FILE.3) instead of the daemon.
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Print the events' JSON lines instead.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run what is due at POINT: context JSON on stdin, Outcome JSON on stdout.
     Dispatch {
         /// The hook point.
@@ -224,6 +239,12 @@ pub fn run(cli: Cli) -> Exit {
             command,
         } => allow(cfg, mode, json, &command.join(" ")),
         Command::Trust { list, revoke } => trust(list, revoke),
+        Command::Events {
+            follow,
+            since,
+            file,
+            json,
+        } => events_cmd(follow, since, file, json),
         Command::Serve {
             cfg,
             socket,
@@ -1194,4 +1215,124 @@ fn forward(
             ),
         },
     )
+}
+
+/// One event as a line for people: `#seq time point type name details`.
+fn event_line(json: &str) -> String {
+    let Ok(e) = serde_json::from_str::<serde_json::Value>(json) else {
+        return json.to_string();
+    };
+    let str_of = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let time = str_of("timestamp").get(11..23).unwrap_or("").to_string();
+    let kind = str_of("type");
+    let detail = match kind.as_str() {
+        "hook_command" => {
+            let how = if e["timed_out"] == true {
+                "timed out".to_string()
+            } else {
+                format!("exit {}", e["exit_code"])
+            };
+            format!(
+                "{} ({how}, {}ms) `{}`",
+                str_of("name"),
+                e["duration_ms"],
+                str_of("command")
+            )
+        }
+        "hook_command_skipped" => format!(
+            "{} skipped: {} `{}`",
+            str_of("name"),
+            str_of("reason"),
+            str_of("command")
+        ),
+        "system_reminder" => {
+            let text: String = str_of("content")
+                .chars()
+                .take(60)
+                .collect::<String>()
+                .replace('\n', " ");
+            format!("{} ({}): {text}", str_of("name"), str_of("trigger"))
+        }
+        "tool_command_denied" => format!(
+            "{} denied: {} `{}`",
+            str_of("tool"),
+            str_of("reason"),
+            str_of("command")
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "#{:<5} {time}  {:<16} {:<20} {detail}",
+        e["seq"],
+        str_of("hook"),
+        kind
+    )
+}
+
+fn events_cmd(follow: bool, since: u64, file: Option<PathBuf>, json: bool) -> Exit {
+    let print = |line: &str| {
+        out(&format!(
+            "{}\n",
+            if json {
+                line.to_string()
+            } else {
+                event_line(line)
+            }
+        ));
+    };
+    let seq_of = |line: &str| {
+        serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v["seq"].as_u64())
+            .unwrap_or(0)
+    };
+    if let Some(path) = file {
+        let numbered = |n: u32| PathBuf::from(format!("{}.{n}", path.display()));
+        let mut seen = 0usize;
+        for p in [numbered(3), numbered(2), numbered(1)] {
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                text.lines().filter(|l| seq_of(l) > since).for_each(print);
+            }
+        }
+        loop {
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if !follow => {
+                    return Exit::error(2, format!("error: cannot read {}: {e}", path.display()))
+                }
+                Err(_) => String::new(),
+            };
+            let lines: Vec<&str> = text.lines().collect();
+            if lines.len() < seen {
+                seen = 0; // rotated under us
+            }
+            lines[seen..]
+                .iter()
+                .filter(|l| seq_of(l) > since)
+                .for_each(|l| print(l));
+            seen = lines.len();
+            if !follow {
+                return Exit::ok();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+    let Some(socket) =
+        crate::daemon::default_socket().filter(|s| crate::daemon::client::answers(s))
+    else {
+        return Exit::error(2, "error: no hookd daemon answers (see `hookd serve`); to read an events file, pass --file FILE");
+    };
+    let path = format!("/v1/events?since={since}&follow={follow}");
+    let result = crate::daemon::client::sse(&socket, &path, |event, _id, data| {
+        if event == "missed" {
+            eprintln!("hookd: {data}: events were missed");
+        } else {
+            print(data);
+        }
+        true
+    });
+    match result {
+        Ok(()) => Exit::ok(),
+        Err(e) => Exit::error(2, format!("error: reading the daemon's events: {e}")),
+    }
 }

@@ -256,6 +256,8 @@ async fn metrics(State(state): State<Shared>) -> Response {
 #[derive(Deserialize)]
 struct EventsQuery {
     since: Option<u64>,
+    /// `false`: send the kept events and end (for `hookd events` without `--follow`).
+    follow: Option<bool>,
 }
 
 /// Counts a subscriber while its stream lives.
@@ -327,6 +329,11 @@ async fn events(
             }
         },
     );
+    let live: std::pin::Pin<Box<dyn Stream<Item = SseEvent> + Send>> = if q.follow.unwrap_or(true) {
+        Box::pin(live)
+    } else {
+        Box::pin(stream::empty())
+    };
     let all = futures_util::StreamExt::chain(stream::iter(first), live);
     let body: std::pin::Pin<Box<dyn Stream<Item = Result<SseEvent, Infallible>> + Send>> =
         Box::pin(futures_util::StreamExt::map(all, Ok));

@@ -468,3 +468,78 @@ fn the_events_log_survives_sigkill_and_rotates() {
         "at most three old files are kept"
     );
 }
+
+#[test]
+fn hookd_events_prints_the_stream_from_the_daemon_and_from_the_log() {
+    let p = project();
+    let log = p.path().join("ev.jsonl");
+    let d = start(&p, &["--events", log.to_str().unwrap()]);
+    let sock = d.socket.to_str().unwrap().to_string();
+    let body = json!({"point": "post_tool", "context": {"session_id": "v"}}).to_string();
+    for _ in 0..3 {
+        tcp(&d, "POST", "/v1/dispatch", &body);
+    }
+    let out = p
+        .cmd(&["events", "--since", "1"])
+        .env("HOOKD_SOCKET", &sock)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with("#2 ")
+            && lines[0].contains("post_tool")
+            && lines[0].contains("say (exit 0, "),
+        "{text}"
+    );
+    let out = p
+        .cmd(&["events", "--json"])
+        .env("HOOKD_SOCKET", &sock)
+        .output()
+        .unwrap();
+    let seqs: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["seq"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    // Following: a new event shows up while the command runs.
+    let mut follower = p
+        .cmd(&["events", "--follow", "--since", "3", "--json"])
+        .env("HOOKD_SOCKET", &sock)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(follower.stdout.take().unwrap());
+    std::thread::sleep(Duration::from_millis(200));
+    tcp(&d, "POST", "/v1/dispatch", &body);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["seq"], 4);
+    follower.kill().unwrap();
+    follower.wait().unwrap();
+    // The same events from the file, no daemon needed.
+    drop(d);
+    let out = p
+        .cmd(&["events", "--file", log.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 4);
+    let out = p
+        .cmd(&["events"])
+        .env("HOOKD_SOCKET", &sock)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no hookd daemon answers"));
+}
