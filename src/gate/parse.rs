@@ -264,6 +264,8 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
         None,
         Single,
         Double,
+        /// `$'…'`: ANSI-C quoting, where `\'` does not end the string.
+        Ansi,
     }
     let mut q = Q::None;
     let mut chars = command.chars().peekable();
@@ -285,6 +287,8 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
         match (&q, c) {
             (Q::Single, '\'') => q = Q::None,
             (Q::Single, _) => {}
+            (Q::Ansi, '\'') => q = Q::None,
+            (Q::Ansi, c) if c != '\\' => {}
             (_, '\\') => {
                 if chars.next() == Some('\n') {
                     return refuse(DenyReason::Operator, "a backslash-newline continues the line");
@@ -300,6 +304,7 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
             (Q::None, '&') if prev != '>' && chars.peek() != Some(&'>') => {
                 return refuse(DenyReason::Operator, "`&`, `&&` run in the background or chain commands")
             }
+            (Q::None, '\'') if prev == '$' => q = Q::Ansi,
             (Q::None, '\'') => q = Q::Single,
             (Q::None, '"') => q = Q::Double,
             (Q::Double, '"') => q = Q::None,

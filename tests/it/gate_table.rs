@@ -95,6 +95,9 @@ fn cases() -> Vec<(String, Expect)> {
         s("echo ${HOME}", Deny(R::Expansion)),
         s("echo \"$HOME\"", Deny(R::Expansion)),
         s("echo $'\\x41'", Deny(R::Expansion)),
+        // In `$'…'` a `\'` does not end the string: what follows the real end is unquoted.
+        s("echo $'a\\'b' | sh", Deny(R::Operator)),
+        s("echo $'\\'' ; id", Deny(R::Operator)),
         s("echo $\"x\"", Deny(R::Expansion)),
         s("echo ${PATH//:/ }", Deny(R::Expansion)),
         s("echo $1", Deny(R::Expansion)),
