@@ -1114,11 +1114,22 @@ fn serve(
     events: Option<(PathBuf, u64)>,
     grace: u64,
 ) -> Exit {
-    let config = match load(cfg) {
+    let config = match load(cfg.clone()) {
         Ok(c) => c,
         Err(e) => return e,
     };
     print_warnings(&config);
+    let mut opts = match LoadOptions::from_process(cfg.config_dir.clone()) {
+        Ok(o) => o,
+        Err(e) => {
+            return Exit::error(
+                2,
+                format!("error: cannot determine the current directory: {e}"),
+            )
+        }
+    };
+    opts.trust_project = cfg.trust_project;
+    let watch = watched_files(&opts);
     let hub = crate::daemon::hub::Hub::new(10_000);
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
     if let Some((p, max)) = &events {
@@ -1132,10 +1143,27 @@ fn serve(
             }
         }
     }
-    let engine = Engine::builder(config)
-        .sink(Arc::new(crate::events::Fanout(sinks)))
-        .state_store(Arc::new(MemoryStore::default()))
-        .build();
+    // What outlives a reload: where events go, the sessions' state and the event numbering.
+    let sink: Arc<dyn EventSink> = Arc::new(crate::events::Fanout(sinks));
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::default());
+    let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let engine_for = move |config: Config| {
+        Engine::builder(config)
+            .sink(sink.clone())
+            .state_store(store.clone())
+            .sequence(seq.clone())
+            .build()
+    };
+    let engine = engine_for(config);
+    let gate_shell_tools = cfg.gate_shell_tools;
+    let reloader = crate::daemon::Reloader {
+        build: Box::new(move || {
+            let mut config = config::load(&opts)?;
+            config.hooks.gate_shell_tools |= gate_shell_tools;
+            Ok(engine_for(config))
+        }),
+        watch,
+    };
     let socket = socket.or_else(crate::daemon::default_socket);
     let opts = crate::daemon::ServeOptions {
         socket,
@@ -1151,9 +1179,15 @@ fn serve(
         Ok(r) => r,
         Err(e) => return Exit::error(2, format!("error: cannot start the runtime: {e}")),
     };
-    let result = runtime.block_on(crate::daemon::serve(engine, hub, opts, |listening| {
-        eprintln!("hookd: listening on {}", listening.join(", "));
-    }));
+    let result = runtime.block_on(crate::daemon::serve(
+        engine,
+        reloader,
+        hub,
+        opts,
+        |listening| {
+            eprintln!("hookd: listening on {}", listening.join(", "));
+        },
+    ));
     match result {
         Ok(()) => {
             eprintln!("hookd: stopped");
@@ -1161,6 +1195,24 @@ fn serve(
         }
         Err(e) => Exit::error(2, format!("error: {e}")),
     }
+}
+
+/// The files whose change makes a daemon reload: every configuration file it could read, present
+/// or not, and the trust records (trusting a project takes effect without a restart).
+fn watched_files(opts: &LoadOptions) -> Vec<PathBuf> {
+    let dirs: Vec<PathBuf> = match &opts.config_dir {
+        Some(d) => vec![d.clone()],
+        None => opts
+            .home_dir
+            .iter()
+            .map(|h| h.join(".infer"))
+            .chain([opts.project_dir.join(".infer")])
+            .collect(),
+    };
+    dirs.iter()
+        .flat_map(|d| config::PROJECT_FILES.iter().map(move |f| d.join(f)))
+        .chain(opts.trust_file.clone())
+        .collect()
 }
 
 /// Dispatch through a running daemon: `None` when none answers (and none is required).
@@ -1258,6 +1310,25 @@ fn event_line(json: &str) -> String {
             str_of("tool"),
             str_of("reason"),
             str_of("command")
+        ),
+        "config_reloaded" => format!(
+            "({}) {}",
+            str_of("cause"),
+            e["sources"]
+                .as_array()
+                .map(|a| a
+                    .iter()
+                    .filter_map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .unwrap_or_default()
+        ),
+        "config_error" => format!(
+            "({}) {}:{}: {} (previous configuration kept)",
+            str_of("cause"),
+            str_of("file"),
+            e["line"],
+            str_of("message")
         ),
         _ => String::new(),
     };

@@ -236,12 +236,20 @@ pub struct EngineBuilder {
     mode: Mode,
     grace: Option<Duration>,
     max_output: Option<usize>,
+    seq: Option<Arc<AtomicU64>>,
 }
 
 impl EngineBuilder {
     /// Send events to `sink` (default: discard).
     pub fn sink(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.sink = sink;
+        self
+    }
+
+    /// Number events from this counter (default: a new one from 1). Engines that replace each
+    /// other (a daemon reloading its configuration) share one, so `seq` never restarts.
+    pub fn sequence(mut self, seq: Arc<AtomicU64>) -> Self {
+        self.seq = Some(seq);
         self
     }
 
@@ -305,7 +313,7 @@ impl EngineBuilder {
             sink: self.sink,
             store: self.store,
             tracking,
-            seq: AtomicU64::new(0),
+            seq: self.seq.unwrap_or_default(),
             mode: self.mode,
             gate,
             config: Arc::new(self.config),
@@ -340,7 +348,7 @@ pub struct Engine {
     store: Arc<dyn StateStore>,
     tracking: Tracking,
     /// Strictly increasing within this engine: one `hookd dispatch` process, or a daemon.
-    seq: AtomicU64,
+    seq: Arc<AtomicU64>,
     mode: Mode,
     gate: Arc<Gate>,
     config: Arc<Config>,
@@ -356,6 +364,7 @@ impl Engine {
             mode: Mode::Standard,
             grace: None,
             max_output: None,
+            seq: None,
         }
     }
 
@@ -367,6 +376,16 @@ impl Engine {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Stamp `event` with the next sequence number and the time, and send it to the sink: for
+    /// events outside a dispatch (a daemon's `config_reloaded`).
+    pub fn emit(&self, mut event: Event) {
+        event.stamp(
+            self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+            events::now_rfc3339(),
+        );
+        self.sink.emit(&event);
     }
 
     /// Resolve and perform what is due at `point`. Hook failures are outcomes, not errors;

@@ -125,6 +125,38 @@ pub struct ToolCommandDenied {
     pub seq: u64,
 }
 
+/// The daemon loaded a changed configuration and uses it from now on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConfigReloaded {
+    /// RFC 3339, UTC, milliseconds.
+    pub timestamp: String,
+    /// The files and variables read.
+    pub sources: Vec<String>,
+    /// Why it reloaded: `changed` (a file changed) or `sighup`.
+    pub cause: String,
+    /// Position in this stream.
+    pub seq: u64,
+}
+
+/// The daemon found a changed configuration invalid and keeps the one it was using.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConfigError {
+    /// RFC 3339, UTC, milliseconds.
+    pub timestamp: String,
+    /// The file (or variable) of the first error.
+    pub file: String,
+    /// Its line (0 when it is about the whole file).
+    pub line: usize,
+    /// Its message.
+    pub message: String,
+    /// Every diagnostic, as `hookd check` prints them.
+    pub diagnostics: String,
+    /// Why it tried to reload: `changed` or `sighup`.
+    pub cause: String,
+    /// Position in this stream.
+    pub seq: u64,
+}
+
 /// A reminder was injected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SystemReminder {
@@ -166,9 +198,25 @@ pub enum Event {
     SystemReminder(SystemReminder),
     /// See [`ToolCommandDenied`].
     ToolCommandDenied(ToolCommandDenied),
+    /// See [`ConfigReloaded`].
+    ConfigReloaded(ConfigReloaded),
+    /// See [`ConfigError`].
+    ConfigError(ConfigError),
 }
 
 impl Event {
+    /// Its position in the stream.
+    pub fn seq(&self) -> u64 {
+        match self {
+            Event::HookCommand(e) => e.seq,
+            Event::HookCommandSkipped(e) => e.seq,
+            Event::SystemReminder(e) => e.seq,
+            Event::ToolCommandDenied(e) => e.seq,
+            Event::ConfigReloaded(e) => e.seq,
+            Event::ConfigError(e) => e.seq,
+        }
+    }
+
     /// Set the stream position and time; done by the engine as the event is emitted.
     pub(crate) fn stamp(&mut self, seq: u64, timestamp: String) {
         let (s, t) = match self {
@@ -176,6 +224,8 @@ impl Event {
             Event::HookCommandSkipped(e) => (&mut e.seq, &mut e.timestamp),
             Event::SystemReminder(e) => (&mut e.seq, &mut e.timestamp),
             Event::ToolCommandDenied(e) => (&mut e.seq, &mut e.timestamp),
+            Event::ConfigReloaded(e) => (&mut e.seq, &mut e.timestamp),
+            Event::ConfigError(e) => (&mut e.seq, &mut e.timestamp),
         };
         *s = seq;
         *t = timestamp;

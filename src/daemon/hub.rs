@@ -72,12 +72,7 @@ impl Hub {
 
 impl EventSink for Hub {
     fn emit(&self, event: &Event) {
-        let seq = match event {
-            Event::HookCommand(e) => e.seq,
-            Event::HookCommandSkipped(e) => e.seq,
-            Event::SystemReminder(e) => e.seq,
-            Event::ToolCommandDenied(e) => e.seq,
-        };
+        let seq = event.seq();
         let published = Published {
             seq,
             json: Arc::from(event.to_json()),

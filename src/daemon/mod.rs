@@ -9,7 +9,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::extract::{Query, State};
@@ -24,7 +24,9 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::catalog::HookPoint;
+use crate::config::ConfigError;
 use crate::dispatch::{Context, Engine, Outcome};
+use crate::events::Event;
 use hub::{Hub, Published};
 
 /// Why the daemon could not start or stopped abnormally.
@@ -84,8 +86,90 @@ struct Metrics {
 
 const BUCKETS: [f64; 7] = [0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10.0];
 
+/// The engine in use; a reload swaps it, dispatches already running finish on the old one.
+type Current = Arc<RwLock<Arc<Engine>>>;
+
+fn current(engine: &Current) -> Arc<Engine> {
+    // A panic while holding the lock cannot leave the `Arc` half-written: use it anyway.
+    engine.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// How the daemon rebuilds its engine when its configuration changes.
+pub struct Reloader {
+    /// Load the configuration again and build an engine that shares the running one's sink,
+    /// session state and sequence counter.
+    pub build: Box<dyn Fn() -> Result<Engine, ConfigError> + Send + Sync>,
+    /// Files whose appearance, disappearance or change (time or size) triggers a reload.
+    pub watch: Vec<PathBuf>,
+}
+
+type Snapshot = Vec<Option<(std::time::SystemTime, u64)>>;
+
+fn snapshot(files: &[PathBuf]) -> Snapshot {
+    files
+        .iter()
+        .map(|f| {
+            let m = std::fs::metadata(f).ok()?;
+            Some((m.modified().ok()?, m.len()))
+        })
+        .collect()
+}
+
+/// Load the configuration again; a valid one replaces the engine, an invalid one is reported
+/// (event and stderr) and the running configuration stays.
+async fn reload(engine: &Current, reloader: &Arc<Reloader>, cause: &str) {
+    let r = reloader.clone();
+    let built = match tokio::task::spawn_blocking(move || (r.build)()).await {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("hookd: reloading panicked; keeping the running configuration: {e}");
+            return;
+        }
+    };
+    match built {
+        Ok(new) => {
+            let sources = new.config().sources.clone();
+            for w in &new.config().warnings {
+                eprintln!(
+                    "{w}
+"
+                );
+            }
+            new.emit(Event::ConfigReloaded(crate::events::ConfigReloaded {
+                timestamp: String::new(),
+                sources: sources.clone(),
+                cause: cause.into(),
+                seq: 0,
+            }));
+            *engine.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+            eprintln!(
+                "hookd: configuration reloaded ({cause}) from {}",
+                sources.join(", ")
+            );
+        }
+        Err(e) => {
+            let first = e.errors().next();
+            let diagnostics = e.to_string();
+            current(engine).emit(Event::ConfigError(crate::events::ConfigError {
+                timestamp: String::new(),
+                file: first.map(|d| d.file.clone()).unwrap_or_default(),
+                line: first.map(|d| d.line).unwrap_or(0),
+                message: first.map(|d| d.message.clone()).unwrap_or_default(),
+                diagnostics: diagnostics.clone(),
+                cause: cause.into(),
+                seq: 0,
+            }));
+            eprintln!(
+                "{diagnostics}
+
+hookd: the changed configuration is invalid; still using the previous one"
+            );
+        }
+    }
+}
+
 struct AppState {
-    engine: Arc<Engine>,
+    engine: Current,
     hub: Arc<Hub>,
     metrics: Arc<Mutex<Metrics>>,
     token: Option<String>,
@@ -150,7 +234,7 @@ async fn dispatch(
         },
         Some(_) => return error(StatusCode::BAD_REQUEST, "`context` must be a JSON object"),
     };
-    let engine = state.engine.clone();
+    let engine = current(&state.engine);
     let started = Instant::now();
     // Hooks run processes: keep them off the async workers, so other sessions never wait.
     let result = tokio::task::spawn_blocking(move || engine.dispatch(point, &context)).await;
@@ -374,9 +458,11 @@ fn bind_socket(path: &Path) -> Result<tokio::net::UnixListener, DaemonError> {
     Ok(listener)
 }
 
-/// Serve until SIGTERM or SIGINT; `ready` is called with what is being listened on.
+/// Serve until SIGTERM or SIGINT, reloading the configuration when a watched file changes or on
+/// SIGHUP; `ready` is called with what is being listened on.
 pub async fn serve(
     engine: Engine,
+    reloader: Reloader,
     hub: Arc<Hub>,
     opts: ServeOptions,
     ready: impl FnOnce(Vec<String>),
@@ -389,7 +475,7 @@ pub async fn serve(
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
     let metrics = Arc::new(Mutex::new(Metrics::default()));
     let state: Shared = Arc::new(AppState {
-        engine: Arc::new(engine),
+        engine: Arc::new(RwLock::new(Arc::new(engine))),
         hub,
         metrics: metrics.clone(),
         token: None,
@@ -448,9 +534,35 @@ pub async fn serve(
             what: "cannot handle SIGTERM".into(),
             source,
         })?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
+    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).map_err(
+        |source| DaemonError::Io {
+            what: "cannot handle SIGHUP".into(),
+            source,
+        },
+    )?;
+    let reloader = Arc::new(reloader);
+    let mut seen = snapshot(&reloader.watch);
+    // Polling, not inotify: one stat per file per second costs nothing, and it sees files that
+    // editors replace by rename and directories created after the daemon started.
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = term.recv() => break,
+            _ = tokio::signal::ctrl_c() => break,
+            _ = hup.recv() => {
+                seen = snapshot(&reloader.watch);
+                reload(&state.engine, &reloader, "sighup").await;
+            }
+            _ = tick.tick() => {
+                let now = snapshot(&reloader.watch);
+                if now != seen {
+                    // Let an editor finish writing before reading what it wrote.
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    seen = snapshot(&reloader.watch);
+                    reload(&state.engine, &reloader, "changed").await;
+                }
+            }
+        }
     }
     // Stop accepting and end event streams; running dispatches get the grace period, then their
     // hooks are killed.

@@ -543,3 +543,66 @@ fn hookd_events_prints_the_stream_from_the_daemon_and_from_the_log() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no hookd daemon answers"));
 }
+
+#[test]
+fn a_changed_configuration_is_reloaded_and_an_invalid_one_is_reported_and_ignored() {
+    let p = project();
+    let d = start(&p, &[]);
+    let mut events = subscribe(&d, None);
+    let body = json!({"point": "post_tool", "context": {"session_id": "r"}}).to_string();
+    let ran = |events: &mut BufReader<TcpStream>| {
+        tcp(&d, "POST", "/v1/dispatch", &body);
+        let e = read_events(events, 1).remove(0).1;
+        assert_eq!(e["type"], "hook_command", "{e}");
+        e["command"].as_str().unwrap().to_string()
+    };
+    assert_eq!(ran(&mut events), "echo hello");
+
+    // An edit is picked up without a restart, and said so on the stream.
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: say, hook: post_tool, command: 'echo reloaded'}\n",
+    );
+    let e = read_events(&mut events, 1).remove(0).1;
+    assert_eq!(e["type"], "config_reloaded", "{e}");
+    assert_eq!(e["cause"], "changed");
+    assert!(
+        e["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s.as_str().unwrap().ends_with("hooks.yaml")),
+        "{e}"
+    );
+    assert_eq!(ran(&mut events), "echo reloaded");
+
+    // A broken edit names the file and line, and the running configuration stays.
+    p.write("hooks.yaml", "enabled: true\nhooks:\n  - {name: say, hook: post_tool, command: 'echo broken'}\n  - {name: x, hook: nowhere, command: 'echo x'}\n");
+    let e = read_events(&mut events, 1).remove(0).1;
+    assert_eq!(e["type"], "config_error", "{e}");
+    assert!(e["file"].as_str().unwrap().ends_with("hooks.yaml"), "{e}");
+    assert_eq!(e["line"], 4, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("nowhere"), "{e}");
+    assert!(
+        e["diagnostics"].as_str().unwrap().contains("hooks.yaml:4"),
+        "{e}"
+    );
+    assert_eq!(ran(&mut events), "echo reloaded");
+
+    // SIGHUP reloads on demand; session state and numbering carry over.
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: say, hook: post_tool, command: 'echo hup'}\n",
+    );
+    let _ = read_events(&mut events, 1); // the change itself is noticed too
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &d.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let e = read_events(&mut events, 1).remove(0);
+    assert_eq!(e.1["type"], "config_reloaded", "{}", e.1);
+    assert_eq!(e.1["cause"], "sighup");
+    assert_eq!(e.0, 7, "seq continues across reloads: {}", e.1);
+    assert_eq!(ran(&mut events), "echo hup");
+}
