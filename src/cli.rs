@@ -144,6 +144,10 @@ enum Command {
         /// Seconds running dispatches may take to finish after SIGTERM before their hooks are killed.
         #[arg(long, default_value_t = 10)]
         grace: u64,
+        /// Forget a session's reminder state (turns, `once` reminders, stop guard) after this many
+        /// seconds without a dispatch.
+        #[arg(long, default_value_t = 86_400, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+        session_idle: u64,
     },
     /// Print the event stream for a person: from the running daemon, or from an events file.
     Events {
@@ -253,6 +257,7 @@ pub fn run(cli: Cli) -> Exit {
             events,
             events_max_bytes,
             grace,
+            session_idle,
         } => serve(
             cfg,
             socket,
@@ -260,6 +265,7 @@ pub fn run(cli: Cli) -> Exit {
             token,
             events.map(|e| (e, events_max_bytes)),
             grace,
+            std::time::Duration::from_secs(session_idle),
         ),
         Command::Adapter {
             agent,
@@ -1113,6 +1119,7 @@ fn serve(
     token: Option<String>,
     events: Option<(PathBuf, u64)>,
     grace: u64,
+    session_idle: std::time::Duration,
 ) -> Exit {
     let config = match load(cfg.clone()) {
         Ok(c) => c,
@@ -1145,7 +1152,7 @@ fn serve(
     }
     // What outlives a reload: where events go, the sessions' state and the event numbering.
     let sink: Arc<dyn EventSink> = Arc::new(crate::events::Fanout(sinks));
-    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::default());
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::idle_expiry(session_idle));
     let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let engine_for = move |config: Config| {
         Engine::builder(config)

@@ -6,6 +6,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -104,10 +105,43 @@ pub trait StateStore: Send + Sync {
         -> Result<(), StateError>;
 }
 
-/// In-process state, for embedders and the daemon.
+/// In-process state, for embedders and the daemon. With [`MemoryStore::idle_expiry`], a session
+/// not dispatched to for that long is forgotten (a daemon serves sessions that end without notice).
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    sessions: Mutex<HashMap<String, SessionState>>,
+    inner: Mutex<Sessions>,
+    idle: Option<Duration>,
+}
+
+#[derive(Debug, Default)]
+struct Sessions {
+    map: HashMap<String, (SessionState, Instant)>,
+    swept: Option<Instant>,
+}
+
+impl MemoryStore {
+    /// Forget a session idle for `idle`: its turn count, `once` reminders and stop guard start
+    /// over if it comes back.
+    pub fn idle_expiry(idle: Duration) -> Self {
+        MemoryStore {
+            inner: Mutex::default(),
+            idle: Some(idle),
+        }
+    }
+
+    /// How many sessions are held.
+    pub fn len(&self) -> usize {
+        self.lock().map.len()
+    }
+
+    /// True when no session is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sessions> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl StateStore for MemoryStore {
@@ -116,9 +150,55 @@ impl StateStore for MemoryStore {
         session: &str,
         f: &mut dyn FnMut(&mut SessionState),
     ) -> Result<(), StateError> {
-        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        f(map.entry(session.to_string()).or_default());
+        let now = Instant::now();
+        let mut s = self.lock();
+        if let Some(idle) = self.idle {
+            // The session itself first: an expired one starts over, even between sweeps.
+            if s.map.get(session).is_some_and(|(_, at)| now - *at >= idle) {
+                s.map.remove(session);
+            }
+            // Sweep the others at most every idle/8, so a dispatch pays O(sessions) rarely.
+            if s.swept.is_none_or(|t| now - t >= idle / 8) {
+                s.map.retain(|_, (_, at)| now - *at < idle);
+                s.swept = Some(now);
+            }
+        }
+        let entry = s
+            .map
+            .entry(session.to_string())
+            .or_insert_with(|| (SessionState::default(), now));
+        entry.1 = now;
+        f(&mut entry.0);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    fn turns(store: &MemoryStore, session: &str) -> u64 {
+        let mut n = 0;
+        store
+            .update(session, &mut |s| {
+                s.turns += 1;
+                n = s.turns;
+            })
+            .unwrap();
+        n
+    }
+
+    #[test]
+    fn idle_sessions_are_forgotten_and_active_ones_kept() {
+        let store = MemoryStore::idle_expiry(Duration::from_millis(200));
+        assert_eq!(turns(&store, "idle"), 1);
+        for _ in 0..6 {
+            std::thread::sleep(Duration::from_millis(50));
+            turns(&store, "busy");
+        }
+        assert_eq!(store.len(), 1, "the idle session was swept");
+        assert_eq!(turns(&store, "busy"), 7, "the busy one kept its state");
+        assert_eq!(turns(&store, "idle"), 1, "the idle one starts over");
     }
 }
 

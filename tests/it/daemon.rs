@@ -606,3 +606,36 @@ fn a_changed_configuration_is_reloaded_and_an_invalid_one_is_reported_and_ignore
     assert_eq!(e.0, 7, "seq continues across reloads: {}", e.1);
     assert_eq!(ran(&mut events), "echo hup");
 }
+
+#[test]
+fn an_idle_session_is_forgotten_after_session_idle() {
+    let p = project();
+    p.write(
+        "reminders.yaml",
+        "enabled: true\nreminders:\n  - {name: first, hook: pre_stream, trigger: once, text: hello}\n  - {name: rare, hook: pre_stream, trigger: interval, interval: 100, text: hi}\n",
+    );
+    let d = start(&p, &["--session-idle", "1"]);
+    let turn = |session: &str| {
+        let body = json!({"point": "pre_stream", "context": {"session_id": session}}).to_string();
+        let (status, out) = unix(&d.socket, "POST", "/v1/dispatch", &body);
+        assert_eq!(status, 200, "{out}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        (
+            v["session_turn"].as_u64().unwrap(),
+            v["reminders"].as_array().unwrap().len(),
+        )
+    };
+    assert_eq!(turn("s"), (1, 1));
+    assert_eq!(turn("s"), (2, 0), "`once` fired already");
+    assert_eq!(turn("other"), (1, 1), "sessions are separate");
+    std::thread::sleep(Duration::from_millis(1300));
+    assert_eq!(
+        turn("s"),
+        (1, 1),
+        "after the idle time the session starts over"
+    );
+
+    let out = p.run(&["serve", "--session-idle", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--session-idle"));
+}
