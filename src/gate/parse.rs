@@ -312,6 +312,15 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
             (_, '$') if matches!(chars.peek(), Some('(') | Some('[')) => {
                 return refuse(DenyReason::Substitution, "`$(…)`, `$((…))` or `$[…]` substitutes before the command runs")
             }
+            // `$$`, `$NAME`, `$1`, `$@`…: an expansion, whatever follows. Refusing it here also
+            // keeps `$$'…'` from being mistaken for ANSI-C quoting below.
+            (Q::None | Q::Double, '$')
+                if chars
+                    .peek()
+                    .is_some_and(|n| n.is_ascii_alphanumeric() || "$_@*#?!-".contains(*n)) =>
+            {
+                return refuse(DenyReason::Expansion, "`$NAME` or `$$` expands a variable")
+            }
             (_, '$') if chars.peek() == Some(&'{') => return refuse(DenyReason::Expansion, "`${…}` expands a variable"),
             (Q::None, '<') if chars.peek() == Some(&'<') => {
                 return refuse(DenyReason::Heredoc, "a here-document or here-string (`<<`, `<<<`)")

@@ -98,6 +98,9 @@ fn cases() -> Vec<(String, Expect)> {
         // In `$'…'` a `\'` does not end the string: what follows the real end is unquoted.
         s("echo $'a\\'b' | sh", Deny(R::Operator)),
         s("echo $'\\'' ; id", Deny(R::Operator)),
+        // `$$'…'` is the pid then an ordinary single-quoted string, not `$'…'`.
+        s("echo $$'x\\' ; id", Deny(R::Expansion)),
+        s("echo \\$'a b'", Allow(&["echo", "$a b"])),
         s("echo $\"x\"", Deny(R::Expansion)),
         s("echo ${PATH//:/ }", Deny(R::Expansion)),
         s("echo $1", Deny(R::Expansion)),
