@@ -9,13 +9,20 @@ use tokio::sync::broadcast;
 
 use crate::events::{Event, EventSink};
 
-/// One event as subscribers get it: its sequence number and its JSON.
+/// One event as subscribers get it: its sequence number and its Server-Sent Events frame,
+/// rendered once here rather than once per subscriber.
 #[derive(Clone, Debug)]
 pub struct Published {
     /// The event's `seq`.
     pub seq: u64,
-    /// The event as one line of JSON.
-    pub json: Arc<str>,
+    /// `id: SEQ`, `event: hookd`, `data: JSON` and the blank line that ends the frame.
+    pub frame: axum::body::Bytes,
+}
+
+/// An SSE frame; `data` must be one line (event JSON is).
+pub(crate) fn frame(id: Option<u64>, event: &str, data: &str) -> axum::body::Bytes {
+    let id = id.map(|i| format!("id: {i}\n")).unwrap_or_default();
+    format!("{id}event: {event}\ndata: {data}\n\n").into()
 }
 
 /// Counters for `/metrics`.
@@ -75,7 +82,7 @@ impl EventSink for Hub {
         let seq = event.seq();
         let published = Published {
             seq,
-            json: Arc::from(event.to_json()),
+            frame: frame(Some(seq), "hookd", &event.to_json()),
         };
         let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
         if ring.len() == self.capacity {

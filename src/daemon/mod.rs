@@ -12,22 +12,23 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
+use axum::http::header;
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use futures_util::stream::{self, Stream};
+use futures_util::stream;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use crate::catalog::HookPoint;
 use crate::config::ConfigError;
 use crate::dispatch::{Context, Engine, Outcome};
 use crate::events::Event;
-use hub::{Hub, Published};
+use hub::Hub;
 
 /// Why the daemon could not start or stopped abnormally.
 #[derive(Debug, thiserror::Error)]
@@ -353,12 +354,13 @@ impl Drop for Subscriber {
     }
 }
 
-fn sse(p: &Published) -> SseEvent {
-    SseEvent::default()
-        .id(p.seq.to_string())
-        .event("hookd")
-        .data(p.json.as_ref())
-}
+/// At most this many queued events go out in one write: under load a subscriber costs one
+/// write per batch, not one per event.
+const BATCH: usize = 256;
+
+/// How long a subscriber's write waits for more events after the first: the most an event is
+/// delayed on its way to a dashboard.
+const COALESCE: Duration = Duration::from_millis(2);
 
 async fn events(
     State(state): State<Shared>,
@@ -379,51 +381,81 @@ async fn events(
     let mut first = Vec::new();
     if since != u64::MAX {
         if let Some(oldest) = hub.oldest().filter(|o| *o > since + 1) {
-            first.push(
-                SseEvent::default()
-                    .event("missed")
-                    .data(json!({"missed": oldest - since - 1, "resume_from": oldest}).to_string()),
-            );
+            let note = json!({"missed": oldest - since - 1, "resume_from": oldest});
+            first.extend_from_slice(&hub::frame(None, "missed", &note.to_string()));
         }
     }
-    first.extend(backlog.iter().map(sse));
+    for p in &backlog {
+        first.extend_from_slice(&p.frame);
+    }
     hub.counters.subscribers.fetch_add(1, Ordering::Relaxed);
     let guard = Subscriber(hub.clone());
     let stopping = state.stopping.clone();
+    // A comment line every 15 s keeps proxies and idle-timeouts from closing a quiet stream.
+    let mut ping = tokio::time::interval(Duration::from_secs(15));
+    ping.reset();
     let live = stream::unfold(
-        (rx, guard, stopping),
-        |(mut rx, guard, mut stopping)| async move {
+        (rx, guard, stopping, ping),
+        |(mut rx, guard, mut stopping, mut ping)| async move {
             if *stopping.borrow() {
                 return None;
             }
-            let next = tokio::select! {
-                r = rx.recv() => r,
+            let mut out = Vec::new();
+            tokio::select! {
+                r = rx.recv() => match r {
+                    Ok(p) => out.extend_from_slice(&p.frame),
+                    Err(RecvError::Lagged(n)) => missed(&guard, n, &mut out),
+                    Err(RecvError::Closed) => return None,
+                },
+                _ = ping.tick() => out.extend_from_slice(b":\n\n"),
                 _ = stopping.changed() => return None,
-            };
-            match next {
-                Ok(p) => Some((sse(&p), (rx, guard, stopping))),
-                Err(RecvError::Lagged(n)) => {
-                    guard.0.counters.dropped.fetch_add(n, Ordering::Relaxed);
-                    let note = SseEvent::default()
-                        .event("missed")
-                        .data(json!({"missed": n}).to_string());
-                    Some((note, (rx, guard, stopping)))
-                }
-                Err(RecvError::Closed) => None,
             }
+            // What arrives within COALESCE goes in the same write: at thousands of events a
+            // second, one wake-up and one write per subscriber per batch instead of per event.
+            let until = tokio::time::Instant::now() + COALESCE;
+            for _ in 0..BATCH {
+                match rx.try_recv() {
+                    Ok(p) => out.extend_from_slice(&p.frame),
+                    Err(TryRecvError::Lagged(n)) => missed(&guard, n, &mut out),
+                    Err(TryRecvError::Empty) => {
+                        match tokio::time::timeout_at(until, rx.recv()).await {
+                            Ok(Ok(p)) => out.extend_from_slice(&p.frame),
+                            Ok(Err(RecvError::Lagged(n))) => missed(&guard, n, &mut out),
+                            Ok(Err(RecvError::Closed)) | Err(_) => break,
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            let chunk: Result<Bytes, Infallible> = Ok(Bytes::from(out));
+            Some((chunk, (rx, guard, stopping, ping)))
         },
     );
-    let live: std::pin::Pin<Box<dyn Stream<Item = SseEvent> + Send>> = if q.follow.unwrap_or(true) {
-        Box::pin(live)
+    // An empty chunk would read as the end of the body: send the head only when there is one.
+    let head = stream::iter((!first.is_empty()).then(|| Ok::<_, Infallible>(Bytes::from(first))));
+    let body = if q.follow.unwrap_or(true) {
+        Body::from_stream(futures_util::StreamExt::chain(head, live))
     } else {
-        Box::pin(stream::empty())
+        Body::from_stream(head)
     };
-    let all = futures_util::StreamExt::chain(stream::iter(first), live);
-    let body: std::pin::Pin<Box<dyn Stream<Item = Result<SseEvent, Infallible>> + Send>> =
-        Box::pin(futures_util::StreamExt::map(all, Ok));
-    Sse::new(body)
-        .keep_alive(KeepAlive::default())
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
         .into_response()
+}
+
+/// A subscriber fell so far behind that `n` events left its queue: count them and tell it.
+fn missed(guard: &Subscriber, n: u64, out: &mut Vec<u8>) {
+    guard.0.counters.dropped.fetch_add(n, Ordering::Relaxed);
+    out.extend_from_slice(&hub::frame(
+        None,
+        "missed",
+        &json!({"missed": n}).to_string(),
+    ));
 }
 
 fn router(state: Shared) -> Router {

@@ -1,0 +1,246 @@
+//! A load generator for `hookd serve`: round-trip latency, dispatch throughput and event fan-out
+//! to many SSE subscribers. Loopback only (a Unix socket), bounded in count and time.
+//!
+//! ```text
+//! hookd serve --config-dir benches/load --socket /tmp/hookd-load.sock &
+//! cargo run --release --example loadgen -- /tmp/hookd-load.sock
+//! ```
+//! `scripts/load.sh` does both. The configuration in `benches/load/` has nothing due at
+//! `pre_tool` and one reminder (one event, no process) on every `pre_stream`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One keep-alive HTTP/1.1 connection, as an agent adapter would hold.
+struct Conn {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+}
+
+impl Conn {
+    fn open(socket: &Path) -> std::io::Result<Conn> {
+        let s = UnixStream::connect(socket)?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))?;
+        Ok(Conn {
+            reader: BufReader::new(s.try_clone()?),
+            writer: s,
+        })
+    }
+
+    /// POST a dispatch and read the whole answer; the status code.
+    fn dispatch(&mut self, point: &str, session: &str) -> std::io::Result<u16> {
+        let body = format!(r#"{{"point":"{point}","context":{{"session_id":"{session}"}}}}"#);
+        write!(
+            self.writer,
+            "POST /v1/dispatch HTTP/1.1\r\nHost: hookd\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )?;
+        self.answer()
+    }
+
+    /// GET /v1/health: the same HTTP round trip without a dispatch, the baseline.
+    fn health(&mut self) -> std::io::Result<u16> {
+        self.writer
+            .write_all(b"GET /v1/health HTTP/1.1\r\nHost: hookd\r\n\r\n")?;
+        self.answer()
+    }
+
+    fn answer(&mut self) -> std::io::Result<u16> {
+        let mut line = String::new();
+        self.reader.read_line(&mut line)?;
+        let status = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let mut length = 0;
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line)?;
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        self.reader.read_exact(&mut body)?;
+        Ok(status)
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Sequential requests on one connection: the round trip of a dispatch with nothing due, and
+/// of `/v1/health` (the HTTP stack alone), interleaved so noise hits both alike.
+fn latency(socket: &Path, n: usize) -> std::io::Result<()> {
+    let mut c = Conn::open(socket)?;
+    for _ in 0..200 {
+        c.dispatch("pre_tool", "warm")?;
+    }
+    let (mut dispatch, mut health) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let t = Instant::now();
+        assert_eq!(c.dispatch("pre_tool", "lat")?, 200);
+        dispatch.push(t.elapsed());
+        let t = Instant::now();
+        assert_eq!(c.health()?, 200);
+        health.push(t.elapsed());
+    }
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    for (what, times) in [
+        ("dispatch, nothing due", &mut dispatch),
+        ("health (baseline)", &mut health),
+    ] {
+        times.sort();
+        println!(
+            "round trip, {what} ({n} sequential): p50 {:.0} µs, p90 {:.0} µs, p99 {:.0} µs",
+            us(percentile(times, 0.5)),
+            us(percentile(times, 0.9)),
+            us(percentile(times, 0.99))
+        );
+    }
+    println!(
+        "  dispatch / health p50 ratio: {:.2}",
+        us(percentile(&dispatch, 0.5)) / us(percentile(&health, 0.5))
+    );
+    Ok(())
+}
+
+/// `clients` connections dispatching as fast as answered for `secs`: dispatches per second.
+fn throughput(socket: &Path, clients: usize, secs: f64) -> std::io::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs_f64(secs);
+    let done = Arc::new(AtomicU64::new(0));
+    let threads: Vec<_> = (0..clients)
+        .map(|i| {
+            let socket = socket.to_path_buf();
+            let done = done.clone();
+            std::thread::spawn(move || -> std::io::Result<()> {
+                let mut c = Conn::open(&socket)?;
+                let session = format!("tp{i}");
+                while Instant::now() < deadline {
+                    assert_eq!(c.dispatch("pre_tool", &session)?, 200);
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    let start = Instant::now();
+    for t in threads {
+        t.join().expect("client thread")?;
+    }
+    let n = done.load(Ordering::Relaxed);
+    println!(
+        "throughput, nothing due ({clients} connections, {secs} s): {:.0} dispatches/s",
+        n as f64 / start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `subs` SSE subscribers while dispatches produce `rate` events/s for `secs`: what each got.
+fn fanout(socket: &Path, subs: usize, rate: u64, secs: u64) -> std::io::Result<()> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut readers = Vec::new();
+    for _ in 0..subs {
+        let mut s = UnixStream::connect(socket)?;
+        s.set_read_timeout(Some(Duration::from_millis(500)))?;
+        s.write_all(b"GET /v1/events HTTP/1.1\r\nHost: hookd\r\n\r\n")?;
+        let stop = stop.clone();
+        // Count events and gaps in their ids; stop when told and the stream is quiet.
+        readers.push(std::thread::spawn(move || {
+            let mut r = BufReader::new(s);
+            let (mut got, mut gaps, mut last) = (0u64, 0u64, None::<u64>);
+            let mut line = String::new();
+            loop {
+                line.clear();
+                match r.read_line(&mut line) {
+                    Ok(0) => break,
+                    Ok(_) => {}
+                    Err(_) if stop.load(Ordering::Relaxed) => break,
+                    Err(_) => continue,
+                }
+                // Chunked framing puts size lines between; events are the `id:` lines.
+                if let Some(id) = line.strip_prefix("id: ") {
+                    if let Ok(id) = id.trim().parse::<u64>() {
+                        if last.is_some_and(|l| id != l + 1) {
+                            gaps += 1;
+                        }
+                        last = Some(id);
+                        got += 1;
+                    }
+                }
+            }
+            (got, gaps)
+        }));
+    }
+    std::thread::sleep(Duration::from_millis(300)); // let every subscriber attach
+    let total = rate * secs;
+    let writers = 4u64;
+    let start = Instant::now();
+    let threads: Vec<_> = (0..writers)
+        .map(|w| {
+            let socket = socket.to_path_buf();
+            std::thread::spawn(move || -> std::io::Result<()> {
+                let mut c = Conn::open(&socket)?;
+                let mine = total / writers;
+                let per = Duration::from_secs_f64(writers as f64 / rate as f64);
+                for i in 0..mine {
+                    // Paced: the i-th dispatch of this writer is due at start + i·per.
+                    let due = start + per * i as u32;
+                    if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                    assert_eq!(c.dispatch("pre_stream", &format!("fan{w}"))?, 200);
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("writer thread")?;
+    }
+    let sent = (total / writers) * writers;
+    let elapsed = start.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_millis(1000));
+    stop.store(true, Ordering::Relaxed);
+    let results: Vec<(u64, u64)> = readers
+        .into_iter()
+        .map(|r| r.join().expect("reader thread"))
+        .collect();
+    let complete = results
+        .iter()
+        .filter(|(g, gaps)| *g == sent && *gaps == 0)
+        .count();
+    let least = results.iter().map(|(g, _)| *g).min().unwrap_or(0);
+    println!(
+        "fan-out: {sent} events in {elapsed:.2} s ({:.0} events/s) to {subs} subscribers: {complete} got every event in order, the fewest got {least}",
+        sent as f64 / elapsed
+    );
+    Ok(())
+}
+
+fn main() -> std::io::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let Some(socket) = args.next().map(PathBuf::from) else {
+        eprintln!("usage: loadgen SOCKET [SUBSCRIBERS] [EVENTS_PER_SECOND] [SECONDS]");
+        std::process::exit(2);
+    };
+    let num = |a: Option<String>, d: u64| a.and_then(|s| s.parse().ok()).unwrap_or(d);
+    let subs = num(args.next(), 100).min(1000) as usize;
+    let rate = num(args.next(), 5000).min(100_000);
+    let secs = num(args.next(), 5).min(60);
+    latency(&socket, 20_000)?;
+    throughput(&socket, 1, 3.0)?;
+    throughput(&socket, 4, 3.0)?;
+    fanout(&socket, subs, rate, secs)
+}
