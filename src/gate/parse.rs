@@ -290,8 +290,17 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
             (Q::Ansi, '\'') => q = Q::None,
             (Q::Ansi, c) if c != '\\' => {}
             (_, '\\') => {
-                if chars.next() == Some('\n') {
+                let escaped = chars.next();
+                if escaped == Some('\n') {
                     return refuse(DenyReason::Operator, "a backslash-newline continues the line");
+                }
+                // bash reads `\$'…'` as `$` then a plain quote; brush-parser as ANSI-C quoting.
+                // Parsers that disagree on where a quote ends must not both be trusted.
+                if escaped == Some('$') && matches!(chars.peek(), Some('\'' | '"')) && q != Q::Ansi {
+                    return refuse(
+                        DenyReason::UnbalancedQuotes,
+                        "`\\$` before a quote is read differently by different shells; quote the `$` as '$'",
+                    );
                 }
                 prev = 'x'; // an escaped character is an ordinary one
                 continue;

@@ -100,7 +100,10 @@ fn cases() -> Vec<(String, Expect)> {
         s("echo $'\\'' ; id", Deny(R::Operator)),
         // `$$'…'` is the pid then an ordinary single-quoted string, not `$'…'`.
         s("echo $$'x\\' ; id", Deny(R::Expansion)),
-        s("echo \\$'a b'", Allow(&["echo", "$a b"])),
+        // bash: `$` then a quote; brush-parser: ANSI-C quoting. Refused rather than guessed.
+        s("echo \\$'a b'", Deny(R::UnbalancedQuotes)),
+        s("echo \\$'\\''\n7707771111>", Deny(R::UnbalancedQuotes)),
+        s("echo '$'\"a b\"", Allow(&["echo", "$a b"])),
         s("echo $\"x\"", Deny(R::Expansion)),
         s("echo ${PATH//:/ }", Deny(R::Expansion)),
         s("echo $1", Deny(R::Expansion)),
