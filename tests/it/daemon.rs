@@ -639,3 +639,138 @@ fn an_idle_session_is_forgotten_after_session_idle() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--session-idle"));
 }
+
+/// Prometheus text format, as far as a scraper relies on it: every sample belongs to a family
+/// announced by `# TYPE` before it, names and labels are well formed, values are numbers, and a
+/// histogram's buckets grow up to `+Inf`, which equals `_count`.
+fn check_exposition(text: &str) {
+    let mut families = std::collections::HashMap::new();
+    let mut buckets: Vec<f64> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap();
+            assert!(["counter", "gauge", "histogram"].contains(&kind), "{line}");
+            assert!(
+                families
+                    .insert(name.to_string(), kind.to_string())
+                    .is_none(),
+                "twice: {line}"
+            );
+            continue;
+        }
+        if line.starts_with("# HELP ") {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').unwrap();
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("value: {line}"));
+        let name = series.split('{').next().unwrap();
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.is_empty(),
+            "{line}"
+        );
+        if let Some(labels) = series.strip_prefix(name).filter(|l| !l.is_empty()) {
+            assert!(labels.starts_with('{') && labels.ends_with('}'), "{line}");
+            for pair in labels[1..labels.len() - 1].split(',') {
+                let (k, v) = pair.split_once('=').unwrap();
+                assert!(
+                    k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                    "{line}"
+                );
+                assert!(
+                    v.starts_with('"') && v.ends_with('"') && v.len() >= 2,
+                    "{line}"
+                );
+            }
+        }
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| {
+                name.strip_suffix(s)
+                    .filter(|f| families.get(*f).is_some_and(|k| k == "histogram"))
+            })
+            .unwrap_or(name);
+        assert!(families.contains_key(family), "no # TYPE before {line}");
+        if name.ends_with("_bucket") {
+            assert!(
+                buckets.last().is_none_or(|b| *b <= value),
+                "buckets shrink: {line}"
+            );
+            buckets.push(value);
+        }
+        if name.ends_with("_count") && family != name {
+            assert_eq!(
+                buckets.last().copied(),
+                Some(value),
+                "+Inf bucket != count: {line}"
+            );
+            buckets.clear();
+        }
+    }
+}
+
+#[test]
+fn metrics_are_valid_prometheus_text() {
+    let p = project();
+    let d = start(&p, &[]);
+    let body = json!({"point": "post_tool", "context": {"session_id": "m"}}).to_string();
+    for _ in 0..3 {
+        tcp(&d, "POST", "/v1/dispatch", &body);
+    }
+    let (status, metrics) = tcp(&d, "GET", "/metrics", "");
+    assert_eq!(status, 200);
+    let metrics = dechunk(&metrics);
+    check_exposition(&metrics);
+    assert!(
+        metrics.contains("hookd_dispatch_duration_seconds_count 3\n"),
+        "{metrics}"
+    );
+    // promtool is the reference where it is installed (.ci/run installs it).
+    if let Ok(mut child) = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(metrics.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "promtool: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    } else {
+        eprintln!("promtool is not installed: checked by the test's own reader only");
+    }
+}
+
+/// The body without chunked framing, if it has any.
+fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    loop {
+        let Some((size, after)) = rest.split_once("\r\n") else {
+            return body.to_string();
+        };
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            return body.to_string();
+        };
+        if n == 0 {
+            return out;
+        }
+        out.push_str(&after[..n]);
+        rest = &after[n + 2..];
+    }
+}
+
+#[test]
+#[should_panic(expected = "no # TYPE before")]
+fn the_exposition_check_rejects_a_sample_without_a_family() {
+    check_exposition("# TYPE a counter\na 1\nb 2\n");
+}
