@@ -100,6 +100,9 @@ enum Command {
         /// agent go on (also HOOKD_FAIL_CLOSED=1).
         #[arg(long)]
         fail_closed: bool,
+        /// Dispatch in this process even when a daemon answers (also HOOKD_NO_DAEMON=1).
+        #[arg(long)]
+        no_daemon: bool,
     },
     /// Add hookd's adapter to an agent's settings (merging; run twice changes nothing).
     Install {
@@ -272,7 +275,13 @@ pub fn run(cli: Cli) -> Exit {
             cfg,
             events,
             fail_closed,
-        } => adapter(agent, cfg, events, fail_closed),
+            no_daemon,
+        } => {
+            let no_daemon = no_daemon
+                || cfg.config_dir.is_some()
+                || std::env::var("HOOKD_NO_DAEMON").is_ok_and(|v| v == "1" || v == "true");
+            adapter(agent, cfg, events, fail_closed, !no_daemon)
+        }
         Command::Install { agent, scope } => install(agent, scope, false),
         Command::Uninstall { agent, scope } => install(agent, scope, true),
         Command::Dispatch {
@@ -847,7 +856,13 @@ fn install(agent: Agent, scope: Scope, remove: bool) -> Exit {
     }
 }
 
-fn adapter(agent: Agent, cfg: ConfigArgs, events: Option<PathBuf>, fail_closed: bool) -> Exit {
+fn adapter(
+    agent: Agent,
+    cfg: ConfigArgs,
+    events: Option<PathBuf>,
+    fail_closed: bool,
+    use_daemon: bool,
+) -> Exit {
     let fail_closed =
         fail_closed || std::env::var("HOOKD_FAIL_CLOSED").is_ok_and(|v| v == "1" || v == "true");
     let emit = |r: adapter::AgentReply| {
@@ -890,6 +905,22 @@ fn adapter(agent: Agent, cfg: ConfigArgs, events: Option<PathBuf>, fail_closed: 
         }
         return emit(r);
     };
+    // A running daemon answers for every session on the machine: one configuration, one
+    // stream. Its Outcome is the one this process would have computed with the same files.
+    if let Some((socket, answer)) = use_daemon.then(|| via_daemon(point, &t.context)).flatten() {
+        let outcome = answer.and_then(|json| {
+            serde_json::from_str::<crate::dispatch::Outcome>(&json)
+                .map_err(|e| format!("its answer is not an Outcome: {e}"))
+        });
+        return match outcome {
+            Ok(o) => emit(agent.reply(&t.event, &o)),
+            Err(e) => emit(agent.failure(
+                Some(&t.event),
+                &format!("the hookd daemon at {}: {e}", socket.display()),
+                fail_closed,
+            )),
+        };
+    }
     let config = match load(cfg) {
         Ok(c) => c,
         Err(e) => {
@@ -1222,6 +1253,31 @@ fn watched_files(opts: &LoadOptions) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Post a dispatch to the daemon at the default socket: `None` when none answers; else the
+/// socket and the Outcome JSON, or what went wrong.
+fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<String, String>)> {
+    let socket = crate::daemon::default_socket().filter(|s| crate::daemon::client::answers(s))?;
+    let body =
+        serde_json::json!({"point": point.name(), "context": context.to_value()}).to_string();
+    let answer = match crate::daemon::client::post(
+        &socket,
+        "/v1/dispatch",
+        &body,
+        std::time::Duration::from_secs(3700),
+    ) {
+        Ok((200, outcome)) => Ok(outcome),
+        Ok((status, answer)) => {
+            let msg = serde_json::from_str::<serde_json::Value>(&answer)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(String::from))
+                .unwrap_or(answer);
+            Err(format!("it answered {status}: {msg}"))
+        }
+        Err(e) => Err(format!("cannot reach it: {e}")),
+    };
+    Some((socket, answer))
+}
+
 /// Dispatch through a running daemon: `None` when none answers (and none is required).
 fn forward(
     point: HookPoint,
@@ -1229,10 +1285,9 @@ fn forward(
     local_events: bool,
     required: bool,
 ) -> Option<Exit> {
-    let socket = crate::daemon::default_socket();
-    let Some(socket) = socket.clone().filter(|s| crate::daemon::client::answers(s)) else {
+    let Some((socket, answer)) = via_daemon(point, context) else {
         if required {
-            let at = socket
+            let at = crate::daemon::default_socket()
                 .map(|s| s.display().to_string())
                 .unwrap_or_else(|| "(no socket path: set HOOKD_SOCKET)".into());
             return Some(Exit::error(
@@ -1245,35 +1300,16 @@ fn forward(
     if local_events {
         eprintln!("hookd: dispatching through the daemon at {}; its events go to its stream (GET /v1/events)", socket.display());
     }
-    let body =
-        serde_json::json!({"point": point.name(), "context": context.to_value()}).to_string();
-    Some(
-        match crate::daemon::client::post(
-            &socket,
-            "/v1/dispatch",
-            &body,
-            std::time::Duration::from_secs(3700),
-        ) {
-            Ok((200, outcome)) => {
-                out(&format!("{}\n", outcome.trim_end()));
-                Exit::ok()
-            }
-            Ok((status, answer)) => {
-                let msg = serde_json::from_str::<serde_json::Value>(&answer)
-                    .ok()
-                    .and_then(|v| v["error"].as_str().map(String::from))
-                    .unwrap_or(answer);
-                Exit::error(2, format!("error: the daemon answered {status}: {msg}"))
-            }
-            Err(e) => Exit::error(
-                2,
-                format!(
-                    "error: cannot reach the daemon at {}: {e}",
-                    socket.display()
-                ),
-            ),
-        },
-    )
+    Some(match answer {
+        Ok(outcome) => {
+            out(&format!("{}\n", outcome.trim_end()));
+            Exit::ok()
+        }
+        Err(e) => Exit::error(
+            2,
+            format!("error: the hookd daemon at {}: {e}", socket.display()),
+        ),
+    })
 }
 
 /// One event as a line for people: `#seq time point type name details`.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::catalog::{Capabilities, HookPoint};
@@ -120,7 +120,8 @@ pub(crate) struct Contribution {
 }
 
 /// The decision at `pre_session`: the prompt may be denied or rewritten.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PromptDecision {
     /// The prompt must not reach the model.
     pub deny: bool,
@@ -140,7 +141,8 @@ pub struct PromptDecision {
 
 /// The decision at `pre_tool`: the call may be denied (with a synthetic error result) or its
 /// input replaced.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ToolDecision {
     /// The tool call must not run.
     pub deny: bool,
@@ -163,7 +165,8 @@ pub struct ToolDecision {
 }
 
 /// The decision at `pre_stream` and `post_tool` (and the shared part of the others).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ContextDecision {
     /// Text to add to the model's context (joined in config order, capped).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -179,7 +182,8 @@ pub struct ContextDecision {
 }
 
 /// The decision at `post_session`: keep working, within the loop guard.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct StopDecision {
     /// Keep working instead of stopping.
     #[serde(rename = "continue")]

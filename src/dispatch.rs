@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::catalog::HookPoint;
@@ -127,8 +127,36 @@ pub struct ReminderOut {
     pub role: &'static str,
 }
 
+#[derive(Deserialize)]
+struct ReminderWire {
+    name: String,
+    text: String,
+    role: String,
+}
+
+// By hand: a derive would tie `role: &'static str` to the input's lifetime.
+impl<'de> Deserialize<'de> for ReminderOut {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = ReminderWire::deserialize(d)?;
+        let role = match w.role.as_str() {
+            "user" => "user",
+            "tool" => "tool",
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "role `{other}`: expected `user` or `tool`"
+                )))
+            }
+        };
+        Ok(ReminderOut {
+            name: w.name,
+            text: w.text,
+            role,
+        })
+    }
+}
+
 /// How one command hook went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CommandStatus {
     /// Exit code 0.
@@ -148,7 +176,7 @@ pub enum CommandStatus {
 }
 
 /// One command hook in the Outcome.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandOut {
     /// The hook's name.
     pub name: String,
@@ -170,8 +198,10 @@ pub struct CommandOut {
     pub hint: Option<String>,
 }
 
-/// What a dispatch did and what the agent should do with it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// What a dispatch did and what the agent should do with it. It reads back from its JSON (a
+/// daemon's answer): the decision's shape is taken from `hook`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "OutcomeWire")]
 pub struct Outcome {
     /// The point.
     pub hook: HookPoint,
@@ -190,6 +220,42 @@ pub struct Outcome {
     /// What the hooks decided; its shape is fixed by the point (see docs/protocol.md).
     pub decision: Decision,
 }
+#[derive(Deserialize)]
+struct OutcomeWire {
+    hook: HookPoint,
+    session_id: String,
+    turn: u64,
+    session_turn: u64,
+    mode: Mode,
+    reminders: Vec<ReminderOut>,
+    commands: Vec<CommandOut>,
+    decision: Value,
+}
+
+impl TryFrom<OutcomeWire> for Outcome {
+    type Error = serde_json::Error;
+
+    fn try_from(w: OutcomeWire) -> Result<Self, Self::Error> {
+        let decision = match Decision::none(w.hook) {
+            Decision::Prompt(_) => Decision::Prompt(serde_json::from_value(w.decision)?),
+            Decision::Tool(_) => Decision::Tool(serde_json::from_value(w.decision)?),
+            Decision::Context(_) => Decision::Context(serde_json::from_value(w.decision)?),
+            Decision::Stop(_) => Decision::Stop(serde_json::from_value(w.decision)?),
+            Decision::Observe {} => Decision::Observe {},
+        };
+        Ok(Outcome {
+            hook: w.hook,
+            session_id: w.session_id,
+            turn: w.turn,
+            session_turn: w.session_turn,
+            mode: w.mode,
+            reminders: w.reminders,
+            commands: w.commands,
+            decision,
+        })
+    }
+}
+
 /// Everything a provider may read and write during one dispatch.
 pub(crate) struct Call<'a> {
     pub point: HookPoint,

@@ -3,13 +3,13 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::decode::Decoder;
 use super::yaml::{Node, NodeKind};
 
 /// The agent mode a dispatch runs in; it selects the allow-list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Per-call approvals; the default.

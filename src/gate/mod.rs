@@ -9,13 +9,13 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use regex::{Regex, RegexSet};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{AllowEntry, AllowLists, Mode};
 pub use parse::{forbidden_char, MAX_COMMAND_BYTES};
 
 /// Why a command was denied. Serialized as the `reason` of `hook_command_skipped` events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DenyReason {
     /// A plain command that no allow entry admits.

@@ -289,3 +289,57 @@ fn user_scope_writes_the_home_settings() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&home_settings).unwrap()).unwrap();
     assert_eq!(v, json!({}));
 }
+
+#[test]
+fn through_a_running_daemon_every_reply_is_the_same() {
+    let p = steering();
+    let d = crate::daemon::start(&p, &[]);
+    let run = |name: &str, via_daemon: bool| {
+        let mut c = p.cmd(&["adapter", "claude-code"]);
+        if via_daemon {
+            c.env("HOOKD_SOCKET", &d.socket);
+        } else {
+            c.env("HOOKD_NO_DAEMON", "1");
+        }
+        let mut child = c
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(fixture(name).as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()
+    };
+    // Twice over, so the stop loop guard's state (one continue, then stop) is exercised too.
+    for _ in 0..2 {
+        for name in [
+            "session_start",
+            "user_prompt_submit",
+            "pre_tool_use",
+            "post_tool_use",
+            "post_tool_use_failure",
+            "stop",
+        ] {
+            assert_eq!(run(name, true), run(name, false), "{name}");
+        }
+    }
+    let (_, metrics) = crate::daemon::tcp(&d, "GET", "/metrics", "");
+    for point in ["pre_session", "pre_tool", "post_tool", "post_session"] {
+        assert!(
+            metrics.contains(&format!("hookd_dispatches_total{{point=\"{point}\"}} ")),
+            "{metrics}"
+        );
+    }
+    assert!(
+        metrics.contains("hookd_dispatches_total{point=\"post_tool\"} 4\n"),
+        "{metrics}"
+    );
+}

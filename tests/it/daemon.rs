@@ -11,9 +11,9 @@ use serde_json::{json, Value};
 
 use crate::support::Project;
 
-struct Daemon {
+pub(crate) struct Daemon {
     child: Child,
-    socket: PathBuf,
+    pub(crate) socket: PathBuf,
     port: u16,
 }
 
@@ -24,7 +24,7 @@ impl Drop for Daemon {
     }
 }
 
-fn start(p: &Project, extra: &[&str]) -> Daemon {
+pub(crate) fn start(p: &Project, extra: &[&str]) -> Daemon {
     let socket = p.path().join("hookd.sock");
     let mut args = vec![
         "serve",
@@ -82,7 +82,7 @@ fn request(
     (status, body)
 }
 
-fn tcp(d: &Daemon, method: &str, path: &str, body: &str) -> (u16, String) {
+pub(crate) fn tcp(d: &Daemon, method: &str, path: &str, body: &str) -> (u16, String) {
     request(
         &mut TcpStream::connect(("127.0.0.1", d.port)).unwrap(),
         method,

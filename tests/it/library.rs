@@ -84,3 +84,30 @@ fn a_cap_inside_a_multibyte_character_through_the_runner() {
     assert_eq!(r.stdout.text, "aé");
     assert_eq!(r.stdout.dropped, 7);
 }
+
+/// A daemon's answer is read back into an `Outcome` (the adapters forward to the daemon): every
+/// golden Outcome, one per point and decision shape, survives JSON and back unchanged.
+#[test]
+fn outcomes_read_back_from_their_json() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !(name.starts_with("decision_") || name.starts_with("outcome_")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("\"<duration_ms>\"", "7");
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let outcome: hookd::Outcome =
+            serde_json::from_value(json.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(serde_json::to_value(&outcome).unwrap(), json, "{name}");
+        n += 1;
+    }
+    assert_eq!(n, 9);
+    // A decision of the wrong shape for its point is an error, not a silent default.
+    let bad = r#"{"hook":"pre_tool","session_id":"","turn":0,"session_turn":0,"mode":"standard","reminders":[],"commands":[],"decision":{"deny":"yes"}}"#;
+    assert!(serde_json::from_str::<hookd::Outcome>(bad).is_err());
+}
