@@ -305,8 +305,9 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
                 prev = 'x'; // an escaped character is an ordinary one
                 continue;
             }
-            // A comment ends the command for a shell: nothing after it is quoted or parsed.
-            (Q::None, '#') if matches!(prev, ' ' | '\t' | '\n') => return refuse(DenyReason::Comment, "`#` starts a comment"),
+            // A comment ends the command for a shell: nothing after it is quoted or parsed. It
+            // starts wherever a word does, after a redirection operator too (`>#x`).
+            (Q::None, '#') if matches!(prev, ' ' | '\t' | '\n' | '<' | '>') => return refuse(DenyReason::Comment, "`#` starts a comment"),
             (Q::None, '\n') => return refuse(DenyReason::Operator, "a newline outside quotes separates commands"),
             (Q::None, ';') => return refuse(DenyReason::Operator, "`;` separates commands"),
             (Q::None, '|') if prev != '>' => return refuse(DenyReason::Operator, "`|` or `|&` pipes commands"),

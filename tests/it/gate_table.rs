@@ -98,6 +98,10 @@ fn cases() -> Vec<(String, Expect)> {
         // In `$'…'` a `\'` does not end the string: what follows the real end is unquoted.
         s("echo $'a\\'b' | sh", Deny(R::Operator)),
         s("echo $'\\'' ; id", Deny(R::Operator)),
+        // After a redirection operator a word starts, so `#` starts a comment (bash: `>#x` is a
+        // syntax error), whatever quote follows it.
+        s("echo a >#x", Deny(R::Comment)),
+        s("echo a <#h\"", Deny(R::Comment)),
         // `$$'…'` is the pid then an ordinary single-quoted string, not `$'…'`.
         s("echo $$'x\\' ; id", Deny(R::Expansion)),
         // bash: `$` then a quote; brush-parser: ANSI-C quoting. Refused rather than guessed.
