@@ -43,6 +43,38 @@ struct ConfigArgs {
     gate_shell_tools: bool,
 }
 
+/// How `hookd serve` listens, logs and keeps state.
+#[derive(Debug, Clone, clap::Args)]
+struct ServeArgs {
+    /// The Unix socket (default $HOOKD_SOCKET, else $XDG_RUNTIME_DIR/hookd.sock, else
+    /// ~/.infer/hookd.sock).
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// Also serve HTTP on this address, e.g. 127.0.0.1:7878 (port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<std::net::SocketAddr>,
+    /// Require `Authorization: Bearer TOKEN` on the HTTP address (needed for a
+    /// non-loopback address; also HOOKD_TOKEN).
+    #[arg(long, env = "HOOKD_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Also append events as JSON lines to FILE (rotated by size: FILE.1 … FILE.3).
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
+    /// Rotate the events file when it would grow past this many bytes.
+    #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
+    events_max_bytes: u64,
+    /// Seconds running dispatches may take to finish after SIGTERM before their hooks are killed.
+    #[arg(long, default_value_t = 10)]
+    grace: u64,
+    /// Forget a session's reminder state (turns, `once` reminders, stop guard) after this many
+    /// seconds without a dispatch.
+    #[arg(long, default_value_t = 86_400, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    session_idle: u64,
+    /// Events kept in memory for subscribers that reconnect (older ones come from --events).
+    #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(16..=10_000_000))]
+    ring: u64,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// List the hook points in loop order, with what a hook at each may do.
@@ -127,30 +159,8 @@ enum Command {
     Serve {
         #[command(flatten)]
         cfg: ConfigArgs,
-        /// The Unix socket (default $HOOKD_SOCKET, else $XDG_RUNTIME_DIR/hookd.sock, else
-        /// ~/.infer/hookd.sock).
-        #[arg(long, value_name = "PATH")]
-        socket: Option<PathBuf>,
-        /// Also serve HTTP on this address, e.g. 127.0.0.1:7878 (port 0 picks one).
-        #[arg(long, value_name = "ADDR")]
-        listen: Option<std::net::SocketAddr>,
-        /// Require `Authorization: Bearer TOKEN` on the HTTP address (needed for a
-        /// non-loopback address; also HOOKD_TOKEN).
-        #[arg(long, env = "HOOKD_TOKEN", hide_env_values = true)]
-        token: Option<String>,
-        /// Also append events as JSON lines to FILE (rotated by size: FILE.1 … FILE.3).
-        #[arg(long, value_name = "FILE")]
-        events: Option<PathBuf>,
-        /// Rotate the events file when it would grow past this many bytes.
-        #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
-        events_max_bytes: u64,
-        /// Seconds running dispatches may take to finish after SIGTERM before their hooks are killed.
-        #[arg(long, default_value_t = 10)]
-        grace: u64,
-        /// Forget a session's reminder state (turns, `once` reminders, stop guard) after this many
-        /// seconds without a dispatch.
-        #[arg(long, default_value_t = 86_400, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
-        session_idle: u64,
+        #[command(flatten)]
+        args: ServeArgs,
     },
     /// Print the event stream for a person: from the running daemon, or from an events file.
     Events {
@@ -252,24 +262,7 @@ pub fn run(cli: Cli) -> Exit {
             file,
             json,
         } => events_cmd(follow, since, file, json),
-        Command::Serve {
-            cfg,
-            socket,
-            listen,
-            token,
-            events,
-            events_max_bytes,
-            grace,
-            session_idle,
-        } => serve(
-            cfg,
-            socket,
-            listen,
-            token,
-            events.map(|e| (e, events_max_bytes)),
-            grace,
-            std::time::Duration::from_secs(session_idle),
-        ),
+        Command::Serve { cfg, args } => serve(cfg, args),
         Command::Adapter {
             agent,
             cfg,
@@ -1143,15 +1136,7 @@ fn trust_line(config: &Config) -> String {
     }
 }
 
-fn serve(
-    cfg: ConfigArgs,
-    socket: Option<PathBuf>,
-    listen: Option<std::net::SocketAddr>,
-    token: Option<String>,
-    events: Option<(PathBuf, u64)>,
-    grace: u64,
-    session_idle: std::time::Duration,
-) -> Exit {
+fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
     let config = match load(cfg.clone()) {
         Ok(c) => c,
         Err(e) => return e,
@@ -1168,10 +1153,10 @@ fn serve(
     };
     opts.trust_project = cfg.trust_project;
     let watch = watched_files(&opts);
-    let hub = crate::daemon::hub::Hub::new(10_000);
+    let hub = crate::daemon::hub::Hub::new(a.ring as usize);
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
-    if let Some((p, max)) = &events {
-        match crate::events::RotatingLog::open(p, *max, 3) {
+    if let Some(p) = &a.events {
+        match crate::events::RotatingLog::open(p, a.events_max_bytes, LOG_KEEP) {
             Ok(s) => sinks.push(Arc::new(s)),
             Err(e) => {
                 return Exit::error(
@@ -1183,8 +1168,14 @@ fn serve(
     }
     // What outlives a reload: where events go, the sessions' state and the event numbering.
     let sink: Arc<dyn EventSink> = Arc::new(crate::events::Fanout(sinks));
-    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::idle_expiry(session_idle));
-    let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::idle_expiry(
+        std::time::Duration::from_secs(a.session_idle),
+    ));
+    let last = a
+        .events
+        .as_ref()
+        .map_or(0, |p| crate::events::last_seq_in_log(p, LOG_KEEP));
+    let seq = Arc::new(std::sync::atomic::AtomicU64::new(last));
     let engine_for = move |config: Config| {
         Engine::builder(config)
             .sink(sink.clone())
@@ -1202,13 +1193,14 @@ fn serve(
         }),
         watch,
     };
-    let socket = socket.or_else(crate::daemon::default_socket);
+    let socket = a.socket.or_else(crate::daemon::default_socket);
     let opts = crate::daemon::ServeOptions {
         socket,
-        listen,
-        token,
-        ring: 10_000,
-        grace: std::time::Duration::from_secs(grace),
+        listen: a.listen,
+        token: a.token,
+        ring: a.ring as usize,
+        log: a.events.map(|p| (p, LOG_KEEP)),
+        grace: std::time::Duration::from_secs(a.grace),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -1277,6 +1269,9 @@ fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<St
     };
     Some((socket, answer))
 }
+
+/// Rotated events files kept beside the current one.
+const LOG_KEEP: usize = 3;
 
 /// Dispatch through a running daemon: `None` when none answers (and none is required).
 fn forward(
@@ -1401,10 +1396,10 @@ fn events_cmd(follow: bool, since: u64, file: Option<PathBuf>, json: bool) -> Ex
             .unwrap_or(0)
     };
     if let Some(path) = file {
-        let numbered = |n: u32| PathBuf::from(format!("{}.{n}", path.display()));
         let mut seen = 0usize;
-        for p in [numbered(3), numbered(2), numbered(1)] {
-            if let Ok(text) = std::fs::read_to_string(&p) {
+        let files = crate::events::log_files(&path, LOG_KEEP);
+        for p in &files[..files.len() - 1] {
+            if let Ok(text) = std::fs::read_to_string(p) {
                 text.lines().filter(|l| seq_of(l) > since).for_each(print);
             }
         }

@@ -341,6 +341,62 @@ impl EventSink for Fanout {
     }
 }
 
+/// The rotated files of an events log, oldest first: `FILE.{keep}` … `FILE.1`, `FILE`.
+pub fn log_files(path: &Path, keep: usize) -> Vec<std::path::PathBuf> {
+    (1..=keep)
+        .rev()
+        .map(|n| std::path::PathBuf::from(format!("{}.{n}", path.display())))
+        .chain([path.to_path_buf()])
+        .collect()
+}
+
+/// The events in a log (and its rotated files) with `after < seq < before`, oldest first, as
+/// `(seq, json line)`. Lines that do not parse are passed over.
+pub fn read_log(path: &Path, keep: usize, after: u64, before: u64) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    for file in log_files(path, keep) {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for line in text.lines() {
+            let seq = serde_json::from_str::<serde_json::Value>(line)
+                .ok()
+                .and_then(|v| v["seq"].as_u64());
+            if let Some(seq) = seq.filter(|s| *s > after && *s < before) {
+                out.push((seq, line.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The highest `seq` in a log: a daemon restarted on the same log goes on numbering from there,
+/// so a subscriber's `Last-Event-ID` still means one event.
+pub fn last_seq_in_log(path: &Path, keep: usize) -> u64 {
+    use std::io::{Seek, SeekFrom};
+    for file in log_files(path, keep).iter().rev() {
+        let Ok(mut f) = File::open(file) else {
+            continue;
+        };
+        // The last line is all that matters: read the tail, not the whole file.
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)));
+        let mut tail = String::new();
+        if std::io::Read::read_to_string(&mut f, &mut tail).is_err() {
+            continue;
+        }
+        let last = tail.lines().rev().find_map(|l| {
+            serde_json::from_str::<serde_json::Value>(l)
+                .ok()
+                .and_then(|v| v["seq"].as_u64())
+        });
+        if let Some(seq) = last {
+            return seq;
+        }
+    }
+    0
+}
+
 /// JSON lines to a file that is rotated by size: `FILE` → `FILE.1` → … → `FILE.{keep}`.
 ///
 /// Durability: each event is one `write(2)` of a whole line, made before the dispatch goes on,

@@ -62,6 +62,9 @@ pub struct ServeOptions {
     pub ring: usize,
     /// How long running dispatches may take to finish after a shutdown signal.
     pub grace: Duration,
+    /// The events log and how many rotated files it keeps: subscribers resuming from before
+    /// the ring's oldest event get the rest from there.
+    pub log: Option<(PathBuf, usize)>,
 }
 
 /// The default socket: `$XDG_RUNTIME_DIR/hookd.sock`, else `~/.infer/hookd.sock`.
@@ -174,6 +177,7 @@ struct AppState {
     hub: Arc<Hub>,
     metrics: Arc<Mutex<Metrics>>,
     token: Option<String>,
+    log: Option<(PathBuf, usize)>,
     /// Becomes true at shutdown: event streams end, so connections can close.
     stopping: tokio::sync::watch::Receiver<bool>,
 }
@@ -377,12 +381,26 @@ async fn events(
     let since = q.since.or(last_id).unwrap_or(u64::MAX);
     let hub = state.hub.clone();
     let (backlog, rx) = hub.subscribe(if since == u64::MAX { u64::MAX } else { since });
-    // Resuming from before the oldest kept event: say how many are gone.
+    // Resuming from before the oldest kept event: the events log has the rest, if there is
+    // one; what it does not have either is counted as missed.
     let mut first = Vec::new();
-    if since != u64::MAX {
-        if let Some(oldest) = hub.oldest().filter(|o| *o > since + 1) {
-            let note = json!({"missed": oldest - since - 1, "resume_from": oldest});
+    let oldest = backlog.first().map(|p| p.seq).or_else(|| hub.oldest());
+    if let Some(oldest) = oldest.filter(|o| since != u64::MAX && *o > since + 1) {
+        let from_log = match state.log.clone() {
+            Some((path, keep)) => tokio::task::spawn_blocking(move || {
+                crate::events::read_log(&path, keep, since, oldest)
+            })
+            .await
+            .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let resume_from = from_log.first().map_or(oldest, |(s, _)| *s);
+        if resume_from > since + 1 {
+            let note = json!({"missed": resume_from - since - 1, "resume_from": resume_from});
             first.extend_from_slice(&hub::frame(None, "missed", &note.to_string()));
+        }
+        for (seq, line) in &from_log {
+            first.extend_from_slice(&hub::frame(Some(*seq), "hookd", line));
         }
     }
     for p in &backlog {
@@ -511,6 +529,7 @@ pub async fn serve(
         hub,
         metrics: metrics.clone(),
         token: None,
+        log: opts.log.clone(),
         stopping: stopping.clone(),
     });
     let tcp_state: Shared = Arc::new(AppState {
@@ -518,6 +537,7 @@ pub async fn serve(
         hub: state.hub.clone(),
         metrics,
         token: opts.token.clone(),
+        log: opts.log.clone(),
         stopping,
     });
     let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);

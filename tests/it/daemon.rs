@@ -774,3 +774,34 @@ fn dechunk(body: &str) -> String {
 fn the_exposition_check_rejects_a_sample_without_a_family() {
     check_exposition("# TYPE a counter\na 1\nb 2\n");
 }
+
+#[test]
+fn resuming_from_before_the_ring_reads_the_events_log_and_numbering_survives_a_restart() {
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let args = ["--events", log.to_str().unwrap(), "--ring", "16"];
+    let d = start(&p, &args);
+    let body = json!({"point": "post_tool", "context": {"session_id": "l"}}).to_string();
+    for _ in 0..40 {
+        assert_eq!(tcp(&d, "POST", "/v1/dispatch", &body).0, 200);
+    }
+    // Events 3..=24 are no longer in memory (the ring keeps 16); the log has them.
+    let mut again = subscribe(&d, Some(2));
+    let got = read_events(&mut again, 38);
+    assert_eq!(
+        got.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+        (3..=40).collect::<Vec<_>>()
+    );
+    assert!(got
+        .iter()
+        .all(|(i, e)| e["seq"] == *i && e["type"] == "hook_command"));
+    drop(again);
+    drop(d);
+
+    // A new daemon on the same log goes on from 40, so ids keep meaning one event.
+    let d = start(&p, &args);
+    assert_eq!(tcp(&d, "POST", "/v1/dispatch", &body).0, 200);
+    let mut s = subscribe(&d, Some(39));
+    let got = read_events(&mut s, 2);
+    assert_eq!(got.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [40, 41]);
+}
