@@ -805,3 +805,38 @@ fn resuming_from_before_the_ring_reads_the_events_log_and_numbering_survives_a_r
     let got = read_events(&mut s, 2);
     assert_eq!(got.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [40, 41]);
 }
+
+#[test]
+fn sessions_dispatching_at_once_do_not_wait_for_each_other() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^sleep 0\\.5$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: s, hook: post_session, command: 'sleep 0.5'}]\n",
+    );
+    let d = start(&p, &[]);
+    let started = Instant::now();
+    let clients: Vec<_> = (0..4)
+        .map(|i| {
+            let socket = d.socket.clone();
+            std::thread::spawn(move || {
+                let body =
+                    json!({"point": "post_session", "context": {"session_id": format!("c{i}")}});
+                unix(&socket, "POST", "/v1/dispatch", &body.to_string())
+            })
+        })
+        .collect();
+    for c in clients {
+        let (status, out) = c.join().unwrap();
+        assert_eq!(status, 200, "{out}");
+        assert!(out.contains("\"status\":\"ok\""), "{out}");
+    }
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(1800),
+        "four 0.5 s hooks took {took:?}: they queued"
+    );
+}
