@@ -3,6 +3,17 @@
 use crate::support::{stderr, stdout, Project};
 use serde_json::{json, Value};
 
+/// The captured payloads, in the order of a session.
+const FIXTURES: [&str; 7] = [
+    "session_start",
+    "user_prompt_submit",
+    "pre_tool_use",
+    "post_tool_use",
+    "post_tool_use_failure",
+    "stop",
+    "session_end",
+];
+
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -56,15 +67,7 @@ fn steering() -> Project {
 #[test]
 fn every_fixture_gets_its_golden_reply() {
     let p = steering();
-    for name in [
-        "session_start",
-        "user_prompt_submit",
-        "pre_tool_use",
-        "post_tool_use",
-        "post_tool_use_failure",
-        "stop",
-        "session_end",
-    ] {
+    for name in FIXTURES {
         let (code, reply, err) = adapter(&p, &fixture(name), &[]);
         assert_eq!(code, 0, "{name}: {err}");
         assert_eq!(err, "", "{name}");
@@ -301,33 +304,13 @@ fn through_a_running_daemon_every_reply_is_the_same() {
         } else {
             c.env("HOOKD_NO_DAEMON", "1");
         }
-        let mut child = c
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(fixture(name).as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = crate::support::with_stdin(c, &fixture(name));
         assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
         serde_json::from_str::<Value>(&stdout(&out)).unwrap()
     };
     // Twice over, so the stop loop guard's state (one continue, then stop) is exercised too.
     for _ in 0..2 {
-        for name in [
-            "session_start",
-            "user_prompt_submit",
-            "pre_tool_use",
-            "post_tool_use",
-            "post_tool_use_failure",
-            "stop",
-        ] {
+        for name in &FIXTURES[..6] {
             assert_eq!(run(name, true), run(name, false), "{name}");
         }
     }
