@@ -67,6 +67,9 @@ pub(crate) struct CommandProvider {
     pub max_continues: u64,
     /// Set when the project's `.infer/` is not trusted: its hooks are skipped with this denial.
     pub untrusted: Option<Denied>,
+    /// For a project trusted by record: its fingerprint, verified again before each of its hooks
+    /// runs (the files may change after loading; a daemon loads once).
+    pub recheck: Option<crate::config::Fingerprint>,
     /// With `gate_shell_tools`: the shell tools whose commands face the gate at `pre_tool`.
     pub shell_gate: Option<Vec<String>>,
 }
@@ -291,6 +294,21 @@ impl CommandProvider {
         if hook.spec.origin.source == crate::config::Source::Project {
             if let Some(denied) = &self.untrusted {
                 return Ran::Skipped(denied.clone());
+            }
+            if let Some(fp) = &self.recheck {
+                if !crate::config::still_matches(&self.project_dir, fp) {
+                    return Ran::Skipped(Denied {
+                        reason: crate::gate::DenyReason::Untrusted,
+                        detail: format!(
+                            "a file the trust record covers changed since the configuration was loaded ({})",
+                            fp.files.join(", ")
+                        ),
+                        hint: format!(
+                            "review the change, then run `hookd trust` in {}",
+                            self.project_dir.display()
+                        ),
+                    });
+                }
             }
         }
         match self.gate.verdict(&hook.spec.command, at.mode) {

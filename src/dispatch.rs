@@ -367,6 +367,10 @@ impl EngineBuilder {
                 max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
                 max_continues: self.config.hooks.max_continues,
                 untrusted: untrusted_denial(&self.config),
+                recheck: match (&self.config.trust, &self.config.fingerprint) {
+                    (ProjectTrust::Trusted { .. }, Some(fp)) => Some(fp.clone()),
+                    _ => None,
+                },
                 shell_gate: self
                     .config
                     .hooks

@@ -20,7 +20,8 @@ pub use hooks::{
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, Trigger, When};
 pub use settings::{AllowEntry, Mode, Origin, Source, UnknownMode};
 pub use trust::{
-    fingerprint, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore, PROJECT_FILES,
+    fingerprint, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore,
+    PROJECT_FILES,
 };
 
 use decode::Decoder;

@@ -91,8 +91,23 @@ pub fn fingerprint(project: &Path, hook_argvs: &[Vec<String>]) -> Fingerprint {
     extra.sort();
     extra.dedup();
     files.extend(extra);
+    let sha256 = hash_files(&root, &files);
+    Fingerprint { sha256, files }
+}
+
+/// Whether the files `fp` covers still hash to it: checked again right before a trusted
+/// project's hook runs, so an edit made after the configuration was loaded (a daemon loads it
+/// once) is not run on the strength of the old record.
+pub fn still_matches(project: &Path, fp: &Fingerprint) -> bool {
+    let root = project
+        .canonicalize()
+        .unwrap_or_else(|_| project.to_path_buf());
+    hash_files(&root, &fp.files) == fp.sha256
+}
+
+fn hash_files(root: &Path, files: &[String]) -> String {
     let mut h = Sha256::new();
-    for f in &files {
+    for f in files {
         h.update(f.as_bytes());
         h.update([0]);
         match fs::read(root.join(f)) {
@@ -103,8 +118,7 @@ pub fn fingerprint(project: &Path, hook_argvs: &[Vec<String>]) -> Fingerprint {
             Err(_) => h.update(b"\xffabsent"),
         }
     }
-    let sha256 = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    Fingerprint { sha256, files }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One trusted project.

@@ -593,7 +593,20 @@ pub async fn serve(
         },
     )?;
     let reloader = Arc::new(reloader);
-    let mut seen = snapshot(&reloader.watch);
+    // The configuration files, and the code a trusted project's hooks run: editing a hook's
+    // script untrusts the project, and the reload says so at once.
+    let watched = |engine: &Current| {
+        let engine = current(engine);
+        let config = engine.config();
+        let mut files = reloader.watch.clone();
+        if let Some(fp) = &config.fingerprint {
+            files.extend(fp.files.iter().map(|f| config.project_dir.join(f)));
+        }
+        files.sort();
+        files.dedup();
+        files
+    };
+    let mut seen = snapshot(&watched(&state.engine));
     // Polling, not inotify: one stat per file per second costs nothing, and it sees files that
     // editors replace by rename and directories created after the daemon started.
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -602,16 +615,19 @@ pub async fn serve(
             _ = term.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
             _ = hup.recv() => {
-                seen = snapshot(&reloader.watch);
                 reload(&state.engine, &reloader, "sighup").await;
+                seen = snapshot(&watched(&state.engine));
             }
             _ = tick.tick() => {
-                let now = snapshot(&reloader.watch);
-                if now != seen {
+                if snapshot(&watched(&state.engine)) != seen {
                     // Let an editor finish writing before reading what it wrote.
                     tokio::time::sleep(Duration::from_millis(200)).await;
-                    seen = snapshot(&reloader.watch);
+                    // Snapshot before reading: an edit made during the reload triggers another.
+                    let before = watched(&state.engine);
+                    let pre = snapshot(&before);
                     reload(&state.engine, &reloader, "changed").await;
+                    let after = watched(&state.engine);
+                    seen = if after == before { pre } else { snapshot(&after) };
                 }
             }
         }

@@ -25,6 +25,11 @@ impl Drop for Daemon {
 }
 
 pub(crate) fn start(p: &Project, extra: &[&str]) -> Daemon {
+    start_with(p, extra, true)
+}
+
+/// `trusted: false` starts it as a user would, without HOOKD_TRUST_PROJECT.
+fn start_with(p: &Project, extra: &[&str], trusted: bool) -> Daemon {
     let socket = p.path().join("hookd.sock");
     let mut args = vec![
         "serve",
@@ -36,8 +41,12 @@ pub(crate) fn start(p: &Project, extra: &[&str]) -> Daemon {
         "2",
     ];
     args.extend_from_slice(extra);
-    let mut child = p
-        .cmd(&args)
+    let mut cmd = if trusted {
+        p.cmd(&args)
+    } else {
+        p.cmd_untrusted(&args)
+    };
+    let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -839,4 +848,48 @@ fn sessions_dispatching_at_once_do_not_wait_for_each_other() {
         took < Duration::from_millis(1800),
         "four 0.5 s hooks took {took:?}: they queued"
     );
+}
+
+#[test]
+fn editing_a_trusted_hook_script_under_a_running_daemon_untrusts_it_at_once() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^\\./hook\\.sh$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: h, hook: post_tool, command: ./hook.sh}]\n",
+    );
+    let script = p.path().join("hook.sh");
+    std::fs::write(&script, "#!/bin/sh\necho reviewed\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    assert!(p
+        .cmd_untrusted(&["trust"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let d = start_with(&p, &[], false);
+    let body = json!({"point": "post_tool", "context": {"session_id": "t"}}).to_string();
+    let status_of = || {
+        let (_, out) = unix(&d.socket, "POST", "/v1/dispatch", &body);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        (
+            v["commands"][0]["status"].as_str().unwrap().to_string(),
+            v["commands"][0]["reason"].clone(),
+        )
+    };
+    assert_eq!(status_of().0, "ok", "trusted by record");
+    // The agent rewrites the script the user reviewed; the very next dispatch must not run it,
+    // not even in the second before the daemon's watcher reloads.
+    std::fs::write(&script, "#!/bin/sh\ntouch pwned\n").unwrap();
+    let (status, reason) = status_of();
+    assert_eq!((status.as_str(), reason), ("skipped", json!("untrusted")));
+    assert!(!p.path().join("pwned").exists());
+    // After the reload the project is untrusted as a whole, and stays so.
+    std::thread::sleep(Duration::from_millis(1600));
+    let (status, reason) = status_of();
+    assert_eq!((status.as_str(), reason), ("skipped", json!("untrusted")));
+    assert!(!p.path().join("pwned").exists());
 }
