@@ -1245,19 +1245,26 @@ fn watched_files(opts: &LoadOptions) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Post a dispatch to the daemon at the default socket: `None` when none answers; else the
-/// socket and the Outcome JSON, or what went wrong.
+/// Post a dispatch to the daemon at the default socket: `None` when none answers or it serves
+/// another project; else the socket and the Outcome JSON, or what went wrong.
 fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<String, String>)> {
     let socket = crate::daemon::default_socket().filter(|s| crate::daemon::client::answers(s))?;
-    let body =
-        serde_json::json!({"point": point.name(), "context": context.to_value()}).to_string();
+    let mut body = serde_json::json!({"point": point.name(), "context": context.to_value()});
+    if let Some(cwd) = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.to_str().map(String::from))
+    {
+        body["project"] = serde_json::Value::String(cwd);
+    }
     let answer = match crate::daemon::client::post(
         &socket,
         "/v1/dispatch",
-        &body,
+        &body.to_string(),
         std::time::Duration::from_secs(3700),
     ) {
         Ok((200, outcome)) => Ok(outcome),
+        // It serves another project: its hooks are not this project's.
+        Ok((409, _)) => return None,
         Ok((status, answer)) => {
             let msg = serde_json::from_str::<serde_json::Value>(&answer)
                 .ok()
@@ -1287,7 +1294,7 @@ fn forward(
                 .unwrap_or_else(|| "(no socket path: set HOOKD_SOCKET)".into());
             return Some(Exit::error(
                 2,
-                format!("error: no hookd daemon answers at {at}; start one with `hookd serve`"),
+                format!("error: no hookd daemon for this project answers at {at}; start one here with `hookd serve`"),
             ));
         }
         return None;

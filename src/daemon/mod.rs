@@ -203,6 +203,10 @@ struct DispatchRequest {
     point: String,
     #[serde(default)]
     context: Option<Value>,
+    /// The client's project: a daemon serving another one answers 409, and the client
+    /// dispatches in its own process instead of running this project's hooks elsewhere.
+    #[serde(default)]
+    project: Option<PathBuf>,
 }
 
 async fn dispatch(
@@ -240,6 +244,20 @@ async fn dispatch(
         Some(_) => return error(StatusCode::BAD_REQUEST, "`context` must be a JSON object"),
     };
     let engine = current(&state.engine);
+    if let Some(project) = &req.project {
+        let served = &engine.config().project_dir;
+        let same = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if same(project) != same(served) {
+            return error(
+                StatusCode::CONFLICT,
+                format!(
+                    "this daemon serves the project {}, not {}",
+                    served.display(),
+                    project.display()
+                ),
+            );
+        }
+    }
     let started = Instant::now();
     // Hooks run processes: keep them off the async workers, so other sessions never wait.
     let result = tokio::task::spawn_blocking(move || engine.dispatch(point, &context)).await;

@@ -410,7 +410,7 @@ fn hookd_dispatch_forwards_to_a_running_daemon() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        format!("error: no hookd daemon answers at {sock}; start one with `hookd serve`\n")
+        format!("error: no hookd daemon for this project answers at {sock}; start one here with `hookd serve`\n")
     );
     // Without --daemon, no daemon means in-process.
     assert!(p
@@ -892,4 +892,46 @@ fn editing_a_trusted_hook_script_under_a_running_daemon_untrusts_it_at_once() {
     let (status, reason) = status_of();
     assert_eq!((status.as_str(), reason), ("skipped", json!("untrusted")));
     assert!(!p.path().join("pwned").exists());
+}
+
+#[test]
+fn a_daemon_serving_another_project_is_not_used() {
+    let served = project();
+    let d = start(&served, &[]);
+    // Another project, its own hook: it must run here, not the daemon's project's hook there.
+    let other = Project::new();
+    other.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^echo elsewhere$']}}}}\n",
+    );
+    other.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: mine, hook: post_tool, command: 'echo elsewhere'}]\n",
+    );
+    let out = other
+        .cmd(&["dispatch", "post_tool", "--session-id", "o"])
+        .env("HOOKD_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outcome: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(outcome["commands"][0]["name"], "mine");
+    let (_, metrics) = tcp(&d, "GET", "/metrics", "");
+    assert!(
+        metrics.contains("hookd_dispatches_total{point=\"post_tool\"} 0\n"),
+        "{metrics}"
+    );
+    // Asked directly, the daemon says why.
+    let body = json!({"point": "post_tool", "project": other.path()}).to_string();
+    let (status, answer) = unix(&d.socket, "POST", "/v1/dispatch", &body);
+    assert_eq!(status, 409);
+    assert!(
+        answer.contains("this daemon serves the project"),
+        "{answer}"
+    );
 }
