@@ -1168,9 +1168,10 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
     }
     // What outlives a reload: where events go, the sessions' state and the event numbering.
     let sink: Arc<dyn EventSink> = Arc::new(crate::events::Fanout(sinks));
-    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::idle_expiry(
-        std::time::Duration::from_secs(a.session_idle),
-    ));
+    let memory = Arc::new(MemoryStore::idle_expiry(std::time::Duration::from_secs(
+        a.session_idle,
+    )));
+    let store: Arc<dyn StateStore> = memory.clone();
     let last = a
         .events
         .as_ref()
@@ -1200,6 +1201,7 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         token: a.token,
         ring: a.ring as usize,
         log: a.events.map(|p| (p, LOG_KEEP)),
+        sessions: Some(memory),
         grace: std::time::Duration::from_secs(a.grace),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -65,6 +65,8 @@ pub struct ServeOptions {
     /// The events log and how many rotated files it keeps: subscribers resuming from before
     /// the ring's oldest event get the rest from there.
     pub log: Option<(PathBuf, usize)>,
+    /// The sessions' state, counted for `/metrics`.
+    pub sessions: Option<Arc<crate::state::MemoryStore>>,
 }
 
 /// The default socket: `$XDG_RUNTIME_DIR/hookd.sock`, else `~/.infer/hookd.sock`.
@@ -86,6 +88,8 @@ struct Metrics {
     skips: BTreeMap<String, u64>,
     duration_sum: f64,
     duration_buckets: [u64; 8],
+    /// Configuration reloads: applied, and refused as invalid.
+    reloads: [u64; 2],
 }
 
 const BUCKETS: [f64; 7] = [0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10.0];
@@ -121,7 +125,8 @@ fn snapshot(files: &[PathBuf]) -> Snapshot {
 
 /// Load the configuration again; a valid one replaces the engine, an invalid one is reported
 /// (event and stderr) and the running configuration stays.
-async fn reload(engine: &Current, reloader: &Arc<Reloader>, cause: &str) {
+async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: &str) {
+    let engine = &state.engine;
     let r = reloader.clone();
     let built = match tokio::task::spawn_blocking(move || (r.build)()).await {
         Ok(b) => b,
@@ -146,6 +151,11 @@ async fn reload(engine: &Current, reloader: &Arc<Reloader>, cause: &str) {
                 seq: 0,
             }));
             *engine.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+            state
+                .metrics
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .reloads[0] += 1;
             eprintln!(
                 "hookd: configuration reloaded ({cause}) from {}",
                 sources.join(", ")
@@ -163,6 +173,11 @@ async fn reload(engine: &Current, reloader: &Arc<Reloader>, cause: &str) {
                 cause: cause.into(),
                 seq: 0,
             }));
+            state
+                .metrics
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .reloads[1] += 1;
             eprintln!(
                 "{diagnostics}
 
@@ -178,6 +193,7 @@ struct AppState {
     metrics: Arc<Mutex<Metrics>>,
     token: Option<String>,
     log: Option<(PathBuf, usize)>,
+    sessions: Option<Arc<crate::state::MemoryStore>>,
     /// Becomes true at shutdown: event streams end, so connections can close.
     stopping: tokio::sync::watch::Receiver<bool>,
 }
@@ -341,6 +357,16 @@ async fn metrics(State(state): State<Shared>) -> Response {
         "hookd_dispatch_duration_seconds_bucket{{le=\"+Inf\"}} {cumulative}\n"
     ));
     s.push_str(&format!("hookd_dispatch_duration_seconds_sum {}\nhookd_dispatch_duration_seconds_count {cumulative}\n", m.duration_sum));
+    s.push_str("# HELP hookd_config_reloads_total Configuration reloads, by result.\n# TYPE hookd_config_reloads_total counter\n");
+    for (result, n) in ["ok", "invalid"].iter().zip(m.reloads) {
+        s.push_str(&format!(
+            "hookd_config_reloads_total{{result=\"{result}\"}} {n}\n"
+        ));
+    }
+    if let Some(sessions) = &state.sessions {
+        s.push_str("# HELP hookd_sessions Sessions whose state is kept (idle ones expire).\n# TYPE hookd_sessions gauge\n");
+        s.push_str(&format!("hookd_sessions {}\n", sessions.len()));
+    }
     let c = &state.hub.counters;
     s.push_str("# HELP hookd_events_total Events published.\n# TYPE hookd_events_total counter\n");
     s.push_str(&format!(
@@ -548,6 +574,7 @@ pub async fn serve(
         metrics: metrics.clone(),
         token: None,
         log: opts.log.clone(),
+        sessions: opts.sessions.clone(),
         stopping: stopping.clone(),
     });
     let tcp_state: Shared = Arc::new(AppState {
@@ -556,6 +583,7 @@ pub async fn serve(
         metrics,
         token: opts.token.clone(),
         log: opts.log.clone(),
+        sessions: opts.sessions.clone(),
         stopping,
     });
     let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
@@ -633,7 +661,7 @@ pub async fn serve(
             _ = term.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
             _ = hup.recv() => {
-                reload(&state.engine, &reloader, "sighup").await;
+                reload(&state, &reloader, "sighup").await;
                 seen = snapshot(&watched(&state.engine));
             }
             _ = tick.tick() => {
@@ -643,7 +671,7 @@ pub async fn serve(
                     // Snapshot before reading: an edit made during the reload triggers another.
                     let before = watched(&state.engine);
                     let pre = snapshot(&before);
-                    reload(&state.engine, &reloader, "changed").await;
+                    reload(&state, &reloader, "changed").await;
                     let after = watched(&state.engine);
                     seen = if after == before { pre } else { snapshot(&after) };
                 }

@@ -614,6 +614,15 @@ fn a_changed_configuration_is_reloaded_and_an_invalid_one_is_reported_and_ignore
     assert_eq!(e.1["cause"], "sighup");
     assert_eq!(e.0, 7, "seq continues across reloads: {}", e.1);
     assert_eq!(ran(&mut events), "echo hup");
+    let (_, metrics) = tcp(&d, "GET", "/metrics", "");
+    assert!(
+        metrics.contains("hookd_config_reloads_total{result=\"ok\"} 3\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("hookd_config_reloads_total{result=\"invalid\"} 1\n"),
+        "{metrics}"
+    );
 }
 
 #[test]
@@ -642,6 +651,11 @@ fn an_idle_session_is_forgotten_after_session_idle() {
         turn("s"),
         (1, 1),
         "after the idle time the session starts over"
+    );
+    let (_, metrics) = unix(&d.socket, "GET", "/metrics", "");
+    assert!(
+        metrics.contains("hookd_sessions 1\n"),
+        "`other` expired too: {metrics}"
     );
 
     let out = p.run(&["serve", "--session-idle", "0"]);
