@@ -448,8 +448,8 @@ impl Engine {
         &self.config
     }
 
-    /// Stamp `event` with the next sequence number and the time, and send it to the sink: for
-    /// events outside a dispatch (a daemon's `config_reloaded`).
+    /// Stamp `event` with the next sequence number and the time, and send it to the sink: every
+    /// event goes through here, from a dispatch or not (a daemon's `config_reloaded`).
     pub fn emit(&self, mut event: Event) {
         event.stamp(
             self.seq.fetch_add(1, Ordering::Relaxed) + 1,
@@ -491,13 +491,7 @@ impl Engine {
         if wanted.is_empty() && !bookkeeping {
             return Ok(outcome); // the hot path: nothing can be due here
         }
-        let emit = |mut e: Event| {
-            e.stamp(
-                self.seq.fetch_add(1, Ordering::Relaxed) + 1,
-                events::now_rfc3339(),
-            );
-            self.sink.emit(&e);
-        };
+        let emit = |e: Event| self.emit(e);
         let mut call = Call {
             point,
             context,

@@ -88,8 +88,10 @@ struct Metrics {
     skips: BTreeMap<String, u64>,
     duration_sum: f64,
     duration_buckets: [u64; 8],
-    /// Configuration reloads: applied, and refused as invalid.
-    reloads: [u64; 2],
+    /// Configuration reloads applied.
+    reloads_applied: u64,
+    /// Changed configurations refused as invalid.
+    reloads_invalid: u64,
 }
 
 const BUCKETS: [f64; 7] = [0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10.0];
@@ -135,55 +137,54 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: &str) {
             return;
         }
     };
-    match built {
+    let (replacement, event) = match built {
         Ok(new) => {
-            let sources = new.config().sources.clone();
             for w in &new.config().warnings {
-                eprintln!(
-                    "{w}
-"
-                );
+                eprintln!("{w}\n");
             }
-            new.emit(Event::ConfigReloaded(crate::events::ConfigReloaded {
-                timestamp: String::new(),
-                sources: sources.clone(),
-                cause: cause.into(),
-                seq: 0,
-            }));
-            *engine.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
-            state
-                .metrics
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .reloads[0] += 1;
+            let sources = new.config().sources.clone();
             eprintln!(
                 "hookd: configuration reloaded ({cause}) from {}",
                 sources.join(", ")
             );
+            let event = crate::events::ConfigReloaded {
+                timestamp: String::new(),
+                sources,
+                cause: cause.into(),
+                seq: 0,
+            };
+            (Some(Arc::new(new)), Event::ConfigReloaded(event))
         }
         Err(e) => {
             let first = e.errors().next();
             let diagnostics = e.to_string();
-            current(engine).emit(Event::ConfigError(crate::events::ConfigError {
+            eprintln!("{diagnostics}\n\nhookd: the changed configuration is invalid; still using the previous one");
+            let event = crate::events::ConfigError {
                 timestamp: String::new(),
                 file: first.map(|d| d.file.clone()).unwrap_or_default(),
                 line: first.map(|d| d.line).unwrap_or(0),
                 message: first.map(|d| d.message.clone()).unwrap_or_default(),
-                diagnostics: diagnostics.clone(),
+                diagnostics,
                 cause: cause.into(),
                 seq: 0,
-            }));
-            state
-                .metrics
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .reloads[1] += 1;
-            eprintln!(
-                "{diagnostics}
-
-hookd: the changed configuration is invalid; still using the previous one"
-            );
+            };
+            (None, Event::ConfigError(event))
         }
+    };
+    let applied = replacement.is_some();
+    match replacement {
+        // Announced before the swap: no event of the new configuration precedes the news of it.
+        Some(new) => {
+            new.emit(event);
+            *engine.write().unwrap_or_else(|e| e.into_inner()) = new;
+        }
+        None => current(engine).emit(event),
+    }
+    let mut m = state.metrics.lock().unwrap_or_else(|p| p.into_inner());
+    if applied {
+        m.reloads_applied += 1;
+    } else {
+        m.reloads_invalid += 1;
     }
 }
 
@@ -358,7 +359,7 @@ async fn metrics(State(state): State<Shared>) -> Response {
     ));
     s.push_str(&format!("hookd_dispatch_duration_seconds_sum {}\nhookd_dispatch_duration_seconds_count {cumulative}\n", m.duration_sum));
     s.push_str("# HELP hookd_config_reloads_total Configuration reloads, by result.\n# TYPE hookd_config_reloads_total counter\n");
-    for (result, n) in ["ok", "invalid"].iter().zip(m.reloads) {
+    for (result, n) in [("ok", m.reloads_applied), ("invalid", m.reloads_invalid)] {
         s.push_str(&format!(
             "hookd_config_reloads_total{{result=\"{result}\"}} {n}\n"
         ));
