@@ -265,9 +265,10 @@ impl CommandProvider {
                 },
                 Some(c) => match self.gate.verdict(c, call.mode) {
                     Verdict::Allowed(a) => {
-                        let (word, place) = self.protected().named_by(&a.argv, &cwd)?;
+                        let t = self.protected().named_by(&a.argv, &cwd)?;
                         protected_denial(format!(
-                            "`{word}` names {place}, one of hookd's own files"
+                            "`{}` names {}, one of hookd's own files",
+                            t.named, t.place
                         ))
                     }
                     Verdict::Denied(d) => d,
@@ -275,9 +276,12 @@ impl CommandProvider {
             };
             (command.unwrap_or_default().to_string(), denied)
         } else if FILE_TOOLS.contains(&tool) {
-            let (path, place) = self.protected().written_by(input, &cwd)?;
-            let detail = format!("`{path}` is inside {place}, one of hookd's own files");
-            (path, protected_denial(detail))
+            let t = self.protected().written_by(input, &cwd)?;
+            let detail = format!(
+                "`{}` is inside {}, one of hookd's own files",
+                t.named, t.place
+            );
+            (t.named, protected_denial(detail))
         } else {
             return None;
         };

@@ -27,6 +27,15 @@ pub(crate) const FILE_TOOLS: &[&str] = &[
 /// The input keys that name the file a file tool writes, across those agents.
 const PATH_KEYS: &[&str] = &["file_path", "path", "notebook_path", "absolute_path"];
 
+/// A call that touches a protected place: the word or path it named, and the place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Touch {
+    /// As the call wrote it.
+    pub named: String,
+    /// The protected place it is, or is inside (`/home/u/.infer`).
+    pub place: String,
+}
+
 /// One protected place.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Rule {
@@ -209,14 +218,17 @@ impl ProtectedPaths {
     /// word and what follows `=` in it (`--output=FILE`, `of=FILE`) read as a path from `cwd`;
     /// a word with the text of a protected path inside it (`-o/home/u/.infer/x`); a word with
     /// a `.infer` component (another project's configuration is hookd's too).
-    pub fn named_by(&self, argv: &[String], cwd: &Path) -> Option<(String, String)> {
+    pub fn named_by(&self, argv: &[String], cwd: &Path) -> Option<Touch> {
         for word in argv {
             let tails = word.match_indices('=').map(|(i, _)| &word[i + 1..]);
             if let Some(place) = std::iter::once(word.as_str())
                 .chain(tails)
                 .find_map(|c| self.protected(c, cwd))
             {
-                return Some((word.clone(), place));
+                return Some(Touch {
+                    named: word.clone(),
+                    place,
+                });
             }
             if let Some(place) = self
                 .rules
@@ -224,26 +236,33 @@ impl ProtectedPaths {
                 .map(Rule::text)
                 .find(|text| text.len() > 1 && word.contains(text.as_str()))
             {
-                return Some((word.clone(), place));
+                return Some(Touch {
+                    named: word.clone(),
+                    place,
+                });
             }
             if word.split(['/', '=']).any(|c| c == ".infer") {
-                return Some((word.clone(), ".infer/".to_string()));
+                return Some(Touch {
+                    named: word.clone(),
+                    place: ".infer/".to_string(),
+                });
             }
         }
         None
     }
 
     /// The protected file a file tool call writes, by its path input (any key agents use).
-    pub fn written_by(
-        &self,
-        input: Option<&serde_json::Value>,
-        cwd: &Path,
-    ) -> Option<(String, String)> {
+    pub fn written_by(&self, input: Option<&serde_json::Value>, cwd: &Path) -> Option<Touch> {
         let input = input?;
         PATH_KEYS
             .iter()
             .filter_map(|k| input.get(*k).and_then(|v| v.as_str()))
-            .find_map(|path| self.protected(path, cwd).map(|p| (path.to_string(), p)))
+            .find_map(|path| {
+                self.protected(path, cwd).map(|place| Touch {
+                    named: path.to_string(),
+                    place,
+                })
+            })
     }
 }
 
