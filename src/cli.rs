@@ -205,6 +205,25 @@ enum Command {
     },
 }
 
+/// An on/off environment variable read with the one parser ([`config::parse_bool`]). Unset is
+/// off; a value that is neither on nor off is reported on stderr and taken as `unreadable`.
+fn env_switch(name: &str, unreadable: bool) -> bool {
+    let Some(value) = std::env::var_os(name) else {
+        return false;
+    };
+    match value.to_str().and_then(config::parse_bool) {
+        Some(on) => on,
+        None => {
+            eprintln!(
+                "hookd: {name}={} is not on or off (1/true/yes/on, 0/false/no/off); taken as {}",
+                value.to_string_lossy().escape_debug(),
+                if unreadable { "on" } else { "off" }
+            );
+            unreadable
+        }
+    }
+}
+
 fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse::<Mode>().map_err(|e| e.to_string())
 }
@@ -270,9 +289,8 @@ pub fn run(cli: Cli) -> Exit {
             fail_closed,
             no_daemon,
         } => {
-            let no_daemon = no_daemon
-                || cfg.config_dir.is_some()
-                || std::env::var("HOOKD_NO_DAEMON").is_ok_and(|v| v == "1" || v == "true");
+            let no_daemon =
+                no_daemon || cfg.config_dir.is_some() || env_switch("HOOKD_NO_DAEMON", false);
             adapter(agent, cfg, events, fail_closed, !no_daemon)
         }
         Command::Install { agent, scope } => install(agent, scope, false),
@@ -856,8 +874,8 @@ fn adapter(
     fail_closed: bool,
     use_daemon: bool,
 ) -> Exit {
-    let fail_closed =
-        fail_closed || std::env::var("HOOKD_FAIL_CLOSED").is_ok_and(|v| v == "1" || v == "true");
+    // A safety switch: a value hookd cannot read turns it on, never silently off.
+    let fail_closed = fail_closed || env_switch("HOOKD_FAIL_CLOSED", true);
     let emit = |r: adapter::AgentReply| {
         for n in &r.notes {
             eprintln!("{n}");

@@ -6,6 +6,7 @@ mod diag;
 mod hooks;
 mod reminders;
 mod settings;
+mod switch;
 mod trust;
 mod yaml;
 
@@ -19,6 +20,7 @@ pub use hooks::{
 };
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, Trigger, When};
 pub use settings::{AllowEntry, Mode, Origin, Source, UnknownMode};
+pub use switch::parse_bool;
 pub use trust::{
     fingerprint, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore,
     PROJECT_FILES,
@@ -259,10 +261,9 @@ impl Loader {
 
     fn env_bool(&mut self, env: &BTreeMap<String, String>, key: &str) -> Option<bool> {
         let v = env.get(key)?;
-        match v.trim().to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" => Some(true),
-            "0" | "false" | "no" | "off" | "" => Some(false),
-            _ => {
+        match parse_bool(v) {
+            Some(b) => Some(b),
+            None => {
                 self.diags.push(Diagnostic::whole(
                     Severity::Error,
                     key,
