@@ -105,17 +105,26 @@ pub fn still_matches(project: &Path, fp: &Fingerprint) -> bool {
     hash_files(&root, &fp.files) == fp.sha256
 }
 
+/// The most of one file the fingerprint reads; a larger one hashes as unreadable.
+const MAX_CODE_FILE: u64 = 64 * 1024 * 1024;
+
 fn hash_files(root: &Path, files: &[String]) -> String {
     let mut h = Sha256::new();
     for f in files {
         h.update(f.as_bytes());
         h.update([0]);
-        match fs::read(root.join(f)) {
+        // Never block on a FIFO or read a device a repository planted: those hash as what
+        // they are, so replacing one with a regular file (or the reverse) changes the hash.
+        match super::fsread::read_regular(&root.join(f), MAX_CODE_FILE) {
             Ok(bytes) => {
                 h.update((bytes.len() as u64).to_le_bytes());
                 h.update(&bytes);
             }
-            Err(_) => h.update(b"\xffabsent"),
+            Err(super::fsread::ReadError::NotFound) => h.update(b"\xffabsent"),
+            Err(e) => {
+                h.update(b"\xffunreadable: ");
+                h.update(e.to_string().as_bytes());
+            }
         }
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()

@@ -14,5 +14,6 @@ mod library;
 mod lookup;
 mod runner;
 mod sec_adapters;
+mod sec_layering;
 mod support;
 mod trust;
