@@ -378,14 +378,13 @@ fn display(path: &Path, project: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
-/// Load the configuration by the lookup rules of DESIGN.md, then apply trust.
+/// Load the configuration, then apply trust and layer the project over the user.
 ///
-/// Without `config_dir`: `config.yaml` from `~/.infer/` merged under `./.infer/` (a list the
-/// project sets replaces the home one of the same key); `hooks.yaml` and `reminders.yaml` from
-/// the project if present, else from home. With `config_dir`, only that directory is read.
-/// What comes from the project's `.infer/` acts only when the project is trusted
-/// ([`ProjectTrust`]): otherwise its allow entries and reminders are dropped and its hooks are
-/// kept only to be reported as skipped.
+/// Without `config_dir`: the user's `~/.infer/` files always apply as written; the project's
+/// `./.infer/` files add hooks, allow entries and reminders on top once the project is trusted
+/// ([`ProjectTrust`]), and can only tighten settings (see docs/configuration.md). While it is
+/// untrusted, its hooks are kept only to be reported as skipped, the rest of it is ignored, and
+/// its errors are warnings. With `config_dir`, only that directory is read, as the user's layer.
 pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
     let l = Loader::default();
     let project = &opts.project_dir;
