@@ -130,6 +130,8 @@ pub fn forbidden_char(c: char) -> bool {
     match c {
         '\t' | '\n' => false,
         c if c.is_control() => true,
+        c if c.is_ascii() => false,
+        c if hidden_unicode(c) => true,
         '\u{00A0}'
         | '\u{00AD}'
         | '\u{034F}'
@@ -152,6 +154,45 @@ pub fn forbidden_char(c: char) -> bool {
         | '\u{E0000}'..='\u{E007F}' => true,
         _ => false,
     }
+}
+
+/// Unicode's own classes of characters that show nothing or reorder what is shown: format
+/// characters (Cf: U+1D173, U+180E, U+0600, U+13430, U+2066, …), line and paragraph separators,
+/// private-use characters and code points not assigned yet (a later Unicode may make them
+/// format characters). Taken from the regex crate's Unicode tables rather than a hand list,
+/// which missed U+1D173 and others; only non-ASCII characters get here.
+fn hidden_unicode(c: char) -> bool {
+    static HIDDEN: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"[\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]").ok());
+    let mut buf = [0u8; 4];
+    match &*HIDDEN {
+        Some(re) => re.is_match(c.encode_utf8(&mut buf)),
+        None => true, // cannot happen (a constant pattern); fail closed if it did
+    }
+}
+
+/// A named-descriptor redirection, `{name}>…` or `{name}<…`: bash assigns a new descriptor to
+/// the variable `name` where the grammar sees a word. Refused wherever it appears, quoted or
+/// not, since that costs nothing real commands need.
+fn named_descriptor(command: &str) -> Option<&str> {
+    let b = command.as_bytes();
+    for (i, _) in command.match_indices('{') {
+        if i > 0 && !b" \t;&|()".contains(&b[i - 1]) {
+            continue;
+        }
+        let rest = &b[i + 1..];
+        let len = rest
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+        if len == 0 || rest[0].is_ascii_digit() {
+            continue;
+        }
+        if rest.get(len) == Some(&b'}') && matches!(rest.get(len + 1), Some(b'<' | b'>')) {
+            return Some(&command[i..i + len + 3]);
+        }
+    }
+    None
 }
 
 /// Parse and vet `command`.
@@ -180,6 +221,13 @@ pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
                 c as u32,
                 i + 1
             ),
+        );
+    }
+
+    if let Some(m) = named_descriptor(command) {
+        return refuse(
+            DenyReason::Redirection,
+            format!("`{m}` is a named-descriptor redirection: bash would assign a variable"),
         );
     }
 

@@ -14,6 +14,7 @@ mod library;
 mod lookup;
 mod runner;
 mod sec_adapters;
+mod sec_gate;
 mod sec_layering;
 mod support;
 mod trust;
