@@ -1046,6 +1046,7 @@ fn trust(list: bool, revoke: bool) -> Exit {
     };
     let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
     let from_project = |o: &config::Origin| o.source == config::Source::Project;
+    let fp_root = project.canonicalize().unwrap_or_else(|_| project.clone());
     let mut s = format!(
         "Trusting {}. Its .infer/ will be able to:\n",
         project.display()
@@ -1077,6 +1078,14 @@ fn trust(list: bool, revoke: bool) -> Exit {
             h.name,
             h.command
         ));
+        let cov = gate::argv_of(&h.command)
+            .map(|argv| config::coverage(&fp_root, &argv))
+            .unwrap_or_default();
+        if let Some(why) = cov.uncovered {
+            s.push_str(&format!(
+                "      NOT COVERED: {why}; review that code yourself, and re-run `hookd trust` after it changes\n"
+            ));
+        }
     }
     let entries: Vec<_> = config
         .allow

@@ -23,8 +23,8 @@ pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig
 pub use settings::{AllowEntry, Mode, Origin, Source, UnknownMode};
 pub use switch::parse_bool;
 pub use trust::{
-    fingerprint, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore,
-    PROJECT_FILES,
+    coverage, fingerprint, still_matches, Coverage, Fingerprint, ProjectTrust, TrustError,
+    TrustRecord, TrustStore, PROJECT_FILES,
 };
 
 use decode::Decoder;

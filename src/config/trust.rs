@@ -29,30 +29,120 @@ const INTERPRETERS: &[&str] = &[
     "bun", "ruby", "perl", "php", "lua", "tclsh", "Rscript", "pwsh",
 ];
 
-/// The project files a hook's words name as code: the program when it is run by path, and
-/// the non-option arguments of an interpreter (`bash scripts/fmt.sh`). Resolved lexically,
-/// whether or not they exist yet; anything outside the project is not the repository's to
-/// change and is left out.
-fn code_files(root: &Path, argv: &[String]) -> Vec<String> {
-    let Some(program) = argv.first() else {
-        return Vec::new();
-    };
-    let mut words: Vec<&String> = Vec::new();
-    if program.contains('/') {
-        words.push(program);
-    }
-    let base = program.rsplit('/').next().unwrap_or(program);
-    if INTERPRETERS.contains(&base) {
-        words.extend(
-            argv[1..]
-                .iter()
-                .filter(|w| !w.starts_with('-') && !w.is_empty()),
-        );
-    }
-    words.into_iter().filter_map(|w| inside(root, w)).collect()
+/// Programs that run code read from the project's own files (a Makefile, package.json, a
+/// justfile, build scripts) which the fingerprint does not hash: a hook running one of them is
+/// flagged in the review as not covered.
+const PROJECT_RUNNERS: &[&str] = &[
+    "make",
+    "gmake",
+    "just",
+    "npm",
+    "npx",
+    "yarn",
+    "pnpm",
+    "cargo",
+    "go",
+    "rake",
+    "bundle",
+    "gradle",
+    "mvn",
+    "tox",
+    "nox",
+    "poetry",
+    "pipenv",
+    "uv",
+    "pre-commit",
+    "lefthook",
+    "task",
+    "mage",
+    "bazel",
+    "cmake",
+    "ninja",
+    "meson",
+    "dotnet",
+    "composer",
+    "mix",
+    "sbt",
+];
+
+/// What the fingerprint covers of one hook: the project files its words name as code, and, when
+/// it runs code the fingerprint cannot see, why.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Paths as execve will open them, relative to the project (or absolute).
+    pub files: Vec<String>,
+    /// Why some of the code this hook runs is not covered, for the review.
+    pub uncovered: Option<String>,
 }
 
-/// `word` as a path relative to `root`, if it stays inside it (`.` and `..` resolved lexically).
+/// The project files a hook's words name as code: the program when it is run by path, the
+/// non-option arguments of an interpreter (`bash scripts/fmt.sh`), a Python module run with
+/// `-m` (`pkg/mod.py`, `pkg/mod/__init__.py`, `pkg/mod/__main__.py`), and the same behind `env`.
+/// Paths are kept as written, joined to the project: the kernel then resolves them exactly as
+/// execve will (each symlink before the `..` that follows it), whether or not they exist yet.
+/// Anything that leads outside the project is not the repository's to change and is left out.
+pub fn coverage(root: &Path, argv: &[String]) -> Coverage {
+    let mut words = Vec::new();
+    let uncovered = collect(argv, &mut words);
+    let mut files: Vec<String> = words.iter().filter_map(|w| inside(root, w)).collect();
+    files.dedup();
+    Coverage { files, uncovered }
+}
+
+fn code_files(root: &Path, argv: &[String]) -> Vec<String> {
+    coverage(root, argv).files
+}
+
+fn collect(argv: &[String], words: &mut Vec<String>) -> Option<String> {
+    let program = argv.first()?;
+    if program.contains('/') {
+        words.push(program.clone());
+    }
+    let base = program.rsplit('/').next().unwrap_or(program);
+    let args = &argv[1..];
+    if base == "env" {
+        // env [-i] [-u NAME] [NAME=VALUE]… PROGRAM ARGS: the program it starts is the code.
+        let mut i = 0;
+        while let Some(w) = args.get(i) {
+            match w.as_str() {
+                "-i" | "--ignore-environment" | "-0" | "--null" | "-" => i += 1,
+                "-u" | "--unset" => i += 2,
+                w if w.starts_with('-') => {
+                    return Some(format!(
+                        "`env {w}` changes how the program is found; its code is not covered"
+                    ))
+                }
+                w if w.contains('=') => i += 1,
+                _ => break,
+            }
+        }
+        return collect(&args[i.min(args.len())..], words);
+    }
+    if INTERPRETERS.contains(&base) || base.starts_with("python3.") {
+        let mut it = args.iter();
+        while let Some(w) = it.next() {
+            if base.starts_with("python") && w == "-m" {
+                if let Some(module) = it.next() {
+                    let path = module.replace('.', "/");
+                    words.push(format!("{path}.py"));
+                    words.push(format!("{path}/__init__.py"));
+                    words.push(format!("{path}/__main__.py"));
+                }
+                break;
+            }
+            if !w.starts_with('-') && !w.is_empty() {
+                words.push(w.clone());
+            }
+        }
+        return None;
+    }
+    PROJECT_RUNNERS.contains(&base).then(|| {
+        format!("`{base}` runs code from the project's build files (Makefile, package.json, …), which the fingerprint does not hash")
+    })
+}
+
+/// `word` as execve will open it, relative to `root` when possible, if it is inside the project
+/// either as written (`.` and `..` taken lexically) or once every symlink is resolved.
 fn inside(root: &Path, word: &str) -> Option<String> {
     use std::path::Component;
     let joined = if Path::new(word).is_absolute() {
@@ -60,18 +150,34 @@ fn inside(root: &Path, word: &str) -> Option<String> {
     } else {
         root.join(word)
     };
-    let mut out = PathBuf::new();
+    let mut lexical = PathBuf::new();
     for c in joined.components() {
         match c {
             Component::ParentDir => {
-                out.pop();
+                lexical.pop();
             }
             Component::CurDir => {}
-            other => out.push(other),
+            other => lexical.push(other),
         }
     }
-    let rel = out.strip_prefix(root).ok()?.display().to_string();
-    (!rel.is_empty()).then_some(rel)
+    let real_inside = joined
+        .canonicalize()
+        .is_ok_and(|real| real.starts_with(root));
+    if !(real_inside || lexical.starts_with(root)) {
+        return None;
+    }
+    let written = Path::new(word);
+    let rel = if written.is_absolute() {
+        word.to_string()
+    } else {
+        // Drop leading `./` only: every other component is what the kernel will walk.
+        let mut comps = written.components().peekable();
+        while comps.peek() == Some(&Component::CurDir) {
+            comps.next();
+        }
+        comps.collect::<PathBuf>().display().to_string()
+    };
+    (!rel.is_empty() && lexical != root).then_some(rel)
 }
 
 /// The fingerprint of `project`'s configuration and of the code its hooks name (`hook_argvs`:

@@ -16,5 +16,6 @@ mod runner;
 mod sec_adapters;
 mod sec_gate;
 mod sec_layering;
+mod sec_trust;
 mod support;
 mod trust;
