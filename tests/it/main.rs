@@ -16,6 +16,7 @@ mod runner;
 mod sec_adapters;
 mod sec_gate;
 mod sec_layering;
+mod sec_runner;
 mod sec_trust;
 mod support;
 mod trust;
