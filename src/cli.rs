@@ -144,6 +144,17 @@ enum Command {
         /// Which settings file.
         #[arg(long, value_enum, default_value = "project")]
         scope: Scope,
+        /// Install the adapter with --fail-closed: if hookd itself fails, the agent is denied.
+        /// Use it for unattended agents; the flag lives in the agent's settings, so it holds
+        /// even where the agent strips its hooks' environment.
+        #[arg(long)]
+        fail_closed: bool,
+        /// Install the adapter with --gate-shell-tools: the model's shell commands face the gate.
+        #[arg(long)]
+        gate_shell_tools: bool,
+        /// Write through a settings file or directory that is a symbolic link.
+        #[arg(long)]
+        follow_symlinks: bool,
     },
     /// Remove exactly the entries `hookd install` added.
     Uninstall {
@@ -153,6 +164,9 @@ enum Command {
         /// Which settings file.
         #[arg(long, value_enum, default_value = "project")]
         scope: Scope,
+        /// Write through a settings file or directory that is a symbolic link.
+        #[arg(long)]
+        follow_symlinks: bool,
     },
     /// Run the daemon: agents dispatch over a Unix socket (and optionally loopback HTTP);
     /// dashboards follow GET /v1/events. Stops cleanly on SIGTERM or SIGINT.
@@ -293,8 +307,39 @@ pub fn run(cli: Cli) -> Exit {
                 no_daemon || cfg.config_dir.is_some() || env_switch("HOOKD_NO_DAEMON", false);
             adapter(agent, cfg, events, fail_closed, !no_daemon)
         }
-        Command::Install { agent, scope } => install(agent, scope, false),
-        Command::Uninstall { agent, scope } => install(agent, scope, true),
+        Command::Install {
+            agent,
+            scope,
+            fail_closed,
+            gate_shell_tools,
+            follow_symlinks,
+        } => {
+            let flags: Vec<&str> = [
+                (fail_closed, "--fail-closed"),
+                (gate_shell_tools, "--gate-shell-tools"),
+            ]
+            .into_iter()
+            .filter_map(|(on, f)| on.then_some(f))
+            .collect();
+            let opts = adapter::install::InstallOptions {
+                flags: &flags,
+                follow_symlinks,
+            };
+            install(agent, scope, false, opts)
+        }
+        Command::Uninstall {
+            agent,
+            scope,
+            follow_symlinks,
+        } => install(
+            agent,
+            scope,
+            true,
+            adapter::install::InstallOptions {
+                flags: &[],
+                follow_symlinks,
+            },
+        ),
         Command::Dispatch {
             point,
             cfg,
@@ -824,19 +869,24 @@ fn settings_path(agent: Agent, scope: Scope) -> Result<PathBuf, Exit> {
     })
 }
 
-fn install(agent: Agent, scope: Scope, remove: bool) -> Exit {
+fn install(
+    agent: Agent,
+    scope: Scope,
+    remove: bool,
+    opts: adapter::install::InstallOptions<'_>,
+) -> Exit {
     let path = match settings_path(agent, scope) {
         Ok(p) => p,
         Err(e) => return e,
     };
     let result = if remove {
-        adapter::install::uninstall(agent.spec(), &path)
+        adapter::install::uninstall(agent.spec(), &path, opts)
     } else {
         let hookd = match std::env::current_exe().and_then(|p| p.canonicalize()) {
             Ok(p) => p,
             Err(e) => return Exit::error(2, format!("error: cannot find this hookd binary: {e}")),
         };
-        adapter::install::install(agent.spec(), &path, &hookd)
+        adapter::install::install(agent.spec(), &path, &hookd, opts)
     };
     match result {
         Ok(adapter::install::Change::Unchanged) => {
@@ -876,6 +926,16 @@ fn adapter(
 ) -> Exit {
     // A safety switch: a value hookd cannot read turns it on, never silently off.
     let fail_closed = fail_closed || env_switch("HOOKD_FAIL_CLOSED", true);
+    // `fail_closed: true` in the user's hooks.yaml: read only when something failed, so the
+    // daemon path costs no configuration load. If the configuration cannot be loaded either,
+    // the flag and the variable decide.
+    let cfg_for_failure = cfg.clone();
+    let fail_closed_now = move || {
+        fail_closed
+            || load_files(cfg_for_failure.clone())
+                .map(|c| c.hooks.fail_closed)
+                .unwrap_or(false)
+    };
     let emit = |r: adapter::AgentReply| {
         for n in &r.notes {
             eprintln!("{n}");
@@ -890,7 +950,7 @@ fn adapter(
             .map_err(|e| format!("the payload is not JSON: {e}"))
     }) {
         Ok(p) => p,
-        Err(e) => return emit(agent.failure(None, &e, fail_closed)),
+        Err(e) => return emit(agent.failure(None, &e, fail_closed_now())),
     };
     let event = payload
         .get("hook_event_name")
@@ -899,7 +959,7 @@ fn adapter(
         .map(String::from);
     let t = match agent.translate(&payload) {
         Ok(t) => t,
-        Err(e) => return emit(agent.failure(event.as_deref(), &e, fail_closed)),
+        Err(e) => return emit(agent.failure(event.as_deref(), &e, fail_closed_now())),
     };
     let Some(point) = t.point else {
         let mut r = adapter::AgentReply {
@@ -928,7 +988,7 @@ fn adapter(
             Err(e) => emit(agent.failure(
                 Some(&t.event),
                 &format!("the hookd daemon at {}: {e}", socket.display()),
-                fail_closed,
+                fail_closed_now(),
             )),
         };
     }
@@ -938,6 +998,7 @@ fn adapter(
             return emit(agent.failure(Some(&t.event), &e.message.unwrap_or_default(), fail_closed))
         }
     };
+    let fail_closed = fail_closed || config.hooks.fail_closed;
     print_warnings(&config);
     let engine = match engine(config, events) {
         Ok(e) => e,

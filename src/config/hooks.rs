@@ -119,6 +119,8 @@ pub struct HooksConfig {
     pub gate_shell_tools: bool,
     /// The shell tools: the defaults plus any configured (a configuration can add, never remove).
     pub shell_tools: Vec<String>,
+    /// Adapters deny when hookd itself fails, as with `--fail-closed`.
+    pub fail_closed: bool,
 }
 
 impl Default for HooksConfig {
@@ -131,6 +133,7 @@ impl Default for HooksConfig {
             max_continues: DEFAULT_MAX_CONTINUES,
             gate_shell_tools: false,
             shell_tools: DEFAULT_SHELL_TOOLS.iter().map(|s| s.to_string()).collect(),
+            fail_closed: false,
         }
     }
 }
@@ -169,7 +172,7 @@ pub(crate) struct HooksFile {
 /// The user's file always applies as written: its `enabled` governs its hooks, its settings
 /// stand. A project adds its hooks after the user's (governed by the project file's own
 /// `enabled`; an untrusted project's are kept only to be reported as skipped) and, when it may
-/// act, can only strengthen settings: `gate_shell_tools` and `fail_closed`-style switches are
+/// act, can only strengthen settings: `gate_shell_tools` and `fail_closed` are
 /// OR-ed, `shell_tools` united, `max_continues` lowered. A project's `max_output` applies to its
 /// own hooks; its `grace` is ignored. A project hook named like one of the user's is dropped
 /// with a warning, so events and state keep meaning one hook per name.
@@ -211,6 +214,7 @@ pub(crate) fn layer(
     }
     if project_acts {
         out.gate_shell_tools |= p.gate_shell_tools;
+        out.fail_closed |= p.fail_closed;
         for t in p.shell_tools {
             if !out.shell_tools.contains(&t) {
                 out.shell_tools.push(t);
@@ -238,6 +242,7 @@ pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
             "max_continues",
             "gate_shell_tools",
             "shell_tools",
+            "fail_closed",
         ],
     ) else {
         return file;
@@ -248,6 +253,9 @@ pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
         .unwrap_or(false);
     if let Some(n) = top.get("gate_shell_tools") {
         out.gate_shell_tools = d.bool(n, "`gate_shell_tools`").unwrap_or(false);
+    }
+    if let Some(n) = top.get("fail_closed") {
+        out.fail_closed = d.bool(n, "`fail_closed`").unwrap_or(false);
     }
     if let Some(n) = top.get("shell_tools") {
         for item in d.seq(n, "`shell_tools`").unwrap_or_default() {
