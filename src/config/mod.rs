@@ -23,6 +23,8 @@ pub use trust::{
     fingerprint, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore,
     PROJECT_FILES,
 };
+// What the fingerprint covers of each hook's code, for the review (`hookd trust`, `hookd check`).
+pub(crate) use trust::coverage;
 
 use decode::Decoder;
 use settings::LIST_KEYS;

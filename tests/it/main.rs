@@ -13,5 +13,6 @@ mod golden;
 mod library;
 mod lookup;
 mod runner;
+mod sec_trust;
 mod support;
 mod trust;
