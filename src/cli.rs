@@ -12,6 +12,7 @@ use crate::adapter;
 use crate::catalog::HookPoint;
 use crate::config::{self, Config, ConfigError, LoadOptions, Mode};
 use crate::dispatch::{Context, Engine};
+use crate::display::{visible, visible_lines};
 use crate::events::{EventSink, JsonLines, NullSink};
 use crate::gate::{self, Verdict};
 use crate::state::{FileStore, MemoryStore, StateStore};
@@ -446,7 +447,7 @@ fn plural(n: usize) -> &'static str {
 fn print_warnings(config: &Config) {
     let mut err = std::io::stderr().lock();
     for w in &config.warnings {
-        let _ = writeln!(err, "{w}\n");
+        let _ = writeln!(err, "{}\n", visible_lines(&w.to_string()));
     }
 }
 
@@ -455,6 +456,7 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
         Ok(c) => c,
         Err(mut e) => {
             e.code = 1;
+            e.message = e.message.map(|m| visible_lines(&m).into_owned());
             return e;
         }
     };
@@ -467,8 +469,8 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
             gate::compile_entry(&e.pattern).err().map(|err| {
                 format!(
                     "error: allow entry `{}` cannot be compiled\n  --> {}\n  = help: {}",
-                    e.pattern,
-                    e.origin,
+                    visible(&e.pattern),
+                    visible(&e.origin.to_string()),
                     err.lines().last().unwrap_or_default().trim()
                 )
             })
@@ -490,8 +492,8 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
         if gate::is_unrestricted(&e.pattern) {
             unrestricted.push(format!(
                 "warning: allow entry `{}` ({}) is UNRESTRICTED: in mode{} `{}` it admits every single command the parser accepts",
-                e.pattern,
-                e.origin,
+                visible(&e.pattern),
+                visible(&e.origin.to_string()),
                 if e.list == "all" { "s" } else { "" },
                 e.list
             ));
@@ -506,7 +508,7 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
     let sources = if config.sources.is_empty() {
         "none found (nothing configured)".to_string()
     } else {
-        config.sources.join(", ")
+        visible(&config.sources.join(", ")).into_owned()
     };
     s.push_str(&format!("sources: {sources}\n"));
     s.push_str(&trust_line(config));
@@ -563,23 +565,36 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
                     "SKIPPED (untrusted project): `hookd trust` after review".to_string()
                 }
                 Verdict::Allowed(a) => format!(
-                    "allowed by `{}` ({}); runs {:?}",
-                    a.entry.pattern, a.entry.origin, a.argv
+                    "allowed by `{}` ({}); runs {}",
+                    visible(&a.entry.pattern),
+                    visible(&a.entry.origin.to_string()),
+                    visible(&format!("{:?}", a.argv))
                 ),
                 Verdict::Denied(d) => format!(
                     "DENIED ({}): {}\n      hint: {}",
-                    d.reason, d.detail, d.hint
+                    d.reason,
+                    visible(&d.detail),
+                    visible(&d.hint)
                 ),
             };
             s.push_str(&format!(
                 "  hook {} `{}` (timeout {}s)\n    -> {verdict}\n",
-                h.name,
-                h.command,
+                visible(&h.name),
+                visible(&h.command),
                 h.timeout.as_secs()
             ));
+            if h.origin.source == config::Source::Project {
+                if let Some(line) = coverage_line(config, &h.command) {
+                    s.push_str(&format!("    {line}\n"));
+                }
+            }
         }
         for r in reminders {
-            s.push_str(&format!("  reminder {} (trigger {})\n", r.name, r.trigger));
+            s.push_str(&format!(
+                "  reminder {} (trigger {})\n",
+                visible(&r.name),
+                visible(&r.trigger.to_string())
+            ));
         }
     }
     s.push_str(&format!(
@@ -1061,10 +1076,11 @@ fn trust(list: bool, revoke: bool) -> Exit {
                 let mut s = String::new();
                 for (path, r) in records {
                     s.push_str(&format!(
-                        "{path}\n  trusted {}  sha256:{}  {}\n",
-                        r.trusted_at,
-                        &r.sha256[..16.min(r.sha256.len())],
-                        r.files.join(", ")
+                        "{}\n  trusted {}  sha256:{}  {}\n",
+                        visible(&path),
+                        visible(&r.trusted_at),
+                        visible(r.sha256.get(..16).unwrap_or(&r.sha256)),
+                        visible(&r.files.join(", "))
                     ));
                 }
                 out(&s);
@@ -1078,11 +1094,17 @@ fn trust(list: bool, revoke: bool) -> Exit {
             Ok(true) => {
                 out(&format!(
                     "hookd: {} is no longer trusted\n",
-                    project.display()
+                    visible(&project.display().to_string())
                 ));
                 Exit::ok()
             }
-            Ok(false) => Exit::error(1, format!("hookd: {} was not trusted", project.display())),
+            Ok(false) => Exit::error(
+                1,
+                format!(
+                    "hookd: {} was not trusted",
+                    visible(&project.display().to_string())
+                ),
+            ),
             Err(e) => Exit::error(2, format!("error: {e}")),
         };
     }
@@ -1093,7 +1115,7 @@ fn trust(list: bool, revoke: bool) -> Exit {
         Ok(c) => c,
         Err(e) => {
             let n = e.errors().count();
-            return Exit::error(2, format!("{e}\n\nhookd: the project's configuration has {n} error{}; fix it before trusting it", plural(n)));
+            return Exit::error(2, format!("{}\n\nhookd: the project's configuration has {n} error{}; fix it before trusting it", visible_lines(&e.to_string()), plural(n)));
         }
     };
     let Some(fp) = config.fingerprint.clone() else {
@@ -1107,10 +1129,9 @@ fn trust(list: bool, revoke: bool) -> Exit {
     };
     let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
     let from_project = |o: &config::Origin| o.source == config::Source::Project;
-    let fp_root = project.canonicalize().unwrap_or_else(|_| project.clone());
     let mut s = format!(
         "Trusting {}. Its .infer/ will be able to:\n",
-        project.display()
+        visible(&project.display().to_string())
     );
     let hooks: Vec<_> = config
         .hooks
@@ -1130,22 +1151,21 @@ fn trust(list: bool, revoke: bool) -> Exit {
     ));
     for h in &hooks {
         let verdict = match gate.verdict(&h.command, Mode::Standard) {
-            Verdict::Allowed(a) => format!("allowed by `{}` ({})", a.entry.pattern, a.entry.origin),
+            Verdict::Allowed(a) => format!(
+                "allowed by `{}` ({})",
+                visible(&a.entry.pattern),
+                visible(&a.entry.origin.to_string())
+            ),
             Verdict::Denied(d) => format!("denied ({}) in mode standard", d.reason),
         };
         s.push_str(&format!(
             "    {:<16} {:<14} `{}`  {verdict}\n",
             h.hook.name(),
-            h.name,
-            h.command
+            visible(&h.name),
+            visible(&h.command)
         ));
-        let cov = gate::argv_of(&h.command)
-            .map(|argv| config::coverage(&fp_root, &argv))
-            .unwrap_or_default();
-        if let Some(why) = cov.uncovered {
-            s.push_str(&format!(
-                "      NOT COVERED: {why}; review that code yourself, and re-run `hookd trust` after it changes\n"
-            ));
+        if let Some(line) = coverage_line(&config, &h.command) {
+            s.push_str(&format!("      {line}\n"));
         }
     }
     let entries: Vec<_> = config
@@ -1166,7 +1186,9 @@ fn trust(list: bool, revoke: bool) -> Exit {
         };
         s.push_str(&format!(
             "    {:<9} '{}' ({}){loud}\n",
-            e.list, e.pattern, e.origin
+            e.list,
+            visible(&e.pattern),
+            visible(&e.origin.to_string())
         ));
     }
     let reminders: Vec<_> = config
@@ -1174,7 +1196,7 @@ fn trust(list: bool, revoke: bool) -> Exit {
         .reminders
         .iter()
         .filter(|r| from_project(&r.origin))
-        .map(|r| r.name.as_str())
+        .map(|r| visible(&r.name))
         .collect();
     s.push_str(&format!(
         "  inject {} reminder{} into the model's context{}\n",
@@ -1189,7 +1211,7 @@ fn trust(list: bool, revoke: bool) -> Exit {
     s.push_str(&format!(
         "Fingerprint sha256:{} over {}\n",
         fp.sha256,
-        fp.files.join(", ")
+        visible(&fp.files.join(", "))
     ));
     if let Err(e) = store.record(&project, &fp) {
         out(&s);
@@ -1198,6 +1220,28 @@ fn trust(list: bool, revoke: bool) -> Exit {
     s.push_str("hookd: trusted. Any change to these files makes the project untrusted again; `hookd trust --revoke` undoes this.\n");
     out(&s);
     Exit::ok()
+}
+
+/// What the fingerprint covers of a project hook's code, for the review; `None` for a program
+/// found on PATH that is given no project file (not the project's code).
+fn coverage_line(config: &Config, command: &str) -> Option<String> {
+    let argv = gate::argv_of(command)?;
+    let root = config
+        .project_dir
+        .canonicalize()
+        .unwrap_or_else(|_| config.project_dir.clone());
+    let c = config::coverage(&root, &argv);
+    match c.blind {
+        Some(why) => Some(format!(
+            "code NOT COVERED by the fingerprint: {}; review what it runs yourself",
+            visible(&why)
+        )),
+        None if c.files.is_empty() => None,
+        None => Some(format!(
+            "code fingerprinted: {}",
+            visible(&c.files.join(", "))
+        )),
+    }
 }
 
 /// One line on whether the project's configuration acts, for `hookd check`.
@@ -1407,7 +1451,7 @@ fn forward(
 /// One event as a line for people: `#seq time point type name details`.
 fn event_line(json: &str) -> String {
     let Ok(e) = serde_json::from_str::<serde_json::Value>(json) else {
-        return json.to_string();
+        return visible(json).into_owned();
     };
     let str_of = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
     let time = str_of("timestamp").get(11..23).unwrap_or("").to_string();
@@ -1467,12 +1511,14 @@ fn event_line(json: &str) -> String {
         ),
         _ => String::new(),
     };
-    format!(
+    // Names, commands and reasons come from a project's files: one line, nothing hidden.
+    visible(&format!(
         "#{:<5} {time}  {:<16} {:<20} {detail}",
         e["seq"],
         str_of("hook"),
         kind
-    )
+    ))
+    .into_owned()
 }
 
 fn events_cmd(follow: bool, since: u64, file: Option<PathBuf>, json: bool) -> Exit {

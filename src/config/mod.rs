@@ -23,9 +23,11 @@ pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig
 pub use settings::{AllowEntry, Mode, Origin, Source, UnknownMode};
 pub use switch::parse_bool;
 pub use trust::{
-    coverage, fingerprint, still_matches, Coverage, Fingerprint, ProjectTrust, TrustError,
-    TrustRecord, TrustStore, PROJECT_FILES,
+    fingerprint, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore,
+    PROJECT_FILES,
 };
+// What the fingerprint covers of each hook's code, for the review (`hookd trust`, `hookd check`).
+pub(crate) use trust::coverage;
 
 use decode::Decoder;
 use settings::LIST_KEYS;

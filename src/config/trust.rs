@@ -18,131 +18,276 @@ pub const PROJECT_FILES: [&str; 3] = ["config.yaml", "hooks.yaml", "reminders.ya
 pub struct Fingerprint {
     /// Hex SHA-256 over every file below (name and content, or a mark when absent).
     pub sha256: String,
-    /// The files covered, relative to the project: the `.infer/` files and every program inside
-    /// the project that a project hook runs.
+    /// The files covered: the `.infer/` files and every file a project hook runs as code, as
+    /// the kernel resolves it (symlinks followed), relative to the project when inside it,
+    /// absolute otherwise.
     pub files: Vec<String>,
+    /// The project hooks' words, kept to resolve them again in [`still_matches`]: a symlink
+    /// retargeted after the check changes which file runs.
+    #[serde(skip)]
+    argvs: Vec<Vec<String>>,
 }
 
-/// Interpreters whose non-option arguments name the code they run.
+/// Interpreters whose non-option arguments name the code they run. A versioned name
+/// (`python3.12`, `perl5.36`) counts as its family: trailing digits and dots are ignored.
 const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "python2", "python3", "node", "deno",
-    "bun", "ruby", "perl", "php", "lua", "tclsh", "Rscript", "pwsh",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "fish",
+    "python",
+    "pypy",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "ruby",
+    "perl",
+    "php",
+    "lua",
+    "luajit",
+    "tclsh",
+    "Rscript",
+    "pwsh",
+    "osascript",
 ];
 
-/// Programs that run code read from the project's own files (a Makefile, package.json, a
-/// justfile, build scripts) which the fingerprint does not hash: a hook running one of them is
-/// flagged in the review as not covered.
-const PROJECT_RUNNERS: &[&str] = &[
-    "make",
-    "gmake",
-    "just",
-    "npm",
-    "npx",
-    "yarn",
-    "pnpm",
-    "cargo",
-    "go",
-    "rake",
-    "bundle",
-    "gradle",
-    "mvn",
-    "tox",
-    "nox",
-    "poetry",
-    "pipenv",
-    "uv",
-    "pre-commit",
-    "lefthook",
-    "task",
-    "mage",
-    "bazel",
-    "cmake",
-    "ninja",
-    "meson",
-    "dotnet",
-    "composer",
-    "mix",
-    "sbt",
-];
-
-/// What the fingerprint covers of one hook: the project files its words name as code, and, when
-/// it runs code the fingerprint cannot see, why.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Coverage {
-    /// Paths as execve will open them, relative to the project (or absolute).
-    pub files: Vec<String>,
-    /// Why some of the code this hook runs is not covered, for the review.
-    pub uncovered: Option<String>,
-}
-
-/// The project files a hook's words name as code: the program when it is run by path, the
-/// non-option arguments of an interpreter (`bash scripts/fmt.sh`), a Python module run with
-/// `-m` (`pkg/mod.py`, `pkg/mod/__init__.py`, `pkg/mod/__main__.py`), and the same behind `env`.
-/// Paths are kept as written, joined to the project: the kernel then resolves them exactly as
-/// execve will (each symlink before the `..` that follows it), whether or not they exist yet.
-/// Anything that leads outside the project is not the repository's to change and is left out.
-pub fn coverage(root: &Path, argv: &[String]) -> Coverage {
-    let mut words = Vec::new();
-    let uncovered = collect(argv, &mut words);
-    let mut files: Vec<String> = words.iter().filter_map(|w| inside(root, w)).collect();
-    files.dedup();
-    Coverage { files, uncovered }
-}
-
-fn code_files(root: &Path, argv: &[String]) -> Vec<String> {
-    coverage(root, argv).files
-}
-
-fn collect(argv: &[String], words: &mut Vec<String>) -> Option<String> {
-    let program = argv.first()?;
-    if program.contains('/') {
-        words.push(program.clone());
+/// Options after which an interpreter's next word is inline code (already in hooks.yaml, so
+/// covered) rather than a script.
+fn inline_code_options(interp: &str) -> &'static [&'static str] {
+    match interp {
+        "python" | "pypy" | "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "fish" => &["-c"],
+        "node" | "nodejs" | "bun" => &["-e", "--eval", "-p", "--print"],
+        "ruby" | "perl" => &["-e", "-E"],
+        "php" => &["-r"],
+        "lua" | "luajit" => &["-e"],
+        "pwsh" => &["-c", "-Command", "-command"],
+        _ => &[],
     }
-    let base = program.rsplit('/').next().unwrap_or(program);
-    let args = &argv[1..];
-    if base == "env" {
-        // env [-i] [-u NAME] [NAME=VALUE]… PROGRAM ARGS: the program it starts is the code.
-        let mut i = 0;
-        while let Some(w) = args.get(i) {
-            match w.as_str() {
-                "-i" | "--ignore-environment" | "-0" | "--null" | "-" => i += 1,
-                "-u" | "--unset" => i += 2,
-                w if w.starts_with('-') => {
-                    return Some(format!(
-                        "`env {w}` changes how the program is found; its code is not covered"
+}
+
+/// Programs that run the rest of their words as a command (hookd sees through these).
+const WRAPPERS: &[&str] = &["env", "nice", "nohup", "timeout"];
+
+/// What the fingerprint covers of one hook's code.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Coverage {
+    /// The files hashed for it (resolved, see [`Fingerprint::files`]).
+    pub files: Vec<String>,
+    /// Why some code it runs is NOT covered, for the review (`hookd trust`, `hookd check`).
+    pub blind: Option<String>,
+}
+
+/// Where `word`, run or opened with the project as working directory, leads: resolved as the
+/// kernel resolves it (each symlink followed, then `..` taken from the resolved directory, as
+/// `realpath` does), not lexically. `None` when it is not the project's: it neither names a
+/// path inside the project nor resolves into it.
+fn locate(root: &Path, word: &str) -> Option<(String, bool)> {
+    let full = if Path::new(word).is_absolute() {
+        PathBuf::from(word)
+    } else {
+        root.join(word)
+    };
+    let real = match full.canonicalize() {
+        Ok(real) => Some((real, true)),
+        // Absent (or a dangling symlink): resolve its directory, keep its own name.
+        Err(_) => match (full.parent().map(Path::canonicalize), full.file_name()) {
+            (Some(Ok(dir)), Some(name)) => Some((dir.join(name), false)),
+            _ => None,
+        },
+    };
+    let lexical = inside(root, word);
+    match real {
+        Some((real, exists)) => {
+            let shown = match real.strip_prefix(root) {
+                Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+                Ok(_) => return None,
+                Err(_) if lexical.is_some() => real.display().to_string(),
+                Err(_) => return None,
+            };
+            Some((shown, exists))
+        }
+        None => lexical.map(|l| (l, false)),
+    }
+}
+
+/// The program's name without directories and version (`/usr/bin/python3.12` -> `python`).
+fn family(word: &str) -> &str {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    let trimmed = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if trimmed.is_empty() {
+        base
+    } else {
+        trimmed
+    }
+}
+
+/// Skip a wrapper's own options; the index of the command it runs, or why hookd cannot tell.
+fn unwrap(name: &str, argv: &[String], mut i: usize) -> Result<usize, String> {
+    let takes_value: &[&str] = match name {
+        "env" => &["-u", "--unset"],
+        "nice" => &["-n", "--adjustment"],
+        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
+        _ => &[],
+    };
+    while let Some(w) = argv.get(i) {
+        if name == "env"
+            && (w.starts_with("-S")
+                || w.starts_with("--split-string")
+                || w.starts_with("-C")
+                || w.starts_with("--chdir"))
+        {
+            return Err(format!("`env {w}` runs a command hookd does not parse"));
+        }
+        if takes_value.contains(&w.as_str()) {
+            i += 2;
+        } else if w == "--" {
+            i += 1;
+            break;
+        } else if w.starts_with('-') && w.len() > 1 || (name == "env" && w.contains('=')) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    // `timeout DURATION COMMAND`.
+    Ok(if name == "timeout" { i + 1 } else { i })
+}
+
+/// The project files a hook's words name as code: the program when it is run by path, and,
+/// for an interpreter (also behind `env`, `nice`, `nohup`, `timeout`), its script and every
+/// other argument naming a project file, or the files `python -m a.b` imports first. Each is
+/// resolved as the kernel will; anything outside the project is not the repository's to
+/// change and is left out. Programs found on PATH are not project code.
+pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
+    let mut c = Coverage::default();
+    let add = |c: &mut Coverage, word: &str| -> Option<bool> {
+        let (shown, exists) = locate(root, word)?;
+        c.files.push(shown);
+        Some(exists)
+    };
+    let mut i = 0;
+    let (interp, start) = loop {
+        let Some(program) = argv.get(i) else {
+            return c;
+        };
+        let mut names = vec![family(program).to_string()];
+        if program.contains('/') {
+            add(&mut c, program);
+            // A symlink's target decides what runs (`.venv/bin/python` -> python3.12).
+            let full = root.join(program);
+            if let Ok(real) = full.canonicalize() {
+                names.push(family(&real.display().to_string()).to_string());
+            }
+        }
+        if let Some(w) = names.iter().find(|n| WRAPPERS.contains(&n.as_str())) {
+            match unwrap(w, argv, i + 1) {
+                Ok(next) => i = next,
+                Err(why) => {
+                    c.blind = Some(why);
+                    return c;
+                }
+            }
+            continue;
+        }
+        match names
+            .into_iter()
+            .find(|n| INTERPRETERS.contains(&n.as_str()))
+        {
+            Some(n) => break (n, i + 1),
+            None => return c,
+        }
+    };
+    let python = interp == "python" || interp == "pypy";
+    let mut script_seen = false;
+    let mut skip_next = false;
+    let mut args = argv[start..].iter().peekable();
+    while let Some(w) = args.next() {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if python && (w == "-m" || (w.starts_with("-m") && !w.starts_with("--"))) {
+            let module = if w == "-m" { args.next() } else { Some(w) };
+            let module = module.map(|m| m.trim_start_matches("-m")).unwrap_or("");
+            match module_files(module) {
+                Some(files) => files.iter().for_each(|f| {
+                    add(&mut c, f);
+                }),
+                None => {
+                    c.blind = Some(format!(
+                        "`{interp} -m {module}`: not a module name hookd can map to files"
                     ))
                 }
-                w if w.contains('=') => i += 1,
-                _ => break,
             }
+            script_seen = true;
+            continue;
         }
-        return collect(&args[i.min(args.len())..], words);
-    }
-    if INTERPRETERS.contains(&base) || base.starts_with("python3.") {
-        let mut it = args.iter();
-        while let Some(w) = it.next() {
-            if base.starts_with("python") && w == "-m" {
-                if let Some(module) = it.next() {
-                    let path = module.replace('.', "/");
-                    words.push(format!("{path}.py"));
-                    words.push(format!("{path}/__init__.py"));
-                    words.push(format!("{path}/__main__.py"));
+        if inline_code_options(&interp).contains(&w.as_str()) {
+            // Inline code lives in hooks.yaml, which is covered; its next word is not a file.
+            skip_next = true;
+            script_seen = true;
+            continue;
+        }
+        if let Some(opt) = w.strip_prefix('-') {
+            // `--require=./x.js`: a value that names an existing project file is covered.
+            if let Some((_, value)) = opt.split_once('=') {
+                if locate(root, value).is_some_and(|(_, exists)| exists) {
+                    add(&mut c, value);
                 }
-                break;
             }
-            if !w.starts_with('-') && !w.is_empty() {
-                words.push(w.clone());
+            continue;
+        }
+        if (interp == "deno" || interp == "bun")
+            && !script_seen
+            && matches!(w.as_str(), "run" | "test" | "x")
+        {
+            continue;
+        }
+        let exists = add(&mut c, w);
+        if !script_seen {
+            script_seen = true;
+            let dir = root.join(w).is_dir();
+            if python && dir {
+                add(&mut c, &format!("{w}/__main__.py"));
+            } else if dir || exists == Some(false) {
+                c.blind = Some(format!(
+                    "`{interp} {w}`: `{w}` is not an existing file, so {interp} may run another one (an extension, an index or main file, a module) that the fingerprint does not cover"
+                ));
             }
         }
-        return None;
     }
-    PROJECT_RUNNERS.contains(&base).then(|| {
-        format!("`{base}` runs code from the project's build files (Makefile, package.json, …), which the fingerprint does not hash")
-    })
+    c
 }
 
-/// `word` as execve will open it, relative to `root` when possible, if it is inside the project
-/// either as written (`.` and `..` taken lexically) or once every symlink is resolved.
+/// The files `python -m a.b` runs from the working directory, present or not (so adding one
+/// later untrusts): the package `__init__.py`s on the way, `a/b.py`, `a/b/__init__.py` and
+/// `a/b/__main__.py`. `None` for a name that is not dotted identifiers.
+fn module_files(module: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = module.split('.').collect();
+    if module.is_empty()
+        || !parts.iter().all(|p| {
+            !p.is_empty()
+                && !p.starts_with(|c: char| c.is_ascii_digit())
+                && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+        })
+    {
+        return None;
+    }
+    let mut files: Vec<String> = (1..parts.len())
+        .map(|n| format!("{}/__init__.py", parts[..n].join("/")))
+        .collect();
+    let path = parts.join("/");
+    files.push(format!("{path}.py"));
+    files.push(format!("{path}/__init__.py"));
+    files.push(format!("{path}/__main__.py"));
+    Some(files)
+}
+
+/// `word` as a path relative to `root`, if it stays inside it (`.` and `..` resolved lexically).
 fn inside(root: &Path, word: &str) -> Option<String> {
     use std::path::Component;
     let joined = if Path::new(word).is_absolute() {
@@ -150,34 +295,18 @@ fn inside(root: &Path, word: &str) -> Option<String> {
     } else {
         root.join(word)
     };
-    let mut lexical = PathBuf::new();
+    let mut out = PathBuf::new();
     for c in joined.components() {
         match c {
             Component::ParentDir => {
-                lexical.pop();
+                out.pop();
             }
             Component::CurDir => {}
-            other => lexical.push(other),
+            other => out.push(other),
         }
     }
-    let real_inside = joined
-        .canonicalize()
-        .is_ok_and(|real| real.starts_with(root));
-    if !(real_inside || lexical.starts_with(root)) {
-        return None;
-    }
-    let written = Path::new(word);
-    let rel = if written.is_absolute() {
-        word.to_string()
-    } else {
-        // Drop leading `./` only: every other component is what the kernel will walk.
-        let mut comps = written.components().peekable();
-        while comps.peek() == Some(&Component::CurDir) {
-            comps.next();
-        }
-        comps.collect::<PathBuf>().display().to_string()
-    };
-    (!rel.is_empty() && lexical != root).then_some(rel)
+    let rel = out.strip_prefix(root).ok()?.display().to_string();
+    (!rel.is_empty()).then_some(rel)
 }
 
 /// The fingerprint of `project`'s configuration and of the code its hooks name (`hook_argvs`:
@@ -192,23 +321,25 @@ pub fn fingerprint(project: &Path, hook_argvs: &[Vec<String>]) -> Fingerprint {
         .collect();
     let mut extra: Vec<String> = hook_argvs
         .iter()
-        .flat_map(|argv| code_files(&root, argv))
+        .flat_map(|argv| coverage(&root, argv).files)
         .collect();
     extra.sort();
     extra.dedup();
     files.extend(extra);
     let sha256 = hash_files(&root, &files);
-    Fingerprint { sha256, files }
+    Fingerprint {
+        sha256,
+        files,
+        argvs: hook_argvs.to_vec(),
+    }
 }
 
-/// Whether the files `fp` covers still hash to it: checked again right before a trusted
-/// project's hook runs, so an edit made after the configuration was loaded (a daemon loads it
-/// once) is not run on the strength of the old record.
+/// Whether the project still hashes to `fp`: checked again right before a trusted project's
+/// hook runs, so an edit made after the configuration was loaded (a daemon loads it once) is
+/// not run on the strength of the old record. The hooks' words are resolved again, as the
+/// kernel is about to: a symlink retargeted since makes another file the one that runs.
 pub fn still_matches(project: &Path, fp: &Fingerprint) -> bool {
-    let root = project
-        .canonicalize()
-        .unwrap_or_else(|_| project.to_path_buf());
-    hash_files(&root, &fp.files) == fp.sha256
+    fingerprint(project, &fp.argvs).sha256 == fp.sha256
 }
 
 /// The most of one file the fingerprint reads; a larger one hashes as unreadable.
