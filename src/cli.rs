@@ -54,8 +54,8 @@ struct ServeArgs {
     /// Also serve HTTP on this address, e.g. 127.0.0.1:7878 (port 0 picks one).
     #[arg(long, value_name = "ADDR")]
     listen: Option<std::net::SocketAddr>,
-    /// Require `Authorization: Bearer TOKEN` on the HTTP address (needed for a
-    /// non-loopback address; also HOOKD_TOKEN).
+    /// The token HTTP requests must carry as `Authorization: Bearer TOKEN` (also HOOKD_TOKEN).
+    /// Without one, `--listen` generates a token and keeps it in a 0600 file beside the socket.
     #[arg(long, env = "HOOKD_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// Also append events as JSON lines to FILE (rotated by size: FILE.1 … FILE.3).
@@ -74,6 +74,18 @@ struct ServeArgs {
     /// Events kept in memory for subscribers that reconnect (older ones come from --events).
     #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(16..=10_000_000))]
     ring: u64,
+    /// Sessions whose state is kept; a new one beyond this forgets the least recently used.
+    #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_sessions: u64,
+    /// Open connections per listener; more are closed at once (clients dispatch in-process).
+    #[arg(long, default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: u64,
+    /// Dispatches running at once; one more is answered 503 (clients dispatch in-process).
+    #[arg(long, default_value_t = 128, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    max_dispatches: u64,
+    /// Seconds a client has to send a request's headers before its connection is closed.
+    #[arg(long, default_value_t = 5, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -993,19 +1005,20 @@ fn adapter(
     };
     // A running daemon answers for every session on the machine: one configuration, one
     // stream. Its Outcome is the one this process would have computed with the same files.
+    // A daemon it could not use (too large a payload, busy, slow, not this user's, gone):
+    // dispatch here, for the same verdict; never an answer that is not the daemon's.
     if let Some((socket, answer)) = use_daemon.then(|| via_daemon(point, &t.context)).flatten() {
         let outcome = answer.and_then(|json| {
             serde_json::from_str::<crate::dispatch::Outcome>(&json)
                 .map_err(|e| format!("its answer is not an Outcome: {e}"))
         });
-        return match outcome {
-            Ok(o) => emit(agent.reply(&t.event, &o)),
-            Err(e) => emit(agent.failure(
-                Some(&t.event),
-                &format!("the hookd daemon at {}: {e}", socket.display()),
-                fail_closed_now(),
-            )),
-        };
+        match outcome {
+            Ok(o) => return emit(agent.reply(&t.event, &o)),
+            Err(e) => eprintln!(
+                "hookd: the hookd daemon at {}: {e}; dispatching in this process",
+                socket.display()
+            ),
+        }
     }
     let config = match load(cfg) {
         Ok(c) => c,
@@ -1300,9 +1313,10 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
     }
     // What outlives a reload: where events go, the sessions' state and the event numbering.
     let sink: Arc<dyn EventSink> = Arc::new(crate::events::Fanout(sinks));
-    let memory = Arc::new(MemoryStore::idle_expiry(std::time::Duration::from_secs(
-        a.session_idle,
-    )));
+    let memory = Arc::new(
+        MemoryStore::idle_expiry(std::time::Duration::from_secs(a.session_idle))
+            .max_sessions(a.max_sessions as usize),
+    );
     let store: Arc<dyn StateStore> = memory.clone();
     let last = a
         .events
@@ -1327,10 +1341,43 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         watch,
     };
     let socket = a.socket.or_else(crate::daemon::default_socket);
+    // HTTP always needs a token: without one given, a fresh one in a 0600 file beside the
+    // socket, for the operator's curl and Prometheus' `credentials_file`. (A non-loopback
+    // address without --token is refused by the daemon instead.)
+    let mut token = a.token;
+    let mut token_file = None;
+    if let Some(addr) = a.listen.filter(|l| token.is_none() && l.ip().is_loopback()) {
+        let Some(path) = socket.as_deref().map(crate::daemon::token_file) else {
+            return Exit::error(2, format!("error: --listen {addr} needs --token, or a --socket beside which to keep a generated one"));
+        };
+        let generated = match crate::daemon::generate_token() {
+            Ok(t) => t,
+            Err(e) => return Exit::error(2, format!("error: cannot generate a token: {e}")),
+        };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Err(e) = crate::daemon::write_token_file(&path, &generated) {
+            return Exit::error(
+                2,
+                format!("error: cannot write the token file {}: {e}", path.display()),
+            );
+        }
+        token = Some(generated);
+        token_file = Some(path);
+    }
+    let told = token_file.clone();
     let opts = crate::daemon::ServeOptions {
         socket,
         listen: a.listen,
-        token: a.token,
+        token,
+        token_file,
+        limits: crate::daemon::Limits {
+            connections: a.max_connections as usize,
+            header_timeout: std::time::Duration::from_secs(a.header_timeout),
+            dispatches: a.max_dispatches as usize,
+            ..Default::default()
+        },
         ring: a.ring as usize,
         log: a.events.map(|p| (p, LOG_KEEP)),
         sessions: Some(memory),
@@ -1350,6 +1397,15 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         opts,
         |listening| {
             eprintln!("hookd: listening on {}", listening.join(", "));
+            if let Some(url) = listening.iter().find(|l| l.starts_with("http://")) {
+                let how = match &told {
+                    Some(f) => format!("\"Authorization: Bearer $(cat {})\"", f.display()),
+                    None => "\"Authorization: Bearer $HOOKD_TOKEN\" (the --token given)".into(),
+                };
+                eprintln!(
+                    "hookd: HTTP requests to {url} need the token: curl -H {how} {url}/v1/health"
+                );
+            }
         },
     ));
     match result {
@@ -1379,10 +1435,12 @@ fn watched_files(opts: &LoadOptions) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Post a dispatch to the daemon at the default socket: `None` when none answers or it serves
-/// another project; else the socket and the Outcome JSON, or what went wrong.
+/// Post a dispatch to the daemon at the default socket: `None` when none listens there or it
+/// serves another project; else the socket and the Outcome JSON, or why the daemon could not be
+/// used (the caller then dispatches in its own process, with the verdict the daemon would give).
 fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<String, String>)> {
-    let socket = crate::daemon::default_socket().filter(|s| crate::daemon::client::answers(s))?;
+    use crate::daemon::client::ClientError;
+    let socket = crate::daemon::default_socket()?;
     let mut body = serde_json::json!({"point": point.name(), "context": context.to_value()});
     if let Some(cwd) = std::env::current_dir()
         .ok()
@@ -1390,10 +1448,29 @@ fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<St
     {
         body["project"] = serde_json::Value::String(cwd);
     }
+    let body = body.to_string();
+    if body.len() > crate::daemon::MAX_REQUEST_BYTES {
+        let e = format!(
+            "the request is {} bytes, over its limit of {}",
+            body.len(),
+            crate::daemon::MAX_REQUEST_BYTES
+        );
+        return Some((socket, Err(e)));
+    }
+    // The daemon must take the dispatch well before the agent gives up on its hook; a slow or
+    // saturated daemon costs this much, then the dispatch runs here.
+    let accept = std::env::var("HOOKD_DAEMON_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(
+            std::time::Duration::from_secs(2),
+            std::time::Duration::from_millis,
+        );
     let answer = match crate::daemon::client::post(
         &socket,
         "/v1/dispatch",
-        &body.to_string(),
+        &body,
+        accept,
         std::time::Duration::from_secs(3700),
     ) {
         Ok((200, outcome)) => Ok(outcome),
@@ -1406,7 +1483,8 @@ fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<St
                 .unwrap_or(answer);
             Err(format!("it answered {status}: {msg}"))
         }
-        Err(e) => Err(format!("cannot reach it: {e}")),
+        Err(ClientError::NotRunning(_)) => return None,
+        Err(e) => Err(e.to_string()),
     };
     Some((socket, answer))
 }
@@ -1421,7 +1499,19 @@ fn forward(
     local_events: bool,
     required: bool,
 ) -> Option<Exit> {
-    let Some((socket, answer)) = via_daemon(point, context) else {
+    let via = via_daemon(point, context);
+    // A daemon that could not be used dispatches here, unless one is required.
+    let via = match via {
+        Some((socket, Err(e))) if !required => {
+            eprintln!(
+                "hookd: the hookd daemon at {}: {e}; dispatching in this process",
+                socket.display()
+            );
+            None
+        }
+        via => via,
+    };
+    let Some((socket, answer)) = via else {
         if required {
             let at = crate::daemon::default_socket()
                 .map(|s| s.display().to_string())
