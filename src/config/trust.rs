@@ -529,3 +529,54 @@ impl ProjectTrust {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split(' ').map(String::from).collect()
+    }
+
+    #[test]
+    fn the_files_listed_and_watched_are_the_resolved_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join("sub/inner")).unwrap();
+        fs::write(root.join("sub/run.sh"), "x").unwrap();
+        std::os::unix::fs::symlink("sub/inner", root.join("lnk")).unwrap();
+        let fp = fingerprint(&root, &[words("./lnk/../run.sh")]);
+        // The daemon watches `fp.files`: the file that runs, not the lexical `run.sh`.
+        assert_eq!(fp.files[3..], ["sub/run.sh".to_string()]);
+        assert!(still_matches(&root, &fp));
+        fs::write(root.join("sub/run.sh"), "y").unwrap();
+        assert!(!still_matches(&root, &fp));
+    }
+
+    #[test]
+    fn interpreters_are_seen_through_wrappers_and_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::write(root.join("x.py"), "").unwrap();
+        for cmd in [
+            "python3.12 x.py",
+            "env -i A=1 python3 -u x.py",
+            "nice -n 5 nohup timeout -k 1 10 python3 x.py",
+            "python3 -W ignore::Warning --check-hash-based-pycs=default x.py",
+        ] {
+            let c = coverage(&root, &words(cmd));
+            assert!(c.files.contains(&"x.py".to_string()), "{cmd}: {c:?}");
+        }
+        let c = coverage(&root, &words("python3 -c print(1)"));
+        assert_eq!(c, Coverage::default(), "inline code lives in hooks.yaml");
+        let c = coverage(&root, &words("python3 -m 1bad"));
+        assert!(c.blind.unwrap().contains("not a module name"));
+        let c = coverage(&root, &words("env -C /tmp bash y.sh"));
+        assert!(c.blind.unwrap().contains("`env -C`"));
+        assert_eq!(coverage(&root, &words("git status")), Coverage::default());
+        assert_eq!(
+            coverage(&root, &words("bash /etc/profile")).files,
+            Vec::<String>::new()
+        );
+    }
+}
