@@ -1,10 +1,7 @@
 //! Fail closed means closed: every payload an adapter cannot understand is denied in a form the
 //! agent obeys, whichever way fail-closed was switched on; install never writes through a link.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-use crate::support::{stderr, stdout, Project};
+use crate::support::{stderr, stdout, with_bytes, Project};
 
 /// A project whose own hook would write a marker if anything were dispatched.
 fn project() -> Project {
@@ -21,23 +18,6 @@ fn project() -> Project {
     std::fs::write(&script, "#!/bin/sh\ntouch dispatched.marker\n").unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     p
-}
-
-/// Run `cmd` with raw bytes on stdin; a child that stops reading early is not an error here.
-fn with_bytes(mut cmd: Command, input: Vec<u8>) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
 }
 
 /// Payloads no adapter can understand: Node's lone surrogate escape, invalid UTF-8, over the
