@@ -239,14 +239,16 @@ async fn guard(
     let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"));
     match header("host") {
         Some(host) if auth::host_allowed(host, *listen) => {}
-        host => return error(
-            StatusCode::FORBIDDEN,
-            format!(
+        host => {
+            return error(
+                StatusCode::FORBIDDEN,
+                format!(
                 "Host {} is not this daemon's address; use http://{listen} or http://localhost:{}",
                 host.map_or("(none)".to_string(), |h| format!("`{h}`")),
                 listen.port()
             ),
-        ),
+            )
+        }
     }
     if let Some(origin) = header("origin") {
         if !auth::origin_allowed(origin, *listen) {

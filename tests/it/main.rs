@@ -13,5 +13,6 @@ mod golden;
 mod library;
 mod lookup;
 mod runner;
+mod sec_daemon;
 mod support;
 mod trust;
