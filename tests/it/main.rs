@@ -14,6 +14,7 @@ mod library;
 mod lookup;
 mod runner;
 mod sec_adapters;
+mod sec_daemon;
 mod sec_gate;
 mod sec_layering;
 mod sec_runner;
