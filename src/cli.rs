@@ -12,6 +12,7 @@ use crate::adapter;
 use crate::catalog::HookPoint;
 use crate::config::{self, Config, ConfigError, LoadOptions, Mode};
 use crate::dispatch::{Context, Engine};
+use crate::display::{visible, visible_lines};
 use crate::events::{EventSink, JsonLines, NullSink};
 use crate::gate::{self, Verdict};
 use crate::state::{FileStore, MemoryStore, StateStore};
@@ -53,8 +54,8 @@ struct ServeArgs {
     /// Also serve HTTP on this address, e.g. 127.0.0.1:7878 (port 0 picks one).
     #[arg(long, value_name = "ADDR")]
     listen: Option<std::net::SocketAddr>,
-    /// Require `Authorization: Bearer TOKEN` on the HTTP address (needed for a
-    /// non-loopback address; also HOOKD_TOKEN).
+    /// The token HTTP requests must carry as `Authorization: Bearer TOKEN` (also HOOKD_TOKEN).
+    /// Without one, `--listen` generates a token and keeps it in a 0600 file beside the socket.
     #[arg(long, env = "HOOKD_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// Also append events as JSON lines to FILE (rotated by size: FILE.1 … FILE.3).
@@ -73,6 +74,18 @@ struct ServeArgs {
     /// Events kept in memory for subscribers that reconnect (older ones come from --events).
     #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(16..=10_000_000))]
     ring: u64,
+    /// Sessions whose state is kept; a new one beyond this forgets the least recently used.
+    #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_sessions: u64,
+    /// Open connections per listener; more are closed at once (clients dispatch in-process).
+    #[arg(long, default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: u64,
+    /// Dispatches running at once; one more is answered 503 (clients dispatch in-process).
+    #[arg(long, default_value_t = 128, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    max_dispatches: u64,
+    /// Seconds a client has to send a request's headers before its connection is closed.
+    #[arg(long, default_value_t = 5, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -144,6 +157,17 @@ enum Command {
         /// Which settings file.
         #[arg(long, value_enum, default_value = "project")]
         scope: Scope,
+        /// Install the adapter with --fail-closed: if hookd itself fails, the agent is denied.
+        /// Use it for unattended agents; the flag lives in the agent's settings, so it holds
+        /// even where the agent strips its hooks' environment.
+        #[arg(long)]
+        fail_closed: bool,
+        /// Install the adapter with --gate-shell-tools: the model's shell commands face the gate.
+        #[arg(long)]
+        gate_shell_tools: bool,
+        /// Write through a settings file or directory that is a symbolic link.
+        #[arg(long)]
+        follow_symlinks: bool,
     },
     /// Remove exactly the entries `hookd install` added.
     Uninstall {
@@ -153,6 +177,9 @@ enum Command {
         /// Which settings file.
         #[arg(long, value_enum, default_value = "project")]
         scope: Scope,
+        /// Write through a settings file or directory that is a symbolic link.
+        #[arg(long)]
+        follow_symlinks: bool,
     },
     /// Run the daemon: agents dispatch over a Unix socket (and optionally loopback HTTP);
     /// dashboards follow GET /v1/events. Stops cleanly on SIGTERM or SIGINT.
@@ -203,6 +230,25 @@ enum Command {
         #[arg(long)]
         no_daemon: bool,
     },
+}
+
+/// An on/off environment variable read with the one parser ([`config::parse_bool`]). Unset is
+/// off; a value that is neither on nor off is reported on stderr and taken as `unreadable`.
+fn env_switch(name: &str, unreadable: bool) -> bool {
+    let Some(value) = std::env::var_os(name) else {
+        return false;
+    };
+    match value.to_str().and_then(config::parse_bool) {
+        Some(on) => on,
+        None => {
+            eprintln!(
+                "hookd: {name}={} is not on or off (1/true/yes/on, 0/false/no/off); taken as {}",
+                value.to_string_lossy().escape_debug(),
+                if unreadable { "on" } else { "off" }
+            );
+            unreadable
+        }
+    }
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -270,13 +316,43 @@ pub fn run(cli: Cli) -> Exit {
             fail_closed,
             no_daemon,
         } => {
-            let no_daemon = no_daemon
-                || cfg.config_dir.is_some()
-                || std::env::var("HOOKD_NO_DAEMON").is_ok_and(|v| v == "1" || v == "true");
+            let no_daemon =
+                no_daemon || cfg.config_dir.is_some() || env_switch("HOOKD_NO_DAEMON", false);
             adapter(agent, cfg, events, fail_closed, !no_daemon)
         }
-        Command::Install { agent, scope } => install(agent, scope, false),
-        Command::Uninstall { agent, scope } => install(agent, scope, true),
+        Command::Install {
+            agent,
+            scope,
+            fail_closed,
+            gate_shell_tools,
+            follow_symlinks,
+        } => {
+            let flags: Vec<&str> = [
+                (fail_closed, "--fail-closed"),
+                (gate_shell_tools, "--gate-shell-tools"),
+            ]
+            .into_iter()
+            .filter_map(|(on, f)| on.then_some(f))
+            .collect();
+            let opts = adapter::install::InstallOptions {
+                flags: &flags,
+                follow_symlinks,
+            };
+            install(agent, scope, false, opts)
+        }
+        Command::Uninstall {
+            agent,
+            scope,
+            follow_symlinks,
+        } => install(
+            agent,
+            scope,
+            true,
+            adapter::install::InstallOptions {
+                flags: &[],
+                follow_symlinks,
+            },
+        ),
         Command::Dispatch {
             point,
             cfg,
@@ -383,7 +459,7 @@ fn plural(n: usize) -> &'static str {
 fn print_warnings(config: &Config) {
     let mut err = std::io::stderr().lock();
     for w in &config.warnings {
-        let _ = writeln!(err, "{w}\n");
+        let _ = writeln!(err, "{}\n", visible_lines(&w.to_string()));
     }
 }
 
@@ -392,6 +468,7 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
         Ok(c) => c,
         Err(mut e) => {
             e.code = 1;
+            e.message = e.message.map(|m| visible_lines(&m).into_owned());
             return e;
         }
     };
@@ -404,8 +481,8 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
             gate::compile_entry(&e.pattern).err().map(|err| {
                 format!(
                     "error: allow entry `{}` cannot be compiled\n  --> {}\n  = help: {}",
-                    e.pattern,
-                    e.origin,
+                    visible(&e.pattern),
+                    visible(&e.origin.to_string()),
                     err.lines().last().unwrap_or_default().trim()
                 )
             })
@@ -427,8 +504,8 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
         if let Some(probe) = gate::unrestricted_probe(&e.pattern) {
             unrestricted.push(format!(
                 "warning: allow entry `{}` ({}) is UNRESTRICTED: in mode{} `{}` it admits `{probe}`, which no restricted entry should admit",
-                e.pattern,
-                e.origin,
+                visible(&e.pattern),
+                visible(&e.origin.to_string()),
                 if e.list == "all" { "s" } else { "" },
                 e.list
             ));
@@ -443,7 +520,7 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
     let sources = if config.sources.is_empty() {
         "none found (nothing configured)".to_string()
     } else {
-        config.sources.join(", ")
+        visible(&config.sources.join(", ")).into_owned()
     };
     s.push_str(&format!("sources: {sources}\n"));
     s.push_str(&trust_line(config));
@@ -500,23 +577,36 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
                     "SKIPPED (untrusted project): `hookd trust` after review".to_string()
                 }
                 Verdict::Allowed(a) => format!(
-                    "allowed by `{}` ({}); runs {:?}",
-                    a.entry.pattern, a.entry.origin, a.argv
+                    "allowed by `{}` ({}); runs {}",
+                    visible(&a.entry.pattern),
+                    visible(&a.entry.origin.to_string()),
+                    visible(&format!("{:?}", a.argv))
                 ),
                 Verdict::Denied(d) => format!(
                     "DENIED ({}): {}\n      hint: {}",
-                    d.reason, d.detail, d.hint
+                    d.reason,
+                    visible(&d.detail),
+                    visible(&d.hint)
                 ),
             };
             s.push_str(&format!(
                 "  hook {} `{}` (timeout {}s)\n    -> {verdict}\n",
-                h.name,
-                h.command,
+                visible(&h.name),
+                visible(&h.command),
                 h.timeout.as_secs()
             ));
+            if h.origin.source == config::Source::Project {
+                if let Some(line) = coverage_line(config, &h.command) {
+                    s.push_str(&format!("    {line}\n"));
+                }
+            }
         }
         for r in reminders {
-            s.push_str(&format!("  reminder {} (trigger {})\n", r.name, r.trigger));
+            s.push_str(&format!(
+                "  reminder {} (trigger {})\n",
+                visible(&r.name),
+                visible(&r.trigger.to_string())
+            ));
         }
     }
     s.push_str(&format!(
@@ -806,19 +896,24 @@ fn settings_path(agent: Agent, scope: Scope) -> Result<PathBuf, Exit> {
     })
 }
 
-fn install(agent: Agent, scope: Scope, remove: bool) -> Exit {
+fn install(
+    agent: Agent,
+    scope: Scope,
+    remove: bool,
+    opts: adapter::install::InstallOptions<'_>,
+) -> Exit {
     let path = match settings_path(agent, scope) {
         Ok(p) => p,
         Err(e) => return e,
     };
     let result = if remove {
-        adapter::install::uninstall(agent.spec(), &path)
+        adapter::install::uninstall(agent.spec(), &path, opts)
     } else {
         let hookd = match std::env::current_exe().and_then(|p| p.canonicalize()) {
             Ok(p) => p,
             Err(e) => return Exit::error(2, format!("error: cannot find this hookd binary: {e}")),
         };
-        adapter::install::install(agent.spec(), &path, &hookd)
+        adapter::install::install(agent.spec(), &path, &hookd, opts)
     };
     match result {
         Ok(adapter::install::Change::Unchanged) => {
@@ -856,8 +951,18 @@ fn adapter(
     fail_closed: bool,
     use_daemon: bool,
 ) -> Exit {
-    let fail_closed =
-        fail_closed || std::env::var("HOOKD_FAIL_CLOSED").is_ok_and(|v| v == "1" || v == "true");
+    // A safety switch: a value hookd cannot read turns it on, never silently off.
+    let fail_closed = fail_closed || env_switch("HOOKD_FAIL_CLOSED", true);
+    // `fail_closed: true` in the user's hooks.yaml: read only when something failed, so the
+    // daemon path costs no configuration load. If the configuration cannot be loaded either,
+    // the flag and the variable decide.
+    let cfg_for_failure = cfg.clone();
+    let fail_closed_now = move || {
+        fail_closed
+            || load_files(cfg_for_failure.clone())
+                .map(|c| c.hooks.fail_closed)
+                .unwrap_or(false)
+    };
     let emit = |r: adapter::AgentReply| {
         for n in &r.notes {
             eprintln!("{n}");
@@ -872,7 +977,7 @@ fn adapter(
             .map_err(|e| format!("the payload is not JSON: {e}"))
     }) {
         Ok(p) => p,
-        Err(e) => return emit(agent.failure(None, &e, fail_closed)),
+        Err(e) => return emit(agent.failure(None, &e, fail_closed_now())),
     };
     let event = payload
         .get("hook_event_name")
@@ -881,7 +986,7 @@ fn adapter(
         .map(String::from);
     let t = match agent.translate(&payload) {
         Ok(t) => t,
-        Err(e) => return emit(agent.failure(event.as_deref(), &e, fail_closed)),
+        Err(e) => return emit(agent.failure(event.as_deref(), &e, fail_closed_now())),
     };
     let Some(point) = t.point else {
         let mut r = adapter::AgentReply {
@@ -900,19 +1005,20 @@ fn adapter(
     };
     // A running daemon answers for every session on the machine: one configuration, one
     // stream. Its Outcome is the one this process would have computed with the same files.
+    // A daemon it could not use (too large a payload, busy, slow, not this user's, gone):
+    // dispatch here, for the same verdict; never an answer that is not the daemon's.
     if let Some((socket, answer)) = use_daemon.then(|| via_daemon(point, &t.context)).flatten() {
         let outcome = answer.and_then(|json| {
             serde_json::from_str::<crate::dispatch::Outcome>(&json)
                 .map_err(|e| format!("its answer is not an Outcome: {e}"))
         });
-        return match outcome {
-            Ok(o) => emit(agent.reply(&t.event, &o)),
-            Err(e) => emit(agent.failure(
-                Some(&t.event),
-                &format!("the hookd daemon at {}: {e}", socket.display()),
-                fail_closed,
-            )),
-        };
+        match outcome {
+            Ok(o) => return emit(agent.reply(&t.event, &o)),
+            Err(e) => eprintln!(
+                "hookd: the hookd daemon at {}: {e}; dispatching in this process",
+                socket.display()
+            ),
+        }
     }
     let config = match load(cfg) {
         Ok(c) => c,
@@ -920,6 +1026,7 @@ fn adapter(
             return emit(agent.failure(Some(&t.event), &e.message.unwrap_or_default(), fail_closed))
         }
     };
+    let fail_closed = fail_closed || config.hooks.fail_closed;
     print_warnings(&config);
     let engine = match engine(config, events) {
         Ok(e) => e,
@@ -982,10 +1089,11 @@ fn trust(list: bool, revoke: bool) -> Exit {
                 let mut s = String::new();
                 for (path, r) in records {
                     s.push_str(&format!(
-                        "{path}\n  trusted {}  sha256:{}  {}\n",
-                        r.trusted_at,
-                        &r.sha256[..16.min(r.sha256.len())],
-                        r.files.join(", ")
+                        "{}\n  trusted {}  sha256:{}  {}\n",
+                        visible(&path),
+                        visible(&r.trusted_at),
+                        visible(r.sha256.get(..16).unwrap_or(&r.sha256)),
+                        visible(&r.files.join(", "))
                     ));
                 }
                 out(&s);
@@ -999,11 +1107,17 @@ fn trust(list: bool, revoke: bool) -> Exit {
             Ok(true) => {
                 out(&format!(
                     "hookd: {} is no longer trusted\n",
-                    project.display()
+                    visible(&project.display().to_string())
                 ));
                 Exit::ok()
             }
-            Ok(false) => Exit::error(1, format!("hookd: {} was not trusted", project.display())),
+            Ok(false) => Exit::error(
+                1,
+                format!(
+                    "hookd: {} was not trusted",
+                    visible(&project.display().to_string())
+                ),
+            ),
             Err(e) => Exit::error(2, format!("error: {e}")),
         };
     }
@@ -1014,7 +1128,7 @@ fn trust(list: bool, revoke: bool) -> Exit {
         Ok(c) => c,
         Err(e) => {
             let n = e.errors().count();
-            return Exit::error(2, format!("{e}\n\nhookd: the project's configuration has {n} error{}; fix it before trusting it", plural(n)));
+            return Exit::error(2, format!("{}\n\nhookd: the project's configuration has {n} error{}; fix it before trusting it", visible_lines(&e.to_string()), plural(n)));
         }
     };
     let Some(fp) = config.fingerprint.clone() else {
@@ -1030,7 +1144,7 @@ fn trust(list: bool, revoke: bool) -> Exit {
     let from_project = |o: &config::Origin| o.source == config::Source::Project;
     let mut s = format!(
         "Trusting {}. Its .infer/ will be able to:\n",
-        project.display()
+        visible(&project.display().to_string())
     );
     let hooks: Vec<_> = config
         .hooks
@@ -1050,15 +1164,22 @@ fn trust(list: bool, revoke: bool) -> Exit {
     ));
     for h in &hooks {
         let verdict = match gate.verdict(&h.command, Mode::Standard) {
-            Verdict::Allowed(a) => format!("allowed by `{}` ({})", a.entry.pattern, a.entry.origin),
+            Verdict::Allowed(a) => format!(
+                "allowed by `{}` ({})",
+                visible(&a.entry.pattern),
+                visible(&a.entry.origin.to_string())
+            ),
             Verdict::Denied(d) => format!("denied ({}) in mode standard", d.reason),
         };
         s.push_str(&format!(
             "    {:<16} {:<14} `{}`  {verdict}\n",
             h.hook.name(),
-            h.name,
-            h.command
+            visible(&h.name),
+            visible(&h.command)
         ));
+        if let Some(line) = coverage_line(&config, &h.command) {
+            s.push_str(&format!("      {line}\n"));
+        }
     }
     let entries: Vec<_> = config
         .allow
@@ -1077,7 +1198,9 @@ fn trust(list: bool, revoke: bool) -> Exit {
         };
         s.push_str(&format!(
             "    {:<9} '{}' ({}){loud}\n",
-            e.list, e.pattern, e.origin
+            e.list,
+            visible(&e.pattern),
+            visible(&e.origin.to_string())
         ));
     }
     let reminders: Vec<_> = config
@@ -1085,7 +1208,7 @@ fn trust(list: bool, revoke: bool) -> Exit {
         .reminders
         .iter()
         .filter(|r| from_project(&r.origin))
-        .map(|r| r.name.as_str())
+        .map(|r| visible(&r.name))
         .collect();
     s.push_str(&format!(
         "  inject {} reminder{} into the model's context{}\n",
@@ -1100,7 +1223,7 @@ fn trust(list: bool, revoke: bool) -> Exit {
     s.push_str(&format!(
         "Fingerprint sha256:{} over {}\n",
         fp.sha256,
-        fp.files.join(", ")
+        visible(&fp.files.join(", "))
     ));
     if let Err(e) = store.record(&project, &fp) {
         out(&s);
@@ -1109,6 +1232,28 @@ fn trust(list: bool, revoke: bool) -> Exit {
     s.push_str("hookd: trusted. Any change to these files makes the project untrusted again; `hookd trust --revoke` undoes this.\n");
     out(&s);
     Exit::ok()
+}
+
+/// What the fingerprint covers of a project hook's code, for the review; `None` for a program
+/// found on PATH that is given no project file (not the project's code).
+fn coverage_line(config: &Config, command: &str) -> Option<String> {
+    let argv = gate::argv_of(command)?;
+    let root = config
+        .project_dir
+        .canonicalize()
+        .unwrap_or_else(|_| config.project_dir.clone());
+    let c = config::coverage(&root, &argv);
+    match c.blind {
+        Some(why) => Some(format!(
+            "code NOT COVERED by the fingerprint: {}; review what it runs yourself",
+            visible(&why)
+        )),
+        None if c.files.is_empty() => None,
+        None => Some(format!(
+            "code fingerprinted: {}",
+            visible(&c.files.join(", "))
+        )),
+    }
 }
 
 /// One line on whether the project's configuration acts, for `hookd check`.
@@ -1167,9 +1312,10 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
     }
     // What outlives a reload: where events go, the sessions' state and the event numbering.
     let sink: Arc<dyn EventSink> = Arc::new(crate::events::Fanout(sinks));
-    let memory = Arc::new(MemoryStore::idle_expiry(std::time::Duration::from_secs(
-        a.session_idle,
-    )));
+    let memory = Arc::new(
+        MemoryStore::idle_expiry(std::time::Duration::from_secs(a.session_idle))
+            .max_sessions(a.max_sessions as usize),
+    );
     let store: Arc<dyn StateStore> = memory.clone();
     let last = a
         .events
@@ -1194,10 +1340,43 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         watch,
     };
     let socket = a.socket.or_else(crate::daemon::default_socket);
+    // HTTP always needs a token: without one given, a fresh one in a 0600 file beside the
+    // socket, for the operator's curl and Prometheus' `credentials_file`. (A non-loopback
+    // address without --token is refused by the daemon instead.)
+    let mut token = a.token;
+    let mut token_file = None;
+    if let Some(addr) = a.listen.filter(|l| token.is_none() && l.ip().is_loopback()) {
+        let Some(path) = socket.as_deref().map(crate::daemon::token_file) else {
+            return Exit::error(2, format!("error: --listen {addr} needs --token, or a --socket beside which to keep a generated one"));
+        };
+        let generated = match crate::daemon::generate_token() {
+            Ok(t) => t,
+            Err(e) => return Exit::error(2, format!("error: cannot generate a token: {e}")),
+        };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Err(e) = crate::daemon::write_token_file(&path, &generated) {
+            return Exit::error(
+                2,
+                format!("error: cannot write the token file {}: {e}", path.display()),
+            );
+        }
+        token = Some(generated);
+        token_file = Some(path);
+    }
+    let told = token_file.clone();
     let opts = crate::daemon::ServeOptions {
         socket,
         listen: a.listen,
-        token: a.token,
+        token,
+        token_file,
+        limits: crate::daemon::Limits {
+            connections: a.max_connections as usize,
+            header_timeout: std::time::Duration::from_secs(a.header_timeout),
+            dispatches: a.max_dispatches as usize,
+            ..Default::default()
+        },
         ring: a.ring as usize,
         log: a.events.map(|p| (p, LOG_KEEP)),
         sessions: Some(memory),
@@ -1217,6 +1396,15 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         opts,
         |listening| {
             eprintln!("hookd: listening on {}", listening.join(", "));
+            if let Some(url) = listening.iter().find(|l| l.starts_with("http://")) {
+                let how = match &told {
+                    Some(f) => format!("\"Authorization: Bearer $(cat {})\"", f.display()),
+                    None => "\"Authorization: Bearer $HOOKD_TOKEN\" (the --token given)".into(),
+                };
+                eprintln!(
+                    "hookd: HTTP requests to {url} need the token: curl -H {how} {url}/v1/health"
+                );
+            }
         },
     ));
     match result {
@@ -1246,10 +1434,12 @@ fn watched_files(opts: &LoadOptions) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Post a dispatch to the daemon at the default socket: `None` when none answers or it serves
-/// another project; else the socket and the Outcome JSON, or what went wrong.
+/// Post a dispatch to the daemon at the default socket: `None` when none listens there or it
+/// serves another project; else the socket and the Outcome JSON, or why the daemon could not be
+/// used (the caller then dispatches in its own process, with the verdict the daemon would give).
 fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<String, String>)> {
-    let socket = crate::daemon::default_socket().filter(|s| crate::daemon::client::answers(s))?;
+    use crate::daemon::client::ClientError;
+    let socket = crate::daemon::default_socket()?;
     let mut body = serde_json::json!({"point": point.name(), "context": context.to_value()});
     if let Some(cwd) = std::env::current_dir()
         .ok()
@@ -1257,10 +1447,29 @@ fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<St
     {
         body["project"] = serde_json::Value::String(cwd);
     }
+    let body = body.to_string();
+    if body.len() > crate::daemon::MAX_REQUEST_BYTES {
+        let e = format!(
+            "the request is {} bytes, over its limit of {}",
+            body.len(),
+            crate::daemon::MAX_REQUEST_BYTES
+        );
+        return Some((socket, Err(e)));
+    }
+    // The daemon must take the dispatch well before the agent gives up on its hook; a slow or
+    // saturated daemon costs this much, then the dispatch runs here.
+    let accept = std::env::var("HOOKD_DAEMON_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(
+            std::time::Duration::from_secs(2),
+            std::time::Duration::from_millis,
+        );
     let answer = match crate::daemon::client::post(
         &socket,
         "/v1/dispatch",
-        &body.to_string(),
+        &body,
+        accept,
         std::time::Duration::from_secs(3700),
     ) {
         Ok((200, outcome)) => Ok(outcome),
@@ -1273,7 +1482,8 @@ fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<St
                 .unwrap_or(answer);
             Err(format!("it answered {status}: {msg}"))
         }
-        Err(e) => Err(format!("cannot reach it: {e}")),
+        Err(ClientError::NotRunning(_)) => return None,
+        Err(e) => Err(e.to_string()),
     };
     Some((socket, answer))
 }
@@ -1288,7 +1498,19 @@ fn forward(
     local_events: bool,
     required: bool,
 ) -> Option<Exit> {
-    let Some((socket, answer)) = via_daemon(point, context) else {
+    let via = via_daemon(point, context);
+    // A daemon that could not be used dispatches here, unless one is required.
+    let via = match via {
+        Some((socket, Err(e))) if !required => {
+            eprintln!(
+                "hookd: the hookd daemon at {}: {e}; dispatching in this process",
+                socket.display()
+            );
+            None
+        }
+        via => via,
+    };
+    let Some((socket, answer)) = via else {
         if required {
             let at = crate::daemon::default_socket()
                 .map(|s| s.display().to_string())
@@ -1318,7 +1540,7 @@ fn forward(
 /// One event as a line for people: `#seq time point type name details`.
 fn event_line(json: &str) -> String {
     let Ok(e) = serde_json::from_str::<serde_json::Value>(json) else {
-        return json.to_string();
+        return visible(json).into_owned();
     };
     let str_of = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
     let time = str_of("timestamp").get(11..23).unwrap_or("").to_string();
@@ -1378,12 +1600,14 @@ fn event_line(json: &str) -> String {
         ),
         _ => String::new(),
     };
-    format!(
+    // Names, commands and reasons come from a project's files: one line, nothing hidden.
+    visible(&format!(
         "#{:<5} {time}  {:<16} {:<20} {detail}",
         e["seq"],
         str_of("hook"),
         kind
-    )
+    ))
+    .into_owned()
 }
 
 fn events_cmd(follow: bool, since: u64, file: Option<PathBuf>, json: bool) -> Exit {

@@ -31,6 +31,7 @@ pub mod config;
 pub mod daemon;
 pub mod decision;
 pub mod dispatch;
+mod display;
 pub mod events;
 pub mod gate;
 mod reminder;

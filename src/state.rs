@@ -111,6 +111,23 @@ pub trait StateStore: Send + Sync {
 pub struct MemoryStore {
     inner: Mutex<Sessions>,
     idle: Option<Duration>,
+    /// At most this many sessions: a new one beyond it evicts the least recently used.
+    max: Option<usize>,
+}
+
+/// Session ids longer than this are kept by their SHA-256 (ids are agents' UUIDs; a client
+/// sending megabytes as an id must not make the daemon keep them).
+pub const MAX_SESSION_KEY_BYTES: usize = 256;
+
+/// The key a session is kept under: the id itself, or `sha256:HEX` for one over the limit.
+fn session_key(session: &str) -> std::borrow::Cow<'_, str> {
+    if session.len() <= MAX_SESSION_KEY_BYTES {
+        return session.into();
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(session.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}").into()
 }
 
 #[derive(Debug, Default)]
@@ -126,7 +143,14 @@ impl MemoryStore {
         MemoryStore {
             inner: Mutex::default(),
             idle: Some(idle),
+            max: None,
         }
+    }
+
+    /// Keep at most `n` sessions: a new one beyond that forgets the least recently used.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max = Some(n.max(1));
+        self
     }
 
     /// How many sessions are held.
@@ -163,9 +187,24 @@ impl StateStore for MemoryStore {
                 s.swept = Some(now);
             }
         }
+        let key = session_key(session);
+        if let Some(max) = self.max {
+            // Full and a new session: forget the one dispatched to longest ago. O(sessions),
+            // paid only by a session's first dispatch on a full daemon.
+            if s.map.len() >= max && !s.map.contains_key(key.as_ref()) {
+                let oldest = s
+                    .map
+                    .iter()
+                    .min_by_key(|(_, (_, at))| *at)
+                    .map(|(k, _)| k.clone());
+                if let Some(k) = oldest {
+                    s.map.remove(&k);
+                }
+            }
+        }
         let entry = s
             .map
-            .entry(session.to_string())
+            .entry(key.into_owned())
             .or_insert_with(|| (SessionState::default(), now));
         entry.1 = now;
         f(&mut entry.0);
@@ -199,6 +238,27 @@ mod memory_tests {
         assert_eq!(store.len(), 1, "the idle session was swept");
         assert_eq!(turns(&store, "busy"), 7, "the busy one kept its state");
         assert_eq!(turns(&store, "idle"), 1, "the idle one starts over");
+    }
+
+    #[test]
+    fn sessions_are_capped_and_long_ids_kept_by_their_hash() {
+        let store = MemoryStore::idle_expiry(Duration::from_secs(60)).max_sessions(2);
+        assert_eq!(turns(&store, "a"), 1);
+        assert_eq!(turns(&store, "b"), 1);
+        assert_eq!(turns(&store, "a"), 2);
+        assert_eq!(turns(&store, "c"), 1, "b, least recently used, made room");
+        assert_eq!(store.len(), 2);
+        assert_eq!(turns(&store, "a"), 3, "a was kept");
+        assert_eq!(turns(&store, "b"), 1, "b starts over");
+        let long = "x".repeat(1 << 20);
+        assert_eq!(turns(&store, &long), 1);
+        assert_eq!(
+            turns(&store, &long),
+            2,
+            "the same long id is the same session"
+        );
+        let held: usize = store.lock().map.keys().map(String::len).sum();
+        assert!(held <= 2 * MAX_SESSION_KEY_BYTES, "{held} bytes of keys");
     }
 }
 

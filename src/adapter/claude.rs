@@ -190,6 +190,15 @@ pub fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> Age
             json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
         }
         (true, Some("UserPromptSubmit")) => json!({"decision": "block", "reason": reason}),
+        // A payload hookd could not read has no event name to shape a reply for. Exit 2 is the
+        // one answer Claude Code reads as "block" at every event (stdout is ignored then).
+        (true, None) => {
+            return AgentReply {
+                stdout: json!({"decision": "block", "reason": reason}).to_string(),
+                exit_code: 2,
+                notes: vec![reason],
+            }
+        }
         _ => json!({}),
     };
     AgentReply {

@@ -151,7 +151,8 @@ pub fn reply(outcome: &Outcome) -> AgentReply {
 
 /// When hookd itself failed: let Crush go on, or with `--fail-closed` deny the tool call.
 pub fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
-    if fail_closed && matches!(event, Some("PreToolUse") | Some("UserPromptSubmit")) {
+    // Exit 2 is Crush's deny; a payload hookd could not read (no event name) is denied too.
+    if fail_closed && matches!(event, None | Some("PreToolUse") | Some("UserPromptSubmit")) {
         return AgentReply {
             stdout: String::new(),
             exit_code: 2,

@@ -193,6 +193,15 @@ pub fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> Age
     let reason = format!("hookd failed: {error}");
     let out = match (fail_closed, event) {
         (true, Some("BeforeTool" | "BeforeAgent")) => json!({"decision": "deny", "reason": reason}),
+        // No event name to shape a reply for: deny on stdout and exit 2, which Gemini CLI reads
+        // as a blocking error at every event, with stderr as the reason.
+        (true, None) => {
+            return AgentReply {
+                stdout: json!({"decision": "deny", "reason": reason}).to_string(),
+                exit_code: 2,
+                notes: vec![reason],
+            }
+        }
         _ => json!({}),
     };
     AgentReply {

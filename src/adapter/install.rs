@@ -81,8 +81,33 @@ pub const CRUSH: AgentSpec = AgentSpec {
     shape: Shape::Flat,
 };
 
+/// How `install` may write, and what it writes into the agent's command.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InstallOptions<'a> {
+    /// Flags appended to the adapter command (`--fail-closed`, `--gate-shell-tools`): the agent
+    /// passes them on every call, whatever environment it gives its hooks.
+    pub flags: &'a [&'a str],
+    /// Write through a settings file (or its directory) that is a symlink, to the file it names.
+    /// Off by default: a cloned repository's `.claude/settings.json` may point anywhere.
+    pub follow_symlinks: bool,
+}
+
 /// The command the agent runs: this hookd binary's adapter.
 pub fn adapter_command(hookd: &Path, agent: &str) -> String {
+    adapter_command_with(hookd, agent, &[])
+}
+
+/// The adapter command with `flags` appended.
+pub fn adapter_command_with(hookd: &Path, agent: &str, flags: &[&str]) -> String {
+    let mut c = adapter_command_plain(hookd, agent);
+    for f in flags {
+        c.push(' ');
+        c.push_str(f);
+    }
+    c
+}
+
+fn adapter_command_plain(hookd: &Path, agent: &str) -> String {
     let path = hookd.display().to_string();
     let quoted = if path
         .chars()
@@ -150,35 +175,81 @@ fn read(path: &Path) -> Result<Option<Value>, InstallError> {
     }
 }
 
+/// Refuse a settings file, its directory or its backup that is a symlink (unless asked), and
+/// say where a followed link leads. Returns the path to write.
+fn target(path: &Path, follow: bool) -> Result<PathBuf, InstallError> {
+    let err = |message: String| InstallError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let is_link = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    let dir = path.parent().unwrap_or(Path::new("."));
+    for (p, what) in [(path, "the settings file"), (dir, "its directory")] {
+        if is_link(p) && !follow {
+            return Err(err(format!(
+                "{what} {} is a symbolic link; hookd does not write through links (a repository can point one at your files). Check where it leads, then run again with --follow-symlinks to write there",
+                p.display()
+            )));
+        }
+    }
+    let backup = path.with_extension("json.hookd-backup");
+    if is_link(&backup) {
+        return Err(err(format!(
+            "the backup path {} is a symbolic link; remove it, hookd changed nothing",
+            backup.display()
+        )));
+    }
+    if follow && is_link(path) {
+        return fs::canonicalize(path).map_err(|e| err(format!("cannot follow the link: {e}")));
+    }
+    Ok(path.to_path_buf())
+}
+
+/// Write `value` to `path` atomically, never through a link: the backup and the new content are
+/// written to fresh temporary files in the same directory (created `O_EXCL`, by `tempfile`) and
+/// renamed into place, which replaces a directory entry and never follows one.
 fn write(path: &Path, existed: bool, value: &Value) -> Result<Change, InstallError> {
+    use std::io::Write;
     let err = |e: std::io::Error| InstallError {
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(err)?;
-    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir).map_err(err)?;
     let backup = if existed {
         let b = path.with_extension("json.hookd-backup");
-        fs::copy(path, &b).map_err(err)?;
+        let old = fs::read(path).map_err(err)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(err)?;
+        tmp.write_all(&old).map_err(err)?;
+        tmp.persist(&b).map_err(|e| err(e.error))?;
         Some(b)
     } else {
         None
     };
-    let tmp = path.with_extension("json.hookd-tmp");
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
-    fs::write(&tmp, text).map_err(err)?;
-    fs::rename(&tmp, path).map_err(err)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(err)?;
+    tmp.write_all(text.as_bytes()).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
     Ok(Change::Written { backup })
 }
 
 /// Add hookd's adapter to the agent's settings at `path` for every event it handles.
-pub fn install(spec: &AgentSpec, path: &Path, hookd: &Path) -> Result<Change, InstallError> {
+pub fn install(
+    spec: &AgentSpec,
+    path: &Path,
+    hookd: &Path,
+    opts: InstallOptions<'_>,
+) -> Result<Change, InstallError> {
+    let path = &target(path, opts.follow_symlinks)?;
     let existing = read(path)?;
     let existed = existing.is_some();
     let mut settings = existing.unwrap_or_else(|| json!({}));
-    let command = adapter_command(hookd, spec.name);
+    let command = adapter_command_with(hookd, spec.name, opts.flags);
     let err = |message: &str| InstallError {
         path: path.to_path_buf(),
         message: message.into(),
@@ -200,6 +271,11 @@ pub fn install(spec: &AgentSpec, path: &Path, hookd: &Path) -> Result<Change, In
             .iter()
             .any(|g| entry_commands(g, spec.shape).contains(&command.as_str()))
         {
+            continue;
+        }
+        // Installed before with other flags (or from another path): update it in place.
+        if update_ours(groups, spec, &command) {
+            changed = true;
             continue;
         }
         let mut group = Map::new();
@@ -227,9 +303,36 @@ pub fn install(spec: &AgentSpec, path: &Path, hookd: &Path) -> Result<Change, In
     write(path, existed, &settings)
 }
 
+/// Point hookd's existing entries for the agent at `command`; true if there was one.
+fn update_ours(groups: &mut [Value], spec: &AgentSpec, command: &str) -> bool {
+    let mut found = false;
+    for g in groups.iter_mut() {
+        let slots: Vec<&mut Value> = match spec.shape {
+            Shape::Flat => g.get_mut("command").into_iter().collect(),
+            Shape::Nested => g
+                .get_mut("hooks")
+                .and_then(Value::as_array_mut)
+                .map(|hs| hs.iter_mut().filter_map(|h| h.get_mut("command")).collect())
+                .unwrap_or_default(),
+        };
+        for slot in slots {
+            if slot.as_str().is_some_and(|c| is_ours(c, spec.name)) {
+                *slot = json!(command);
+                found = true;
+            }
+        }
+    }
+    found
+}
+
 /// Remove every hook entry that runs hookd's adapter for the agent, and the groups, event lists
 /// and `hooks` object that only held them. Everything else is left as it was.
-pub fn uninstall(spec: &AgentSpec, path: &Path) -> Result<Change, InstallError> {
+pub fn uninstall(
+    spec: &AgentSpec,
+    path: &Path,
+    opts: InstallOptions<'_>,
+) -> Result<Change, InstallError> {
+    let path = &target(path, opts.follow_symlinks)?;
     let Some(mut settings) = read(path)? else {
         return Ok(Change::Unchanged);
     };

@@ -119,6 +119,8 @@ pub struct HooksConfig {
     pub gate_shell_tools: bool,
     /// The shell tools: the defaults plus any configured (a configuration can add, never remove).
     pub shell_tools: Vec<String>,
+    /// Adapters deny when hookd itself fails, as with `--fail-closed`.
+    pub fail_closed: bool,
 }
 
 impl Default for HooksConfig {
@@ -131,6 +133,7 @@ impl Default for HooksConfig {
             max_continues: DEFAULT_MAX_CONTINUES,
             gate_shell_tools: false,
             shell_tools: DEFAULT_SHELL_TOOLS.iter().map(|s| s.to_string()).collect(),
+            fail_closed: false,
         }
     }
 }
@@ -153,7 +156,80 @@ fn output_cap(d: &mut Decoder<'_>, node: &Node) -> Option<usize> {
 }
 
 pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
-    let mut out = HooksConfig::default();
+    decode_file(d, root).config
+}
+
+/// One `hooks.yaml` as read, with what layering needs to know beyond its content.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct HooksFile {
+    pub(crate) config: HooksConfig,
+    /// The file sets `max_continues` itself (a project may only lower the user's).
+    pub(crate) max_continues_set: bool,
+}
+
+/// Layer a project's `hooks.yaml` over the user's own (home, or `--config-dir`).
+///
+/// The user's file always applies as written: its `enabled` governs its hooks, its settings
+/// stand. A project adds its hooks after the user's (governed by the project file's own
+/// `enabled`; an untrusted project's are kept only to be reported as skipped) and, when it may
+/// act, can only strengthen settings: `gate_shell_tools` and `fail_closed` are
+/// OR-ed, `shell_tools` united, `max_continues` lowered. A project's `max_output` applies to its
+/// own hooks; its `grace` is ignored. A project hook named like one of the user's is dropped
+/// with a warning, so events and state keep meaning one hook per name.
+pub(crate) fn layer(
+    user: HooksFile,
+    project: Option<HooksFile>,
+    project_acts: bool,
+    warnings: &mut Vec<super::Diagnostic>,
+) -> HooksConfig {
+    let mut out = user.config;
+    if !out.enabled {
+        out.hooks.clear();
+    }
+    let Some(project) = project else {
+        return out;
+    };
+    let p = project.config;
+    if p.enabled {
+        out.enabled = true;
+        for mut h in p.hooks {
+            if out.hooks.iter().any(|u| u.name == h.name) {
+                warnings.push(super::Diagnostic {
+                    severity: super::Severity::Warning,
+                    file: h.origin.file.clone(),
+                    line: h.origin.line,
+                    col: 0,
+                    message: format!(
+                        "hook `{}` has the name of one of your own hooks; the project's is ignored",
+                        h.name
+                    ),
+                    help: Some("rename it in the project's hooks.yaml".into()),
+                    snippet: None,
+                });
+                continue;
+            }
+            h.max_output.get_or_insert(p.max_output);
+            out.hooks.push(h);
+        }
+    }
+    if project_acts {
+        out.gate_shell_tools |= p.gate_shell_tools;
+        out.fail_closed |= p.fail_closed;
+        for t in p.shell_tools {
+            if !out.shell_tools.contains(&t) {
+                out.shell_tools.push(t);
+            }
+        }
+        if project.max_continues_set {
+            out.max_continues = out.max_continues.min(p.max_continues);
+        }
+    }
+    out
+}
+
+pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
+    let mut file = HooksFile::default();
+    let out = &mut file.config;
     let Some(top) = d.fields(
         root,
         "hooks.yaml",
@@ -166,9 +242,10 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
             "max_continues",
             "gate_shell_tools",
             "shell_tools",
+            "fail_closed",
         ],
     ) else {
-        return out;
+        return file;
     };
     let parallel = top
         .get("parallel")
@@ -176,6 +253,9 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
         .unwrap_or(false);
     if let Some(n) = top.get("gate_shell_tools") {
         out.gate_shell_tools = d.bool(n, "`gate_shell_tools`").unwrap_or(false);
+    }
+    if let Some(n) = top.get("fail_closed") {
+        out.fail_closed = d.bool(n, "`fail_closed`").unwrap_or(false);
     }
     if let Some(n) = top.get("shell_tools") {
         for item in d.seq(n, "`shell_tools`").unwrap_or_default() {
@@ -188,7 +268,10 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
     }
     if let Some(n) = top.get("max_continues") {
         match d.int(n, "`max_continues`") {
-            Some(m) if (0..=1000).contains(&m) => out.max_continues = m as u64,
+            Some(m) if (0..=1000).contains(&m) => {
+                out.max_continues = m as u64;
+                file.max_continues_set = true;
+            }
             Some(m) => d.error(
                 n.pos,
                 format!("max_continues {m} is out of range"),
@@ -219,10 +302,10 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
         out.enabled = d.bool(n, "`enabled`").unwrap_or(false);
     }
     let Some(list) = top.get("hooks") else {
-        return out;
+        return file;
     };
     let Some(items) = d.seq(list, "`hooks`") else {
-        return out;
+        return file;
     };
     let mut names = super::decode::NameSet::default();
     for item in items {
@@ -238,7 +321,7 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
             }
         }
     }
-    out
+    file
 }
 
 fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<HookSpec> {

@@ -3,9 +3,11 @@
 
 mod decode;
 mod diag;
+mod fsread;
 mod hooks;
 mod reminders;
 mod settings;
+mod switch;
 mod trust;
 mod yaml;
 
@@ -19,10 +21,13 @@ pub use hooks::{
 };
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, Trigger, When};
 pub use settings::{AllowEntry, Mode, Origin, Source, UnknownMode};
+pub use switch::parse_bool;
 pub use trust::{
     fingerprint, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore,
     PROJECT_FILES,
 };
+// What the fingerprint covers of each hook's code, for the review (`hookd trust`, `hookd check`).
+pub(crate) use trust::coverage;
 
 use decode::Decoder;
 use settings::LIST_KEYS;
@@ -203,9 +208,33 @@ impl Config {
 struct Loader {
     diags: Vec<Diagnostic>,
     sources: Vec<String>,
+    /// Which of `diags` are about the project's own files: while it is untrusted they are
+    /// reported as warnings, so a repository cannot make a dispatch fail (or an agent fail open).
+    project_diags: Vec<usize>,
 }
 
 impl Loader {
+    /// Read and decode `dir/file` if it exists (`None` if absent or unreadable).
+    fn file<T: Default>(
+        &mut self,
+        dir: &Path,
+        project: &Path,
+        source: Source,
+        file: &str,
+        f: impl FnOnce(&mut Decoder<'_>, &yaml::Node) -> T,
+    ) -> Option<T> {
+        let path = dir.join(file);
+        let name = display(&path, project);
+        let first = self.diags.len();
+        let out = self
+            .read(&path, &name)
+            .map(|text| self.source(&name, &text, source, f).unwrap_or_default());
+        if source == Source::Project {
+            self.project_diags.extend(first..self.diags.len());
+        }
+        out
+    }
+
     fn source<T>(
         &mut self,
         name: &str,
@@ -228,29 +257,60 @@ impl Loader {
     }
 
     fn read(&mut self, path: &Path, name: &str) -> Option<String> {
-        match std::fs::read(path) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    self.diags.push(Diagnostic::whole(
-                        Severity::Error,
-                        name,
-                        format!(
-                            "the file is not UTF-8 text (invalid byte at offset {})",
-                            e.utf8_error().valid_up_to()
-                        ),
-                        Some("save it as UTF-8".into()),
-                    ));
-                    None
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        let limit = yaml::Limits::default().max_bytes as u64;
+        let bytes = match fsread::read_regular(path, limit) {
+            Ok(bytes) => bytes,
+            Err(fsread::ReadError::NotFound) => return None,
+            Err(e) => {
+                let (message, help) = match e {
+                    fsread::ReadError::NotRegular(_) => (
+                        format!("cannot read the file: it {e}"),
+                        "replace it with a regular file",
+                    ),
+                    fsread::ReadError::TooLarge { limit, size } => {
+                        self.diags.push(Diagnostic {
+                            severity: Severity::Error,
+                            file: name.to_string(),
+                            line: 1,
+                            col: 1,
+                            message: if size > limit {
+                                format!("the file is {size} bytes; configuration files are limited to {limit} bytes")
+                            } else {
+                                format!("the file grew past {limit} bytes while it was read; configuration files are limited to {limit} bytes")
+                            },
+                            help: Some(
+                                "keep hook configuration small; move long texts into scripts"
+                                    .into(),
+                            ),
+                            snippet: None,
+                        });
+                        return None;
+                    }
+                    _ => (
+                        format!("cannot read the file: {e}"),
+                        "check its permissions",
+                    ),
+                };
+                self.diags.push(Diagnostic::whole(
+                    Severity::Error,
+                    name,
+                    message,
+                    Some(help.into()),
+                ));
+                return None;
+            }
+        };
+        match String::from_utf8(bytes) {
+            Ok(s) => Some(s),
             Err(e) => {
                 self.diags.push(Diagnostic::whole(
                     Severity::Error,
                     name,
-                    format!("cannot read the file: {e}"),
-                    Some("check its permissions".into()),
+                    format!(
+                        "the file is not UTF-8 text (invalid byte at offset {})",
+                        e.utf8_error().valid_up_to()
+                    ),
+                    Some("save it as UTF-8".into()),
                 ));
                 None
             }
@@ -259,10 +319,9 @@ impl Loader {
 
     fn env_bool(&mut self, env: &BTreeMap<String, String>, key: &str) -> Option<bool> {
         let v = env.get(key)?;
-        match v.trim().to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" => Some(true),
-            "0" | "false" | "no" | "off" | "" => Some(false),
-            _ => {
+        match parse_bool(v) {
+            Some(b) => Some(b),
+            None => {
                 self.diags.push(Diagnostic::whole(
                     Severity::Error,
                     key,
@@ -307,6 +366,13 @@ impl Loader {
     }
 }
 
+/// The project's (or else the user's) entry of a per-directory list.
+fn take<T>(v: &mut Vec<(Source, T)>, project: bool) -> Option<T> {
+    v.iter()
+        .position(|(s, _)| (*s == Source::Project) == project)
+        .map(|i| v.remove(i).1)
+}
+
 /// How a path is shown to the user: relative to the project when inside it.
 fn display(path: &Path, project: &Path) -> String {
     path.strip_prefix(project)
@@ -314,14 +380,13 @@ fn display(path: &Path, project: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
-/// Load the configuration by the lookup rules of DESIGN.md, then apply trust.
+/// Load the configuration, then apply trust and layer the project over the user.
 ///
-/// Without `config_dir`: `config.yaml` from `~/.infer/` merged under `./.infer/` (a list the
-/// project sets replaces the home one of the same key); `hooks.yaml` and `reminders.yaml` from
-/// the project if present, else from home. With `config_dir`, only that directory is read.
-/// What comes from the project's `.infer/` acts only when the project is trusted
-/// ([`ProjectTrust`]): otherwise its allow entries and reminders are dropped and its hooks are
-/// kept only to be reported as skipped.
+/// Without `config_dir`: the user's `~/.infer/` files always apply as written; the project's
+/// `./.infer/` files add hooks, allow entries and reminders on top once the project is trusted
+/// ([`ProjectTrust`]), and can only tighten settings (see docs/configuration.md). While it is
+/// untrusted, its hooks are kept only to be reported as skipped, the rest of it is ignored, and
+/// its errors are warnings. With `config_dir`, only that directory is read, as the user's layer.
 pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
     let l = Loader::default();
     let project = &opts.project_dir;
@@ -355,17 +420,41 @@ fn load_dirs(
     dirs: Vec<(PathBuf, Source)>,
 ) -> Result<Config, ConfigError> {
     let project = &opts.project_dir;
-
-    // config.yaml of each directory, kept apart until trust is known.
+    // Each directory's files, kept apart until trust is known: the user's (home or
+    // --config-dir) first, then the project's.
     let mut per_dir: Vec<(Source, settings::FileLists)> = Vec::new();
+    let mut hooks_files: Vec<(Source, hooks::HooksFile)> = Vec::new();
+    let mut reminder_files: Vec<(Source, RemindersConfig)> = Vec::new();
+    let inline_reminders = opts
+        .env
+        .get("INFER_REMINDERS_CONFIG")
+        .filter(|s| !s.trim().is_empty());
     for (dir, source) in &dirs {
-        let path = dir.join("config.yaml");
-        let name = display(&path, project);
-        if let Some(text) = l.read(&path, &name) {
-            if let Some(fl) = l.source(&name, &text, *source, settings::decode) {
-                per_dir.push((*source, fl));
-            }
+        let source = *source;
+        if let Some(fl) = l.file(dir, project, source, "config.yaml", settings::decode) {
+            per_dir.push((source, fl));
         }
+        if let Some(f) = l.file(dir, project, source, "hooks.yaml", hooks::decode_file) {
+            hooks_files.push((source, f));
+        }
+        // $INFER_REMINDERS_CONFIG stands for the user's reminders.yaml.
+        if inline_reminders.is_some() && source != Source::Project {
+            continue;
+        }
+        if let Some(r) = l.file(dir, project, source, "reminders.yaml", reminders::decode) {
+            reminder_files.push((source, r));
+        }
+    }
+    if let Some(inline) = inline_reminders {
+        let r = l
+            .source(
+                "$INFER_REMINDERS_CONFIG",
+                inline,
+                Source::Environment,
+                reminders::decode,
+            )
+            .unwrap_or_default();
+        reminder_files.insert(0, (Source::Environment, r));
     }
     // The file a user should edit to allow a command: the project's if it has one, else home's.
     let allow_file = dirs
@@ -376,58 +465,27 @@ fn load_dirs(
         .unwrap_or_else(|| dirs[dirs.len() - 1].0.join("config.yaml"));
     let allow_file = display(&allow_file, project);
 
-    // hooks.yaml and reminders.yaml: the first directory (project first) that has the file.
-    let first_with = |file: &str| {
-        dirs.iter()
-            .rev()
-            .map(|(d, s)| (d.join(file), *s))
-            .find(|(p, _)| p.exists())
-    };
-    let mut hooks = HooksConfig::default();
-    if let Some((path, source)) = first_with("hooks.yaml") {
-        let name = display(&path, project);
-        if let Some(text) = l.read(&path, &name) {
-            hooks = l
-                .source(&name, &text, source, hooks::decode)
-                .unwrap_or_default();
-        }
-    }
-    let mut reminders = RemindersConfig::default();
-    if let Some(inline) = opts
-        .env
-        .get("INFER_REMINDERS_CONFIG")
-        .filter(|s| !s.trim().is_empty())
-    {
-        reminders = l
-            .source(
-                "$INFER_REMINDERS_CONFIG",
-                inline,
-                Source::Environment,
-                reminders::decode,
-            )
-            .unwrap_or_default();
-    } else if let Some((path, source)) = first_with("reminders.yaml") {
-        let name = display(&path, project);
-        if let Some(text) = l.read(&path, &name) {
-            reminders = l
-                .source(&name, &text, source, reminders::decode)
-                .unwrap_or_default();
-        }
-    }
-
-    // Environment overrides.
+    // Environment overrides: the user's, so they apply to every file.
     if let Some(on) = l.env_bool(&opts.env, "INFER_HOOKS_ENABLED") {
-        hooks.enabled = on;
+        for (_, f) in &mut hooks_files {
+            f.config.enabled = on;
+        }
         l.sources.push("$INFER_HOOKS_ENABLED".into());
     }
-    if let Some(on) = l.env_bool(&opts.env, "HOOKD_GATE_SHELL_TOOLS") {
-        hooks.gate_shell_tools |= on;
+    let gate_env = l.env_bool(&opts.env, "HOOKD_GATE_SHELL_TOOLS");
+    if gate_env.is_some() {
         l.sources.push("$HOOKD_GATE_SHELL_TOOLS".into());
     }
     if let Some(on) = l.env_bool(&opts.env, "INFER_REMINDERS_ENABLED") {
-        reminders.enabled = on;
+        for (_, r) in &mut reminder_files {
+            r.enabled = on;
+        }
         l.sources.push("$INFER_REMINDERS_ENABLED".into());
     }
+    let project_hooks: Option<hooks::HooksFile> = take(&mut hooks_files, true);
+    let user_hooks: hooks::HooksFile = take(&mut hooks_files, false).unwrap_or_default();
+    let project_reminders: Option<RemindersConfig> = take(&mut reminder_files, true);
+    let user_reminders: RemindersConfig = take(&mut reminder_files, false).unwrap_or_default();
     let mut appended = Vec::new();
     if let Some(extra) = opts.env.get("INFER_TOOLS_BASH_ALLOW_APPEND") {
         let key = "INFER_TOOLS_BASH_ALLOW_APPEND";
@@ -460,36 +518,21 @@ fn load_dirs(
     let trust_flag = opts.trust_project
         || l.env_bool(&opts.env, "HOOKD_TRUST_PROJECT")
             .unwrap_or(false);
-    if l.diags.iter().any(|d| d.is_error()) {
-        return l.finish(
-            project.clone(),
-            hooks,
-            reminders,
-            Default::default(),
-            allow_file,
-        );
-    }
 
     // Trust: only when something was read from the project.
     let from_project = per_dir.iter().any(|(s, _)| *s == Source::Project)
-        || hooks
-            .hooks
-            .iter()
-            .any(|h| h.origin.source == Source::Project)
-        || reminders
-            .reminders
-            .iter()
-            .any(|r| r.origin.source == Source::Project)
+        || project_hooks.is_some()
+        || project_reminders.is_some()
+        || !l.project_diags.is_empty()
         || dirs.iter().any(|(d, s)| {
             *s == Source::Project && trust::PROJECT_FILES.iter().any(|f| d.join(f).exists())
         });
     let (trust, fingerprint) = if !from_project {
         (ProjectTrust::NotApplicable, None)
     } else {
-        let argvs: Vec<Vec<String>> = hooks
-            .hooks
+        let argvs: Vec<Vec<String>> = project_hooks
             .iter()
-            .filter(|h| h.origin.source == Source::Project)
+            .flat_map(|f| &f.config.hooks)
             .filter_map(|h| crate::gate::argv_of(&h.command))
             .collect();
         let fp = trust::fingerprint(project, &argvs);
@@ -517,8 +560,27 @@ fn load_dirs(
         (trust, Some(fp))
     };
     let trusted = trust.allows_project();
+    if !trusted {
+        // Reported, never fatal: an untrusted project cannot make hookd fail.
+        for &i in &l.project_diags {
+            let d = &mut l.diags[i];
+            if d.is_error() {
+                d.severity = Severity::Warning;
+                d.message = format!("{} (ignored: this project is not trusted)", d.message);
+            }
+        }
+    }
+    if l.diags.iter().any(|d| d.is_error()) {
+        return l.finish(
+            project.clone(),
+            HooksConfig::default(),
+            RemindersConfig::default(),
+            Default::default(),
+            allow_file,
+        );
+    }
 
-    // Allow lists: home (or --config-dir) first; the project's replace per list when trusted.
+    // Allow lists: the user's always; a trusted project's entries are added after them.
     let mut lists: [Option<Vec<AllowEntry>>; 5] = Default::default();
     let mut ignored_allow = Vec::new();
     for (source, fl) in per_dir {
@@ -527,19 +589,21 @@ fn load_dirs(
             continue;
         }
         for (slot, list) in lists.iter_mut().zip(fl.lists) {
-            if list.is_some() {
-                *slot = list;
+            if let Some(list) = list {
+                slot.get_or_insert_with(Vec::new).extend(list);
             }
         }
     }
     lists[0].get_or_insert_with(Vec::new).extend(appended);
-    let before = reminders.reminders.len();
-    if !trusted {
-        reminders
-            .reminders
-            .retain(|r| r.origin.source != Source::Project);
+
+    let mut layered = Vec::new();
+    let mut hooks = hooks::layer(user_hooks, project_hooks, trusted, &mut layered);
+    if let Some(on) = gate_env {
+        hooks.gate_shell_tools |= on;
     }
-    let ignored_reminders = before - reminders.reminders.len();
+    let (reminders, ignored_reminders) =
+        reminders::layer(user_reminders, project_reminders, trusted, &mut layered);
+    l.diags.extend(layered);
     let mut config = l.finish(project.clone(), hooks, reminders, lists, allow_file)?;
     config.trust = trust;
     config.fingerprint = fingerprint;

@@ -185,6 +185,55 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> RemindersConfig {
     out
 }
 
+/// Layer a project's reminders over the user's own (home, `--config-dir` or
+/// `INFER_REMINDERS_CONFIG`): the user's apply as written (when their file enables them); a
+/// project that may act adds its own after them (when its file enables them). A project
+/// reminder named like one of the user's is dropped with a warning. Returns the reminders and
+/// how many of the project's were dropped because it may not act.
+pub(crate) fn layer(
+    user: RemindersConfig,
+    project: Option<RemindersConfig>,
+    project_acts: bool,
+    warnings: &mut Vec<super::Diagnostic>,
+) -> (RemindersConfig, usize) {
+    let mut out = user;
+    if !out.enabled {
+        out.reminders.clear();
+    }
+    let Some(p) = project else {
+        return (out, 0);
+    };
+    if !p.enabled {
+        return (out, 0);
+    }
+    if !project_acts {
+        return (out, p.reminders.len());
+    }
+    out.enabled = true;
+    for r in p.reminders {
+        if out.reminders.iter().any(|u| u.name == r.name) {
+            if r.origin.line == 0 {
+                continue; // a built-in both files merged onto
+            }
+            warnings.push(super::Diagnostic {
+                severity: super::Severity::Warning,
+                file: r.origin.file.clone(),
+                line: r.origin.line,
+                col: 0,
+                message: format!(
+                    "reminder `{}` has the name of one of your own reminders; the project's is ignored",
+                    r.name
+                ),
+                help: Some("rename it in the project's reminders.yaml".into()),
+                snippet: None,
+            });
+            continue;
+        }
+        out.reminders.push(r);
+    }
+    (out, 0)
+}
+
 /// `merge: true`: the file's reminders override built-ins of the same name; others are appended.
 fn merge_onto_builtins(own: Vec<ReminderSpec>) -> Vec<ReminderSpec> {
     let mut out = builtins();

@@ -18,38 +18,273 @@ pub const PROJECT_FILES: [&str; 3] = ["config.yaml", "hooks.yaml", "reminders.ya
 pub struct Fingerprint {
     /// Hex SHA-256 over every file below (name and content, or a mark when absent).
     pub sha256: String,
-    /// The files covered, relative to the project: the `.infer/` files and every program inside
-    /// the project that a project hook runs.
+    /// The files covered: the `.infer/` files and every file a project hook runs as code, as
+    /// the kernel resolves it (symlinks followed), relative to the project when inside it,
+    /// absolute otherwise.
     pub files: Vec<String>,
+    /// The project hooks' words, kept to resolve them again in [`still_matches`]: a symlink
+    /// retargeted after the check changes which file runs.
+    #[serde(skip)]
+    argvs: Vec<Vec<String>>,
 }
 
-/// Interpreters whose non-option arguments name the code they run.
+/// Interpreters whose non-option arguments name the code they run. A versioned name
+/// (`python3.12`, `perl5.36`) counts as its family: trailing digits and dots are ignored.
 const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "python2", "python3", "node", "deno",
-    "bun", "ruby", "perl", "php", "lua", "tclsh", "Rscript", "pwsh",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "fish",
+    "python",
+    "pypy",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "ruby",
+    "perl",
+    "php",
+    "lua",
+    "luajit",
+    "tclsh",
+    "Rscript",
+    "pwsh",
+    "osascript",
 ];
 
-/// The project files a hook's words name as code: the program when it is run by path, and
-/// the non-option arguments of an interpreter (`bash scripts/fmt.sh`). Resolved lexically,
-/// whether or not they exist yet; anything outside the project is not the repository's to
-/// change and is left out.
-fn code_files(root: &Path, argv: &[String]) -> Vec<String> {
-    let Some(program) = argv.first() else {
-        return Vec::new();
+/// Options after which an interpreter's next word is inline code (already in hooks.yaml, so
+/// covered) rather than a script.
+fn inline_code_options(interp: &str) -> &'static [&'static str] {
+    match interp {
+        "python" | "pypy" | "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "fish" => &["-c"],
+        "node" | "nodejs" | "bun" => &["-e", "--eval", "-p", "--print"],
+        "ruby" | "perl" => &["-e", "-E"],
+        "php" => &["-r"],
+        "lua" | "luajit" => &["-e"],
+        "pwsh" => &["-c", "-Command", "-command"],
+        _ => &[],
+    }
+}
+
+/// Programs that run the rest of their words as a command (hookd sees through these).
+const WRAPPERS: &[&str] = &["env", "nice", "nohup", "timeout"];
+
+/// What the fingerprint covers of one hook's code.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Coverage {
+    /// The files hashed for it (resolved, see [`Fingerprint::files`]).
+    pub files: Vec<String>,
+    /// Why some code it runs is NOT covered, for the review (`hookd trust`, `hookd check`).
+    pub blind: Option<String>,
+}
+
+/// Where `word`, run or opened with the project as working directory, leads: resolved as the
+/// kernel resolves it (each symlink followed, then `..` taken from the resolved directory, as
+/// `realpath` does), not lexically. `None` when it is not the project's: it neither names a
+/// path inside the project nor resolves into it.
+fn locate(root: &Path, word: &str) -> Option<(String, bool)> {
+    let full = if Path::new(word).is_absolute() {
+        PathBuf::from(word)
+    } else {
+        root.join(word)
     };
-    let mut words: Vec<&String> = Vec::new();
-    if program.contains('/') {
-        words.push(program);
+    let real = match full.canonicalize() {
+        Ok(real) => Some((real, true)),
+        // Absent (or a dangling symlink): resolve its directory, keep its own name.
+        Err(_) => match (full.parent().map(Path::canonicalize), full.file_name()) {
+            (Some(Ok(dir)), Some(name)) => Some((dir.join(name), false)),
+            _ => None,
+        },
+    };
+    let lexical = inside(root, word);
+    match real {
+        Some((real, exists)) => {
+            let shown = match real.strip_prefix(root) {
+                Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+                Ok(_) => return None,
+                Err(_) if lexical.is_some() => real.display().to_string(),
+                Err(_) => return None,
+            };
+            Some((shown, exists))
+        }
+        None => lexical.map(|l| (l, false)),
     }
-    let base = program.rsplit('/').next().unwrap_or(program);
-    if INTERPRETERS.contains(&base) {
-        words.extend(
-            argv[1..]
-                .iter()
-                .filter(|w| !w.starts_with('-') && !w.is_empty()),
-        );
+}
+
+/// The program's name without directories and version (`/usr/bin/python3.12` -> `python`).
+fn family(word: &str) -> &str {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    let trimmed = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if trimmed.is_empty() {
+        base
+    } else {
+        trimmed
     }
-    words.into_iter().filter_map(|w| inside(root, w)).collect()
+}
+
+/// Skip a wrapper's own options; the index of the command it runs, or why hookd cannot tell.
+fn unwrap(name: &str, argv: &[String], mut i: usize) -> Result<usize, String> {
+    let takes_value: &[&str] = match name {
+        "env" => &["-u", "--unset"],
+        "nice" => &["-n", "--adjustment"],
+        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
+        _ => &[],
+    };
+    while let Some(w) = argv.get(i) {
+        if name == "env"
+            && (w.starts_with("-S")
+                || w.starts_with("--split-string")
+                || w.starts_with("-C")
+                || w.starts_with("--chdir"))
+        {
+            return Err(format!("`env {w}` runs a command hookd does not parse"));
+        }
+        if takes_value.contains(&w.as_str()) {
+            i += 2;
+        } else if w == "--" {
+            i += 1;
+            break;
+        } else if w.starts_with('-') && w.len() > 1 || (name == "env" && w.contains('=')) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    // `timeout DURATION COMMAND`.
+    Ok(if name == "timeout" { i + 1 } else { i })
+}
+
+/// The project files a hook's words name as code: the program when it is run by path, and,
+/// for an interpreter (also behind `env`, `nice`, `nohup`, `timeout`), its script and every
+/// other argument naming a project file, or the files `python -m a.b` imports first. Each is
+/// resolved as the kernel will; anything outside the project is not the repository's to
+/// change and is left out. Programs found on PATH are not project code.
+pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
+    let mut c = Coverage::default();
+    let add = |c: &mut Coverage, word: &str| -> Option<bool> {
+        let (shown, exists) = locate(root, word)?;
+        c.files.push(shown);
+        Some(exists)
+    };
+    let mut i = 0;
+    let (interp, start) = loop {
+        let Some(program) = argv.get(i) else {
+            return c;
+        };
+        let mut names = vec![family(program).to_string()];
+        if program.contains('/') {
+            add(&mut c, program);
+            // A symlink's target decides what runs (`.venv/bin/python` -> python3.12).
+            let full = root.join(program);
+            if let Ok(real) = full.canonicalize() {
+                names.push(family(&real.display().to_string()).to_string());
+            }
+        }
+        if let Some(w) = names.iter().find(|n| WRAPPERS.contains(&n.as_str())) {
+            match unwrap(w, argv, i + 1) {
+                Ok(next) => i = next,
+                Err(why) => {
+                    c.blind = Some(why);
+                    return c;
+                }
+            }
+            continue;
+        }
+        match names
+            .into_iter()
+            .find(|n| INTERPRETERS.contains(&n.as_str()))
+        {
+            Some(n) => break (n, i + 1),
+            None => return c,
+        }
+    };
+    let python = interp == "python" || interp == "pypy";
+    let mut script_seen = false;
+    let mut skip_next = false;
+    let mut args = argv[start..].iter().peekable();
+    while let Some(w) = args.next() {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if python && (w == "-m" || (w.starts_with("-m") && !w.starts_with("--"))) {
+            let module = if w == "-m" { args.next() } else { Some(w) };
+            let module = module.map(|m| m.trim_start_matches("-m")).unwrap_or("");
+            match module_files(module) {
+                Some(files) => files.iter().for_each(|f| {
+                    add(&mut c, f);
+                }),
+                None => {
+                    c.blind = Some(format!(
+                        "`{interp} -m {module}`: not a module name hookd can map to files"
+                    ))
+                }
+            }
+            script_seen = true;
+            continue;
+        }
+        if inline_code_options(&interp).contains(&w.as_str()) {
+            // Inline code lives in hooks.yaml, which is covered; its next word is not a file.
+            skip_next = true;
+            script_seen = true;
+            continue;
+        }
+        if let Some(opt) = w.strip_prefix('-') {
+            // `--require=./x.js`: a value that names an existing project file is covered.
+            if let Some((_, value)) = opt.split_once('=') {
+                if locate(root, value).is_some_and(|(_, exists)| exists) {
+                    add(&mut c, value);
+                }
+            }
+            continue;
+        }
+        if (interp == "deno" || interp == "bun")
+            && !script_seen
+            && matches!(w.as_str(), "run" | "test" | "x")
+        {
+            continue;
+        }
+        let exists = add(&mut c, w);
+        if !script_seen {
+            script_seen = true;
+            let dir = root.join(w).is_dir();
+            if python && dir {
+                add(&mut c, &format!("{w}/__main__.py"));
+            } else if dir || exists == Some(false) {
+                c.blind = Some(format!(
+                    "`{interp} {w}`: `{w}` is not an existing file, so {interp} may run another one (an extension, an index or main file, a module) that the fingerprint does not cover"
+                ));
+            }
+        }
+    }
+    c
+}
+
+/// The files `python -m a.b` runs from the working directory, present or not (so adding one
+/// later untrusts): the package `__init__.py`s on the way, `a/b.py`, `a/b/__init__.py` and
+/// `a/b/__main__.py`. `None` for a name that is not dotted identifiers.
+fn module_files(module: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = module.split('.').collect();
+    if module.is_empty()
+        || !parts.iter().all(|p| {
+            !p.is_empty()
+                && !p.starts_with(|c: char| c.is_ascii_digit())
+                && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+        })
+    {
+        return None;
+    }
+    let mut files: Vec<String> = (1..parts.len())
+        .map(|n| format!("{}/__init__.py", parts[..n].join("/")))
+        .collect();
+    let path = parts.join("/");
+    files.push(format!("{path}.py"));
+    files.push(format!("{path}/__init__.py"));
+    files.push(format!("{path}/__main__.py"));
+    Some(files)
 }
 
 /// `word` as a path relative to `root`, if it stays inside it (`.` and `..` resolved lexically).
@@ -86,36 +321,47 @@ pub fn fingerprint(project: &Path, hook_argvs: &[Vec<String>]) -> Fingerprint {
         .collect();
     let mut extra: Vec<String> = hook_argvs
         .iter()
-        .flat_map(|argv| code_files(&root, argv))
+        .flat_map(|argv| coverage(&root, argv).files)
         .collect();
     extra.sort();
     extra.dedup();
     files.extend(extra);
     let sha256 = hash_files(&root, &files);
-    Fingerprint { sha256, files }
+    Fingerprint {
+        sha256,
+        files,
+        argvs: hook_argvs.to_vec(),
+    }
 }
 
-/// Whether the files `fp` covers still hash to it: checked again right before a trusted
-/// project's hook runs, so an edit made after the configuration was loaded (a daemon loads it
-/// once) is not run on the strength of the old record.
+/// Whether the project still hashes to `fp`: checked again right before a trusted project's
+/// hook runs, so an edit made after the configuration was loaded (a daemon loads it once) is
+/// not run on the strength of the old record. The hooks' words are resolved again, as the
+/// kernel is about to: a symlink retargeted since makes another file the one that runs.
 pub fn still_matches(project: &Path, fp: &Fingerprint) -> bool {
-    let root = project
-        .canonicalize()
-        .unwrap_or_else(|_| project.to_path_buf());
-    hash_files(&root, &fp.files) == fp.sha256
+    fingerprint(project, &fp.argvs).sha256 == fp.sha256
 }
+
+/// The most of one file the fingerprint reads; a larger one hashes as unreadable.
+const MAX_CODE_FILE: u64 = 64 * 1024 * 1024;
 
 fn hash_files(root: &Path, files: &[String]) -> String {
     let mut h = Sha256::new();
     for f in files {
         h.update(f.as_bytes());
         h.update([0]);
-        match fs::read(root.join(f)) {
+        // Never block on a FIFO or read a device a repository planted: those hash as what
+        // they are, so replacing one with a regular file (or the reverse) changes the hash.
+        match super::fsread::read_regular(&root.join(f), MAX_CODE_FILE) {
             Ok(bytes) => {
                 h.update((bytes.len() as u64).to_le_bytes());
                 h.update(&bytes);
             }
-            Err(_) => h.update(b"\xffabsent"),
+            Err(super::fsread::ReadError::NotFound) => h.update(b"\xffabsent"),
+            Err(e) => {
+                h.update(b"\xffunreadable: ");
+                h.update(e.to_string().as_bytes());
+            }
         }
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
@@ -281,5 +527,56 @@ impl ProjectTrust {
                 | ProjectTrust::TrustedByFlag
                 | ProjectTrust::NotApplicable
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split(' ').map(String::from).collect()
+    }
+
+    #[test]
+    fn the_files_listed_and_watched_are_the_resolved_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join("sub/inner")).unwrap();
+        fs::write(root.join("sub/run.sh"), "x").unwrap();
+        std::os::unix::fs::symlink("sub/inner", root.join("lnk")).unwrap();
+        let fp = fingerprint(&root, &[words("./lnk/../run.sh")]);
+        // The daemon watches `fp.files`: the file that runs, not the lexical `run.sh`.
+        assert_eq!(fp.files[3..], ["sub/run.sh".to_string()]);
+        assert!(still_matches(&root, &fp));
+        fs::write(root.join("sub/run.sh"), "y").unwrap();
+        assert!(!still_matches(&root, &fp));
+    }
+
+    #[test]
+    fn interpreters_are_seen_through_wrappers_and_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::write(root.join("x.py"), "").unwrap();
+        for cmd in [
+            "python3.12 x.py",
+            "env -i A=1 python3 -u x.py",
+            "nice -n 5 nohup timeout -k 1 10 python3 x.py",
+            "python3 -W ignore::Warning --check-hash-based-pycs=default x.py",
+        ] {
+            let c = coverage(&root, &words(cmd));
+            assert!(c.files.contains(&"x.py".to_string()), "{cmd}: {c:?}");
+        }
+        let c = coverage(&root, &words("python3 -c print(1)"));
+        assert_eq!(c, Coverage::default(), "inline code lives in hooks.yaml");
+        let c = coverage(&root, &words("python3 -m 1bad"));
+        assert!(c.blind.unwrap().contains("not a module name"));
+        let c = coverage(&root, &words("env -C /tmp bash y.sh"));
+        assert!(c.blind.unwrap().contains("`env -C`"));
+        assert_eq!(coverage(&root, &words("git status")), Coverage::default());
+        assert_eq!(
+            coverage(&root, &words("bash /etc/profile")).files,
+            Vec::<String>::new()
+        );
     }
 }

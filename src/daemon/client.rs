@@ -1,38 +1,125 @@
 //! Talking to a running daemon over its Unix socket: one HTTP/1.1 request per connection
 //! (`Connection: close`), so the response ends where the stream ends. The only peer is hookd's
 //! own server; a full HTTP client and an async runtime would cost every dispatch its startup.
+//!
+//! The socket is trusted only when it is this user's: its owner, and the process answering on
+//! it (`SO_PEERCRED`), must be our own uid. Another user's socket at our path is refused.
 
 use std::io::{Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// True when a daemon accepts connections on `socket`.
-pub fn answers(socket: &Path) -> bool {
-    UnixStream::connect(socket).is_ok()
+/// Why a request to the daemon got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// Nothing listens there (no file, or a stale socket).
+    #[error("no daemon listens at {0}")]
+    NotRunning(String),
+    /// The socket, or the process behind it, belongs to another user.
+    #[error("{0} belongs to uid {1}, not to this user (uid {2}); refusing to trust its answers")]
+    NotOurs(String, u32, u32),
+    /// The path is not a socket.
+    #[error("{0} is not a socket")]
+    NotASocket(String),
+    /// The daemon did not take the request within the deadline.
+    #[error("no answer within {0} ms (HOOKD_DAEMON_TIMEOUT_MS)")]
+    Timeout(u128),
+    /// The exchange failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
 }
 
-/// `POST path` with a JSON body; returns the status and the body.
+/// Connect to `socket` if it and the daemon behind it are this user's, within `timeout`.
+fn connect(socket: &Path, timeout: Duration) -> Result<UnixStream, ClientError> {
+    let name = socket.display().to_string();
+    let me = nix::unistd::geteuid().as_raw();
+    let meta = std::fs::metadata(socket).map_err(|_| ClientError::NotRunning(name.clone()))?;
+    if !meta.file_type().is_socket() {
+        return Err(ClientError::NotASocket(name));
+    }
+    if meta.uid() != me {
+        return Err(ClientError::NotOurs(name, meta.uid(), me));
+    }
+    // `connect` on a Unix socket blocks while the listener's backlog is full: bound it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = socket.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(UnixStream::connect(path));
+    });
+    let stream = match rx.recv_timeout(timeout) {
+        Ok(Ok(s)) => s,
+        Ok(Err(_)) => return Err(ClientError::NotRunning(name)),
+        Err(_) => return Err(ClientError::Timeout(timeout.as_millis())),
+    };
+    // The file's owner could differ from the process that bound it: ask the kernel.
+    let peer = nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)
+        .map_err(std::io::Error::from)?;
+    if peer.uid() != me {
+        return Err(ClientError::NotOurs(name, peer.uid(), me));
+    }
+    Ok(stream)
+}
+
+/// True when a daemon of this user's accepts connections on `socket`.
+pub fn answers(socket: &Path) -> bool {
+    connect(socket, Duration::from_secs(2)).is_ok()
+}
+
+/// `POST path` with a JSON body; returns the status and the body. `accept` bounds the time to
+/// connect and for the daemon to take the request (it asks for the body with `100 Continue`
+/// once a dispatch slot is free); `answer` bounds the wait for the result after that, which
+/// runs hooks under their own timeouts. A request the daemon never took ran nothing there.
 pub fn post(
     socket: &Path,
     path: &str,
     body: &str,
-    timeout: Duration,
-) -> std::io::Result<(u16, String)> {
-    let mut s = UnixStream::connect(socket)?;
-    s.set_read_timeout(Some(timeout))?;
+    accept: Duration,
+    answer: Duration,
+) -> Result<(u16, String), ClientError> {
+    let start = Instant::now();
+    let left = || {
+        accept
+            .checked_sub(start.elapsed())
+            .filter(|d| !d.is_zero())
+            .ok_or(ClientError::Timeout(accept.as_millis()))
+    };
+    let timed_out = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            ClientError::Timeout(accept.as_millis())
+        }
+        _ => ClientError::Io(e),
+    };
+    let mut s = connect(socket, accept)?;
+    s.set_write_timeout(Some(left()?))?;
     write!(
         s,
-        "POST {path} HTTP/1.1\r\nHost: hookd\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nHost: hookd\r\nConnection: close\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
         body.len()
-    )?;
+    )
+    .map_err(timed_out)?;
+    s.set_read_timeout(Some(left()?))?;
+    let mut reader = std::io::BufReader::new(s.try_clone()?);
+    let mut status_line = String::new();
+    std::io::BufRead::read_line(&mut reader, &mut status_line).map_err(timed_out)?;
+    if status_line.starts_with("HTTP/1.1 100") {
+        // Taken: the rest of the interim answer is a blank line.
+        let mut blank = String::new();
+        std::io::BufRead::read_line(&mut reader, &mut blank)?;
+        s.set_write_timeout(Some(answer))?;
+        s.write_all(body.as_bytes())?;
+        s.set_read_timeout(Some(answer))?;
+        status_line.clear();
+        std::io::BufRead::read_line(&mut reader, &mut status_line)?;
+    }
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw)?;
+    reader.read_to_end(&mut raw)?;
     let raw = String::from_utf8_lossy(&raw);
-    let (head, body) = raw
+    let (_, body) = raw
         .split_once("\r\n\r\n")
         .ok_or_else(|| std::io::Error::other("the daemon's answer has no body"))?;
-    let status = head
+    let status = status_line
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
@@ -49,7 +136,7 @@ pub fn sse(
     mut each: impl FnMut(&str, Option<u64>, &str) -> bool,
 ) -> std::io::Result<()> {
     use std::io::BufRead;
-    let mut s = UnixStream::connect(socket)?;
+    let mut s = connect(socket, Duration::from_secs(2)).map_err(std::io::Error::other)?;
     write!(
         s,
         "GET {path} HTTP/1.1\r\nHost: hookd\r\nAccept: text/event-stream\r\n\r\n"

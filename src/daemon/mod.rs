@@ -1,8 +1,11 @@
 //! The daemon: one hookd for every agent session on the machine. Agents dispatch over a Unix
 //! socket (or loopback HTTP); dashboards follow the event stream as Server-Sent Events.
 
+mod auth;
 pub mod client;
+pub(crate) use auth::{generate_token, token_file, write_token_file};
 pub mod hub;
+pub mod listen;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -29,6 +32,12 @@ use crate::config::ConfigError;
 use crate::dispatch::{Context, Engine, Outcome};
 use crate::events::Event;
 use hub::Hub;
+pub use listen::Limits;
+
+/// The largest dispatch request the daemon reads: a context as large as the CLI reads from stdin
+/// (16 MiB) plus the request around it. A client with a larger one dispatches in its own
+/// process, so the verdict never depends on whether a daemon runs.
+pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024 + 64 * 1024;
 
 /// Why the daemon could not start or stopped abnormally.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +48,9 @@ pub enum DaemonError {
     /// A non-loopback address without a token.
     #[error("--listen {0} is not a loopback address; hookd listens beyond this machine only with --token")]
     NotLoopback(SocketAddr),
+    /// HTTP without a token (the CLI generates one when none is given).
+    #[error("--listen {0} needs a token: HTTP requests must carry `Authorization: Bearer TOKEN`")]
+    NoToken(SocketAddr),
     /// Binding or serving failed.
     #[error("{what}: {source}")]
     Io {
@@ -56,8 +68,12 @@ pub struct ServeOptions {
     pub socket: Option<PathBuf>,
     /// A TCP address (loopback unless `token` is set).
     pub listen: Option<SocketAddr>,
-    /// Required from TCP clients as `Authorization: Bearer TOKEN` when set.
+    /// Required from TCP clients as `Authorization: Bearer TOKEN`; HTTP is refused without one.
     pub token: Option<String>,
+    /// A file holding the generated token, removed at shutdown like the socket.
+    pub token_file: Option<PathBuf>,
+    /// Connections, header time, dispatches at once.
+    pub limits: Limits,
     /// Events kept for resumption.
     pub ring: usize,
     /// How long running dispatches may take to finish after a shutdown signal.
@@ -192,9 +208,13 @@ struct AppState {
     engine: Current,
     hub: Arc<Hub>,
     metrics: Arc<Mutex<Metrics>>,
-    token: Option<String>,
+    /// The TCP side's token and address (`None` on the Unix socket, which needs neither).
+    http: Option<(String, SocketAddr)>,
     log: Option<(PathBuf, usize)>,
     sessions: Option<Arc<crate::state::MemoryStore>>,
+    /// Dispatches running now, shared by both listeners: one more than the limit gets a 503.
+    running: Arc<tokio::sync::Semaphore>,
+    limits: Limits,
     /// Becomes true at shutdown: event streams end, so connections can close.
     stopping: tokio::sync::watch::Receiver<bool>,
 }
@@ -205,14 +225,46 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({"error": message.into()}))).into_response()
 }
 
-fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
-    match &state.token {
-        None => true,
-        Some(t) => {
-            headers.get("authorization").and_then(|v| v.to_str().ok())
-                == Some(&format!("Bearer {t}"))
+/// Every TCP request: a `Host` naming this daemon and no foreign `Origin` (403), then the token
+/// (401) on everything but `/v1/health`. What a web page's request cannot satisfy.
+async fn guard(
+    State(state): State<Shared>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Some((token, listen)) = &state.http else {
+        return next.run(req).await;
+    };
+    let headers = req.headers();
+    let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"));
+    match header("host") {
+        Some(host) if auth::host_allowed(host, *listen) => {}
+        host => {
+            return error(
+                StatusCode::FORBIDDEN,
+                format!(
+                "Host {} is not this daemon's address; use http://{listen} or http://localhost:{}",
+                host.map_or("(none)".to_string(), |h| format!("`{h}`")),
+                listen.port()
+            ),
+            )
         }
     }
+    if let Some(origin) = header("origin") {
+        if !auth::origin_allowed(origin, *listen) {
+            return error(
+                StatusCode::FORBIDDEN,
+                format!("requests from the web page at `{origin}` are refused"),
+            );
+        }
+    }
+    if req.uri().path() != "/v1/health" && !auth::bearer_matches(header("authorization"), token) {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong bearer token: send `Authorization: Bearer TOKEN` (the token is in the file `hookd serve` named, or the one given with --token)",
+        );
+    }
+    next.run(req).await
 }
 
 #[derive(Deserialize)]
@@ -226,14 +278,57 @@ struct DispatchRequest {
     project: Option<PathBuf>,
 }
 
-async fn dispatch(
-    State(state): State<Shared>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
-) -> Response {
-    if !authorized(&state, &headers) {
-        return error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -> Response {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "a dispatch must be sent with `Content-Type: application/json`",
+        );
     }
+    let too_large = || {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("a dispatch request is at most {MAX_REQUEST_BYTES} bytes; dispatch a larger one in-process (`hookd dispatch --no-daemon`)"),
+        )
+    };
+    let length = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if length.is_some_and(|n| n > MAX_REQUEST_BYTES) {
+        return too_large();
+    }
+    // Taken before the body is read: a client that sent `Expect: 100-continue` learns the
+    // daemon took its dispatch only when it has a place to run.
+    let Ok(_running) = state.running.clone().try_acquire_owned() else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the daemon is running {} dispatches, its limit (--max-dispatches); dispatch in-process or try again",
+                state.limits.dispatches
+            ),
+        );
+    };
+    let body = match tokio::time::timeout(
+        state.limits.body_timeout,
+        axum::body::to_bytes(body, MAX_REQUEST_BYTES),
+    )
+    .await
+    {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return too_large(),
+        Err(_) => {
+            return error(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request's body did not arrive in time",
+            )
+        }
+    };
     let req: DispatchRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
@@ -416,9 +511,6 @@ async fn events(
     headers: HeaderMap,
     Query(q): Query<EventsQuery>,
 ) -> Response {
-    if !authorized(&state, &headers) {
-        return error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
-    }
     let last_id = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -527,6 +619,7 @@ fn router(state: Shared) -> Router {
         .route("/v1/health", get(health))
         .route("/v1/events", get(events))
         .route("/metrics", get(metrics))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
 
@@ -562,47 +655,42 @@ pub async fn serve(
     opts: ServeOptions,
     ready: impl FnOnce(Vec<String>),
 ) -> Result<(), DaemonError> {
-    if let Some(addr) = opts.listen {
-        if !addr.ip().is_loopback() && opts.token.is_none() {
-            return Err(DaemonError::NotLoopback(addr));
+    let http = match (opts.listen, &opts.token) {
+        (Some(addr), None) if !addr.ip().is_loopback() => {
+            return Err(DaemonError::NotLoopback(addr))
         }
-    }
+        (Some(addr), None) => return Err(DaemonError::NoToken(addr)),
+        (Some(addr), Some(t)) => Some((t.clone(), addr)),
+        (None, _) => None,
+    };
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
     let metrics = Arc::new(Mutex::new(Metrics::default()));
+    let running = Arc::new(tokio::sync::Semaphore::new(opts.limits.dispatches.max(1)));
     let state: Shared = Arc::new(AppState {
         engine: Arc::new(RwLock::new(Arc::new(engine))),
         hub,
         metrics: metrics.clone(),
-        token: None,
+        http: None,
         log: opts.log.clone(),
         sessions: opts.sessions.clone(),
+        running: running.clone(),
+        limits: opts.limits,
         stopping: stopping.clone(),
     });
-    let tcp_state: Shared = Arc::new(AppState {
-        engine: state.engine.clone(),
-        hub: state.hub.clone(),
-        metrics,
-        token: opts.token.clone(),
-        log: opts.log.clone(),
-        sessions: opts.sessions.clone(),
-        stopping,
-    });
-    let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
     let mut tasks = Vec::new();
     let mut listening = Vec::new();
     let socket = opts.socket.clone();
     if let Some(path) = &socket {
         let listener = bind_socket(path)?;
         listening.push(format!("unix:{}", path.display()));
-        let mut stop = stop_tx.subscribe();
         let app = router(state.clone());
-        tasks.push(tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stop.recv().await;
-                })
-                .await
-        }));
+        tasks.push(tokio::spawn(listen::serve(
+            listener,
+            app,
+            opts.limits,
+            listen::same_user,
+            stopping.clone(),
+        )));
     }
     if let Some(addr) = opts.listen {
         let listener = tokio::net::TcpListener::bind(addr)
@@ -616,15 +704,26 @@ pub async fn serve(
             source,
         })?;
         listening.push(format!("http://{local}"));
-        let mut stop = stop_tx.subscribe();
+        let tcp_state: Shared = Arc::new(AppState {
+            engine: state.engine.clone(),
+            hub: state.hub.clone(),
+            metrics,
+            // Port 0 picked one: Host is checked against the address really listened on.
+            http: http.map(|(token, _)| (token, local)),
+            log: opts.log.clone(),
+            sessions: opts.sessions.clone(),
+            running,
+            limits: opts.limits,
+            stopping: stopping.clone(),
+        });
         let app = router(tcp_state);
-        tasks.push(tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stop.recv().await;
-                })
-                .await
-        }));
+        tasks.push(tokio::spawn(listen::serve(
+            listener,
+            app,
+            opts.limits,
+            listen::any,
+            stopping,
+        )));
     }
     ready(listening);
 
@@ -682,12 +781,14 @@ pub async fn serve(
     // Stop accepting and end event streams; running dispatches get the grace period, then their
     // hooks are killed.
     let _ = stopping_tx.send(true);
-    let _ = stop_tx.send(());
     let all = futures_util::future::join_all(tasks);
     if tokio::time::timeout(opts.grace, all).await.is_err() {
         crate::runner::interrupt_all();
     }
     if let Some(path) = socket {
+        let _ = std::fs::remove_file(path);
+    }
+    if let Some(path) = &opts.token_file {
         let _ = std::fs::remove_file(path);
     }
     Ok(())

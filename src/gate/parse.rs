@@ -124,82 +124,78 @@ const HARMLESS_OPERATORS: &[&str] = &[
     ">", ">>", "1>", "1>>", "2>", "2>>", "&>", "&>>", "2>&", "1>&", ">&",
 ];
 
-/// Characters no command may contain, wherever they are: controls, Unicode format characters
-/// and invisible or look-alike characters that make what a reviewer reads differ from what
-/// runs (`./fmt\u{1D173}.sh` looks like `./fmt.sh`).
+/// Characters no command may contain, wherever they are: controls and invisible or
+/// look-alike characters that make what a reviewer reads differ from what runs.
 pub fn forbidden_char(c: char) -> bool {
-    if c.is_ascii() {
-        return c.is_ascii_control() && c != '\t' && c != '\n';
-    }
-    c.is_control() || invisible(c) || in_unicode_table(c)
-}
-
-/// Invisible or blank look-alikes refused by name. All but the braille blank U+2800 are in the
-/// Unicode table below too; the names stay so the list that reviewers know still reads here.
-fn invisible(c: char) -> bool {
-    matches!(
-        c,
+    match c {
+        '\t' | '\n' => false,
+        c if c.is_control() => true,
+        c if c.is_ascii() => false,
+        c if hidden_unicode(c) => true,
         '\u{00A0}'
-            | '\u{00AD}'
-            | '\u{034F}'
-            | '\u{061C}'
-            | '\u{115F}'
-            | '\u{1160}'
-            | '\u{17B4}'
-            | '\u{17B5}'
-            | '\u{180E}'
-            | '\u{2000}'..='\u{200F}'
-            | '\u{2028}'..='\u{202F}'
-            | '\u{205F}'..='\u{206F}'
-            | '\u{2800}'
-            | '\u{3000}'
-            | '\u{3164}'
-            | '\u{FE00}'..='\u{FE0F}'
-            | '\u{FEFF}'
-            | '\u{FFA0}'
-            | '\u{FFF9}'..='\u{FFFB}'
-            | '\u{E0000}'..='\u{E007F}'
-    )
+        | '\u{00AD}'
+        | '\u{034F}'
+        | '\u{061C}'
+        | '\u{115F}'
+        | '\u{1160}'
+        | '\u{17B4}'
+        | '\u{17B5}'
+        | '\u{180E}'
+        | '\u{2000}'..='\u{200F}'
+        | '\u{2028}'..='\u{202F}'
+        | '\u{205F}'..='\u{206F}'
+        | '\u{2800}'
+        | '\u{3000}'
+        | '\u{3164}'
+        | '\u{FE00}'..='\u{FE0F}'
+        | '\u{FEFF}'
+        | '\u{FFA0}'
+        | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{E0000}'..='\u{E007F}' => true,
+        _ => false,
+    }
 }
 
-/// The classes refused by category, from the Unicode Character Database tables regex-syntax
-/// ships (Unicode 16.0 in regex-syntax 0.8.11; `ucd-generate` output, not a hand list): every
-/// format character (Cf: bidi controls, U+0600 number signs, U+13430 hieroglyph controls,
-/// U+1D173 musical controls, tags), every separator (Z*: non-ASCII spaces, U+2028/U+2029),
-/// and every default-ignorable code point (variation selectors, fillers).
-const REFUSED_CLASSES: &str = r"[\p{Cf}\p{Z}\p{Default_Ignorable_Code_Point}]";
-
-/// The sorted ranges of `REFUSED_CLASSES`, built on the first non-ASCII command (plain ASCII
-/// commands never pay for it). Should the class not parse, every non-ASCII character is
-/// refused: fail closed.
-fn in_unicode_table(c: char) -> bool {
-    static TABLE: std::sync::OnceLock<Vec<(char, char)>> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        let hir = regex_syntax::ParserBuilder::new()
-            .build()
-            .parse(REFUSED_CLASSES);
-        match hir.as_ref().map(|h| h.kind()) {
-            Ok(regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class))) => {
-                class
-                    .ranges()
-                    .iter()
-                    .map(|r| (r.start(), r.end()))
-                    .collect()
-            }
-            _ => vec![('\u{80}', char::MAX)],
-        }
+/// Unicode's own classes of characters that show nothing or reorder what is shown: format
+/// characters (Cf: U+1D173, U+180E, U+0600, U+13430, U+2066, …), every separator (Z*: U+1680
+/// and the other non-ASCII spaces, line and paragraph separators), default-ignorable code points
+/// (variation selectors U+E0100…, Mongolian free variation selectors), private-use characters
+/// and code points not assigned yet (a later Unicode may make them format characters). Taken
+/// from the regex crate's Unicode tables (Unicode 16.0) rather than a hand list, which missed
+/// U+1D173 and others; only non-ASCII characters get here.
+fn hidden_unicode(c: char) -> bool {
+    static HIDDEN: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"[\p{Cf}\p{Z}\p{Default_Ignorable_Code_Point}\p{Co}\p{Cn}]").ok()
     });
-    table
-        .binary_search_by(|&(lo, hi)| {
-            if hi < c {
-                std::cmp::Ordering::Less
-            } else if lo > c {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
+    let mut buf = [0u8; 4];
+    match &*HIDDEN {
+        Some(re) => re.is_match(c.encode_utf8(&mut buf)),
+        None => true, // cannot happen (a constant pattern); fail closed if it did
+    }
+}
+
+/// A named-descriptor redirection, `{name}>…` or `{name}<…`: bash assigns a new descriptor to
+/// the variable `name` where the grammar sees a word. Refused wherever it appears, quoted or
+/// not, since that costs nothing real commands need.
+fn named_descriptor(command: &str) -> Option<&str> {
+    let b = command.as_bytes();
+    for (i, _) in command.match_indices('{') {
+        if i > 0 && !b" \t;&|()".contains(&b[i - 1]) {
+            continue;
+        }
+        let rest = &b[i + 1..];
+        let len = rest
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+        if len == 0 || rest[0].is_ascii_digit() {
+            continue;
+        }
+        if rest.get(len) == Some(&b'}') && matches!(rest.get(len + 1), Some(b'<' | b'>')) {
+            return Some(&command[i..i + len + 3]);
+        }
+    }
+    None
 }
 
 /// Parse and vet `command`.
@@ -216,26 +212,25 @@ pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
             ),
         );
     }
-    // Plain ASCII (the common case) needs only the control check, byte by byte.
-    let bad = if command.is_ascii() {
-        command
-            .bytes()
-            .position(|b| forbidden_char(b as char))
-            .map(|i| (i, command.as_bytes()[i] as char))
-    } else {
-        command
-            .chars()
-            .enumerate()
-            .find(|(_, c)| forbidden_char(*c))
-    };
-    if let Some((i, c)) = bad {
+    if let Some((i, c)) = command
+        .chars()
+        .enumerate()
+        .find(|(_, c)| forbidden_char(*c))
+    {
         return refuse(
             DenyReason::ControlCharacter,
             format!(
-                "character U+{:04X} at position {} is a control, format or invisible character",
+                "character U+{:04X} at position {} is a control or invisible character",
                 c as u32,
                 i + 1
             ),
+        );
+    }
+
+    if let Some(m) = named_descriptor(command) {
+        return refuse(
+            DenyReason::Redirection,
+            format!("`{m}` is a named-descriptor redirection: bash would assign a variable"),
         );
     }
 
@@ -343,18 +338,6 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
                 "a file descriptor number this large is not valid",
             );
         }
-        // `{name}>file`, `{name}>&2`, `{name}<file`: bash opens a descriptor and assigns its
-        // number to the variable `name`, where the grammar (and a reader) sees an argument
-        // `{name}`. Any `}` right before a redirection is refused, whatever is in the braces.
-        if q == Q::None
-            && prev == '}'
-            && (matches!(c, '<' | '>') || (c == '&' && chars.peek() == Some(&'>')))
-        {
-            return refuse(
-                DenyReason::Redirection,
-                "`{name}>` or `{name}<` assigns a file descriptor to a variable",
-            );
-        }
         digits = if q == Q::None && c.is_ascii_digit() {
             digits + 1
         } else {
@@ -378,8 +361,7 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
                         "`\\$` before a quote is read differently by different shells; quote the `$` as '$'",
                     );
                 }
-                // An escaped character is an ordinary one, but `\}>` still counts as `}>` below.
-                prev = if escaped == Some('}') { '}' } else { 'x' };
+                prev = 'x'; // an escaped character is an ordinary one
                 continue;
             }
             // A comment ends the command for a shell: nothing after it is quoted or parsed. It

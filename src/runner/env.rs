@@ -23,6 +23,8 @@ const REMOVED: &[&str] = &[
     "PYTHONSTARTUP",
     "PYTHONINSPECT",
     "GIT_EXEC_PATH",
+    // hookd's own secrets: the daemon's HTTP token is for clients of the daemon, not its hooks.
+    "HOOKD_TOKEN",
 ];
 /// Variables removed by prefix: exported bash functions and dynamic-loader controls.
 const REMOVED_PREFIXES: &[&str] = &["BASH_FUNC_", "LD_", "DYLD_"];

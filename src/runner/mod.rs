@@ -230,6 +230,14 @@ pub fn run(spec: &RunSpec) -> RunReport {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // SAFETY: the closure runs in the forked child before exec and only makes raw syscalls
+    // (close_range, fcntl), which are async-signal-safe; it allocates and locks nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            close_inherited_descriptors();
+            Ok(())
+        });
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -369,4 +377,22 @@ pub fn run(spec: &RunSpec) -> RunReport {
         report.error = Some(format!("exit status {code}"));
     }
     report
+}
+
+/// Whatever descriptor the caller of hookd leaked to it (one opened without `O_CLOEXEC`, a
+/// daemon's socket, a token file) must not reach a hook: every descriptor above 2 is marked
+/// close-on-exec in the child. Marked, not closed, so std's own exec-error pipe keeps working.
+fn close_inherited_descriptors() {
+    use nix::libc;
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: plain syscalls on descriptor numbers; no memory is touched.
+    let done =
+        unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) } == 0;
+    if !done {
+        // Kernels before 5.11: mark them one by one (numbers that are not open fail with EBADF).
+        for fd in 3..65_536 {
+            // SAFETY: F_SETFD on a number that may not be open just fails with EBADF.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+    }
 }

@@ -12,9 +12,11 @@ use serde_json::{json, Value};
 use crate::support::Project;
 
 pub(crate) struct Daemon {
-    child: Child,
+    pub(crate) child: Child,
     pub(crate) socket: PathBuf,
-    port: u16,
+    pub(crate) port: u16,
+    /// The generated HTTP token (`None` when the test gave --token).
+    pub(crate) token: Option<String>,
 }
 
 impl Drop for Daemon {
@@ -29,7 +31,7 @@ pub(crate) fn start(p: &Project, extra: &[&str]) -> Daemon {
 }
 
 /// `trusted: false` starts it as a user would, without HOOKD_TRUST_PROJECT.
-fn start_with(p: &Project, extra: &[&str], trusted: bool) -> Daemon {
+pub(crate) fn start_with(p: &Project, extra: &[&str], trusted: bool) -> Daemon {
     let socket = p.path().join("hookd.sock");
     let mut args = vec![
         "serve",
@@ -57,14 +59,18 @@ fn start_with(p: &Project, extra: &[&str], trusted: bool) -> Daemon {
     assert!(line.starts_with("hookd: listening on unix:"), "{line}");
     let port = line.trim().rsplit(':').next().unwrap().parse().unwrap();
     std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let token = std::fs::read_to_string(p.path().join("hookd.token")).ok();
     Daemon {
         child,
         socket,
         port,
+        token,
     }
 }
 
-fn request(
+/// One request; `Host: hookd` and, on a POST, `Content-Type: application/json` unless
+/// `headers` give their own.
+pub(crate) fn request(
     stream: &mut (impl Read + Write),
     method: &str,
     path: &str,
@@ -72,9 +78,16 @@ fn request(
     body: &str,
 ) -> (u16, String) {
     let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: hookd\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
+    let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+    if !has("host") {
+        req.push_str("Host: hookd\r\n");
+    }
+    if method == "POST" && !has("content-type") {
+        req.push_str("Content-Type: application/json\r\n");
+    }
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -91,17 +104,24 @@ fn request(
     (status, body)
 }
 
+/// Over HTTP as a legitimate client: the daemon's address as Host, its generated token.
 pub(crate) fn tcp(d: &Daemon, method: &str, path: &str, body: &str) -> (u16, String) {
+    let host = format!("127.0.0.1:{}", d.port);
+    let auth = d.token.as_ref().map(|t| format!("Bearer {t}"));
+    let mut headers = vec![("Host", host.as_str())];
+    if let Some(a) = &auth {
+        headers.push(("Authorization", a.as_str()));
+    }
     request(
         &mut TcpStream::connect(("127.0.0.1", d.port)).unwrap(),
         method,
         path,
-        &[],
+        &headers,
         body,
     )
 }
 
-fn unix(socket: &Path, method: &str, path: &str, body: &str) -> (u16, String) {
+pub(crate) fn unix(socket: &Path, method: &str, path: &str, body: &str) -> (u16, String) {
     request(
         &mut UnixStream::connect(socket).unwrap(),
         method,
@@ -148,8 +168,19 @@ fn subscribe(d: &Daemon, last_id: Option<u64>) -> BufReader<TcpStream> {
     let last = last_id
         .map(|i| format!("Last-Event-ID: {i}\r\n"))
         .unwrap_or_default();
-    s.write_all(format!("GET /v1/events HTTP/1.1\r\nHost: hookd\r\n{last}\r\n").as_bytes())
-        .unwrap();
+    let auth = d
+        .token
+        .as_ref()
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    s.write_all(
+        format!(
+            "GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{auth}{last}\r\n",
+            d.port
+        )
+        .as_bytes(),
+    )
+    .unwrap();
     let mut r = BufReader::new(s);
     let mut line = String::new();
     r.read_line(&mut line).unwrap();
@@ -320,7 +351,10 @@ fn only_loopback_without_a_token_and_the_token_is_enforced() {
             &mut s,
             "POST",
             "/v1/dispatch",
-            &[("Authorization", "Bearer s3cret")],
+            &[
+                ("Authorization", "Bearer s3cret"),
+                ("Host", &format!("127.0.0.1:{}", d.port))
+            ],
             r#"{"point":"pre_tool"}"#
         )
         .0,

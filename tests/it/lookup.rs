@@ -1,4 +1,5 @@
-//! Where configuration comes from: project over home, `--config-dir` alone, environment overrides.
+//! Where configuration comes from: the user's home always, a trusted project's files added on
+//! top, `--config-dir` alone, environment overrides.
 
 use crate::support::{stderr, stdout, Project};
 
@@ -9,7 +10,7 @@ fn allow_json(p: &Project, args: &[&str]) -> serde_json::Value {
 }
 
 #[test]
-fn project_hooks_win_over_home_hooks() {
+fn home_hooks_stay_and_a_trusted_projects_hooks_are_added() {
     let p = Project::new();
     p.write_home(
         "hooks.yaml",
@@ -26,12 +27,24 @@ fn project_hooks_win_over_home_hooks() {
         "enabled: true\nhooks: [{name: proj, hook: post_session, command: 'true'}]\n",
     );
     let out = p.run(&["check"]);
-    assert!(stdout(&out).contains("hook proj `true`"));
-    assert!(!stdout(&out).contains("hook home"));
+    assert!(
+        stdout(&out).contains("hook home `true`"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("hook proj `true`"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).find("hook home").unwrap() < stdout(&out).find("hook proj").unwrap(),
+        "the user's hooks run first"
+    );
 }
 
 #[test]
-fn config_yaml_merges_home_under_project_per_list() {
+fn config_yaml_adds_the_projects_entries_to_the_users_per_list() {
     let p = Project::new();
     p.write_home(
         "config.yaml",
@@ -41,24 +54,15 @@ fn config_yaml_merges_home_under_project_per_list() {
         "config.yaml",
         "tools: {bash: {mode: {plan: {allow: ['^proj-plan$']}}}}\n",
     );
-    let v = allow_json(&p, &["allow", "--mode", "plan", "--json", "--", "home-all"]);
-    assert_eq!(
-        v["allowed"], true,
-        "home `all` list is kept: the project does not set it"
-    );
+    for command in ["home-all", "proj-plan", "home-plan"] {
+        let v = allow_json(&p, &["allow", "--mode", "plan", "--json", "--", command]);
+        assert_eq!(v["allowed"], true, "{command}: {v}");
+    }
     let v = allow_json(
         &p,
-        &["allow", "--mode", "plan", "--json", "--", "proj-plan"],
+        &["allow", "--mode", "standard", "--json", "--", "proj-plan"],
     );
-    assert_eq!(v["allowed"], true);
-    let v = allow_json(
-        &p,
-        &["allow", "--mode", "plan", "--json", "--", "home-plan"],
-    );
-    assert_eq!(
-        v["allowed"], false,
-        "the project's plan list replaces the home one"
-    );
+    assert_eq!(v["allowed"], false, "plan entries stay in plan");
 }
 
 #[test]
@@ -126,8 +130,12 @@ fn enabled_flags_come_from_the_environment() {
 }
 
 #[test]
-fn inline_reminders_replace_the_file() {
+fn inline_reminders_replace_the_users_file_and_the_project_adds_its_own() {
     let p = Project::new();
+    p.write_home(
+        "reminders.yaml",
+        "enabled: true\nreminders: [{name: home-file, text: from-home}]\n",
+    );
     p.write(
         "reminders.yaml",
         "enabled: true\nreminders: [{name: file, text: from-file}]\n",
@@ -141,8 +149,13 @@ fn inline_reminders_replace_the_file() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(v["reminders"][0]["name"], "inline");
-    assert_eq!(v["reminders"].as_array().unwrap().len(), 1);
+    let names: Vec<&str> = v["reminders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["inline", "file"]);
     let out = p
         .cmd(&["dispatch", "pre_stream"])
         .env("INFER_REMINDERS_ENABLED", "false")

@@ -3,13 +3,113 @@
 //! reported naming it, the model is told why a call was refused but never how to allow it,
 //! and with `gate_shell_tools` the model cannot write hookd's own files.
 
-use std::path::Path;
 use std::process::Command;
 
 use crate::support::{json_lines, stderr, stdout, Project};
 use hookd::config::{AllowEntry, AllowLists, Mode, Origin, Source};
 use hookd::{DenyReason as R, Gate, Verdict};
 use serde_json::{json, Value};
+
+fn project() -> Project {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^echo( .*)?$', '^\\./fmt.*\\.sh$']}}}}\n",
+    );
+    p
+}
+
+fn verdict(p: &Project, command: &str) -> serde_json::Value {
+    let out = p.run(&["allow", "--json", "--", command]);
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+#[test]
+fn unicode_format_characters_are_refused_everywhere() {
+    let p = project();
+    for c in [
+        '\u{1D173}',
+        '\u{180E}',
+        '\u{0600}',
+        '\u{13430}',
+        '\u{2066}',
+        '\u{00AD}',
+        '\u{061C}',
+        '\u{FFF9}',
+        '\u{E0001}',
+        '\u{E0041}',
+        '\u{200D}',
+        '\u{2028}',
+        '\u{E000}',
+        '\u{10FFFD}',
+    ] {
+        for command in [
+            format!("./fmt{c}.sh"),
+            format!("echo '{c}'"),
+            format!("echo \"a{c}\""),
+        ] {
+            let v = verdict(&p, &command);
+            assert_eq!(v["allowed"], false, "{command:?}");
+            assert_eq!(v["reason"], "control_character", "{command:?}: {v}");
+        }
+    }
+    // Letters of other scripts are not hidden characters.
+    for command in ["echo héllo", "echo 日本語", "echo Ωmega"] {
+        assert_eq!(verdict(&p, command)["allowed"], true, "{command}");
+    }
+}
+
+#[test]
+fn a_look_alike_script_name_never_runs_instead_of_the_reviewed_one() {
+    let p = project();
+    let fake = format!("./fmt{}.sh", '\u{1D173}');
+    for (name, marker) in [("fmt.sh", "reviewed"), (&fake[2..], "lookalike")] {
+        let path = p.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\ntouch {marker}.marker\n")).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    p.write(
+        "hooks.yaml",
+        &format!("enabled: true\nhooks: [{{name: fmt, hook: post_session, command: '{fake}'}}]\n"),
+    );
+    let out = p.run(&["dispatch", "post_session", "--events", "-"]);
+    assert_eq!(out.status.code(), Some(0));
+    let events = json_lines(&crate::support::stderr(&out));
+    assert_eq!(events[0]["type"], "hook_command_skipped");
+    assert_eq!(events[0]["reason"], "control_character");
+    assert!(!p.path().join("lookalike.marker").exists());
+    assert!(!p.path().join("reviewed.marker").exists());
+}
+
+#[test]
+fn named_descriptor_redirections_are_refused() {
+    let p = project();
+    for command in [
+        "echo {fd}>/dev/null",
+        "echo {x}>&2",
+        "echo {fd}>>/dev/null",
+        "echo {a}<f",
+        "echo hi {fd_2}>/dev/null",
+    ] {
+        let v = verdict(&p, command);
+        assert_eq!(v["allowed"], false, "{command}");
+        assert_eq!(v["reason"], "redirection", "{command}: {v}");
+    }
+    let v = verdict(&p, "echo {fd}>/dev/null");
+    assert_eq!(
+        v["detail"]
+            .as_str()
+            .or(v["message"].as_str())
+            .unwrap_or_default(),
+        "`{fd}>` is a named-descriptor redirection: bash would assign a variable",
+        "{v}"
+    );
+    // Not a named descriptor in bash: a word that only contains braces, or a digit name.
+    for command in ["echo a{fd}>/dev/null", "echo {fd}", "echo {1}>/dev/null"] {
+        assert_eq!(verdict(&p, command)["allowed"], true, "{command}");
+    }
+}
 
 fn open_gate() -> Gate {
     let e = AllowEntry {
@@ -121,38 +221,6 @@ fn bash_argv(words: &str) -> Vec<String> {
         .collect()
 }
 
-/// `{name}>`: bash opens a descriptor and assigns it to `name`, so `{fd}` is no argument at
-/// all, where the gate used to see one. Every form is refused.
-#[test]
-fn named_descriptor_redirections_are_refused() {
-    // The difference, for real: bash drops `{fd}` from the arguments.
-    assert_eq!(bash_argv("a {fd}>&1"), ["a"]);
-    assert_eq!(bash_argv("a {fd} 2>/dev/null"), ["a", "{fd}"]);
-    let gate = open_gate();
-    for cmd in [
-        "cmd {fd}>/dev/null",
-        "cmd {x}>&2",
-        "cmd {a}<file",
-        "cmd a {fd}>>/dev/null",
-        "cmd {fd}>&-",
-        "cmd {fd}<>/dev/null",
-        "cmd {fd}&>/dev/null",
-        "cmd {fd}>|/dev/null",
-        "cmd {_1}>/dev/null",
-        "cmd \\{fd\\}>/dev/null",
-    ] {
-        let Verdict::Denied(d) = gate.verdict(cmd, Mode::Standard) else {
-            panic!("{cmd} admitted")
-        };
-        assert_eq!(d.reason, R::Redirection, "{cmd}: {d:?}");
-    }
-    // A brace word apart from a redirection is an argument to bash too.
-    let Verdict::Allowed(a) = gate.verdict("cmd {fd} >/dev/null", Mode::Standard) else {
-        panic!("denied")
-    };
-    assert_eq!(a.argv, ["cmd", "{fd}"]);
-}
-
 fn allow_everything(p: &Project) {
     p.write(
         "config.yaml",
@@ -168,56 +236,25 @@ fn hookd_allow_refuses_format_characters_and_named_descriptors() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stdout(&out),
-        "denied: control_character: character U+1D173 at position 6 is a control, format or invisible character\n  \
+        "denied: control_character: character U+1D173 at position 6 is a control or invisible character\n  \
          hint: remove the character; control, format and invisible characters are never accepted, so what is reviewed is what runs\n"
     );
-    for cmd in ["cmd {fd}>/dev/null", "cmd {x}>&2", "cmd {a}<file"] {
+    for (cmd, named) in [
+        ("cmd {fd}>/dev/null", "{fd}>"),
+        ("cmd {x}>&2", "{x}>"),
+        ("cmd {a}<file", "{a}<"),
+    ] {
         let out = p.run(&["allow", "--", cmd]);
         assert_eq!(out.status.code(), Some(1), "{cmd}");
         assert_eq!(
             stdout(&out),
-            "denied: redirection: `{name}>` or `{name}<` assigns a file descriptor to a variable\n  \
-             hint: output is captured for the event anyway; only `2>&1`, `>/dev/null`, `2>/dev/null` and `&>/dev/null` are accepted (and dropped)\n",
+            format!(
+                "denied: redirection: `{named}` is a named-descriptor redirection: bash would assign a variable\n  \
+                 hint: output is captured for the event anyway; only `2>&1`, `>/dev/null`, `2>/dev/null` and `&>/dev/null` are accepted (and dropped)\n"
+            ),
             "{cmd}"
         );
     }
-}
-
-fn script(dir: &Path, name: &str, marker: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\ntouch '{marker}'\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// The reviewed `./fmt.sh` and a look-alike `./fmt<U+1D173>.sh`: the hook names the look-alike.
-/// Neither runs; the hook is skipped as `control_character`.
-#[test]
-fn a_look_alike_hook_command_runs_nothing() {
-    let p = Project::new();
-    allow_everything(&p);
-    let reviewed = p.path().join("reviewed-ran");
-    let hidden = p.path().join("hidden-ran");
-    script(p.path(), "fmt.sh", reviewed.to_str().unwrap());
-    script(p.path(), "fmt\u{1D173}.sh", hidden.to_str().unwrap());
-    p.write(
-        "hooks.yaml",
-        "enabled: true\nhooks:\n  - {name: fmt, hook: post_tool, command: \"./fmt\\U0001D173.sh\"}\n",
-    );
-    let out = p
-        .cmd_untrusted(&["dispatch", "post_tool", "--trust-project", "--events", "-"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(!hidden.exists(), "the look-alike script ran");
-    assert!(!reviewed.exists(), "the reviewed script ran");
-    let events = json_lines(&stderr(&out));
-    assert_eq!(events[0]["type"], "hook_command_skipped", "{events:?}");
-    assert_eq!(events[0]["reason"], "control_character");
-    assert_eq!(
-        events[0]["detail"],
-        "character U+1D173 at position 6 is a control, format or invisible character"
-    );
 }
 
 #[test]
@@ -493,4 +530,32 @@ fn gemini_and_crush_file_tools_are_held_too() {
             p.infer().display()
         )
     );
+}
+
+/// Why `{name}>` is refused, for real: bash drops `{fd}` from the arguments and opens a
+/// descriptor, where the grammar sees an argument. Every form of it is refused.
+#[test]
+fn bash_really_takes_a_named_descriptor_for_a_redirection() {
+    assert_eq!(bash_argv("a {fd}>&1"), ["a"]);
+    assert_eq!(bash_argv("a {fd} 2>/dev/null"), ["a", "{fd}"]);
+    let gate = open_gate();
+    for cmd in [
+        "cmd {fd}>/dev/null",
+        "cmd {x}>&2",
+        "cmd {a}<file",
+        "cmd a {fd}>>/dev/null",
+        "cmd {fd}>&-",
+        "cmd {fd}<>/dev/null",
+        "cmd {fd}>|/dev/null",
+        "cmd {_1}>/dev/null",
+    ] {
+        let Verdict::Denied(d) = gate.verdict(cmd, Mode::Standard) else {
+            panic!("{cmd} admitted")
+        };
+        assert_eq!(d.reason, R::Redirection, "{cmd}: {d:?}");
+    }
+    let Verdict::Allowed(a) = gate.verdict("cmd {fd} 2>/dev/null", Mode::Standard) else {
+        panic!("denied")
+    };
+    assert_eq!(a.argv, bash_argv("cmd {fd} 2>/dev/null"));
 }

@@ -89,7 +89,12 @@ pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
 }
 
 /// Run `cmd` with `stdin` as its input and collect its output.
-pub fn with_stdin(mut cmd: Command, stdin: &str) -> Output {
+pub fn with_stdin(cmd: Command, stdin: &str) -> Output {
+    with_bytes(cmd, stdin.as_bytes().to_vec())
+}
+
+/// Run `cmd` with raw bytes on stdin; a child that stops reading early is not an error here.
+pub fn with_bytes(mut cmd: Command, input: Vec<u8>) -> Output {
     use std::io::Write;
     let mut child = cmd
         .stdin(Stdio::piped())
@@ -97,11 +102,11 @@ pub fn with_stdin(mut cmd: Command, stdin: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
 }

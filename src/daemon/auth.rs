@@ -1,0 +1,153 @@
+//! Who may talk to the daemon over HTTP: a bearer token (generated when none is given, kept in a
+//! 0600 file beside the socket), a `Host` naming the listening address, and no foreign `Origin`.
+//! A web page can make a browser send requests to loopback; these rules are what stops it.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// A fresh token: 32 bytes from the operating system's random source, as hex.
+pub(crate) fn generate_token() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Where a generated token is kept: beside the socket, `hookd.sock` → `hookd.token`.
+pub fn token_file(socket: &Path) -> PathBuf {
+    socket.with_extension("token")
+}
+
+/// Write `token` to `path` readable by this user only. The file is created new (`O_EXCL`, mode
+/// 0600 from the start, never through a symlink) under a temporary name in the same directory,
+/// then renamed over `path`: a symlink or stale file there is replaced, not followed, and a
+/// reader never sees half a token.
+pub(crate) fn write_token_file(path: &Path, token: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension(format!("token.{}.tmp", std::process::id()));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(&tmp)?;
+    let written = file
+        .write_all(token.as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// `Authorization: Bearer TOKEN` carries `token`; compared in constant time (over digests, so
+/// neither the length nor the first differing byte shows in the timing).
+pub(crate) fn bearer_matches(header: Option<&str>, token: &str) -> bool {
+    let given = header
+        .and_then(|h| h.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim())
+        .unwrap_or("");
+    let (a, b) = (
+        Sha256::digest(given.as_bytes()),
+        Sha256::digest(token.as_bytes()),
+    );
+    let diff = a
+        .iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(diff) == 0 && !given.is_empty()
+}
+
+/// A `Host` (or an `Origin`'s host) that names this daemon: the listening address itself, or
+/// `localhost` with its port (or none). On an unspecified address (`0.0.0.0`), any IP literal
+/// with the port: a name other than `localhost` is what DNS rebinding would send.
+pub(crate) fn host_allowed(host: &str, listen: SocketAddr) -> bool {
+    let host = host.trim().to_ascii_lowercase();
+    if host == "localhost" || host == format!("localhost:{}", listen.port()) {
+        return true;
+    }
+    if host == listen.to_string() {
+        return true;
+    }
+    listen.ip().is_unspecified()
+        && host
+            .parse::<SocketAddr>()
+            .is_ok_and(|a| a.port() == listen.port())
+}
+
+/// An `Origin` header a browser on this daemon's own address would send; `null` and every
+/// other site are foreign.
+pub(crate) fn origin_allowed(origin: &str, listen: SocketAddr) -> bool {
+    origin
+        .trim()
+        .strip_prefix("http://")
+        .map(|rest| rest.strip_suffix('/').unwrap_or(rest))
+        .is_some_and(|host| !host.contains('/') && host_allowed(host, listen))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_origins() {
+        let l: SocketAddr = "127.0.0.1:7878".parse().unwrap();
+        for ok in ["127.0.0.1:7878", "localhost:7878", "LOCALHOST", "localhost"] {
+            assert!(host_allowed(ok, l), "{ok}");
+        }
+        for bad in [
+            "attacker.example",
+            "attacker.example:7878",
+            "127.0.0.1:80",
+            "localhost:1",
+            "",
+            "127.0.0.1",
+        ] {
+            assert!(!host_allowed(bad, l), "{bad}");
+        }
+        assert!(origin_allowed("http://localhost:7878", l));
+        assert!(origin_allowed("http://127.0.0.1:7878/", l));
+        for bad in [
+            "null",
+            "http://attacker.example",
+            "https://127.0.0.1:7878",
+            "http://127.0.0.1:7878/x",
+        ] {
+            assert!(!origin_allowed(bad, l), "{bad}");
+        }
+        let any: SocketAddr = "0.0.0.0:7878".parse().unwrap();
+        assert!(host_allowed("192.168.1.5:7878", any));
+        assert!(!host_allowed("evil.example:7878", any));
+    }
+
+    #[test]
+    fn bearer_tokens() {
+        assert!(bearer_matches(Some("Bearer s3cret"), "s3cret"));
+        assert!(bearer_matches(Some("bearer s3cret"), "s3cret"));
+        assert!(!bearer_matches(Some("Bearer s3cre"), "s3cret"));
+        assert!(!bearer_matches(Some("Basic s3cret"), "s3cret"));
+        assert!(!bearer_matches(None, "s3cret"));
+        assert!(!bearer_matches(Some("Bearer "), ""));
+        assert_eq!(generate_token().unwrap().len(), 64);
+    }
+
+    #[test]
+    fn the_token_file_replaces_a_symlink_instead_of_following_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let path = dir.path().join("hookd.token");
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        write_token_file(&path, "t0k").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        assert!(meta.file_type().is_file());
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "t0k");
+    }
+}
