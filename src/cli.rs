@@ -501,9 +501,9 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
     }
     let mut unrestricted = Vec::new();
     for e in config.allow.all_entries() {
-        if gate::is_unrestricted(&e.pattern) {
+        if let Some(probe) = gate::unrestricted_probe(&e.pattern) {
             unrestricted.push(format!(
-                "warning: allow entry `{}` ({}) is UNRESTRICTED: in mode{} `{}` it admits every single command the parser accepts",
+                "warning: allow entry `{}` ({}) is UNRESTRICTED: in mode{} `{}` it admits `{probe}`, which no restricted entry should admit",
                 visible(&e.pattern),
                 visible(&e.origin.to_string()),
                 if e.list == "all" { "s" } else { "" },
@@ -1192,10 +1192,9 @@ fn trust(list: bool, revoke: bool) -> Exit {
         plural(entries.len())
     ));
     for e in &entries {
-        let loud = if gate::is_unrestricted(&e.pattern) {
-            "  UNRESTRICTED: any single command"
-        } else {
-            ""
+        let loud = match gate::unrestricted_probe(&e.pattern) {
+            Some(probe) => format!("  UNRESTRICTED: admits `{probe}`"),
+            None => String::new(),
         };
         s.push_str(&format!(
             "    {:<9} '{}' ({}){loud}\n",

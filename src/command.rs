@@ -3,7 +3,7 @@
 //! point's decision. Every hook becomes a `hook_command` or `hook_command_skipped` event.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use regex::Regex;
@@ -14,6 +14,7 @@ use crate::config::{HookSpec, OnError, OnResult};
 use crate::decision::{self, Contribution, Decision, Reply};
 use crate::dispatch::{Call, CommandOut, CommandStatus, Context, Provider};
 use crate::events::{self, Event};
+use crate::gate::protect::{Places, ProtectedPaths, FILE_TOOLS};
 use crate::gate::{Denied, Gate, Verdict};
 use crate::runner::{self, RunReport, RunSpec};
 use crate::state::SessionState;
@@ -72,6 +73,10 @@ pub(crate) struct CommandProvider {
     pub recheck: Option<crate::config::Fingerprint>,
     /// With `gate_shell_tools`: the shell tools whose commands face the gate at `pre_tool`.
     pub shell_gate: Option<Vec<String>>,
+    /// Where hookd's own files are (read from the environment when the engine was built).
+    pub places: Places,
+    /// Those files as rules, built from `places` on first use.
+    pub protected: OnceLock<ProtectedPaths>,
 }
 
 /// Where a hook runs: what its process needs to know (shared by parallel runs).
@@ -139,13 +144,11 @@ impl Provider for CommandProvider {
         };
 
         let mut contributions = Vec::new();
-        let gate_denied = match self.gate_shell_command(call) {
-            Some(c) => {
-                contributions.push(c);
-                true
-            }
-            None => false,
-        };
+        let gate_hint = self.gate_shell_command(call).map(|(c, hint)| {
+            contributions.push(c);
+            hint
+        });
+        let gate_denied = gate_hint.is_some();
         let mut i = if gate_denied { hooks.len() } else { 0 }; // a denied command needs no hook
         'batches: while i < hooks.len() {
             if runner::interrupted() {
@@ -202,6 +205,9 @@ impl Provider for CommandProvider {
                 stop_hook_active,
             },
         );
+        if let (Decision::Tool(t), Some(hint)) = (&mut decision, gate_hint) {
+            t.operator_hint = Some(hint);
+        }
         if let Decision::Stop(stop) = &mut decision {
             if stop.continue_ && call.facts.continues >= self.max_continues {
                 stop.continue_ = false;
@@ -230,38 +236,61 @@ impl Provider for CommandProvider {
 }
 
 impl CommandProvider {
-    /// `gate_shell_tools`: a shell tool call whose command the allow-list does not admit is
-    /// denied before any hook runs, with the gate's detail and hint as the reason the model sees.
-    fn gate_shell_command(&self, call: &mut Call<'_>) -> Option<Contribution> {
+    /// `gate_shell_tools`: a shell tool call whose command the allow-list does not admit, or
+    /// that names one of hookd's own files, and a file tool call that writes one, are denied
+    /// before any hook runs. The model is told why, never how to allow it: the operator's hint
+    /// goes to the event and the decision's `operator_hint` (adapters print it on stderr).
+    fn gate_shell_command(&self, call: &mut Call<'_>) -> Option<(Contribution, String)> {
         let names = self
             .shell_gate
             .as_ref()
             .filter(|_| call.point == HookPoint::PreTool)?;
         let tool = call.context.tool("name").and_then(Value::as_str)?;
-        if !names.iter().any(|n| n == tool) {
-            return None;
-        }
-        let command = call
+        let input = call.context.tool("input");
+        // Paths in the call are relative to the agent's working directory.
+        let cwd = call
             .context
-            .tool("input")
-            .and_then(|i| i.get("command"))
-            .and_then(Value::as_str);
-        let denied = match command {
-            None => Denied {
-                reason: crate::gate::DenyReason::Empty,
-                detail: format!("the {tool} call has no `command` to check"),
-                hint: "hookd gates shell tools by their `command` input".into(),
-            },
-            Some(c) => match self.gate.verdict(c, call.mode) {
-                Verdict::Allowed(_) => return None,
-                Verdict::Denied(d) => d,
-            },
+            .get("cwd")
+            .and_then(Value::as_str)
+            .filter(|c| c.starts_with('/'))
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.project_dir.clone());
+        let (command, denied) = if names.iter().any(|n| n == tool) {
+            let command = input.and_then(|i| i.get("command")).and_then(Value::as_str);
+            let denied = match command {
+                None => Denied {
+                    reason: crate::gate::DenyReason::Empty,
+                    detail: format!("the {tool} call has no `command` to check"),
+                    hint: "hookd gates shell tools by their `command` input".into(),
+                },
+                Some(c) => match self.gate.verdict(c, call.mode) {
+                    Verdict::Allowed(a) => {
+                        let t = self.protected().named_by(&a.argv, &cwd)?;
+                        protected_denial(format!(
+                            "`{}` names {}, one of hookd's own files",
+                            t.named, t.place
+                        ))
+                    }
+                    Verdict::Denied(d) => d,
+                },
+            };
+            (command.unwrap_or_default().to_string(), denied)
+        } else if FILE_TOOLS.contains(&tool) {
+            let t = self.protected().written_by(input, &cwd)?;
+            let detail = format!(
+                "`{}` is inside {}, one of hookd's own files",
+                t.named, t.place
+            );
+            (t.named, protected_denial(detail))
+        } else {
+            return None;
         };
-        let reason = format!("{}. {}", denied.detail, denied.hint);
+        let reason = format!("hookd refused this {tool} call: {}", denied.detail);
+        let hint = denied.hint.clone();
         call.emit(Event::ToolCommandDenied(events::ToolCommandDenied {
             timestamp: String::new(),
             tool: tool.to_string(),
-            command: command.unwrap_or_default().to_string(),
+            command,
             mode: call.mode,
             reason: denied.reason,
             detail: denied.detail,
@@ -270,14 +299,33 @@ impl CommandProvider {
             session_id: call.session_id.to_string(),
             seq: 0,
         }));
-        Some(Contribution {
-            name: "hookd-gate".into(),
-            reply: Reply {
-                deny: true,
-                reason: Some(reason),
-                ..Reply::default()
+        Some((
+            Contribution {
+                name: "hookd-gate".into(),
+                reply: Reply {
+                    deny: true,
+                    reason: Some(reason),
+                    ..Reply::default()
+                },
             },
-        })
+            hint,
+        ))
+    }
+
+    /// hookd's own files, resolved on the first tool call that needs them, once per engine.
+    fn protected(&self) -> &ProtectedPaths {
+        self.protected
+            .get_or_init(|| ProtectedPaths::new(&self.places))
+    }
+}
+
+/// The denial of a call that touches hookd's own files: the model learns the file is
+/// protected, the operator's hint says there is no entry that lifts it.
+fn protected_denial(detail: String) -> Denied {
+    Denied {
+        reason: crate::gate::DenyReason::ProtectedPath,
+        detail,
+        hint: crate::gate::DenyReason::ProtectedPath.advice().to_string(),
     }
 }
 

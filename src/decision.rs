@@ -159,6 +159,10 @@ pub struct ToolDecision {
     /// The input to use instead (last writer wins; dropped on deny or halt).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub updated_input: Option<Value>,
+    /// When hookd's gate denied the call (`gate_shell_tools`): how an operator could allow it.
+    /// For people only, never for the model: adapters print it on stderr.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operator_hint: Option<String>,
     /// Context, halt and files.
     #[serde(flatten)]
     pub base: ContextDecision,
@@ -389,6 +393,7 @@ pub(crate) fn aggregate(contribs: &[Contribution], inputs: Inputs<'_>) -> Decisi
                 reason,
                 original_input: inputs.original_input,
                 updated_input: if blocked { None } else { updated_input },
+                operator_hint: None,
                 base,
             })
         }

@@ -376,6 +376,15 @@ impl EngineBuilder {
                     .hooks
                     .gate_shell_tools
                     .then(|| self.config.hooks.shell_tools.clone()),
+                places: if self.config.hooks.gate_shell_tools {
+                    crate::gate::protect::Places::from_process(
+                        &self.config.project_dir,
+                        &self.config.sources,
+                    )
+                } else {
+                    Default::default()
+                },
+                protected: Default::default(),
             }),
         ];
         Engine {

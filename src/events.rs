@@ -115,7 +115,7 @@ pub struct ToolCommandDenied {
     pub reason: DenyReason,
     /// What exactly was wrong.
     pub detail: String,
-    /// What the user can do (also what the model is told).
+    /// What the operator can do (never told to the model).
     pub hint: String,
     /// The agent's turn.
     pub turn: u64,

@@ -121,6 +121,8 @@ pub fn reply(event: &str, outcome: &Outcome) -> AgentReply {
         }
         Decision::Tool(t) => {
             let mut hso = Map::new();
+            // How to allow it is for the operator (stderr), never in the reason the model reads.
+            notes.extend(t.operator_hint.iter().map(|h| format!("hookd: {h}")));
             if t.deny || t.base.halt {
                 let reason = t.reason.clone().or_else(|| t.base.halt_reason.clone());
                 hso.insert("permissionDecision".into(), json!("deny"));

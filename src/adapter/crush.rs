@@ -88,6 +88,7 @@ pub fn reply(outcome: &Outcome) -> AgentReply {
                 );
             }
             if t.deny {
+                // Crush gives stderr to the model: only the reason, never `operator_hint`.
                 return exit(2, t.reason.as_deref(), "denied by hookd");
             }
             if let Some(input) = &t.updated_input {

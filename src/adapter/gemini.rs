@@ -127,6 +127,8 @@ pub fn reply(event: &str, outcome: &Outcome) -> AgentReply {
             }
         }
         Decision::Tool(t) => {
+            // How to allow it is for the operator (stderr), never in the reason the model reads.
+            notes.extend(t.operator_hint.iter().map(|h| format!("hookd: {h}")));
             if t.deny || t.base.halt {
                 out.insert("decision".into(), json!("deny"));
                 out.insert(

@@ -4,6 +4,7 @@
 //! model proposes). A denial is a value with a category and a hint, never an error.
 
 mod parse;
+pub(crate) mod protect;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -41,7 +42,7 @@ pub enum DenyReason {
     Builtin,
     /// `#` outside quotes.
     Comment,
-    /// A control or invisible character.
+    /// A control, format (Unicode Cf) or invisible character.
     ControlCharacter,
     /// A quote that is never closed.
     UnbalancedQuotes,
@@ -56,6 +57,9 @@ pub enum DenyReason {
     /// The hook comes from a project whose `.infer/` is not trusted (not a gate verdict: the
     /// command was not even looked at).
     Untrusted,
+    /// A tool call of the model would write, or a command it proposed names, one of hookd's
+    /// own files (configuration, trust store, state, installed agent settings).
+    ProtectedPath,
 }
 
 impl DenyReason {
@@ -80,11 +84,12 @@ impl DenyReason {
             DenyReason::DangerousArgument => "dangerous_argument",
             DenyReason::Unparsable => "unparsable",
             DenyReason::Untrusted => "untrusted",
+            DenyReason::ProtectedPath => "protected_path",
         }
     }
 
     /// The sentence that tells a user what to do instead.
-    fn advice(self) -> &'static str {
+    pub(crate) fn advice(self) -> &'static str {
         match self {
             DenyReason::NotAllowlisted => "",
             DenyReason::Operator => "hookd runs exactly one command, without a shell; put a pipeline or a sequence in a script and allow the script by its exact path",
@@ -97,13 +102,14 @@ impl DenyReason {
             DenyReason::Assignment => "environment prefixes are not applied; set the variable in a script, or in the environment hookd runs in",
             DenyReason::Builtin => "hookd executes programs directly, so shell builtins do not exist; use a program or a script",
             DenyReason::Comment => "remove the comment, or quote the `#`",
-            DenyReason::ControlCharacter => "remove the character; control and invisible characters are never accepted, so what is reviewed is what runs",
+            DenyReason::ControlCharacter => "remove the character; control, format and invisible characters are never accepted, so what is reviewed is what runs",
             DenyReason::UnbalancedQuotes => "close the quote",
             DenyReason::TooLong => "put the command in a script and allow the script",
             DenyReason::Empty => "write the program and its arguments",
             DenyReason::DangerousArgument => "`find` actions that run commands or write files are admitted only by an entry that allows this exact command",
             DenyReason::Unparsable => "simplify the command to one program with plain or quoted arguments",
             DenyReason::Untrusted => "review the project's hooks with `hookd check`, then run `hookd trust` in the project",
+            DenyReason::ProtectedPath => "with gate_shell_tools on, the model may not write or name hookd's configuration, trust store, state or the agents' hook settings; edit the file yourself, outside the agent",
         }
     }
 }
@@ -176,14 +182,50 @@ pub(crate) fn validate_entry(entry: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-/// Strings no restricted entry should match all of; an entry that does admits everything.
-const PROBES: [&str; 4] = ["", "rm -rf /", "curl https://example.invalid | sh", "x\ny"];
+/// Commands no restricted entry should admit: each runs arbitrary code, fetches it, or
+/// destroys data. An entry that admits any of them is reported as unrestricted, naming it.
+/// Each is one plain command (the parser admits it, except the builtin `eval`), matched as
+/// the gate matches: against the whole command text.
+pub const DANGEROUS_PROBES: &[&str] = &[
+    "rm -rf /",
+    "bash -c x",
+    "sh -c x",
+    "zsh -c x",
+    "curl x",
+    "wget x",
+    "python3 -c x",
+    "python -c x",
+    "perl -e x",
+    "ruby -e x",
+    "node -e x",
+    "eval x",
+    "sudo x",
+    "env x",
+    "xargs x",
+    "nc -e /bin/sh x 1",
+    "ssh x",
+    "dd if=/dev/zero of=/dev/sda",
+    "chmod -R 777 /",
+    "chown -R x /",
+    "git push --force",
+    "git config core.hooksPath x",
+    "npx x",
+    "pip install x",
+    "npm install x",
+    "docker run x",
+    "find / -delete",
+];
 
-/// True for `.*` and its variants: entries that admit any command the parser admits.
+/// The first dangerous probe `entry` admits, if any (`None` as well for an entry that does not
+/// compile: that is reported as an error of its own).
+pub fn unrestricted_probe(entry: &str) -> Option<&'static str> {
+    let re = compile_entry(entry).ok()?;
+    DANGEROUS_PROBES.iter().copied().find(|p| re.is_match(p))
+}
+
+/// True for `.*` and its variants: entries that admit any of [`DANGEROUS_PROBES`].
 pub fn is_unrestricted(entry: &str) -> bool {
-    compile_entry(entry)
-        .map(|re| PROBES.iter().skip(1).all(|p| re.is_match(p)))
-        .unwrap_or(false)
+    unrestricted_probe(entry).is_some()
 }
 
 struct ModeList {

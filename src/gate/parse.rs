@@ -157,13 +157,16 @@ pub fn forbidden_char(c: char) -> bool {
 }
 
 /// Unicode's own classes of characters that show nothing or reorder what is shown: format
-/// characters (Cf: U+1D173, U+180E, U+0600, U+13430, U+2066, …), line and paragraph separators,
-/// private-use characters and code points not assigned yet (a later Unicode may make them
-/// format characters). Taken from the regex crate's Unicode tables rather than a hand list,
-/// which missed U+1D173 and others; only non-ASCII characters get here.
+/// characters (Cf: U+1D173, U+180E, U+0600, U+13430, U+2066, …), every separator (Z*: U+1680
+/// and the other non-ASCII spaces, line and paragraph separators), default-ignorable code points
+/// (variation selectors U+E0100…, Mongolian free variation selectors), private-use characters
+/// and code points not assigned yet (a later Unicode may make them format characters). Taken
+/// from the regex crate's Unicode tables (Unicode 16.0) rather than a hand list, which missed
+/// U+1D173 and others; only non-ASCII characters get here.
 fn hidden_unicode(c: char) -> bool {
-    static HIDDEN: std::sync::LazyLock<Option<regex::Regex>> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"[\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]").ok());
+    static HIDDEN: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"[\p{Cf}\p{Z}\p{Default_Ignorable_Code_Point}\p{Co}\p{Cn}]").ok()
+    });
     let mut buf = [0u8; 4];
     match &*HIDDEN {
         Some(re) => re.is_match(c.encode_utf8(&mut buf)),

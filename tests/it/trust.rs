@@ -92,7 +92,7 @@ fn trusting_shows_everything_then_the_hooks_run_until_a_byte_changes() {
         text.contains("Its .infer/ will be able to:\n  run 2 hooks:\n"),
         "{text}"
     );
-    assert!(text.contains("UNRESTRICTED: any single command"), "{text}");
+    assert!(text.contains("UNRESTRICTED: admits `rm -rf /`"), "{text}");
     assert!(
         text.contains("inject 1 reminder into the model's context: inject"),
         "{text}"

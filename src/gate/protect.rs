@@ -1,0 +1,390 @@
+//! hookd's own files, protected from the model: with `gate_shell_tools`, a file tool call that
+//! writes one, or a shell command that names one, is denied at `pre_tool`.
+//!
+//! A path is compared after resolving it the way the kernel will open it (`~`, relative to
+//! the tool call's `cwd`, symlinks component by component, then `..`), and also as written
+//! (lexically normalized), so neither a symlink nor a `..` detour hides a protected file.
+
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+/// File tools that write, by agent: Claude Code and infer (`Write`, `Edit`, `MultiEdit`,
+/// `NotebookEdit`, infer's `Delete`), Gemini CLI (`write_file`, `replace`), Crush (`write`,
+/// `edit`, `multiedit`).
+pub(crate) const FILE_TOOLS: &[&str] = &[
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "Delete",
+    "write_file",
+    "replace",
+    "write",
+    "edit",
+    "multiedit",
+];
+
+/// The input keys that name the file a file tool writes, across those agents.
+const PATH_KEYS: &[&str] = &["file_path", "path", "notebook_path", "absolute_path"];
+
+/// A call that touches a protected place: the word or path it named, and the place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Touch {
+    /// As the call wrote it.
+    pub named: String,
+    /// The protected place it is, or is inside (`/home/u/.infer`).
+    pub place: String,
+}
+
+/// One protected place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Rule {
+    /// The directory and everything in it.
+    Dir(PathBuf),
+    /// Exactly this file.
+    File(PathBuf),
+    /// Files in `dir` whose name starts with the prefix (`~/.claude/settings*`).
+    Prefixed(PathBuf, String),
+}
+
+impl Rule {
+    fn covers(&self, path: &Path) -> bool {
+        match self {
+            Rule::Dir(d) => path.starts_with(d),
+            Rule::File(f) => path == f,
+            Rule::Prefixed(dir, prefix) => {
+                path.parent() == Some(dir.as_path())
+                    && path
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(prefix.as_str()))
+            }
+        }
+    }
+
+    /// The same rule for `path` resolved, if that differs.
+    fn resolved(&self) -> Rule {
+        match self {
+            Rule::Dir(d) => Rule::Dir(resolve(d)),
+            Rule::File(f) => Rule::File(resolve(f)),
+            Rule::Prefixed(d, p) => Rule::Prefixed(resolve(d), p.clone()),
+        }
+    }
+
+    /// The place as a path text (`~/.claude/settings` for the prefixed rule).
+    fn text(&self) -> String {
+        match self {
+            Rule::Dir(p) | Rule::File(p) => p.display().to_string(),
+            Rule::Prefixed(p, prefix) => p.join(prefix).display().to_string(),
+        }
+    }
+}
+
+/// The places the model may not write, computed once per engine.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ProtectedPaths {
+    rules: Vec<Rule>,
+    home: Option<PathBuf>,
+}
+
+/// Where the environment puts hookd's and the agents' files (the process environment, read
+/// once; tests set it).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Places {
+    pub home: Option<PathBuf>,
+    pub project_dir: PathBuf,
+    pub xdg_config_home: Option<PathBuf>,
+    pub xdg_state_home: Option<PathBuf>,
+    pub xdg_runtime_dir: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
+    pub trust_file: Option<PathBuf>,
+    /// Configuration files read, e.g. those of `--config-dir`.
+    pub sources: Vec<PathBuf>,
+}
+
+impl Places {
+    /// The process environment's places for a project.
+    pub fn from_process(project_dir: &Path, sources: &[String]) -> Places {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Places {
+            home: var("HOME"),
+            project_dir: project_dir.to_path_buf(),
+            xdg_config_home: var("XDG_CONFIG_HOME"),
+            xdg_state_home: var("XDG_STATE_HOME"),
+            xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
+            state_dir: var("HOOKD_STATE_DIR"),
+            trust_file: var("HOOKD_TRUST_FILE"),
+            // Files are named as read: absolute, or relative to the project (variables,
+            // named without a `/`, are not files).
+            sources: sources
+                .iter()
+                .filter(|s| s.contains('/'))
+                .map(|s| project_dir.join(s))
+                .collect(),
+        }
+    }
+}
+
+impl ProtectedPaths {
+    /// hookd's configuration (`~/.infer/`, the project's `.infer/`, every file read), its trust
+    /// store and state, the daemon's socket and token, and the agents' settings where
+    /// `hookd install` puts its adapter.
+    pub fn new(p: &Places) -> ProtectedPaths {
+        let mut rules = Vec::new();
+        let project = &p.project_dir;
+        rules.push(Rule::Dir(project.join(".infer")));
+        rules.push(Rule::Prefixed(project.join(".claude"), "settings".into()));
+        rules.push(Rule::File(project.join(".gemini/settings.json")));
+        rules.push(Rule::File(project.join("crush.json")));
+        rules.push(Rule::File(project.join(".crush.json")));
+        let config_homes: Vec<PathBuf> = p
+            .xdg_config_home
+            .iter()
+            .cloned()
+            .chain(p.home.iter().map(|h| h.join(".config")))
+            .collect();
+        for c in &config_homes {
+            rules.push(Rule::Dir(c.join("hookd")));
+            rules.push(Rule::File(c.join("crush/crush.json")));
+        }
+        if let Some(h) = &p.home {
+            rules.push(Rule::Dir(h.join(".infer")));
+            rules.push(Rule::Dir(h.join(".local/state/hookd")));
+            rules.push(Rule::File(h.join(".local/share/crush/crush.json")));
+            rules.push(Rule::Prefixed(h.join(".claude"), "settings".into()));
+            rules.push(Rule::File(h.join(".gemini/settings.json")));
+        }
+        if let Some(s) = &p.xdg_state_home {
+            rules.push(Rule::Dir(s.join("hookd")));
+        }
+        if let Some(r) = &p.xdg_runtime_dir {
+            rules.push(Rule::Prefixed(r.clone(), "hookd".into()));
+        }
+        if let Some(s) = &p.state_dir {
+            rules.push(Rule::Dir(s.clone()));
+        }
+        if let Some(t) = &p.trust_file {
+            rules.push(Rule::File(t.clone()));
+        }
+        rules.extend(p.sources.iter().cloned().map(Rule::File));
+        // Relative places (a library user's `project_dir` of `.`) are made absolute first.
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let mut all = Vec::with_capacity(rules.len() * 2);
+        for r in rules {
+            let r = match r {
+                Rule::Dir(d) => Rule::Dir(normalize(&cwd.join(d))),
+                Rule::File(f) => Rule::File(normalize(&cwd.join(f))),
+                Rule::Prefixed(d, x) => Rule::Prefixed(normalize(&cwd.join(d)), x),
+            };
+            let resolved = r.resolved();
+            if resolved != r && !all.contains(&resolved) {
+                all.push(resolved);
+            }
+            if !all.contains(&r) {
+                all.push(r);
+            }
+        }
+        ProtectedPaths {
+            rules: all,
+            home: p.home.clone(),
+        }
+    }
+
+    /// The protected place `word` names, read as a path from `cwd`.
+    pub fn protected(&self, word: &str, cwd: &Path) -> Option<String> {
+        if word.is_empty() {
+            return None;
+        }
+        let expanded = match (word.strip_prefix('~'), &self.home) {
+            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                home.join(rest.trim_start_matches('/'))
+            }
+            _ => PathBuf::from(word),
+        };
+        let absolute = cwd.join(expanded);
+        let lexical = normalize(&absolute);
+        let resolved = resolve(&absolute);
+        self.rules
+            .iter()
+            .find(|r| r.covers(&lexical) || r.covers(&resolved))
+            .map(Rule::text)
+    }
+
+    /// The first word of a shell command that names a protected place, and the place: each
+    /// word and what follows `=` in it (`--output=FILE`, `of=FILE`) read as a path from `cwd`;
+    /// a word with the text of a protected path inside it (`-o/home/u/.infer/x`); a word with
+    /// a `.infer` component (another project's configuration is hookd's too).
+    pub fn named_by(&self, argv: &[String], cwd: &Path) -> Option<Touch> {
+        for word in argv {
+            let tails = word.match_indices('=').map(|(i, _)| &word[i + 1..]);
+            if let Some(place) = std::iter::once(word.as_str())
+                .chain(tails)
+                .find_map(|c| self.protected(c, cwd))
+            {
+                return Some(Touch {
+                    named: word.clone(),
+                    place,
+                });
+            }
+            if let Some(place) = self
+                .rules
+                .iter()
+                .map(Rule::text)
+                .find(|text| text.len() > 1 && word.contains(text.as_str()))
+            {
+                return Some(Touch {
+                    named: word.clone(),
+                    place,
+                });
+            }
+            if word.split(['/', '=']).any(|c| c == ".infer") {
+                return Some(Touch {
+                    named: word.clone(),
+                    place: ".infer/".to_string(),
+                });
+            }
+        }
+        None
+    }
+
+    /// The protected file a file tool call writes, by its path input (any key agents use).
+    pub fn written_by(&self, input: Option<&serde_json::Value>, cwd: &Path) -> Option<Touch> {
+        let input = input?;
+        PATH_KEYS
+            .iter()
+            .filter_map(|k| input.get(*k).and_then(|v| v.as_str()))
+            .find_map(|path| {
+                self.protected(path, cwd).map(|place| Touch {
+                    named: path.to_string(),
+                    place,
+                })
+            })
+    }
+}
+
+/// `path` with `.` dropped and `..` applied to what precedes it, without looking at the disk.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// An absolute `path` resolved as the kernel opens it: component by component, a symlink is
+/// replaced by its target before a following `..` applies. The part that does not exist is
+/// kept as written (normalized). At most 40 links are followed, as Linux does.
+fn resolve(path: &Path) -> PathBuf {
+    let mut pending: Vec<OsString> = path
+        .components()
+        .rev()
+        .map(|c| c.as_os_str().to_os_string())
+        .collect();
+    let mut out = PathBuf::from("/");
+    let mut links = 0;
+    let mut exists = true;
+    while let Some(c) = pending.pop() {
+        match Path::new(&c).components().next() {
+            Some(Component::RootDir) | Some(Component::Prefix(_)) => out = PathBuf::from("/"),
+            Some(Component::CurDir) | None => {}
+            Some(Component::ParentDir) => {
+                out.pop();
+            }
+            Some(Component::Normal(name)) => {
+                out.push(name);
+                if !exists {
+                    continue;
+                }
+                match std::fs::symlink_metadata(&out) {
+                    Ok(m) if m.file_type().is_symlink() && links < 40 => {
+                        links += 1;
+                        let Ok(target) = std::fs::read_link(&out) else {
+                            continue;
+                        };
+                        out.pop();
+                        pending.extend(
+                            target
+                                .components()
+                                .rev()
+                                .map(|c| c.as_os_str().to_os_string()),
+                        );
+                    }
+                    Ok(_) => {}
+                    Err(_) => exists = false,
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_follows_a_link_before_dotdot() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("sub/deep")).unwrap();
+        std::os::unix::fs::symlink(root.join("sub/deep"), root.join("lnk")).unwrap();
+        assert_eq!(resolve(&root.join("lnk/../x")), root.join("sub/x"));
+        assert_eq!(normalize(&root.join("lnk/../x")), root.join("x"));
+        assert_eq!(resolve(&root.join("nope/../y")), root.join("y"));
+    }
+
+    #[test]
+    fn protected_places_by_path_link_and_name() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let home = root.join("home");
+        let project = root.join("proj");
+        std::fs::create_dir_all(home.join(".infer")).unwrap();
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        std::os::unix::fs::symlink(home.join(".infer"), project.join("cfg")).unwrap();
+        let p = ProtectedPaths::new(&Places {
+            home: Some(home.clone()),
+            project_dir: project.clone(),
+            ..Places::default()
+        });
+        let cwd = project.join("src");
+        for word in [
+            "~/.infer/config.yaml",
+            "../cfg/config.yaml",
+            "../.infer/hooks.yaml",
+            "../.claude/settings.local.json",
+            "../crush.json",
+        ] {
+            assert!(p.protected(word, &cwd).is_some(), "{word}");
+        }
+        let detour = format!("{}/../home/./.gemini/settings.json", home.display());
+        assert!(p.protected(&detour, &cwd).is_some(), "{detour}");
+        for word in ["main.rs", "../.claude/commands/x.md", "~/.inferx", "-f"] {
+            assert!(p.protected(word, &cwd).is_none(), "{word}");
+        }
+        let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(p
+            .named_by(&argv(&["cp", "a", "of=../.infer/x"]), &cwd)
+            .is_some());
+        assert!(p
+            .named_by(
+                &argv(&["cp", "a", &format!("-o{}/.infer/x", home.display())]),
+                &cwd
+            )
+            .is_some());
+        assert!(p
+            .named_by(&argv(&["cat", "other/.infer/hooks.yaml"]), &cwd)
+            .is_some());
+        assert!(p.named_by(&argv(&["cargo", "test"]), &cwd).is_none());
+    }
+}
