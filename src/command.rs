@@ -476,6 +476,17 @@ impl CommandProvider {
                     },
                     _ => fail_closed(spec, caps, &error),
                 };
+                // Output a process outside the group kept open may be partial: a hook set to fail
+                // closed denies on what is uncertain, even if what was read allowed.
+                let mut reply = reply;
+                if r.held_open && spec.on_error == OnError::Deny && !reply.deny {
+                    status = CommandStatus::Failed;
+                    let closed = fail_closed(spec, caps, runner::HELD_OPEN);
+                    reply.deny = closed.deny;
+                    reply.halt |= closed.halt;
+                    reply.allow = false;
+                    reply.reason = closed.reason;
+                }
                 if reply.deny && status == CommandStatus::Ok {
                     status = CommandStatus::Denied;
                 }
@@ -504,6 +515,7 @@ impl CommandProvider {
                     timed_out: r.timed_out,
                     signal: r.signal,
                     leaked: r.leaked,
+                    held_open: r.held_open,
                     decision: if reply.deny {
                         Some("deny")
                     } else if reply.allow {

@@ -61,6 +61,9 @@ pub struct HookCommand {
     pub signal: Option<i32>,
     /// True when descendants held its output open after it exited and were killed.
     pub leaked: bool,
+    /// True when a process outside its group (setsid) still held the output when hookd stopped
+    /// reading: the output may be partial.
+    pub held_open: bool,
     /// What its reply decided: `deny` (reply or exit 2), `allow`, or null.
     pub decision: Option<&'static str>,
     /// Its reply asked to stop the turn.

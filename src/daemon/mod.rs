@@ -372,7 +372,12 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
     }
     let started = Instant::now();
     // Hooks run processes: keep them off the async workers, so other sessions never wait.
-    let result = tokio::task::spawn_blocking(move || engine.dispatch(point, &context)).await;
+    let result = tokio::task::spawn_blocking(move || {
+        let outcome = engine.dispatch(point, &context);
+        crate::runner::reap_orphans();
+        outcome
+    })
+    .await;
     match result {
         Ok(Ok(outcome)) => {
             record(&state, point, &outcome, started.elapsed());
@@ -765,6 +770,9 @@ pub async fn serve(
                 seen = snapshot(&watched(&state.engine));
             }
             _ = tick.tick() => {
+                // Hooks' descendants that left their group and then exited were adopted by this
+                // process (a child subreaper); without this they would stay zombies.
+                crate::runner::reap_orphans();
                 if snapshot(&watched(&state.engine)) != seen {
                     // Let an editor finish writing before reading what it wrote.
                     tokio::time::sleep(Duration::from_millis(200)).await;

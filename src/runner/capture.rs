@@ -1,6 +1,4 @@
-//! Reading a child's output: keep up to a cap, drain and count the rest, never buffer it.
-
-use std::io::Read;
+//! A child's output as hookd keeps it: up to a cap, the rest counted, never buffered.
 
 /// One stream's captured text.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -18,33 +16,43 @@ impl Captured {
     }
 }
 
-/// Read `r` to its end, keeping at most `cap` bytes.
-pub(crate) fn capture(mut r: impl Read, cap: usize) -> Captured {
-    let mut kept: Vec<u8> = Vec::with_capacity(cap.min(8192));
-    let mut dropped: u64 = 0;
-    let mut buf = [0u8; 8192];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                let room = cap.saturating_sub(kept.len());
-                let take = room.min(n);
-                kept.extend_from_slice(&buf[..take]);
-                dropped += (n - take) as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
+/// One stream being read: keeps up to `cap` bytes and counts the rest, never buffering it.
+#[derive(Debug)]
+pub(crate) struct Sink {
+    kept: Vec<u8>,
+    dropped: u64,
+    cap: usize,
+}
+
+impl Sink {
+    pub(crate) fn new(cap: usize) -> Self {
+        Sink {
+            kept: Vec::with_capacity(cap.min(8192)),
+            dropped: 0,
+            cap,
         }
     }
-    if dropped > 0 {
-        // Do not end inside a multi-byte character: move the partial bytes to `dropped`.
-        let keep = complete_utf8_prefix(&kept);
-        dropped += (kept.len() - keep) as u64;
-        kept.truncate(keep);
+
+    /// Take in bytes just read.
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
+        let room = self.cap.saturating_sub(self.kept.len());
+        let take = room.min(bytes.len());
+        self.kept.extend_from_slice(&bytes[..take]);
+        self.dropped += (bytes.len() - take) as u64;
     }
-    Captured {
-        text: String::from_utf8_lossy(&kept).into_owned(),
-        dropped,
+
+    /// What was read, as text.
+    pub(crate) fn finish(mut self) -> Captured {
+        if self.dropped > 0 {
+            // Do not end inside a multi-byte character: move the partial bytes to `dropped`.
+            let keep = complete_utf8_prefix(&self.kept);
+            self.dropped += (self.kept.len() - keep) as u64;
+            self.kept.truncate(keep);
+        }
+        Captured {
+            text: String::from_utf8_lossy(&self.kept).into_owned(),
+            dropped: self.dropped,
+        }
     }
 }
 
@@ -71,6 +79,15 @@ fn complete_utf8_prefix(b: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn capture(bytes: &[u8], cap: usize) -> Captured {
+        let mut sink = Sink::new(cap);
+        // In small reads, as a pipe delivers them.
+        for chunk in bytes.chunks(3) {
+            sink.push(chunk);
+        }
+        sink.finish()
+    }
 
     #[test]
     fn cap_inside_a_multibyte_character_keeps_whole_characters() {

@@ -3,22 +3,23 @@
 
 mod capture;
 mod env;
+mod pipes;
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{killpg, Signal};
-use nix::sys::wait::{waitid, Id, WaitPidFlag};
 use nix::unistd::Pid;
 
 pub use capture::Captured;
+use pipes::Wake;
 
 /// How long descendants may keep the output pipes open after the leader exited.
 pub const LEAK_DRAIN: Duration = Duration::from_millis(250);
@@ -53,6 +54,9 @@ pub struct RunReport {
     pub timed_out: bool,
     /// True when descendants outlived the leader and had to be killed.
     pub leaked: bool,
+    /// True when, even after that, a process outside the group held the output pipes: hookd
+    /// closed its ends, so what that process wrote later is lost and the output may be partial.
+    pub held_open: bool,
     /// Start to the end of the last output.
     pub duration: Duration,
     /// Captured stdout.
@@ -104,18 +108,55 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// Registers a running group for `interrupt_all` for as long as it lives.
+/// Registers a running group for `interrupt_all` (and keeps the orphan reaper off it) for as
+/// long as it lives.
 struct Registered(i32);
 
 impl Registered {
-    fn new(pgid: Pid) -> Self {
+    /// Spawn `cmd` and register its group in one step under the lock, so that `reap_orphans`
+    /// never sees an unregistered leader of ours and reaps it in its runner's place.
+    fn spawn(cmd: &mut Command) -> std::io::Result<(std::process::Child, Registered)> {
         let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
-        running.push(pgid.as_raw());
-        // An interruption that came between spawn and registration still reaches this group.
+        let child = cmd.spawn()?;
+        let pgid = child.id() as i32;
+        running.push(pgid);
+        // An interruption that came before registration still reaches this group.
         if interrupted() {
-            let _ = killpg(pgid, Signal::SIGKILL);
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
-        Registered(pgid.as_raw())
+        Ok((child, Registered(pgid)))
+    }
+}
+
+/// Reap the exited processes this process adopted as a child subreaper: descendants of hooks
+/// that left their group (`setsid`) and outlived their parent. Without this they stay zombies
+/// under a long-running daemon. Runs' own leaders and group members are left to their runner.
+///
+/// Only for a process whose children are all hookd's (the daemon): it reaps any other exited
+/// child too, which would steal the status from an embedder's own `Child::wait`.
+pub fn reap_orphans() -> usize {
+    use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
+    let mut reaped = 0;
+    loop {
+        let running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        // Peek at one exited child without reaping it.
+        let peek = waitid(
+            Id::All,
+            WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT,
+        );
+        let pid = match peek.ok().and_then(|s| s.pid()) {
+            Some(pid) => pid,
+            None => return reaped, // no child, or none has exited
+        };
+        let group = nix::unistd::getpgid(Some(pid)).map(|g| g.as_raw()).ok();
+        if running.contains(&pid.as_raw()) || group.is_some_and(|g| running.contains(&g)) {
+            // A run's own process: its runner reaps it shortly; a later call tries again.
+            return reaped;
+        }
+        match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) | Err(_) => return reaped,
+            Ok(_) => reaped += 1,
+        }
     }
 }
 
@@ -238,7 +279,7 @@ pub fn run(spec: &RunSpec) -> RunReport {
             Ok(())
         });
     }
-    let mut child = match cmd.spawn() {
+    let (mut child, _registered) = match Registered::spawn(&mut cmd) {
         Ok(c) => c,
         Err(e) => {
             let why = match e.kind() {
@@ -255,89 +296,44 @@ pub fn run(spec: &RunSpec) -> RunReport {
     };
     let pid = Pid::from_raw(child.id() as i32);
     let pgid = pid; // process_group(0): the child leads its own group
-    let _registered = Registered::new(pgid);
 
-    // Stdin is written on its own thread so a child that never reads cannot block us; a child
-    // that exits first makes the write fail with EPIPE, which is normal.
-    if let Some(mut stdin) = child.stdin.take() {
-        let data = spec.stdin.clone();
-        thread::spawn(move || {
-            let _ = stdin.write_all(&data);
-        });
-    }
-    let (out_tx, out_rx) = mpsc::channel::<(bool, Captured)>();
-    for (is_stdout, stream) in [
-        (
-            true,
-            child
-                .stdout
-                .take()
-                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-        ),
-        (
-            false,
-            child
-                .stderr
-                .take()
-                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-        ),
-    ] {
-        if let Some(stream) = stream {
-            let tx = out_tx.clone();
-            let cap = spec.max_output;
-            thread::spawn(move || {
-                let _ = tx.send((is_stdout, capture::capture(stream, cap)));
-            });
-        }
-    }
-    drop(out_tx);
-
-    // Learn that the leader exited without reaping it, so its pid (the group id) stays reserved
-    // until the group has been killed.
-    let (exit_tx, exit_rx) = mpsc::channel::<()>();
-    thread::spawn(move || loop {
-        match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
-            Err(nix::errno::Errno::EINTR) => continue,
-            _ => {
-                let _ = exit_tx.send(());
-                break;
-            }
-        }
-    });
-
+    let mut pipes = pipes::Pipes::new(
+        child.stdin.take(),
+        spec.stdin.clone(),
+        child.stdout.take(),
+        child.stderr.take(),
+        spec.max_output,
+    );
     let mut report = RunReport::default();
-    let deadline = started + spec.timeout;
-    if exit_rx
-        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        .is_err()
-    {
-        report.timed_out = true;
-        signal_group(pgid, Signal::SIGTERM);
-        signal_group(pgid, Signal::SIGCONT);
-        if exit_rx.recv_timeout(spec.grace).is_err() {
+    match pipes::exit_watch(pid) {
+        Ok(exit) => {
+            let exit = Some(exit.as_fd());
+            if pipes.serve(exit, Some(started + spec.timeout)) != Wake::Exited {
+                report.timed_out = true;
+                signal_group(pgid, Signal::SIGTERM);
+                signal_group(pgid, Signal::SIGCONT);
+                if pipes.serve(exit, Some(Instant::now() + spec.grace)) != Wake::Exited {
+                    signal_group(pgid, Signal::SIGKILL);
+                    pipes.serve(exit, None);
+                }
+            }
+        }
+        Err(e) => {
+            // Without a way to learn of its exit the command cannot be bounded: stop it now.
             signal_group(pgid, Signal::SIGKILL);
-            let _ = exit_rx.recv();
+            report.error = Some(format!("cannot watch the command's exit: {e}"));
         }
     }
 
-    // The leader is gone. Give descendants holding the pipes a short drain, then kill the group.
-    let mut outputs = Vec::with_capacity(2);
-    let drain_until = Instant::now() + LEAK_DRAIN;
-    while outputs.len() < 2 {
-        match out_rx.recv_timeout(drain_until.saturating_duration_since(Instant::now())) {
-            Ok(o) => outputs.push(o),
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                report.leaked = true;
-                signal_group(pgid, Signal::SIGKILL);
-                while outputs.len() < 2 {
-                    match out_rx.recv_timeout(Duration::from_secs(5)) {
-                        Ok(o) => outputs.push(o),
-                        Err(_) => break,
-                    }
-                }
-                break;
-            }
+    // The leader is gone. Give descendants holding the pipes a short drain, then kill the group;
+    // whoever still holds them after that left the group (setsid) and is out of reach: hookd
+    // closes its ends and keeps what was written.
+    pipes.close_stdin();
+    if pipes.serve(None, Some(Instant::now() + LEAK_DRAIN)) == Wake::Deadline {
+        report.leaked = true;
+        signal_group(pgid, Signal::SIGKILL);
+        if pipes.serve(None, Some(Instant::now() + LEAK_DRAIN)) == Wake::Deadline {
+            report.held_open = true;
         }
     }
     // Descendants that closed their output but still run are killed too. (The unreaped leader
@@ -346,13 +342,7 @@ pub fn run(spec: &RunSpec) -> RunReport {
     let status = child.wait();
     reap_group(pgid);
     report.duration = started.elapsed();
-    for (is_stdout, c) in outputs {
-        if is_stdout {
-            report.stdout = c;
-        } else {
-            report.stderr = c;
-        }
-    }
+    (report.stdout, report.stderr) = pipes.finish();
     match status {
         Ok(s) => {
             report.exit_code = s.code();
@@ -360,24 +350,36 @@ pub fn run(spec: &RunSpec) -> RunReport {
         }
         Err(e) => report.error = Some(format!("could not collect the exit status: {e}")),
     }
-    if interrupted() && (report.signal.is_some() || report.timed_out) {
-        report.error = Some("interrupted".into());
+    let note = if interrupted() && (report.signal.is_some() || report.timed_out) {
+        Some("interrupted".to_string())
     } else if report.timed_out {
         report.exit_code = None;
-        report.error = Some(format!(
+        Some(format!(
             "timed out after {}s; the process group was killed",
             spec.timeout.as_secs_f64()
-        ));
+        ))
     } else if let Some(sig) = report.signal {
         let name = Signal::try_from(sig)
             .map(|s| s.as_str())
             .unwrap_or("unknown signal");
-        report.error = Some(format!("killed by {name}"));
+        Some(format!("killed by {name}"))
     } else if let Some(code) = report.exit_code.filter(|c| *c != 0) {
-        report.error = Some(format!("exit status {code}"));
+        Some(format!("exit status {code}"))
+    } else if report.held_open {
+        Some(HELD_OPEN.to_string())
+    } else {
+        None
+    };
+    // An error found earlier (the exit could not be watched or collected) says more.
+    if report.error.is_none() {
+        report.error = note;
     }
     report
 }
+
+/// The note for a run whose output a process outside the group kept open.
+pub const HELD_OPEN: &str = "a process that left the command's process group (setsid) kept its \
+     output open; hookd used what was written until then";
 
 /// Whatever descriptor the caller of hookd leaked to it (one opened without `O_CLOEXEC`, a
 /// daemon's socket, a token file) must not reach a hook: every descriptor above 2 is marked

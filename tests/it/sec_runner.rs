@@ -1,8 +1,12 @@
-//! What a hook inherits: no descriptor its caller leaked to hookd, no hookd secret.
+//! What a hook inherits (no descriptor its caller leaked to hookd, no hookd secret) and what a
+//! hook's escaped helper can cost (not its verdict, not a thread, not a zombie).
 
 use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
 
-use crate::support::{stderr, Project};
+use serde_json::Value;
+
+use crate::support::{json_lines, stderr, stdout, Project};
 
 #[test]
 fn a_hook_inherits_no_leaked_descriptor_and_no_token() {
@@ -46,5 +50,186 @@ fn a_hook_inherits_no_leaked_descriptor_and_no_token() {
     assert!(
         env.contains("HOOKD_HOOK=post_session") || env.contains("PATH="),
         "{env}"
+    );
+}
+
+/// A project whose `pre_tool` hooks are `./NAME.sh` scripts.
+fn scripted(hooks: &str, scripts: &[(&str, &str)]) -> Project {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^\\./[a-z]+\\.sh$']}}}}\n",
+    );
+    p.write("hooks.yaml", &format!("enabled: true\nhooks:\n{hooks}"));
+    for (name, body) in scripts {
+        let path = p.path().join(format!("{name}.sh"));
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    p
+}
+
+/// Kill the helpers a test's hooks left outside hookd's reach (their pids are in `helpers`).
+struct Helpers(std::path::PathBuf);
+
+impl Drop for Helpers {
+    fn drop(&mut self) {
+        for pid in std::fs::read_to_string(&self.0)
+            .unwrap_or_default()
+            .split_whitespace()
+        {
+            if let Ok(pid) = pid.parse() {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}
+
+/// Prints its verdict, then leaves a helper in its own session holding stdout for 8 s.
+const HOLD: &str = "setsid sleep 8 &\necho $! >> helpers";
+
+#[test]
+fn a_guard_whose_setsid_helper_holds_stdout_keeps_its_deny() {
+    let p = scripted(
+        "  - {name: guard, hook: pre_tool, command: ./guard.sh}\n",
+        &[(
+            "guard",
+            &format!("echo '{{\"decision\": \"deny\", \"reason\": \"not today\"}}'\n{HOLD}"),
+        )],
+    );
+    let _helpers = Helpers(p.path().join("helpers"));
+    let started = Instant::now();
+    let out = p.run_with_stdin(
+        &["dispatch", "pre_tool", "--events", "-"],
+        r#"{"tool": {"name": "Bash", "input": {"command": "curl x"}}}"#,
+    );
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outcome: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(outcome["decision"]["deny"], true, "{outcome}");
+    assert_eq!(outcome["decision"]["reason"], "not today", "{outcome}");
+    let ev = &json_lines(&stderr(&out))[0];
+    assert_eq!(ev["held_open"], true, "{ev}");
+    assert_eq!(ev["decision"], "deny", "{ev}");
+    assert_eq!(
+        ev["error"],
+        "a process that left the command's process group (setsid) kept its output open; hookd \
+         used what was written until then"
+    );
+    // hookd did not wait for the helper.
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}
+
+#[test]
+fn a_fail_closed_guard_whose_output_was_held_denies() {
+    let p = scripted(
+        "  - {name: lax, hook: pre_tool, command: ./lax.sh}\n  - {name: guard, hook: pre_tool, command: ./guard.sh, on_error: deny}\n",
+        &[
+            ("guard", &format!("echo '{{\"decision\": \"allow\"}}'\n{HOLD}")),
+            ("lax", &format!("echo '{{}}'\n{HOLD}")),
+        ],
+    );
+    let _helpers = Helpers(p.path().join("helpers"));
+    let out = p.run_with_stdin(
+        &["dispatch", "pre_tool", "--events", "-"],
+        r#"{"tool": {"name": "Bash", "input": {"command": "ls"}}}"#,
+    );
+    let outcome: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(outcome["decision"]["deny"], true, "{outcome}");
+    assert_eq!(
+        outcome["decision"]["reason"],
+        "hook `guard` failed and is set to fail closed: a process that left the command's \
+         process group (setsid) kept its output open; hookd used what was written until then"
+    );
+    let statuses: Vec<&str> = outcome["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    // The hook without `on_error: deny` is reported, not failed.
+    assert_eq!(statuses, ["ok", "failed"], "{outcome}");
+    let ev = json_lines(&stderr(&out));
+    assert_eq!(ev[0]["name"], "lax");
+    assert_eq!(ev[0]["held_open"], true, "{}", ev[0]);
+}
+
+/// `(threads, open descriptors, zombie children)` of process `pid`.
+fn footprint(pid: u32) -> (usize, usize, usize) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let threads = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap();
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count();
+    let zombies = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("stat")).ok())
+        .filter(|stat| {
+            // After the command's `(name)`: state, then the parent's pid.
+            let mut rest = stat
+                .rsplit_once(')')
+                .map(|(_, r)| r)
+                .unwrap_or("")
+                .split_whitespace();
+            rest.next() == Some("Z") && rest.next() == Some(&pid.to_string())
+        })
+        .count();
+    (threads, fds, zombies)
+}
+
+#[test]
+fn escaped_helpers_cost_the_daemon_no_thread_no_descriptor_and_no_zombie() {
+    // Each run leaves one helper holding the hook's output for 30 s and one that exits at once;
+    // both left the hook's group, so the daemon (a child subreaper) adopts them.
+    let p = scripted(
+        "  - {name: leak, hook: post_tool, command: ./leak.sh}\n",
+        &[(
+            "leak",
+            "setsid sleep 30 &\necho $! >> helpers\nsetsid true </dev/null >/dev/null 2>&1 &",
+        )],
+    );
+    let _helpers = Helpers(p.path().join("helpers"));
+    let d = crate::daemon::start(&p, &[]);
+    let body = r#"{"point": "post_tool", "context": {"session_id": "s"}}"#;
+    let (code, _) = crate::daemon::unix(&d.socket, "POST", "/v1/dispatch", body);
+    assert_eq!(code, 200);
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = footprint(d.child.id());
+    std::thread::scope(|s| {
+        for _ in 0..5 {
+            s.spawn(|| {
+                for _ in 0..4 {
+                    let (code, out) = crate::daemon::unix(&d.socket, "POST", "/v1/dispatch", body);
+                    assert_eq!(code, 200, "{out}");
+                    assert!(out.contains(r#""status":"ok""#), "{out}");
+                }
+            });
+        }
+    });
+    let helpers = std::fs::read_to_string(p.path().join("helpers")).unwrap();
+    assert_eq!(helpers.split_whitespace().count(), 21, "{helpers}");
+    // The daemon reaps adopted children after each dispatch and every second.
+    std::thread::sleep(Duration::from_millis(1500));
+    let after = footprint(d.child.id());
+    assert_eq!(
+        after.2, 0,
+        "zombies under the daemon: before {before:?}, after {after:?}"
+    );
+    // A few threads may come and go in the async runtime's blocking pool; 20 held pipes used to
+    // keep 40 reader threads and 40 descriptors.
+    assert!(
+        after.0 <= before.0 + 5,
+        "threads: before {before:?}, after {after:?}"
+    );
+    assert!(
+        after.1 <= before.1 + 2,
+        "descriptors: before {before:?}, after {after:?}"
     );
 }
