@@ -2,6 +2,8 @@
 # Whole-process costs of `hookd dispatch`, measured with hyperfine against baselines in the
 # same run (the machine is shared and noisy: compare ratios and medians, not absolutes).
 # Usage: scripts/bench.sh [extra hyperfine args]   (needs hyperfine: apt-get install hyperfine)
+# With HOOKD_BASELINE_BIN=/path/to/an/older/hookd, every hookd command is also run with that
+# binary in the same hyperfine run, so a change is judged by a ratio measured side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v hyperfine >/dev/null || { echo "hyperfine is not installed (apt-get install hyperfine)" >&2; exit 1; }
@@ -40,16 +42,31 @@ cp "$one/config.yaml" "$ten/"
 export HOOKD_STATE_DIR="$work/state"
 medians() { # print median, ratio to the first command, and the command, from hyperfine's JSON
   python3 - "$1" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 rs = json.load(open(sys.argv[1]))["results"]
 base = statistics.median(rs[0]["times"])
-print(f"{'median ms':>10} {'x baseline':>10}  command")
+old = os.environ.get("HOOKD_BASELINE_BIN") or None
+print(f"{'median ms':>10} {'x first':>10}  command")
+prev = None
 for r in rs:
     m = statistics.median(r["times"])
-    print(f"{m*1000:10.3f} {m/base:10.2f}  {r['command'].replace('$PWD/', '')}")
+    line = f"{m*1000:10.3f} {m/base:10.2f}  {r['command']}"
+    if old and old in r["command"] and prev:
+        line += f"   (this build / baseline: {prev / m:.3f})"
+    print(line)
+    prev = m
 PY
 }
-run() { local name=$1; shift; hyperfine -N --warmup 50 --runs 500 --export-json "$work/$name.json" "${extra[@]}" "$@" >/dev/null 2>&1; medians "$work/$name.json"; }
+base="${HOOKD_BASELINE_BIN:-}"
+run() {
+  local name=$1; shift
+  local cmds=("$@")
+  if [ -n "$base" ]; then # each hookd command, then the same with the baseline binary
+    cmds=(); for c in "$@"; do cmds+=("$c"); [[ $c == *"$bin"* ]] && cmds+=("${c//$bin/$base}"); done
+  fi
+  hyperfine -N --warmup 50 --runs 500 --export-json "$work/$name.json" "${extra[@]}" "${cmds[@]}" >/dev/null 2>&1
+  medians "$work/$name.json"
+}
 extra=("$@")
 
 echo "## dispatch with nothing due (50 hooks, 20 reminders elsewhere, 100 allow entries)"
@@ -61,6 +78,10 @@ python3 - "$work/hooks.json" <<'PY'
 import json, statistics, sys
 rs = json.load(open(sys.argv[1]))["results"]
 m = [statistics.median(r["times"]) * 1000 for r in rs]
+if len(m) == 7:  # with a baseline binary: 0 true, then (new, baseline) pairs
+    for label, (n1, n10) in (("this build", (m[1], m[5])), ("baseline", (m[2], m[6]))):
+        print(f"{label}: per command {(n10 - n1) / 10:.3f} ms; overhead over spawning true: {(n10 - n1) / 10 - m[0]:.3f} ms")
+    sys.exit(0)
 per_hook = (m[3] - m[1]) / 10
 print(f"per command through hookd: {per_hook:.3f} ms; spawning true directly: {m[0]:.3f} ms; overhead: {per_hook - m[0]:.3f} ms")
 PY

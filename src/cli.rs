@@ -1321,12 +1321,11 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         .events
         .as_ref()
         .map_or(0, |p| crate::events::last_seq_in_log(p, LOG_KEEP));
-    let seq = Arc::new(std::sync::atomic::AtomicU64::new(last));
+    let stream = crate::events::Stream::new(sink, last);
     let engine_for = move |config: Config| {
         Engine::builder(config)
-            .sink(sink.clone())
+            .stream(stream.clone())
             .state_store(store.clone())
-            .sequence(seq.clone())
             .build()
     };
     let engine = engine_for(config);

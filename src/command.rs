@@ -288,7 +288,6 @@ impl CommandProvider {
         let reason = format!("hookd refused this {tool} call: {}", denied.detail);
         let hint = denied.hint.clone();
         call.emit(Event::ToolCommandDenied(events::ToolCommandDenied {
-            timestamp: String::new(),
             tool: tool.to_string(),
             command,
             mode: call.mode,
@@ -297,7 +296,6 @@ impl CommandProvider {
             hint: denied.hint,
             turn: call.outcome.turn,
             session_id: call.session_id.to_string(),
-            seq: 0,
         }));
         Some((
             Contribution {
@@ -407,7 +405,6 @@ impl CommandProvider {
                     &format!("it was not run ({}: {})", d.reason, d.detail),
                 );
                 call.emit(Event::HookCommandSkipped(events::HookCommandSkipped {
-                    timestamp: String::new(),
                     name: spec.name.clone(),
                     hook: call.point,
                     command: spec.command.clone(),
@@ -417,7 +414,6 @@ impl CommandProvider {
                     detail: d.detail,
                     turn,
                     session_id: call.session_id.to_string(),
-                    seq: 0,
                 }));
                 call.outcome.commands.push(CommandOut {
                     name: spec.name.clone(),
@@ -493,7 +489,6 @@ impl CommandProvider {
                 let duration_ms = r.duration.as_millis() as u64;
                 let exit_code = r.exit_code_or_minus_one();
                 call.emit(Event::HookCommand(events::HookCommand {
-                    timestamp: String::new(),
                     name: spec.name.clone(),
                     hook: call.point,
                     command: spec.command.clone(),
@@ -503,7 +498,6 @@ impl CommandProvider {
                     output: format!("{}{}", r.stdout.text, r.stderr.text),
                     error,
                     session_id: call.session_id.to_string(),
-                    seq: 0,
                     mode: call.mode,
                     argv,
                     allowed_by,

@@ -4,7 +4,6 @@
 //! Providers run in a fixed order (reminders, then commands), each in config order, so the
 //! Outcome is deterministic. A new action kind is a new `Provider`; callers do not change.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use crate::catalog::HookPoint;
 use crate::command::{CommandProvider, Hook};
 use crate::config::{Config, Mode, ProjectTrust};
 use crate::decision::Decision;
-use crate::events::{self, Event, EventSink, NullSink};
+use crate::events::{Event, EventSink, NullSink, Stream};
 use crate::gate::Gate;
 use crate::reminder::ReminderProvider;
 use crate::state::{observe, MemoryStore, SessionFacts, SessionState, StateStore, Tracking};
@@ -302,20 +301,21 @@ pub struct EngineBuilder {
     mode: Mode,
     grace: Option<Duration>,
     max_output: Option<usize>,
-    seq: Option<Arc<AtomicU64>>,
+    stream: Option<Arc<Stream>>,
 }
 
 impl EngineBuilder {
-    /// Send events to `sink` (default: discard).
+    /// Send events to `sink`, numbered from 1 (default: discard).
     pub fn sink(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.sink = sink;
         self
     }
 
-    /// Number events from this counter (default: a new one from 1). Engines that replace each
-    /// other (a daemon reloading its configuration) share one, so `seq` never restarts.
-    pub fn sequence(mut self, seq: Arc<AtomicU64>) -> Self {
-        self.seq = Some(seq);
+    /// Emit into `stream` instead (it has its own sink and numbering). Engines that replace each
+    /// other (a daemon reloading its configuration) share one, so `seq` never restarts and
+    /// never goes out of order between them.
+    pub fn stream(mut self, stream: Arc<Stream>) -> Self {
+        self.stream = Some(stream);
         self
     }
 
@@ -389,10 +389,9 @@ impl EngineBuilder {
         ];
         Engine {
             providers,
-            sink: self.sink,
+            stream: self.stream.unwrap_or_else(|| Stream::new(self.sink, 0)),
             store: self.store,
             tracking,
-            seq: self.seq.unwrap_or_default(),
             mode: self.mode,
             gate,
             config: Arc::new(self.config),
@@ -423,11 +422,10 @@ fn untrusted_denial(config: &Config) -> Option<crate::gate::Denied> {
 /// A loaded configuration, ready to dispatch. `Send + Sync`: share it across threads.
 pub struct Engine {
     providers: Vec<Box<dyn Provider>>,
-    sink: Arc<dyn EventSink>,
+    /// Numbers, times and delivers every event: one per `hookd dispatch` process or daemon.
+    stream: Arc<Stream>,
     store: Arc<dyn StateStore>,
     tracking: Tracking,
-    /// Strictly increasing within this engine: one `hookd dispatch` process, or a daemon.
-    seq: Arc<AtomicU64>,
     mode: Mode,
     gate: Arc<Gate>,
     config: Arc<Config>,
@@ -443,7 +441,7 @@ impl Engine {
             mode: Mode::Standard,
             grace: None,
             max_output: None,
-            seq: None,
+            stream: None,
         }
     }
 
@@ -459,12 +457,8 @@ impl Engine {
 
     /// Stamp `event` with the next sequence number and the time, and send it to the sink: every
     /// event goes through here, from a dispatch or not (a daemon's `config_reloaded`).
-    pub fn emit(&self, mut event: Event) {
-        event.stamp(
-            self.seq.fetch_add(1, Ordering::Relaxed) + 1,
-            events::now_rfc3339(),
-        );
-        self.sink.emit(&event);
+    pub fn emit(&self, event: Event) {
+        self.stream.emit(event);
     }
 
     /// Resolve and perform what is due at `point`. Hook failures are outcomes, not errors;

@@ -6,7 +6,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{LineWriter, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -17,8 +17,6 @@ use crate::gate::DenyReason;
 /// A command hook ran (or was started and failed to).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HookCommand {
-    /// RFC 3339, UTC, milliseconds.
-    pub timestamp: String,
     /// The hook's name.
     pub name: String,
     /// The point it ran at.
@@ -37,8 +35,6 @@ pub struct HookCommand {
     pub error: String,
     /// The session.
     pub session_id: String,
-    /// Position in this stream.
-    pub seq: u64,
     /// The mode whose allow-list admitted it.
     pub mode: Mode,
     /// Exactly what was executed.
@@ -78,8 +74,6 @@ pub struct HookCommand {
 /// A command hook did not run, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HookCommandSkipped {
-    /// RFC 3339, UTC, milliseconds.
-    pub timestamp: String,
     /// The hook's name.
     pub name: String,
     /// The point.
@@ -98,16 +92,12 @@ pub struct HookCommandSkipped {
     pub turn: u64,
     /// The session.
     pub session_id: String,
-    /// Position in this stream.
-    pub seq: u64,
 }
 
 /// A command the agent's model proposed (a shell tool call) was denied by the gate at
 /// `pre_tool` (`gate_shell_tools`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ToolCommandDenied {
-    /// RFC 3339, UTC, milliseconds.
-    pub timestamp: String,
     /// The tool (`Bash`, ...).
     pub tool: String,
     /// The command the model proposed.
@@ -124,28 +114,20 @@ pub struct ToolCommandDenied {
     pub turn: u64,
     /// The session.
     pub session_id: String,
-    /// Position in this stream.
-    pub seq: u64,
 }
 
 /// The daemon loaded a changed configuration and uses it from now on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ConfigReloaded {
-    /// RFC 3339, UTC, milliseconds.
-    pub timestamp: String,
     /// The files and variables read.
     pub sources: Vec<String>,
     /// Why it reloaded: `changed` (a file changed) or `sighup`.
     pub cause: String,
-    /// Position in this stream.
-    pub seq: u64,
 }
 
 /// The daemon found a changed configuration invalid and keeps the one it was using.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ConfigError {
-    /// RFC 3339, UTC, milliseconds.
-    pub timestamp: String,
     /// The file (or variable) of the first error.
     pub file: String,
     /// Its line (0 when it is about the whole file).
@@ -156,8 +138,6 @@ pub struct ConfigError {
     pub diagnostics: String,
     /// Why it tried to reload: `changed` or `sighup`.
     pub cause: String,
-    /// Position in this stream.
-    pub seq: u64,
 }
 
 /// A reminder was injected.
@@ -171,8 +151,6 @@ pub struct SystemReminder {
     pub content: String,
     /// Always true: reminders are for the model, not shown to the user.
     pub hidden: bool,
-    /// RFC 3339, UTC, milliseconds.
-    pub timestamp: String,
     /// The agent's turn.
     pub turn: u64,
     /// Model requests so far in the session.
@@ -185,8 +163,6 @@ pub struct SystemReminder {
     pub trigger: crate::config::Trigger,
     /// The session.
     pub session_id: String,
-    /// Position in this stream.
-    pub seq: u64,
 }
 
 /// Every event hookd emits.
@@ -207,33 +183,19 @@ pub enum Event {
     ConfigError(ConfigError),
 }
 
-impl Event {
-    /// Its position in the stream.
-    pub fn seq(&self) -> u64 {
-        match self {
-            Event::HookCommand(e) => e.seq,
-            Event::HookCommandSkipped(e) => e.seq,
-            Event::SystemReminder(e) => e.seq,
-            Event::ToolCommandDenied(e) => e.seq,
-            Event::ConfigReloaded(e) => e.seq,
-            Event::ConfigError(e) => e.seq,
-        }
-    }
+/// An event as it leaves hookd: numbered and timed once, where it is delivered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Stamped {
+    /// Position in the stream: gap-free and increasing in the order sinks receive events.
+    pub seq: u64,
+    /// RFC 3339, UTC, milliseconds.
+    pub timestamp: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub event: Event,
+}
 
-    /// Set the stream position and time; done by the engine as the event is emitted.
-    pub(crate) fn stamp(&mut self, seq: u64, timestamp: String) {
-        let (s, t) = match self {
-            Event::HookCommand(e) => (&mut e.seq, &mut e.timestamp),
-            Event::HookCommandSkipped(e) => (&mut e.seq, &mut e.timestamp),
-            Event::SystemReminder(e) => (&mut e.seq, &mut e.timestamp),
-            Event::ToolCommandDenied(e) => (&mut e.seq, &mut e.timestamp),
-            Event::ConfigReloaded(e) => (&mut e.seq, &mut e.timestamp),
-            Event::ConfigError(e) => (&mut e.seq, &mut e.timestamp),
-        };
-        *s = seq;
-        *t = timestamp;
-    }
-
+impl Stamped {
     /// The event as one line of JSON (no newline).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| {
@@ -245,6 +207,37 @@ impl Event {
     }
 }
 
+/// Where events are numbered, timed and delivered, under one lock: however many dispatches
+/// emit at once, numbers have no gaps and every sink receives them in order. Engines that
+/// replace each other (a daemon reloading its configuration) share one stream.
+pub struct Stream {
+    sink: Arc<dyn EventSink>,
+    last: Mutex<u64>,
+}
+
+impl Stream {
+    /// Deliver to `sink`, numbering from `last + 1` (a daemon continues its log's numbering).
+    pub fn new(sink: Arc<dyn EventSink>, last: u64) -> Arc<Stream> {
+        Arc::new(Stream {
+            sink,
+            last: Mutex::new(last),
+        })
+    }
+
+    /// Number, time and deliver `event`; returns its number.
+    pub fn emit(&self, event: Event) -> u64 {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        *last += 1;
+        let stamped = Stamped {
+            seq: *last,
+            timestamp: now_rfc3339(),
+            event,
+        };
+        self.sink.emit(&stamped);
+        stamped.seq
+    }
+}
+
 /// Now, as RFC 3339 in UTC with milliseconds.
 pub(crate) fn now_rfc3339() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
@@ -253,7 +246,7 @@ pub(crate) fn now_rfc3339() -> String {
 /// Where events go. Emitting never fails a dispatch: a sink that cannot write reports it once.
 pub trait EventSink: Send + Sync {
     /// Take one event.
-    fn emit(&self, event: &Event);
+    fn emit(&self, event: &Stamped);
 }
 
 /// Discards events.
@@ -261,24 +254,24 @@ pub trait EventSink: Send + Sync {
 pub struct NullSink;
 
 impl EventSink for NullSink {
-    fn emit(&self, _: &Event) {}
+    fn emit(&self, _: &Stamped) {}
 }
 
 /// Keeps events in memory (for tests and embedders).
 #[derive(Debug, Default)]
 pub struct Collector {
-    events: Mutex<Vec<Event>>,
+    events: Mutex<Vec<Stamped>>,
 }
 
 impl Collector {
     /// Everything emitted so far.
-    pub fn events(&self) -> Vec<Event> {
+    pub fn events(&self) -> Vec<Stamped> {
         self.events.lock().map(|e| e.clone()).unwrap_or_default()
     }
 }
 
 impl EventSink for Collector {
-    fn emit(&self, event: &Event) {
+    fn emit(&self, event: &Stamped) {
         if let Ok(mut e) = self.events.lock() {
             e.push(event.clone());
         }
@@ -315,7 +308,7 @@ impl JsonLines {
 }
 
 impl EventSink for JsonLines {
-    fn emit(&self, event: &Event) {
+    fn emit(&self, event: &Stamped) {
         let mut line = event.to_json();
         line.push('\n');
         let result = match self.out.lock() {
@@ -334,10 +327,10 @@ impl EventSink for JsonLines {
 }
 
 /// Sends every event to each of several sinks, in order.
-pub struct Fanout(pub Vec<std::sync::Arc<dyn EventSink>>);
+pub struct Fanout(pub Vec<Arc<dyn EventSink>>);
 
 impl EventSink for Fanout {
-    fn emit(&self, event: &Event) {
+    fn emit(&self, event: &Stamped) {
         for s in &self.0 {
             s.emit(event);
         }
@@ -374,26 +367,30 @@ pub fn read_log(path: &Path, keep: usize, after: u64, before: u64) -> Vec<(u64, 
 }
 
 /// The highest `seq` in a log: a daemon restarted on the same log goes on numbering from there,
-/// so a subscriber's `Last-Event-ID` still means one event.
+/// so a subscriber's `Last-Event-ID` still means one event. The maximum of the newest readable
+/// file's tail, not its last line: a line written by an older hookd may be out of order.
 pub fn last_seq_in_log(path: &Path, keep: usize) -> u64 {
     use std::io::{Seek, SeekFrom};
     for file in log_files(path, keep).iter().rev() {
         let Ok(mut f) = File::open(file) else {
             continue;
         };
-        // The last line is all that matters: read the tail, not the whole file.
+        // Read the tail, not the whole file: numbers grow, so the maximum is near the end.
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
         let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)));
-        let mut tail = String::new();
-        if std::io::Read::read_to_string(&mut f, &mut tail).is_err() {
+        let mut tail = Vec::new();
+        if std::io::Read::read_to_end(&mut f, &mut tail).is_err() {
             continue;
         }
-        let last = tail.lines().rev().find_map(|l| {
-            serde_json::from_str::<serde_json::Value>(l)
-                .ok()
-                .and_then(|v| v["seq"].as_u64())
-        });
-        if let Some(seq) = last {
+        let highest = String::from_utf8_lossy(&tail)
+            .lines()
+            .filter_map(|l| {
+                serde_json::from_str::<serde_json::Value>(l)
+                    .ok()
+                    .and_then(|v| v["seq"].as_u64())
+            })
+            .max();
+        if let Some(seq) = highest {
             return seq;
         }
     }
@@ -445,7 +442,7 @@ impl RotatingLog {
 }
 
 impl EventSink for RotatingLog {
-    fn emit(&self, event: &Event) {
+    fn emit(&self, event: &Stamped) {
         let mut line = event.to_json();
         line.push('\n');
         let Ok(mut guard) = self.state.lock() else {
@@ -481,5 +478,19 @@ impl EventSink for RotatingLog {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_logs_last_number_is_its_highest_not_its_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("events.jsonl");
+        std::fs::write(&log, "{\"seq\":5}\n{\"seq\":7}\nnot json\n{\"seq\":6}\n").unwrap();
+        assert_eq!(last_seq_in_log(&log, 3), 7);
+        assert_eq!(last_seq_in_log(&dir.path().join("none"), 3), 0);
     }
 }

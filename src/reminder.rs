@@ -98,14 +98,12 @@ impl Provider for ReminderProvider {
                 role: out.role,
                 content: out.text.clone(),
                 hidden: true,
-                timestamp: String::new(),
                 turn: call.outcome.turn,
                 session_turn: call.outcome.session_turn,
                 hook: call.point,
                 name: out.name.clone(),
                 trigger,
                 session_id: call.session_id.to_string(),
-                seq: 0,
             }));
             call.outcome.reminders.push(out);
         }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
-use crate::events::{Event, EventSink};
+use crate::events::{EventSink, Stamped};
 
 /// One event as subscribers get it: its sequence number and its Server-Sent Events frame,
 /// rendered once here rather than once per subscriber.
@@ -78,8 +78,8 @@ impl Hub {
 }
 
 impl EventSink for Hub {
-    fn emit(&self, event: &Event) {
-        let seq = event.seq();
+    fn emit(&self, event: &Stamped) {
+        let seq = event.seq;
         let published = Published {
             seq,
             frame: frame(Some(seq), "hookd", &event.to_json()),

@@ -164,10 +164,8 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: &str) {
                 sources.join(", ")
             );
             let event = crate::events::ConfigReloaded {
-                timestamp: String::new(),
                 sources,
                 cause: cause.into(),
-                seq: 0,
             };
             (Some(Arc::new(new)), Event::ConfigReloaded(event))
         }
@@ -176,13 +174,11 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: &str) {
             let diagnostics = e.to_string();
             eprintln!("{diagnostics}\n\nhookd: the changed configuration is invalid; still using the previous one");
             let event = crate::events::ConfigError {
-                timestamp: String::new(),
                 file: first.map(|d| d.file.clone()).unwrap_or_default(),
                 line: first.map(|d| d.line).unwrap_or(0),
                 message: first.map(|d| d.message.clone()).unwrap_or_default(),
                 diagnostics,
                 cause: cause.into(),
-                seq: 0,
             };
             (None, Event::ConfigError(event))
         }

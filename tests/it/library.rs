@@ -111,3 +111,54 @@ fn outcomes_read_back_from_their_json() {
     let bad = r#"{"hook":"pre_tool","session_id":"","turn":0,"session_turn":0,"mode":"standard","reminders":[],"commands":[],"decision":{"deny":"yes"}}"#;
     assert!(serde_json::from_str::<hookd::Outcome>(bad).is_err());
 }
+
+#[test]
+fn concurrent_dispatches_deliver_events_numbered_in_order_without_gaps() {
+    let dir = tempfile::tempdir().unwrap();
+    // Command hooks emit outside any session lock, where dispatches really overlap.
+    let config = Config::from_yaml(
+        dir.path(),
+        Some((
+            "config.yaml",
+            "tools: {bash: {mode: {all: {allow: ['^true$']}}}}",
+        )),
+        Some((
+            "hooks.yaml",
+            "enabled: true\nhooks: [{name: t, hook: post_tool, command: 'true'}]",
+        )),
+        Some((
+            "reminders.yaml",
+            "enabled: true\nreminders: [{name: r, hook: post_tool, text: hello}]",
+        )),
+    )
+    .unwrap();
+    let log = dir.path().join("events.jsonl");
+    let file = hookd::events::JsonLines::append(&log).unwrap();
+    let sink = Arc::new(Collector::default());
+    let both = hookd::events::Fanout(vec![sink.clone(), Arc::new(file)]);
+    let engine = Arc::new(Engine::builder(config).sink(Arc::new(both)).build());
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let engine = engine.clone();
+            s.spawn(move || {
+                let mut ctx = Context::new();
+                ctx.set("session_id", format!("s{i}"));
+                for _ in 0..25 {
+                    engine.dispatch(HookPoint::PostTool, &ctx).unwrap();
+                }
+            });
+        }
+    });
+    let delivered: Vec<u64> = sink.events().iter().map(|e| e.seq).collect();
+    assert_eq!(delivered, (1..=400).collect::<Vec<u64>>());
+    let logged: Vec<u64> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(logged, delivered, "the log has the same order");
+}
