@@ -458,9 +458,18 @@ fn plural(n: usize) -> &'static str {
 
 fn print_warnings(config: &Config) {
     let mut err = std::io::stderr().lock();
-    for w in &config.warnings {
-        let _ = writeln!(err, "{}\n", visible_lines(&w.to_string()));
+    for w in warnings(config) {
+        let _ = writeln!(err, "{w}");
     }
+}
+
+/// The configuration's warnings as printed, project text escaped.
+fn warnings(config: &Config) -> Vec<String> {
+    config
+        .warnings
+        .iter()
+        .map(|w| format!("{}\n", visible_lines(&w.to_string())))
+        .collect()
 }
 
 fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
@@ -790,59 +799,11 @@ enum Agent {
 }
 
 impl Agent {
-    fn spec(self) -> &'static adapter::install::AgentSpec {
+    fn adapter(self) -> &'static dyn adapter::Adapter {
         match self {
-            Agent::ClaudeCode => &adapter::install::CLAUDE,
-            Agent::Crush => &adapter::install::CRUSH,
-            Agent::Gemini => &adapter::install::GEMINI,
-        }
-    }
-
-    fn translate(self, payload: &serde_json::Value) -> Result<adapter::Translation, String> {
-        match self {
-            Agent::ClaudeCode => adapter::claude::translate(payload),
-            Agent::Crush => adapter::crush::translate(payload),
-            Agent::Gemini => adapter::gemini::translate(payload),
-        }
-    }
-
-    fn reply(self, event: &str, outcome: &crate::dispatch::Outcome) -> adapter::AgentReply {
-        match self {
-            Agent::ClaudeCode => adapter::claude::reply(event, outcome),
-            Agent::Crush => adapter::crush::reply(outcome),
-            Agent::Gemini => adapter::gemini::reply(event, outcome),
-        }
-    }
-
-    fn failure(self, event: Option<&str>, error: &str, fail_closed: bool) -> adapter::AgentReply {
-        match self {
-            Agent::ClaudeCode => adapter::claude::failure_reply(event, error, fail_closed),
-            Agent::Crush => adapter::crush::failure_reply(event, error, fail_closed),
-            Agent::Gemini => adapter::gemini::failure_reply(event, error, fail_closed),
-        }
-    }
-
-    /// Events the agent sends that deliberately map to no hook point (no stderr note for them).
-    fn unmapped(self) -> &'static [&'static str] {
-        match self {
-            Agent::ClaudeCode => &[
-                "SessionStart",
-                "SessionEnd",
-                "PreCompact",
-                "SubagentStop",
-                "Notification",
-                "PermissionRequest",
-                "PermissionDenied",
-            ],
-            Agent::Crush => &[],
-            Agent::Gemini => &[
-                "SessionStart",
-                "SessionEnd",
-                "Notification",
-                "PreCompress",
-                "BeforeToolSelection",
-                "AfterModel",
-            ],
+            Agent::ClaudeCode => &adapter::claude::ClaudeCode,
+            Agent::Crush => &adapter::crush::Crush,
+            Agent::Gemini => &adapter::gemini::Gemini,
         }
     }
 }
@@ -861,39 +822,15 @@ enum Scope {
 }
 
 fn settings_path(agent: Agent, scope: Scope) -> Result<PathBuf, Exit> {
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .ok_or_else(|| Exit::error(2, "error: HOME is not set"))
+    let scope = match scope {
+        Scope::Project => adapter::Scope::Project,
+        Scope::Local => adapter::Scope::Local,
+        Scope::User => adapter::Scope::User,
     };
-    let cwd = || {
-        std::env::current_dir().map_err(|e| {
-            Exit::error(
-                2,
-                format!("error: cannot determine the current directory: {e}"),
-            )
-        })
-    };
-    Ok(match (agent, scope) {
-        (Agent::ClaudeCode, Scope::Project) => cwd()?.join(".claude/settings.json"),
-        (Agent::ClaudeCode, Scope::Local) => cwd()?.join(".claude/settings.local.json"),
-        (Agent::ClaudeCode, Scope::User) => home()?.join(".claude/settings.json"),
-        (Agent::Gemini, Scope::Project) => cwd()?.join(".gemini/settings.json"),
-        (Agent::Gemini, Scope::User) => home()?.join(".gemini/settings.json"),
-        (Agent::Crush, Scope::Project) => {
-            let dir = cwd()?;
-            // Crush reads either name; use the one the project already has.
-            if dir.join(".crush.json").exists() && !dir.join("crush.json").exists() { dir.join(".crush.json") } else { dir.join("crush.json") }
-        }
-        (Agent::Crush, Scope::User) => {
-            let base = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).map(Ok).unwrap_or_else(|| home().map(|h| h.join(".config")))?;
-            base.join("crush/crush.json")
-        }
-        (Agent::Crush | Agent::Gemini, Scope::Local) => {
-            return Err(Exit::error(2, "error: only Claude Code has a local settings file; use --scope project or --scope user"))
-        }
-    })
+    agent
+        .adapter()
+        .settings_path(scope, &|name| std::env::var_os(name))
+        .map_err(|e| Exit::error(2, format!("error: {e}")))
 }
 
 fn install(
@@ -907,13 +844,13 @@ fn install(
         Err(e) => return e,
     };
     let result = if remove {
-        adapter::install::uninstall(agent.spec(), &path, opts)
+        adapter::install::uninstall(agent.adapter(), &path, opts)
     } else {
         let hookd = match std::env::current_exe().and_then(|p| p.canonicalize()) {
             Ok(p) => p,
             Err(e) => return Exit::error(2, format!("error: cannot find this hookd binary: {e}")),
         };
-        adapter::install::install(agent.spec(), &path, &hookd, opts)
+        adapter::install::install(agent.adapter(), &path, &hookd, opts)
     };
     match result {
         Ok(adapter::install::Change::Unchanged) => {
@@ -963,7 +900,16 @@ fn adapter(
                 .map(|c| c.hooks.fail_closed)
                 .unwrap_or(false)
     };
+    let agent = agent.adapter();
+    // hookd's own diagnostics for this call (configuration warnings, daemon trouble). An agent
+    // that shows stderr to the model as a deny's reason gets only the reason then.
+    let diagnostics = std::cell::RefCell::new(Vec::<String>::new());
     let emit = |r: adapter::AgentReply| {
+        if !(agent.stderr_is_reason() && r.exit_code != 0) {
+            for d in diagnostics.borrow().iter() {
+                eprintln!("{d}");
+            }
+        }
         for n in &r.notes {
             eprintln!("{n}");
         }
@@ -977,16 +923,15 @@ fn adapter(
             .map_err(|e| format!("the payload is not JSON: {e}"))
     }) {
         Ok(p) => p,
-        Err(e) => return emit(agent.failure(None, &e, fail_closed_now())),
+        Err(e) => return emit(agent.failure_reply(None, &e, fail_closed_now())),
     };
     let event = payload
-        .get("hook_event_name")
-        .or_else(|| payload.get("event"))
-        .and_then(|v| v.as_str())
+        .as_object()
+        .and_then(|o| agent.event_name(o))
         .map(String::from);
     let t = match agent.translate(&payload) {
         Ok(t) => t,
-        Err(e) => return emit(agent.failure(event.as_deref(), &e, fail_closed_now())),
+        Err(e) => return emit(agent.failure_reply(event.as_deref(), &e, fail_closed_now())),
     };
     let Some(point) = t.point else {
         let mut r = adapter::AgentReply {
@@ -994,10 +939,10 @@ fn adapter(
             exit_code: 0,
             notes: vec![],
         };
-        if !agent.unmapped().contains(&t.event.as_str()) {
+        if !agent.events().iter().any(|e| e.name == t.event) {
             r.notes.push(format!(
                 "hookd: {} event `{}` is not mapped to a hook point; ignored",
-                agent.spec().name,
+                agent.name(),
                 t.event
             ));
         }
@@ -1014,30 +959,38 @@ fn adapter(
         });
         match outcome {
             Ok(o) => return emit(agent.reply(&t.event, &o)),
-            Err(e) => eprintln!(
+            Err(e) => diagnostics.borrow_mut().push(format!(
                 "hookd: the hookd daemon at {}: {e}; dispatching in this process",
                 socket.display()
-            ),
+            )),
         }
     }
     let config = match load(cfg) {
         Ok(c) => c,
         Err(e) => {
-            return emit(agent.failure(Some(&t.event), &e.message.unwrap_or_default(), fail_closed))
+            return emit(agent.failure_reply(
+                Some(&t.event),
+                &e.message.unwrap_or_default(),
+                fail_closed,
+            ))
         }
     };
     let fail_closed = fail_closed || config.hooks.fail_closed;
-    print_warnings(&config);
+    diagnostics.borrow_mut().extend(warnings(&config));
     let engine = match engine(config, events) {
         Ok(e) => e,
         Err(e) => {
-            return emit(agent.failure(Some(&t.event), &e.message.unwrap_or_default(), fail_closed))
+            return emit(agent.failure_reply(
+                Some(&t.event),
+                &e.message.unwrap_or_default(),
+                fail_closed,
+            ))
         }
     };
     let (result, _caught) = interruptible(|| engine.dispatch(point, &t.context));
     match result {
         Ok(outcome) => emit(agent.reply(&t.event, &outcome)),
-        Err(e) => emit(agent.failure(Some(&t.event), &e.to_string(), fail_closed)),
+        Err(e) => emit(agent.failure_reply(Some(&t.event), &e.to_string(), fail_closed)),
     }
 }
 

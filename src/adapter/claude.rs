@@ -1,23 +1,67 @@
 //! Claude Code: its hook payloads in, hook points and contexts out; Outcomes in, its replies out.
 
-use serde_json::{json, Map, Value};
+use std::path::PathBuf;
 
-use super::{additional_context, AgentReply, Translation};
+use serde_json::{json, Value};
+
+use super::reply::{HookReply, Specific};
+use super::{
+    additional_context, object_and_event, translate_common, Adapter, AgentEvent, AgentReply,
+    Reading, Register, Scope, Shape, Translation,
+};
 use crate::catalog::HookPoint;
 use crate::decision::Decision;
-use crate::dispatch::{Context, Outcome};
+use crate::dispatch::Outcome;
 
-/// Claude Code's events that hookd acts on, and the point each maps to. Every other event
-/// (SessionStart, SessionEnd, PreCompact, SubagentStop, Notification, PermissionRequest, ...) maps
-/// to nothing: `pre_session` already fires once per prompt at UserPromptSubmit and `post_session`
-/// at Stop, so no point fires twice for one prompt.
-pub const EVENTS: [(&str, HookPoint); 5] = [
-    ("UserPromptSubmit", HookPoint::PreSession),
-    ("PreToolUse", HookPoint::PreTool),
-    ("PostToolUse", HookPoint::PostTool),
-    ("PostToolUseFailure", HookPoint::PostTool),
-    ("Stop", HookPoint::PostSession),
+/// Claude Code's adapter.
+#[derive(Clone, Copy, Debug)]
+pub struct ClaudeCode;
+
+/// Claude Code's events. `pre_session` fires once per prompt at UserPromptSubmit and
+/// `post_session` at Stop, so the session and compaction events map to nothing and no point
+/// fires twice for one prompt.
+const EVENTS: &[AgentEvent] = &[
+    event(
+        "UserPromptSubmit",
+        Some(HookPoint::PreSession),
+        Register::Yes,
+    ),
+    event(
+        "PreToolUse",
+        Some(HookPoint::PreTool),
+        Register::WithMatcher,
+    ),
+    event(
+        "PostToolUse",
+        Some(HookPoint::PostTool),
+        Register::WithMatcher,
+    ),
+    event(
+        "PostToolUseFailure",
+        Some(HookPoint::PostTool),
+        Register::WithMatcher,
+    ),
+    event("Stop", Some(HookPoint::PostSession), Register::Yes),
+    event("SessionStart", None, Register::No),
+    event("SessionEnd", None, Register::No),
+    event("PreCompact", None, Register::No),
+    event("SubagentStop", None, Register::No),
+    event("Notification", None, Register::No),
+    event("PermissionRequest", None, Register::No),
+    event("PermissionDenied", None, Register::No),
 ];
+
+pub(crate) const fn event(
+    name: &'static str,
+    point: Option<HookPoint>,
+    install: Register,
+) -> AgentEvent {
+    AgentEvent {
+        name,
+        point,
+        install,
+    }
+}
 
 /// Claude Code's permission mode -> hookd's mode (which selects the allow-list).
 fn mode(permission_mode: Option<&str>) -> &'static str {
@@ -28,79 +72,92 @@ fn mode(permission_mode: Option<&str>) -> &'static str {
     }
 }
 
-/// Read a Claude Code payload.
-pub fn translate(payload: &Value) -> Result<Translation, String> {
-    let obj = payload
-        .as_object()
-        .ok_or("the payload is not a JSON object")?;
-    let event = obj
-        .get("hook_event_name")
-        .and_then(Value::as_str)
-        .ok_or("the payload has no `hook_event_name`")?;
-    let Some((_, point)) = EVENTS.iter().find(|(e, _)| *e == event) else {
-        return Ok(Translation {
-            event: event.to_string(),
-            point: None,
-            context: Context::new(),
-        });
-    };
-    // The whole payload goes to hooks (so hooks written for Claude Code keep working), plus
-    // hookd's own fields.
-    let mut ctx = Context::from_json(&payload.to_string()).map_err(|e| e.to_string())?;
-    ctx.set("agent", "claude-code");
-    ctx.set(
-        "mode",
-        mode(obj.get("permission_mode").and_then(Value::as_str)),
-    );
-    if let Some(name) = obj.get("tool_name") {
+impl Adapter for ClaudeCode {
+    fn name(&self) -> &'static str {
+        "claude-code"
+    }
+
+    fn title(&self) -> &'static str {
+        "Claude Code"
+    }
+
+    fn events(&self) -> &'static [AgentEvent] {
+        EVENTS
+    }
+
+    fn translate(&self, payload: &Value) -> Result<Translation, String> {
+        let (obj, event) = object_and_event(self, payload)?;
         let failed = event == "PostToolUseFailure";
         let result = if failed {
             obj.get("error")
         } else {
             obj.get("tool_response")
         };
-        let mut tool = Map::new();
-        tool.insert("name".into(), name.clone());
-        tool.insert(
-            "input".into(),
-            obj.get("tool_input").cloned().unwrap_or(Value::Null),
-        );
-        if let Some(r) = result {
-            tool.insert("result".into(), r.clone());
+        let mut t = translate_common(
+            self,
+            obj,
+            Reading {
+                event,
+                result,
+                failed,
+            },
+        )?;
+        if t.point.is_some() {
+            t.context.set(
+                "mode",
+                mode(obj.get("permission_mode").and_then(Value::as_str)),
+            );
+            if obj.get("agent_id").is_some() {
+                t.context.set("is_sub_agent", true);
+            }
         }
-        if *point == HookPoint::PostTool {
-            tool.insert("failed".into(), Value::Bool(failed));
-        }
-        ctx.set("tool", Value::Object(tool));
+        Ok(t)
     }
-    if obj.get("agent_id").is_some() {
-        ctx.set("is_sub_agent", true);
+
+    fn reply(&self, event: &str, outcome: &Outcome) -> AgentReply {
+        reply(event, outcome)
     }
-    Ok(Translation {
-        event: event.to_string(),
-        point: Some(*point),
-        context: ctx,
-    })
+
+    fn failure_reply(&self, event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
+        failure_reply(event, error, fail_closed)
+    }
+
+    fn shape(&self) -> Shape {
+        Shape::Nested
+    }
+
+    fn settings_path(
+        &self,
+        scope: Scope,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<PathBuf, String> {
+        Ok(match scope {
+            Scope::Project => super::cwd()?.join(".claude/settings.json"),
+            Scope::Local => super::cwd()?.join(".claude/settings.local.json"),
+            // Claude Code keeps its user settings in CLAUDE_CONFIG_DIR when that is set.
+            Scope::User => match env("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+                Some(dir) => PathBuf::from(dir).join("settings.json"),
+                None => super::home(env)?.join(".claude/settings.json"),
+            },
+        })
+    }
 }
 
 /// Claude Code's reply to `event` for `outcome`.
-pub fn reply(event: &str, outcome: &Outcome) -> AgentReply {
-    let mut out = Map::new();
+fn reply(event: &str, outcome: &Outcome) -> AgentReply {
+    let mut out = HookReply::default();
     let mut notes = Vec::new();
-    let specific = |extra: Map<String, Value>| {
-        let mut m = Map::new();
-        m.insert("hookEventName".into(), json!(event));
-        m.extend(extra);
-        Value::Object(m)
-    };
     match &outcome.decision {
         Decision::Prompt(p) => {
             if p.base.halt {
-                out.insert("continue".into(), json!(false));
-                out.insert("stopReason".into(), json!(p.base.halt_reason));
+                out.halt(p.base.halt_reason.as_ref());
             } else if p.deny {
-                out.insert("decision".into(), json!("block"));
-                out.insert("reason".into(), json!(p.reason));
+                out.decision = Some("block");
+                out.reason = p.reason.clone();
+            } else if let Some(ctx) =
+                additional_context(outcome, p.base.context.as_deref(), &p.base.context_files)
+            {
+                out.hook_specific_output = Some(Specific::context(event, ctx));
             }
             if p.updated_prompt.is_some() {
                 notes.push(
@@ -108,82 +165,58 @@ pub fn reply(event: &str, outcome: &Outcome) -> AgentReply {
                         .to_string(),
                 );
             }
-            if let Some(ctx) =
-                additional_context(outcome, p.base.context.as_deref(), &p.base.context_files)
-            {
-                if !p.deny && !p.base.halt {
-                    out.insert(
-                        "hookSpecificOutput".into(),
-                        specific(Map::from_iter([("additionalContext".into(), json!(ctx))])),
-                    );
-                }
-            }
         }
         Decision::Tool(t) => {
-            let mut hso = Map::new();
+            let mut hso = Specific::new(event);
             // How to allow it is for the operator (stderr), never in the reason the model reads.
             notes.extend(t.operator_hint.iter().map(|h| format!("hookd: {h}")));
             if t.deny || t.base.halt {
-                let reason = t.reason.clone().or_else(|| t.base.halt_reason.clone());
-                hso.insert("permissionDecision".into(), json!("deny"));
-                hso.insert("permissionDecisionReason".into(), json!(reason));
+                hso.permission_decision = Some("deny");
+                hso.permission_decision_reason =
+                    t.reason.clone().or_else(|| t.base.halt_reason.clone());
             } else if let Some(input) = &t.updated_input {
                 // A rewritten call still goes through the user's approval: hookd never approves.
-                hso.insert("permissionDecision".into(), json!("ask"));
-                hso.insert(
-                    "permissionDecisionReason".into(),
-                    json!("hookd hooks rewrote this call's input"),
-                );
-                hso.insert("updatedInput".into(), input.clone());
+                hso.permission_decision = Some("ask");
+                hso.permission_decision_reason =
+                    Some("hookd hooks rewrote this call's input".into());
+                hso.updated_input = Some(input.clone());
             }
             if t.base.halt {
-                out.insert("continue".into(), json!(false));
-                out.insert("stopReason".into(), json!(t.base.halt_reason));
+                out.halt(t.base.halt_reason.as_ref());
             }
             if !t.deny && !t.base.halt {
-                if let Some(ctx) =
-                    additional_context(outcome, t.base.context.as_deref(), &t.base.context_files)
-                {
-                    hso.insert("additionalContext".into(), json!(ctx));
-                }
+                hso.additional_context =
+                    additional_context(outcome, t.base.context.as_deref(), &t.base.context_files);
             }
             if !hso.is_empty() {
-                out.insert("hookSpecificOutput".into(), specific(hso));
+                out.hook_specific_output = Some(hso);
             }
         }
         Decision::Context(c) => {
             if c.halt {
-                out.insert("continue".into(), json!(false));
-                out.insert("stopReason".into(), json!(c.halt_reason));
+                out.halt(c.halt_reason.as_ref());
             } else if let Some(ctx) =
                 additional_context(outcome, c.context.as_deref(), &c.context_files)
             {
-                out.insert(
-                    "hookSpecificOutput".into(),
-                    specific(Map::from_iter([("additionalContext".into(), json!(ctx))])),
-                );
+                out.hook_specific_output = Some(Specific::context(event, ctx));
             }
         }
         Decision::Stop(s) => {
             if s.continue_ {
-                out.insert("decision".into(), json!("block"));
-                out.insert("reason".into(), json!(s.reason));
+                out.decision = Some("block");
+                out.reason = s.reason.clone();
             } else if let Some(refused) = &s.continue_refused {
-                out.insert("systemMessage".into(), json!(refused));
+                out.system_message = Some(refused.clone());
             }
         }
         Decision::Observe {} => {}
     }
-    AgentReply {
-        stdout: Value::Object(out).to_string(),
-        exit_code: 0,
-        notes,
-    }
+    AgentReply::json(&out, notes)
 }
 
 /// The reply when hookd itself failed: let the agent go on, unless the user chose to fail
 /// closed, in which case a tool call is denied and a prompt blocked.
-pub fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
+fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
     let reason = format!("hookd failed: {error}");
     let out = match (fail_closed, event) {
         (true, Some("PreToolUse")) => {

@@ -1,68 +1,151 @@
 //! Crush: its hook payloads in; replies as its envelope (`decision`, `reason`, `context`,
 //! `updated_input`, `updated_prompt`) or exit codes (2 deny, 49 halt, reason on stderr).
 
-use serde_json::{json, Map, Value};
+use std::path::PathBuf;
 
-use super::{additional_context, AgentReply, Translation};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::claude::event;
+use super::{
+    additional_context, object_and_event, translate_common, Adapter, AgentEvent, AgentReply,
+    Reading, Register, Scope, Shape, Translation,
+};
 use crate::catalog::HookPoint;
 use crate::decision::Decision;
-use crate::dispatch::{Context, Outcome};
+use crate::dispatch::Outcome;
 
-/// Crush's events and their points. Released Crush fires PreToolUse only; the others are the
-/// names its next hook events use, mapped so they work when they arrive.
-pub const EVENTS: [(&str, HookPoint); 4] = [
-    ("PreToolUse", HookPoint::PreTool),
-    ("UserPromptSubmit", HookPoint::PreSession),
-    ("PostToolUse", HookPoint::PostTool),
-    ("Stop", HookPoint::PostSession),
+/// Crush's adapter.
+#[derive(Clone, Copy, Debug)]
+pub struct Crush;
+
+/// Crush's events and their points. Released Crush fires PreToolUse only (the one installed);
+/// the others are the names its next hook events use, mapped so they work when they arrive.
+const EVENTS: &[AgentEvent] = &[
+    event("PreToolUse", Some(HookPoint::PreTool), Register::Yes),
+    event(
+        "UserPromptSubmit",
+        Some(HookPoint::PreSession),
+        Register::No,
+    ),
+    event("PostToolUse", Some(HookPoint::PostTool), Register::No),
+    event("Stop", Some(HookPoint::PostSession), Register::No),
 ];
 
 /// Exit code that halts Crush's whole turn.
 pub const HALT_EXIT: i32 = 49;
 
-/// Read a Crush payload (`event`, `session_id`, `cwd`, `tool_name`, `tool_input`, ...).
-pub fn translate(payload: &Value) -> Result<Translation, String> {
-    let obj = payload
-        .as_object()
-        .ok_or("the payload is not a JSON object")?;
-    let event = obj
-        .get("event")
-        .or_else(|| obj.get("hook_event_name"))
-        .and_then(Value::as_str)
-        .ok_or("the payload has no `event`")?;
-    let Some((_, point)) = EVENTS.iter().find(|(e, _)| *e == event) else {
-        return Ok(Translation {
-            event: event.to_string(),
-            point: None,
-            context: Context::new(),
-        });
-    };
-    let mut ctx = Context::from_json(&payload.to_string()).map_err(|e| e.to_string())?;
-    ctx.set("agent", "crush");
-    if let Some(name) = obj.get("tool_name") {
+/// Crush's JSON envelope.
+#[derive(Debug, Default, Serialize)]
+struct CrushReply {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_input: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_prompt: Option<String>,
+}
+
+impl Adapter for Crush {
+    fn name(&self) -> &'static str {
+        "crush"
+    }
+
+    fn title(&self) -> &'static str {
+        "Crush"
+    }
+
+    fn events(&self) -> &'static [AgentEvent] {
+        EVENTS
+    }
+
+    fn event_field(&self) -> &'static str {
+        "event"
+    }
+
+    fn event_name<'a>(&self, payload: &'a Map<String, Value>) -> Option<&'a str> {
+        payload
+            .get("event")
+            .or_else(|| payload.get("hook_event_name"))
+            .and_then(Value::as_str)
+    }
+
+    /// A Crush payload: `event`, `session_id`, `cwd`, `tool_name`, `tool_input`, ...
+    fn translate(&self, payload: &Value) -> Result<Translation, String> {
+        let (obj, event) = object_and_event(self, payload)?;
         let failed = obj
             .get("error")
             .and_then(Value::as_str)
             .is_some_and(|e| !e.is_empty());
-        let mut tool = Map::new();
-        tool.insert("name".into(), name.clone());
-        tool.insert(
-            "input".into(),
-            obj.get("tool_input").cloned().unwrap_or(Value::Null),
-        );
-        if let Some(r) = obj.get("tool_result").or_else(|| obj.get("tool_response")) {
-            tool.insert("result".into(), r.clone());
-        }
-        if *point == HookPoint::PostTool {
-            tool.insert("failed".into(), Value::Bool(failed));
-        }
-        ctx.set("tool", Value::Object(tool));
+        let result = obj.get("tool_result").or_else(|| obj.get("tool_response"));
+        translate_common(
+            self,
+            obj,
+            Reading {
+                event,
+                result,
+                failed,
+            },
+        )
     }
-    Ok(Translation {
-        event: event.to_string(),
-        point: Some(*point),
-        context: ctx,
-    })
+
+    fn reply(&self, _event: &str, outcome: &Outcome) -> AgentReply {
+        reply(outcome)
+    }
+
+    fn failure_reply(&self, event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
+        failure_reply(event, error, fail_closed)
+    }
+
+    fn shape(&self) -> Shape {
+        Shape::Flat
+    }
+
+    fn settings_path(
+        &self,
+        scope: Scope,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<PathBuf, String> {
+        match scope {
+            Scope::Project => {
+                let dir = super::cwd()?;
+                // Crush reads either name; use the one the project already has.
+                Ok(
+                    if dir.join(".crush.json").exists() && !dir.join("crush.json").exists() {
+                        dir.join(".crush.json")
+                    } else {
+                        dir.join("crush.json")
+                    },
+                )
+            }
+            Scope::User => {
+                // Crush's own override names the directory that holds crush.json.
+                if let Some(dir) = env("CRUSH_GLOBAL_CONFIG").filter(|d| !d.is_empty()) {
+                    return Ok(PathBuf::from(dir).join("crush.json"));
+                }
+                let base = match env("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+                    Some(x) => PathBuf::from(x),
+                    None => super::home(env)?.join(".config"),
+                };
+                Ok(base.join("crush/crush.json"))
+            }
+            Scope::Local => Err(
+                "only Claude Code has a local settings file; use --scope project or --scope user"
+                    .into(),
+            ),
+        }
+    }
+
+    /// Crush gives the model the adapter's stderr as a deny's reason.
+    fn stderr_is_reason(&self) -> bool {
+        true
+    }
 }
 
 fn exit(code: i32, reason: Option<&str>, fallback: &str) -> AgentReply {
@@ -75,8 +158,8 @@ fn exit(code: i32, reason: Option<&str>, fallback: &str) -> AgentReply {
 
 /// Crush's reply for `outcome`: deny and halt as exit codes (every Crush version honours them),
 /// the rest as its JSON envelope.
-pub fn reply(outcome: &Outcome) -> AgentReply {
-    let mut out = Map::new();
+fn reply(outcome: &Outcome) -> AgentReply {
+    let mut out = CrushReply::default();
     let mut notes = Vec::new();
     match &outcome.decision {
         Decision::Tool(t) => {
@@ -91,14 +174,9 @@ pub fn reply(outcome: &Outcome) -> AgentReply {
                 // Crush gives stderr to the model: only the reason, never `operator_hint`.
                 return exit(2, t.reason.as_deref(), "denied by hookd");
             }
-            if let Some(input) = &t.updated_input {
-                out.insert("updated_input".into(), input.clone());
-            }
-            if let Some(c) =
-                additional_context(outcome, t.base.context.as_deref(), &t.base.context_files)
-            {
-                out.insert("context".into(), json!(c));
-            }
+            out.updated_input = t.updated_input.clone();
+            out.context =
+                additional_context(outcome, t.base.context.as_deref(), &t.base.context_files);
         }
         Decision::Prompt(p) => {
             if p.base.halt {
@@ -111,46 +189,38 @@ pub fn reply(outcome: &Outcome) -> AgentReply {
             if p.deny {
                 return exit(2, p.reason.as_deref(), "prompt denied by hookd");
             }
-            if let Some(u) = &p.updated_prompt {
-                out.insert("updated_prompt".into(), json!(u));
-            }
-            if let Some(c) =
-                additional_context(outcome, p.base.context.as_deref(), &p.base.context_files)
-            {
-                out.insert("context".into(), json!(c));
-            }
+            out.updated_prompt = p.updated_prompt.clone();
+            out.context =
+                additional_context(outcome, p.base.context.as_deref(), &p.base.context_files);
         }
         Decision::Context(c) => {
             if c.halt {
                 return exit(HALT_EXIT, c.halt_reason.as_deref(), "turn halted by hookd");
             }
-            if let Some(text) = additional_context(outcome, c.context.as_deref(), &c.context_files)
-            {
-                out.insert("context".into(), json!(text));
-            }
+            out.context = additional_context(outcome, c.context.as_deref(), &c.context_files);
         }
         Decision::Stop(s) => {
             if s.continue_ {
-                out.insert("decision".into(), json!("block"));
-                out.insert("reason".into(), json!(s.reason));
+                out.decision = Some("block");
+                out.reason = s.reason.clone();
             } else if let Some(refused) = &s.continue_refused {
                 notes.push(format!("hookd: {refused}"));
             }
         }
         Decision::Observe {} => {}
     }
-    if !out.is_empty() {
-        out.insert("version".into(), json!(1));
+    let empty = out.decision.is_none()
+        && out.context.is_none()
+        && out.updated_input.is_none()
+        && out.updated_prompt.is_none();
+    if !empty {
+        out.version = Some(1);
     }
-    AgentReply {
-        stdout: Value::Object(out).to_string(),
-        exit_code: 0,
-        notes,
-    }
+    AgentReply::json(&out, notes)
 }
 
 /// When hookd itself failed: let Crush go on, or with `--fail-closed` deny the tool call.
-pub fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
+fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
     // Exit 2 is Crush's deny; a payload hookd could not read (no event name) is denied too.
     if fail_closed && matches!(event, None | Some("PreToolUse") | Some("UserPromptSubmit")) {
         return AgentReply {

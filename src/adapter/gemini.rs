@@ -1,24 +1,129 @@
 //! Gemini CLI: its hook payloads in, its replies out (`decision`, `reason`, `continue`,
 //! `stopReason`, `systemMessage`, `hookSpecificOutput`).
 
+use std::path::PathBuf;
+
 use serde_json::{json, Map, Value};
 
-use super::{additional_context, AgentReply, Translation};
+use super::claude::event;
+use super::reply::{HookReply, Specific};
+use super::{
+    additional_context, object_and_event, translate_common, Adapter, AgentEvent, AgentReply,
+    Reading, Register, Scope, Shape, Translation,
+};
 use crate::catalog::HookPoint;
 use crate::decision::Decision;
-use crate::dispatch::{Context, Outcome};
+use crate::dispatch::Outcome;
 
-/// Gemini CLI's events and their points. AfterModel fires for every streamed chunk; only the
-/// chunk that ends the response (it carries a `finishReason`) becomes `post_stream`.
-pub const EVENTS: [(&str, HookPoint); 7] = [
-    ("BeforeAgent", HookPoint::PreSession),
-    ("BeforeModel", HookPoint::PreStream),
-    ("AfterModel", HookPoint::PostStream),
-    ("BeforeTool", HookPoint::PreTool),
-    ("AfterTool", HookPoint::PostTool),
-    ("AfterAgent", HookPoint::PostSession),
-    ("BeforeToolSelection", HookPoint::PreStream),
+/// Gemini CLI's adapter.
+#[derive(Clone, Copy, Debug)]
+pub struct Gemini;
+
+/// Gemini CLI's events and their points. AfterModel fires for every streamed chunk (so it is not
+/// installed by default); only the chunk that ends the response (it carries a `finishReason`)
+/// becomes `post_stream`. BeforeToolSelection only filters tools: nothing of hookd's applies.
+const EVENTS: &[AgentEvent] = &[
+    event("BeforeAgent", Some(HookPoint::PreSession), Register::Yes),
+    event("BeforeModel", Some(HookPoint::PreStream), Register::Yes),
+    event("AfterModel", Some(HookPoint::PostStream), Register::No),
+    event(
+        "BeforeTool",
+        Some(HookPoint::PreTool),
+        Register::WithMatcher,
+    ),
+    event(
+        "AfterTool",
+        Some(HookPoint::PostTool),
+        Register::WithMatcher,
+    ),
+    event("AfterAgent", Some(HookPoint::PostSession), Register::Yes),
+    event("BeforeToolSelection", None, Register::No),
+    event("SessionStart", None, Register::No),
+    event("SessionEnd", None, Register::No),
+    event("Notification", None, Register::No),
+    event("PreCompress", None, Register::No),
 ];
+
+impl Adapter for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn title(&self) -> &'static str {
+        "Gemini CLI"
+    }
+
+    fn events(&self) -> &'static [AgentEvent] {
+        EVENTS
+    }
+
+    fn translate(&self, payload: &Value) -> Result<Translation, String> {
+        let (obj, event) = object_and_event(self, payload)?;
+        let finish = if event == "AfterModel" {
+            match finish_reason(obj) {
+                Some(r) => Some(r),
+                // A chunk in the middle of a response.
+                None => {
+                    return Ok(Translation {
+                        event: event.to_string(),
+                        point: None,
+                        context: crate::dispatch::Context::new(),
+                    })
+                }
+            }
+        } else {
+            None
+        };
+        let result = obj.get("tool_response");
+        let failed = result
+            .and_then(|r| r.get("error"))
+            .is_some_and(|e| !e.is_null());
+        let mut t = translate_common(
+            self,
+            obj,
+            Reading {
+                event,
+                result,
+                failed,
+            },
+        )?;
+        if let (Some(r), Some(_)) = (finish, t.point) {
+            t.context.set("finish_reason", r);
+        }
+        Ok(t)
+    }
+
+    fn reply(&self, event: &str, outcome: &Outcome) -> AgentReply {
+        reply(event, outcome)
+    }
+
+    fn failure_reply(&self, event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
+        failure_reply(event, error, fail_closed)
+    }
+
+    fn shape(&self) -> Shape {
+        Shape::Nested
+    }
+
+    fn settings_path(
+        &self,
+        scope: Scope,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<PathBuf, String> {
+        match scope {
+            Scope::Project => Ok(super::cwd()?.join(".gemini/settings.json")),
+            // GEMINI_CLI_HOME replaces the home directory for everything Gemini CLI keeps.
+            Scope::User => Ok(match env("GEMINI_CLI_HOME").filter(|d| !d.is_empty()) {
+                Some(h) => PathBuf::from(h).join(".gemini/settings.json"),
+                None => super::home(env)?.join(".gemini/settings.json"),
+            }),
+            Scope::Local => Err(
+                "only Claude Code has a local settings file; use --scope project or --scope user"
+                    .into(),
+            ),
+        }
+    }
+}
 
 /// The finish reason of the last chunk, if this AfterModel payload ends the response.
 fn finish_reason(obj: &Map<String, Value>) -> Option<String> {
@@ -33,91 +138,21 @@ fn finish_reason(obj: &Map<String, Value>) -> Option<String> {
     })
 }
 
-/// Read a Gemini CLI payload.
-pub fn translate(payload: &Value) -> Result<Translation, String> {
-    let obj = payload
-        .as_object()
-        .ok_or("the payload is not a JSON object")?;
-    let event = obj
-        .get("hook_event_name")
-        .and_then(Value::as_str)
-        .ok_or("the payload has no `hook_event_name`")?;
-    let none = || {
-        Ok(Translation {
-            event: event.to_string(),
-            point: None,
-            context: Context::new(),
-        })
-    };
-    // BeforeToolSelection only filters tools: nothing of hookd's applies there.
-    let Some((_, point)) = EVENTS
-        .iter()
-        .find(|(e, _)| *e == event && *e != "BeforeToolSelection")
-    else {
-        return none();
-    };
-    let mut ctx = Context::from_json(&payload.to_string()).map_err(|e| e.to_string())?;
-    ctx.set("agent", "gemini");
-    if event == "AfterModel" {
-        match finish_reason(obj) {
-            Some(r) => ctx.set("finish_reason", r),
-            None => return none(), // a chunk in the middle of a response
-        };
-    }
-    if let Some(name) = obj.get("tool_name") {
-        let error = obj
-            .get("tool_response")
-            .and_then(|r| r.get("error"))
-            .filter(|e| !e.is_null());
-        let mut tool = Map::new();
-        tool.insert("name".into(), name.clone());
-        tool.insert(
-            "input".into(),
-            obj.get("tool_input").cloned().unwrap_or(Value::Null),
-        );
-        if let Some(r) = obj.get("tool_response") {
-            tool.insert("result".into(), r.clone());
-        }
-        if *point == HookPoint::PostTool {
-            tool.insert("failed".into(), Value::Bool(error.is_some()));
-        }
-        ctx.set("tool", Value::Object(tool));
-    }
-    Ok(Translation {
-        event: event.to_string(),
-        point: Some(*point),
-        context: ctx,
-    })
-}
-
 /// Gemini CLI's reply to `event` for `outcome`.
-pub fn reply(event: &str, outcome: &Outcome) -> AgentReply {
-    let mut out = Map::new();
+fn reply(event: &str, outcome: &Outcome) -> AgentReply {
+    let mut out = HookReply::default();
     let mut notes = Vec::new();
-    let specific = |extra: Map<String, Value>| {
-        let mut m = Map::new();
-        m.insert("hookEventName".into(), json!(event));
-        m.extend(extra);
-        Value::Object(m)
-    };
-    let halt = |reason: &Option<String>, out: &mut Map<String, Value>| {
-        out.insert("continue".into(), json!(false));
-        out.insert("stopReason".into(), json!(reason));
-    };
     match &outcome.decision {
         Decision::Prompt(p) => {
             if p.base.halt {
-                halt(&p.base.halt_reason, &mut out);
+                out.halt(p.base.halt_reason.as_ref());
             } else if p.deny {
-                out.insert("decision".into(), json!("deny"));
-                out.insert("reason".into(), json!(p.reason));
+                out.decision = Some("deny");
+                out.reason = p.reason.clone();
             } else if let Some(c) =
                 additional_context(outcome, p.base.context.as_deref(), &p.base.context_files)
             {
-                out.insert(
-                    "hookSpecificOutput".into(),
-                    specific(Map::from_iter([("additionalContext".into(), json!(c))])),
-                );
+                out.hook_specific_output = Some(Specific::context(event, c));
             }
             if p.updated_prompt.is_some() {
                 notes.push(
@@ -130,20 +165,17 @@ pub fn reply(event: &str, outcome: &Outcome) -> AgentReply {
             // How to allow it is for the operator (stderr), never in the reason the model reads.
             notes.extend(t.operator_hint.iter().map(|h| format!("hookd: {h}")));
             if t.deny || t.base.halt {
-                out.insert("decision".into(), json!("deny"));
-                out.insert(
-                    "reason".into(),
-                    json!(t.reason.clone().or_else(|| t.base.halt_reason.clone())),
-                );
+                out.decision = Some("deny");
+                out.reason = t.reason.clone().or_else(|| t.base.halt_reason.clone());
                 if t.base.halt {
-                    halt(&t.base.halt_reason, &mut out);
+                    out.halt(t.base.halt_reason.as_ref());
                 }
             } else {
                 if let Some(input) = &t.updated_input {
-                    out.insert(
-                        "hookSpecificOutput".into(),
-                        specific(Map::from_iter([("tool_input".into(), input.clone())])),
-                    );
+                    out.hook_specific_output = Some(Specific {
+                        tool_input: Some(input.clone()),
+                        ..Specific::new(event)
+                    });
                 }
                 if additional_context(outcome, t.base.context.as_deref(), &t.base.context_files)
                     .is_some()
@@ -154,15 +186,12 @@ pub fn reply(event: &str, outcome: &Outcome) -> AgentReply {
         }
         Decision::Context(c) => {
             if c.halt {
-                halt(&c.halt_reason, &mut out);
+                out.halt(c.halt_reason.as_ref());
             } else if let Some(text) =
                 additional_context(outcome, c.context.as_deref(), &c.context_files)
             {
                 if event == "AfterTool" {
-                    out.insert(
-                        "hookSpecificOutput".into(),
-                        specific(Map::from_iter([("additionalContext".into(), json!(text))])),
-                    );
+                    out.hook_specific_output = Some(Specific::context(event, text));
                 } else {
                     notes.push(format!(
                         "hookd: Gemini CLI takes no context at {event}; it was not injected"
@@ -173,23 +202,19 @@ pub fn reply(event: &str, outcome: &Outcome) -> AgentReply {
         Decision::Stop(s) => {
             if s.continue_ {
                 // AfterAgent: a deny rejects the response and sends the reason as a new prompt.
-                out.insert("decision".into(), json!("deny"));
-                out.insert("reason".into(), json!(s.reason));
+                out.decision = Some("deny");
+                out.reason = s.reason.clone();
             } else if let Some(refused) = &s.continue_refused {
-                out.insert("systemMessage".into(), json!(refused));
+                out.system_message = Some(refused.clone());
             }
         }
         Decision::Observe {} => {}
     }
-    AgentReply {
-        stdout: Value::Object(out).to_string(),
-        exit_code: 0,
-        notes,
-    }
+    AgentReply::json(&out, notes)
 }
 
 /// When hookd itself failed: let Gemini CLI go on, or with `--fail-closed` deny.
-pub fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
+fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
     let reason = format!("hookd failed: {error}");
     let out = match (fail_closed, event) {
         (true, Some("BeforeTool" | "BeforeAgent")) => json!({"decision": "deny", "reason": reason}),

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
+use super::{Adapter, Register};
+
 /// Why settings could not be changed. Nothing was written.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {message}")]
@@ -37,49 +39,16 @@ pub enum Shape {
     Flat,
 }
 
-/// Where and how hookd's adapter is installed for one agent.
-#[derive(Clone, Copy, Debug)]
-pub struct AgentSpec {
-    /// The adapter's name on the command line (`claude-code`).
-    pub name: &'static str,
-    /// The events to install for, and whether each takes a tool matcher.
-    pub events: &'static [(&'static str, bool)],
-    /// The settings shape.
-    pub shape: Shape,
+/// Which settings file `hookd install` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The project's settings, shared with the team.
+    Project,
+    /// The project's personal settings, not committed (Claude Code only).
+    Local,
+    /// The user's settings, for every project.
+    User,
 }
-
-/// Claude Code.
-pub const CLAUDE: AgentSpec = AgentSpec {
-    name: "claude-code",
-    events: &[
-        ("UserPromptSubmit", false),
-        ("PreToolUse", true),
-        ("PostToolUse", true),
-        ("PostToolUseFailure", true),
-        ("Stop", false),
-    ],
-    shape: Shape::Nested,
-};
-
-/// Gemini CLI. AfterModel fires for every streamed chunk, so it is not installed by default.
-pub const GEMINI: AgentSpec = AgentSpec {
-    name: "gemini",
-    events: &[
-        ("BeforeAgent", false),
-        ("BeforeModel", false),
-        ("BeforeTool", true),
-        ("AfterTool", true),
-        ("AfterAgent", false),
-    ],
-    shape: Shape::Nested,
-};
-
-/// Crush: its released versions fire PreToolUse only.
-pub const CRUSH: AgentSpec = AgentSpec {
-    name: "crush",
-    events: &[("PreToolUse", false)],
-    shape: Shape::Flat,
-};
 
 /// How `install` may write, and what it writes into the agent's command.
 #[derive(Clone, Copy, Debug, Default)]
@@ -120,15 +89,18 @@ fn adapter_command_plain(hookd: &Path, agent: &str) -> String {
     format!("{quoted} adapter {agent}")
 }
 
-/// True for a hook command that runs some hookd's adapter for `agent` (wherever installed).
+/// True for a hook command that runs some hookd's adapter for `agent`, wherever installed and
+/// however quoted: the command is read into words as a shell would (so a path with spaces, in
+/// quotes, is one word), then its program's file name must be `hookd`.
 fn is_ours(command: &str, agent: &str) -> bool {
-    let words: Vec<String> = command
-        .split_whitespace()
-        .map(|w| w.trim_matches('\'').to_string())
-        .collect();
+    let Some(words) = crate::gate::argv_of(command) else {
+        return false;
+    };
     match words.as_slice() {
         [program, adapter, a, ..] => {
-            program.rsplit('/').next() == Some("hookd") && adapter == "adapter" && a == agent
+            std::path::Path::new(program).file_name() == Some(std::ffi::OsStr::new("hookd"))
+                && adapter == "adapter"
+                && a == agent
         }
         _ => false,
     }
@@ -240,7 +212,7 @@ fn write(path: &Path, existed: bool, value: &Value) -> Result<Change, InstallErr
 
 /// Add hookd's adapter to the agent's settings at `path` for every event it handles.
 pub fn install(
-    spec: &AgentSpec,
+    spec: &dyn Adapter,
     path: &Path,
     hookd: &Path,
     opts: InstallOptions<'_>,
@@ -249,7 +221,7 @@ pub fn install(
     let existing = read(path)?;
     let existed = existing.is_some();
     let mut settings = existing.unwrap_or_else(|| json!({}));
-    let command = adapter_command_with(hookd, spec.name, opts.flags);
+    let command = adapter_command_with(hookd, spec.name(), opts.flags);
     let err = |message: &str| InstallError {
         path: path.to_path_buf(),
         message: message.into(),
@@ -262,14 +234,19 @@ pub fn install(
         .as_object_mut()
         .ok_or_else(|| err("`hooks` is not an object; fix it first, hookd changed nothing"))?;
     let mut changed = false;
-    for &(event, matcher) in spec.events {
-        let groups = hooks.entry(event).or_insert_with(|| json!([]));
+    for e in spec.events() {
+        let matcher = match e.install {
+            Register::No => continue,
+            Register::Yes => false,
+            Register::WithMatcher => true,
+        };
+        let groups = hooks.entry(e.name).or_insert_with(|| json!([]));
         let groups = groups.as_array_mut().ok_or_else(|| {
             err("a hook event is not a list; fix it first, hookd changed nothing")
         })?;
         if groups
             .iter()
-            .any(|g| entry_commands(g, spec.shape).contains(&command.as_str()))
+            .any(|g| entry_commands(g, spec.shape()).contains(&command.as_str()))
         {
             continue;
         }
@@ -279,7 +256,7 @@ pub fn install(
             continue;
         }
         let mut group = Map::new();
-        match spec.shape {
+        match spec.shape() {
             Shape::Nested => {
                 if matcher {
                     group.insert("matcher".into(), json!("*"));
@@ -304,10 +281,10 @@ pub fn install(
 }
 
 /// Point hookd's existing entries for the agent at `command`; true if there was one.
-fn update_ours(groups: &mut [Value], spec: &AgentSpec, command: &str) -> bool {
+fn update_ours(groups: &mut [Value], spec: &dyn Adapter, command: &str) -> bool {
     let mut found = false;
     for g in groups.iter_mut() {
-        let slots: Vec<&mut Value> = match spec.shape {
+        let slots: Vec<&mut Value> = match spec.shape() {
             Shape::Flat => g.get_mut("command").into_iter().collect(),
             Shape::Nested => g
                 .get_mut("hooks")
@@ -316,7 +293,7 @@ fn update_ours(groups: &mut [Value], spec: &AgentSpec, command: &str) -> bool {
                 .unwrap_or_default(),
         };
         for slot in slots {
-            if slot.as_str().is_some_and(|c| is_ours(c, spec.name)) {
+            if slot.as_str().is_some_and(|c| is_ours(c, spec.name())) {
                 *slot = json!(command);
                 found = true;
             }
@@ -328,7 +305,7 @@ fn update_ours(groups: &mut [Value], spec: &AgentSpec, command: &str) -> bool {
 /// Remove every hook entry that runs hookd's adapter for the agent, and the groups, event lists
 /// and `hooks` object that only held them. Everything else is left as it was.
 pub fn uninstall(
-    spec: &AgentSpec,
+    spec: &dyn Adapter,
     path: &Path,
     opts: InstallOptions<'_>,
 ) -> Result<Change, InstallError> {
@@ -346,12 +323,12 @@ pub fn uninstall(
             continue;
         };
         let mut removed_from = 0;
-        groups.retain_mut(|g| match spec.shape {
+        groups.retain_mut(|g| match spec.shape() {
             Shape::Flat => {
                 let ours = g
                     .get("command")
                     .and_then(Value::as_str)
-                    .is_some_and(|c| is_ours(c, spec.name));
+                    .is_some_and(|c| is_ours(c, spec.name()));
                 removed_from += usize::from(ours);
                 !ours
             }
@@ -363,7 +340,7 @@ pub fn uninstall(
                 hs.retain(|h| {
                     !h.get("command")
                         .and_then(Value::as_str)
-                        .is_some_and(|c| is_ours(c, spec.name))
+                        .is_some_and(|c| is_ours(c, spec.name()))
                 });
                 if hs.len() == n {
                     return true;

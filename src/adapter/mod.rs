@@ -1,14 +1,94 @@
 //! Agent adapters: an agent's native hook payload becomes a dispatch, and the Outcome becomes the
 //! reply that agent understands. One `.infer/` configuration, one allow-list, one event stream,
-//! whatever the agent.
+//! whatever the agent. Each agent is one [`Adapter`]: its events and their points, how to read
+//! its payloads, how to answer, and where its settings live.
 
 pub mod claude;
 pub mod crush;
 pub mod gemini;
 pub mod install;
+mod reply;
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
 
 use crate::catalog::HookPoint;
 use crate::dispatch::{Context, Outcome};
+
+pub use install::{Scope, Shape};
+
+/// One event an agent sends: the point it maps to, and whether `hookd install` registers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentEvent {
+    /// The agent's own name for it (`PreToolUse`).
+    pub name: &'static str,
+    /// The hook point, or `None` for an event hookd knows and deliberately does not act on.
+    pub point: Option<HookPoint>,
+    /// How install registers it.
+    pub install: Register,
+}
+
+/// Whether and how `hookd install` registers an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Register {
+    /// Not installed (unmapped, or too frequent to be worth a process per call).
+    No,
+    /// Installed.
+    Yes,
+    /// Installed with a tool matcher matching every tool (`"*"`).
+    WithMatcher,
+}
+
+/// One agent hookd speaks to.
+pub trait Adapter: Send + Sync {
+    /// The name on the command line (`claude-code`).
+    fn name(&self) -> &'static str;
+    /// The name people know it by (`Claude Code`).
+    fn title(&self) -> &'static str;
+    /// Every event hookd knows from this agent; one table drives translation, install and the
+    /// note for an unknown event.
+    fn events(&self) -> &'static [AgentEvent];
+    /// The payload field that names the event.
+    fn event_field(&self) -> &'static str {
+        "hook_event_name"
+    }
+    /// The event's name in a payload.
+    fn event_name<'a>(&self, payload: &'a Map<String, Value>) -> Option<&'a str> {
+        payload.get(self.event_field()).and_then(Value::as_str)
+    }
+    /// Read a payload.
+    fn translate(&self, payload: &Value) -> Result<Translation, String>;
+    /// The reply to `event` for `outcome`.
+    fn reply(&self, event: &str, outcome: &Outcome) -> AgentReply;
+    /// The reply when hookd itself failed (`event` is `None` for a payload it could not read):
+    /// let the agent go on, or with `fail_closed` deny in every form the agent understands.
+    fn failure_reply(&self, event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply;
+    /// How its settings file holds hooks.
+    fn shape(&self) -> Shape;
+    /// Where its settings file is for `scope`; `env` reads the environment (the agents' own
+    /// config-location variables are honoured).
+    fn settings_path(
+        &self,
+        scope: Scope,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<PathBuf, String>;
+    /// True when the agent shows the adapter's stderr to the model on a deny: then nothing but
+    /// the reason may go there (no configuration warnings, no operator hints).
+    fn stderr_is_reason(&self) -> bool {
+        false
+    }
+}
+
+/// Every adapter, in the order `hookd install --help` lists them.
+pub fn all() -> [&'static dyn Adapter; 3] {
+    [&claude::ClaudeCode, &crush::Crush, &gemini::Gemini]
+}
+
+/// The adapter called `name` on the command line.
+pub fn by_name(name: &str) -> Option<&'static dyn Adapter> {
+    all().into_iter().find(|a| a.name() == name)
+}
 
 /// A payload read: the agent's event, the point it maps to (if any), and the context.
 #[derive(Clone, Debug)]
@@ -28,8 +108,89 @@ pub struct AgentReply {
     pub stdout: String,
     /// The exit code.
     pub exit_code: i32,
-    /// Lines for stderr (for people; the agent does not read them).
+    /// Lines for stderr (for people; the agent does not read them, except where
+    /// [`Adapter::stderr_is_reason`]).
     pub notes: Vec<String>,
+}
+
+impl AgentReply {
+    /// A JSON reply on stdout, exit 0.
+    pub(crate) fn json(value: &impl serde::Serialize, notes: Vec<String>) -> Self {
+        AgentReply {
+            stdout: serde_json::to_string(value).unwrap_or_else(|_| "{}".into()),
+            exit_code: 0,
+            notes,
+        }
+    }
+}
+
+/// How one agent's payload differs from the others' when read.
+pub(crate) struct Reading<'a> {
+    /// The event name, already read.
+    pub event: &'a str,
+    /// The tool's result, if the payload has one.
+    pub result: Option<&'a Value>,
+    /// Whether the tool failed.
+    pub failed: bool,
+}
+
+/// The shared part of every translation: find the event's point, pass the whole payload to
+/// hooks (so hooks written for the agent keep working) with hookd's own `agent` and `tool`
+/// fields added. `None` for an event without a point.
+pub(crate) fn translate_common(
+    adapter: &dyn Adapter,
+    payload: &Map<String, Value>,
+    read: Reading<'_>,
+) -> Result<Translation, String> {
+    let point = adapter
+        .events()
+        .iter()
+        .find(|e| e.name == read.event)
+        .and_then(|e| e.point);
+    let Some(point) = point else {
+        return Ok(Translation {
+            event: read.event.to_string(),
+            point: None,
+            context: Context::new(),
+        });
+    };
+    let mut ctx = Context::from_json(&Value::Object(payload.clone()).to_string())
+        .map_err(|e| e.to_string())?;
+    ctx.set("agent", adapter.name());
+    if let Some(name) = payload.get("tool_name") {
+        let mut tool = Map::new();
+        tool.insert("name".into(), name.clone());
+        tool.insert(
+            "input".into(),
+            payload.get("tool_input").cloned().unwrap_or(Value::Null),
+        );
+        if let Some(r) = read.result {
+            tool.insert("result".into(), r.clone());
+        }
+        if point == HookPoint::PostTool {
+            tool.insert("failed".into(), Value::Bool(read.failed));
+        }
+        ctx.set("tool", Value::Object(tool));
+    }
+    Ok(Translation {
+        event: read.event.to_string(),
+        point: Some(point),
+        context: ctx,
+    })
+}
+
+/// The payload as an object, and its event name.
+pub(crate) fn object_and_event<'a>(
+    adapter: &dyn Adapter,
+    payload: &'a Value,
+) -> Result<(&'a Map<String, Value>, &'a str), String> {
+    let obj = payload
+        .as_object()
+        .ok_or("the payload is not a JSON object")?;
+    let event = adapter
+        .event_name(obj)
+        .ok_or_else(|| format!("the payload has no `{}`", adapter.event_field()))?;
+    Ok((obj, event))
 }
 
 /// Everything the model should additionally see: the reminders, the decision's context, and the
@@ -54,4 +215,17 @@ pub(crate) fn additional_context(
         ));
     }
     (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// `$HOME`, or an error naming it.
+pub(crate) fn home(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Result<PathBuf, String> {
+    env("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| "HOME is not set".to_string())
+}
+
+/// The current directory, or an error saying so.
+pub(crate) fn cwd() -> Result<PathBuf, String> {
+    std::env::current_dir().map_err(|e| format!("cannot determine the current directory: {e}"))
 }

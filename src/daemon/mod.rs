@@ -726,8 +726,7 @@ pub async fn serve(
             stopping,
         )));
     }
-    ready(listening);
-
+    // Handlers first: a SIGTERM sent as soon as the address is announced is a clean stop.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|source| DaemonError::Io {
             what: "cannot handle SIGTERM".into(),
@@ -739,6 +738,7 @@ pub async fn serve(
             source,
         },
     )?;
+    ready(listening);
     let reloader = Arc::new(reloader);
     // The configuration files, and the code a trusted project's hooks run: editing a hook's
     // script untrusts the project, and the reload says so at once.

@@ -1,5 +1,6 @@
 //! hookd's integration tests: one binary, one module per concern.
 
+mod adapter_contract;
 mod agents;
 mod claude;
 mod config_errors;
