@@ -12,12 +12,13 @@ use serde_json::Value;
 use crate::catalog::HookPoint;
 use crate::config::{HookSpec, OnError, OnResult};
 use crate::decision::{self, Contribution, Decision, Reply};
-use crate::dispatch::{Call, CommandOut, CommandStatus, Context, Provider};
+use crate::dispatch::{Call, CommandOut, CommandStatus, Provider};
 use crate::events::{self, Event};
 use crate::gate::protect::{Places, ProtectedPaths, FILE_TOOLS};
 use crate::gate::{Denied, Gate, Verdict};
 use crate::runner::{self, RunReport, RunSpec};
 use crate::state::SessionState;
+use crate::view::View;
 
 /// A hook with its matcher compiled.
 pub(crate) struct Hook {
@@ -36,21 +37,18 @@ impl Hook {
     }
 
     /// Whether this hook is due for this context (matcher, `on`, sub-agents).
-    fn selected(&self, ctx: &Context) -> bool {
-        let is_sub_agent = ctx
-            .get("is_sub_agent")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+    fn selected(&self, ctx: &View<'_>) -> bool {
+        let is_sub_agent = ctx.is_sub_agent.unwrap_or(false);
         if is_sub_agent && !self.spec.include_sub_agents {
             return false;
         }
         if let Some(m) = &self.matcher {
-            let name = ctx.tool("name").and_then(Value::as_str).unwrap_or_default();
+            let name = ctx.tool_name();
             if !m.is_match(name) {
                 return false;
             }
         }
-        let failed = ctx.tool("failed").and_then(Value::as_bool).unwrap_or(false);
+        let failed = ctx.tool_failed();
         match self.spec.on {
             OnResult::Any => true,
             OnResult::Success => !failed,
@@ -118,15 +116,10 @@ impl Provider for CommandProvider {
         let caps = point.capabilities();
         let hooks: Vec<&Hook> = self.by_point[point.index()]
             .iter()
-            .filter(|h| h.selected(call.context))
+            .filter(|h| h.selected(call.view))
             .collect();
         let stop_hook_active = point == HookPoint::PostSession
-            && (call
-                .context
-                .get("stop_hook_active")
-                .and_then(Value::as_bool)
-                .unwrap_or(false)
-                || call.facts.continues > 0);
+            && (call.view.stop_hook_active.unwrap_or(false) || call.facts.continues > 0);
         let mut ctx = call.context.clone();
         ctx.set("hook", point.name())
             .set("turn", call.outcome.turn)
@@ -195,12 +188,7 @@ impl Provider for CommandProvider {
             decision::Inputs {
                 point,
                 project_dir: &self.project_dir,
-                original_prompt: call
-                    .context
-                    .str_field("prompt")
-                    .ok()
-                    .flatten()
-                    .map(String::from),
+                original_prompt: call.view.prompt.map(String::from),
                 original_input: call.context.tool("input").cloned(),
                 stop_hook_active,
             },
@@ -245,13 +233,12 @@ impl CommandProvider {
             .shell_gate
             .as_ref()
             .filter(|_| call.point == HookPoint::PreTool)?;
-        let tool = call.context.tool("name").and_then(Value::as_str)?;
+        let tool = call.view.tool.as_ref().and_then(|t| t.name)?;
         let input = call.context.tool("input");
         // Paths in the call are relative to the agent's working directory.
         let cwd = call
-            .context
-            .get("cwd")
-            .and_then(Value::as_str)
+            .view
+            .cwd
             .filter(|c| c.starts_with('/'))
             .map(PathBuf::from)
             .unwrap_or_else(|| self.project_dir.clone());

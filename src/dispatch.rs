@@ -21,9 +21,18 @@ use crate::state::{observe, MemoryStore, SessionFacts, SessionState, StateStore,
 
 /// The dispatch context: what the agent knows at this point, as a JSON object. All fields are
 /// optional; `hook`, `turn` and `session_id` are filled in before hooks see it.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Context {
-    fields: Map<String, Value>,
+    /// Always a JSON object.
+    fields: Value,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context {
+            fields: Value::Object(Map::new()),
+        }
+    }
 }
 
 /// The context could not be used.
@@ -46,7 +55,7 @@ impl Context {
             return Ok(Self::new());
         }
         match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(fields)) => Ok(Context { fields }),
+            Ok(fields @ Value::Object(_)) => Ok(Context { fields }),
             Ok(other) => Err(DispatchError::Context(format!(
                 "expected a JSON object, found {}",
                 kind(&other)
@@ -57,13 +66,15 @@ impl Context {
 
     /// Set a field (flags such as `--turn` override what the agent sent).
     pub fn set(&mut self, key: &str, value: impl Into<Value>) -> &mut Self {
-        self.fields.insert(key.to_string(), value.into());
+        if let Value::Object(m) = &mut self.fields {
+            m.insert(key.to_string(), value.into());
+        }
         self
     }
 
     /// The context as a JSON value.
     pub fn to_value(&self) -> Value {
-        Value::Object(self.fields.clone())
+        self.fields.clone()
     }
 
     /// A field.
@@ -71,26 +82,9 @@ impl Context {
         self.fields.get(key)
     }
 
-    pub(crate) fn u64_field(&self, key: &str) -> Result<Option<u64>, DispatchError> {
-        match self.fields.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64()),
-            Some(other) => Err(DispatchError::Context(format!(
-                "`{key}` must be a whole number ≥ 0, found {}",
-                kind(other)
-            ))),
-        }
-    }
-
-    pub(crate) fn str_field(&self, key: &str) -> Result<Option<&str>, DispatchError> {
-        match self.fields.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(DispatchError::Context(format!(
-                "`{key}` must be a string, found {}",
-                kind(other)
-            ))),
-        }
+    /// The fields hookd reads, typed and checked (see `view`).
+    pub(crate) fn view(&self) -> Result<crate::view::View<'_>, DispatchError> {
+        crate::view::View::of(&self.fields)
     }
 
     /// `tool.<key>` (for example `tool.name`, `tool.failed`).
@@ -104,16 +98,7 @@ impl Context {
     }
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
+use crate::view::kind_of as kind;
 
 /// A reminder to inject.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -259,6 +244,8 @@ impl TryFrom<OutcomeWire> for Outcome {
 pub(crate) struct Call<'a> {
     pub point: HookPoint,
     pub context: &'a Context,
+    /// The fields hookd reads from `context`, typed.
+    pub view: &'a crate::view::View<'a>,
     pub session_id: &'a str,
     pub mode: Mode,
     pub facts: SessionFacts,
@@ -464,15 +451,16 @@ impl Engine {
     /// Resolve and perform what is due at `point`. Hook failures are outcomes, not errors;
     /// only an unusable context is an error.
     pub fn dispatch(&self, point: HookPoint, context: &Context) -> Result<Outcome, DispatchError> {
-        let session_id = context.str_field("session_id")?.unwrap_or_default();
-        let mode = match context.str_field("mode")? {
+        let view = context.view()?;
+        let session_id = view.session_id.unwrap_or_default();
+        let mode = match view.mode {
             Some(m) => m
                 .parse::<Mode>()
                 .map_err(|e| DispatchError::Context(e.to_string()))?,
             None => self.mode,
         };
-        let turn = context.u64_field("turn")?;
-        let session_turn = context.u64_field("session_turn")?;
+        let turn = view.turn;
+        let session_turn = view.session_turn;
         let outcome = Outcome {
             hook: point,
             session_id: session_id.to_string(),
@@ -498,6 +486,7 @@ impl Engine {
         let mut call = Call {
             point,
             context,
+            view: &view,
             session_id,
             mode,
             facts: SessionFacts::default(),
@@ -513,7 +502,7 @@ impl Engine {
         if needs_state {
             let tracking = self.tracking;
             let mut locked = |state: &mut SessionState| {
-                call.facts = observe(point, context, mode, tracking, state);
+                call.facts = observe(point, context, &view, mode, tracking, state);
                 call.outcome.turn = turn.unwrap_or(state.turns);
                 call.outcome.session_turn = session_turn.or(turn).unwrap_or(state.turns);
                 for p in &wanted {

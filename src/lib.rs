@@ -38,6 +38,7 @@ mod reminder;
 pub mod runner;
 pub mod state;
 mod suggest;
+mod view;
 
 pub use catalog::HookPoint;
 pub use config::{load, Config, ConfigError, Diagnostic, LoadOptions, Mode};

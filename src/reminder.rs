@@ -1,10 +1,10 @@
 //! Which reminders are due: triggers evaluated against the context and the session's state.
 
-use serde_json::Value;
+use crate::view::{Todo, View};
 
 use crate::catalog::HookPoint;
 use crate::config::{Mode, ReminderSpec, RemindersConfig, Trigger, When};
-use crate::dispatch::{Call, Context, Provider, ReminderOut};
+use crate::dispatch::{Call, Provider, ReminderOut};
 use crate::events::{Event, SystemReminder};
 use crate::state::{SessionFacts, SessionState, Tracking};
 
@@ -43,7 +43,7 @@ impl ReminderProvider {
 
 /// What the trigger decision needs beyond the spec.
 struct Facts<'a> {
-    ctx: &'a Context,
+    ctx: &'a View<'a>,
     mode: Mode,
     turn: u64,
     session_turn: u64,
@@ -61,7 +61,7 @@ impl Provider for ReminderProvider {
 
     fn decide(&self, call: &mut Call<'_>, state: &mut SessionState) {
         let facts = Facts {
-            ctx: call.context,
+            ctx: call.view,
             mode: call.mode,
             turn: call.outcome.turn,
             session_turn: call.outcome.session_turn,
@@ -110,10 +110,10 @@ impl Provider for ReminderProvider {
     }
 }
 
-fn when_holds(spec: &ReminderSpec, ctx: &Context) -> bool {
+fn when_holds(spec: &ReminderSpec, ctx: &View<'_>) -> bool {
     match spec.when {
         None => true,
-        Some(When::TodosEmpty) => ctx.u64_field("todo_count").ok().flatten().unwrap_or(0) == 0,
+        Some(When::TodosEmpty) => ctx.todo_count.unwrap_or(0) == 0,
     }
 }
 
@@ -125,29 +125,20 @@ fn fires(spec: &ReminderSpec, f: &Facts<'_>, state: &SessionState) -> bool {
         Trigger::Once => !fired,
         Trigger::OnceAfter => !fired && f.session_turn >= spec.threshold,
         Trigger::TurnsBeforeMax => {
-            let max = f.ctx.u64_field("max_turns").ok().flatten().unwrap_or(0);
+            let max = f.ctx.max_turns.unwrap_or(0);
             !fired && max > 0 && max.saturating_sub(f.turn) <= spec.threshold
         }
-        Trigger::OnFailure => f
-            .ctx
-            .tool("failed")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        Trigger::OnFailure => f.ctx.tool_failed(),
         Trigger::OnRepeatedFailure => f.session.failures >= spec.threshold,
         Trigger::OnModeChange => f.session.mode_changed,
-        Trigger::OnTruncation => f.ctx.str_field("finish_reason").ok().flatten() == Some("length"),
+        Trigger::OnTruncation => f.ctx.finish_reason == Some("length"),
         Trigger::OnStalledTodos => {
             let open = f
                 .ctx
-                .get("incomplete_todos")
-                .and_then(Value::as_array)
+                .incomplete_todos
+                .as_ref()
                 .is_some_and(|a| !a.is_empty());
-            let strikes = f
-                .ctx
-                .u64_field("stalled_strikes")
-                .ok()
-                .flatten()
-                .unwrap_or(0);
+            let strikes = f.ctx.stalled_strikes.unwrap_or(0);
             open && strikes < spec.threshold
         }
     }
@@ -159,11 +150,7 @@ fn fill(spec: &ReminderSpec, f: &Facts<'_>) -> String {
     if !text.contains('{') {
         return text.clone();
     }
-    let tool = f
-        .ctx
-        .tool("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let tool = f.ctx.tool_name();
     let guidance = spec
         .guidance
         .get(f.mode.name())
@@ -171,28 +158,18 @@ fn fill(spec: &ReminderSpec, f: &Facts<'_>) -> String {
         .unwrap_or_else(|| format!("You are now in {} mode.", f.mode.name()));
     let todos = f
         .ctx
-        .get("incomplete_todos")
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .map(|t| match t {
-                    Value::String(s) => format!("- {s}\n"),
-                    other => format!(
-                        "- [{}] {}\n",
-                        other
-                            .get("status")
-                            .and_then(Value::as_str)
-                            .unwrap_or("pending"),
-                        other
-                            .get("content")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                    ),
-                })
-                .collect::<String>()
+        .incomplete_todos
+        .iter()
+        .flatten()
+        .map(|t| match t {
+            Todo::Text(s) => format!("- {s}\n"),
+            Todo::Item { status, content } => format!(
+                "- [{}] {}\n",
+                status.unwrap_or("pending"),
+                content.unwrap_or_default()
+            ),
         })
-        .unwrap_or_default();
+        .collect::<String>();
     text.replace("{tool_name}", tool)
         .replace("{count}", &f.session.failures.to_string())
         .replace("{prev_mode}", f.session.prev_mode.as_deref().unwrap_or(""))

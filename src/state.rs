@@ -55,6 +55,7 @@ pub(crate) struct SessionFacts {
 pub(crate) fn observe(
     point: crate::HookPoint,
     ctx: &crate::Context,
+    view: &crate::view::View<'_>,
     mode: crate::Mode,
     tracking: Tracking,
     state: &mut SessionState,
@@ -67,10 +68,10 @@ pub(crate) fn observe(
         facts.mode_changed = facts.prev_mode.as_deref().is_some_and(|p| p != mode.name());
     }
     if point == crate::HookPoint::PostTool && tracking.failures {
-        if ctx.tool("failed").and_then(Value::as_bool).unwrap_or(false) {
+        if view.tool_failed() {
             let key = format!(
                 "{}\u{0}{}",
-                ctx.tool("name").and_then(Value::as_str).unwrap_or_default(),
+                view.tool_name(),
                 ctx.tool("input").map(Value::to_string).unwrap_or_default()
             );
             let same = state.failure_key.as_deref() == Some(key.as_str());

@@ -342,6 +342,28 @@ fn bad_context_and_unknown_point_exit_2() {
         stderr(&out),
         "error: invalid dispatch context: `turn` must be a whole number ≥ 0, found a string\n"
     );
+    // One rule for every field hookd reads (a bad `todo_count` used to count as 0).
+    for (ctx, message) in [
+        (
+            r#"{"todo_count": "none"}"#,
+            "`todo_count` must be a whole number ≥ 0, found a string",
+        ),
+        (
+            r#"{"tool": {"name": 7}}"#,
+            "`tool.name` must be a string, found a number",
+        ),
+        (
+            r#"{"is_sub_agent": "yes"}"#,
+            "`is_sub_agent` must be true or false, found a string",
+        ),
+    ] {
+        let out = p.run_with_stdin(&["dispatch", "pre_tool"], ctx);
+        assert_eq!(out.status.code(), Some(2), "{ctx}");
+        assert_eq!(
+            stderr(&out),
+            format!("error: invalid dispatch context: {message}\n")
+        );
+    }
     let out = p.run(&["dispatch", "post_sesion"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
