@@ -719,7 +719,7 @@ fn dispatch(
         Ok(e) => e,
         Err(e) => return e,
     };
-    let (result, caught) = interruptible(|| engine.dispatch(point, &context));
+    let (result, caught) = interruptible(engine.canceller(), || engine.dispatch(point, &context));
     match result {
         Ok(outcome) => {
             out(&format!(
@@ -770,15 +770,16 @@ fn engine(config: Config, events: Option<PathBuf>) -> Result<Engine, Exit> {
 
 /// Run `f`; SIGINT/SIGTERM meanwhile kill the running hooks' groups (their events are still
 /// written) and are returned so the caller exits 128 + the signal.
-fn interruptible<T>(f: impl FnOnce() -> T) -> (T, Option<i32>) {
+fn interruptible<T>(cancel: &crate::runner::Cancel, f: impl FnOnce() -> T) -> (T, Option<i32>) {
     let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
         return (f(), None);
     };
     let handle = signals.handle();
+    let cancel = cancel.clone();
     let watcher = std::thread::spawn(move || {
         let sig = signals.forever().next();
         if sig.is_some() {
-            crate::runner::interrupt_all();
+            cancel.cancel();
         }
         sig
     });
@@ -987,7 +988,8 @@ fn adapter(
             ))
         }
     };
-    let (result, _caught) = interruptible(|| engine.dispatch(point, &t.context));
+    let (result, _caught) =
+        interruptible(engine.canceller(), || engine.dispatch(point, &t.context));
     match result {
         Ok(outcome) => emit(agent.reply(&t.event, &outcome)),
         Err(e) => emit(agent.failure_reply(Some(&t.event), &e.to_string(), fail_closed)),
@@ -1275,9 +1277,12 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         .as_ref()
         .map_or(0, |p| crate::events::last_seq_in_log(p, LOG_KEEP));
     let stream = crate::events::Stream::new(sink, last);
+    // One token stops every engine's runs at shutdown, across reloads.
+    let cancel = crate::runner::Cancel::new();
     let engine_for = move |config: Config| {
         Engine::builder(config)
             .stream(stream.clone())
+            .cancel(cancel.clone())
             .state_store(store.clone())
             .build()
     };

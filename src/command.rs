@@ -75,6 +75,10 @@ pub(crate) struct CommandProvider {
     pub places: Places,
     /// Those files as rules, built from `places` on first use.
     pub protected: OnceLock<ProtectedPaths>,
+    /// What runs an admitted command (processes, unless a test put its own in).
+    pub runner: Arc<dyn runner::Runner>,
+    /// Stops this engine's runs (SIGINT to `hookd dispatch`, a daemon's shutdown).
+    pub cancel: runner::Cancel,
 }
 
 /// Where a hook runs: what its process needs to know (shared by parallel runs).
@@ -144,7 +148,7 @@ impl Provider for CommandProvider {
         let gate_denied = gate_hint.is_some();
         let mut i = if gate_denied { hooks.len() } else { 0 }; // a denied command needs no hook
         'batches: while i < hooks.len() {
-            if runner::interrupted() {
+            if self.cancel.is_cancelled() {
                 break; // hookd is being stopped: start nothing new
             }
             // Consecutive parallel hooks run together; others one at a time.
@@ -364,7 +368,7 @@ impl CommandProvider {
                     grace: self.grace,
                     max_output: hook.spec.max_output.unwrap_or(self.max_output),
                 };
-                let report = runner::run(&spec);
+                let report = self.runner.run(&spec, &self.cancel);
                 Ran::Ran {
                     argv: a.argv,
                     allowed_by: format!("{} ({})", a.entry.pattern, a.entry.origin),

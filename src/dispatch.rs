@@ -289,6 +289,8 @@ pub struct EngineBuilder {
     grace: Option<Duration>,
     max_output: Option<usize>,
     stream: Option<Arc<Stream>>,
+    runner: Arc<dyn crate::runner::Runner>,
+    cancel: crate::runner::Cancel,
 }
 
 impl EngineBuilder {
@@ -303,6 +305,20 @@ impl EngineBuilder {
     /// never goes out of order between them.
     pub fn stream(mut self, stream: Arc<Stream>) -> Self {
         self.stream = Some(stream);
+        self
+    }
+
+    /// Run admitted commands with `runner` (default: as processes). A test's own runner lets
+    /// the engine's decisions be checked without starting anything.
+    pub fn runner(mut self, runner: Arc<dyn crate::runner::Runner>) -> Self {
+        self.runner = runner;
+        self
+    }
+
+    /// Stop this engine's runs with `cancel` (default: a token of its own, see
+    /// [`Engine::canceller`]). Engines that replace each other share one.
+    pub fn cancel(mut self, cancel: crate::runner::Cancel) -> Self {
+        self.cancel = cancel;
         self
     }
 
@@ -372,11 +388,14 @@ impl EngineBuilder {
                     Default::default()
                 },
                 protected: Default::default(),
+                runner: self.runner,
+                cancel: self.cancel.clone(),
             }),
         ];
         Engine {
             providers,
             stream: self.stream.unwrap_or_else(|| Stream::new(self.sink, 0)),
+            cancel: self.cancel,
             store: self.store,
             tracking,
             mode: self.mode,
@@ -411,6 +430,8 @@ pub struct Engine {
     providers: Vec<Box<dyn Provider>>,
     /// Numbers, times and delivers every event: one per `hookd dispatch` process or daemon.
     stream: Arc<Stream>,
+    /// Stops its runs.
+    cancel: crate::runner::Cancel,
     store: Arc<dyn StateStore>,
     tracking: Tracking,
     mode: Mode,
@@ -429,6 +450,8 @@ impl Engine {
             grace: None,
             max_output: None,
             stream: None,
+            runner: Arc::new(crate::runner::Processes),
+            cancel: crate::runner::Cancel::new(),
         }
     }
 
@@ -440,6 +463,12 @@ impl Engine {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The token that stops this engine's runs: `canceller().cancel()` kills every command it
+    /// is running and starts no new one (SIGINT to `hookd dispatch`, a daemon's shutdown).
+    pub fn canceller(&self) -> &crate::runner::Cancel {
+        &self.cancel
     }
 
     /// Stamp `event` with the next sequence number and the time, and send it to the sink: every

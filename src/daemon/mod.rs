@@ -787,7 +787,8 @@ pub async fn serve(
     let _ = stopping_tx.send(true);
     let all = futures_util::future::join_all(tasks);
     if tokio::time::timeout(opts.grace, all).await.is_err() {
-        crate::runner::interrupt_all();
+        // Engines replaced by reloads share the token: this stops every run still going.
+        current(&state.engine).canceller().cancel();
     }
     if let Some(path) = socket {
         let _ = std::fs::remove_file(path);

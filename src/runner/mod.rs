@@ -11,7 +11,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -87,44 +87,93 @@ impl RunReport {
     }
 }
 
-/// Process groups of commands running now, so an interruption can kill them all.
+/// Process groups of commands running now in this process, so `reap_orphans` leaves them to
+/// their runners. (Children are process-wide; stopping them is not: see [`Cancel`].)
 static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-/// Set once by `interrupt_all`: nothing new starts afterwards.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Kill every running command's process group and refuse to start new ones; each interrupted
-/// run still returns its report (with `error: "interrupted"`). `hookd dispatch` calls this on
-/// SIGINT and SIGTERM.
-pub fn interrupt_all() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-    let running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
-    for pgid in running.iter() {
-        let _ = killpg(Pid::from_raw(*pgid), Signal::SIGKILL);
+/// Stops the runs made with it: `cancel` kills their process groups at once, and a run started
+/// afterwards does not start (each reports `error: "interrupted"`). One per engine (a
+/// `hookd dispatch` process, a daemon across reloads), never process-wide: cancelling one
+/// engine's runs leaves another's alone. Clones share the token.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<CancelState>);
+
+#[derive(Debug, Default)]
+struct CancelState {
+    cancelled: AtomicBool,
+    groups: Mutex<Vec<i32>>,
+}
+
+impl Cancel {
+    /// A token not yet cancelled.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Kill every running group of this token and refuse to start new runs.
+    pub fn cancel(&self) {
+        self.0.cancelled.store(true, Ordering::SeqCst);
+        let groups = self.0.groups.lock().unwrap_or_else(|p| p.into_inner());
+        for pgid in groups.iter() {
+            let _ = killpg(Pid::from_raw(*pgid), Signal::SIGKILL);
+        }
+    }
+
+    /// True once `cancel` was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.cancelled.load(Ordering::SeqCst)
+    }
+
+    fn register(&self, pgid: i32) {
+        let mut groups = self.0.groups.lock().unwrap_or_else(|p| p.into_inner());
+        groups.push(pgid);
+        // A cancellation that came between spawn and registration still reaches this group.
+        if self.is_cancelled() {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+    }
+
+    fn unregister(&self, pgid: i32) {
+        let mut groups = self.0.groups.lock().unwrap_or_else(|p| p.into_inner());
+        groups.retain(|p| *p != pgid);
     }
 }
 
-/// True once `interrupt_all` was called.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+/// What runs a hook's command: processes by default; a test or an embedder may put its own in
+/// (`EngineBuilder::runner`), so the engine's decisions can be tested without processes.
+pub trait Runner: Send + Sync {
+    /// Run `spec` to completion within its bounds; `cancel` may stop it.
+    fn run(&self, spec: &RunSpec, cancel: &Cancel) -> RunReport;
 }
 
-/// Registers a running group for `interrupt_all` (and keeps the orphan reaper off it) for as
-/// long as it lives.
-struct Registered(i32);
+/// Runs commands as processes ([`run_with`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Processes;
+
+impl Runner for Processes {
+    fn run(&self, spec: &RunSpec, cancel: &Cancel) -> RunReport {
+        run_with(spec, cancel)
+    }
+}
+
+/// Registers a running group (for the orphan reaper and its cancel token) for as long as it
+/// lives.
+struct Registered(i32, Cancel);
 
 impl Registered {
     /// Spawn `cmd` and register its group in one step under the lock, so that `reap_orphans`
     /// never sees an unregistered leader of ours and reaps it in its runner's place.
-    fn spawn(cmd: &mut Command) -> std::io::Result<(std::process::Child, Registered)> {
+    fn spawn(
+        cmd: &mut Command,
+        cancel: &Cancel,
+    ) -> std::io::Result<(std::process::Child, Registered)> {
         let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
         let child = cmd.spawn()?;
         let pgid = child.id() as i32;
         running.push(pgid);
-        // An interruption that came before registration still reaches this group.
-        if interrupted() {
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-        }
-        Ok((child, Registered(pgid)))
+        drop(running);
+        cancel.register(pgid);
+        Ok((child, Registered(pgid, cancel.clone())))
     }
 }
 
@@ -162,6 +211,7 @@ pub fn reap_orphans() -> usize {
 
 impl Drop for Registered {
     fn drop(&mut self) {
+        self.1.unregister(self.0);
         let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
         running.retain(|p| *p != self.0);
     }
@@ -236,14 +286,20 @@ fn reap_group(pgid: Pid) {
     }
 }
 
-/// Run `spec` to completion within its bounds. Never returns while a process of the group lives
-/// (a descendant that left the group with `setsid` is outside hookd's reach; see docs).
+/// Run `spec` to completion within its bounds, not cancellable. See [`run_with`].
 pub fn run(spec: &RunSpec) -> RunReport {
+    run_with(spec, &Cancel::default())
+}
+
+/// Run `spec` to completion within its bounds, stopped early by `cancel`. Never returns while a
+/// process of the group lives (a descendant that left the group with `setsid` is outside
+/// hookd's reach; see docs).
+pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     let started = Instant::now();
     let Some(program) = spec.argv.first() else {
         return RunReport::failed_to_start("empty command".into(), started);
     };
-    if interrupted() {
+    if cancel.is_cancelled() {
         return RunReport::failed_to_start("interrupted".into(), started);
     }
     if !spec.cwd.is_dir() {
@@ -279,7 +335,7 @@ pub fn run(spec: &RunSpec) -> RunReport {
             Ok(())
         });
     }
-    let (mut child, _registered) = match Registered::spawn(&mut cmd) {
+    let (mut child, _registered) = match Registered::spawn(&mut cmd, cancel) {
         Ok(c) => c,
         Err(e) => {
             let why = match e.kind() {
@@ -350,7 +406,7 @@ pub fn run(spec: &RunSpec) -> RunReport {
         }
         Err(e) => report.error = Some(format!("could not collect the exit status: {e}")),
     }
-    let note = if interrupted() && (report.signal.is_some() || report.timed_out) {
+    let note = if cancel.is_cancelled() && (report.signal.is_some() || report.timed_out) {
         Some("interrupted".to_string())
     } else if report.timed_out {
         report.exit_code = None;

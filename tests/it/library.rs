@@ -162,3 +162,71 @@ fn concurrent_dispatches_deliver_events_numbered_in_order_without_gaps() {
         .collect();
     assert_eq!(logged, delivered, "the log has the same order");
 }
+
+/// A runner that starts nothing: every command "exits 2 with `scripted deny`".
+struct Scripted(std::sync::Mutex<Vec<Vec<String>>>);
+
+impl hookd::runner::Runner for Scripted {
+    fn run(
+        &self,
+        spec: &hookd::runner::RunSpec,
+        _: &hookd::runner::Cancel,
+    ) -> hookd::runner::RunReport {
+        self.0.lock().unwrap().push(spec.argv.clone());
+        hookd::runner::RunReport {
+            exit_code: Some(2),
+            stderr: hookd::runner::Captured {
+                text: "scripted deny".into(),
+                dropped: 0,
+            },
+            ..Default::default()
+        }
+    }
+}
+
+fn guarded(dir: &std::path::Path) -> Config {
+    Config::from_yaml(
+        dir,
+        Some(("config.yaml", "tools: {bash: {mode: {all: {allow: ['^\\./guard\\.sh( .*)?$', '^true$']}}}}")),
+        Some((
+            "hooks.yaml",
+            "enabled: true\nhooks:\n  - {name: guard, hook: pre_tool, command: './guard.sh --strict'}\n  - {name: t, hook: post_session, command: 'true'}",
+        )),
+        None,
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_engines_decisions_can_be_tested_with_a_runner_that_starts_no_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = Arc::new(Scripted(Default::default()));
+    let engine = Engine::builder(guarded(dir.path()))
+        .runner(runner.clone())
+        .build();
+    let mut ctx = Context::new();
+    ctx.set(
+        "tool",
+        serde_json::json!({"name": "Bash", "input": {"command": "ls"}}),
+    );
+    let outcome = engine.dispatch(HookPoint::PreTool, &ctx).unwrap();
+    let decision = serde_json::to_value(&outcome.decision).unwrap();
+    assert_eq!(decision["deny"], true, "{decision}");
+    assert_eq!(decision["reason"], "scripted deny");
+    // It was handed exactly the argv the gate admitted; ./guard.sh does not even exist.
+    assert_eq!(*runner.0.lock().unwrap(), [vec!["./guard.sh", "--strict"]]);
+}
+
+#[test]
+fn cancelling_one_engine_leaves_another_engines_runs_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Engine::builder(guarded(dir.path())).build();
+    let b = Engine::builder(guarded(dir.path())).build();
+    a.canceller().cancel();
+    let ran = |e: &Engine| e.dispatch(HookPoint::PostSession, &Context::new()).unwrap();
+    let (oa, ob) = (ran(&a), ran(&b));
+    // The cancelled engine starts nothing; the other runs as usual (a process-wide latch used
+    // to stop every later hook in the process).
+    assert!(oa.commands.is_empty(), "{:?}", oa.commands);
+    assert_eq!(ob.commands[0].status, hookd::CommandStatus::Ok);
+}
