@@ -206,6 +206,7 @@ pub struct StopDecision {
 /// cannot take has no field to live in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum Decision {
     /// `pre_session`.
     Prompt(PromptDecision),

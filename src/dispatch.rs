@@ -37,6 +37,7 @@ impl Default for Context {
 
 /// The context could not be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DispatchError {
     /// The context is not a JSON object, or a field has the wrong type.
     #[error("invalid dispatch context: {0}")]
@@ -142,6 +143,7 @@ impl<'de> Deserialize<'de> for ReminderOut {
 /// How one command hook went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CommandStatus {
     /// Exit code 0.
     Ok,

@@ -168,6 +168,7 @@ pub struct SystemReminder {
 /// Every event hookd emits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     /// See [`HookCommand`].
     HookCommand(HookCommand),

@@ -88,6 +88,7 @@ pub(crate) fn observe(
 
 /// Why state could not be read or written. Dispatch logs it and goes on without state.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StateError {
     /// Filesystem trouble.
     #[error("session state at {path}: {source}")]

@@ -20,6 +20,7 @@ pub struct InstallError {
 
 /// What `install` or `uninstall` did.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Change {
     /// Nothing to do: the settings already were as asked.
     Unchanged,

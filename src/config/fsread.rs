@@ -9,6 +9,7 @@ use std::path::Path;
 
 /// Why a file could not be read as configuration.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadError {
     /// Absent (or a dangling link).
     #[error("not found")]

@@ -18,6 +18,7 @@ pub const DEFAULT_FAILURE_THRESHOLD: u64 = 3;
 /// When a reminder fires, among the firings of its hook point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Trigger {
     /// Every time the point fires.
     Always,

@@ -501,6 +501,7 @@ fn key(project: &Path) -> String {
 /// Whether the project's configuration may act.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ProjectTrust {
     /// No project configuration was read (there is none, or `--config-dir` was used).
     NotApplicable,

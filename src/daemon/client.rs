@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 /// Why a request to the daemon got no answer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClientError {
     /// Nothing listens there (no file, or a stale socket).
     #[error("no daemon listens at {0}")]

@@ -41,6 +41,7 @@ pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024 + 64 * 1024;
 
 /// Why the daemon could not start or stopped abnormally.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DaemonError {
     /// Another daemon answers on the socket.
     #[error("a hookd daemon is already listening on {0}; stop it first, or pass another --socket")]

@@ -18,6 +18,7 @@ pub use parse::{forbidden_char, MAX_COMMAND_BYTES};
 /// Why a command was denied. Serialized as the `reason` of `hook_command_skipped` events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DenyReason {
     /// A plain command that no allow entry admits.
     #[serde(rename = "not_allowlisted")]
@@ -142,6 +143,7 @@ pub struct Denied {
 
 /// The gate's answer for one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Verdict {
     /// Run `argv`.
     Allowed(Allowed),
