@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::reply::{HookReply, Specific};
 use super::{
@@ -218,25 +218,30 @@ fn reply(event: &str, outcome: &Outcome) -> AgentReply {
 /// closed, in which case a tool call is denied and a prompt blocked.
 fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
     let reason = format!("hookd failed: {error}");
+    let block = HookReply {
+        decision: Some("block"),
+        reason: Some(reason.clone()),
+        ..Default::default()
+    };
     let out = match (fail_closed, event) {
-        (true, Some("PreToolUse")) => {
-            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
-        }
-        (true, Some("UserPromptSubmit")) => json!({"decision": "block", "reason": reason}),
+        (true, Some("PreToolUse")) => HookReply {
+            hook_specific_output: Some(Specific {
+                permission_decision: Some("deny"),
+                permission_decision_reason: Some(reason),
+                ..Specific::new("PreToolUse")
+            }),
+            ..Default::default()
+        },
+        (true, Some("UserPromptSubmit")) => block,
         // A payload hookd could not read has no event name to shape a reply for. Exit 2 is the
         // one answer Claude Code reads as "block" at every event (stdout is ignored then).
         (true, None) => {
             return AgentReply {
-                stdout: json!({"decision": "block", "reason": reason}).to_string(),
                 exit_code: 2,
-                notes: vec![reason],
+                ..AgentReply::json(&block, vec![reason])
             }
         }
-        _ => json!({}),
+        _ => HookReply::default(),
     };
-    AgentReply {
-        stdout: out.to_string(),
-        exit_code: 0,
-        notes: vec![format!("hookd: {error}")],
-    }
+    AgentReply::json(&out, vec![format!("hookd: {error}")])
 }

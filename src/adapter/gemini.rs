@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::claude::event;
 use super::reply::{HookReply, Specific};
@@ -216,22 +216,22 @@ fn reply(event: &str, outcome: &Outcome) -> AgentReply {
 /// When hookd itself failed: let Gemini CLI go on, or with `--fail-closed` deny.
 fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
     let reason = format!("hookd failed: {error}");
+    let deny = HookReply {
+        decision: Some("deny"),
+        reason: Some(reason.clone()),
+        ..Default::default()
+    };
     let out = match (fail_closed, event) {
-        (true, Some("BeforeTool" | "BeforeAgent")) => json!({"decision": "deny", "reason": reason}),
+        (true, Some("BeforeTool" | "BeforeAgent")) => deny,
         // No event name to shape a reply for: deny on stdout and exit 2, which Gemini CLI reads
         // as a blocking error at every event, with stderr as the reason.
         (true, None) => {
             return AgentReply {
-                stdout: json!({"decision": "deny", "reason": reason}).to_string(),
                 exit_code: 2,
-                notes: vec![reason],
+                ..AgentReply::json(&deny, vec![reason])
             }
         }
-        _ => json!({}),
+        _ => HookReply::default(),
     };
-    AgentReply {
-        stdout: out.to_string(),
-        exit_code: 0,
-        notes: vec![format!("hookd: {error}")],
-    }
+    AgentReply::json(&out, vec![format!("hookd: {error}")])
 }
