@@ -706,6 +706,7 @@ fn dispatch(
             &context,
             events.is_some(),
             use_daemon == Daemon::Required,
+            client_inputs(&cfg).as_deref(),
         ) {
             return exit;
         }
@@ -889,22 +890,33 @@ fn adapter(
     fail_closed: bool,
     use_daemon: bool,
 ) -> Exit {
-    // A safety switch: a value hookd cannot read turns it on, never silently off.
-    let fail_closed = fail_closed || env_switch("HOOKD_FAIL_CLOSED", true);
-    // `fail_closed: true` in the user's hooks.yaml: read only when something failed, so the
-    // daemon path costs no configuration load. If the configuration cannot be loaded either,
-    // the flag and the variable decide.
-    let cfg_for_failure = cfg.clone();
-    let fail_closed_now = move || {
-        fail_closed
-            || load_files(cfg_for_failure.clone())
-                .map(|c| c.hooks.fail_closed)
-                .unwrap_or(false)
-    };
-    let agent = agent.adapter();
     // hookd's own diagnostics for this call (configuration warnings, daemon trouble). An agent
     // that shows stderr to the model as a deny's reason gets only the reason then.
     let diagnostics = std::cell::RefCell::new(Vec::<String>::new());
+    // First, before anything reads the environment: what the repository set for its agent
+    // (.env, .claude/settings*.json) may not decide what hookd trusts, allows or reads.
+    diagnostics.borrow_mut().extend(scrub_project_env());
+    // A safety switch: a value hookd cannot read turns it on, never silently off.
+    let fail_closed = fail_closed || env_switch("HOOKD_FAIL_CLOSED", true);
+    // The user's own `fail_closed` and `gate_shell_tools` (hooks.yaml of --config-dir or
+    // ~/.infer), read alone, so a broken project file or payload cannot hide them. With the
+    // shell tools gated, a call hookd cannot read may be a shell command: it is denied.
+    let safety = LoadOptions::from_process(cfg.config_dir.clone())
+        .map(|o| config::user_safety(&o))
+        .unwrap_or_default();
+    let gated = cfg.gate_shell_tools || safety.gate_shell_tools;
+    let agent = agent.adapter();
+    let closed_for = |event: Option<&str>| {
+        fail_closed
+            || safety.fail_closed
+            || (gated
+                && event.is_none_or(|e| {
+                    agent
+                        .events()
+                        .iter()
+                        .any(|a| a.name == e && a.point == Some(HookPoint::PreTool))
+                }))
+    };
     let emit = |r: adapter::AgentReply| {
         if !(agent.stderr_is_reason() && r.exit_code != 0) {
             for d in diagnostics.borrow().iter() {
@@ -919,12 +931,9 @@ fn adapter(
         }
         Exit::code(r.exit_code)
     };
-    let payload = match read_stdin().and_then(|t| {
-        serde_json::from_str::<serde_json::Value>(&t)
-            .map_err(|e| format!("the payload is not JSON: {e}"))
-    }) {
+    let payload = match read_stdin().and_then(|t| adapter::payload::parse(&t)) {
         Ok(p) => p,
-        Err(e) => return emit(agent.failure_reply(None, &e, fail_closed_now())),
+        Err(e) => return emit(agent.failure_reply(None, &e, closed_for(None))),
     };
     let event = payload
         .as_object()
@@ -932,7 +941,10 @@ fn adapter(
         .map(String::from);
     let t = match agent.translate(&payload) {
         Ok(t) => t,
-        Err(e) => return emit(agent.failure_reply(event.as_deref(), &e, fail_closed_now())),
+        Err(e) => {
+            let closed = closed_for(event.as_deref());
+            return emit(agent.failure_reply(event.as_deref(), &e, closed));
+        }
     };
     let Some(point) = t.point else {
         let mut r = adapter::AgentReply {
@@ -949,11 +961,17 @@ fn adapter(
         }
         return emit(r);
     };
+    let closed = closed_for(Some(&t.event));
     // A running daemon answers for every session on the machine: one configuration, one
-    // stream. Its Outcome is the one this process would have computed with the same files.
-    // A daemon it could not use (too large a payload, busy, slow, not this user's, gone):
-    // dispatch here, for the same verdict; never an answer that is not the daemon's.
-    if let Some((socket, answer)) = use_daemon.then(|| via_daemon(point, &t.context)).flatten() {
+    // stream. It answers only a client with the same settings (home, variables, flags); its
+    // Outcome is then the one this process would have computed with the same files.
+    // A daemon it could not use (too large a payload, busy, slow, not this user's, other
+    // settings, gone): dispatch here, for the same verdict; never an answer not the daemon's.
+    let inputs = client_inputs(&cfg);
+    if let Some((socket, answer)) = use_daemon
+        .then(|| via_daemon(point, &t.context, inputs.as_deref()))
+        .flatten()
+    {
         let outcome = answer.and_then(|json| {
             serde_json::from_str::<crate::dispatch::Outcome>(&json)
                 .map_err(|e| format!("its answer is not an Outcome: {e}"))
@@ -972,11 +990,11 @@ fn adapter(
             return emit(agent.failure_reply(
                 Some(&t.event),
                 &e.message.unwrap_or_default(),
-                fail_closed,
+                closed,
             ))
         }
     };
-    let fail_closed = fail_closed || config.hooks.fail_closed;
+    let closed = closed || config.hooks.fail_closed;
     diagnostics.borrow_mut().extend(warnings(&config));
     let engine = match engine(config, events) {
         Ok(e) => e,
@@ -984,7 +1002,7 @@ fn adapter(
             return emit(agent.failure_reply(
                 Some(&t.event),
                 &e.message.unwrap_or_default(),
-                fail_closed,
+                closed,
             ))
         }
     };
@@ -992,8 +1010,34 @@ fn adapter(
         interruptible(engine.canceller(), || engine.dispatch(point, &t.context));
     match result {
         Ok(outcome) => emit(agent.reply(&t.event, &outcome)),
-        Err(e) => emit(agent.failure_reply(Some(&t.event), &e.to_string(), fail_closed)),
+        Err(e) => emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed)),
     }
+}
+
+/// Drop from this process's environment what the project's files set for its agent and may
+/// not decide (see `adapter::project_env`); the notes say what was dropped. Called first, while
+/// this process has one thread.
+fn scrub_project_env() -> Vec<String> {
+    let Ok(project) = std::env::current_dir() else {
+        return Vec::new();
+    };
+    let user_home = adapter::project_env::user_home();
+    let home = user_home
+        .clone()
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    let names = adapter::project_env::names_set_by(&project, home.as_deref());
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
+    let s = adapter::project_env::scrub(&names, &env, &project, user_home);
+    for k in &s.remove {
+        std::env::remove_var(k);
+    }
+    for (k, v) in &s.set {
+        std::env::set_var(k, v);
+    }
+    s.notes
 }
 
 fn read_stdin() -> Result<String, String> {
@@ -1251,6 +1295,7 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         }
     };
     opts.trust_project = cfg.trust_project;
+    let inputs = opts.inputs(cfg.gate_shell_tools);
     let watch = watched_files(&opts);
     let hub = crate::daemon::hub::Hub::new(a.ring as usize);
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
@@ -1338,6 +1383,7 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         log: a.events.map(|p| (p, LOG_KEEP)),
         sessions: Some(memory),
         grace: std::time::Duration::from_secs(a.grace),
+        inputs: Some(inputs),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -1394,7 +1440,11 @@ fn watched_files(opts: &LoadOptions) -> Vec<PathBuf> {
 /// Post a dispatch to the daemon at the default socket: `None` when none listens there or it
 /// serves another project; else the socket and the Outcome JSON, or why the daemon could not be
 /// used (the caller then dispatches in its own process, with the verdict the daemon would give).
-fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<String, String>)> {
+fn via_daemon(
+    point: HookPoint,
+    context: &Context,
+    inputs: Option<&str>,
+) -> Option<(PathBuf, Result<String, String>)> {
     use crate::daemon::client::ClientError;
     let socket = crate::daemon::default_socket()?;
     let mut body = serde_json::json!({"point": point.name(), "context": context.to_value()});
@@ -1403,6 +1453,9 @@ fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<St
         .and_then(|d| d.to_str().map(String::from))
     {
         body["project"] = serde_json::Value::String(cwd);
+    }
+    if let Some(inputs) = inputs {
+        body["inputs"] = serde_json::Value::String(inputs.to_string());
     }
     let body = body.to_string();
     if body.len() > crate::daemon::MAX_REQUEST_BYTES {
@@ -1445,6 +1498,16 @@ fn via_daemon(point: HookPoint, context: &Context) -> Option<(PathBuf, Result<St
     Some((socket, answer))
 }
 
+/// The digest of this client's settings, which a daemon must share to answer it.
+fn client_inputs(cfg: &ConfigArgs) -> Option<String> {
+    LoadOptions::from_process(cfg.config_dir.clone())
+        .map(|mut o| {
+            o.trust_project = cfg.trust_project;
+            o.inputs(cfg.gate_shell_tools)
+        })
+        .ok()
+}
+
 /// Rotated events files kept beside the current one.
 const LOG_KEEP: usize = 3;
 
@@ -1454,8 +1517,9 @@ fn forward(
     context: &Context,
     local_events: bool,
     required: bool,
+    inputs: Option<&str>,
 ) -> Option<Exit> {
-    let via = via_daemon(point, context);
+    let via = via_daemon(point, context, inputs);
     // A daemon that could not be used dispatches here, unless one is required.
     let via = match via {
         Some((socket, Err(e))) if !required => {

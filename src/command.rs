@@ -248,6 +248,13 @@ impl CommandProvider {
             .unwrap_or_else(|| self.project_dir.clone());
         let (command, denied) = if names.iter().any(|n| n == tool) {
             let command = input.and_then(|i| i.get("command")).and_then(Value::as_str);
+            // Gemini CLI runs the command in `dir_path` (older versions: `directory`), relative
+            // to its working directory: relative paths in the command start there.
+            let cwd = ["dir_path", "directory"]
+                .iter()
+                .find_map(|k| input.and_then(|i| i.get(*k)).and_then(Value::as_str))
+                .filter(|d| !d.is_empty())
+                .map_or(cwd.clone(), |d| cwd.join(d));
             let denied = match command {
                 None => Denied {
                     reason: crate::gate::DenyReason::Empty,

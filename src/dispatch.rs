@@ -385,6 +385,7 @@ impl EngineBuilder {
                     crate::gate::protect::Places::from_process(
                         &self.config.project_dir,
                         &self.config.sources,
+                        self.config.config_dir.as_deref(),
                     )
                 } else {
                     Default::default()

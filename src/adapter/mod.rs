@@ -7,6 +7,8 @@ pub mod claude;
 pub mod crush;
 pub mod gemini;
 pub mod install;
+pub(crate) mod payload;
+pub(crate) mod project_env;
 mod reply;
 
 use std::path::PathBuf;

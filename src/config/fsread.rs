@@ -36,6 +36,20 @@ pub enum ReadError {
 /// once, and its type is checked on the opened descriptor (no window between check and read).
 /// Reading stops at `limit + 1` bytes whatever the file claims its size is.
 pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, size) = open_regular(path)?;
+    read_capped(file, limit, size)
+}
+
+/// The first `n` bytes of `path` (fewer if it is shorter), if it is a regular file: opened as
+/// [`read_regular`] opens, so a FIFO or a device is refused without blocking.
+pub(crate) fn read_head(path: &Path, n: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, _) = open_regular(path)?;
+    let mut buf = Vec::new();
+    file.take(n).read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
@@ -59,7 +73,7 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
             "a special file"
         }));
     }
-    read_capped(file, limit, meta.len())
+    Ok((file, meta.len()))
 }
 
 fn read_capped(file: File, limit: u64, size: u64) -> Result<Vec<u8>, ReadError> {

@@ -6,6 +6,7 @@ mod diag;
 mod fsread;
 mod hooks;
 mod reminders;
+mod safety;
 mod settings;
 mod switch;
 mod trust;
@@ -20,8 +21,11 @@ pub use hooks::{
     DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_SECS, MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS,
 };
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, Trigger, When};
+pub use safety::{user_safety, Safety};
 pub use settings::{AllowEntry, Mode, Origin, Source, UnknownMode};
 pub use switch::parse_bool;
+// Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
+pub(crate) use fsread::read_regular as read_limited;
 pub use trust::{
     fingerprint, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore,
     PROJECT_FILES,
@@ -92,12 +96,50 @@ impl LoadOptions {
         .with_default_trust_file())
     }
 
+    /// A digest of what decides the configuration besides its files and the project: the
+    /// home, `--config-dir`, the variables loading reads, `--trust-project` and
+    /// `--gate-shell-tools`. A daemon answers a client's dispatch only when both digests match:
+    /// an adapter installed with `--gate-shell-tools` must not get the verdict of a daemon
+    /// started without it.
+    pub fn inputs(&self, gate_shell_tools: bool) -> String {
+        use sha2::{Digest, Sha256};
+        let env: BTreeMap<&str, &str> = CONFIG_VARS
+            .iter()
+            .filter_map(|k| self.env.get(*k).map(|v| (*k, v.as_str())))
+            .collect();
+        let text = serde_json::json!({
+            "home": self.home_dir,
+            "config_dir": self.config_dir,
+            "env": env,
+            "trust_project": self.trust_project,
+            "trust_file": self.trust_file,
+            "gate_shell_tools": gate_shell_tools,
+        })
+        .to_string();
+        Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// Use the default trust file (see [`TrustStore::default_path`]).
     pub fn with_default_trust_file(mut self) -> Self {
         self.trust_file = TrustStore::default_path(&self.env, self.home_dir.as_deref());
         self
     }
 }
+
+/// The environment variables configuration loading reads (see [`LoadOptions::inputs`]).
+const CONFIG_VARS: &[&str] = &[
+    "INFER_HOOKS_ENABLED",
+    "INFER_REMINDERS_ENABLED",
+    "INFER_REMINDERS_CONFIG",
+    "INFER_TOOLS_BASH_ALLOW_APPEND",
+    "HOOKD_GATE_SHELL_TOOLS",
+    "HOOKD_TRUST_PROJECT",
+    "HOOKD_TRUST_FILE",
+    "XDG_CONFIG_HOME",
+];
 
 /// The effective allow-lists, by list key (`all`, then each mode).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -147,6 +189,8 @@ pub struct Config {
     pub sources: Vec<String>,
     /// The directory hooks run in.
     pub project_dir: PathBuf,
+    /// `--config-dir DIR`, when the configuration was read from there alone.
+    pub config_dir: Option<PathBuf>,
     /// The `config.yaml` a user should edit to allow a command.
     pub allow_file: String,
     /// Whether the project's `.infer/` may act.
@@ -169,6 +213,7 @@ impl Config {
             warnings: Vec::new(),
             sources: Vec::new(),
             project_dir: project_dir.into(),
+            config_dir: None,
             allow_file: ".infer/config.yaml".into(),
             trust: ProjectTrust::NotApplicable,
             fingerprint: None,
@@ -357,6 +402,7 @@ impl Loader {
             warnings: self.diags,
             sources: self.sources,
             project_dir,
+            config_dir: None,
             allow_file,
             trust: ProjectTrust::NotApplicable,
             fingerprint: None,
@@ -607,6 +653,7 @@ fn load_dirs(
     let mut config = l.finish(project.clone(), hooks, reminders, lists, allow_file)?;
     config.trust = trust;
     config.fingerprint = fingerprint;
+    config.config_dir = opts.config_dir.clone();
     config.ignored_allow = ignored_allow;
     config.ignored_reminders = ignored_reminders;
     Ok(config)

@@ -177,6 +177,7 @@ pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
         let mut names = vec![family(program).to_string()];
         if program.contains('/') {
             add(&mut c, program);
+            shebang_chain(root, program, &mut c);
             // A symlink's target decides what runs (`.venv/bin/python` -> python3.12).
             let full = root.join(program);
             if let Ok(real) = full.canonicalize() {
@@ -261,6 +262,36 @@ pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
         }
     }
     c
+}
+
+/// A script run by path names its interpreter on its `#!` line, and the kernel runs that
+/// file with the script as argument: when the interpreter is a project file (`#!./tools/run`,
+/// `#!/path/to/project/bin/interp`), it is code the fingerprint must cover, and so is its own
+/// `#!` interpreter, to the depth Linux follows (4). A relative interpreter is resolved from
+/// the working directory, which is the project's for a hook.
+fn shebang_chain(root: &Path, program: &str, c: &mut Coverage) {
+    let mut current = root.join(program);
+    for _ in 0..4 {
+        let Ok(head) = super::fsread::read_head(&current, 256) else {
+            return;
+        };
+        let Some(line) = head.strip_prefix(b"#!") else {
+            return;
+        };
+        let line = line.split(|b| *b == b'\n').next().unwrap_or_default();
+        let line = String::from_utf8_lossy(line);
+        let Some(interp) = line.split_whitespace().next() else {
+            return;
+        };
+        let Some((shown, _)) = locate(root, interp) else {
+            return;
+        };
+        if c.files.contains(&shown) {
+            return;
+        }
+        c.files.push(shown);
+        current = root.join(interp);
+    }
 }
 
 /// The files `python -m a.b` runs from the working directory, present or not (so adding one

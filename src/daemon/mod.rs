@@ -84,6 +84,10 @@ pub struct ServeOptions {
     pub log: Option<(PathBuf, usize)>,
     /// The sessions' state, counted for `/metrics`.
     pub sessions: Option<Arc<crate::state::MemoryStore>>,
+    /// The digest of the settings the configuration was loaded with
+    /// ([`crate::config::LoadOptions::inputs`]): a client that sends another one gets 412
+    /// and dispatches in its own process.
+    pub inputs: Option<String>,
 }
 
 /// The default socket: `$XDG_RUNTIME_DIR/hookd.sock`, else `~/.infer/hookd.sock`.
@@ -214,6 +218,8 @@ struct AppState {
     limits: Limits,
     /// Becomes true at shutdown: event streams end, so connections can close.
     stopping: tokio::sync::watch::Receiver<bool>,
+    /// See [`ServeOptions::inputs`].
+    inputs: Option<String>,
 }
 
 type Shared = Arc<AppState>;
@@ -273,6 +279,9 @@ struct DispatchRequest {
     /// dispatches in its own process instead of running this project's hooks elsewhere.
     #[serde(default)]
     project: Option<PathBuf>,
+    /// The client's settings digest: one other than the daemon's is answered 412.
+    #[serde(default)]
+    inputs: Option<String>,
 }
 
 async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -> Response {
@@ -364,6 +373,14 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
                     served.display(),
                     project.display()
                 ),
+            );
+        }
+    }
+    if let (Some(theirs), Some(ours)) = (&req.inputs, &state.inputs) {
+        if theirs != ours {
+            return error(
+                StatusCode::PRECONDITION_FAILED,
+                "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables, --trust-project or --gate-shell-tools)",
             );
         }
     }
@@ -678,6 +695,7 @@ pub async fn serve(
         running: running.clone(),
         limits: opts.limits,
         stopping: stopping.clone(),
+        inputs: opts.inputs.clone(),
     });
     let mut tasks = Vec::new();
     let mut listening = Vec::new();
@@ -717,6 +735,7 @@ pub async fn serve(
             running,
             limits: opts.limits,
             stopping: stopping.clone(),
+            inputs: opts.inputs.clone(),
         });
         let app = router(tcp_state);
         tasks.push(tokio::spawn(listen::serve(

@@ -334,12 +334,14 @@ impl Gate {
             {
                 return Verdict::Denied(Denied {
                     reason: DenyReason::DangerousArgument,
+                    // The model reads `detail`: it says what is refused, not which entry
+                    // matched (the operator's hint names it).
                     detail: format!(
-                        "`find {action}` runs commands or writes files, and entry `{}` is broad",
-                        entry.pattern
+                        "`find {action}` runs commands or writes files, and only an entry for this exact command admits it"
                     ),
                     hint: format!(
-                        "{}; add `{}` to tools.bash.mode.{mode}.allow in {}",
+                        "entry `{}` matched but is broad; {}; add `{}` to tools.bash.mode.{mode}.allow in {}",
+                        entry.pattern,
                         DenyReason::DangerousArgument.advice(),
                         yaml_quote(&suggested_entry(&parsed.match_text)),
                         self.allow_file

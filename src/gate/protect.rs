@@ -10,7 +10,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// File tools that write, by agent: Claude Code and infer (`Write`, `Edit`, `MultiEdit`,
 /// `NotebookEdit`, infer's `Delete`), Gemini CLI (`write_file`, `replace`), Crush (`write`,
-/// `edit`, `multiedit`).
+/// `edit`, `multiedit`, `hashline_edit`, `delete`, and `download`, which saves a URL to a file).
 pub(crate) const FILE_TOOLS: &[&str] = &[
     "Write",
     "Edit",
@@ -22,6 +22,9 @@ pub(crate) const FILE_TOOLS: &[&str] = &[
     "write",
     "edit",
     "multiedit",
+    "hashline_edit",
+    "delete",
+    "download",
 ];
 
 /// The input keys that name the file a file tool writes, across those agents.
@@ -71,6 +74,14 @@ impl Rule {
         }
     }
 
+    /// The path everything the rule protects is at or below.
+    fn inside(&self) -> &Path {
+        match self {
+            Rule::Dir(p) | Rule::File(p) => p,
+            Rule::Prefixed(d, _) => d,
+        }
+    }
+
     /// The place as a path text (`~/.claude/settings` for the prefixed rule).
     fn text(&self) -> String {
         match self {
@@ -85,6 +96,9 @@ impl Rule {
 pub(crate) struct ProtectedPaths {
     rules: Vec<Rule>,
     home: Option<PathBuf>,
+    /// The home and project directories (as written and resolved): they and what is above
+    /// them hold protected places, but naming them (`ls ~`, `cp x .`) is not a touch.
+    roots: Vec<PathBuf>,
 }
 
 /// Where the environment puts hookd's and the agents' files (the process environment, read
@@ -100,11 +114,18 @@ pub(crate) struct Places {
     pub trust_file: Option<PathBuf>,
     /// Configuration files read, e.g. those of `--config-dir`.
     pub sources: Vec<PathBuf>,
+    /// Directories configuration is read from (`--config-dir`): its files are protected even
+    /// before they exist, or the model could create one the next run reads as the user's.
+    pub config_dirs: Vec<PathBuf>,
 }
 
 impl Places {
     /// The process environment's places for a project.
-    pub fn from_process(project_dir: &Path, sources: &[String]) -> Places {
+    pub fn from_process(
+        project_dir: &Path,
+        sources: &[String],
+        config_dir: Option<&Path>,
+    ) -> Places {
         let var = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
@@ -125,6 +146,7 @@ impl Places {
                 .filter(|s| s.contains('/'))
                 .map(|s| project_dir.join(s))
                 .collect(),
+            config_dirs: config_dir.iter().map(|d| project_dir.join(d)).collect(),
         }
     }
 }
@@ -171,6 +193,11 @@ impl ProtectedPaths {
             rules.push(Rule::File(t.clone()));
         }
         rules.extend(p.sources.iter().cloned().map(Rule::File));
+        for dir in &p.config_dirs {
+            for file in crate::config::PROJECT_FILES {
+                rules.push(Rule::File(dir.join(file)));
+            }
+        }
         // Relative places (a library user's `project_dir` of `.`) are made absolute first.
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let mut all = Vec::with_capacity(rules.len() * 2);
@@ -188,9 +215,20 @@ impl ProtectedPaths {
                 all.push(r);
             }
         }
+        // Directories that may hold protected places but may be named freely: `/`, the home
+        // and the project, and the directories above them.
+        let roots = [p.home.as_deref(), Some(project)]
+            .into_iter()
+            .flatten()
+            .flat_map(|d| {
+                let d = normalize(&cwd.join(d));
+                [resolve(&d), d]
+            })
+            .collect();
         ProtectedPaths {
             rules: all,
             home: p.home.clone(),
+            roots,
         }
     }
 
@@ -206,12 +244,69 @@ impl ProtectedPaths {
             _ => PathBuf::from(word),
         };
         let absolute = cwd.join(expanded);
-        let lexical = normalize(&absolute);
-        let resolved = resolve(&absolute);
-        self.rules
+        self.place_of(&absolute)
+    }
+
+    /// The protected place `absolute` is, is inside, or holds: a directory that contains one
+    /// (`~/.claude`, `~/.config`) is one too, since moving it away or replacing it replaces
+    /// what is inside. The home and project directories and those above them are exempt.
+    fn place_of(&self, absolute: &Path) -> Option<String> {
+        let lexical = normalize(absolute);
+        let resolved = resolve(absolute);
+        if let Some(r) = self
+            .rules
             .iter()
             .find(|r| r.covers(&lexical) || r.covers(&resolved))
-            .map(Rule::text)
+        {
+            return Some(r.text());
+        }
+        let holds = |p: &Path| -> Option<String> {
+            if self.roots.iter().any(|root| root.starts_with(p)) {
+                return None;
+            }
+            self.rules
+                .iter()
+                .find(|r| r.inside().starts_with(p) && r.inside() != p)
+                .or_else(|| {
+                    self.rules
+                        .iter()
+                        .find(|r| matches!(r, Rule::Prefixed(d, _) if d == p))
+                })
+                .map(Rule::text)
+        };
+        holds(&lexical).or_else(|| holds(&resolved))
+    }
+
+    /// A word that names an existing directory (or ends in `/`) with another word of the
+    /// command: `cp settings.json ~/.claude/`, `mv -t ~/.config/crush crush.json`, `cp -r
+    /// x/.gemini ~`. What lands there, the directory joined with the other word's last
+    /// component, is checked like a named path.
+    fn landing(&self, argv: &[String], cwd: &Path) -> Option<Touch> {
+        let path_of = |word: &str| match (word.strip_prefix('~'), &self.home) {
+            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                cwd.join(home.join(rest.trim_start_matches('/')))
+            }
+            _ => cwd.join(word),
+        };
+        let dirs = argv.iter().skip(1).filter_map(|w| {
+            let w = w.rsplit_once('=').map_or(w.as_str(), |(_, v)| v);
+            let p = path_of(w);
+            (!w.is_empty() && (w.ends_with('/') || resolve(&p).is_dir())).then_some(p)
+        });
+        for dir in dirs {
+            for word in argv.iter().skip(1).filter(|w| !w.starts_with('-')) {
+                let Some(name) = Path::new(word.trim_end_matches('/')).file_name() else {
+                    continue;
+                };
+                if let Some(place) = self.place_of(&dir.join(name)) {
+                    return Some(Touch {
+                        named: word.clone(),
+                        place,
+                    });
+                }
+            }
+        }
+        None
     }
 
     /// The first word of a shell command that names a protected place, and the place: each
@@ -248,7 +343,7 @@ impl ProtectedPaths {
                 });
             }
         }
-        None
+        self.landing(argv, cwd)
     }
 
     /// The protected file a file tool call writes, by its path input (any key agents use).

@@ -18,6 +18,7 @@ mod sec_adapters;
 mod sec_daemon;
 mod sec_gate;
 mod sec_layering;
+mod sec_review;
 mod sec_runner;
 mod sec_trust;
 mod support;

