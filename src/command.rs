@@ -200,6 +200,7 @@ impl Provider for CommandProvider {
         if let (Decision::Tool(t), Some(hint)) = (&mut decision, gate_hint) {
             t.operator_hint = Some(hint);
         }
+        self.regate_rewrite(call, &mut decision);
         if let Decision::Stop(stop) = &mut decision {
             if stop.continue_ && call.facts.continues >= self.max_continues {
                 stop.continue_ = false;
@@ -233,12 +234,67 @@ impl CommandProvider {
     /// before any hook runs. The model is told why, never how to allow it: the operator's hint
     /// goes to the event and the decision's `operator_hint` (adapters print it on stderr).
     fn gate_shell_command(&self, call: &mut Call<'_>) -> Option<(Contribution, String)> {
+        let tool = call.view.tool.as_ref().and_then(|t| t.name)?;
+        let input = call.context.tool("input").cloned();
+        let (command, denied) = self.gate_input(call, tool, input.as_ref())?;
+        let reason = format!("hookd refused this {tool} call: {}", denied.detail);
+        let hint = denied.hint.clone();
+        self.emit_denied(call, tool, command, denied);
+        Some((
+            Contribution {
+                name: "hookd-gate".into(),
+                reply: Reply {
+                    deny: true,
+                    reason: Some(reason),
+                    ..Reply::default()
+                },
+            },
+            hint,
+        ))
+    }
+
+    /// With `gate_shell_tools`, a hook that rewrote the call's input (`updated_input`) faces
+    /// the same gate: what the agent runs is what was checked, whoever wrote it. A rewrite the
+    /// gate refuses denies the call.
+    fn regate_rewrite(&self, call: &mut Call<'_>, decision: &mut Decision) {
+        let Decision::Tool(t) = decision else { return };
+        if t.deny || t.base.halt {
+            return;
+        }
+        let Some(updated) = t.updated_input.clone() else {
+            return;
+        };
+        let Some(tool) = call.view.tool.as_ref().and_then(|v| v.name) else {
+            return;
+        };
+        let Some((command, denied)) = self.gate_input(call, tool, Some(&updated)) else {
+            return;
+        };
+        t.deny = true;
+        t.reason = Some(format!(
+            "hookd refused this {tool} call as a hook rewrote it: {}",
+            denied.detail
+        ));
+        t.synthetic_result = t
+            .reason
+            .as_ref()
+            .map(|r| format!("hookd denied this tool call: {r}"));
+        t.updated_input = None;
+        t.operator_hint = Some(denied.hint.clone());
+        self.emit_denied(call, tool, command, denied);
+    }
+
+    /// The gate's verdict on a `pre_tool` call's input: `None` when it may go on.
+    fn gate_input(
+        &self,
+        call: &Call<'_>,
+        tool: &str,
+        input: Option<&Value>,
+    ) -> Option<(String, Denied)> {
         let names = self
             .shell_gate
             .as_ref()
             .filter(|_| call.point == HookPoint::PreTool)?;
-        let tool = call.view.tool.as_ref().and_then(|t| t.name)?;
-        let input = call.context.tool("input");
         // Paths in the call are relative to the agent's working directory.
         let cwd = call
             .view
@@ -246,7 +302,7 @@ impl CommandProvider {
             .filter(|c| c.starts_with('/'))
             .map(PathBuf::from)
             .unwrap_or_else(|| self.project_dir.clone());
-        let (command, denied) = if names.iter().any(|n| n == tool) {
+        if names.iter().any(|n| n == tool) {
             let command = input.and_then(|i| i.get("command")).and_then(Value::as_str);
             // Gemini CLI runs the command in `dir_path` (older versions: `directory`), relative
             // to its working directory: relative paths in the command start there.
@@ -272,19 +328,20 @@ impl CommandProvider {
                     Verdict::Denied(d) => d,
                 },
             };
-            (command.unwrap_or_default().to_string(), denied)
+            Some((command.unwrap_or_default().to_string(), denied))
         } else if FILE_TOOLS.contains(&tool) {
             let t = self.protected().written_by(input, &cwd)?;
             let detail = format!(
                 "`{}` is inside {}, one of hookd's own files",
                 t.named, t.place
             );
-            (t.named, protected_denial(detail))
+            Some((t.named, protected_denial(detail)))
         } else {
-            return None;
-        };
-        let reason = format!("hookd refused this {tool} call: {}", denied.detail);
-        let hint = denied.hint.clone();
+            None
+        }
+    }
+
+    fn emit_denied(&self, call: &mut Call<'_>, tool: &str, command: String, denied: Denied) {
         call.emit(Event::ToolCommandDenied(events::ToolCommandDenied {
             tool: tool.to_string(),
             command,
@@ -295,17 +352,6 @@ impl CommandProvider {
             turn: call.outcome.turn,
             session_id: call.session_id.to_string(),
         }));
-        Some((
-            Contribution {
-                name: "hookd-gate".into(),
-                reply: Reply {
-                    deny: true,
-                    reason: Some(reason),
-                    ..Reply::default()
-                },
-            },
-            hint,
-        ))
     }
 
     /// hookd's own files, resolved on the first tool call that needs them, once per engine.

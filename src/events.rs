@@ -4,6 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{LineWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -303,7 +304,12 @@ impl JsonLines {
 
     /// Append to a file, creating it.
     pub fn append(path: &Path) -> std::io::Result<Self> {
-        let f: File = OpenOptions::new().create(true).append(true).open(path)?;
+        // Events carry commands and their output: readable by this user only.
+        let f: File = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
         Ok(Self::new(f, path.display().to_string()))
     }
 }

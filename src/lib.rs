@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+mod atomic;
 pub mod catalog;
 pub mod cli;
 mod command;

@@ -2,8 +2,8 @@
 //! whose every dispatch is a new process.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::fs::{self, File};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -332,12 +332,7 @@ impl StateStore for FileStore {
         fs::create_dir_all(&dir).map_err(io(&dir))?;
         // The lock file is separate from the data file so the data can be replaced atomically.
         let lock_path = path.with_extension("lock");
-        let lock: File = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io(&lock_path))?;
+        let lock: File = crate::atomic::lock_file(&lock_path).map_err(io(&lock_path))?;
         lock.lock().map_err(io(&lock_path))?;
         let mut state = match File::open(&path) {
             Ok(mut file) => {
@@ -355,11 +350,8 @@ impl StateStore for FileStore {
             Err(e) => return Err(io(&path)(e)),
         };
         f(&mut state);
-        let tmp = path.with_extension("json.tmp");
         let json = serde_json::to_vec(&state).unwrap_or_default();
-        let mut file = File::create(&tmp).map_err(io(&tmp))?;
-        file.write_all(&json).map_err(io(&tmp))?;
-        fs::rename(&tmp, &path).map_err(io(&path))?;
+        crate::atomic::write_private(&path, &json).map_err(io(&path))?;
         drop(lock);
         Ok(())
     }

@@ -3,8 +3,7 @@
 //! the user's configuration directory; any change to them makes the project untrusted again.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -480,23 +479,13 @@ impl TrustStore {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         fs::create_dir_all(dir).map_err(|e| self.err(e))?;
         let lock_path = self.path.with_extension("lock");
-        let lock: File = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| self.err(e))?;
+        let lock: File = crate::atomic::lock_file(&lock_path).map_err(|e| self.err(e))?;
         lock.lock().map_err(|e| self.err(e))?;
         let mut file = self.read()?;
         let changed = f(&mut file);
         if changed {
-            let tmp = self.path.with_extension("json.tmp");
-            let mut out = File::create(&tmp).map_err(|e| self.err(e))?;
             let json = serde_json::to_vec_pretty(&file).map_err(|e| self.err(e))?;
-            out.write_all(&json)
-                .and_then(|_| out.sync_all())
-                .map_err(|e| self.err(e))?;
-            fs::rename(&tmp, &self.path).map_err(|e| self.err(e))?;
+            crate::atomic::write_private(&self.path, &json).map_err(|e| self.err(e))?;
         }
         Ok(changed)
     }

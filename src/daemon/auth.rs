@@ -2,7 +2,6 @@
 //! 0600 file beside the socket), a `Host` naming the listening address, and no foreign `Origin`.
 //! A web page can make a browser send requests to loopback; these rules are what stops it.
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -20,27 +19,11 @@ pub fn token_file(socket: &Path) -> PathBuf {
     socket.with_extension("token")
 }
 
-/// Write `token` to `path` readable by this user only. The file is created new (`O_EXCL`, mode
-/// 0600 from the start, never through a symlink) under a temporary name in the same directory,
-/// then renamed over `path`: a symlink or stale file there is replaced, not followed, and a
-/// reader never sees half a token.
+/// Write `token` to `path` readable by this user only: created new (`O_EXCL`, mode 0600 from
+/// the start, never through a symlink) in the same directory, then renamed over `path`, so a
+/// symlink or stale file there is replaced, not followed, and a reader never sees half a token.
 pub(crate) fn write_token_file(path: &Path, token: &str) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension(format!("token.{}.tmp", std::process::id()));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(&tmp)?;
-    let written = file
-        .write_all(token.as_bytes())
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    crate::atomic::write_private(path, token.as_bytes())
 }
 
 /// `Authorization: Bearer TOKEN` carries `token`; compared in constant time (over digests, so
