@@ -106,6 +106,10 @@ enum Command {
         /// The mode whose allow-list decides the verdicts.
         #[arg(long, default_value = "standard", value_parser = parse_mode)]
         mode: Mode,
+        /// Exit 1 when any hook would be refused or skipped (denied by the gate, untrusted, or
+        /// switched off), for CI.
+        #[arg(long)]
+        strict: bool,
     },
     /// Ask the gate whether a command may run. Exit 0 allowed, 1 denied.
     Allow {
@@ -294,7 +298,7 @@ impl Exit {
 pub fn run(cli: Cli) -> Exit {
     match cli.command {
         Command::Points { json, markdown } => points(json, markdown),
-        Command::Check { cfg, mode } => check(cfg, mode),
+        Command::Check { cfg, mode, strict } => check(cfg, mode, strict),
         Command::Allow {
             cfg,
             mode,
@@ -414,13 +418,18 @@ fn points(json: bool, markdown: bool) -> Exit {
 }
 
 fn load(cfg: ConfigArgs) -> Result<Config, Exit> {
+    load_for(cfg, false)
+}
+
+/// `allow_lists_only`: errors in hooks.yaml and reminders.yaml are warnings (`hookd allow`).
+fn load_for(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Exit> {
     let gate_shell_tools = cfg.gate_shell_tools;
-    let mut config = load_files(cfg)?;
+    let mut config = load_files(cfg, allow_lists_only)?;
     config.hooks.gate_shell_tools |= gate_shell_tools;
     Ok(config)
 }
 
-fn load_files(cfg: ConfigArgs) -> Result<Config, Exit> {
+fn load_files(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Exit> {
     let mut opts = LoadOptions::from_process(cfg.config_dir).map_err(|e| {
         Exit::error(
             2,
@@ -428,6 +437,7 @@ fn load_files(cfg: ConfigArgs) -> Result<Config, Exit> {
         )
     })?;
     opts.trust_project = cfg.trust_project;
+    opts.allow_lists_only = allow_lists_only;
     if let Some(dir) = &opts.config_dir {
         if !dir.is_dir() {
             return Err(Exit::error(
@@ -472,7 +482,7 @@ fn warnings(config: &Config) -> Vec<String> {
         .collect()
 }
 
-fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
+fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Exit {
     let config = match load(cfg) {
         Ok(c) => c,
         Err(mut e) => {
@@ -543,6 +553,16 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
         },
         config.hooks.hooks.len()
     ));
+    // Hooks that will not run, for --strict: switched off, untrusted or denied.
+    let mut refused: Vec<String> = config
+        .hooks
+        .off
+        .iter()
+        .map(|o| visible(o).into_owned())
+        .collect();
+    for off in &refused {
+        s.push_str(&format!("  {off}\n"));
+    }
     s.push_str(&format!(
         "reminders: {} ({} configured)\n",
         if config.reminders.enabled {
@@ -581,7 +601,20 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
         for h in hooks {
             let untrusted =
                 h.origin.source == config::Source::Project && !config.trust.allows_project();
-            let verdict = match engine.gate().verdict(&h.command, mode) {
+            let verdict = engine.gate().verdict(&h.command, mode);
+            if untrusted || matches!(verdict, Verdict::Denied(_)) {
+                refused.push(format!(
+                    "hook {} ({}) would be {}",
+                    visible(&h.name),
+                    visible(&h.origin.to_string()),
+                    if untrusted {
+                        "skipped: the project is not trusted"
+                    } else {
+                        "refused by the gate"
+                    }
+                ));
+            }
+            let verdict = match verdict {
                 _ if untrusted => {
                     "SKIPPED (untrusted project): `hookd trust` after review".to_string()
                 }
@@ -624,14 +657,27 @@ fn check(cfg: ConfigArgs, mode: Mode) -> Exit {
         plural(config.warnings.len() + unrestricted.len())
     ));
     out(&s);
+    if strict && !refused.is_empty() {
+        return Exit::error(
+            1,
+            format!(
+                "hookd check --strict: {} hook{} would not run:\n  {}",
+                refused.len(),
+                plural(refused.len()),
+                refused.join("\n  ")
+            ),
+        );
+    }
     Exit::ok()
 }
 
 fn allow(cfg: ConfigArgs, mode: Mode, json: bool, command: &str) -> Exit {
-    let config = match load(cfg) {
+    // Only the allow-list matters here: a broken hooks.yaml is a warning, not a stop.
+    let config = match load_for(cfg, true) {
         Ok(c) => c,
         Err(e) => return e,
     };
+    print_warnings(&config);
     let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
     let verdict = gate.verdict(command, mode);
     if json {
@@ -723,6 +769,9 @@ fn dispatch(
     let (result, caught) = interruptible(engine.canceller(), || engine.dispatch(point, &context));
     match result {
         Ok(outcome) => {
+            for n in &outcome.notices {
+                eprintln!("hookd: {n}");
+            }
             out(&format!(
                 "{}\n",
                 serde_json::to_string(&outcome).unwrap_or_else(|_| "{}".into())
@@ -977,7 +1026,10 @@ fn adapter(
                 .map_err(|e| format!("its answer is not an Outcome: {e}"))
         });
         match outcome {
-            Ok(o) => return emit(agent.reply(&t.event, &o)),
+            Ok(o) => {
+                notices(&diagnostics, &o);
+                return emit(agent.reply(&t.event, &o));
+            }
             Err(e) => diagnostics.borrow_mut().push(format!(
                 "hookd: the hookd daemon at {}: {e}; dispatching in this process",
                 socket.display()
@@ -1009,9 +1061,19 @@ fn adapter(
     let (result, _caught) =
         interruptible(engine.canceller(), || engine.dispatch(point, &t.context));
     match result {
-        Ok(outcome) => emit(agent.reply(&t.event, &outcome)),
+        Ok(outcome) => {
+            notices(&diagnostics, &outcome);
+            emit(agent.reply(&t.event, &outcome))
+        }
         Err(e) => emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed)),
     }
+}
+
+/// The Outcome's notices (hooks switched off…), for stderr with hookd's other diagnostics.
+fn notices(diagnostics: &std::cell::RefCell<Vec<String>>, outcome: &crate::dispatch::Outcome) {
+    diagnostics
+        .borrow_mut()
+        .extend(outcome.notices.iter().map(|n| format!("hookd: {n}")));
 }
 
 /// Drop from this process's environment what the project's files set for its agent and may
@@ -1483,8 +1545,12 @@ fn via_daemon(
         std::time::Duration::from_secs(3700),
     ) {
         Ok((200, outcome)) => Ok(outcome),
-        // It serves another project: its hooks are not this project's.
-        Ok((409, _)) => return None,
+        // It serves another project: its hooks are not this project's. Said, not silent: the
+        // dispatch here may find no configuration and run nothing.
+        Ok((409, answer)) => Err(serde_json::from_str::<serde_json::Value>(&answer)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(String::from))
+            .unwrap_or(answer)),
         Ok((status, answer)) => {
             let msg = serde_json::from_str::<serde_json::Value>(&answer)
                 .ok()

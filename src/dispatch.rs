@@ -205,6 +205,10 @@ pub struct Outcome {
     pub commands: Vec<CommandOut>,
     /// What the hooks decided; its shape is fixed by the point (see docs/protocol.md).
     pub decision: Decision,
+    /// Sentences for the operator about why less happened than configured (hooks switched
+    /// off, for one); never for the model. Absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub notices: Vec<String>,
 }
 #[derive(Deserialize)]
 struct OutcomeWire {
@@ -216,6 +220,8 @@ struct OutcomeWire {
     reminders: Vec<ReminderOut>,
     commands: Vec<CommandOut>,
     decision: Value,
+    #[serde(default)]
+    notices: Vec<String>,
 }
 
 impl TryFrom<OutcomeWire> for Outcome {
@@ -238,6 +244,7 @@ impl TryFrom<OutcomeWire> for Outcome {
             reminders: w.reminders,
             commands: w.commands,
             decision,
+            notices: w.notices,
         })
     }
 }
@@ -502,6 +509,7 @@ impl Engine {
             reminders: Vec::new(),
             commands: Vec::new(),
             decision: Decision::none(point),
+            notices: self.config.hooks.off.clone(),
         };
         let wanted: Vec<&dyn Provider> = self
             .providers

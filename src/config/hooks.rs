@@ -121,6 +121,10 @@ pub struct HooksConfig {
     pub shell_tools: Vec<String>,
     /// Adapters deny when hookd itself fails, as with `--fail-closed`.
     pub fail_closed: bool,
+    /// Files whose hooks are not run because hooks are off there, one sentence each: a
+    /// dispatch says so rather than doing nothing silently.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub off: Vec<String>,
 }
 
 impl Default for HooksConfig {
@@ -134,6 +138,7 @@ impl Default for HooksConfig {
             gate_shell_tools: false,
             shell_tools: DEFAULT_SHELL_TOOLS.iter().map(|s| s.to_string()).collect(),
             fail_closed: false,
+            off: Vec::new(),
         }
     }
 }
@@ -184,12 +189,20 @@ pub(crate) fn layer(
 ) -> HooksConfig {
     let mut out = user.config;
     if !out.enabled {
+        if let Some(note) = off_note(&out.hooks) {
+            out.off.push(note);
+        }
         out.hooks.clear();
     }
     let Some(project) = project else {
         return out;
     };
     let p = project.config;
+    if !p.enabled {
+        if let Some(note) = off_note(&p.hooks) {
+            out.off.push(note);
+        }
+    }
     if p.enabled {
         out.enabled = true;
         for mut h in p.hooks {
@@ -225,6 +238,18 @@ pub(crate) fn layer(
         }
     }
     out
+}
+
+/// The sentence for a file whose `hooks` are switched off (`None` when it has none).
+fn off_note(hooks: &[HookSpec]) -> Option<String> {
+    let first = hooks.first()?;
+    let n = hooks.len();
+    Some(format!(
+        "hooks are off in {}: its {n} hook{} did not run; set `enabled: true` there (or INFER_HOOKS_ENABLED=true) to run {}",
+        first.origin.file,
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "it" } else { "them" },
+    ))
 }
 
 pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {

@@ -74,6 +74,9 @@ pub struct LoadOptions {
     pub trust_project: bool,
     /// Where trust records are kept (`None`: the project is never trusted by record).
     pub trust_file: Option<PathBuf>,
+    /// Only the allow-lists are wanted (`hookd allow`): errors in hooks.yaml and
+    /// reminders.yaml are warnings, so a broken hook file does not stop a gate question.
+    pub allow_lists_only: bool,
 }
 
 impl LoadOptions {
@@ -92,6 +95,7 @@ impl LoadOptions {
                 .collect(),
             trust_project: false,
             trust_file: None,
+            allow_lists_only: false,
         }
         .with_default_trust_file())
     }
@@ -362,6 +366,16 @@ impl Loader {
         }
     }
 
+    /// Errors from `first` on become warnings, saying why they do not count.
+    fn demote(&mut self, first: usize, why: &str) {
+        for d in &mut self.diags[first..] {
+            if d.is_error() {
+                d.severity = Severity::Warning;
+                d.message = format!("{} (ignored: {why})", d.message);
+            }
+        }
+    }
+
     fn env_bool(&mut self, env: &BTreeMap<String, String>, key: &str) -> Option<bool> {
         let v = env.get(key)?;
         match parse_bool(v) {
@@ -480,15 +494,23 @@ fn load_dirs(
         if let Some(fl) = l.file(dir, project, source, "config.yaml", settings::decode) {
             per_dir.push((source, fl));
         }
+        let first = l.diags.len();
         if let Some(f) = l.file(dir, project, source, "hooks.yaml", hooks::decode_file) {
             hooks_files.push((source, f));
+        }
+        if opts.allow_lists_only {
+            l.demote(first, "not needed for the allow-list");
         }
         // $INFER_REMINDERS_CONFIG stands for the user's reminders.yaml.
         if inline_reminders.is_some() && source != Source::Project {
             continue;
         }
+        let first = l.diags.len();
         if let Some(r) = l.file(dir, project, source, "reminders.yaml", reminders::decode) {
             reminder_files.push((source, r));
+        }
+        if opts.allow_lists_only {
+            l.demote(first, "not needed for the allow-list");
         }
     }
     if let Some(inline) = inline_reminders {

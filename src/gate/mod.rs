@@ -356,13 +356,20 @@ impl Gate {
     }
 
     fn not_allowlisted(&self, text: &str, mode: Mode) -> Verdict {
-        let suggestion = yaml_quote(&suggested_entry(text));
+        let entry = suggested_entry(text);
+        let suggestion = yaml_quote(&entry);
+        // The variable splits on commas and newlines: an entry holding one cannot go there.
+        let variable = if entry.contains([',', '\n']) {
+            ""
+        } else {
+            ", or append it with INFER_TOOLS_BASH_ALLOW_APPEND"
+        };
         Verdict::Denied(Denied {
             reason: DenyReason::NotAllowlisted,
             detail: format!("`{text}` is not on the allow-list for mode `{mode}`"),
             hint: format!(
                 "to allow exactly this command, add {suggestion} to tools.bash.mode.{mode}.allow \
-                 (or tools.bash.mode.all.allow) in {}, or append it with INFER_TOOLS_BASH_ALLOW_APPEND",
+                 (or tools.bash.mode.all.allow) in {}{variable}",
                 self.allow_file
             ),
         })

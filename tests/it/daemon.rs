@@ -969,6 +969,13 @@ fn a_daemon_serving_another_project_is_not_used() {
     );
     let outcome: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(outcome["commands"][0]["name"], "mine");
+    // Not silently: the operator learns the daemon was not used, and why.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("this daemon serves the project")
+            && err.contains("dispatching in this process"),
+        "{err}"
+    );
     let (_, metrics) = tcp(&d, "GET", "/metrics", "");
     assert!(
         metrics.contains("hookd_dispatches_total{point=\"post_tool\"} 0\n"),

@@ -128,7 +128,11 @@ fn disabled_hooks_run_nothing_and_emit_no_command_event() {
     let out = p.run(&["dispatch", "post_session", "--events", "-"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(!marker.exists());
-    assert_eq!(stderr(&out), "");
+    // No event, and one line that says why nothing ran.
+    assert_eq!(
+        stderr(&out),
+        "hookd: hooks are off in .infer/hooks.yaml: its 2 hooks did not run; set `enabled: true` there (or INFER_HOOKS_ENABLED=true) to run them\n"
+    );
     let outcome: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(outcome["commands"], serde_json::json!([]));
 }

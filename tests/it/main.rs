@@ -13,6 +13,7 @@ mod gate_table;
 mod golden;
 mod library;
 mod lookup;
+mod operator;
 mod runner;
 mod sec_adapters;
 mod sec_daemon;

@@ -222,10 +222,11 @@ fn escaped_helpers_cost_the_daemon_no_thread_no_descriptor_and_no_zombie() {
         after.2, 0,
         "zombies under the daemon: before {before:?}, after {after:?}"
     );
-    // A few threads may come and go in the async runtime's blocking pool; 20 held pipes used to
-    // keep 40 reader threads and 40 descriptors.
+    // The async runtime's blocking pool keeps a thread per concurrent dispatch for a while (5
+    // here, more when the machine is loaded and dispatches overlap longer); 20 held pipes used
+    // to keep 40 reader threads and 40 descriptors.
     assert!(
-        after.0 <= before.0 + 5,
+        after.0 <= before.0 + 10,
         "threads: before {before:?}, after {after:?}"
     );
     assert!(

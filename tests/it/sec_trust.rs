@@ -110,6 +110,7 @@ fn a_symlink_retargeted_between_load_and_run_is_caught_by_the_recheck() {
         env: Default::default(),
         trust_project: false,
         trust_file: Some(p.home.path().join(".config/hookd/trust.json")),
+        ..Default::default()
     };
     let config = hookd::load(&opts).unwrap();
     assert!(matches!(

@@ -1,0 +1,138 @@
+//! The first hour of an operator: nothing fails silently, and every message says what to do.
+//! Each test asserts the whole line a person reads.
+
+use serde_json::Value;
+
+use crate::support::{stderr, stdout, with_stdin, Project};
+
+#[test]
+fn hooks_that_are_off_say_so_on_every_dispatch() {
+    let p = Project::new();
+    p.write(
+        "hooks.yaml",
+        "hooks:\n  - {name: fmt, hook: post_session, command: 'true'}\n  - {name: lint, hook: post_session, command: 'true'}\n",
+    );
+    let out = with_stdin(p.cmd(&["dispatch", "post_session"]), "{}");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "hookd: hooks are off in .infer/hooks.yaml: its 2 hooks did not run; set `enabled: true` there (or INFER_HOOKS_ENABLED=true) to run them\n"
+    );
+    let outcome: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(outcome["commands"], serde_json::json!([]));
+    assert_eq!(
+        outcome["notices"][0].as_str().unwrap().split(':').next(),
+        Some("hooks are off in .infer/hooks.yaml")
+    );
+    // On, nothing is said and the Outcome has no notices.
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: fmt, hook: post_session, command: 'true'}]\n",
+    );
+    let out = with_stdin(p.cmd(&["dispatch", "post_session"]), "{}");
+    assert!(!stderr(&out).contains("hooks are off"), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("notices"), "{}", stdout(&out));
+    // The adapters say it on stderr too (the agent's reply is unchanged).
+    p.write(
+        "hooks.yaml",
+        "hooks: [{name: fmt, hook: post_session, command: 'true'}]\n",
+    );
+    let out = with_stdin(
+        p.cmd(&["adapter", "claude-code", "--no-daemon"]),
+        r#"{"hook_event_name":"Stop","session_id":"s"}"#,
+    );
+    assert_eq!(stdout(&out), "{}\n");
+    assert!(
+        stderr(&out).contains("hookd: hooks are off in .infer/hooks.yaml: its 1 hook did not run; set `enabled: true` there (or INFER_HOOKS_ENABLED=true) to run it"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn check_strict_fails_when_any_hook_would_not_run() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^true$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: ok, hook: post_session, command: 'true'}\n  - {name: nope, hook: post_session, command: 'rm -rf target'}\n",
+    );
+    let plain = p.run(&["check"]);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let strict = p.run(&["check", "--strict"]);
+    assert_eq!(strict.status.code(), Some(1));
+    assert_eq!(
+        stderr(&strict),
+        "hookd check --strict: 1 hook would not run:\n  hook nope (.infer/hooks.yaml:4) would be refused by the gate\n"
+    );
+    // Untrusted, every project hook is skipped.
+    let out = p.cmd_untrusted(&["check", "--strict"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out)
+            .contains("hook ok (.infer/hooks.yaml:3) would be skipped: the project is not trusted"),
+        "{}",
+        stderr(&out)
+    );
+    // Switched off.
+    p.write(
+        "hooks.yaml",
+        "hooks: [{name: ok, hook: post_session, command: 'true'}]\n",
+    );
+    let out = p.run(&["check", "--strict"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "hookd check --strict: 1 hook would not run:\n  hooks are off in .infer/hooks.yaml: its 1 hook did not run; set `enabled: true` there (or INFER_HOOKS_ENABLED=true) to run it\n"
+    );
+    // All good: 0.
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: ok, hook: post_session, command: 'true'}]\n",
+    );
+    assert!(p.run(&["check", "--strict"]).status.success());
+}
+
+#[test]
+fn allow_answers_when_hooks_yaml_is_broken() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^gofmt -w \\.$']}}}}\n",
+    );
+    p.write("hooks.yaml", "enabled: true\nhooks: [\n");
+    let out = p.run(&["allow", "--", "gofmt -w ."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("allowed"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("(ignored: not needed for the allow-list)"),
+        "{}",
+        stderr(&out)
+    );
+    // `check` still fails on it.
+    assert_eq!(p.run(&["check"]).status.code(), Some(1));
+}
+
+#[test]
+fn the_hint_names_the_append_variable_only_for_entries_it_can_carry() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^true$']}}}}\n",
+    );
+    let hint = |cmd: &str| {
+        let out = p.run(&["allow", "--json", "--", cmd]);
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        v["hint"].as_str().unwrap().to_string()
+    };
+    assert!(hint("gofmt -w .").ends_with("or append it with INFER_TOOLS_BASH_ALLOW_APPEND"));
+    let with_comma = hint("echo a,b");
+    assert!(
+        !with_comma.contains("INFER_TOOLS_BASH_ALLOW_APPEND"),
+        "{with_comma}"
+    );
+    assert!(with_comma.contains("'^echo a,b$'"), "{with_comma}");
+}
