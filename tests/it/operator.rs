@@ -136,3 +136,30 @@ fn the_hint_names_the_append_variable_only_for_entries_it_can_carry() {
     );
     assert!(with_comma.contains("'^echo a,b$'"), "{with_comma}");
 }
+
+#[test]
+fn the_headless_example_is_as_exact_as_it_claims() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/config/headless");
+    let p = Project::new();
+    let verdict = |cmd: &str| {
+        p.run(&["allow", "--config-dir", dir, "--", cmd])
+            .status
+            .code()
+    };
+    for cmd in [
+        "cat /etc/passwd",
+        "ls -la /",
+        "cat ../secrets",
+        "cat src/../../x",
+        "cat .env",
+        "cat .git/config",
+        "ls .infer",
+        "cat -n x",
+        "cat src/-n",
+    ] {
+        assert_eq!(verdict(cmd), Some(1), "{cmd} must be denied");
+    }
+    for cmd in ["cat src/main.rs", "ls -la src", "ls", "cat Cargo.toml", "git status"] {
+        assert_eq!(verdict(cmd), Some(0), "{cmd} must be allowed");
+    }
+}
