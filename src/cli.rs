@@ -632,10 +632,11 @@ fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Exit {
                 ),
             };
             s.push_str(&format!(
-                "  hook {} `{}` (timeout {}s)\n    -> {verdict}\n",
+                "  hook {} `{}` (timeout {}s, {})\n    -> {verdict}\n",
                 visible(&h.name),
                 visible(&h.command),
-                h.timeout.as_secs()
+                h.timeout.as_secs(),
+                visible(&h.timeout_at.to_string())
             ));
             if h.origin.source == config::Source::Project {
                 if let Some(line) = coverage_line(config, &h.command) {

@@ -487,6 +487,12 @@ impl CommandProvider {
                     CommandStatus::Failed
                 };
                 let mut error = r.error.clone().unwrap_or_default();
+                if r.timed_out {
+                    error = format!(
+                        "{error} (its limit is `timeout:` at {}; raise it there if the hook needs longer)",
+                        spec.timeout_at
+                    );
+                }
                 let reply = match r.exit_code {
                     // Exit 2: deny, with stderr as the reason.
                     Some(2) => {

@@ -95,6 +95,9 @@ pub struct HookSpec {
     pub parallel: bool,
     /// Where it was written.
     pub origin: Origin,
+    /// Where its `timeout:` is written (the hook's own line when it has none): a timed-out
+    /// run names it, so the operator knows what to raise.
+    pub timeout_at: Origin,
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -397,6 +400,7 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<
         }
     };
     let mut timeout = Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS));
+    let timeout_at = d.origin(f.get("timeout").map_or(item.pos.line, |n| n.pos.line));
     if let Some(n) = f.get("timeout") {
         timeout = match d.int(n, "`timeout`") {
             Some(t) if t < 0 => {
@@ -516,5 +520,6 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<
         command: command?,
         timeout: timeout?,
         origin: d.origin(item.pos.line),
+        timeout_at,
     })
 }

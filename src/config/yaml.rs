@@ -115,6 +115,54 @@ enum Frame {
     },
 }
 
+/// The parser's complaint in plain words, at the place a person must edit. A tab is reported
+/// as a tab, on the line that holds it (the parser may notice it only later, or at the end of
+/// the previous line's value); an unclosed quote at the quote that opens it.
+fn plain_words(text: &str, pos: Pos, info: &str) -> YamlError {
+    let tab = info.contains("tab");
+    if tab {
+        // The first tab in the indentation of a line at or after the reported one.
+        let found = text
+            .lines()
+            .enumerate()
+            .skip(pos.line.saturating_sub(1))
+            .find_map(|(i, l)| {
+                let indent = l.len() - l.trim_start_matches([' ', '\t']).len();
+                l[..indent].find('\t').map(|c| (i + 1, c + 1))
+            });
+        let (line, col) = found.unwrap_or((pos.line, pos.col));
+        return YamlError {
+            pos: Pos { line, col, len: 1 },
+            message: "invalid YAML: a tab in the indentation; YAML indents with spaces only".into(),
+            help: Some("replace the tab with spaces (as many as the lines around it use)".into()),
+        };
+    }
+    let (message, help) = if info.contains("quoted scalar") && info.contains("end of stream") {
+        (
+            "invalid YAML: a quoted string is never closed".to_string(),
+            Some("close the quote that opens here on the same value".to_string()),
+        )
+    } else if info.contains("mapping values are not allowed") {
+        (
+            "invalid YAML: a `:` followed by a space inside a value".to_string(),
+            Some(
+                "quote the value (`command: \"echo a: b\"`), or fix the indentation of the line"
+                    .to_string(),
+            ),
+        )
+    } else if info.contains("did not find expected key")
+        || info.contains("did not find expected '-'")
+    {
+        (
+            "invalid YAML: this line is not indented like its neighbours".to_string(),
+            Some("align it with the keys (or `- ` items) of the block it belongs to".to_string()),
+        )
+    } else {
+        (format!("invalid YAML: {info}"), None)
+    };
+    YamlError { pos, message, help }
+}
+
 /// Parse one YAML document. `Ok(None)` for an empty file.
 pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node>, YamlError> {
     if text.len() > limits.max_bytes {
@@ -140,14 +188,16 @@ pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node>, YamlErro
     let mut nodes = 0usize;
 
     while let Some(next) = parser.next_event() {
-        let (event, span) = next.map_err(|e| YamlError {
-            pos: Pos {
-                line: e.marker().line(),
-                col: e.marker().col() + 1,
-                len: 1,
-            },
-            message: format!("invalid YAML: {}", e.info()),
-            help: None,
+        let (event, span) = next.map_err(|e| {
+            plain_words(
+                text,
+                Pos {
+                    line: e.marker().line(),
+                    col: e.marker().col() + 1,
+                    len: 1,
+                },
+                e.info(),
+            )
         })?;
         let pos = Pos::from_span(&span);
         let finished: Option<(Node, usize)> = match event {

@@ -545,8 +545,8 @@ fn a_timeout_of_zero_means_the_default() {
     p.write("hooks.yaml", "enabled: true\nhooks: [{name: z, hook: post_tool, command: 'true', timeout: 0}, {name: big, hook: post_tool, command: 'true', timeout: 3600}]\n");
     let out = stdout(&p.run(&["check"]));
     assert!(
-        out.contains("hook z `true` (timeout 30s)")
-            && out.contains("hook big `true` (timeout 3600s)"),
+        out.contains("hook z `true` (timeout 30s, .infer/hooks.yaml:2)")
+            && out.contains("hook big `true` (timeout 3600s, .infer/hooks.yaml:2)"),
         "{out}"
     );
     p.write(

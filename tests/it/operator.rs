@@ -159,7 +159,56 @@ fn the_headless_example_is_as_exact_as_it_claims() {
     ] {
         assert_eq!(verdict(cmd), Some(1), "{cmd} must be denied");
     }
-    for cmd in ["cat src/main.rs", "ls -la src", "ls", "cat Cargo.toml", "git status"] {
+    for cmd in [
+        "cat src/main.rs",
+        "ls -la src",
+        "ls",
+        "cat Cargo.toml",
+        "git status",
+    ] {
         assert_eq!(verdict(cmd), Some(0), "{cmd} must be allowed");
     }
+}
+
+#[test]
+fn a_timed_out_hook_names_the_timeout_line_to_raise() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^sleep 5$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - name: slow\n    hook: post_session\n    command: sleep 5\n    timeout: 1\n",
+    );
+    let out = with_stdin(p.cmd(&["dispatch", "post_session", "--events", "-"]), "{}");
+    let event = stderr(&out)
+        .lines()
+        .find(|l| l.contains("\"type\":\"hook_command\""))
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .expect("a hook_command event");
+    assert_eq!(
+        event["error"],
+        "timed out after 1s; the process group was killed (its limit is `timeout:` at .infer/hooks.yaml:6; raise it there if the hook needs longer)"
+    );
+    let check = stdout(&p.run(&["check"]));
+    assert!(
+        check.contains("hook slow `sleep 5` (timeout 1s, .infer/hooks.yaml:6)"),
+        "{check}"
+    );
+}
+
+#[test]
+fn a_tab_in_indentation_is_called_a_tab_at_its_own_line() {
+    let p = Project::new();
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - name: x\n\t  hook: post_session\n    command: 'true'\n",
+    );
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "error: invalid YAML: a tab in the indentation; YAML indents with spaces only\n  --> .infer/hooks.yaml:4:1\n  |\n4 | \\t  hook: post_session\n  | ^\n  = help: replace the tab with spaces (as many as the lines around it use)\n\nhookd: the configuration has 1 error\n"
+    );
 }

@@ -219,7 +219,7 @@ fn control_characters_in_names_are_shown_escaped_everywhere() {
     assert_no_raw_controls("check's stderr", &stderr(&out));
     assert!(
         text.contains(&format!(
-            "\n  hook {SHOWN} `echo \\x1b]0;x` (timeout 30s)\n"
+            "\n  hook {SHOWN} `echo \\x1b]0;x` (timeout 30s, .infer/hooks.yaml:"
         )),
         "{text}"
     );

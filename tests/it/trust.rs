@@ -74,11 +74,13 @@ fn check_shows_the_trust_state_and_what_would_run() {
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
     assert!(text.contains("project trust: UNTRUSTED (never trusted): its 2 hooks will be skipped, 1 allow entry and 1 reminder are ignored.\n  Review what follows, then run `hookd trust` here to let it act."), "{text}");
+    let at = text
+        .find("hook plant `touch planted` (timeout 30s, .infer/hooks.yaml:")
+        .unwrap_or_else(|| panic!("{text}"));
+    let line = text[at..].lines().take(2).collect::<Vec<_>>().join("\n");
     assert!(
-        text.contains(
-            "hook plant `touch planted` (timeout 30s)\n    -> SKIPPED (untrusted project)"
-        ),
-        "{text}"
+        line.ends_with(")\n    -> SKIPPED (untrusted project): `hookd trust` after review"),
+        "{line}"
     );
 }
 
