@@ -173,6 +173,16 @@ impl HookPoint {
         crate::suggest::closest(given, Self::ALL.iter().map(|p| p.name()))
     }
 
+    /// The point an agent's own event name maps to (`Stop` → `post_session`), for the hint
+    /// when a configuration names an agent's event where a hookd point belongs. The adapters'
+    /// tables agree with this one (tested in `adapter`).
+    pub fn for_agent_event(event: &str) -> Option<HookPoint> {
+        AGENT_EVENTS
+            .iter()
+            .find(|(name, _)| *name == event)
+            .map(|(_, p)| *p)
+    }
+
     /// All names joined for messages: `pre_session, pre_stream, ...`.
     pub fn names_joined() -> String {
         Self::ALL
@@ -213,6 +223,23 @@ impl fmt::Display for HookPoint {
         f.write_str(self.name())
     }
 }
+
+/// Agents' event names with a hookd point: Claude Code, Crush (`UserPromptSubmit`,
+/// `PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `Stop`) and Gemini CLI (`Before*`,
+/// `After*`).
+pub(crate) const AGENT_EVENTS: &[(&str, HookPoint)] = &[
+    ("UserPromptSubmit", HookPoint::PreSession),
+    ("PreToolUse", HookPoint::PreTool),
+    ("PostToolUse", HookPoint::PostTool),
+    ("PostToolUseFailure", HookPoint::PostTool),
+    ("Stop", HookPoint::PostSession),
+    ("BeforeAgent", HookPoint::PreSession),
+    ("BeforeModel", HookPoint::PreStream),
+    ("AfterModel", HookPoint::PostStream),
+    ("BeforeTool", HookPoint::PreTool),
+    ("AfterTool", HookPoint::PostTool),
+    ("AfterAgent", HookPoint::PostSession),
+];
 
 /// A name that is not in the catalog.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

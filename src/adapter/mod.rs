@@ -231,3 +231,32 @@ pub(crate) fn home(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Result<P
 pub(crate) fn cwd() -> Result<PathBuf, String> {
     std::env::current_dir().map_err(|e| format!("cannot determine the current directory: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_catalogs_agent_event_names_agree_with_the_adapters() {
+        for a in super::all() {
+            for e in a.events() {
+                if let Some(p) = e.point {
+                    assert_eq!(
+                        crate::HookPoint::for_agent_event(e.name),
+                        Some(p),
+                        "{} {}",
+                        a.name(),
+                        e.name
+                    );
+                }
+            }
+        }
+        for (name, point) in crate::catalog::AGENT_EVENTS {
+            assert!(
+                super::all().iter().any(|a| a
+                    .events()
+                    .iter()
+                    .any(|e| e.name == *name && e.point == Some(*point))),
+                "{name}"
+            );
+        }
+    }
+}

@@ -151,8 +151,21 @@ impl<'s> Decoder<'s> {
         None
     }
 
-    /// A hook point of the catalog.
+    /// A hook point of the catalog. An agent's own event name (`Stop`) gets the point it maps
+    /// to as the suggestion.
     pub fn hook_point(&mut self, node: &Node) -> Option<crate::HookPoint> {
+        if let NodeKind::Scalar { value, .. } = &node.kind {
+            if let Some(p) = crate::HookPoint::for_agent_event(value) {
+                self.error(
+                    node.pos,
+                    format!("unknown hook point `{value}`"),
+                    Some(format!(
+                        "`{value}` is an agent's event name; hookd's point for it is `{p}`: write `hook: {p}`"
+                    )),
+                );
+                return None;
+            }
+        }
         let options: Vec<_> = crate::HookPoint::ALL
             .iter()
             .map(|p| (p.name(), *p))
