@@ -38,22 +38,31 @@ impl Hook {
 
     /// Whether this hook is due for this context (matcher, `on`, sub-agents).
     fn selected(&self, ctx: &View<'_>) -> bool {
+        let name = &self.spec.name;
         let is_sub_agent = ctx.is_sub_agent.unwrap_or(false);
         if is_sub_agent && !self.spec.include_sub_agents {
+            tracing::debug!(hook = %name, "not selected: a sub-agent's call (include_sub_agents is off)");
             return false;
         }
         if let Some(m) = &self.matcher {
-            let name = ctx.tool_name();
-            if !m.is_match(name) {
+            let tool = ctx.tool_name();
+            if !m.is_match(tool) {
+                tracing::debug!(hook = %name, tool, matcher = m.as_str(), "not selected: the tool does not match");
                 return false;
             }
         }
         let failed = ctx.tool_failed();
-        match self.spec.on {
+        let selected = match self.spec.on {
             OnResult::Any => true,
             OnResult::Success => !failed,
             OnResult::Failure => failed,
+        };
+        if selected {
+            tracing::debug!(hook = %name, "selected");
+        } else {
+            tracing::debug!(hook = %name, on = ?self.spec.on, failed, "not selected: `on` does not match the tool's result");
         }
+        selected
     }
 }
 
@@ -236,7 +245,13 @@ impl CommandProvider {
     fn gate_shell_command(&self, call: &mut Call<'_>) -> Option<(Contribution, String)> {
         let tool = call.view.tool.as_ref().and_then(|t| t.name)?;
         let input = call.context.tool("input").cloned();
-        let (command, denied) = self.gate_input(call, tool, input.as_ref())?;
+        let Some((command, denied)) = self.gate_input(call, tool, input.as_ref()) else {
+            if self.shell_gate.is_some() {
+                tracing::debug!(tool, "the shell gate admits this call");
+            }
+            return None;
+        };
+        tracing::debug!(tool, reason = %denied.reason, detail = %denied.detail, "the shell gate denies this call");
         let reason = format!("hookd refused this {tool} call: {}", denied.detail);
         let hint = denied.hint.clone();
         self.emit_denied(call, tool, command, denied);
@@ -441,6 +456,24 @@ impl CommandProvider {
     ) -> Reply {
         let spec = &hook.spec;
         let turn = call.outcome.turn;
+        match &ran {
+            Ran::Skipped(d) => {
+                tracing::debug!(hook = %spec.name, reason = %d.reason, detail = %d.detail, "skipped")
+            }
+            Ran::Ran {
+                argv,
+                allowed_by,
+                report,
+            } => tracing::debug!(
+                hook = %spec.name,
+                ?argv,
+                allowed_by = %allowed_by,
+                exit_code = ?report.exit_code,
+                timed_out = report.timed_out,
+                duration_ms = report.duration.as_millis() as u64,
+                "ran"
+            ),
+        }
         match ran {
             Ran::Skipped(d) => {
                 let reply = fail_closed(

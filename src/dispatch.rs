@@ -500,6 +500,7 @@ impl Engine {
         };
         let turn = view.turn;
         let session_turn = view.session_turn;
+        tracing::debug!(%point, session = session_id, %mode, "dispatch");
         let outcome = Outcome {
             hook: point,
             session_id: session_id.to_string(),
@@ -520,6 +521,7 @@ impl Engine {
         let bookkeeping = (point == HookPoint::PreStream && self.tracking.turns)
             || (point == HookPoint::PostTool && self.tracking.failures);
         if wanted.is_empty() && !bookkeeping {
+            tracing::debug!(%point, "nothing configured at this point");
             return Ok(outcome); // the hot path: nothing can be due here
         }
         let emit = |e: Event| self.emit(e);
@@ -575,6 +577,15 @@ impl Engine {
                 tracing::warn!("{e}; the loop guard could not record this dispatch");
             }
         }
+        let o = &call.outcome;
+        tracing::info!(
+            %point,
+            session = session_id,
+            reminders = o.reminders.len(),
+            commands = o.commands.len(),
+            skipped = o.commands.iter().filter(|c| c.status == CommandStatus::Skipped).count(),
+            "dispatched"
+        );
         Ok(call.outcome)
     }
 }

@@ -676,6 +676,7 @@ fn load_dirs(
     config.trust = trust;
     config.fingerprint = fingerprint;
     config.config_dir = opts.config_dir.clone();
+    tracing::debug!(sources = ?config.sources, trust = ?config.trust, hooks = config.hooks.hooks.len(), reminders = config.reminders.reminders.len(), "configuration loaded");
     config.ignored_allow = ignored_allow;
     config.ignored_reminders = ignored_reminders;
     Ok(config)

@@ -227,3 +227,40 @@ fn an_agents_event_name_as_a_point_suggests_the_point_it_maps_to() {
         "error: unknown hook point `Stop`\n  --> .infer/hooks.yaml:4:11\n  |\n4 |     hook: Stop\n  |           ^^^^\n  = help: `Stop` is an agent's event name; hookd's point for it is `post_session`: write `hook: post_session`\n\nhookd: the configuration has 1 error\n"
     );
 }
+
+#[test]
+fn hookd_log_debug_tells_the_story_of_a_dispatch() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^true$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: fmt, hook: post_tool, command: 'true', matcher: Bash}\n  - {name: other, hook: post_tool, command: 'true', matcher: Edit}\n  - {name: rm, hook: post_tool, command: 'rm -rf x'}\n",
+    );
+    let mut cmd = p.cmd(&["dispatch", "post_tool"]);
+    cmd.env("HOOKD_LOG", "debug");
+    let out = with_stdin(cmd, r#"{"session_id":"s","tool":{"name":"Bash"}}"#);
+    let log = stderr(&out);
+    for line in [
+        "DEBUG hookd::config: configuration loaded sources=[\".infer/config.yaml\", \".infer/hooks.yaml\"] trust=TrustedByFlag hooks=3 reminders=0",
+        "DEBUG hookd::dispatch: dispatch point=post_tool session=\"s\" mode=standard",
+        "DEBUG hookd::command: selected hook=fmt",
+        "DEBUG hookd::command: not selected: the tool does not match hook=other tool=\"Bash\" matcher=\"^(?:Edit)$\"",
+        "DEBUG hookd::command: skipped hook=rm reason=not_allowlisted detail=`rm -rf x` is not on the allow-list for mode `standard`",
+        " INFO hookd::dispatch: dispatched point=post_tool session=\"s\" reminders=0 commands=2 skipped=1",
+    ] {
+        assert!(log.lines().any(|l| l == line), "missing {line:?} in:\n{log}");
+    }
+    assert!(
+        log.lines().any(|l| l.starts_with("DEBUG hookd::command: ran hook=fmt argv=[\"true\"] allowed_by=^true$ (.infer/config.yaml:1) exit_code=Some(0) timed_out=false")),
+        "{log}"
+    );
+    // At the default level, nothing.
+    let out = with_stdin(
+        p.cmd(&["dispatch", "post_tool"]),
+        r#"{"session_id":"s","tool":{"name":"Bash"}}"#,
+    );
+    assert_eq!(stderr(&out), "");
+}
