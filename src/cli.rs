@@ -943,7 +943,19 @@ fn adapter(
     // hookd's own diagnostics for this call (configuration warnings, daemon trouble). An agent
     // that shows stderr to the model as a deny's reason gets only the reason then.
     let diagnostics = std::cell::RefCell::new(Vec::<String>::new());
-    // First, before anything reads the environment: what the repository set for its agent
+    // The payload is read first (it names the session's directory); it is judged below, once
+    // the switches that decide what a failure means are known.
+    let payload = read_stdin().and_then(|t| adapter::payload::parse(&t));
+    // The project is the agent's: hookd works there, whatever directory it was started in.
+    if let Some(dir) = agent_project(payload.as_ref().ok()) {
+        if let Err(e) = std::env::set_current_dir(&dir) {
+            diagnostics.borrow_mut().push(format!(
+                "hookd: cannot work in the agent's project {}: {e}",
+                dir.display()
+            ));
+        }
+    }
+    // Then, before anything reads the environment: what the repository set for its agent
     // (.env, .claude/settings*.json) may not decide what hookd trusts, allows or reads.
     diagnostics.borrow_mut().extend(scrub_project_env());
     // A safety switch: a value hookd cannot read turns it on, never silently off.
@@ -981,7 +993,7 @@ fn adapter(
         }
         Exit::code(r.exit_code)
     };
-    let payload = match read_stdin().and_then(|t| adapter::payload::parse(&t)) {
+    let payload = match payload {
         Ok(p) => p,
         Err(e) => return emit(agent.failure_reply(None, &e, closed_for(None))),
     };
@@ -1077,11 +1089,39 @@ fn notices(diagnostics: &std::cell::RefCell<Vec<String>>, outcome: &crate::dispa
         .extend(outcome.notices.iter().map(|n| format!("hookd: {n}")));
 }
 
+/// The agent's project: `CLAUDE_PROJECT_DIR` (Claude Code; Gemini CLI sets it too, with
+/// `GEMINI_PROJECT_DIR`), else the payload's `cwd`, absolute ones only; then the project that
+/// directory belongs to (its `.infer/`, else the nearest one up to the repository root).
+fn agent_project(payload: Option<&serde_json::Value>) -> Option<PathBuf> {
+    let from_env = ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]
+        .iter()
+        .find_map(|k| std::env::var_os(k).filter(|v| !v.is_empty()))
+        .map(PathBuf::from);
+    let from_payload = payload
+        .and_then(|p| p.get("cwd"))
+        .and_then(|c| c.as_str())
+        .map(PathBuf::from);
+    let dir = from_env
+        .into_iter()
+        .chain(from_payload)
+        .find(|d| d.is_absolute() && d.is_dir())?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    Some(crate::paths::find_project(&dir, home.as_deref()))
+}
+
+/// The project of this process's directory (see `paths::find_project`).
+fn project_here() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    std::env::current_dir()
+        .ok()
+        .map(|d| crate::paths::find_project(&d, home.as_deref()))
+}
+
 /// Drop from this process's environment what the project's files set for its agent and may
 /// not decide (see `adapter::project_env`); the notes say what was dropped. Called first, while
 /// this process has one thread.
 fn scrub_project_env() -> Vec<String> {
-    let Ok(project) = std::env::current_dir() else {
+    let Some(project) = project_here() else {
         return Vec::new();
     };
     let user_home = adapter::project_env::user_home();
@@ -1511,11 +1551,8 @@ fn via_daemon(
     use crate::daemon::client::ClientError;
     let socket = crate::daemon::default_socket()?;
     let mut body = serde_json::json!({"point": point.name(), "context": context.to_value()});
-    if let Some(cwd) = std::env::current_dir()
-        .ok()
-        .and_then(|d| d.to_str().map(String::from))
-    {
-        body["project"] = serde_json::Value::String(cwd);
+    if let Some(project) = project_here().and_then(|d| d.to_str().map(String::from)) {
+        body["project"] = serde_json::Value::String(project);
     }
     if let Some(inputs) = inputs {
         body["inputs"] = serde_json::Value::String(inputs.to_string());

@@ -35,6 +35,7 @@ pub mod dispatch;
 mod display;
 pub mod events;
 pub mod gate;
+mod paths;
 mod reminder;
 pub mod runner;
 pub mod state;

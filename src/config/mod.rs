@@ -80,14 +80,16 @@ pub struct LoadOptions {
 }
 
 impl LoadOptions {
-    /// The current directory, `$HOME` and the process environment.
+    /// The project of the current directory (its own `.infer/`, else the nearest one up to the
+    /// repository root: see docs/configuration.md), `$HOME` and the process environment.
     pub fn from_process(config_dir: Option<PathBuf>) -> std::io::Result<Self> {
+        let home_dir = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
         Ok(LoadOptions {
             config_dir,
-            project_dir: std::env::current_dir()?,
-            home_dir: std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(PathBuf::from),
+            project_dir: crate::paths::find_project(&std::env::current_dir()?, home_dir.as_deref()),
+            home_dir,
             env: std::env::vars()
                 .filter(|(k, _)| {
                     k.starts_with("INFER_") || k.starts_with("HOOKD_") || k == "XDG_CONFIG_HOME"

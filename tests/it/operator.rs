@@ -264,3 +264,66 @@ fn hookd_log_debug_tells_the_story_of_a_dispatch() {
     );
     assert_eq!(stderr(&out), "");
 }
+
+/// A repository with a hook that marks where it ran.
+fn repository() -> Project {
+    let p = Project::new();
+    std::fs::create_dir_all(p.path().join(".git")).unwrap();
+    std::fs::create_dir_all(p.path().join("src/deep")).unwrap();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^touch ran\\.marker$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: mark, hook: post_session, command: 'touch ran.marker'}, {name: mark2, hook: pre_tool, command: 'touch ran.marker'}]\n",
+    );
+    p
+}
+
+#[test]
+fn hookd_in_a_subdirectory_finds_the_projects_infer() {
+    let p = repository();
+    let mut cmd = p.cmd(&["dispatch", "post_session"]);
+    cmd.current_dir(p.path().join("src/deep"));
+    let out = with_stdin(cmd, "{}");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("\"name\":\"mark\""),
+        "{}",
+        stdout(&out)
+    );
+    // Hooks run in the project, where the agent works.
+    assert!(p.path().join("ran.marker").exists());
+    let mut cmd = p.cmd(&["check"]);
+    cmd.current_dir(p.path().join("src"));
+    let check = stdout(&cmd.output().unwrap());
+    assert!(
+        check.starts_with("sources: .infer/config.yaml, .infer/hooks.yaml"),
+        "{check}"
+    );
+}
+
+#[test]
+fn adapters_work_in_the_agents_project_wherever_they_are_started() {
+    let p = repository();
+    let elsewhere = tempfile::tempdir().unwrap();
+    // Claude Code's CLAUDE_PROJECT_DIR.
+    let mut cmd = p.cmd(&["adapter", "claude-code", "--no-daemon"]);
+    cmd.current_dir(elsewhere.path())
+        .env("CLAUDE_PROJECT_DIR", p.path());
+    let out = with_stdin(cmd, r#"{"hook_event_name":"Stop","session_id":"s"}"#);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(p.path().join("ran.marker").exists(), "{}", stderr(&out));
+    std::fs::remove_file(p.path().join("ran.marker")).unwrap();
+    // Gemini CLI's payload `cwd`, a subdirectory of the project.
+    let mut cmd = p.cmd(&["adapter", "gemini", "--no-daemon"]);
+    cmd.current_dir(elsewhere.path());
+    let payload = serde_json::json!({
+        "hook_event_name": "BeforeTool", "session_id": "g", "timestamp": "t",
+        "cwd": p.path().join("src/deep"), "tool_name": "read_file", "tool_input": {},
+    });
+    let out = with_stdin(cmd, &payload.to_string());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(p.path().join("ran.marker").exists(), "{}", stderr(&out));
+}
