@@ -233,6 +233,9 @@ enum Command {
         /// Dispatch in this process even when a daemon is running.
         #[arg(long)]
         no_daemon: bool,
+        /// Print the Outcome indented over several lines, for people (default: one line).
+        #[arg(long)]
+        pretty: bool,
     },
 }
 
@@ -366,7 +369,9 @@ pub fn run(cli: Cli) -> Exit {
             events,
             daemon,
             no_daemon,
+            pretty,
         } => {
+            PRETTY.store(pretty, std::sync::atomic::Ordering::Relaxed);
             let use_daemon = if no_daemon || cfg.config_dir.is_some() {
                 Daemon::Never
             } else if daemon {
@@ -724,6 +729,21 @@ enum Daemon {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// `hookd dispatch --pretty`: the Outcome over several lines.
+static PRETTY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// An Outcome (or the daemon's answer) as `hookd dispatch` prints it.
+fn outcome_text(json: &str) -> String {
+    if PRETTY.load(std::sync::atomic::Ordering::Relaxed) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(json) {
+            if let Ok(p) = serde_json::to_string_pretty(&v) {
+                return format!("{p}\n");
+            }
+        }
+    }
+    format!("{}\n", json.trim_end())
+}
+
 fn dispatch(
     point: HookPoint,
     cfg: ConfigArgs,
@@ -773,9 +793,8 @@ fn dispatch(
             for n in &outcome.notices {
                 eprintln!("hookd: {n}");
             }
-            out(&format!(
-                "{}\n",
-                serde_json::to_string(&outcome).unwrap_or_else(|_| "{}".into())
+            out(&outcome_text(
+                &serde_json::to_string(&outcome).unwrap_or_else(|_| "{}".into()),
             ));
             match caught {
                 Some(sig) => {
@@ -1652,7 +1671,7 @@ fn forward(
     }
     Some(match answer {
         Ok(outcome) => {
-            out(&format!("{}\n", outcome.trim_end()));
+            out(&outcome_text(&outcome));
             Exit::ok()
         }
         Err(e) => Exit::error(

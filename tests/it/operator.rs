@@ -327,3 +327,22 @@ fn adapters_work_in_the_agents_project_wherever_they_are_started() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(p.path().join("ran.marker").exists(), "{}", stderr(&out));
 }
+
+#[test]
+fn dispatch_pretty_prints_the_same_outcome_for_people() {
+    let p = Project::new();
+    let line = with_stdin(p.cmd(&["dispatch", "pre_tool", "--session-id", "s"]), "{}");
+    let pretty = with_stdin(
+        p.cmd(&["dispatch", "pre_tool", "--session-id", "s", "--pretty"]),
+        "{}",
+    );
+    assert_eq!(stdout(&line).lines().count(), 1);
+    assert!(
+        stdout(&pretty).starts_with("{\n  \"hook\": \"pre_tool\",\n"),
+        "{}",
+        stdout(&pretty)
+    );
+    let a: Value = serde_json::from_str(&stdout(&line)).unwrap();
+    let b: Value = serde_json::from_str(&stdout(&pretty)).unwrap();
+    assert_eq!(a, b);
+}
