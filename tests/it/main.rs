@@ -11,6 +11,7 @@ mod docs;
 mod gate_props;
 mod gate_table;
 mod golden;
+mod headless;
 mod library;
 mod lookup;
 mod operator;
