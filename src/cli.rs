@@ -1616,6 +1616,7 @@ fn via_daemon(
             Err(format!("it answered {status}: {msg}"))
         }
         Err(ClientError::NotRunning(_)) => return None,
+        Err(ClientError::Lost) => Err(LOST.to_string()),
         Err(e) => Err(e.to_string()),
     };
     Some((socket, answer))
@@ -1631,6 +1632,13 @@ fn client_inputs(cfg: &ConfigArgs) -> Option<String> {
         .ok()
 }
 
+/// The daemon's answer when it stopped mid-dispatch (`ClientError::Lost`), as text.
+const LOST: &str =
+    "the daemon took the dispatch and stopped before answering (its hooks may have run)";
+
+/// `hookd dispatch` and `hookd events --follow`: the daemon went away mid-way.
+const EXIT_DAEMON_GONE: i32 = 3;
+
 /// Rotated events files kept beside the current one.
 const LOG_KEEP: usize = 3;
 
@@ -1645,6 +1653,13 @@ fn forward(
     let via = via_daemon(point, context, inputs);
     // A daemon that could not be used dispatches here, unless one is required.
     let via = match via {
+        // Not run again here: its hooks may have run in the daemon already.
+        Some((socket, Err(e))) if e == LOST => {
+            return Some(Exit::error(
+                EXIT_DAEMON_GONE,
+                format!("error: the hookd daemon at {}: {e}; not dispatched again here, so no hook runs twice", socket.display()),
+            ))
+        }
         Some((socket, Err(e))) if !required => {
             eprintln!(
                 "hookd: the hookd daemon at {}: {e}; dispatching in this process",
@@ -1744,10 +1759,16 @@ fn event_line(json: &str) -> String {
         ),
         _ => String::new(),
     };
+    // The session, short enough for a column: its first 12 characters.
+    let session = str_of("session_id");
+    let session = match session.char_indices().nth(12) {
+        Some((i, _)) => format!("{}…", &session[..i]),
+        None => session,
+    };
     // Names, commands and reasons come from a project's files: one line, nothing hidden.
     visible(&format!(
-        "#{:<5} {time}  {:<16} {:<20} {detail}",
-        e["seq"],
+        "#{:<6} {time:<12}  {session:<13} {:<16} {:<20} {detail}",
+        e["seq"].to_string(),
         str_of("hook"),
         kind
     ))
@@ -1808,15 +1829,29 @@ fn events_cmd(follow: bool, since: u64, file: Option<PathBuf>, json: bool) -> Ex
         return Exit::error(2, "error: no hookd daemon answers (see `hookd serve`); to read an events file, pass --file FILE");
     };
     let path = format!("/v1/events?since={since}&follow={follow}");
-    let result = crate::daemon::client::sse(&socket, &path, |event, _id, data| {
-        if event == "missed" {
-            eprintln!("hookd: {data}: events were missed");
-        } else {
-            print(data);
+    let mut last = since;
+    let mut shutdown = false;
+    let result = crate::daemon::client::sse(&socket, &path, |event, id, data| {
+        match event {
+            "missed" => eprintln!("hookd: {data}: events were missed"),
+            "shutdown" => shutdown = true,
+            _ => {
+                last = id.unwrap_or(last);
+                print(data);
+            }
         }
         true
     });
     match result {
+        // Following, the stream only ends when the daemon goes away.
+        Ok(()) if follow => Exit::error(
+            EXIT_DAEMON_GONE,
+            format!(
+                "hookd: the daemon at {} {}; the last event was {last} (resume with --since {last})",
+                socket.display(),
+                if shutdown { "shut down" } else { "went away" }
+            ),
+        ),
         Ok(()) => Exit::ok(),
         Err(e) => Exit::error(2, format!("error: reading the daemon's events: {e}")),
     }

@@ -27,6 +27,10 @@ pub enum ClientError {
     /// The daemon did not take the request within the deadline.
     #[error("no answer within {0} ms (HOOKD_DAEMON_TIMEOUT_MS)")]
     Timeout(u128),
+    /// The daemon took the dispatch and closed the connection without an answer: it stopped
+    /// (or was killed) meanwhile. Its hooks may have run; dispatching again may run them twice.
+    #[error("the daemon took the dispatch and stopped before answering (its hooks may have run)")]
+    Lost,
     /// The exchange failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -112,7 +116,14 @@ pub fn post(
         s.write_all(body.as_bytes())?;
         s.set_read_timeout(Some(answer))?;
         status_line.clear();
-        std::io::BufRead::read_line(&mut reader, &mut status_line)?;
+        match std::io::BufRead::read_line(&mut reader, &mut status_line) {
+            Ok(0) => return Err(ClientError::Lost),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Err(ClientError::Lost)
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     let mut raw = Vec::new();
     reader.read_to_end(&mut raw)?;

@@ -67,6 +67,15 @@ impl Hub {
         (backlog, rx)
     }
 
+    /// The newest kept event's number.
+    pub fn newest(&self) -> Option<u64> {
+        self.ring
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .back()
+            .map(|p| p.seq)
+    }
+
     /// The oldest sequence number still kept, if any.
     pub fn oldest(&self) -> Option<u64> {
         self.ring

@@ -216,7 +216,8 @@ struct AppState {
     /// Dispatches running now, shared by both listeners: one more than the limit gets a 503.
     running: Arc<tokio::sync::Semaphore>,
     limits: Limits,
-    /// Becomes true at shutdown: event streams end, so connections can close.
+    /// Becomes true at shutdown once running dispatches are done or killed: event streams
+    /// send what is left and end, so connections can close.
     stopping: tokio::sync::watch::Receiver<bool>,
     /// See [`ServeOptions::inputs`].
     inputs: Option<String>,
@@ -528,12 +529,52 @@ const COALESCE: Duration = Duration::from_millis(2);
 async fn events(
     State(state): State<Shared>,
     headers: HeaderMap,
-    Query(q): Query<EventsQuery>,
+    q: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
-    let last_id = headers
+    let Query(q) = match q {
+        Ok(q) => q,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "{}; expected ?since=SEQ (a number) and ?follow=true|false",
+                    e.body_text()
+                ),
+            )
+        }
+    };
+    let last_id = match headers
         .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
+        .map(|v| v.to_str().map(str::trim))
+    {
+        None => None,
+        Some(Ok(v)) => match v.parse::<u64>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!("Last-Event-ID `{v}` is not an event number"),
+                )
+            }
+        },
+        Some(Err(_)) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "Last-Event-ID is not an event number",
+            )
+        }
+    };
+    // Asked to start after an event this daemon never had: say so, rather than wait in silence
+    // for a number that may be far away (a daemon restarted without a log numbers from 1).
+    if let Some(since) = q.since {
+        let newest = state.hub.newest().unwrap_or(0);
+        if since > newest {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("since={since} is after the newest event ({newest}); use since={newest} or less, or leave it out for new events only"),
+            );
+        }
+    }
     let since = q.since.or(last_id).unwrap_or(u64::MAX);
     let hub = state.hub.clone();
     let (backlog, rx) = hub.subscribe(if since == u64::MAX { u64::MAX } else { since });
@@ -569,10 +610,24 @@ async fn events(
     let mut ping = tokio::time::interval(Duration::from_secs(15));
     ping.reset();
     let live = stream::unfold(
-        (rx, guard, stopping, ping),
-        |(mut rx, guard, mut stopping, mut ping)| async move {
-            if *stopping.borrow() {
+        (rx, guard, stopping, ping, false),
+        |(mut rx, guard, mut stopping, mut ping, done)| async move {
+            if done {
                 return None;
+            }
+            // Shutting down: what was published (the `interrupted` events of the runs the
+            // shutdown killed among them) goes out, then a `shutdown` frame, then the end.
+            let last_words = |rx: &mut tokio::sync::broadcast::Receiver<hub::Published>| {
+                let mut out = Vec::new();
+                while let Ok(p) = rx.try_recv() {
+                    out.extend_from_slice(&p.frame);
+                }
+                out.extend_from_slice(&hub::frame(None, "shutdown", "{}"));
+                Ok::<Bytes, Infallible>(Bytes::from(out))
+            };
+            if *stopping.borrow() {
+                let chunk = last_words(&mut rx);
+                return Some((chunk, (rx, guard, stopping, ping, true)));
             }
             let mut out = Vec::new();
             tokio::select! {
@@ -582,7 +637,10 @@ async fn events(
                     Err(RecvError::Closed) => return None,
                 },
                 _ = ping.tick() => out.extend_from_slice(b":\n\n"),
-                _ = stopping.changed() => return None,
+                _ = stopping.changed() => {
+                    let chunk = last_words(&mut rx);
+                    return Some((chunk, (rx, guard, stopping, ping, true)));
+                }
             }
             // What arrives within COALESCE goes in the same write: at thousands of events a
             // second, one wake-up and one write per subscriber per batch instead of per event.
@@ -602,7 +660,7 @@ async fn events(
                 }
             }
             let chunk: Result<Bytes, Infallible> = Ok(Bytes::from(out));
-            Some((chunk, (rx, guard, stopping, ping)))
+            Some((chunk, (rx, guard, stopping, ping, false)))
         },
     );
     // An empty chunk would read as the end of the body: send the head only when there is one.
@@ -638,6 +696,18 @@ fn router(state: Shared) -> Router {
         .route("/v1/health", get(health))
         .route("/v1/events", get(events))
         .route("/metrics", get(metrics))
+        .fallback(|uri: axum::http::Uri| async move {
+            error(
+                StatusCode::NOT_FOUND,
+                format!("no such endpoint `{}`; the API is POST /v1/dispatch, GET /v1/events, GET /v1/health, GET /metrics", uri.path()),
+            )
+        })
+        .method_not_allowed_fallback(|method: axum::http::Method, uri: axum::http::Uri| async move {
+            error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("`{method} {}` is not served; POST /v1/dispatch, GET the others", uri.path()),
+            )
+        })
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
@@ -682,7 +752,10 @@ pub async fn serve(
         (Some(addr), Some(t)) => Some((t.clone(), addr)),
         (None, _) => None,
     };
+    // Two steps at shutdown: listeners stop taking connections (`stopping`), then, once the
+    // running dispatches are done or killed, event streams send what is left and end (`closing`).
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
+    let (closing_tx, closing) = tokio::sync::watch::channel(false);
     let metrics = Arc::new(Mutex::new(Metrics::default()));
     let running = Arc::new(tokio::sync::Semaphore::new(opts.limits.dispatches.max(1)));
     let state: Shared = Arc::new(AppState {
@@ -694,7 +767,7 @@ pub async fn serve(
         sessions: opts.sessions.clone(),
         running: running.clone(),
         limits: opts.limits,
-        stopping: stopping.clone(),
+        stopping: closing.clone(),
         inputs: opts.inputs.clone(),
     });
     let mut tasks = Vec::new();
@@ -732,9 +805,9 @@ pub async fn serve(
             http: http.map(|(token, _)| (token, local)),
             log: opts.log.clone(),
             sessions: opts.sessions.clone(),
-            running,
+            running: running.clone(),
             limits: opts.limits,
-            stopping: stopping.clone(),
+            stopping: closing.clone(),
             inputs: opts.inputs.clone(),
         });
         let app = router(tcp_state);
@@ -805,11 +878,26 @@ pub async fn serve(
     // Stop accepting and end event streams; running dispatches get the grace period, then their
     // hooks are killed.
     let _ = stopping_tx.send(true);
-    let all = futures_util::future::join_all(tasks);
-    if tokio::time::timeout(opts.grace, all).await.is_err() {
-        // Engines replaced by reloads share the token: this stops every run still going.
+    let permits = opts.limits.dispatches.max(1) as u32;
+    if tokio::time::timeout(opts.grace, running.clone().acquire_many_owned(permits))
+        .await
+        .is_err()
+    {
+        // Engines replaced by reloads share the token: this stops every run still going, and
+        // each reports its `interrupted` event before the streams end.
         current(&state.engine).canceller().cancel();
+        let _ = tokio::time::timeout(
+            Duration::from_secs(10),
+            running.clone().acquire_many_owned(permits),
+        )
+        .await;
     }
+    let _ = closing_tx.send(true);
+    let _ = tokio::time::timeout(
+        Duration::from_secs(5),
+        futures_util::future::join_all(tasks),
+    )
+    .await;
     if let Some(path) = socket {
         let _ = std::fs::remove_file(path);
     }

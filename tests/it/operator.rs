@@ -346,3 +346,170 @@ fn dispatch_pretty_prints_the_same_outcome_for_people() {
     let b: Value = serde_json::from_str(&stdout(&pretty)).unwrap();
     assert_eq!(a, b);
 }
+
+#[test]
+fn the_daemon_answers_every_mistake_in_json() {
+    let p = Project::new();
+    let d = crate::daemon::start(&p, &[]);
+    let ask = |method: &str, path: &str, headers: &[(&str, &str)]| {
+        let mut s = std::os::unix::net::UnixStream::connect(&d.socket).unwrap();
+        crate::daemon::request(&mut s, method, path, headers, "")
+    };
+    for (method, path, headers, status, says) in [
+        ("GET", "/nope", vec![], 404, "no such endpoint `/nope`"),
+        (
+            "DELETE",
+            "/v1/dispatch",
+            vec![],
+            405,
+            "`DELETE /v1/dispatch` is not served",
+        ),
+        (
+            "GET",
+            "/v1/events?since=abc",
+            vec![],
+            400,
+            "expected ?since=SEQ (a number)",
+        ),
+        (
+            "GET",
+            "/v1/events",
+            vec![("Last-Event-ID", "x")],
+            400,
+            "Last-Event-ID `x` is not an event number",
+        ),
+        (
+            "GET",
+            "/v1/events?since=999",
+            vec![],
+            400,
+            "since=999 is after the newest event (0)",
+        ),
+    ] {
+        let (code, body) = ask(method, path, &headers);
+        assert_eq!(code, status, "{method} {path}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        assert!(v["error"].as_str().unwrap().contains(says), "{body}");
+    }
+}
+
+#[test]
+fn a_shutdown_reaches_followers_and_clients_with_what_happened() {
+    use std::io::{BufRead, BufReader};
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^sleep 30$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: slow, hook: post_session, command: 'sleep 30'}]\n",
+    );
+    let d = crate::daemon::start(&p, &[]);
+    // A follower, through the CLI.
+    let mut follower = p
+        .cmd(&["events", "--follow"])
+        .env("HOOKD_SOCKET", &d.socket)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // A client whose dispatch is running when the daemon stops.
+    let mut client = p
+        .cmd(&["dispatch", "post_session", "--session-id", "mid"])
+        .env("HOOKD_SOCKET", &d.socket)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(d.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    // Stopped gracefully, the daemon still answers: the run was killed, and the Outcome says so.
+    let client = client.wait_with_output().unwrap();
+    assert_eq!(client.status.code(), Some(0), "{}", stderr(&client));
+    assert!(
+        stdout(&client).contains("\"status\":\"killed\""),
+        "{}",
+        stdout(&client)
+    );
+    let out = follower.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    // The killed run's event reached the follower before its stream ended.
+    let lines: Vec<String> = BufReader::new(&out.stdout[..])
+        .lines()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("mid") && l.contains("hook_command") && l.contains("slow")),
+        "{lines:?}"
+    );
+    assert!(
+        stderr(&out).contains("shut down; the last event was"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_client_whose_daemon_dies_mid_dispatch_does_not_run_the_hooks_again() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^sleep 3$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: slow, hook: post_session, command: 'sleep 3'}]\n",
+    );
+    let mut d = crate::daemon::start(&p, &[]);
+    let client = p
+        .cmd(&["dispatch", "post_session"])
+        .env("HOOKD_SOCKET", &d.socket)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    d.child.kill().unwrap();
+    let out = client.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: the hookd daemon at {}: the daemon took the dispatch and stopped before answering (its hooks may have run); not dispatched again here, so no hook runs twice\n",
+            d.socket.display()
+        )
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn hookd_events_shows_the_session_in_aligned_columns() {
+    let p = Project::new();
+    let log = p.path().join("events.jsonl");
+    std::fs::write(
+        &log,
+        concat!(
+            r#"{"seq":7,"timestamp":"2026-11-22T10:00:00.123Z","type":"hook_command","hook":"post_session","name":"fmt","command":"gofmt -w .","exit_code":0,"duration_ms":41,"timed_out":false,"session_id":"027567bf-78d4-43b7-8b98-7b6d86ce3708"}"#,
+            "\n",
+            r#"{"seq":12,"timestamp":"2026-11-22T10:00:01.456Z","type":"tool_command_denied","hook":"pre_tool","tool":"Bash","reason":"not_allowlisted","command":"curl x","session_id":"s1"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = p.run(&["events", "--file", log.to_str().unwrap()]);
+    assert_eq!(
+        stdout(&out),
+        "#7      10:00:00.123  027567bf-78d… post_session     hook_command         fmt (exit 0, 41ms) `gofmt -w .`\n\
+         #12     10:00:01.456  s1            pre_tool         tool_command_denied  Bash denied: not_allowlisted `curl x`\n"
+    );
+}
