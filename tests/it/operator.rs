@@ -407,7 +407,7 @@ fn a_shutdown_reaches_followers_and_clients_with_what_happened() {
     );
     let d = crate::daemon::start(&p, &[]);
     // A follower, through the CLI.
-    let mut follower = p
+    let follower = p
         .cmd(&["events", "--follow"])
         .env("HOOKD_SOCKET", &d.socket)
         .stdout(std::process::Stdio::piped())
