@@ -416,7 +416,7 @@ fn a_shutdown_reaches_followers_and_clients_with_what_happened() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     // A client whose dispatch is running when the daemon stops.
-    let mut client = p
+    let client = p
         .cmd(&["dispatch", "post_session", "--session-id", "mid"])
         .env("HOOKD_SOCKET", &d.socket)
         .stdin(std::process::Stdio::null())
