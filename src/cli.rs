@@ -1124,13 +1124,15 @@ fn agent_project(payload: Option<&serde_json::Value>) -> Option<PathBuf> {
         .into_iter()
         .chain(from_payload)
         .find(|d| d.is_absolute() && d.is_dir())?;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    Some(crate::paths::find_project(&dir, home.as_deref()))
+    Some(crate::paths::find_project(
+        &dir,
+        crate::paths::home().as_deref(),
+    ))
 }
 
 /// The project of this process's directory (see `paths::find_project`).
 fn project_here() -> Option<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = crate::paths::home();
     std::env::current_dir()
         .ok()
         .map(|d| crate::paths::find_project(&d, home.as_deref()))
@@ -1144,9 +1146,7 @@ fn scrub_project_env() -> Vec<String> {
         return Vec::new();
     };
     let user_home = adapter::project_env::user_home();
-    let home = user_home
-        .clone()
-        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    let home = user_home.clone().or_else(crate::paths::home);
     let names = adapter::project_env::names_set_by(&project, home.as_deref());
     if names.is_empty() {
         return Vec::new();

@@ -1,9 +1,38 @@
-//! Where things are: the project a run belongs to. The infer CLI reads the `.infer/` of its
+//! Where things are: the directories the environment names (one reading of `HOME` and the XDG
+//! variables for every module), and the project a run belongs to. The infer CLI reads the `.infer/` of its
 //! working directory; hookd does the same when there is one, and otherwise looks up the tree
 //! for the nearest `.infer/`, stopping at the repository root (a directory with `.git`) and
 //! never reaching into the home directory, whose `.infer/` is the user's own.
 
 use std::path::{Path, PathBuf};
+
+/// A directory the environment names: set and not empty.
+pub(crate) fn env_dir(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// `$HOME`.
+pub(crate) fn home() -> Option<PathBuf> {
+    env_dir("HOME")
+}
+
+/// The daemon's socket: `$HOOKD_SOCKET`, else `$XDG_RUNTIME_DIR/hookd.sock`, else
+/// `~/.infer/hookd.sock`.
+pub(crate) fn default_socket() -> Option<PathBuf> {
+    env_dir("HOOKD_SOCKET")
+        .or_else(|| env_dir("XDG_RUNTIME_DIR").map(|d| d.join("hookd.sock")))
+        .or_else(|| home().map(|h| h.join(".infer/hookd.sock")))
+}
+
+/// Session state: `$HOOKD_STATE_DIR`, else `$XDG_STATE_HOME/hookd`, else
+/// `~/.local/state/hookd`.
+pub(crate) fn state_dir() -> Option<PathBuf> {
+    env_dir("HOOKD_STATE_DIR")
+        .or_else(|| env_dir("XDG_STATE_HOME").map(|p| p.join("hookd")))
+        .or_else(|| home().map(|h| h.join(".local/state/hookd")))
+}
 
 /// The project directory for a run started in `start`: the nearest directory at or above it
 /// holding `.infer/`, not above the repository root (`.git`) and not the home directory; the

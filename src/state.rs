@@ -278,14 +278,7 @@ impl FileStore {
 
     /// `$HOOKD_STATE_DIR`, else `$XDG_STATE_HOME/hookd`, else `~/.local/state/hookd`.
     pub fn default_dir() -> Option<PathBuf> {
-        let var = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        var("HOOKD_STATE_DIR")
-            .or_else(|| var("XDG_STATE_HOME").map(|p| p.join("hookd")))
-            .or_else(|| var("HOME").map(|h| h.join(".local/state/hookd")))
+        crate::paths::state_dir()
     }
 
     /// The file for `session`: a readable prefix plus a hash, so any id maps to a safe name.

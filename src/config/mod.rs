@@ -83,9 +83,7 @@ impl LoadOptions {
     /// The project of the current directory (its own `.infer/`, else the nearest one up to the
     /// repository root: see docs/configuration.md), `$HOME` and the process environment.
     pub fn from_process(config_dir: Option<PathBuf>) -> std::io::Result<Self> {
-        let home_dir = std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from);
+        let home_dir = crate::paths::home();
         Ok(LoadOptions {
             config_dir,
             project_dir: crate::paths::find_project(&std::env::current_dir()?, home_dir.as_deref()),

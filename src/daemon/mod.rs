@@ -90,16 +90,10 @@ pub struct ServeOptions {
     pub inputs: Option<String>,
 }
 
-/// The default socket: `$XDG_RUNTIME_DIR/hookd.sock`, else `~/.infer/hookd.sock`.
+/// The default socket: `$HOOKD_SOCKET`, else `$XDG_RUNTIME_DIR/hookd.sock`, else
+/// `~/.infer/hookd.sock`.
 pub fn default_socket() -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    var("HOOKD_SOCKET")
-        .or_else(|| var("XDG_RUNTIME_DIR").map(|d| d.join("hookd.sock")))
-        .or_else(|| var("HOME").map(|h| h.join(".infer/hookd.sock")))
+    crate::paths::default_socket()
 }
 
 #[derive(Default)]

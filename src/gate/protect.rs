@@ -126,11 +126,7 @@ impl Places {
         sources: &[String],
         config_dir: Option<&Path>,
     ) -> Places {
-        let var = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
+        let var = crate::paths::env_dir;
         Places {
             home: var("HOME"),
             project_dir: project_dir.to_path_buf(),
