@@ -982,15 +982,21 @@ fn adapter(
     // The user's own `fail_closed` and `gate_shell_tools` (hooks.yaml of --config-dir or
     // ~/.infer), read alone, so a broken project file or payload cannot hide them. With the
     // shell tools gated, a call hookd cannot read may be a shell command: it is denied.
-    let safety = LoadOptions::from_process(cfg.config_dir.clone())
-        .map(|o| config::user_safety(&o))
-        .unwrap_or_default();
-    let gated = cfg.gate_shell_tools || safety.gate_shell_tools;
+    // Read only when something fails: the path that succeeds pays nothing for it.
+    let safety = std::cell::OnceCell::new();
+    let safety = || {
+        *safety.get_or_init(|| {
+            LoadOptions::from_process(cfg.config_dir.clone())
+                .map(|o| config::user_safety(&o))
+                .unwrap_or_default()
+        })
+    };
     let agent = agent.adapter();
     let closed_for = |event: Option<&str>| {
+        let safety = safety();
         fail_closed
             || safety.fail_closed
-            || (gated
+            || ((cfg.gate_shell_tools || safety.gate_shell_tools)
                 && event.is_none_or(|e| {
                     agent
                         .events()
@@ -1042,7 +1048,7 @@ fn adapter(
         }
         return emit(r);
     };
-    let closed = closed_for(Some(&t.event));
+    let closed = || closed_for(Some(&t.event));
     // A running daemon answers for every session on the machine: one configuration, one
     // stream. It answers only a client with the same settings (home, variables, flags); its
     // Outcome is then the one this process would have computed with the same files.
@@ -1068,17 +1074,18 @@ fn adapter(
             )),
         }
     }
-    let config = match load(cfg) {
+    let config = match load(cfg.clone()) {
         Ok(c) => c,
         Err(e) => {
             return emit(agent.failure_reply(
                 Some(&t.event),
                 &e.message.unwrap_or_default(),
-                closed,
+                closed(),
             ))
         }
     };
-    let closed = closed || config.hooks.fail_closed;
+    let project_closed = config.hooks.fail_closed;
+    let closed = || project_closed || closed();
     diagnostics.borrow_mut().extend(warnings(&config));
     let engine = match engine(config, events) {
         Ok(e) => e,
@@ -1086,7 +1093,7 @@ fn adapter(
             return emit(agent.failure_reply(
                 Some(&t.event),
                 &e.message.unwrap_or_default(),
-                closed,
+                closed(),
             ))
         }
     };
@@ -1097,7 +1104,7 @@ fn adapter(
             notices(&diagnostics, &outcome);
             emit(agent.reply(&t.event, &outcome))
         }
-        Err(e) => emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed)),
+        Err(e) => emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed())),
     }
 }
 
@@ -1145,12 +1152,21 @@ fn scrub_project_env() -> Vec<String> {
     let Some(project) = project_here() else {
         return Vec::new();
     };
-    let user_home = adapter::project_env::user_home();
-    let home = user_home.clone().or_else(crate::paths::home);
+    // The walk up for `.env` files stops at the home directory, whose files are the user's.
+    // `HOME` itself may be the project's doing: where it would stop the walk, the user
+    // database says where the home really is (looked up only then: it costs a file read).
+    let home = crate::paths::home()
+        .filter(|h| project.starts_with(h))
+        .and_then(|_| adapter::project_env::user_home());
     let names = adapter::project_env::names_set_by(&project, home.as_deref());
     if names.is_empty() {
         return Vec::new();
     }
+    let user_home = if names.contains("HOME") {
+        adapter::project_env::user_home()
+    } else {
+        None
+    };
     let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
     let s = adapter::project_env::scrub(&names, &env, &project, user_home);
     for k in &s.remove {

@@ -505,3 +505,46 @@ fn hookds_own_files_are_readable_by_their_user_only() {
         assert_eq!(mode, 0o600, "{}", f.display());
     }
 }
+
+#[test]
+fn a_repository_cannot_make_itself_the_users_home_through_its_dotenv() {
+    // Gemini CLI loads .env: HOME=<the repository> would make its .infer/ "the user's own",
+    // which needs no trust.
+    let p = Project::new();
+    std::fs::write(
+        p.path().join("mark.sh"),
+        "#!/bin/sh\ntouch home-trick.marker\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        p.path().join("mark.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: mark, hook: post_session, command: ./mark.sh}]\n",
+    );
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^\\./mark\\.sh$']}}}}\n",
+    );
+    std::fs::write(
+        p.path().join(".env"),
+        format!("HOME={}\n", p.path().display()),
+    )
+    .unwrap();
+    let mut cmd = p.cmd_untrusted(&["adapter", "gemini", "--no-daemon"]);
+    cmd.env("HOME", p.path());
+    let payload = json!({
+        "hook_event_name": "AfterAgent", "session_id": "g", "timestamp": "t",
+        "cwd": p.path(), "prompt": "x", "prompt_response": "y", "stop_hook_active": false,
+    });
+    let out = with_stdin(cmd, &payload.to_string());
+    assert!(stderr(&out).contains("ignoring HOME="), "{}", stderr(&out));
+    assert!(
+        !p.path().join("home-trick.marker").exists(),
+        "{}",
+        stdout(&out)
+    );
+}
