@@ -198,32 +198,27 @@ fn a_timed_out_hook_names_the_timeout_line_to_raise() {
     );
 }
 
-#[test]
-fn a_tab_in_indentation_is_called_a_tab_at_its_own_line() {
+/// `hookd check`'s stderr for a project whose hooks.yaml is `text`, which must be invalid.
+fn check_error(text: &str) -> String {
     let p = Project::new();
-    p.write(
-        "hooks.yaml",
-        "enabled: true\nhooks:\n  - name: x\n\t  hook: post_session\n    command: 'true'\n",
-    );
+    p.write("hooks.yaml", text);
     let out = p.run(&["check"]);
     assert_eq!(out.status.code(), Some(1));
+    stderr(&out)
+}
+
+#[test]
+fn a_tab_in_indentation_is_called_a_tab_at_its_own_line() {
     assert_eq!(
-        stderr(&out),
+        check_error("enabled: true\nhooks:\n  - name: x\n\t  hook: post_session\n    command: 'true'\n"),
         "error: invalid YAML: a tab in the indentation; YAML indents with spaces only\n  --> .infer/hooks.yaml:4:1\n  |\n4 | \\t  hook: post_session\n  | ^\n  = help: replace the tab with spaces (as many as the lines around it use)\n\nhookd: the configuration has 1 error\n"
     );
 }
 
 #[test]
 fn an_agents_event_name_as_a_point_suggests_the_point_it_maps_to() {
-    let p = Project::new();
-    p.write(
-        "hooks.yaml",
-        "enabled: true\nhooks:\n  - name: fmt\n    hook: Stop\n    command: 'true'\n",
-    );
-    let out = p.run(&["check"]);
-    assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        stderr(&out),
+        check_error("enabled: true\nhooks:\n  - name: fmt\n    hook: Stop\n    command: 'true'\n"),
         "error: unknown hook point `Stop`\n  --> .infer/hooks.yaml:4:11\n  |\n4 |     hook: Stop\n  |           ^^^^\n  = help: `Stop` is an agent's event name; hookd's point for it is `post_session`: write `hook: post_session`\n\nhookd: the configuration has 1 error\n"
     );
 }

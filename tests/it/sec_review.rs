@@ -19,6 +19,29 @@ fn gated() -> Project {
     p
 }
 
+/// A project whose own hook, at `point`, runs `./mark.sh`, which leaves `marker`: if the
+/// marker exists, the project's code ran.
+fn marking(p: &Project, point: &str, marker: &str) {
+    std::fs::write(
+        p.path().join("mark.sh"),
+        format!("#!/bin/sh\ntouch {marker}\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        p.path().join("mark.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    p.write(
+        "hooks.yaml",
+        &format!("enabled: true\nhooks: [{{name: mark, hook: {point}, command: ./mark.sh}}]\n"),
+    );
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^\\./mark\\.sh$']}}}}\n",
+    );
+}
+
 fn claude_pre_tool(p: &Project, tool: &str, input: Value) -> String {
     json!({
         "hook_event_name": "PreToolUse",
@@ -336,24 +359,7 @@ fn a_repositorys_agent_environment_cannot_trust_allow_or_move_the_users_configur
     // What Gemini CLI loads from the project's .env, and Claude Code from the project's
     // settings `env`, reaches hookd as its environment.
     let p = gated();
-    std::fs::write(
-        p.path().join("mark.sh"),
-        "#!/bin/sh\ntouch project-code-ran.marker\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        p.path().join("mark.sh"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    p.write(
-        "hooks.yaml",
-        "enabled: true\nhooks: [{name: mark, hook: pre_tool, command: ./mark.sh}]\n",
-    );
-    p.write(
-        "config.yaml",
-        "tools: {bash: {mode: {all: {allow: ['^\\./mark\\.sh$']}}}}\n",
-    );
+    marking(&p, "pre_tool", "project-code-ran.marker");
     let planted = [
         ("HOOKD_TRUST_PROJECT", "1".to_string()),
         ("INFER_TOOLS_BASH_ALLOW_APPEND", ".*".to_string()),
@@ -511,24 +517,7 @@ fn a_repository_cannot_make_itself_the_users_home_through_its_dotenv() {
     // Gemini CLI loads .env: HOME=<the repository> would make its .infer/ "the user's own",
     // which needs no trust.
     let p = Project::new();
-    std::fs::write(
-        p.path().join("mark.sh"),
-        "#!/bin/sh\ntouch home-trick.marker\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        p.path().join("mark.sh"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    p.write(
-        "hooks.yaml",
-        "enabled: true\nhooks: [{name: mark, hook: post_session, command: ./mark.sh}]\n",
-    );
-    p.write(
-        "config.yaml",
-        "tools: {bash: {mode: {all: {allow: ['^\\./mark\\.sh$']}}}}\n",
-    );
+    marking(&p, "post_session", "home-trick.marker");
     std::fs::write(
         p.path().join(".env"),
         format!("HOME={}\n", p.path().display()),
