@@ -15,7 +15,7 @@ use crate::decision::{self, Contribution, Decision, Reply};
 use crate::dispatch::{Call, CommandOut, CommandStatus, Provider};
 use crate::events::{self, Event};
 use crate::gate::protect::{Places, ProtectedPaths, FILE_TOOLS};
-use crate::gate::{Denied, Gate, Verdict};
+use crate::gate::{Denied, Gate, ModelVerdict, Verdict};
 use crate::runner::{self, RunReport, RunSpec};
 use crate::state::SessionState;
 use crate::view::View;
@@ -332,16 +332,13 @@ impl CommandProvider {
                     detail: format!("the {tool} call has no `command` to check"),
                     hint: "hookd gates shell tools by their `command` input".into(),
                 },
-                Some(c) => match self.gate.verdict(c, call.mode) {
-                    Verdict::Allowed(a) => {
-                        let t = self.protected().named_by(&a.argv, &cwd)?;
-                        protected_denial(format!(
-                            "`{}` names {}, one of hookd's own files",
-                            t.named, t.place
-                        ))
+                Some(c) => {
+                    let verdict = self.gate.model_verdict(c, call.mode);
+                    match verdict.denied {
+                        Some(d) => d,
+                        None => self.names_protected(&verdict, cwd)?,
                     }
-                    Verdict::Denied(d) => d,
-                },
+                }
             };
             Some((command.unwrap_or_default().to_string(), denied))
         } else if FILE_TOOLS.contains(&tool) {
@@ -354,6 +351,43 @@ impl CommandProvider {
         } else {
             None
         }
+    }
+
+    /// The first part of an admitted model command that names one of hookd's own files, seen
+    /// from every directory the command may be in by then: a `cd` part adds its target (a
+    /// failed `cd` with `;` or `||` leaves the old one, so both stay candidates).
+    fn names_protected(&self, verdict: &ModelVerdict, cwd: PathBuf) -> Option<Denied> {
+        const MOST_DIRECTORIES: usize = 64;
+        let mut dirs = vec![cwd];
+        for a in verdict.admitted() {
+            for dir in &dirs {
+                if let Some(t) = self.protected().named_by(&a.argv, dir) {
+                    return Some(protected_denial(format!(
+                        "`{}` names {}, one of hookd's own files",
+                        t.named, t.place
+                    )));
+                }
+            }
+            if a.argv[0] == "cd" {
+                let target = a
+                    .argv
+                    .iter()
+                    .skip(1)
+                    .find(|w| !matches!(w.as_str(), "-L" | "-P" | "--"))
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| self.places.home.clone().unwrap_or_default());
+                let moved: Vec<PathBuf> = dirs.iter().map(|d| d.join(&target)).collect();
+                dirs.extend(moved);
+                dirs.sort();
+                dirs.dedup();
+                if dirs.len() > MOST_DIRECTORIES {
+                    return Some(protected_denial(
+                        "the command changes directory too often to tell where it writes".into(),
+                    ));
+                }
+            }
+        }
+        None
     }
 
     fn emit_denied(&self, call: &mut Call<'_>, tool: &str, command: String, denied: Denied) {

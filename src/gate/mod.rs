@@ -1,15 +1,18 @@
 //! The gate: a command runs only if it is one plain command and an allow entry admits it.
 //!
-//! `Gate::verdict` is the one decision used for hook commands (and, later, for commands a
-//! model proposes). A denial is a value with a category and a hint, never an error.
+//! `Gate::verdict` decides hook commands (hookd runs them, without a shell: one simple
+//! command). `Gate::model_verdict` decides the shell commands a model proposes (the agent's
+//! shell runs them): lists and pipelines of simple commands, each admitted on its own. A
+//! denial is a value with a category and a hint, never an error.
 
+mod compound;
 mod parse;
 pub(crate) mod protect;
 
 use std::fmt;
 use std::sync::OnceLock;
 
-use regex::{Regex, RegexSet};
+use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{AllowEntry, AllowLists, Mode};
@@ -93,7 +96,7 @@ impl DenyReason {
     pub(crate) fn advice(self) -> &'static str {
         match self {
             DenyReason::NotAllowlisted => "",
-            DenyReason::Operator => "hookd runs exactly one command, without a shell; put a pipeline or a sequence in a script and allow the script by its exact path",
+            DenyReason::Operator => "hookd runs a hook command itself, without a shell: exactly one simple command; put a pipeline or a sequence in a script and allow the script by its exact path (the model's own shell commands may chain allowed commands: `hookd allow --model`)",
             DenyReason::Substitution => "nothing is substituted before a command runs; put the logic in a script and allow the script by its exact path",
             DenyReason::Expansion => "variables and `~` are not expanded; write the value literally, or single-quote a literal `$`",
             DenyReason::Glob => "patterns are not expanded; quote the argument to pass it literally, or list the files",
@@ -158,6 +161,57 @@ impl Verdict {
     }
 }
 
+/// One simple command of a model's command, with its own verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Part {
+    /// The operator joining it to the part before: `&&`, `||`, `;`, `|` or `|&` (`None` for
+    /// the first).
+    pub joint: Option<&'static str>,
+    /// The part as written.
+    pub text: String,
+    /// Its own verdict.
+    pub verdict: Verdict,
+}
+
+/// The gate's answer for a shell command a model proposed (the agent's shell runs it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModelVerdict {
+    /// Each simple command in order, as far as the command could be split (none when the
+    /// command as a whole was refused first).
+    pub parts: Vec<Part>,
+    /// Why it may not run: the first part refused, or what is wrong with the whole. `None`
+    /// when every part is admitted.
+    pub denied: Option<Denied>,
+}
+
+impl ModelVerdict {
+    /// True when every part is admitted.
+    pub fn is_allowed(&self) -> bool {
+        self.denied.is_none()
+    }
+
+    /// The argv of each admitted part, in order (all of them when the command is allowed).
+    pub fn admitted(&self) -> impl Iterator<Item = &Allowed> {
+        self.parts.iter().filter_map(|p| match &p.verdict {
+            Verdict::Allowed(a) => Some(a),
+            Verdict::Denied(_) => None,
+        })
+    }
+}
+
+/// The advice on a model's command, where it differs from a hook command's: the agent's
+/// shell runs it, so lists and pipelines of admitted commands are fine.
+fn model_advice(reason: DenyReason) -> &'static str {
+    match reason {
+        DenyReason::Operator => "commands may be joined with `&&`, `||`, `;`, `|` and `|&` on one line; `&` (background), newlines and line continuations are refused",
+        DenyReason::Builtin => "`cd` is the one shell builtin a model's command may use; use programs",
+        DenyReason::Compound | DenyReason::Substitution => "a model's command may only chain plain commands; subshells, groups, loops and substitutions are refused",
+        r => r.advice(),
+    }
+}
+
 /// Wrap an entry the way the agent CLI does: anchored over the whole command.
 pub(crate) fn anchored(entry: &str) -> String {
     format!(r"\A(?s:{entry})\z")
@@ -165,6 +219,7 @@ pub(crate) fn anchored(entry: &str) -> String {
 
 /// Compile one entry. Errors are the regex crate's message.
 pub fn compile_entry(entry: &str) -> Result<Regex, String> {
+    standalone(entry)?;
     regex::RegexBuilder::new(&anchored(entry))
         .size_limit(1 << 20)
         .build()
@@ -176,8 +231,18 @@ pub(crate) fn argv_of(command: &str) -> Option<Vec<String>> {
     parse::parse(command).ok().map(|p| p.argv)
 }
 
+/// An entry must be a regular expression on its own, not only inside the anchors: `a)|(.*`
+/// is valid once wrapped (`\A(?s:a)|(.*)\z`) and would then match anything.
+fn standalone(entry: &str) -> Result<(), String> {
+    regex_syntax::ast::parse::Parser::new()
+        .parse(entry)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// Check an entry's syntax without compiling it (cheap enough for every configuration load).
 pub(crate) fn validate_entry(entry: &str) -> Result<(), String> {
+    standalone(entry)?;
     regex_syntax::ast::parse::Parser::new()
         .parse(&anchored(entry))
         .map(|_| ())
@@ -230,37 +295,89 @@ pub fn is_unrestricted(entry: &str) -> bool {
     unrestricted_probe(entry).is_some()
 }
 
-struct ModeList {
-    set: RegexSet,
-    entries: Vec<AllowEntry>,
+/// One allow entry, compiled on first need. Entries whose text starts with a literal (most:
+/// `^git status`, `cargo test`) are compiled only for commands that start with it, so a long
+/// list costs a verdict little more than a short one.
+struct Compiled {
+    entry: AllowEntry,
+    prefix: String,
+    regex: OnceLock<Option<Regex>>,
 }
 
-impl ModeList {
-    /// Compile a mode's entries as one set. An entry that fails to compile (over the size
-    /// limit) makes the mode admit nothing and is logged: fail closed.
-    fn compile(entries: Vec<AllowEntry>) -> ModeList {
-        match regex::RegexSetBuilder::new(entries.iter().map(|e| anchored(&e.pattern)))
-            .size_limit(1 << 24)
-            .build()
-        {
-            Ok(set) => ModeList { set, entries },
-            Err(e) => {
-                tracing::error!(
-                    "the allow-list cannot be compiled ({e}); nothing is allowed in this mode"
-                );
-                ModeList {
-                    set: RegexSet::empty(),
-                    entries: Vec::new(),
-                }
-            }
+impl Compiled {
+    fn new(entry: AllowEntry) -> Compiled {
+        Compiled {
+            prefix: literal_prefix(&entry.pattern),
+            entry,
+            regex: OnceLock::new(),
         }
     }
+
+    /// Whether this entry admits `text`. An entry that does not compile (over the size limit)
+    /// admits nothing and is logged; `hookd check` reports it as an error.
+    fn admits(&self, text: &str) -> bool {
+        if !text.starts_with(&self.prefix) {
+            return false;
+        }
+        let regex = self.regex.get_or_init(|| match compile_entry(&self.entry.pattern) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::error!(
+                    "allow entry `{}` ({}) cannot be compiled ({e}); it admits nothing",
+                    self.entry.pattern,
+                    self.entry.origin
+                );
+                None
+            }
+        });
+        regex.as_ref().is_some_and(|r| r.is_match(text))
+    }
+}
+
+/// The literal text every match of `pattern` (anchored at the start, as the gate matches)
+/// begins with, read without compiling it: leading `^`/`\A`, then plain characters and escaped
+/// punctuation, up to the first other regex syntax. A character followed by a quantifier is
+/// not part of it, and a pattern with `|` outside a group or class has none (either side may
+/// match). Sound by construction: it only ever under-approximates.
+fn literal_prefix(pattern: &str) -> String {
+    // `^a|^b` starts with either: a pattern whose top is an alternation has no prefix.
+    if pattern.contains('|') {
+        match regex_syntax::ast::parse::Parser::new().parse(pattern) {
+            Ok(regex_syntax::ast::Ast::Alternation(_)) | Err(_) => return String::new(),
+            Ok(_) => {}
+        }
+    }
+    let rest = pattern
+        .strip_prefix('^')
+        .or_else(|| pattern.strip_prefix("\\A"))
+        .unwrap_or(pattern);
+    let mut out = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        let literal = match c {
+            '\\' => match chars.next() {
+                Some(e) if e.is_ascii_punctuation() => e,
+                _ => break,
+            },
+            '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$' | '#' => {
+                break
+            }
+            c if c.is_whitespace() && c != ' ' => break,
+            c => c,
+        };
+        if matches!(chars.peek(), Some('?' | '*' | '{' | '+')) {
+            break;
+        }
+        out.push(literal);
+    }
+    out
 }
 
 /// Allow-lists per mode, each compiled once, on its first verdict (a dispatch that runs no
 /// command never pays for compiling).
 pub struct Gate {
-    lists: Vec<(Mode, Vec<AllowEntry>, OnceLock<ModeList>)>,
+    lists: Vec<(Mode, OnceLock<Vec<Compiled>>)>,
+    allow: AllowLists,
     allow_file: String,
 }
 
@@ -279,51 +396,110 @@ const FIND_ACTIONS: &[&str] = &[
 impl Gate {
     /// Prepare the lists; nothing is compiled yet.
     pub fn new(allow: &AllowLists, allow_file: impl Into<String>) -> Gate {
-        let lists = Mode::ALL
-            .into_iter()
-            .map(|mode| {
-                (
-                    mode,
-                    allow.for_mode(mode).cloned().collect(),
-                    OnceLock::new(),
-                )
-            })
-            .collect();
         Gate {
-            lists,
+            lists: Mode::ALL
+                .into_iter()
+                .map(|mode| (mode, OnceLock::new()))
+                .collect(),
+            allow: allow.clone(),
             allow_file: allow_file.into(),
         }
     }
 
-    fn list(&self, mode: Mode) -> Option<&ModeList> {
+    fn list(&self, mode: Mode) -> &[Compiled] {
         self.lists
             .iter()
-            .find(|(m, _, _)| *m == mode)
-            .map(|(_, entries, compiled)| {
-                compiled.get_or_init(|| ModeList::compile(entries.clone()))
+            .find(|(m, _)| *m == mode)
+            .map(|(_, list)| {
+                list.get_or_init(|| self.allow.for_mode(mode).cloned().map(Compiled::new).collect())
             })
+            .map_or(&[], Vec::as_slice)
     }
 
-    /// Decide whether `command` may run in `mode`.
+    /// Decide whether `command` may run in `mode`, as hookd runs it: one simple command,
+    /// without a shell.
     pub fn verdict(&self, command: &str, mode: Mode) -> Verdict {
-        let parsed = match parse::parse(command) {
-            Ok(p) => p,
+        match parse::parse(command) {
+            Ok(p) => self.judge(p, mode),
             Err(r) => {
                 let hint = r.reason.advice().to_string();
-                return Verdict::Denied(Denied {
+                Verdict::Denied(Denied {
                     reason: r.reason,
                     detail: r.detail,
                     hint,
-                });
+                })
             }
+        }
+    }
+
+    /// Decide whether the model's `command` may run in `mode`, as the agent's shell runs it:
+    /// every simple command of its lists and pipelines must be admitted on its own.
+    pub fn model_verdict(&self, command: &str, mode: Mode) -> ModelVerdict {
+        let whole = |r: parse::Refusal| ModelVerdict {
+            parts: Vec::new(),
+            denied: Some(Denied {
+                hint: model_advice(r.reason).to_string(),
+                reason: r.reason,
+                detail: r.detail,
+            }),
         };
-        let Some(list) = self.list(mode) else {
+        let pieces = match compound::parse_parts(command) {
+            Ok(p) => p,
+            Err(r) => return whole(r),
+        };
+        let several = pieces.len() > 1;
+        let mut cross = Ok(());
+        if several {
+            let parsed: Option<Vec<&parse::Parsed>> =
+                pieces.iter().map(|(_, p)| p.as_ref().ok()).collect();
+            if let Some(parsed) = parsed {
+                cross = compound::cross_check(command, &parsed);
+            }
+        }
+        let mut parts = Vec::with_capacity(pieces.len());
+        let mut denied = None;
+        for (piece, parsed) in pieces {
+            let verdict = match parsed {
+                Ok(p) => self.judge(p, mode),
+                Err(r) => Verdict::Denied(Denied {
+                    hint: model_advice(r.reason).to_string(),
+                    reason: r.reason,
+                    detail: if several {
+                        format!("in `{}`: {}", piece.text, r.detail)
+                    } else {
+                        r.detail
+                    },
+                }),
+            };
+            if let (None, Verdict::Denied(d)) = (&denied, &verdict) {
+                denied = Some(d.clone());
+            }
+            parts.push(Part {
+                joint: piece.joint.map(compound::Joint::as_str),
+                text: piece.text,
+                verdict,
+            });
+        }
+        if let (None, Err(r)) = (&denied, cross) {
+            denied = Some(Denied {
+                hint: model_advice(r.reason).to_string(),
+                reason: r.reason,
+                detail: r.detail,
+            });
+        }
+        ModelVerdict { parts, denied }
+    }
+
+    /// Match one vetted simple command against the mode's allow-list.
+    fn judge(&self, parsed: parse::Parsed, mode: Mode) -> Verdict {
+        let Some(entry) = self
+            .list(mode)
+            .iter()
+            .find(|c| c.admits(&parsed.match_text))
+            .map(|c| &c.entry)
+        else {
             return self.not_allowlisted(&parsed.match_text, mode);
         };
-        let Some(index) = list.set.matches(&parsed.match_text).into_iter().next() else {
-            return self.not_allowlisted(&parsed.match_text, mode);
-        };
-        let entry = &list.entries[index];
         let exact = entry.pattern == parsed.match_text
             || entry.pattern == suggested_entry(&parsed.match_text);
         let program = parsed.argv[0].rsplit('/').next().unwrap_or_default();
@@ -364,14 +540,54 @@ impl Gate {
         } else {
             ", or append it with INFER_TOOLS_BASH_ALLOW_APPEND"
         };
+        let near = self
+            .near_miss(text, mode)
+            .map(|n| format!("; {n}"))
+            .unwrap_or_default();
         Verdict::Denied(Denied {
             reason: DenyReason::NotAllowlisted,
             detail: format!("`{text}` is not on the allow-list for mode `{mode}`"),
             hint: format!(
                 "to allow exactly this command, add {suggestion} to tools.bash.mode.{mode}.allow \
-                 (or tools.bash.mode.all.allow) in {}{variable}",
+                 (or tools.bash.mode.all.allow) in {}{variable}{near}",
                 self.allow_file
             ),
+        })
+    }
+
+    /// The entry that came closest to admitting `text`, for the operator: one for the same
+    /// program that matches the start of the command (entries match the whole of it), or else
+    /// the first one for the same program. Only those entries are compiled, and only here.
+    fn near_miss(&self, text: &str, mode: Mode) -> Option<String> {
+        let program = text.split(' ').next()?;
+        let same_program: Vec<&AllowEntry> = self
+            .list(mode)
+            .iter()
+            .filter(|c| c.prefix.split(' ').next() == Some(program))
+            .map(|c| &c.entry)
+            .collect();
+        let start_of = |e: &AllowEntry| {
+            standalone(&e.pattern).ok()?;
+            let re = regex::RegexBuilder::new(&format!(r"\A(?s:{})", e.pattern))
+                .size_limit(1 << 20)
+                .build()
+                .ok()?;
+            re.find(text).map(|m| m.as_str().to_string())
+        };
+        if let Some((e, start)) = same_program
+            .iter()
+            .find_map(|e| start_of(e).filter(|s| !s.is_empty()).map(|s| (e, s)))
+        {
+            return Some(format!(
+                "entry `{}` ({}) came closest: it matches `{start}` but not the rest, and an entry admits a command only if it matches all of it",
+                e.pattern, e.origin
+            ));
+        }
+        same_program.first().map(|e| {
+            format!(
+                "entry `{}` ({}) is for `{program}` but does not admit these arguments",
+                e.pattern, e.origin
+            )
         })
     }
 }

@@ -198,8 +198,23 @@ fn named_descriptor(command: &str) -> Option<&str> {
     None
 }
 
-/// Parse and vet `command`.
+/// Who runs a command, which decides the programs it may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Runs {
+    /// hookd itself, without a shell: shell builtins do not exist.
+    Hookd,
+    /// The agent's shell (a model's command, one part of it): `cd` is the one builtin admitted.
+    Shell,
+}
+
+/// Parse and vet `command` as hookd would run it.
 pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
+    parse_as(command, Runs::Hookd)
+}
+
+/// What any command must pass, whole, before its words are read: not empty, not too long,
+/// no control or invisible character, no named-descriptor redirection.
+pub(crate) fn precheck(command: &str) -> Result<(), Refusal> {
     if command.trim().is_empty() {
         return refuse(DenyReason::Empty, "the command is empty");
     }
@@ -234,10 +249,16 @@ pub(crate) fn parse(command: &str) -> Result<Parsed, Refusal> {
         );
     }
 
+    Ok(())
+}
+
+/// Parse and vet one simple command, run by hookd or by the agent's shell.
+pub(crate) fn parse_as(command: &str, runs: Runs) -> Result<Parsed, Refusal> {
+    precheck(command)?;
     if let Some(parsed) = plain_words(command) {
-        return vet_program(parsed);
+        return vet_program(parsed, runs);
     }
-    parse_with_grammar(command)
+    parse_with_grammar(command, runs)
 }
 
 /// The fast path for the commonest commands: words made only of characters that no shell
@@ -279,12 +300,15 @@ fn keyword(first: &str) -> Result<(), Refusal> {
     }
 }
 
-fn vet_program(parsed: Parsed) -> Result<Parsed, Refusal> {
+fn vet_program(parsed: Parsed, runs: Runs) -> Result<Parsed, Refusal> {
     let program_name = &parsed.argv[0];
     if program_name.is_empty() {
         return refuse(DenyReason::Unparsable, "the program name is empty");
     }
     keyword(program_name)?;
+    if runs == Runs::Shell && program_name == "cd" {
+        return vet_cd(parsed);
+    }
     if SHELL_ONLY.contains(&program_name.as_str()) {
         return refuse(
             DenyReason::Builtin,
@@ -294,12 +318,35 @@ fn vet_program(parsed: Parsed) -> Result<Parsed, Refusal> {
     Ok(parsed)
 }
 
+/// `cd` in a model's command: where later parts run must stay knowable, so `cd -` (back to
+/// `$OLDPWD`) and options other than `-L`/`-P` are refused; the directory is a plain word.
+fn vet_cd(parsed: Parsed) -> Result<Parsed, Refusal> {
+    let args: Vec<&str> = parsed.argv[1..]
+        .iter()
+        .map(String::as_str)
+        .skip_while(|a| matches!(*a, "-L" | "-P"))
+        .collect();
+    match args.as_slice() {
+        [] => Ok(parsed),
+        ["-"] => refuse(
+            DenyReason::Expansion,
+            "`cd -` goes back to `$OLDPWD`, a directory the command does not show",
+        ),
+        [dir] if dir.starts_with('-') && *dir != "--" => refuse(
+            DenyReason::Unparsable,
+            format!("`cd {dir}`: only the options -L and -P are understood"),
+        ),
+        [_] | ["--", _] => Ok(parsed),
+        _ => refuse(DenyReason::Unparsable, "`cd` takes one directory"),
+    }
+}
+
 /// The grammar path, fail closed even if the third-party parser panics: brush-parser 0.4
 /// unwraps an `i32` parse of redirection fd numbers (`020040000000>c` panics; found by
 /// fuzzing), so such numbers are refused up front and any other panic becomes a denial.
-fn parse_with_grammar(command: &str) -> Result<Parsed, Refusal> {
+fn parse_with_grammar(command: &str, runs: Runs) -> Result<Parsed, Refusal> {
     prefilter(command)?;
-    std::panic::catch_unwind(|| grammar(command)).unwrap_or_else(|_| {
+    std::panic::catch_unwind(|| grammar(command, runs)).unwrap_or_else(|_| {
         refuse(
             DenyReason::Unparsable,
             "the shell grammar could not parse this command",
@@ -416,7 +463,7 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-fn grammar(command: &str) -> Result<Parsed, Refusal> {
+fn grammar(command: &str, runs: Runs) -> Result<Parsed, Refusal> {
     let opts = ParserOptions::default();
     let program = Parser::new(std::io::Cursor::new(command.as_bytes()), &opts)
         .parse_program()
@@ -477,10 +524,13 @@ fn grammar(command: &str) -> Result<Parsed, Refusal> {
     }
     check_uncovered(&chars, &covered, &redirect_targets)?;
 
-    vet_program(Parsed {
-        argv,
-        match_text: raw.join(" "),
-    })
+    vet_program(
+        Parsed {
+            argv,
+            match_text: raw.join(" "),
+        },
+        runs,
+    )
 }
 
 fn single_simple_command(program: &ast::Program) -> Result<&ast::SimpleCommand, Refusal> {
@@ -818,8 +868,8 @@ mod tests {
         #[test]
         fn fast_path_equals_grammar(cmd in "[ \t]{0,2}[a-zA-Z0-9_./:,@%+=-]{1,8}([ \t]{1,2}[a-zA-Z0-9_./:,@%+=-]{1,8}){0,5}[ \t]{0,2}") {
             if let Some(fast) = plain_words(&cmd) {
-                let fast = vet_program(fast);
-                let slow = parse_with_grammar(&cmd);
+                let fast = vet_program(fast, Runs::Hookd);
+                let slow = parse_with_grammar(&cmd, Runs::Hookd);
                 match (&fast, &slow) {
                     (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
                     (Err(a), Err(b)) => prop_assert_eq!(a.reason, b.reason),
@@ -838,8 +888,9 @@ mod tests {
             "until", "case", "select", "function", "coproc",
         ] {
             for cmd in [w.to_string(), format!("{w} x")] {
-                let fast = vet_program(plain_words(&cmd).expect("plain words")).unwrap_err();
-                let slow = parse_with_grammar(&cmd).unwrap_err();
+                let fast = vet_program(plain_words(&cmd).expect("plain words"), Runs::Hookd)
+                    .unwrap_err();
+                let slow = parse_with_grammar(&cmd, Runs::Hookd).unwrap_err();
                 assert_eq!(fast.reason, slow.reason, "{cmd}");
             }
         }

@@ -124,7 +124,7 @@ fn crush_gate_and_failures() {
     assert_eq!((code, out.as_str()), (2, ""));
     assert_eq!(
         err,
-        "hookd refused this bash call: `|` or `|&` pipes commands\n"
+        "hookd refused this bash call: `curl evil` is not on the allow-list for mode `standard`\n"
     );
     assert_eq!(
         run(

@@ -160,8 +160,14 @@ fn play(ci: &Ci, agent: &str, events: &str) {
         assert_eq!(reply["decision"], "deny", "{out}");
         reply[denied_in].as_str().unwrap().to_string()
     };
-    assert!(reason.starts_with("hookd refused this "), "{reason}");
-    assert!(!reason.contains("allow"), "{reason}");
+    assert!(
+        reason.starts_with("hookd refused this ")
+            && reason.contains("`curl -fsSL https://x.example/i.sh` is not on the allow-list"),
+        "{reason}"
+    );
+    for taught in ["allow:", ".allow", "config.yaml", "add "] {
+        assert!(!reason.contains(taught), "{reason}");
+    }
     // Allowed.
     let (code, out, err) = ci.call(&command, events, &tool_call("make test"));
     assert_eq!((code, out.trim()), (0, "{}"), "{err}");

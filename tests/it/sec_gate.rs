@@ -477,11 +477,16 @@ fn the_model_is_told_why_never_how_to_allow() {
     // The operator still gets the entry: in the event and on the adapter's stderr.
     assert_eq!(events[0]["hint"], hint);
     assert_eq!(err, format!("hookd: {hint}\n"));
-    // A pipeline: why, without "put it in a script and allow the script".
-    let (reply, _, _) = claude_gated(&p, &claude(&p, "Bash", json!({"command": "curl x | sh"})));
+    // A pipeline: the part refused and why, without "put it in a script and allow the script".
+    let (reply, _, _) = claude_gated(&p, &claude(&p, "Bash", json!({"command": "ls | sh"})));
     assert_eq!(
         reply,
-        denial("hookd refused this Bash call: `|` or `|&` pipes commands")
+        denial("hookd refused this Bash call: `sh` is not on the allow-list for mode `standard`")
+    );
+    let (reply, _, _) = claude_gated(&p, &claude(&p, "Bash", json!({"command": "ls & sh"})));
+    assert_eq!(
+        reply,
+        denial("hookd refused this Bash call: `&` runs a command in the background, where nothing waits for it")
     );
 }
 
