@@ -718,7 +718,9 @@ fn allow(cfg: ConfigArgs, mode: Mode, json: bool, model: bool, command: &str) ->
             for (i, p) in verdict.parts.iter().enumerate() {
                 let joint = p.joint.map(|j| format!("{j} ")).unwrap_or_default();
                 let said = match &p.verdict {
-                    Verdict::Allowed(a) => format!("allowed by `{}` ({})", a.entry.pattern, a.entry.origin),
+                    Verdict::Allowed(a) => {
+                        format!("allowed by `{}` ({})", a.entry.pattern, a.entry.origin)
+                    }
                     Verdict::Denied(d) => format!("denied: {}", d.reason),
                 };
                 text.push_str(&format!("  part {}: {joint}`{}`: {said}\n", i + 1, p.text));

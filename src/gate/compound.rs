@@ -151,14 +151,19 @@ pub(crate) fn split(command: &str) -> Result<Vec<Piece>, Refusal> {
         pieces.push(last);
     }
     if let Some(empty) = pieces.iter().position(|p| p.text.is_empty()) {
-        let around = match (pieces[empty].joint, pieces.get(empty + 1).and_then(|p| p.joint)) {
+        let around = match (
+            pieces[empty].joint,
+            pieces.get(empty + 1).and_then(|p| p.joint),
+        ) {
             (Some(j), _) => format!("after `{}`", j.as_str()),
             (None, Some(j)) => format!("before `{}`", j.as_str()),
             (None, None) => String::new(),
         };
         return refuse(
             DenyReason::Empty,
-            format!("there is no command {around}").trim_end().to_string(),
+            format!("there is no command {around}")
+                .trim_end()
+                .to_string(),
         );
     }
     Ok(pieces)
@@ -205,16 +210,12 @@ fn words_per_command(command: &str) -> Result<Vec<String>, Refusal> {
     for complete in &program.complete_commands {
         for ast::CompoundListItem(and_or, sep) in &complete.0 {
             if matches!(sep, ast::SeparatorOperator::Async) {
-                return refuse(
-                    DenyReason::Operator,
-                    "`&` runs a command in the background",
-                );
+                return refuse(DenyReason::Operator, "`&` runs a command in the background");
             }
-            let pipelines = std::iter::once(&and_or.first).chain(and_or.additional.iter().map(
-                |a| match a {
+            let pipelines =
+                std::iter::once(&and_or.first).chain(and_or.additional.iter().map(|a| match a {
                     ast::AndOr::And(p) | ast::AndOr::Or(p) => p,
-                },
-            ));
+                }));
             for pipeline in pipelines {
                 if pipeline.timed.is_some() || pipeline.bang {
                     return refuse(DenyReason::Builtin, "`time` or `!` before a pipeline");
@@ -258,8 +259,11 @@ fn words_of(simple: &ast::SimpleCommand) -> Result<String, Refusal> {
     Ok(words.join(" "))
 }
 
+/// A part and what the single-command parser made of it.
+pub(crate) type ParsedPiece = (Piece, Result<Parsed, Refusal>);
+
 /// Split and vet every part (each as its own simple command run by the shell).
-pub(crate) fn parse_parts(command: &str) -> Result<Vec<(Piece, Result<Parsed, Refusal>)>, Refusal> {
+pub(crate) fn parse_parts(command: &str) -> Result<Vec<ParsedPiece>, Refusal> {
     parse::precheck(command)?;
     let pieces = split(command)?;
     Ok(pieces
@@ -291,7 +295,10 @@ mod tests {
         );
         assert_eq!(
             texts("cargo test 2>&1 | tail -50"),
-            [(None, "cargo test 2>&1".into()), (Some("|"), "tail -50".into())]
+            [
+                (None, "cargo test 2>&1".into()),
+                (Some("|"), "tail -50".into())
+            ]
         );
         assert_eq!(
             texts("a |& b || c; d"),
@@ -302,7 +309,10 @@ mod tests {
                 (Some(";"), "d".into())
             ]
         );
-        assert_eq!(texts("grep 'a|b' \"c;d\" e\\&f"), [(None, "grep 'a|b' \"c;d\" e\\&f".into())]);
+        assert_eq!(
+            texts("grep 'a|b' \"c;d\" e\\&f"),
+            [(None, "grep 'a|b' \"c;d\" e\\&f".into())]
+        );
         assert_eq!(texts("ls &>/dev/null"), [(None, "ls &>/dev/null".into())]);
         assert_eq!(texts("make;"), [(None, "make".into())]);
     }

@@ -319,17 +319,19 @@ impl Compiled {
         if !text.starts_with(&self.prefix) {
             return false;
         }
-        let regex = self.regex.get_or_init(|| match compile_entry(&self.entry.pattern) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                tracing::error!(
-                    "allow entry `{}` ({}) cannot be compiled ({e}); it admits nothing",
-                    self.entry.pattern,
-                    self.entry.origin
-                );
-                None
-            }
-        });
+        let regex = self
+            .regex
+            .get_or_init(|| match compile_entry(&self.entry.pattern) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::error!(
+                        "allow entry `{}` ({}) cannot be compiled ({e}); it admits nothing",
+                        self.entry.pattern,
+                        self.entry.origin
+                    );
+                    None
+                }
+            });
         regex.as_ref().is_some_and(|r| r.is_match(text))
     }
 }
@@ -411,7 +413,13 @@ impl Gate {
             .iter()
             .find(|(m, _)| *m == mode)
             .map(|(_, list)| {
-                list.get_or_init(|| self.allow.for_mode(mode).cloned().map(Compiled::new).collect())
+                list.get_or_init(|| {
+                    self.allow
+                        .for_mode(mode)
+                        .cloned()
+                        .map(Compiled::new)
+                        .collect()
+                })
             })
             .map_or(&[], Vec::as_slice)
     }
@@ -625,4 +633,47 @@ pub fn suggested_entry(text: &str) -> String {
 /// Quote a string as a single-quoted YAML scalar.
 fn yaml_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn literal_prefixes() {
+        for (pattern, prefix) in [
+            ("^git status$", "git status"),
+            ("git (status|diff)", "git "),
+            (r"^\./scripts/check\.sh$", "./scripts/check.sh"),
+            ("^cargo tests?$", "cargo test"),
+            ("^a|^b", ""),
+            ("(?i)git", ""),
+            (r"\Agofmt -l \.", "gofmt -l ."),
+            (r"^a\d", "a"),
+            ("^npm run test:.*", "npm run test:"),
+            ("x{2}", ""),
+        ] {
+            assert_eq!(literal_prefix(pattern), prefix, "{pattern}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        /// Whatever an entry matches starts with its literal prefix: the prefix only ever saves
+        /// a compile, never loses a match.
+        #[test]
+        fn every_match_starts_with_the_literal_prefix(
+            pattern in r"\^?([ab .|()?*+{}\[\]\\^$]|\\[.ab ]|\(\?i\)){0,8}",
+            text in "[ab .]{0,6}",
+        ) {
+            if let Ok(re) = compile_entry(&pattern) {
+                if re.is_match(&text) {
+                    let prefix = literal_prefix(&pattern);
+                    prop_assert!(text.starts_with(&prefix), "{pattern:?} matches {text:?} but prefix is {prefix:?}");
+                }
+            }
+        }
+    }
 }

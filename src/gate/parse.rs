@@ -888,8 +888,8 @@ mod tests {
             "until", "case", "select", "function", "coproc",
         ] {
             for cmd in [w.to_string(), format!("{w} x")] {
-                let fast = vet_program(plain_words(&cmd).expect("plain words"), Runs::Hookd)
-                    .unwrap_err();
+                let fast =
+                    vet_program(plain_words(&cmd).expect("plain words"), Runs::Hookd).unwrap_err();
                 let slow = parse_with_grammar(&cmd, Runs::Hookd).unwrap_err();
                 assert_eq!(fast.reason, slow.reason, "{cmd}");
             }
