@@ -152,3 +152,186 @@ fn the_generator_admits_a_real_share() {
     );
     eprintln!("{admitted} of {total} generated commands admitted");
 }
+
+/// Programs replaced by recorders in the compound property below.
+const RECORDED: &[&str] = &["rec", "git", "ls", "grep", "tail"];
+
+/// A PATH of recorders (each appends its name and argv, NUL-separated and ended by a marker,
+/// to `$RECORD` in one write) and a working directory where `cd d1` always succeeds.
+fn recorder_dirs() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = fixture_dir();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for name in RECORDED {
+        let path = bin.join(name);
+        std::fs::write(
+            &path,
+            "#!/bin/sh\nprintf '%s\\0' \"${0##*/}\" \"$@\" '--end--' >> \"$RECORD\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::os::unix::fs::symlink(".", dir.path().join("d1")).unwrap();
+    dir
+}
+
+/// What bash ran for `cmd`, one argv per program run, in order.
+fn bash_ran(cmd: &str, dir: &std::path::Path) -> Vec<Vec<String>> {
+    let record = dir.join("record");
+    let _ = std::fs::remove_file(&record);
+    // PATH holds only the recorders, so bash itself is found here.
+    let bash = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("bash"))
+        .find(|p| p.is_file())
+        .expect("bash on PATH");
+    Command::new(bash)
+        .args(["--noprofile", "--norc", "-c", cmd])
+        .current_dir(dir)
+        .env_clear()
+        .env("HOME", "/home-expanded")
+        .env("PATH", dir.join("bin"))
+        .env("RECORD", &record)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&record).unwrap_or_default();
+    let mut runs = Vec::new();
+    let mut argv = Vec::new();
+    for word in text.split_terminator('\0') {
+        if word == "--end--" {
+            runs.push(std::mem::take(&mut argv));
+        } else {
+            argv.push(word.to_string());
+        }
+    }
+    runs
+}
+
+/// Compound commands of recorded programs with shell-meaningful arguments and joints.
+fn compound() -> impl Strategy<Value = String> {
+    let program = prop::sample::select(vec!["rec", "git", "ls", "grep", "tail", "cd d1"]);
+    let benign = prop::sample::select(vec![
+        "a",
+        "-x",
+        "'a b'",
+        "\"c d\"",
+        "'$X'",
+        "a\\ b",
+        "'*'",
+        "\"a;b\"",
+        "'|'",
+        "\"&&\"",
+        "'#'",
+        "2>&1",
+        ">/dev/null",
+        "2>/dev/null",
+        "\\;",
+        "a=b",
+        "@",
+        "é",
+        "\"x|y\"",
+        "'a&&b'",
+    ]);
+    let risky = prop::sample::select(vec![
+        "$X", "*", "~", "`x`", "(", "{a,b}", "#", "'", "\\", ">x", "<x", "$'a'", "a\\\nb",
+    ]);
+    let arg = prop_oneof![6 => benign, 1 => risky];
+    let good_joint = prop::sample::select(vec![
+        " && ", "&&", " || ", "||", "; ", ";", " | ", "|", " |& ", "|&",
+    ]);
+    let bad_joint = prop::sample::select(vec![" & ", "\n", " ;; ", " ", " \\\n ", "&", ";\n"]);
+    let joint = prop_oneof![6 => good_joint, 1 => bad_joint];
+    let part = (program, prop::collection::vec(arg, 0..4)).prop_map(|(p, args)| {
+        let mut s = p.to_string();
+        for a in args {
+            s.push(' ');
+            s.push_str(a);
+        }
+        s
+    });
+    (part.clone(), prop::collection::vec((joint, part), 0..4)).prop_map(|(first, rest)| {
+        let mut s = first;
+        for (j, p) in rest {
+            s.push_str(j);
+            s.push_str(&p);
+        }
+        s
+    })
+}
+
+/// The runs bash must make for an admitted model command whose programs all succeed: every
+/// part but `cd` (a builtin), except pipelines after `||`, which a success skips. Pipeline
+/// members run at once, so each pipeline is compared as a sorted group.
+fn expected_runs(v: &hookd::gate::ModelVerdict) -> Vec<Vec<Vec<String>>> {
+    let mut groups: Vec<Vec<Vec<String>>> = Vec::new();
+    let mut skipping = false;
+    for part in &v.parts {
+        let Verdict::Allowed(a) = &part.verdict else {
+            unreachable!("an admitted command has only admitted parts")
+        };
+        match part.joint {
+            Some("|") | Some("|&") => {}
+            joint => {
+                skipping = joint == Some("||");
+                groups.push(Vec::new());
+            }
+        }
+        if !skipping && a.argv[0] != "cd" {
+            groups.last_mut().unwrap().push(a.argv.clone());
+        }
+    }
+    groups.retain(|g| !g.is_empty());
+    groups
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// For every admitted compound command, bash with each program replaced by a recorder runs
+    /// exactly the simple commands the gate checked, with the same argv.
+    #[test]
+    fn bash_runs_exactly_the_parts_the_gate_admitted(cmd in compound()) {
+        let gate = open_gate();
+        let v = gate.model_verdict(&cmd, Mode::Auto);
+        if v.is_allowed() {
+            let dir = recorder_dirs();
+            let mut ran = bash_ran(&cmd, dir.path()).into_iter();
+            for group in expected_runs(&v) {
+                let mut want = group.clone();
+                let mut got: Vec<Vec<String>> = ran.by_ref().take(want.len()).collect();
+                want.sort();
+                got.sort();
+                prop_assert_eq!(got, want, "command {:?}", cmd);
+            }
+            prop_assert_eq!(ran.next(), None, "bash ran more than the gate checked: {:?}", cmd);
+        }
+    }
+}
+
+#[test]
+fn the_compound_generator_admits_a_real_share() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let gate = open_gate();
+    let mut runner = TestRunner::deterministic();
+    let strategy = compound();
+    let total = 500;
+    let (mut admitted, mut compound_admitted) = (0, 0);
+    for _ in 0..total {
+        let cmd = strategy.new_tree(&mut runner).unwrap().current();
+        let v = gate.model_verdict(&cmd, Mode::Auto);
+        if v.is_allowed() {
+            admitted += 1;
+            compound_admitted += usize::from(v.parts.len() > 1);
+        }
+    }
+    assert!(
+        admitted * 10 >= total * 2,
+        "only {admitted} of {total} admitted"
+    );
+    assert!(
+        compound_admitted * 10 >= total,
+        "only {compound_admitted} compounds admitted"
+    );
+    eprintln!("{admitted} of {total} generated compound commands admitted ({compound_admitted} with several parts)");
+}

@@ -14,6 +14,7 @@ mod golden;
 mod headless;
 mod library;
 mod lookup;
+mod model_commands;
 mod operator;
 mod runner;
 mod sec_adapters;
