@@ -480,3 +480,127 @@ fn hook_commands_keep_the_one_command_rule() {
         d.hint
     );
 }
+
+mod cli {
+    use serde_json::{json, Value};
+
+    use crate::support::{stderr, stdout, Project};
+
+    fn project() -> Project {
+        let p = Project::new();
+        p.write(
+            "config.yaml",
+            "tools: {bash: {mode: {all: {allow: ['^cd [a-z]+$', '^npm test$', '^git status', '^tail -[0-9]+$']}}}}\n",
+        );
+        p
+    }
+
+    #[test]
+    fn allow_model_prints_each_part() {
+        let p = project();
+        let o = p.run(&[
+            "allow",
+            "--model",
+            "--",
+            "cd web && npm test 2>&1 | tail -5",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(
+            stdout(&o),
+            "allowed\n  part 1: `cd web`: allowed by `^cd [a-z]+$` (.infer/config.yaml:1)\n  part 2: && `npm test 2>&1`: allowed by `^npm test$` (.infer/config.yaml:1)\n  part 3: | `tail -5`: allowed by `^tail -[0-9]+$` (.infer/config.yaml:1)\n"
+        );
+        let o = p.run(&["allow", "--model", "--", "git status --short | tail -5"]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(
+            stdout(&o),
+            "denied: not_allowlisted: `git status --short` is not on the allow-list for mode `standard`\n  hint: to allow exactly this command, add '^git status --short$' to tools.bash.mode.standard.allow (or tools.bash.mode.all.allow) in .infer/config.yaml, or append it with INFER_TOOLS_BASH_ALLOW_APPEND; entry `^git status` (.infer/config.yaml:1) came closest: it matches `git status` but not the rest, and an entry admits a command only if it matches all of it\n  part 1: `git status --short`: denied: not_allowlisted\n  part 2: | `tail -5`: allowed by `^tail -[0-9]+$` (.infer/config.yaml:1)\n"
+        );
+        // The same command as a hook would run it: one simple command only.
+        let o = p.run(&["allow", "--", "cd web && npm test"]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stdout(&o).starts_with("denied: operator: "),
+            "{}",
+            stdout(&o)
+        );
+    }
+
+    #[test]
+    fn allow_model_json_has_per_part_verdicts() {
+        let p = project();
+        let o = p.run(&["allow", "--model", "--json", "--", "cd web && rm -rf x"]);
+        assert_eq!(o.status.code(), Some(1));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "allowed": false,
+                "reason": "not_allowlisted",
+                "detail": "`rm -rf x` is not on the allow-list for mode `standard`",
+                "hint": "to allow exactly this command, add '^rm -rf x$' to tools.bash.mode.standard.allow (or tools.bash.mode.all.allow) in .infer/config.yaml, or append it with INFER_TOOLS_BASH_ALLOW_APPEND",
+                "parts": [
+                    {"joint": null, "text": "cd web", "allowed": true, "reason": null, "hint": null,
+                     "argv": ["cd", "web"], "entry": "^cd [a-z]+$", "origin": ".infer/config.yaml:1"},
+                    {"joint": "&&", "text": "rm -rf x", "allowed": false, "reason": "not_allowlisted",
+                     "detail": "`rm -rf x` is not on the allow-list for mode `standard`",
+                     "hint": "to allow exactly this command, add '^rm -rf x$' to tools.bash.mode.standard.allow (or tools.bash.mode.all.allow) in .infer/config.yaml, or append it with INFER_TOOLS_BASH_ALLOW_APPEND"},
+                ]
+            })
+        );
+    }
+
+    /// Through a real adapter call: the compound the agent sends passes, an attack in it does not.
+    #[test]
+    fn the_claude_adapter_gates_compounds_part_by_part() {
+        let p = project();
+        let call = |command: &str| {
+            let payload = json!({
+                "session_id": "s1", "cwd": p.path(), "hook_event_name": "PreToolUse",
+                "permission_mode": "default", "tool_name": "Bash",
+                "tool_input": {"command": command},
+            });
+            let o = p.run_with_stdin(
+                &["adapter", "claude-code", "--gate-shell-tools"],
+                &payload.to_string(),
+            );
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            serde_json::from_str::<Value>(&stdout(&o)).unwrap()
+        };
+        assert_eq!(call("cd web && npm test 2>&1 | tail -50"), json!({}));
+        let denied = call("cd web && npm test; cat .infer/config.yaml");
+        assert_eq!(denied["hookSpecificOutput"]["permissionDecision"], "deny");
+        // A protected file named after a `cd`: seen from where the command will be by then.
+        let p2 = Project::new();
+        p2.write_home(
+            "config.yaml",
+            "tools: {bash: {mode: {all: {allow: ['^cd [a-z.]+$', '^tail -[0-9]+ [a-z./]+$']}}}}\n",
+        );
+        let inside = p2.home.path().join(".claude/projects");
+        std::fs::create_dir_all(&inside).unwrap();
+        let call = |command: &str| {
+            let payload = json!({
+                "session_id": "s1", "cwd": inside, "hook_event_name": "PreToolUse",
+                "permission_mode": "default", "tool_name": "Bash",
+                "tool_input": {"command": command},
+            });
+            let o = p2.run_with_stdin(
+                &["adapter", "claude-code", "--gate-shell-tools"],
+                &payload.to_string(),
+            );
+            serde_json::from_str::<Value>(&stdout(&o)).unwrap()
+        };
+        assert_eq!(call("tail -5 settings.json"), json!({}));
+        let reply = call("cd .. && tail -5 settings.json");
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{reply}"
+        );
+        assert!(
+            reply["hookSpecificOutput"]["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .contains("one of hookd's own files"),
+            "{reply}"
+        );
+    }
+}
