@@ -68,7 +68,10 @@ run() {
   medians "$work/$name.json"
 }
 extra=("$@")
+# HOOKD_BENCH_ONLY=model,lefthook runs only those sections (names below).
+want() { [ -z "${HOOKD_BENCH_ONLY:-}" ] || [[ ",$HOOKD_BENCH_ONLY," == *",$1,"* ]]; }
 
+if want dispatch; then
 echo "## dispatch with nothing due (50 hooks, 20 reminders elsewhere, 100 allow entries)"
 run nothing-due /bin/true "$bin dispatch post_queue_drain --config-dir $busy"
 echo
@@ -85,7 +88,9 @@ if len(m) == 7:  # with a baseline binary: 0 true, then (new, baseline) pairs
 per_hook = (m[3] - m[1]) / 10
 print(f"per command through hookd: {per_hook:.3f} ms; spawning true directly: {m[0]:.3f} ms; overhead: {per_hook - m[0]:.3f} ms")
 PY
+fi
 
+if want adapter; then
 echo
 echo "## hookd adapter claude-code, nothing due, vs a python3 hook (each fed a PostToolUse payload)"
 payload="$PWD/tests/fixtures/claude-code/post_tool_use.json"
@@ -99,4 +104,55 @@ run adapter \
   "sh -c 'python3 -c pass < $payload'" \
   "sh -c '$bin adapter claude-code --config-dir $empty < $payload'" \
   "sh -c '$bin adapter claude-code --config-dir $elsewhere < $payload'"
+fi
 
+if want model; then
+echo
+echo "## a model's compound command through the adapter (gate_shell_tools): 100 allow entries vs 1"
+# The command's three parts are admitted by the last three of 100 entries (the worst place),
+# or by one entry of a one-entry list.
+pretool="$work/pretool.json"
+printf '{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"%s","tool_input":{"command":"cd web && cargo test 2>&1 | tail -50"}}\n' "$work" > "$pretool"
+short="$work/short"; mkdir -p "$short"
+printf "tools: {bash: {mode: {all: {allow: ['^(cd [a-z]+|cargo test|tail -[0-9]+)\$']}}}}\n" > "$short/config.yaml"
+long="$work/long"; mkdir -p "$long"
+{
+  echo "tools:"; echo "  bash:"; echo "    mode:"; echo "      all:"; echo "        allow:"
+  for i in $(seq 1 97); do echo "          - '^tool$i (build|test)( --[a-z-]+)*\$'"; done
+  echo "          - '^cd [a-z]+\$'"; echo "          - '^cargo test\$'"; echo "          - '^tail -[0-9]+\$'"
+} > "$long/config.yaml"
+for d in "$short" "$long"; do # both must admit it, or the comparison means nothing
+  out=$("$bin" adapter claude-code --gate-shell-tools --config-dir "$d" < "$pretool")
+  [ "$out" = "{}" ] || { echo "the model command was not admitted with $d: $out" >&2; exit 1; }
+done
+run model \
+  "sh -c '$bin adapter claude-code --gate-shell-tools --config-dir $short < $pretool'" \
+  "sh -c '$bin adapter claude-code --gate-shell-tools --config-dir $long < $pretool'"
+python3 - "$work/model.json" <<'PY'
+import json, statistics, sys
+rs = json.load(open(sys.argv[1]))["results"]
+m = [statistics.median(r["times"]) * 1000 for r in rs]
+print(f"100 entries cost {m[-1] - m[0]:.3f} ms over 1 entry (target: at most 1 ms)")
+PY
+fi
+
+if want lefthook; then
+echo
+echo "## yardstick: lefthook running one \`true\` hook, vs hookd dispatch running one"
+# LEFTHOOK_BIN=/path/to/lefthook, or npm installs the npm package lefthook into the work dir.
+lefthook="${LEFTHOOK_BIN:-}"
+if [ -z "$lefthook" ] && command -v npm >/dev/null; then
+  (cd "$work" && npm install --no-save --no-audit --no-fund lefthook >/dev/null 2>&1) || true
+  lefthook=$(find "$work/node_modules" -path '*/bin/lefthook' -type f 2>/dev/null | head -n 1)
+fi
+if [ -z "$lefthook" ]; then
+  echo "lefthook not available (set LEFTHOOK_BIN, or install npm): skipped"
+else
+  lh="$work/lh"; mkdir -p "$lh"; git -C "$lh" init -q
+  printf "bench:\n  commands:\n    t:\n      run: 'true'\n" > "$lh/lefthook.yml"
+  (cd "$lh" && "$lefthook" run bench --no-auto-install >/dev/null 2>&1) || { echo "lefthook run failed" >&2; exit 1; }
+  run lefthook \
+    "sh -c 'cd $lh && $lefthook run bench --no-auto-install'" \
+    "sh -c 'cd $lh && $bin dispatch post_session --config-dir $one'"
+fi
+fi
