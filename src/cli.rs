@@ -530,15 +530,26 @@ fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Exit {
             ),
         );
     }
+    // Entries that cannot mean what their author meant (gate::lint), each with its fix.
     let mut unrestricted = Vec::new();
     for e in config.allow.all_entries() {
-        if let Some(probe) = gate::unrestricted_probe(&e.pattern) {
+        let modes = format!(
+            "in mode{} `{}`",
+            if e.list == "all" { "s" } else { "" },
+            e.list
+        );
+        for w in gate::lint::lint_entry(&e.pattern) {
+            let what = match w.kind {
+                gate::lint::LintKind::Unrestricted => {
+                    format!("is UNRESTRICTED: {modes} {}", w.message)
+                }
+                _ => format!("{modes}: {}", w.message),
+            };
             unrestricted.push(format!(
-                "warning: allow entry `{}` ({}) is UNRESTRICTED: in mode{} `{}` it admits `{probe}`, which no restricted entry should admit",
+                "warning: allow entry `{}` ({}) {what}\n  = fix: {}",
                 visible(&e.pattern),
                 visible(&e.origin.to_string()),
-                if e.list == "all" { "s" } else { "" },
-                e.list
+                visible(&w.fix)
             ));
         }
     }

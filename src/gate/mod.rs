@@ -6,6 +6,7 @@
 //! denial is a value with a category and a hint, never an error.
 
 mod compound;
+pub mod lint;
 mod parse;
 pub(crate) mod protect;
 
@@ -618,8 +619,10 @@ impl Gate {
             .map(|c| &c.entry)
             .collect();
         let start_of = |e: &AllowEntry| {
-            standalone(&e.pattern).ok()?;
-            let re = regex::RegexBuilder::new(&format!(r"\A(?s:{})", e.pattern))
+            // Without its end anchor, to see how far it gets.
+            let body = lint::strip_anchors(&e.pattern).0;
+            standalone(body).ok()?;
+            let re = regex::RegexBuilder::new(&format!(r"\A(?s:{body})"))
                 .size_limit(1 << 20)
                 .build()
                 .ok()?;

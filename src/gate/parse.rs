@@ -42,7 +42,7 @@ fn refuse<T>(reason: DenyReason, detail: impl Into<String>) -> Result<T, Refusal
 }
 
 /// Programs that only mean something inside a shell, or that evaluate their arguments as code.
-const SHELL_ONLY: &[&str] = &[
+pub(crate) const SHELL_ONLY: &[&str] = &[
     ".",
     ":",
     "[[",

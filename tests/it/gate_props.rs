@@ -167,7 +167,9 @@ fn recorder_dirs() -> tempfile::TempDir {
         let path = bin.join(name);
         std::fs::write(
             &path,
-            "#!/bin/sh\nprintf '%s\\0' \"${0##*/}\" \"$@\" '--end--' >> \"$RECORD\"\n",
+            // One write per record (a pipeline's recorders append at once): built in a file
+            // of its own, then appended by `cat`, whose single write O_APPEND keeps whole.
+            "#!/bin/sh\nf=$(/usr/bin/mktemp) || exit 1\nprintf '%s\\0' \"${0##*/}\" \"$@\" '--end--' > \"$f\"\n/usr/bin/cat \"$f\" >> \"$RECORD\"\n/usr/bin/rm -f \"$f\"\n",
         )
         .unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -176,7 +176,7 @@ fn check_warns_loudly_about_unrestricted_entries() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         stderr(&out),
-        "warning: allow entry `.*` (.infer/config.yaml:5) is UNRESTRICTED: in mode `auto` it admits `rm -rf /`, which no restricted entry should admit\n\n"
+        "warning: allow entry `.*` (.infer/config.yaml:5) is UNRESTRICTED: in mode `auto` it admits `rm -rf /`, which no restricted entry should admit\n  = fix: replace it by entries for the exact commands needed; `hookd allow -- 'CMD'` prints one for each\n\n"
     );
     assert!(stdout(&out).ends_with("hookd check: configuration is valid (1 warning)\n"));
 }

@@ -2,6 +2,7 @@
 
 mod adapter_contract;
 mod agents;
+mod allow_lint;
 mod claude;
 mod config_errors;
 mod daemon;

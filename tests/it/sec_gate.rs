@@ -268,9 +268,9 @@ fn check_names_the_dangerous_command_a_broad_entry_admits() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        "warning: allow entry `.*[^y]` (.infer/config.yaml:6) is UNRESTRICTED: in modes `all` it admits `rm -rf /`, which no restricted entry should admit\n\
-         warning: allow entry `^git .*` (.infer/config.yaml:10) is UNRESTRICTED: in mode `auto` it admits `git push --force`, which no restricted entry should admit\n\
-         warning: allow entry `(curl|wget) .*` (.infer/config.yaml:11) is UNRESTRICTED: in mode `auto` it admits `curl x`, which no restricted entry should admit\n\n"
+        "warning: allow entry `.*[^y]` (.infer/config.yaml:6) is UNRESTRICTED: in modes `all` it admits `rm -rf /`, which no restricted entry should admit\n  = fix: replace it by entries for the exact commands needed; `hookd allow -- 'CMD'` prints one for each\n\
+         warning: allow entry `^git .*` (.infer/config.yaml:10) is UNRESTRICTED: in mode `auto` it admits `git push --force`, which no restricted entry should admit\n  = fix: replace it by entries for the exact commands needed; `hookd allow -- 'CMD'` prints one for each\n\
+         warning: allow entry `(curl|wget) .*` (.infer/config.yaml:11) is UNRESTRICTED: in mode `auto` it admits `curl x`, which no restricted entry should admit\n  = fix: replace it by entries for the exact commands needed; `hookd allow -- 'CMD'` prints one for each\n\n"
     );
     assert!(stdout(&out).ends_with("hookd check: configuration is valid (3 warnings)\n"));
 }
