@@ -4,6 +4,7 @@
 //! its payloads, how to answer, and where its settings live.
 
 pub mod claude;
+pub mod claude_permissions;
 pub mod crush;
 pub mod gemini;
 pub mod install;

@@ -13,6 +13,7 @@ mod gate_props;
 mod gate_table;
 mod golden;
 mod headless;
+mod import;
 mod library;
 mod lookup;
 mod model_commands;
