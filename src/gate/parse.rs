@@ -328,7 +328,7 @@ fn vet_cd(parsed: Parsed) -> Result<Parsed, Refusal> {
         .collect();
     match args.as_slice() {
         [] => Ok(parsed),
-        ["-"] => refuse(
+        ["-"] | ["--", "-"] => refuse(
             DenyReason::Expansion,
             "`cd -` goes back to `$OLDPWD`, a directory the command does not show",
         ),

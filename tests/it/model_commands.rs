@@ -301,6 +301,8 @@ const ATTACKS: &[&str] = &[
     "git log --output=x",
     "cd / && cat etc/shadow; rm x",
     "cd - && ls",
+    "cd -- - && ls",
+    "cd -P - && ls",
     "cd -P -x && ls",
     "cd a b && ls",
     // Builtins only the shell has.
