@@ -218,6 +218,9 @@ enum Command {
         /// Print the events' JSON lines instead.
         #[arg(long)]
         json: bool,
+        /// Only this session's events (and configuration events, which concern every session).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
     },
     /// Run what is due at POINT: context JSON on stdin, Outcome JSON on stdout.
     Dispatch {
@@ -340,7 +343,8 @@ pub fn run(cli: Cli) -> Exit {
             since,
             file,
             json,
-        } => events_cmd(follow, since, file, json),
+            session,
+        } => events_cmd(follow, since, file, json, session.as_deref()),
         Command::Serve { cfg, args } => serve(cfg, args),
         Command::Adapter {
             agent,
@@ -1657,6 +1661,7 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         token_file = Some(path);
     }
     let told = token_file.clone();
+    let dashboard_key = token.as_deref().map(crate::daemon::dashboard_key);
     let opts = crate::daemon::ServeOptions {
         socket,
         listen: a.listen,
@@ -1696,6 +1701,11 @@ fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
                 eprintln!(
                     "hookd: HTTP requests to {url} need the token: curl -H {how} {url}/v1/health"
                 );
+                // The page's URL carries a read-only key derived from the token (shows events,
+                // dispatches nothing); keep it to yourself all the same.
+                if let Some(key) = &dashboard_key {
+                    eprintln!("dashboard: {url}/?key={key}");
+                }
             }
         },
     ));
@@ -1942,8 +1952,36 @@ fn event_line(json: &str) -> String {
     .into_owned()
 }
 
-fn events_cmd(follow: bool, since: u64, file: Option<PathBuf>, json: bool) -> Exit {
+/// A query value, percent-encoded (everything but unreserved characters).
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn events_cmd(
+    follow: bool,
+    since: u64,
+    file: Option<PathBuf>,
+    json: bool,
+    session: Option<&str>,
+) -> Exit {
+    // The daemon filters by session itself; an events file is filtered here, the same way.
+    let of_session = |line: &str| {
+        session.is_none_or(|s| {
+            let v = serde_json::from_str::<serde_json::Value>(line).unwrap_or_default();
+            v["session_id"].as_str().is_none_or(|id| id == s)
+        })
+    };
     let print = |line: &str| {
+        if !of_session(line) {
+            return;
+        }
         out(&format!(
             "{}\n",
             if json {
@@ -1995,7 +2033,10 @@ fn events_cmd(follow: bool, since: u64, file: Option<PathBuf>, json: bool) -> Ex
     else {
         return Exit::error(2, "error: no hookd daemon answers (see `hookd serve`); to read an events file, pass --file FILE");
     };
-    let path = format!("/v1/events?since={since}&follow={follow}");
+    let mut path = format!("/v1/events?since={since}&follow={follow}");
+    if let Some(s) = session {
+        path.push_str(&format!("&session={}", percent_encode(s)));
+    }
     let mut last = since;
     let mut shutdown = false;
     let result = crate::daemon::client::sse(&socket, &path, |event, id, data| {

@@ -185,6 +185,19 @@ pub enum Event {
     ConfigError(ConfigError),
 }
 
+impl Event {
+    /// The session the event belongs to (configuration events belong to none).
+    pub fn session_id(&self) -> Option<&str> {
+        match self {
+            Event::HookCommand(e) => Some(&e.session_id),
+            Event::HookCommandSkipped(e) => Some(&e.session_id),
+            Event::SystemReminder(e) => Some(&e.session_id),
+            Event::ToolCommandDenied(e) => Some(&e.session_id),
+            Event::ConfigReloaded(_) | Event::ConfigError(_) => None,
+        }
+    }
+}
+
 /// An event as it leaves hookd: numbered and timed once, where it is delivered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Stamped {

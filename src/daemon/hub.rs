@@ -15,6 +15,8 @@ use crate::events::{EventSink, Stamped};
 pub struct Published {
     /// The event's `seq`.
     pub seq: u64,
+    /// The event's session (`None` for configuration events), for per-session streams.
+    pub session: Option<Arc<str>>,
     /// `id: SEQ`, `event: hookd`, `data: JSON` and the blank line that ends the frame.
     pub frame: axum::body::Bytes,
 }
@@ -34,6 +36,8 @@ pub struct Counters {
     pub dropped: AtomicU64,
     /// Subscribers connected now.
     pub subscribers: AtomicU64,
+    /// The model's tool calls the gate denied (`tool_command_denied`), by reason.
+    pub denials: Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }
 
 /// Fans events out to subscribers and keeps the last ones for resumption.
@@ -91,8 +95,17 @@ impl EventSink for Hub {
         let seq = event.seq;
         let published = Published {
             seq,
+            session: event.event.session_id().map(Arc::from),
             frame: frame(Some(seq), "hookd", &event.to_json()),
         };
+        if let crate::events::Event::ToolCommandDenied(d) = &event.event {
+            let mut denials = self
+                .counters
+                .denials
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            *denials.entry(d.reason.as_str()).or_default() += 1;
+        }
         let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
         if ring.len() == self.capacity {
             ring.pop_front();

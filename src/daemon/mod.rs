@@ -3,12 +3,14 @@
 
 mod auth;
 pub mod client;
+mod dashboard;
+mod metrics;
 pub(crate) use auth::{generate_token, token_file, write_token_file};
+pub(crate) use dashboard::key as dashboard_key;
 pub mod hub;
 pub mod listen;
 mod stream;
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -27,7 +29,7 @@ use serde_json::{json, Value};
 
 use crate::catalog::HookPoint;
 use crate::config::ConfigError;
-use crate::dispatch::{Context, Engine, Outcome};
+use crate::dispatch::{Context, Engine};
 use crate::events::Event;
 use hub::Hub;
 pub use listen::Limits;
@@ -93,21 +95,6 @@ pub struct ServeOptions {
 pub fn default_socket() -> Option<PathBuf> {
     crate::paths::default_socket()
 }
-
-#[derive(Default)]
-struct Metrics {
-    dispatches: BTreeMap<&'static str, u64>,
-    commands: BTreeMap<String, u64>,
-    skips: BTreeMap<String, u64>,
-    duration_sum: f64,
-    duration_buckets: [u64; 8],
-    /// Configuration reloads applied.
-    reloads_applied: u64,
-    /// Changed configurations refused as invalid.
-    reloads_invalid: u64,
-}
-
-const BUCKETS: [f64; 7] = [0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10.0];
 
 /// The engine in use; a reload swaps it, dispatches already running finish on the old one.
 type Current = Arc<RwLock<Arc<Engine>>>;
@@ -200,7 +187,9 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: &str) {
 struct AppState {
     engine: Current,
     hub: Arc<Hub>,
-    metrics: Arc<Mutex<Metrics>>,
+    metrics: Arc<Mutex<metrics::Metrics>>,
+    /// The sessions seen, for the dashboard (`/v1/sessions`).
+    seen: Arc<Mutex<dashboard::Seen>>,
     /// The TCP side's token and address (`None` on the Unix socket, which needs neither).
     http: Option<(String, SocketAddr)>,
     log: Option<(PathBuf, usize)>,
@@ -254,7 +243,10 @@ async fn guard(
             );
         }
     }
-    if req.uri().path() != "/v1/health" && !auth::bearer_matches(header("authorization"), token) {
+    if req.uri().path() != "/v1/health"
+        && !auth::bearer_matches(header("authorization"), token)
+        && !dashboard::key_opens(req.method(), req.uri(), token)
+    {
         return error(
             StatusCode::UNAUTHORIZED,
             "missing or wrong bearer token: send `Authorization: Bearer TOKEN` (the token is in the file `hookd serve` named, or the one given with --token)",
@@ -377,6 +369,12 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
             );
         }
     }
+    dashboard::saw(
+        &state,
+        &context,
+        point,
+        &engine.config().project_dir.display().to_string(),
+    );
     let started = Instant::now();
     // Hooks run processes: keep them off the async workers, so other sessions never wait.
     let result = tokio::task::spawn_blocking(move || {
@@ -387,7 +385,7 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
     .await;
     match result {
         Ok(Ok(outcome)) => {
-            record(&state, point, &outcome, started.elapsed());
+            metrics::record(&state, point, &outcome, started.elapsed());
             Json(outcome).into_response()
         }
         Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e.to_string()),
@@ -396,28 +394,6 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
             format!("the dispatch failed: {e}"),
         ),
     }
-}
-
-fn record(state: &AppState, point: HookPoint, outcome: &Outcome, took: Duration) {
-    let mut m = state.metrics.lock().unwrap_or_else(|p| p.into_inner());
-    *m.dispatches.entry(point.name()).or_default() += 1;
-    for c in &outcome.commands {
-        let status = serde_json::to_value(c.status)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        *m.commands.entry(status).or_default() += 1;
-        if let Some(r) = c.reason {
-            *m.skips.entry(r.as_str().to_string()).or_default() += 1;
-        }
-    }
-    let secs = took.as_secs_f64();
-    m.duration_sum += secs;
-    let i = BUCKETS
-        .iter()
-        .position(|b| secs <= *b)
-        .unwrap_or(BUCKETS.len());
-    m.duration_buckets[i] += 1;
 }
 
 async fn health(State(state): State<Shared>) -> Json<Value> {
@@ -429,81 +405,18 @@ async fn health(State(state): State<Shared>) -> Json<Value> {
     }))
 }
 
-async fn metrics(State(state): State<Shared>) -> Response {
-    let m = state.metrics.lock().unwrap_or_else(|p| p.into_inner());
-    let mut s = String::new();
-    s.push_str("# HELP hookd_dispatches_total Dispatches by hook point.\n# TYPE hookd_dispatches_total counter\n");
-    for p in HookPoint::ALL {
-        s.push_str(&format!(
-            "hookd_dispatches_total{{point=\"{}\"}} {}\n",
-            p.name(),
-            m.dispatches.get(p.name()).unwrap_or(&0)
-        ));
-    }
-    s.push_str("# HELP hookd_commands_total Command hooks by outcome.\n# TYPE hookd_commands_total counter\n");
-    for (status, n) in &m.commands {
-        s.push_str(&format!(
-            "hookd_commands_total{{status=\"{status}\"}} {n}\n"
-        ));
-    }
-    s.push_str("# HELP hookd_commands_skipped_total Command hooks not run, by reason.\n# TYPE hookd_commands_skipped_total counter\n");
-    for (reason, n) in &m.skips {
-        s.push_str(&format!(
-            "hookd_commands_skipped_total{{reason=\"{reason}\"}} {n}\n"
-        ));
-    }
-    s.push_str("# HELP hookd_dispatch_duration_seconds Dispatch duration.\n# TYPE hookd_dispatch_duration_seconds histogram\n");
-    let mut cumulative = 0;
-    for (i, b) in BUCKETS.iter().enumerate() {
-        cumulative += m.duration_buckets[i];
-        s.push_str(&format!(
-            "hookd_dispatch_duration_seconds_bucket{{le=\"{b}\"}} {cumulative}\n"
-        ));
-    }
-    cumulative += m.duration_buckets[BUCKETS.len()];
-    s.push_str(&format!(
-        "hookd_dispatch_duration_seconds_bucket{{le=\"+Inf\"}} {cumulative}\n"
-    ));
-    s.push_str(&format!("hookd_dispatch_duration_seconds_sum {}\nhookd_dispatch_duration_seconds_count {cumulative}\n", m.duration_sum));
-    s.push_str("# HELP hookd_config_reloads_total Configuration reloads, by result.\n# TYPE hookd_config_reloads_total counter\n");
-    for (result, n) in [("ok", m.reloads_applied), ("invalid", m.reloads_invalid)] {
-        s.push_str(&format!(
-            "hookd_config_reloads_total{{result=\"{result}\"}} {n}\n"
-        ));
-    }
-    if let Some(sessions) = &state.sessions {
-        s.push_str("# HELP hookd_sessions Sessions whose state is kept (idle ones expire).\n# TYPE hookd_sessions gauge\n");
-        s.push_str(&format!("hookd_sessions {}\n", sessions.len()));
-    }
-    let c = &state.hub.counters;
-    s.push_str("# HELP hookd_events_total Events published.\n# TYPE hookd_events_total counter\n");
-    s.push_str(&format!(
-        "hookd_events_total {}\n",
-        c.events.load(Ordering::Relaxed)
-    ));
-    s.push_str("# HELP hookd_subscribers Event stream subscribers connected.\n# TYPE hookd_subscribers gauge\n");
-    s.push_str(&format!(
-        "hookd_subscribers {}\n",
-        c.subscribers.load(Ordering::Relaxed)
-    ));
-    s.push_str("# HELP hookd_events_dropped_total Events slow subscribers missed.\n# TYPE hookd_events_dropped_total counter\n");
-    s.push_str(&format!(
-        "hookd_events_dropped_total {}\n",
-        c.dropped.load(Ordering::Relaxed)
-    ));
-    ([("content-type", "text/plain; version=0.0.4")], s).into_response()
-}
-
 fn router(state: Shared) -> Router {
     Router::new()
         .route("/v1/dispatch", post(dispatch))
         .route("/v1/health", get(health))
         .route("/v1/events", get(stream::events))
-        .route("/metrics", get(metrics))
+        .route("/metrics", get(metrics::metrics))
+        .route("/", get(dashboard::page))
+        .route("/v1/sessions", get(dashboard::sessions))
         .fallback(|uri: axum::http::Uri| async move {
             error(
                 StatusCode::NOT_FOUND,
-                format!("no such endpoint `{}`; the API is POST /v1/dispatch, GET /v1/events, GET /v1/health, GET /metrics", uri.path()),
+                format!("no such endpoint `{}`; the API is POST /v1/dispatch, GET /v1/events, GET /v1/sessions, GET /v1/health, GET /metrics, and the dashboard at GET /", uri.path()),
             )
         })
         .method_not_allowed_fallback(|method: axum::http::Method, uri: axum::http::Uri| async move {
@@ -560,12 +473,14 @@ pub async fn serve(
     // running dispatches are done or killed, event streams send what is left and end (`closing`).
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
     let (closing_tx, closing) = tokio::sync::watch::channel(false);
-    let metrics = Arc::new(Mutex::new(Metrics::default()));
+    let metrics = Arc::new(Mutex::new(metrics::Metrics::default()));
+    let seen = Arc::new(Mutex::new(dashboard::Seen::default()));
     let running = Arc::new(tokio::sync::Semaphore::new(opts.limits.dispatches.max(1)));
     let state: Shared = Arc::new(AppState {
         engine: Arc::new(RwLock::new(Arc::new(engine))),
         hub,
         metrics: metrics.clone(),
+        seen: seen.clone(),
         http: None,
         log: opts.log.clone(),
         sessions: opts.sessions.clone(),
@@ -605,6 +520,7 @@ pub async fn serve(
             engine: state.engine.clone(),
             hub: state.hub.clone(),
             metrics,
+            seen,
             // Port 0 picked one: Host is checked against the address really listened on.
             http: http.map(|(token, _)| (token, local)),
             log: opts.log.clone(),

@@ -1,7 +1,7 @@
 //! `GET /v1/events`: the event stream as Server-Sent Events. A subscriber resumes after the
 //! event it names (from the ring, then the events log), then follows live; slow subscribers
 //! lose events (counted and told), never slow a dispatch; at shutdown it gets what was left
-//! and a `shutdown` frame.
+//! and a `shutdown` frame. `?session=ID` keeps one session's events only.
 
 use std::convert::Infallible;
 use std::sync::atomic::Ordering;
@@ -25,6 +25,17 @@ pub(super) struct EventsQuery {
     since: Option<u64>,
     /// `false`: send the kept events and end (for `hookd events` without `--follow`).
     follow: Option<bool>,
+    /// Only this session's events (configuration events, which belong to no session, too).
+    session: Option<String>,
+}
+
+/// Whether an event of `session` goes to a subscriber that asked for `wanted`. Configuration
+/// events belong to every session's view: a reload matters to all of them.
+fn wanted_by(wanted: Option<&str>, session: Option<&str>) -> bool {
+    match (wanted, session) {
+        (None, _) | (_, None) => true,
+        (Some(w), Some(s)) => w == s,
+    }
 }
 
 /// Counts a subscriber while its stream lives.
@@ -55,7 +66,7 @@ pub(super) async fn events(
             return error(
                 StatusCode::BAD_REQUEST,
                 format!(
-                    "{}; expected ?since=SEQ (a number) and ?follow=true|false",
+                    "{}; expected ?since=SEQ (a number), ?follow=true|false and ?session=ID",
                     e.body_text()
                 ),
             )
@@ -93,7 +104,14 @@ pub(super) async fn events(
             );
         }
     }
-    let since = q.since.or(last_id).unwrap_or(u64::MAX);
+    // A reconnecting EventSource sends Last-Event-ID and the URL it first opened: the header,
+    // which says where it got to, wins over the URL's `since`.
+    let since = last_id.or(q.since).unwrap_or(u64::MAX);
+    let session: Option<Arc<str>> = q.session.as_deref().map(Arc::from);
+    let keep = {
+        let session = session.clone();
+        move |s: Option<&str>| wanted_by(session.as_deref(), s)
+    };
     let hub = state.hub.clone();
     let (backlog, rx) = hub.subscribe(if since == u64::MAX { u64::MAX } else { since });
     // Resuming from before the oldest kept event: the events log has the rest, if there is
@@ -115,10 +133,17 @@ pub(super) async fn events(
             first.extend_from_slice(&hub::frame(None, "missed", &note.to_string()));
         }
         for (seq, line) in &from_log {
+            if session.is_some() {
+                let of = serde_json::from_str::<serde_json::Value>(line).ok();
+                let s = of.as_ref().and_then(|v| v["session_id"].as_str());
+                if !keep(s) {
+                    continue;
+                }
+            }
             first.extend_from_slice(&hub::frame(Some(*seq), "hookd", line));
         }
     }
-    for p in &backlog {
+    for p in backlog.iter().filter(|p| keep(p.session.as_deref())) {
         first.extend_from_slice(&p.frame);
     }
     hub.counters.subscribers.fetch_add(1, Ordering::Relaxed);
@@ -129,56 +154,70 @@ pub(super) async fn events(
     ping.reset();
     let live = stream::unfold(
         (rx, guard, stopping, ping, false),
-        |(mut rx, guard, mut stopping, mut ping, done)| async move {
-            if done {
-                return None;
-            }
-            // Shutting down: what was published (the `interrupted` events of the runs the
-            // shutdown killed among them) goes out, then a `shutdown` frame, then the end.
-            let last_words = |rx: &mut tokio::sync::broadcast::Receiver<hub::Published>| {
-                let mut out = Vec::new();
-                while let Ok(p) = rx.try_recv() {
-                    out.extend_from_slice(&p.frame);
+        move |(mut rx, guard, mut stopping, mut ping, done)| {
+            let keep = keep.clone();
+            async move {
+                if done {
+                    return None;
                 }
-                out.extend_from_slice(&hub::frame(None, "shutdown", "{}"));
-                Ok::<Bytes, Infallible>(Bytes::from(out))
-            };
-            if *stopping.borrow() {
-                let chunk = last_words(&mut rx);
-                return Some((chunk, (rx, guard, stopping, ping, true)));
-            }
-            let mut out = Vec::new();
-            tokio::select! {
-                r = rx.recv() => match r {
-                    Ok(p) => out.extend_from_slice(&p.frame),
-                    Err(RecvError::Lagged(n)) => missed(&guard, n, &mut out),
-                    Err(RecvError::Closed) => return None,
-                },
-                _ = ping.tick() => out.extend_from_slice(b":\n\n"),
-                _ = stopping.changed() => {
+                // Shutting down: what was published (the `interrupted` events of the runs the
+                // shutdown killed among them) goes out, then a `shutdown` frame, then the end.
+                let last_words = |rx: &mut tokio::sync::broadcast::Receiver<hub::Published>| {
+                    let mut out = Vec::new();
+                    while let Ok(p) = rx.try_recv() {
+                        if keep(p.session.as_deref()) {
+                            out.extend_from_slice(&p.frame);
+                        }
+                    }
+                    out.extend_from_slice(&hub::frame(None, "shutdown", "{}"));
+                    Ok::<Bytes, Infallible>(Bytes::from(out))
+                };
+                if *stopping.borrow() {
                     let chunk = last_words(&mut rx);
                     return Some((chunk, (rx, guard, stopping, ping, true)));
                 }
-            }
-            // What arrives within COALESCE goes in the same write: at thousands of events a
-            // second, one wake-up and one write per subscriber per batch instead of per event.
-            let until = tokio::time::Instant::now() + COALESCE;
-            for _ in 0..BATCH {
-                match rx.try_recv() {
-                    Ok(p) => out.extend_from_slice(&p.frame),
-                    Err(TryRecvError::Lagged(n)) => missed(&guard, n, &mut out),
-                    Err(TryRecvError::Empty) => {
-                        match tokio::time::timeout_at(until, rx.recv()).await {
-                            Ok(Ok(p)) => out.extend_from_slice(&p.frame),
-                            Ok(Err(RecvError::Lagged(n))) => missed(&guard, n, &mut out),
-                            Ok(Err(RecvError::Closed)) | Err(_) => break,
+                let mut out = Vec::new();
+                // Wait for something to send: another session's events do not count (an empty
+                // chunk is never written).
+                while out.is_empty() {
+                    tokio::select! {
+                        r = rx.recv() => match r {
+                            Ok(p) if keep(p.session.as_deref()) => out.extend_from_slice(&p.frame),
+                            Ok(_) => {}
+                            Err(RecvError::Lagged(n)) => missed(&guard, n, &mut out),
+                            Err(RecvError::Closed) => return None,
+                        },
+                        _ = ping.tick() => out.extend_from_slice(b":\n\n"),
+                        _ = stopping.changed() => {
+                            let chunk = last_words(&mut rx);
+                            return Some((chunk, (rx, guard, stopping, ping, true)));
                         }
                     }
-                    Err(_) => break,
                 }
+                // What arrives within COALESCE goes in the same write: at thousands of events a
+                // second, one wake-up and one write per subscriber per batch instead of per event.
+                let until = tokio::time::Instant::now() + COALESCE;
+                for _ in 0..BATCH {
+                    match rx.try_recv() {
+                        Ok(p) if keep(p.session.as_deref()) => out.extend_from_slice(&p.frame),
+                        Ok(_) => {}
+                        Err(TryRecvError::Lagged(n)) => missed(&guard, n, &mut out),
+                        Err(TryRecvError::Empty) => {
+                            match tokio::time::timeout_at(until, rx.recv()).await {
+                                Ok(Ok(p)) if keep(p.session.as_deref()) => {
+                                    out.extend_from_slice(&p.frame)
+                                }
+                                Ok(Ok(_)) => {}
+                                Ok(Err(RecvError::Lagged(n))) => missed(&guard, n, &mut out),
+                                Ok(Err(RecvError::Closed)) | Err(_) => break,
+                            }
+                        }
+                        Err(_) => break,
+                    }
+                }
+                let chunk: Result<Bytes, Infallible> = Ok(Bytes::from(out));
+                Some((chunk, (rx, guard, stopping, ping, false)))
             }
-            let chunk: Result<Bytes, Infallible> = Ok(Bytes::from(out));
-            Some((chunk, (rx, guard, stopping, ping, false)))
         },
     );
     // An empty chunk would read as the end of the body: send the head only when there is one.

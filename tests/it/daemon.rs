@@ -17,6 +17,8 @@ pub(crate) struct Daemon {
     pub(crate) port: u16,
     /// The generated HTTP token (`None` when the test gave --token).
     pub(crate) token: Option<String>,
+    /// The dashboard's URL, as `hookd serve` printed it.
+    pub(crate) dashboard: Option<String>,
 }
 
 impl Drop for Daemon {
@@ -37,11 +39,12 @@ pub(crate) fn start_with(p: &Project, extra: &[&str], trusted: bool) -> Daemon {
         "serve",
         "--socket",
         socket.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
         "--grace",
         "2",
     ];
+    if !extra.contains(&"--listen") {
+        args.extend(["--listen", "127.0.0.1:0"]);
+    }
     args.extend_from_slice(extra);
     let mut cmd = if trusted {
         p.cmd(&args)
@@ -58,6 +61,17 @@ pub(crate) fn start_with(p: &Project, extra: &[&str], trusted: bool) -> Daemon {
     err.read_line(&mut line).unwrap();
     assert!(line.starts_with("hookd: listening on unix:"), "{line}");
     let port = line.trim().rsplit(':').next().unwrap().parse().unwrap();
+    // With HTTP: the token line, then `dashboard: URL`.
+    let mut dashboard = None;
+    if line.contains("http://") {
+        for _ in 0..2 {
+            line.clear();
+            err.read_line(&mut line).unwrap();
+            if let Some(url) = line.trim().strip_prefix("dashboard: ") {
+                dashboard = Some(url.to_string());
+            }
+        }
+    }
     std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
     let token = std::fs::read_to_string(p.path().join("hookd.token")).ok();
     Daemon {
@@ -65,6 +79,7 @@ pub(crate) fn start_with(p: &Project, extra: &[&str], trusted: bool) -> Daemon {
         socket,
         port,
         token,
+        dashboard,
     }
 }
 

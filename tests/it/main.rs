@@ -6,6 +6,7 @@ mod allow_lint;
 mod claude;
 mod config_errors;
 mod daemon;
+mod dashboard;
 mod decisions;
 mod dispatch;
 mod docs;

@@ -1,0 +1,178 @@
+//! The live dashboard: the page at `/` (one HTML file with its script and style, embedded, no
+//! build step, no network), the sessions it lists (`GET /v1/sessions`), and the read-only key
+//! in its URL. A browser's EventSource cannot send the bearer token, so the page carries a key
+//! derived from it, which opens the page and the two read endpoints it uses, never a dispatch
+//! or /metrics.
+
+use std::collections::HashMap;
+
+use axum::extract::{Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{error, Shared};
+use crate::catalog::HookPoint;
+use crate::dispatch::Context;
+
+/// The page, served as is.
+const PAGE: &str = include_str!("dashboard.html");
+
+/// How many sessions the table keeps (the least recently active go first).
+const MOST_SESSIONS: usize = 1000;
+
+/// The dashboard key for a daemon's token: hex SHA-256 of a label and the token. It cannot be
+/// turned back into the token, so a leaked dashboard URL shows events but dispatches nothing.
+pub(crate) fn key(token: &str) -> String {
+    let digest = Sha256::new()
+        .chain_update(b"hookd-dashboard\0")
+        .chain_update(token.as_bytes())
+        .finalize();
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether a request may use the key instead of the token: GET of the page or of the two
+/// read endpoints it follows, with `?key=` equal (in constant time) to the token's key.
+pub(super) fn key_opens(method: &axum::http::Method, uri: &axum::http::Uri, token: &str) -> bool {
+    if method != axum::http::Method::GET
+        || !matches!(uri.path(), "/" | "/v1/events" | "/v1/sessions")
+    {
+        return false;
+    }
+    let given = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("key="))
+        .unwrap_or("");
+    let want = key(token);
+    let (a, b) = (
+        Sha256::digest(given.as_bytes()),
+        Sha256::digest(want.as_bytes()),
+    );
+    let diff = a
+        .iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(diff) == 0 && !given.is_empty()
+}
+
+/// One session as the dashboard lists it.
+#[derive(Clone, Debug, Serialize)]
+pub(super) struct Row {
+    session_id: String,
+    agent: Option<String>,
+    project: String,
+    first_seen: String,
+    last_seen: String,
+    last_point: &'static str,
+    dispatches: u64,
+    /// Orders rows by activity (timestamps can tie).
+    #[serde(skip)]
+    tick: u64,
+}
+
+/// The sessions dispatches came from, kept in memory.
+#[derive(Default)]
+pub(super) struct Seen {
+    rows: HashMap<String, Row>,
+    tick: u64,
+}
+
+/// Note a dispatch for the sessions table.
+pub(super) fn saw(state: &super::AppState, context: &Context, point: HookPoint, project: &str) {
+    let Some(session) = context.get("session_id").and_then(|v| v.as_str()) else {
+        return;
+    };
+    let agent = context
+        .get("agent")
+        .and_then(|v| v.as_str())
+        .map(String::from);
+    let now = crate::events::now_rfc3339();
+    let mut seen = state.seen.lock().unwrap_or_else(|p| p.into_inner());
+    seen.tick += 1;
+    let tick = seen.tick;
+    if !seen.rows.contains_key(session) && seen.rows.len() >= MOST_SESSIONS {
+        if let Some(oldest) = seen
+            .rows
+            .values()
+            .min_by_key(|r| r.tick)
+            .map(|r| r.session_id.clone())
+        {
+            seen.rows.remove(&oldest);
+        }
+    }
+    let row = seen.rows.entry(session.to_string()).or_insert_with(|| Row {
+        session_id: session.to_string(),
+        agent: None,
+        project: project.to_string(),
+        first_seen: now.clone(),
+        last_seen: now.clone(),
+        last_point: point.name(),
+        dispatches: 0,
+        tick,
+    });
+    if agent.is_some() {
+        row.agent = agent;
+    }
+    row.last_seen = now;
+    row.last_point = point.name();
+    row.dispatches += 1;
+    row.tick = tick;
+}
+
+#[derive(Deserialize)]
+pub(super) struct SessionsQuery {
+    limit: Option<usize>,
+}
+
+/// `GET /v1/sessions[?limit=N]`: the sessions, most recently active first (at most 200 unless
+/// asked for up to 1000).
+pub(super) async fn sessions(
+    State(state): State<Shared>,
+    q: Result<Query<SessionsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let limit = match q {
+        Ok(Query(q)) => q.limit.unwrap_or(200).min(MOST_SESSIONS),
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("{}; expected ?limit=N", e.body_text()),
+            )
+        }
+    };
+    let seen = state.seen.lock().unwrap_or_else(|p| p.into_inner());
+    let mut rows: Vec<&Row> = seen.rows.values().collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.tick));
+    rows.truncate(limit);
+    Json(serde_json::json!({ "sessions": rows })).into_response()
+}
+
+/// `GET /`: the page, with a fresh nonce for its one script and one style: nothing else may
+/// run or style it (events are shown as text, and even injected markup would stay inert). It
+/// never sends its URL (with the key) anywhere: no referrer, no outside resources.
+pub(super) async fn page() -> Response {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "no randomness for the page's nonce",
+        );
+    }
+    let nonce: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+            (header::REFERRER_POLICY, "no-referrer".to_string()),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                format!("default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+            ),
+        ],
+        PAGE.replace("__NONCE__", &nonce),
+    )
+        .into_response()
+}

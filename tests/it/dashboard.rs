@@ -1,0 +1,580 @@
+//! The dashboard: the page at `/` and its read-only key, per-session streams, the sessions
+//! list, and the page itself in a real headless Chromium driven over the DevTools protocol.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::daemon::{request, start, tcp, Daemon};
+use crate::support::{stdout, Project};
+
+/// Two sessions' worth of what a dashboard must show: a hook that runs, one that fails, one
+/// the gate skips, and a model's tool call the gate denies.
+fn project() -> Project {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^echo [a-z]+$', '^false$', '^ls$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\ngate_shell_tools: true\nhooks:\n  - {name: fmt-check, hook: post_tool, command: 'echo formatted'}\n  - {name: deploy, hook: post_tool, command: 'curl https://example.com'}\n  - {name: tests-pass, hook: post_session, command: 'false'}\n",
+    );
+    p
+}
+
+fn dispatch(d: &Daemon, point: &str, context: Value) {
+    let (status, body) = tcp(
+        d,
+        "POST",
+        "/v1/dispatch",
+        &json!({"point": point, "context": context}).to_string(),
+    );
+    assert_eq!(status, 200, "{body}");
+}
+
+/// alpha (Claude Code): a tool ran (fmt-check ran, deploy skipped), a denied `rm -rf /`;
+/// beta (Gemini CLI): a tool ran, then the session ended with failing tests.
+fn play(d: &Daemon) {
+    let bash = |c: &str| json!({"name": "Bash", "input": {"command": c}});
+    dispatch(
+        d,
+        "post_tool",
+        json!({"session_id": "alpha", "agent": "claude-code", "tool": bash("ls")}),
+    );
+    dispatch(
+        d,
+        "pre_tool",
+        json!({"session_id": "alpha", "agent": "claude-code", "tool": bash("rm -rf /")}),
+    );
+    dispatch(
+        d,
+        "post_tool",
+        json!({"session_id": "beta", "agent": "gemini", "tool": bash("ls")}),
+    );
+    dispatch(
+        d,
+        "post_session",
+        json!({"session_id": "beta", "agent": "gemini"}),
+    );
+}
+
+/// A GET as a browser would send it: the daemon's address as Host, no token.
+fn get(d: &Daemon, path: &str) -> (u16, String) {
+    let host = format!("127.0.0.1:{}", d.port);
+    request(
+        &mut TcpStream::connect(("127.0.0.1", d.port)).unwrap(),
+        "GET",
+        path,
+        &[("Host", host.as_str())],
+        "",
+    )
+}
+
+fn key(d: &Daemon) -> String {
+    let url = d
+        .dashboard
+        .as_deref()
+        .expect("hookd serve printed `dashboard: URL`");
+    url.split_once("?key=").unwrap().1.to_string()
+}
+
+#[test]
+fn serve_prints_the_dashboard_url_and_its_key_opens_only_the_page_and_its_reads() {
+    let p = project();
+    let marker = p.path().join("marker");
+    p.write(
+        "hooks.yaml",
+        &format!(
+            "enabled: true\nhooks:\n  - {{name: touch, hook: post_tool, command: 'touch {}'}}\n",
+            marker.display()
+        ),
+    );
+    p.write(
+        "config.yaml",
+        &format!(
+            "tools: {{bash: {{mode: {{all: {{allow: ['^touch {}$']}}}}}}}}\n",
+            marker.display()
+        ),
+    );
+    let d = start(&p, &[]);
+    let url = d.dashboard.clone().unwrap();
+    assert_eq!(url, format!("http://127.0.0.1:{}/?key={}", d.port, key(&d)));
+    assert_eq!(key(&d).len(), 64);
+    assert!(
+        !url.contains(d.token.as_deref().unwrap()),
+        "the URL carries the token itself"
+    );
+    let k = key(&d);
+
+    // The page and its two reads open with the key ...
+    let (status, page) = get(&d, &format!("/?key={k}"));
+    assert_eq!(status, 200);
+    assert!(page.contains("<title>hookd dashboard</title>"));
+    assert_eq!(get(&d, &format!("/v1/sessions?key={k}")).0, 200);
+    assert_eq!(get(&d, &format!("/v1/events?follow=false&key={k}")).0, 200);
+    // ... and nothing without it, or with another.
+    for path in ["/", "/v1/sessions", "/v1/events?follow=false"] {
+        assert_eq!(get(&d, path).0, 401, "{path}");
+        assert_eq!(
+            get(
+                &d,
+                &format!(
+                    "{path}{}key={}",
+                    if path.contains('?') { "&" } else { "?" },
+                    "0".repeat(64)
+                )
+            )
+            .0,
+            401,
+            "{path}"
+        );
+    }
+    // The key never dispatches, nor reads /metrics: the hook's marker is never made.
+    let host = format!("127.0.0.1:{}", d.port);
+    let body = json!({"point": "post_tool", "context": {"session_id": "x"}}).to_string();
+    let (status, _) = request(
+        &mut TcpStream::connect(("127.0.0.1", d.port)).unwrap(),
+        "POST",
+        &format!("/v1/dispatch?key={k}"),
+        &[("Host", host.as_str())],
+        &body,
+    );
+    assert_eq!(status, 401);
+    assert_eq!(get(&d, &format!("/metrics?key={k}")).0, 401);
+    assert!(!marker.exists(), "a dispatch ran with the dashboard key");
+    // The token still dispatches (the marker proves the hook could run).
+    assert_eq!(tcp(&d, "POST", "/v1/dispatch", &body).0, 200);
+    assert!(marker.exists());
+}
+
+#[test]
+fn the_page_runs_only_its_own_script() {
+    let p = project();
+    let d = start(&p, &[]);
+    let mut s = TcpStream::connect(("127.0.0.1", d.port)).unwrap();
+    write!(
+        s,
+        "GET /?key={} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+        key(&d),
+        d.port
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let csp = raw
+        .lines()
+        .find_map(|l| l.strip_prefix("content-security-policy: "))
+        .expect("a Content-Security-Policy");
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|n| n.split('\'').next())
+        .unwrap();
+    assert_eq!(nonce.len(), 32);
+    assert!(
+        csp.starts_with("default-src 'none'; script-src 'nonce-"),
+        "{csp}"
+    );
+    assert!(raw.contains(&format!("<script nonce=\"{nonce}\">")));
+    assert!(raw
+        .to_ascii_lowercase()
+        .contains("referrer-policy: no-referrer"));
+    assert!(!raw.contains("__NONCE__"));
+    // No resource from anywhere else: the page works offline.
+    for outside in ["src=\"http", "href=\"http", "cdn", "import("] {
+        assert!(!raw.contains(outside), "{outside}");
+    }
+}
+
+#[test]
+fn per_session_streams_and_the_sessions_list() {
+    let p = project();
+    let d = start(&p, &[]);
+    play(&d);
+    // The sessions, most recently active first, with agent and project.
+    let (status, body) = tcp(&d, "GET", "/v1/sessions", "");
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let rows = v["sessions"].as_array().unwrap();
+    let ids: Vec<&str> = rows
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["beta", "alpha"]);
+    assert_eq!(rows[0]["agent"], "gemini");
+    assert_eq!(rows[1]["agent"], "claude-code");
+    assert_eq!(rows[1]["dispatches"], 2);
+    assert_eq!(rows[1]["last_point"], "pre_tool");
+    assert_eq!(
+        PathBuf::from(rows[0]["project"].as_str().unwrap())
+            .canonicalize()
+            .unwrap(),
+        p.path().canonicalize().unwrap()
+    );
+
+    // Only alpha's events, over HTTP ...
+    let (status, body) = tcp(
+        &d,
+        "GET",
+        "/v1/events?since=0&follow=false&session=alpha",
+        "",
+    );
+    assert_eq!(status, 200);
+    let events: Vec<Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen: Vec<(String, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["session_id"].as_str().unwrap().to_string(),
+                e["type"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("alpha".into(), "hook_command".into()),
+            ("alpha".into(), "hook_command_skipped".into()),
+            ("alpha".into(), "tool_command_denied".into())
+        ]
+    );
+    // ... resumed after its first event, the rest ...
+    let first = events[0]["seq"].as_u64().unwrap();
+    let host = format!("127.0.0.1:{}", d.port);
+    let auth = format!("Bearer {}", d.token.as_deref().unwrap());
+    let last = first.to_string();
+    let (_, body) = request(
+        &mut TcpStream::connect(("127.0.0.1", d.port)).unwrap(),
+        "GET",
+        "/v1/events?since=0&follow=false&session=alpha",
+        &[
+            ("Host", host.as_str()),
+            ("Authorization", auth.as_str()),
+            ("Last-Event-ID", last.as_str()),
+        ],
+        "",
+    );
+    assert_eq!(body.matches("data: ").count(), 2, "{body}");
+    // ... and from the CLI.
+    let mut cmd = p.cmd(&["events", "--session", "beta", "--json"]);
+    cmd.env("HOOKD_SOCKET", &d.socket);
+    let out = cmd.output().unwrap();
+    let lines: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{}", stdout(&out));
+    assert!(lines.iter().all(|e| e["session_id"] == "beta"));
+}
+
+// ---- a real browser ----
+
+/// Chromium, when installed (CI installs Debian's `chromium`).
+fn chromium() -> Option<PathBuf> {
+    std::env::var_os("HOOKD_CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| {
+            [
+                "/usr/bin/chromium",
+                "/usr/bin/chromium-browser",
+                "/usr/bin/google-chrome",
+            ]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.exists())
+        })
+}
+
+/// Headless Chromium with the DevTools protocol on a port it picks.
+struct Browser {
+    child: Child,
+    _profile: tempfile::TempDir,
+    port: u16,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Browser {
+    fn launch(exe: &PathBuf) -> Browser {
+        let profile = tempfile::tempdir().unwrap();
+        let child = Command::new(exe)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--remote-debugging-port=0",
+                "--window-size=1400,800",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let file = profile.path().join("DevToolsActivePort");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let port = loop {
+            if let Some(port) = std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|t| t.lines().next().and_then(|l| l.parse().ok()))
+            {
+                break port;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "chromium did not open its DevTools port"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Browser {
+            child,
+            _profile: profile,
+            port,
+        }
+    }
+
+    /// A new tab on `url`, driven over its DevTools WebSocket.
+    fn open(&self, url: &str) -> Tab {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "PUT /json/new?{url} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+            self.port
+        )
+        .unwrap();
+        // Chromium keeps the connection open: read the head, then Content-Length bytes.
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut r = BufReader::new(s);
+        let mut length = 0;
+        let mut line = String::new();
+        while r.read_line(&mut line).unwrap() > 0 && line != "\r\n" {
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+            line.clear();
+        }
+        let mut body = vec![0; length];
+        r.read_exact(&mut body).unwrap();
+        let target: Value = serde_json::from_slice(&body).unwrap();
+        let ws = target["webSocketDebuggerUrl"].as_str().unwrap();
+        let (socket, _) = tungstenite::connect(ws).unwrap();
+        if let tungstenite::stream::MaybeTlsStream::Plain(tcp) = socket.get_ref() {
+            tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        }
+        Tab { socket, id: 0 }
+    }
+}
+
+struct Tab {
+    socket: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
+    id: u64,
+}
+
+impl Tab {
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.id += 1;
+        let id = self.id;
+        self.socket
+            .send(tungstenite::Message::text(
+                json!({"id": id, "method": method, "params": params}).to_string(),
+            ))
+            .unwrap();
+        loop {
+            let msg = self.socket.read().unwrap();
+            let Ok(text) = msg.to_text() else { continue };
+            let v: Value = serde_json::from_str(text).unwrap_or_default();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    fn eval(&mut self, expression: &str) -> Value {
+        self.call(
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true}),
+        )["result"]["result"]["value"]
+            .clone()
+    }
+
+    /// Poll `expression` until it is true (what the page shows can take a frame or a fetch).
+    fn wait_for(&mut self, expression: &str, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.eval(expression) != json!(true) {
+            assert!(
+                Instant::now() < deadline,
+                "the page never showed {what}; it shows:\n{}",
+                self.eval("document.body.innerText")
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn the_page_shows_sessions_hooks_the_denial_and_the_skip_in_chromium() {
+    let Some(exe) = chromium() else {
+        eprintln!("skipped: chromium not installed (apt-get install chromium)");
+        return;
+    };
+    let p = project();
+    let d = start(&p, &[]);
+    play(&d);
+    let browser = Browser::launch(&exe);
+    let mut tab = browser.open(d.dashboard.as_deref().unwrap());
+    tab.wait_for(
+        "document.body.innerText.includes('tests-pass') && document.querySelectorAll('#sessions tbody tr').length === 2",
+        "the events and both sessions",
+    );
+    let text = tab
+        .eval("document.body.innerText")
+        .as_str()
+        .unwrap()
+        .to_string();
+    for shown in [
+        "alpha",
+        "beta",
+        "claude-code",
+        "gemini", // sessions and their agents
+        "hook fmt-check",
+        "hook deploy",
+        "hook tests-pass", // the hooks
+        "not_allowlisted: `curl https://example.com` is not on the allow-list", // the skip and why
+        "Bash call",
+        "`rm -rf /` is not on the allow-list", // the denial and why
+    ] {
+        assert!(
+            text.contains(shown),
+            "the page does not show {shown:?}:\n{text}"
+        );
+    }
+    // Denials and failures stand out; the skip too.
+    assert_eq!(
+        tab.eval("document.querySelectorAll('#timeline tr.denied').length"),
+        json!(1)
+    );
+    assert_eq!(
+        tab.eval("document.querySelectorAll('#timeline tr.failed').length"),
+        json!(1)
+    );
+    assert_eq!(
+        tab.eval("document.querySelectorAll('#timeline tr.skipped').length"),
+        json!(2)
+    );
+    assert_eq!(
+        tab.eval("document.getElementById('c-denied').textContent"),
+        json!("1")
+    );
+    // Newest session first.
+    assert_eq!(
+        tab.eval("document.querySelector('#sessions tbody tr td').textContent"),
+        json!("beta")
+    );
+    // Live: a new session appears without a reload.
+    dispatch(
+        &d,
+        "post_tool",
+        json!({"session_id": "gamma", "agent": "crush", "tool": {"name": "bash", "input": {"command": "ls"}}}),
+    );
+    tab.wait_for(
+        "document.querySelector('#sessions tbody tr td').textContent === 'gamma' && document.body.innerText.includes('crush')",
+        "the new session gamma first, with its agent",
+    );
+    // The filter by session keeps one session's rows.
+    tab.eval("(() => { const f = document.getElementById('f-session'); f.value = 'beta'; f.dispatchEvent(new Event('input')); return true })()");
+    tab.wait_for(
+        "[...document.querySelectorAll('#timeline tbody tr td:nth-child(3)')].every(td => td.textContent === 'beta') && document.querySelectorAll('#timeline tbody tr').length === 3",
+        "only beta's three events",
+    );
+    if let Some(path) = std::env::var_os("HOOKD_DASHBOARD_SCREENSHOT") {
+        tab.eval("(() => { const f = document.getElementById('f-session'); f.value = ''; f.dispatchEvent(new Event('input')); return true })()");
+        std::thread::sleep(Duration::from_millis(300));
+        let shot = tab.call("Page.captureScreenshot", json!({"format": "png"}));
+        let png = base64::Engine::decode(
+            &base64::engine::general_purpose::STANDARD,
+            shot["result"]["data"].as_str().unwrap(),
+        )
+        .unwrap();
+        std::fs::write(path, png).unwrap();
+    }
+}
+
+#[test]
+fn the_page_resumes_after_the_daemon_restarts() {
+    let Some(exe) = chromium() else {
+        eprintln!("skipped: chromium not installed (apt-get install chromium)");
+        return;
+    };
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let log = log.to_str().unwrap();
+    // A fixed token keeps the dashboard's key the same across the restart.
+    let token = "dashboard-test-token";
+    let mut d = start(&p, &["--events", log, "--token", token]);
+    d.token = Some(token.into());
+    let listen = format!("127.0.0.1:{}", d.port);
+    play(&d);
+    let browser = Browser::launch(&exe);
+    let url = d.dashboard.clone().unwrap();
+    let mut tab = browser.open(&url);
+    tab.wait_for(
+        "document.body.innerText.includes('tests-pass')",
+        "the first events",
+    );
+    let rows = |tab: &mut Tab| tab.eval("document.querySelectorAll('#timeline tbody tr').length");
+    assert_eq!(rows(&mut tab), json!(6));
+    // The daemon stops (its streams end with a `shutdown` frame) ...
+    Command::new("kill")
+        .args(["-TERM", &d.child.id().to_string()])
+        .status()
+        .unwrap();
+    drop(d);
+    tab.wait_for(
+        "document.getElementById('conn').className === 'down'",
+        "that the stream is down",
+    );
+    // ... and comes back on the same address, numbering on from its log.
+    let mut d = start(
+        &p,
+        &["--events", log, "--token", token, "--listen", &listen],
+    );
+    d.token = Some(token.into());
+    assert_eq!(d.dashboard.as_deref(), Some(url.as_str()));
+    dispatch(
+        &d,
+        "post_tool",
+        json!({"session_id": "delta", "agent": "claude-code", "tool": {"name": "Bash", "input": {"command": "ls"}}}),
+    );
+    // EventSource reconnects by itself with Last-Event-ID: the new events arrive, none twice.
+    tab.wait_for(
+        "document.body.innerText.includes('delta')",
+        "the session dispatched after the restart",
+    );
+    tab.wait_for(
+        "document.getElementById('conn').className === 'live'",
+        "the stream live again",
+    );
+    assert_eq!(rows(&mut tab), json!(8));
+    let seqs = tab.eval("[...document.querySelectorAll('#timeline tbody tr td:first-child')].map(td => +td.textContent)");
+    let seqs: Vec<u64> = serde_json::from_value(seqs).unwrap();
+    assert_eq!(seqs, (1..=8).rev().collect::<Vec<u64>>());
+}
