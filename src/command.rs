@@ -357,7 +357,7 @@ impl CommandProvider {
     /// from every directory the command may be in by then: a `cd` part adds its target (a
     /// failed `cd` with `;` or `||` leaves the old one, so both stay candidates).
     fn names_protected(&self, verdict: &ModelVerdict, cwd: PathBuf) -> Option<Denied> {
-        const MOST_DIRECTORIES: usize = 64;
+        const MOST_DIRECTORIES: usize = 16;
         let mut dirs = vec![cwd];
         for a in verdict.admitted() {
             for dir in &dirs {
@@ -369,11 +369,7 @@ impl CommandProvider {
                 }
             }
             if a.argv[0] == "cd" {
-                let target = a
-                    .argv
-                    .iter()
-                    .skip(1)
-                    .find(|w| !matches!(w.as_str(), "-L" | "-P" | "--"))
+                let target = crate::gate::cd_target(&a.argv)
                     .map(PathBuf::from)
                     .unwrap_or_else(|| self.places.home.clone().unwrap_or_default());
                 let moved: Vec<PathBuf> = dirs.iter().map(|d| d.join(&target)).collect();

@@ -17,6 +17,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{AllowEntry, AllowLists, Mode};
+pub(crate) use parse::cd_target;
 pub use parse::{forbidden_char, MAX_COMMAND_BYTES};
 
 /// Why a command was denied. Serialized as the `reason` of `hook_command_skipped` events.
@@ -200,6 +201,20 @@ impl ModelVerdict {
             Verdict::Denied(_) => None,
         })
     }
+}
+
+/// `ln -s …`, `cp -s …` and their long forms: commands that make symbolic links.
+fn makes_links(argv: &[String]) -> bool {
+    let program = argv[0].rsplit('/').next().unwrap_or_default();
+    let long: &[&str] = match program {
+        "ln" => &["--symbolic"],
+        "cp" => &["--symbolic-link"],
+        _ => return false,
+    };
+    argv[1..].iter().any(|a| {
+        long.iter().any(|l| a.starts_with(l))
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('s'))
+    })
 }
 
 /// The advice on a model's command, where it differs from a hook command's: the agent's
@@ -531,6 +546,26 @@ impl Gate {
                 text: piece.text,
                 verdict,
             });
+        }
+        // A link made by one part would change what a later part's paths resolve to, after
+        // the gate resolved them: such a part must run on its own.
+        if let Some(i) = parts
+            .iter()
+            .take(parts.len().saturating_sub(1))
+            .position(|p| matches!(&p.verdict, Verdict::Allowed(a) if makes_links(&a.argv)))
+        {
+            let d = Denied {
+                reason: DenyReason::DangerousArgument,
+                detail: format!(
+                    "`{}` makes a symbolic link that later parts of the same command would go through unchecked; run it on its own",
+                    parts[i].text
+                ),
+                hint: "a command that makes links must be a call of its own, so the next call is judged with the link in place".into(),
+            };
+            if denied.is_none() {
+                denied = Some(d.clone());
+            }
+            parts[i].verdict = Verdict::Denied(d);
         }
         if let (None, Err(r)) = (&denied, cross) {
             denied = Some(Denied {

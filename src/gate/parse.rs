@@ -306,6 +306,7 @@ fn vet_program(parsed: Parsed, runs: Runs) -> Result<Parsed, Refusal> {
         return refuse(DenyReason::Unparsable, "the program name is empty");
     }
     keyword(program_name)?;
+    variable_options(&parsed.argv)?;
     if runs == Runs::Shell && program_name == "cd" {
         return vet_cd(parsed);
     }
@@ -316,6 +317,46 @@ fn vet_program(parsed: Parsed, runs: Runs) -> Result<Parsed, Refusal> {
         );
     }
     Ok(parsed)
+}
+
+/// The directory a vetted `cd` part goes to, as bash reads its arguments (`-L`/`-P` first, then
+/// `--` ends the options): `None` when it goes home (`cd`, `cd -P`, `cd --`).
+pub(crate) fn cd_target(argv: &[String]) -> Option<&str> {
+    let args: Vec<&str> = argv[1..]
+        .iter()
+        .map(String::as_str)
+        .skip_while(|a| matches!(*a, "-L" | "-P"))
+        .collect();
+    match args.as_slice() {
+        [] | ["--"] => None,
+        ["--", dir] | [dir] => Some(dir),
+        _ => None,
+    }
+}
+
+/// Bash builtins (run as such in a model's command, whatever PATH holds) whose options assign
+/// or test a shell variable by name: the name's array subscript is evaluated as arithmetic,
+/// which runs a `$(…)` hidden in a quoted word (`printf -v 'a[$(id)]' x`), and `printf -v PATH`
+/// changes what later parts run. Refused, whoever runs them.
+fn variable_options(argv: &[String]) -> Result<(), Refusal> {
+    let program = argv[0].as_str();
+    let named = |flags: &[&str]| {
+        argv[1..]
+            .iter()
+            .find(|a| flags.iter().any(|f| a.starts_with(f)))
+    };
+    let hit = match program {
+        "printf" => named(&["-v"]),
+        "test" | "[" => named(&["-v", "-R"]),
+        _ => None,
+    };
+    match hit {
+        Some(flag) => refuse(
+            DenyReason::Builtin,
+            format!("`{program} {flag}` names a shell variable, which the shell evaluates"),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// `cd` in a model's command: where later parts run must stay knowable, so `cd -` (back to

@@ -284,19 +284,42 @@ impl ProtectedPaths {
             }
             _ => cwd.join(word),
         };
-        let dirs = argv.iter().skip(1).filter_map(|w| {
+        // Each directory once, and only one near a protected place (inside one, or holding one):
+        // anything else cannot gain a protected child. Without this, a long command of
+        // directories cost words x words path resolutions (seconds for 8 KiB).
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for w in argv.iter().skip(1) {
             let w = w.rsplit_once('=').map_or(w.as_str(), |(_, v)| v);
             let p = path_of(w);
-            (!w.is_empty() && (w.ends_with('/') || resolve(&p).is_dir())).then_some(p)
-        });
-        for dir in dirs {
-            for word in argv.iter().skip(1).filter(|w| !w.starts_with('-')) {
-                let Some(name) = Path::new(word.trim_end_matches('/')).file_name() else {
-                    continue;
-                };
+            if w.is_empty() || dirs.contains(&normalize(&p)) {
+                continue;
+            }
+            let resolved = resolve(&p);
+            if !(w.ends_with('/') || resolved.is_dir()) {
+                continue;
+            }
+            let near = |d: &Path| {
+                self.rules
+                    .iter()
+                    .any(|r| r.inside().starts_with(d) || d.starts_with(r.inside()))
+            };
+            if near(&normalize(&p)) || near(&resolved) {
+                dirs.push(normalize(&p));
+            }
+        }
+        let mut names: Vec<(&String, &std::ffi::OsStr)> = Vec::new();
+        for word in argv.iter().skip(1).filter(|w| !w.starts_with('-')) {
+            if let Some(name) = Path::new(word.trim_end_matches('/')).file_name() {
+                if !names.iter().any(|(_, n)| *n == name) {
+                    names.push((word, name));
+                }
+            }
+        }
+        for dir in &dirs {
+            for (word, name) in &names {
                 if let Some(place) = self.place_of(&dir.join(name)) {
                     return Some(Touch {
-                        named: word.clone(),
+                        named: (*word).clone(),
                         place,
                     });
                 }

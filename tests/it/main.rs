@@ -3,6 +3,7 @@
 mod adapter_contract;
 mod agents;
 mod allow_lint;
+mod attack_model;
 mod claude;
 mod config_errors;
 mod daemon;

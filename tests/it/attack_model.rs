@@ -1,0 +1,210 @@
+//! An attacker's review of model commands (`gate_shell_tools`: compounds split at `&&`, `||`,
+//! `;`, `|`, `|&`, `cd` admitted for the agent's shell). Each test performs one attack: it first
+//! shows, with real `bash -c`, that the command does what the gate did not check (a marker file
+//! appears, or a protected file is read), then asserts that the gate denies it. All four were
+//! holes when the review found them; each failed before its fix.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::{stderr, stdout, with_stdin, Project};
+
+/// A project whose user gates the shell tools, with these allow entries.
+fn gated(allow: &[&str]) -> Project {
+    let p = Project::new();
+    p.write_home("hooks.yaml", "enabled: true\ngate_shell_tools: true\n");
+    let entries: Vec<String> = allow.iter().map(|e| format!("'{e}'")).collect();
+    p.write_home(
+        "config.yaml",
+        &format!(
+            "tools: {{bash: {{mode: {{all: {{allow: [{}]}}}}}}}}\n",
+            entries.join(", ")
+        ),
+    );
+    p
+}
+
+/// The Claude Code adapter's reply to a Bash call of `command` in the project: `{}` admits it.
+fn claude_reply(p: &Project, command: &str) -> Value {
+    let payload = json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
+        "permission_mode": "default", "tool_name": "Bash",
+        "tool_input": {"command": command},
+    });
+    let o = with_stdin(
+        p.cmd(&[
+            "adapter",
+            "claude-code",
+            "--no-daemon",
+            "--gate-shell-tools",
+        ]),
+        &payload.to_string(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
+}
+
+fn assert_denied(p: &Project, command: &str) {
+    let reply = claude_reply(p, command);
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "deny",
+        "admitted: {command:?} -> {reply}"
+    );
+}
+
+/// What the agent's shell does with `command`: `bash -c`, non-interactive, in the project.
+fn bash(p: &Project, command: &str) -> String {
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(p.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", p.home.path())
+        .output()
+        .unwrap();
+    stdout(&o)
+}
+
+fn exists(p: &Project, name: &str) -> bool {
+    Path::new(&p.path().join(name)).exists()
+}
+
+/// `printf` and `test`/`[` are bash builtins missing from the gate's SHELL_ONLY list. `printf -v
+/// NAME` assigns a shell variable and `test -v NAME` reads one; in both, an array subscript is
+/// evaluated arithmetically, which runs a command substitution hidden in single quotes the gate
+/// read as literal text. `printf -v PATH …` also changes which program a later admitted part
+/// (`ls`) runs.
+#[test]
+
+fn builtins_that_assign_or_evaluate_variables_are_not_plain_programs() {
+    let p = gated(&["^printf .*$", "^test .*$", "^ls( .*)?$"]);
+    let attacks = [
+        ("printf -v 'a[$(touch pwned-1)]' %s x", "pwned-1"),
+        ("ls && test -v 'a[$(touch pwned-2)]'", "pwned-2"),
+    ];
+    for (command, marker) in attacks {
+        bash(&p, command);
+        assert!(
+            exists(&p, marker),
+            "bash did not run the hidden command of {command:?}"
+        );
+    }
+    // PATH rebound by an admitted part: the next part's `ls` is the project's own script.
+    std::fs::create_dir_all(p.path().join("bin")).unwrap();
+    std::fs::write(p.path().join("bin/ls"), "#!/bin/sh\n: > pwned-3\n").unwrap();
+    std::fs::set_permissions(
+        p.path().join("bin/ls"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let rebind = "printf -v PATH %s bin && ls";
+    bash(&p, rebind);
+    assert!(exists(&p, "pwned-3"), "bash did not run bin/ls");
+    for (command, _) in attacks {
+        assert_denied(&p, command);
+    }
+    assert_denied(&p, rebind);
+}
+
+/// `names_protected` takes a `cd` part's target as its first word that is not `-L`, `-P` or
+/// `--`, so `cd -- -P` (a directory named `-P`) is taken for `cd` alone (home): the directory the
+/// command is really in is never a candidate, and a relative path from it reaches the project's
+/// `.claude/settings.json`. `^cd( .*)?$` is what `Bash(cd:*)` imports to.
+#[test]
+
+fn cd_into_a_directory_named_like_an_option_is_followed() {
+    let p = gated(&["^cd( .*)?$", "^cat [a-z./]+$"]);
+    for d in ["-P", "-L", "--", ".claude"] {
+        std::fs::create_dir_all(p.path().join(d)).unwrap();
+    }
+    std::fs::write(p.path().join(".claude/settings.json"), "SECRET-SETTINGS\n").unwrap();
+    // The gate does protect the file when named from where the command is.
+    assert_denied(&p, "cat .claude/settings.json");
+    for command in [
+        "cd -- -P && cat ../.claude/settings.json",
+        "cd -P -- -L && cat ../.claude/settings.json",
+        "cd -- -- && cat ../.claude/settings.json",
+    ] {
+        assert!(
+            bash(&p, command).contains("SECRET-SETTINGS"),
+            "bash did not read the file with {command:?}"
+        );
+        assert_denied(&p, command);
+    }
+}
+
+/// The protected-path check resolves symlinks as they are when the call is judged; a compound
+/// lets an earlier part create the link a later part goes through, in the same call.
+#[test]
+
+fn a_symlink_made_earlier_in_the_command_does_not_hide_a_protected_file() {
+    let p = gated(&["^ln -s [a-z./]+ [a-z]+$", "^cat [a-z./]+$"]);
+    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    std::fs::write(p.path().join(".claude/settings.json"), "SECRET-SETTINGS\n").unwrap();
+    let command = "ln -s . x && cat x/.claude/settings.json";
+    assert!(bash(&p, command).contains("SECRET-SETTINGS"));
+    std::fs::remove_file(p.path().join("x")).unwrap();
+    assert_denied(&p, command);
+}
+
+/// The protected-path check of an admitted command is quadratic in its words (every word
+/// naming an existing directory is joined with every other word), and multiplied by every
+/// directory a `cd` part may have moved to (up to 64): one 8 KiB command keeps the verdict busy
+/// for seconds. A verdict must stay well under 100 ms; allow a generous second here.
+#[test]
+
+fn a_long_admitted_command_is_judged_quickly() {
+    let p = gated(&["^cd [a-z]+$", "^ls( [a-z/.]+)*$"]);
+    let cds = "cd a;cd b;cd c;cd d;cd e;cd f;";
+    let words = " /tmp".repeat((8 * 1024 - cds.len() - 3) / 5);
+    let command = format!("{cds}ls{words}");
+    assert!(command.len() <= 8 * 1024);
+    let payload = json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
+        "permission_mode": "default", "tool_name": "Bash",
+        "tool_input": {"command": command},
+    });
+    let mut child = p
+        .cmd(&[
+            "adapter",
+            "claude-code",
+            "--no-daemon",
+            "--gate-shell-tools",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let start = Instant::now();
+    let limit = Duration::from_secs(1);
+    let done = loop {
+        if child.try_wait().unwrap().is_some() {
+            break true;
+        }
+        if start.elapsed() > limit * 10 {
+            let _ = child.kill();
+            let _ = child.wait();
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = start.elapsed();
+    assert!(
+        done && took < limit,
+        "verdict took {took:?}{} for a {} byte command",
+        if done { "" } else { " (killed, unfinished)" },
+        command.len()
+    );
+}
