@@ -793,7 +793,7 @@ fn metrics_are_valid_prometheus_text() {
     let metrics = dechunk(&metrics);
     check_exposition(&metrics);
     assert!(
-        metrics.contains("hookd_dispatch_duration_seconds_count 3\n"),
+        metrics.contains("hookd_dispatch_duration_seconds_count{point=\"post_tool\"} 3\n"),
         "{metrics}"
     );
     // promtool is the reference where it is installed (.ci/run installs it).
@@ -823,7 +823,7 @@ fn metrics_are_valid_prometheus_text() {
 }
 
 /// The body without chunked framing, if it has any.
-fn dechunk(body: &str) -> String {
+pub(crate) fn dechunk(body: &str) -> String {
     let mut out = String::new();
     let mut rest = body;
     loop {

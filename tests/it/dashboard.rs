@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::daemon::{request, start, tcp, Daemon};
+use crate::daemon::{dechunk, request, start, tcp, Daemon};
 use crate::support::{stdout, Project};
 
 /// Two sessions' worth of what a dashboard must show: a hook that runs, one that fails, one
@@ -263,7 +263,7 @@ fn per_session_streams_and_the_sessions_list() {
         ],
         "",
     );
-    assert_eq!(body.matches("data: ").count(), 2, "{body}");
+    assert_eq!(dechunk(&body).matches("data: ").count(), 2, "{body}");
     // ... and from the CLI.
     let mut cmd = p.cmd(&["events", "--session", "beta", "--json"]);
     cmd.env("HOOKD_SOCKET", &d.socket);
@@ -577,4 +577,230 @@ fn the_page_resumes_after_the_daemon_restarts() {
     let seqs = tab.eval("[...document.querySelectorAll('#timeline tbody tr td:first-child')].map(td => +td.textContent)");
     let seqs: Vec<u64> = serde_json::from_value(seqs).unwrap();
     assert_eq!(seqs, (1..=8).rev().collect::<Vec<u64>>());
+}
+
+// ---- Grafana, alerting rules, and a real Prometheus ----
+
+fn repo(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// The metric families a text names (`hookd_…`; `_bucket`, `_sum` and `_count` are their
+/// histogram's).
+fn metric_names(text: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for (i, _) in text.match_indices("hookd_") {
+        if i > 0 && text.as_bytes()[i - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        let name: String = text[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s))
+            .unwrap_or(&name);
+        out.insert(family.to_string());
+    }
+    out
+}
+
+#[test]
+fn every_metric_the_grafana_dashboard_and_the_alerts_use_is_exported() {
+    let grafana = std::fs::read_to_string(repo("dashboards/grafana/hookd.json")).unwrap();
+    let dash: Value = serde_json::from_str(&grafana).unwrap();
+    let titles: Vec<&str> = dash["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["title"].as_str().unwrap())
+        .collect();
+    for wanted in [
+        "Dispatch rate by point",
+        "Dispatch latency by point (p50, p95)",
+        "Command hooks by status",
+        "Hooks skipped by reason",
+        "Denied tool calls by reason",
+        "Configuration reloads",
+        "Sessions",
+    ] {
+        assert!(titles.contains(&wanted), "no panel {wanted:?}: {titles:?}");
+    }
+    // Importable: the data source is a variable, every query uses it.
+    assert_eq!(dash["templating"]["list"][0]["type"], "datasource");
+    let exprs: String = dash["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap().iter())
+        .map(|t| {
+            assert_eq!(t["datasource"]["uid"], "${datasource}");
+            t["expr"].as_str().unwrap().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let alerts = std::fs::read_to_string(repo("dashboards/prometheus/alerts.yml")).unwrap();
+    let used: std::collections::BTreeSet<String> = metric_names(&exprs)
+        .union(&metric_names(&alerts))
+        .cloned()
+        .collect();
+    assert!(used.len() >= 8, "{used:?}");
+
+    let p = project();
+    let d = start(&p, &[]);
+    play(&d);
+    let (status, metrics) = tcp(&d, "GET", "/metrics", "");
+    assert_eq!(status, 200);
+    let metrics = dechunk(&metrics);
+    let exported: std::collections::BTreeSet<String> = metrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(String::from)
+        .collect();
+    let missing: Vec<&String> = used.difference(&exported).collect();
+    assert!(
+        missing.is_empty(),
+        "used but not exported: {missing:?}\nexported: {exported:?}"
+    );
+    // And the ones the dashboard's panels break down by carry their labels.
+    for sample in [
+        "hookd_dispatches_total{point=\"post_tool\"} 2",
+        "hookd_tool_calls_denied_total{reason=\"not_allowlisted\"} 1",
+        "hookd_commands_skipped_total{reason=\"not_allowlisted\"} 2",
+        "hookd_commands_total{status=\"failed\"} 1",
+        "hookd_dispatch_duration_seconds_count{point=\"pre_tool\"} 1",
+    ] {
+        assert!(metrics.contains(sample), "no {sample:?} in\n{metrics}");
+    }
+}
+
+/// promtool, when installed (CI installs Debian's `prometheus`, which has it).
+fn installed(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+#[test]
+fn the_alerting_rules_pass_promtool_and_their_unit_tests() {
+    if !installed("promtool") {
+        eprintln!("skipped: promtool not installed (apt-get install prometheus)");
+        return;
+    }
+    let dir = repo("dashboards/prometheus");
+    for args in [
+        ["check", "rules", "alerts.yml"],
+        ["test", "rules", "alerts_test.yml"],
+    ] {
+        let out = Command::new("promtool")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "promtool {}: {}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+struct Prometheus(Child);
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// GET on loopback, the body (Prometheus' API).
+fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    // HTTP/1.0: the body comes whole, not chunked.
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n").ok()?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).ok()?;
+    raw.split_once("\r\n\r\n").map(|(_, b)| b.to_string())
+}
+
+#[test]
+fn a_real_prometheus_scrapes_hookd_with_the_token_file() {
+    if !installed("prometheus") {
+        eprintln!("skipped: prometheus not installed (apt-get install prometheus)");
+        return;
+    }
+    let p = project();
+    let d = start(&p, &[]);
+    play(&d);
+    // The token as `hookd serve` wrote it, passed the way Prometheus does: a credentials file.
+    let token_file = d.socket.with_extension("token");
+    assert!(token_file.exists());
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {}\nscrape_configs:\n  - job_name: hookd\n    authorization:\n      type: Bearer\n      credentials_file: {}\n    static_configs:\n      - targets: ['127.0.0.1:{}']\n",
+            repo("dashboards/prometheus/alerts.yml").display(),
+            token_file.display(),
+            d.port
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    let _prometheus = Prometheus(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                work.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let query = |q: &str| -> Vec<Value> {
+        http_get(port, &format!("/api/v1/query?query={q}"))
+            .and_then(|b| serde_json::from_str::<Value>(&b).ok())
+            .and_then(|v| v["data"]["result"].as_array().cloned())
+            .unwrap_or_default()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let dispatches = loop {
+        let r = query("hookd_dispatches_total%7Bpoint%3D%22post_tool%22%7D");
+        if !r.is_empty() {
+            break r;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus never stored hookd_dispatches_total"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    assert_eq!(dispatches[0]["metric"]["job"], "hookd");
+    assert_eq!(dispatches[0]["value"][1], "2");
+    let up = query("up%7Bjob%3D%22hookd%22%7D");
+    assert_eq!(up[0]["value"][1], "1", "{up:?}");
+    // The rules loaded beside it: none of them fires on this healthy daemon.
+    let rules = http_get(port, "/api/v1/rules").unwrap_or_default();
+    assert!(rules.contains("HookdDenialsSpiking"), "{rules}");
 }

@@ -1,6 +1,7 @@
 //! Properties of the gate, checked against real bash: what the gate admits is exactly the argv
 //! bash would build, and re-quoting an admitted argv gives the same verdict and argv.
 
+use std::path::Path;
 use std::process::Command;
 
 use hookd::config::{AllowEntry, AllowLists, Mode, Origin};
@@ -159,20 +160,14 @@ const RECORDED: &[&str] = &["rec", "git", "ls", "grep", "tail"];
 /// A PATH of recorders (each appends its name and argv, NUL-separated and ended by a marker,
 /// to `$RECORD` in one write) and a working directory where `cd d1` always succeeds.
 fn recorder_dirs() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
     let dir = fixture_dir();
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
+    // Links to a script in the repository, never one written here: a file just written can
+    // be held open by another test thread's fork, and exec'ing it then fails (ETXTBSY).
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorder.sh");
     for name in RECORDED {
-        let path = bin.join(name);
-        std::fs::write(
-            &path,
-            // One write per record (a pipeline's recorders append at once): built in a file
-            // of its own, then appended by `cat`, whose single write O_APPEND keeps whole.
-            "#!/bin/sh\nf=$(/usr/bin/mktemp) || exit 1\nprintf '%s\\0' \"${0##*/}\" \"$@\" '--end--' > \"$f\"\n/usr/bin/cat \"$f\" >> \"$RECORD\"\n/usr/bin/rm -f \"$f\"\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink(&script, bin.join(name)).unwrap();
     }
     std::os::unix::fs::symlink(".", dir.path().join("d1")).unwrap();
     dir
