@@ -4,6 +4,7 @@ mod adapter_contract;
 mod agents;
 mod allow_lint;
 mod attack_model;
+mod cdp;
 mod claude;
 mod config_errors;
 mod daemon;
