@@ -7,7 +7,7 @@ use std::borrow::Cow;
 /// too), Unicode format characters (category Cf, bidi controls among them), line and paragraph
 /// separators and invisible or blank look-alikes are written as escapes (`\x1b`, `\r`,
 /// `\u{202e}`). Everything else, backslashes included, is shown as it is.
-pub(crate) fn visible(text: &str) -> Cow<'_, str> {
+pub fn visible(text: &str) -> Cow<'_, str> {
     if !text.chars().any(hidden) {
         return Cow::Borrowed(text);
     }
@@ -20,7 +20,7 @@ pub(crate) fn visible(text: &str) -> Cow<'_, str> {
 
 /// Like [`visible`], but keeps line breaks: for text made of several lines (a diagnostic with
 /// its source excerpt), where only the lines themselves must not be forged.
-pub(crate) fn visible_lines(text: &str) -> Cow<'_, str> {
+pub fn visible_lines(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c != '\n' && hidden(c)) {
         return Cow::Borrowed(text);
     }

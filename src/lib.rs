@@ -26,16 +26,15 @@
 pub mod adapter;
 mod atomic;
 pub mod catalog;
-pub mod cli;
 mod command;
 pub mod config;
 pub mod daemon;
 pub mod decision;
 pub mod dispatch;
-mod display;
+pub mod display;
 pub mod events;
 pub mod gate;
-mod paths;
+pub mod paths;
 mod reminder;
 pub mod runner;
 pub mod state;

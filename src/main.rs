@@ -1,5 +1,7 @@
 //! The `hookd` binary: parse arguments, call the library, map the result to an exit code.
 
+mod cli;
+
 use clap::Parser;
 use tracing_subscriber::filter::LevelFilter;
 
@@ -14,7 +16,7 @@ fn main() {
         .with_max_level(level)
         .without_time()
         .init();
-    let exit = hookd::cli::run(hookd::cli::Cli::parse());
+    let exit = cli::run(cli::Cli::parse());
     if let Some(msg) = exit.message {
         eprintln!("{msg}");
     }

@@ -14,7 +14,7 @@ pub(crate) fn env_dir(name: &str) -> Option<PathBuf> {
 }
 
 /// `$HOME`.
-pub(crate) fn home() -> Option<PathBuf> {
+pub fn home() -> Option<PathBuf> {
     env_dir("HOME")
 }
 
@@ -37,7 +37,7 @@ pub(crate) fn state_dir() -> Option<PathBuf> {
 /// The project directory for a run started in `start`: the nearest directory at or above it
 /// holding `.infer/`, not above the repository root (`.git`) and not the home directory; the
 /// repository root when no `.infer/` is found below it; else `start` itself.
-pub(crate) fn find_project(start: &Path, home: Option<&Path>) -> PathBuf {
+pub fn find_project(start: &Path, home: Option<&Path>) -> PathBuf {
     let home = home.and_then(|h| h.canonicalize().ok());
     let mut dir = Some(start);
     while let Some(d) = dir {
@@ -54,6 +54,14 @@ pub(crate) fn find_project(start: &Path, home: Option<&Path>) -> PathBuf {
         dir = d.parent();
     }
     start.to_path_buf()
+}
+
+/// The project of this process's directory (see [`find_project`]).
+pub fn project_here() -> Option<PathBuf> {
+    let home = crate::paths::home();
+    std::env::current_dir()
+        .ok()
+        .map(|d| crate::paths::find_project(&d, home.as_deref()))
 }
 
 #[cfg(test)]

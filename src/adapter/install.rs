@@ -19,8 +19,8 @@ pub struct InstallError {
 }
 
 /// What `install` or `uninstall` did.
+// Exhaustive on purpose: a settings file was either left alone or written.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Change {
     /// Nothing to do: the settings already were as asked.
     Unchanged,

@@ -20,6 +20,8 @@ use crate::catalog::HookPoint;
 use crate::dispatch::{Context, Outcome};
 
 pub use install::{Scope, Shape};
+pub use payload::parse as parse_payload;
+pub use project_env::{agent_project, scrub_process_env};
 
 /// One event an agent sends: the point it maps to, and whether `hookd install` registers it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

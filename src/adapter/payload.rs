@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 /// The payload as JSON, with lone surrogate escapes replaced by `\ufffd`.
-pub(crate) fn parse(text: &str) -> Result<Value, String> {
+pub fn parse(text: &str) -> Result<Value, String> {
     let fixed = replace_lone_surrogates(text);
     serde_json::from_str(&fixed).map_err(|e| format!("the payload is not JSON: {e}"))
 }

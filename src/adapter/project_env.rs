@@ -164,6 +164,61 @@ pub(crate) fn user_home() -> Option<PathBuf> {
         .map(|u| u.dir)
 }
 
+/// The agent's project: `CLAUDE_PROJECT_DIR` (Claude Code; Gemini CLI sets it too, with
+/// `GEMINI_PROJECT_DIR`), else the payload's `cwd`, absolute ones only; then the project that
+/// directory belongs to (its `.infer/`, else the nearest one up to the repository root).
+pub fn agent_project(payload: Option<&serde_json::Value>) -> Option<PathBuf> {
+    let from_env = ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]
+        .iter()
+        .find_map(|k| std::env::var_os(k).filter(|v| !v.is_empty()))
+        .map(PathBuf::from);
+    let from_payload = payload
+        .and_then(|p| p.get("cwd"))
+        .and_then(|c| c.as_str())
+        .map(PathBuf::from);
+    let dir = from_env
+        .into_iter()
+        .chain(from_payload)
+        .find(|d| d.is_absolute() && d.is_dir())?;
+    Some(crate::paths::find_project(
+        &dir,
+        crate::paths::home().as_deref(),
+    ))
+}
+
+/// Drop from this process's environment what the project's files set for its agent and may
+/// not decide (see `adapter::project_env`); the notes say what was dropped. Called first, while
+/// this process has one thread.
+pub fn scrub_process_env() -> Vec<String> {
+    let Some(project) = crate::paths::project_here() else {
+        return Vec::new();
+    };
+    // The walk up for `.env` files stops at the home directory, whose files are the user's.
+    // `HOME` itself may be the project's doing: where it would stop the walk, the user
+    // database says where the home really is (looked up only then: it costs a file read).
+    let home = crate::paths::home()
+        .filter(|h| project.starts_with(h))
+        .and_then(|_| user_home());
+    let names = names_set_by(&project, home.as_deref());
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let user_home = if names.contains("HOME") {
+        user_home()
+    } else {
+        None
+    };
+    let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
+    let s = scrub(&names, &env, &project, user_home);
+    for k in &s.remove {
+        std::env::remove_var(k);
+    }
+    for (k, v) in &s.set {
+        std::env::set_var(k, v);
+    }
+    s.notes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,7 +31,7 @@ pub use trust::{
     PROJECT_FILES,
 };
 // What the fingerprint covers of each hook's code, for the review (`hookd trust`, `hookd check`).
-pub(crate) use trust::coverage;
+pub use trust::Coverage;
 
 use decode::Decoder;
 use settings::LIST_KEYS;

@@ -73,7 +73,8 @@ const WRAPPERS: &[&str] = &["env", "nice", "nohup", "timeout"];
 
 /// What the fingerprint covers of one hook's code.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Coverage {
+#[non_exhaustive]
+pub struct Coverage {
     /// The files hashed for it (resolved, see [`Fingerprint::files`]).
     pub files: Vec<String>,
     /// Why some code it runs is NOT covered, for the review (`hookd trust`, `hookd check`).
@@ -161,6 +162,19 @@ fn unwrap(name: &str, argv: &[String], mut i: usize) -> Result<usize, String> {
 /// other argument naming a project file, or the files `python -m a.b` imports first. Each is
 /// resolved as the kernel will; anything outside the project is not the repository's to
 /// change and is left out. Programs found on PATH are not project code.
+impl super::Config {
+    /// What the project's fingerprint covers of the code `command` runs (for a review: `hookd
+    /// trust`, `hookd check`); `None` when `command` is not one plain command.
+    pub fn code_coverage(&self, command: &str) -> Option<Coverage> {
+        let argv = crate::gate::argv_of(command)?;
+        let root = self
+            .project_dir
+            .canonicalize()
+            .unwrap_or_else(|_| self.project_dir.clone());
+        Some(coverage(&root, &argv))
+    }
+}
+
 pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
     let mut c = Coverage::default();
     let add = |c: &mut Coverage, word: &str| -> Option<bool> {

@@ -26,6 +26,40 @@ pub(crate) fn write_token_file(path: &Path, token: &str) -> std::io::Result<()> 
     crate::atomic::write_private(path, token.as_bytes())
 }
 
+/// A token for a daemon whose HTTP side has none given: generated, and written to
+/// [`token_file`] beside `socket` (its directory created) for the operator's curl and
+/// Prometheus' `credentials_file`. Returns the token and the file.
+pub fn new_token_file(socket: &Path) -> Result<(String, PathBuf), TokenError> {
+    let path = token_file(socket);
+    let token = generate_token().map_err(TokenError::Random)?;
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    write_token_file(&path, &token).map_err(|source| TokenError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    Ok((token, path))
+}
+
+/// Why no token could be provided.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// The operating system's random source failed.
+    #[error("cannot generate a token: {0}")]
+    Random(getrandom::Error),
+    /// The token file could not be written.
+    #[error("cannot write the token file {}: {source}", path.display())]
+    Write {
+        /// The token file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// `Authorization: Bearer TOKEN` carries `token`; compared in constant time (over digests, so
 /// neither the length nor the first differing byte shows in the timing).
 pub(crate) fn bearer_matches(header: Option<&str>, token: &str) -> bool {

@@ -25,7 +25,7 @@ const MOST_SESSIONS: usize = 1000;
 
 /// The dashboard key for a daemon's token: hex SHA-256 of a label and the token. It cannot be
 /// turned back into the token, so a leaked dashboard URL shows events but dispatches nothing.
-pub(crate) fn key(token: &str) -> String {
+pub fn key(token: &str) -> String {
     let digest = Sha256::new()
         .chain_update(b"hookd-dashboard\0")
         .chain_update(token.as_bytes())

@@ -148,7 +148,7 @@ pub struct Denied {
 
 /// The gate's answer for one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
+// Exhaustive on purpose: a gate admits or refuses, there is no third answer to handle.
 pub enum Verdict {
     /// Run `argv`.
     Allowed(Allowed),

@@ -1,0 +1,206 @@
+//! `hookd adapter AGENT`: be the agent's hook command, payload in, reply out.
+
+use super::dispatch::{client_inputs, engine, interruptible, via_daemon};
+use super::error::Exit;
+use super::install::Agent;
+use super::load::{load, warnings, ConfigArgs};
+use super::{env_switch, out, read_stdin};
+use hookd::adapter;
+use hookd::catalog::HookPoint;
+use hookd::config::{self, LoadOptions};
+use std::path::PathBuf;
+
+/// `hookd adapter`'s arguments.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The agent.
+    #[arg(value_enum)]
+    pub(super) agent: Agent,
+    #[command(flatten)]
+    pub(super) cfg: ConfigArgs,
+    /// Append events as JSON lines to FILE (`-` for stderr; default $HOOKD_EVENTS).
+    #[arg(long, value_name = "FILE")]
+    pub(super) events: Option<PathBuf>,
+    /// If hookd itself fails, deny the tool call or block the prompt instead of letting the
+    /// agent go on (also HOOKD_FAIL_CLOSED=1).
+    #[arg(long)]
+    pub(super) fail_closed: bool,
+    /// Dispatch in this process even when a daemon answers (also HOOKD_NO_DAEMON=1).
+    #[arg(long)]
+    pub(super) no_daemon: bool,
+}
+
+/// `hookd adapter AGENT`.
+pub(super) fn run(a: Args) -> Exit {
+    let no_daemon =
+        a.no_daemon || a.cfg.config_dir.is_some() || env_switch("HOOKD_NO_DAEMON", false);
+    adapter(a.agent, a.cfg, a.events, a.fail_closed, !no_daemon)
+}
+
+pub(super) fn adapter(
+    agent: Agent,
+    cfg: ConfigArgs,
+    events: Option<PathBuf>,
+    fail_closed: bool,
+    use_daemon: bool,
+) -> Exit {
+    // hookd's own diagnostics for this call (configuration warnings, daemon trouble). An agent
+    // that shows stderr to the model as a deny's reason gets only the reason then.
+    let diagnostics = std::cell::RefCell::new(Vec::<String>::new());
+    // The payload is read first (it names the session's directory); it is judged below, once
+    // the switches that decide what a failure means are known.
+    let payload = read_stdin().and_then(|t| adapter::parse_payload(&t));
+    // The project is the agent's: hookd works there, whatever directory it was started in.
+    if let Some(dir) = adapter::agent_project(payload.as_ref().ok()) {
+        if let Err(e) = std::env::set_current_dir(&dir) {
+            diagnostics.borrow_mut().push(format!(
+                "hookd: cannot work in the agent's project {}: {e}",
+                dir.display()
+            ));
+        }
+    }
+    // Then, before anything reads the environment: what the repository set for its agent
+    // (.env, .claude/settings*.json) may not decide what hookd trusts, allows or reads.
+    diagnostics
+        .borrow_mut()
+        .extend(adapter::scrub_process_env());
+    // A safety switch: a value hookd cannot read turns it on, never silently off.
+    let fail_closed = fail_closed || env_switch("HOOKD_FAIL_CLOSED", true);
+    // The user's own `fail_closed` and `gate_shell_tools` (hooks.yaml of --config-dir or
+    // ~/.infer), read alone, so a broken project file or payload cannot hide them. With the
+    // shell tools gated, a call hookd cannot read may be a shell command: it is denied.
+    // Read only when something fails: the path that succeeds pays nothing for it.
+    let safety = std::cell::OnceCell::new();
+    let safety = || {
+        *safety.get_or_init(|| {
+            LoadOptions::from_process(cfg.config_dir.clone())
+                .map(|o| config::user_safety(&o))
+                .unwrap_or_default()
+        })
+    };
+    let agent = agent.adapter();
+    let closed_for = |event: Option<&str>| {
+        let safety = safety();
+        fail_closed
+            || safety.fail_closed
+            || ((cfg.gate_shell_tools || safety.gate_shell_tools)
+                && event.is_none_or(|e| {
+                    agent
+                        .events()
+                        .iter()
+                        .any(|a| a.name == e && a.point == Some(HookPoint::PreTool))
+                }))
+    };
+    let emit = |r: adapter::AgentReply| {
+        if !(agent.stderr_is_reason() && r.exit_code != 0) {
+            for d in diagnostics.borrow().iter() {
+                eprintln!("{d}");
+            }
+        }
+        for n in &r.notes {
+            eprintln!("{n}");
+        }
+        if !r.stdout.is_empty() {
+            out(&format!("{}\n", r.stdout));
+        }
+        Exit::code(r.exit_code)
+    };
+    let payload = match payload {
+        Ok(p) => p,
+        Err(e) => return emit(agent.failure_reply(None, &e, closed_for(None))),
+    };
+    let event = payload
+        .as_object()
+        .and_then(|o| agent.event_name(o))
+        .map(String::from);
+    let t = match agent.translate(&payload) {
+        Ok(t) => t,
+        Err(e) => {
+            let closed = closed_for(event.as_deref());
+            return emit(agent.failure_reply(event.as_deref(), &e, closed));
+        }
+    };
+    let Some(point) = t.point else {
+        let mut r = adapter::AgentReply {
+            stdout: "{}".into(),
+            exit_code: 0,
+            notes: vec![],
+        };
+        if !agent.events().iter().any(|e| e.name == t.event) {
+            r.notes.push(format!(
+                "hookd: {} event `{}` is not mapped to a hook point; ignored",
+                agent.name(),
+                t.event
+            ));
+        }
+        return emit(r);
+    };
+    let closed = || closed_for(Some(&t.event));
+    // A running daemon answers for every session on the machine: one configuration, one
+    // stream. It answers only a client with the same settings (home, variables, flags); its
+    // Outcome is then the one this process would have computed with the same files.
+    // A daemon it could not use (too large a payload, busy, slow, not this user's, other
+    // settings, gone): dispatch here, for the same verdict; never an answer not the daemon's.
+    let inputs = client_inputs(&cfg);
+    if let Some((socket, answer)) = use_daemon
+        .then(|| via_daemon(point, &t.context, inputs.as_deref()))
+        .flatten()
+    {
+        let outcome = answer.and_then(|json| {
+            serde_json::from_str::<hookd::dispatch::Outcome>(&json)
+                .map_err(|e| format!("its answer is not an Outcome: {e}"))
+        });
+        match outcome {
+            Ok(o) => {
+                notices(&diagnostics, &o);
+                return emit(agent.reply(&t.event, &o));
+            }
+            Err(e) => diagnostics.borrow_mut().push(format!(
+                "hookd: the hookd daemon at {}: {e}; dispatching in this process",
+                socket.display()
+            )),
+        }
+    }
+    let config = match load(cfg.clone()) {
+        Ok(c) => c,
+        Err(e) => {
+            return emit(agent.failure_reply(
+                Some(&t.event),
+                &e.message.unwrap_or_default(),
+                closed(),
+            ))
+        }
+    };
+    let project_closed = config.hooks.fail_closed;
+    let closed = || project_closed || closed();
+    diagnostics.borrow_mut().extend(warnings(&config));
+    let engine = match engine(config, events) {
+        Ok(e) => e,
+        Err(e) => {
+            return emit(agent.failure_reply(
+                Some(&t.event),
+                &e.message.unwrap_or_default(),
+                closed(),
+            ))
+        }
+    };
+    let (result, _caught) =
+        interruptible(engine.canceller(), || engine.dispatch(point, &t.context));
+    match result {
+        Ok(outcome) => {
+            notices(&diagnostics, &outcome);
+            emit(agent.reply(&t.event, &outcome))
+        }
+        Err(e) => emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed())),
+    }
+}
+
+/// The Outcome's notices (hooks switched off…), for stderr with hookd's other diagnostics.
+pub(super) fn notices(
+    diagnostics: &std::cell::RefCell<Vec<String>>,
+    outcome: &hookd::dispatch::Outcome,
+) {
+    diagnostics
+        .borrow_mut()
+        .extend(outcome.notices.iter().map(|n| format!("hookd: {n}")));
+}

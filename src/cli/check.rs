@@ -1,0 +1,273 @@
+//! `hookd check`: every file validated, what would run where, the allow-list lint, trust.
+
+use super::error::Exit;
+use super::load::{load, print_warnings, ConfigArgs};
+use super::parse_mode;
+use super::{out, plural};
+use hookd::catalog::HookPoint;
+use hookd::config::{self, Config, Mode};
+use hookd::dispatch::Engine;
+use hookd::display::{visible, visible_lines};
+use hookd::gate::{self, Verdict};
+
+/// `hookd check`'s arguments.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    #[command(flatten)]
+    pub(super) cfg: ConfigArgs,
+    /// The mode whose allow-list decides the verdicts.
+    #[arg(long, default_value = "standard", value_parser = parse_mode)]
+    pub(super) mode: Mode,
+    /// Exit 1 when any hook would be refused or skipped (denied by the gate, untrusted, or
+    /// switched off), for CI.
+    #[arg(long)]
+    pub(super) strict: bool,
+}
+
+/// `hookd check`.
+pub(super) fn run(a: Args) -> Exit {
+    check(a.cfg, a.mode, a.strict)
+}
+
+pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Exit {
+    let config = match load(cfg) {
+        Ok(c) => c,
+        Err(mut e) => {
+            e.code = 1;
+            e.message = e.message.map(|m| visible_lines(&m).into_owned());
+            return e;
+        }
+    };
+    print_warnings(&config);
+    // Loading only checks syntax; `check` compiles every entry, as the gate will.
+    let uncompilable: Vec<String> = config
+        .allow
+        .all_entries()
+        .filter_map(|e| {
+            gate::compile_entry(&e.pattern).err().map(|err| {
+                format!(
+                    "error: allow entry `{}` cannot be compiled\n  --> {}\n  = help: {}",
+                    visible(&e.pattern),
+                    visible(&e.origin.to_string()),
+                    err.lines().last().unwrap_or_default().trim()
+                )
+            })
+        })
+        .collect();
+    if !uncompilable.is_empty() {
+        return Exit::error(
+            1,
+            format!(
+                "{}\n\nhookd: the configuration has {} error{}",
+                uncompilable.join("\n\n"),
+                uncompilable.len(),
+                plural(uncompilable.len())
+            ),
+        );
+    }
+    // Entries that cannot mean what their author meant (gate::lint), each with its fix.
+    let mut unrestricted = Vec::new();
+    for e in config.allow.all_entries() {
+        let modes = format!(
+            "in mode{} `{}`",
+            if e.list == "all" { "s" } else { "" },
+            e.list
+        );
+        for w in gate::lint::lint_entry(&e.pattern) {
+            let what = match w.kind {
+                gate::lint::LintKind::Unrestricted => {
+                    format!("is UNRESTRICTED: {modes} {}", w.message)
+                }
+                _ => format!("{modes}: {}", w.message),
+            };
+            unrestricted.push(format!(
+                "warning: allow entry `{}` ({}) {what}\n  = fix: {}",
+                visible(&e.pattern),
+                visible(&e.origin.to_string()),
+                visible(&w.fix)
+            ));
+        }
+    }
+    if !unrestricted.is_empty() {
+        eprintln!("{}\n", unrestricted.join("\n"));
+    }
+    let engine = Engine::builder(config).build();
+    let config = engine.config();
+    let mut s = String::new();
+    let sources = if config.sources.is_empty() {
+        "none found (nothing configured)".to_string()
+    } else {
+        visible(&config.sources.join(", ")).into_owned()
+    };
+    s.push_str(&format!("sources: {sources}\n"));
+    s.push_str(&trust_line(config));
+    s.push('\n');
+    s.push_str(&format!(
+        "hooks: {} ({} configured)\n",
+        if config.hooks.enabled {
+            "enabled"
+        } else {
+            "disabled (set `enabled: true` in hooks.yaml or INFER_HOOKS_ENABLED=true)"
+        },
+        config.hooks.hooks.len()
+    ));
+    // Hooks that will not run, for --strict: switched off, untrusted or denied.
+    let mut refused: Vec<String> = config
+        .hooks
+        .off
+        .iter()
+        .map(|o| visible(o).into_owned())
+        .collect();
+    for off in &refused {
+        s.push_str(&format!("  {off}\n"));
+    }
+    s.push_str(&format!(
+        "reminders: {} ({} configured)\n",
+        if config.reminders.enabled {
+            "enabled"
+        } else {
+            "disabled"
+        },
+        config.reminders.reminders.len()
+    ));
+    s.push_str(if config.hooks.gate_shell_tools {
+        "model's shell commands: gated by the allow-list at pre_tool (gate_shell_tools)\n"
+    } else {
+        "model's shell commands: not gated (gate_shell_tools is off)\n"
+    });
+    s.push_str(&format!(
+        "allow-list for mode {mode}: {} entries\n",
+        config.allow.for_mode(mode).count()
+    ));
+    for point in HookPoint::ALL {
+        let hooks: Vec<_> = config
+            .hooks
+            .hooks
+            .iter()
+            .filter(|h| h.hook == point)
+            .collect();
+        let reminders: Vec<_> = config
+            .reminders
+            .reminders
+            .iter()
+            .filter(|r| r.hook == point)
+            .collect();
+        if hooks.is_empty() && reminders.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("\n{point}\n"));
+        for h in hooks {
+            let untrusted =
+                h.origin.source == config::Source::Project && !config.trust.allows_project();
+            let verdict = engine.gate().verdict(&h.command, mode);
+            if untrusted || matches!(verdict, Verdict::Denied(_)) {
+                refused.push(format!(
+                    "hook {} ({}) would be {}",
+                    visible(&h.name),
+                    visible(&h.origin.to_string()),
+                    if untrusted {
+                        "skipped: the project is not trusted"
+                    } else {
+                        "refused by the gate"
+                    }
+                ));
+            }
+            let verdict = match verdict {
+                _ if untrusted => {
+                    "SKIPPED (untrusted project): `hookd trust` after review".to_string()
+                }
+                Verdict::Allowed(a) => format!(
+                    "allowed by `{}` ({}); runs {}",
+                    visible(&a.entry.pattern),
+                    visible(&a.entry.origin.to_string()),
+                    visible(&format!("{:?}", a.argv))
+                ),
+                Verdict::Denied(d) => format!(
+                    "DENIED ({}): {}\n      hint: {}",
+                    d.reason,
+                    visible(&d.detail),
+                    visible(&d.hint)
+                ),
+            };
+            s.push_str(&format!(
+                "  hook {} `{}` (timeout {}s, {})\n    -> {verdict}\n",
+                visible(&h.name),
+                visible(&h.command),
+                h.timeout.as_secs(),
+                visible(&h.timeout_at.to_string())
+            ));
+            if h.origin.source == config::Source::Project {
+                if let Some(line) = coverage_line(config, &h.command) {
+                    s.push_str(&format!("    {line}\n"));
+                }
+            }
+        }
+        for r in reminders {
+            s.push_str(&format!(
+                "  reminder {} (trigger {})\n",
+                visible(&r.name),
+                visible(&r.trigger.to_string())
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "\nhookd check: configuration is valid ({} warning{})\n",
+        config.warnings.len() + unrestricted.len(),
+        plural(config.warnings.len() + unrestricted.len())
+    ));
+    out(&s);
+    if strict && !refused.is_empty() {
+        return Exit::error(
+            1,
+            format!(
+                "hookd check --strict: {} hook{} would not run:\n  {}",
+                refused.len(),
+                plural(refused.len()),
+                refused.join("\n  ")
+            ),
+        );
+    }
+    Exit::ok()
+}
+
+/// What the fingerprint covers of a project hook's code, for the review; `None` for a program
+/// found on PATH that is given no project file (not the project's code).
+pub(super) fn coverage_line(config: &Config, command: &str) -> Option<String> {
+    let c = config.code_coverage(command)?;
+    match c.blind {
+        Some(why) => Some(format!(
+            "code NOT COVERED by the fingerprint: {}; review what it runs yourself",
+            visible(&why)
+        )),
+        None if c.files.is_empty() => None,
+        None => Some(format!(
+            "code fingerprinted: {}",
+            visible(&c.files.join(", "))
+        )),
+    }
+}
+
+/// One line on whether the project's configuration acts, for `hookd check`.
+pub(super) fn trust_line(config: &Config) -> String {
+    let hooks = config
+        .hooks
+        .hooks
+        .iter()
+        .filter(|h| h.origin.source == config::Source::Project)
+        .count();
+    match &config.trust {
+        config::ProjectTrust::NotApplicable => "project trust: not applicable (no project configuration read)".into(),
+        config::ProjectTrust::Trusted { since } => format!("project trust: trusted since {since}"),
+        config::ProjectTrust::TrustedByFlag => "project trust: trusted for this run (--trust-project or HOOKD_TRUST_PROJECT)".into(),
+        config::ProjectTrust::Untrusted { changed } => format!(
+            "project trust: UNTRUSTED ({}): its {hooks} hook{} will be skipped, {} allow entr{} and {} reminder{} are ignored.\n  Review what follows, then run `hookd trust` here to let it act.",
+            if *changed { "changed since it was trusted" } else { "never trusted" },
+            plural(hooks),
+            config.ignored_allow.len(),
+            if config.ignored_allow.len() == 1 { "y" } else { "ies" },
+            config.ignored_reminders,
+            plural(config.ignored_reminders),
+        ),
+        other => format!("project trust: {other:?}"),
+    }
+}

@@ -1,0 +1,339 @@
+//! `hookd dispatch`: one point dispatched, through a running daemon or in this process.
+
+use super::error::Exit;
+use super::load::{load, print_warnings, ConfigArgs};
+use super::{out, read_stdin, EXIT_DAEMON_GONE};
+use super::{parse_mode, parse_point};
+use hookd::catalog::HookPoint;
+use hookd::config::{Config, LoadOptions, Mode};
+use hookd::dispatch::{Context, Engine};
+use hookd::events::{EventSink, JsonLines, NullSink};
+use hookd::state::{FileStore, MemoryStore, StateStore};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// `hookd dispatch`'s arguments.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The hook point.
+    #[arg(value_parser = parse_point, value_name = "POINT")]
+    pub(super) point: HookPoint,
+    #[command(flatten)]
+    pub(super) cfg: ConfigArgs,
+    /// The mode (overrides the context's `mode`; default standard).
+    #[arg(long, value_parser = parse_mode)]
+    pub(super) mode: Option<Mode>,
+    /// The session (overrides the context's `session_id`).
+    #[arg(long, value_name = "ID")]
+    pub(super) session_id: Option<String>,
+    /// The agent's turn (overrides the context's `turn`).
+    #[arg(long, value_name = "N")]
+    pub(super) turn: Option<u64>,
+    /// Append events as JSON lines to FILE (`-` for stderr; default $HOOKD_EVENTS).
+    #[arg(long, value_name = "FILE")]
+    pub(super) events: Option<PathBuf>,
+    /// Require a running daemon (at $HOOKD_SOCKET or the default socket) to dispatch.
+    #[arg(long, conflicts_with = "no_daemon")]
+    pub(super) daemon: bool,
+    /// Dispatch in this process even when a daemon is running.
+    #[arg(long)]
+    pub(super) no_daemon: bool,
+    /// Print the Outcome indented over several lines, for people (default: one line).
+    #[arg(long)]
+    pub(super) pretty: bool,
+}
+
+/// Whether `hookd dispatch` goes through a daemon.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Daemon {
+    Never,
+    IfRunning,
+    Required,
+}
+
+#[allow(clippy::too_many_arguments)]
+/// `hookd dispatch --pretty`: the Outcome over several lines.
+pub(super) static PRETTY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// An Outcome (or the daemon's answer) as `hookd dispatch` prints it.
+pub(super) fn outcome_text(json: &str) -> String {
+    if PRETTY.load(std::sync::atomic::Ordering::Relaxed) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(json) {
+            if let Ok(p) = serde_json::to_string_pretty(&v) {
+                return format!("{p}\n");
+            }
+        }
+    }
+    format!("{}\n", json.trim_end())
+}
+
+pub(super) fn dispatch(
+    point: HookPoint,
+    cfg: ConfigArgs,
+    mode: Option<Mode>,
+    session_id: Option<String>,
+    turn: Option<u64>,
+    events: Option<PathBuf>,
+    use_daemon: Daemon,
+) -> Exit {
+    let mut context =
+        match read_stdin().and_then(|t| Context::from_json(&t).map_err(|e| e.to_string())) {
+            Ok(c) => c,
+            Err(e) => return Exit::error(2, format!("error: {e}")),
+        };
+    if let Some(id) = session_id {
+        context.set("session_id", id);
+    }
+    if let Some(t) = turn {
+        context.set("turn", t);
+    }
+    if let Some(m) = mode {
+        context.set("mode", m.name());
+    }
+    if use_daemon != Daemon::Never {
+        if let Some(exit) = forward(
+            point,
+            &context,
+            events.is_some(),
+            use_daemon == Daemon::Required,
+            client_inputs(&cfg).as_deref(),
+        ) {
+            return exit;
+        }
+    }
+    let config = match load(cfg) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    print_warnings(&config);
+    let engine = match engine(config, events) {
+        Ok(e) => e,
+        Err(e) => return e,
+    };
+    let (result, caught) = interruptible(engine.canceller(), || engine.dispatch(point, &context));
+    match result {
+        Ok(outcome) => {
+            for n in &outcome.notices {
+                eprintln!("hookd: {n}");
+            }
+            out(&outcome_text(
+                &serde_json::to_string(&outcome).unwrap_or_else(|_| "{}".into()),
+            ));
+            match caught {
+                Some(sig) => {
+                    Exit::error(128 + sig, "hookd: interrupted; running hooks were killed")
+                }
+                None => Exit::ok(),
+            }
+        }
+        Err(e) => Exit::error(2, format!("error: {e}")),
+    }
+}
+
+/// An engine writing events to `events` (`-`: stderr; default `$HOOKD_EVENTS`), with session
+/// state in files.
+pub(super) fn engine(config: Config, events: Option<PathBuf>) -> Result<Engine, Exit> {
+    let events = events.or_else(|| {
+        std::env::var_os("HOOKD_EVENTS")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    let sink: Arc<dyn EventSink> = match events.as_deref() {
+        None => Arc::new(NullSink),
+        Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
+        Some(p) => match JsonLines::append(p) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                return Err(Exit::error(
+                    2,
+                    format!("error: cannot open the events file {}: {e}", p.display()),
+                ))
+            }
+        },
+    };
+    let store: Arc<dyn StateStore> = match FileStore::default_dir() {
+        Some(dir) => Arc::new(FileStore::new(dir)),
+        None => Arc::new(MemoryStore::default()),
+    };
+    Ok(Engine::builder(config)
+        .sink(sink)
+        .state_store(store)
+        .build())
+}
+
+/// Run `f`; SIGINT/SIGTERM meanwhile kill the running hooks' groups (their events are still
+/// written) and are returned so the caller exits 128 + the signal.
+pub(super) fn interruptible<T>(
+    cancel: &hookd::runner::Cancel,
+    f: impl FnOnce() -> T,
+) -> (T, Option<i32>) {
+    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+        return (f(), None);
+    };
+    let handle = signals.handle();
+    let cancel = cancel.clone();
+    let watcher = std::thread::spawn(move || {
+        let sig = signals.forever().next();
+        if sig.is_some() {
+            cancel.cancel();
+        }
+        sig
+    });
+    let result = f();
+    handle.close();
+    (result, watcher.join().ok().flatten())
+}
+
+/// Post a dispatch to the daemon at the default socket: `None` when none listens there or it
+/// serves another project; else the socket and the Outcome JSON, or why the daemon could not be
+/// used (the caller then dispatches in its own process, with the verdict the daemon would give).
+pub(super) fn via_daemon(
+    point: HookPoint,
+    context: &Context,
+    inputs: Option<&str>,
+) -> Option<(PathBuf, Result<String, String>)> {
+    use hookd::daemon::client::ClientError;
+    let socket = hookd::daemon::default_socket()?;
+    let mut body = serde_json::json!({"point": point.name(), "context": context.to_value()});
+    if let Some(project) = hookd::paths::project_here().and_then(|d| d.to_str().map(String::from)) {
+        body["project"] = serde_json::Value::String(project);
+    }
+    if let Some(inputs) = inputs {
+        body["inputs"] = serde_json::Value::String(inputs.to_string());
+    }
+    let body = body.to_string();
+    if body.len() > hookd::daemon::MAX_REQUEST_BYTES {
+        let e = format!(
+            "the request is {} bytes, over its limit of {}",
+            body.len(),
+            hookd::daemon::MAX_REQUEST_BYTES
+        );
+        return Some((socket, Err(e)));
+    }
+    // The daemon must take the dispatch well before the agent gives up on its hook; a slow or
+    // saturated daemon costs this much, then the dispatch runs here.
+    let accept = std::env::var("HOOKD_DAEMON_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(
+            std::time::Duration::from_secs(2),
+            std::time::Duration::from_millis,
+        );
+    let answer = match hookd::daemon::client::post(
+        &socket,
+        "/v1/dispatch",
+        &body,
+        accept,
+        std::time::Duration::from_secs(3700),
+    ) {
+        Ok((200, outcome)) => Ok(outcome),
+        // It serves another project: its hooks are not this project's. Said, not silent: the
+        // dispatch here may find no configuration and run nothing.
+        Ok((409, answer)) => Err(serde_json::from_str::<serde_json::Value>(&answer)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(String::from))
+            .unwrap_or(answer)),
+        Ok((status, answer)) => {
+            let msg = serde_json::from_str::<serde_json::Value>(&answer)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(String::from))
+                .unwrap_or(answer);
+            Err(format!("it answered {status}: {msg}"))
+        }
+        Err(ClientError::NotRunning(_)) => return None,
+        Err(ClientError::Lost) => Err(LOST.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    Some((socket, answer))
+}
+
+/// The digest of this client's settings, which a daemon must share to answer it.
+pub(super) fn client_inputs(cfg: &ConfigArgs) -> Option<String> {
+    LoadOptions::from_process(cfg.config_dir.clone())
+        .map(|mut o| {
+            o.trust_project = cfg.trust_project;
+            o.inputs(cfg.gate_shell_tools)
+        })
+        .ok()
+}
+
+/// The daemon's answer when it stopped mid-dispatch (`ClientError::Lost`), as text.
+pub(super) const LOST: &str =
+    "the daemon took the dispatch and stopped before answering (its hooks may have run)";
+
+/// Dispatch through a running daemon: `None` when none answers (and none is required).
+pub(super) fn forward(
+    point: HookPoint,
+    context: &Context,
+    local_events: bool,
+    required: bool,
+    inputs: Option<&str>,
+) -> Option<Exit> {
+    let via = via_daemon(point, context, inputs);
+    // A daemon that could not be used dispatches here, unless one is required.
+    let via = match via {
+        // Not run again here: its hooks may have run in the daemon already.
+        Some((socket, Err(e))) if e == LOST => {
+            return Some(Exit::error(
+                EXIT_DAEMON_GONE,
+                format!("error: the hookd daemon at {}: {e}; not dispatched again here, so no hook runs twice", socket.display()),
+            ))
+        }
+        Some((socket, Err(e))) if !required => {
+            eprintln!(
+                "hookd: the hookd daemon at {}: {e}; dispatching in this process",
+                socket.display()
+            );
+            None
+        }
+        via => via,
+    };
+    let Some((socket, answer)) = via else {
+        if required {
+            let at = hookd::daemon::default_socket()
+                .map(|s| s.display().to_string())
+                .unwrap_or_else(|| "(no socket path: set HOOKD_SOCKET)".into());
+            return Some(Exit::error(
+                2,
+                format!("error: no hookd daemon for this project answers at {at}; start one here with `hookd serve`"),
+            ));
+        }
+        return None;
+    };
+    if local_events {
+        eprintln!("hookd: dispatching through the daemon at {}; its events go to its stream (GET /v1/events)", socket.display());
+    }
+    Some(match answer {
+        Ok(outcome) => {
+            out(&outcome_text(&outcome));
+            Exit::ok()
+        }
+        Err(e) => Exit::error(
+            2,
+            format!("error: the hookd daemon at {}: {e}", socket.display()),
+        ),
+    })
+}
+
+/// `hookd dispatch POINT`.
+pub(super) fn run(a: Args) -> Exit {
+    PRETTY.store(a.pretty, std::sync::atomic::Ordering::Relaxed);
+    let use_daemon = if a.no_daemon || a.cfg.config_dir.is_some() {
+        Daemon::Never
+    } else if a.daemon {
+        Daemon::Required
+    } else {
+        Daemon::IfRunning
+    };
+    dispatch(
+        a.point,
+        a.cfg,
+        a.mode,
+        a.session_id,
+        a.turn,
+        a.events,
+        use_daemon,
+    )
+}

@@ -1,0 +1,223 @@
+//! `hookd events`: the event stream printed for people, from the daemon or a file.
+
+use super::error::Exit;
+use super::{out, EXIT_DAEMON_GONE, LOG_KEEP};
+use hookd::display::visible;
+use std::path::PathBuf;
+
+/// `hookd events`'s arguments.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// Keep printing new events as they come.
+    #[arg(long, short)]
+    pub(super) follow: bool,
+    /// Only events after this sequence number.
+    #[arg(long, value_name = "SEQ", default_value_t = 0)]
+    pub(super) since: u64,
+    /// Read this events file (and its rotated FILE.1 … FILE.3) instead of the daemon.
+    #[arg(long, value_name = "FILE")]
+    pub(super) file: Option<PathBuf>,
+    /// Print the events' JSON lines instead.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Only this session's events (and configuration events, which concern every session).
+    #[arg(long, value_name = "ID")]
+    pub(super) session: Option<String>,
+}
+
+/// `hookd events`.
+pub(super) fn run(a: Args) -> Exit {
+    events_cmd(a.follow, a.since, a.file, a.json, a.session.as_deref())
+}
+
+/// One event as a line for people: `#seq time point type name details`.
+pub(super) fn event_line(json: &str) -> String {
+    let Ok(e) = serde_json::from_str::<serde_json::Value>(json) else {
+        return visible(json).into_owned();
+    };
+    let str_of = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let time = str_of("timestamp").get(11..23).unwrap_or("").to_string();
+    let kind = str_of("type");
+    let detail = match kind.as_str() {
+        "hook_command" => {
+            let how = if e["timed_out"] == true {
+                "timed out".to_string()
+            } else {
+                format!("exit {}", e["exit_code"])
+            };
+            format!(
+                "{} ({how}, {}ms) `{}`",
+                str_of("name"),
+                e["duration_ms"],
+                str_of("command")
+            )
+        }
+        "hook_command_skipped" => format!(
+            "{} skipped: {} `{}`",
+            str_of("name"),
+            str_of("reason"),
+            str_of("command")
+        ),
+        "system_reminder" => {
+            let text: String = str_of("content")
+                .chars()
+                .take(60)
+                .collect::<String>()
+                .replace('\n', " ");
+            format!("{} ({}): {text}", str_of("name"), str_of("trigger"))
+        }
+        "tool_command_denied" => format!(
+            "{} denied: {} `{}`",
+            str_of("tool"),
+            str_of("reason"),
+            str_of("command")
+        ),
+        "config_reloaded" => format!(
+            "({}) {}",
+            str_of("cause"),
+            e["sources"]
+                .as_array()
+                .map(|a| a
+                    .iter()
+                    .filter_map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .unwrap_or_default()
+        ),
+        "config_error" => format!(
+            "({}) {}:{}: {} (previous configuration kept)",
+            str_of("cause"),
+            str_of("file"),
+            e["line"],
+            str_of("message")
+        ),
+        _ => String::new(),
+    };
+    // The session, short enough for a column: its first 12 characters.
+    let session = str_of("session_id");
+    let session = match session.char_indices().nth(12) {
+        Some((i, _)) => format!("{}…", &session[..i]),
+        None => session,
+    };
+    // Names, commands and reasons come from a project's files: one line, nothing hidden.
+    visible(&format!(
+        "#{:<6} {time:<12}  {session:<13} {:<16} {:<20} {detail}",
+        e["seq"].to_string(),
+        str_of("hook"),
+        kind
+    ))
+    .into_owned()
+}
+
+/// A query value, percent-encoded (everything but unreserved characters).
+pub(super) fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+pub(super) fn events_cmd(
+    follow: bool,
+    since: u64,
+    file: Option<PathBuf>,
+    json: bool,
+    session: Option<&str>,
+) -> Exit {
+    // The daemon filters by session itself; an events file is filtered here, the same way.
+    let of_session = |line: &str| {
+        session.is_none_or(|s| {
+            let v = serde_json::from_str::<serde_json::Value>(line).unwrap_or_default();
+            v["session_id"].as_str().is_none_or(|id| id == s)
+        })
+    };
+    let print = |line: &str| {
+        if !of_session(line) {
+            return;
+        }
+        out(&format!(
+            "{}\n",
+            if json {
+                line.to_string()
+            } else {
+                event_line(line)
+            }
+        ));
+    };
+    let seq_of = |line: &str| {
+        serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v["seq"].as_u64())
+            .unwrap_or(0)
+    };
+    if let Some(path) = file {
+        let mut seen = 0usize;
+        let files = hookd::events::log_files(&path, LOG_KEEP);
+        for p in &files[..files.len() - 1] {
+            if let Ok(text) = std::fs::read_to_string(p) {
+                text.lines().filter(|l| seq_of(l) > since).for_each(print);
+            }
+        }
+        loop {
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if !follow => {
+                    return Exit::error(2, format!("error: cannot read {}: {e}", path.display()))
+                }
+                Err(_) => String::new(),
+            };
+            let lines: Vec<&str> = text.lines().collect();
+            if lines.len() < seen {
+                seen = 0; // rotated under us
+            }
+            lines[seen..]
+                .iter()
+                .filter(|l| seq_of(l) > since)
+                .for_each(|l| print(l));
+            seen = lines.len();
+            if !follow {
+                return Exit::ok();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+    let Some(socket) =
+        hookd::daemon::default_socket().filter(|s| hookd::daemon::client::answers(s))
+    else {
+        return Exit::error(2, "error: no hookd daemon answers (see `hookd serve`); to read an events file, pass --file FILE");
+    };
+    let mut path = format!("/v1/events?since={since}&follow={follow}");
+    if let Some(s) = session {
+        path.push_str(&format!("&session={}", percent_encode(s)));
+    }
+    let mut last = since;
+    let mut shutdown = false;
+    let result = hookd::daemon::client::sse(&socket, &path, |event, id, data| {
+        match event {
+            "missed" => eprintln!("hookd: {data}: events were missed"),
+            "shutdown" => shutdown = true,
+            _ => {
+                last = id.unwrap_or(last);
+                print(data);
+            }
+        }
+        true
+    });
+    match result {
+        // Following, the stream only ends when the daemon goes away.
+        Ok(()) if follow => Exit::error(
+            EXIT_DAEMON_GONE,
+            format!(
+                "hookd: the daemon at {} {}; the last event was {last} (resume with --since {last})",
+                socket.display(),
+                if shutdown { "shut down" } else { "went away" }
+            ),
+        ),
+        Ok(()) => Exit::ok(),
+        Err(e) => Exit::error(2, format!("error: reading the daemon's events: {e}")),
+    }
+}

@@ -1,0 +1,81 @@
+//! Where configuration comes from: the flags every loading subcommand shares, and loading.
+
+use super::error::Exit;
+use super::plural;
+use hookd::config::{self, Config, ConfigError, LoadOptions};
+use hookd::display::visible_lines;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Where configuration comes from (shared by the subcommands that load it).
+#[derive(Debug, Clone, clap::Args)]
+pub(super) struct ConfigArgs {
+    /// Read only this directory instead of ~/.infer and ./.infer.
+    #[arg(long, value_name = "DIR")]
+    pub(super) config_dir: Option<PathBuf>,
+    /// Act on the project's .infer/ without a trust record: for CI on your own repository
+    /// (also HOOKD_TRUST_PROJECT=1). A repository you did not write could run anything it allows.
+    #[arg(long)]
+    pub(super) trust_project: bool,
+    /// At pre_tool, deny a shell tool call (Bash and its kin) whose command the allow-list does
+    /// not admit (also HOOKD_GATE_SHELL_TOOLS=1, or `gate_shell_tools: true` in hooks.yaml).
+    #[arg(long)]
+    pub(super) gate_shell_tools: bool,
+}
+
+pub(super) fn load(cfg: ConfigArgs) -> Result<Config, Exit> {
+    load_for(cfg, false)
+}
+
+/// `allow_lists_only`: errors in hooks.yaml and reminders.yaml are warnings (`hookd allow`).
+pub(super) fn load_for(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Exit> {
+    let gate_shell_tools = cfg.gate_shell_tools;
+    let mut config = load_files(cfg, allow_lists_only)?;
+    config.hooks.gate_shell_tools |= gate_shell_tools;
+    Ok(config)
+}
+
+pub(super) fn load_files(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Exit> {
+    let mut opts = LoadOptions::from_process(cfg.config_dir).map_err(|e| {
+        Exit::error(
+            2,
+            format!("error: cannot determine the current directory: {e}"),
+        )
+    })?;
+    opts.trust_project = cfg.trust_project;
+    opts.allow_lists_only = allow_lists_only;
+    if let Some(dir) = &opts.config_dir {
+        if !dir.is_dir() {
+            return Err(Exit::error(
+                2,
+                format!("error: --config-dir {} is not a directory", dir.display()),
+            ));
+        }
+    }
+    config::load(&opts).map_err(|e: ConfigError| {
+        let errors = e.errors().count();
+        Exit::error(
+            2,
+            format!(
+                "{e}\n\nhookd: the configuration has {errors} error{}",
+                plural(errors)
+            ),
+        )
+    })
+}
+
+pub(super) fn print_warnings(config: &Config) {
+    let mut err = std::io::stderr().lock();
+    for w in warnings(config) {
+        let _ = writeln!(err, "{w}");
+    }
+}
+
+/// The configuration's warnings as printed, project text escaped.
+pub(super) fn warnings(config: &Config) -> Vec<String> {
+    config
+        .warnings
+        .iter()
+        .map(|w| format!("{}\n", visible_lines(&w.to_string())))
+        .collect()
+}

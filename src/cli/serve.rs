@@ -1,0 +1,225 @@
+//! `hookd serve`: the daemon wired up: engine, event sinks, reloads, token, listeners.
+
+use super::error::Exit;
+use super::load::{load, print_warnings, ConfigArgs};
+use super::LOG_KEEP;
+use hookd::config::{self, Config, LoadOptions};
+use hookd::dispatch::Engine;
+use hookd::events::EventSink;
+use hookd::state::{MemoryStore, StateStore};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// `hookd serve`'s arguments.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    #[command(flatten)]
+    pub(super) cfg: ConfigArgs,
+    #[command(flatten)]
+    pub(super) args: ServeArgs,
+}
+
+/// How `hookd serve` listens, logs and keeps state.
+#[derive(Debug, Clone, clap::Args)]
+pub(super) struct ServeArgs {
+    /// The Unix socket (default $HOOKD_SOCKET, else $XDG_RUNTIME_DIR/hookd.sock, else
+    /// ~/.infer/hookd.sock).
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// Also serve HTTP on this address, e.g. 127.0.0.1:7878 (port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<std::net::SocketAddr>,
+    /// The token HTTP requests must carry as `Authorization: Bearer TOKEN` (also HOOKD_TOKEN).
+    /// Without one, `--listen` generates a token and keeps it in a 0600 file beside the socket.
+    #[arg(long, env = "HOOKD_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Also append events as JSON lines to FILE (rotated by size: FILE.1 … FILE.3).
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
+    /// Rotate the events file when it would grow past this many bytes.
+    #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
+    events_max_bytes: u64,
+    /// Seconds running dispatches may take to finish after SIGTERM before their hooks are killed.
+    #[arg(long, default_value_t = 10)]
+    grace: u64,
+    /// Forget a session's reminder state (turns, `once` reminders, stop guard) after this many
+    /// seconds without a dispatch.
+    #[arg(long, default_value_t = 86_400, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    session_idle: u64,
+    /// Events kept in memory for subscribers that reconnect (older ones come from --events).
+    #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(16..=10_000_000))]
+    ring: u64,
+    /// Sessions whose state is kept; a new one beyond this forgets the least recently used.
+    #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_sessions: u64,
+    /// Open connections per listener; more are closed at once (clients dispatch in-process).
+    #[arg(long, default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: u64,
+    /// Dispatches running at once; one more is answered 503 (clients dispatch in-process).
+    #[arg(long, default_value_t = 128, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    max_dispatches: u64,
+    /// Seconds a client has to send a request's headers before its connection is closed.
+    #[arg(long, default_value_t = 5, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout: u64,
+}
+
+pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
+    let config = match load(cfg.clone()) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    print_warnings(&config);
+    let mut opts = match LoadOptions::from_process(cfg.config_dir.clone()) {
+        Ok(o) => o,
+        Err(e) => {
+            return Exit::error(
+                2,
+                format!("error: cannot determine the current directory: {e}"),
+            )
+        }
+    };
+    opts.trust_project = cfg.trust_project;
+    let inputs = opts.inputs(cfg.gate_shell_tools);
+    let watch = watched_files(&opts);
+    let hub = hookd::daemon::hub::Hub::new(a.ring as usize);
+    let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
+    if let Some(p) = &a.events {
+        match hookd::events::RotatingLog::open(p, a.events_max_bytes, LOG_KEEP) {
+            Ok(s) => sinks.push(Arc::new(s)),
+            Err(e) => {
+                return Exit::error(
+                    2,
+                    format!("error: cannot open the events file {}: {e}", p.display()),
+                )
+            }
+        }
+    }
+    // What outlives a reload: where events go, the sessions' state and the event numbering.
+    let sink: Arc<dyn EventSink> = Arc::new(hookd::events::Fanout(sinks));
+    let memory = Arc::new(
+        MemoryStore::idle_expiry(std::time::Duration::from_secs(a.session_idle))
+            .max_sessions(a.max_sessions as usize),
+    );
+    let store: Arc<dyn StateStore> = memory.clone();
+    let last = a
+        .events
+        .as_ref()
+        .map_or(0, |p| hookd::events::last_seq_in_log(p, LOG_KEEP));
+    let stream = hookd::events::Stream::new(sink, last);
+    // One token stops every engine's runs at shutdown, across reloads.
+    let cancel = hookd::runner::Cancel::new();
+    let engine_for = move |config: Config| {
+        Engine::builder(config)
+            .stream(stream.clone())
+            .cancel(cancel.clone())
+            .state_store(store.clone())
+            .build()
+    };
+    let engine = engine_for(config);
+    let gate_shell_tools = cfg.gate_shell_tools;
+    let reloader = hookd::daemon::Reloader {
+        build: Box::new(move || {
+            let mut config = config::load(&opts)?;
+            config.hooks.gate_shell_tools |= gate_shell_tools;
+            Ok(engine_for(config))
+        }),
+        watch,
+    };
+    let socket = a.socket.or_else(hookd::daemon::default_socket);
+    // HTTP always needs a token: without one given, a fresh one in a 0600 file beside the
+    // socket, for the operator's curl and Prometheus' `credentials_file`. (A non-loopback
+    // address without --token is refused by the daemon instead.)
+    let mut token = a.token;
+    let mut token_file = None;
+    if let Some(addr) = a.listen.filter(|l| token.is_none() && l.ip().is_loopback()) {
+        let Some(socket) = socket.as_deref() else {
+            return Exit::error(2, format!("error: --listen {addr} needs --token, or a --socket beside which to keep a generated one"));
+        };
+        match hookd::daemon::new_token_file(socket) {
+            Ok((generated, path)) => {
+                token = Some(generated);
+                token_file = Some(path);
+            }
+            Err(e) => return Exit::error(2, format!("error: {e}")),
+        }
+    }
+    let told = token_file.clone();
+    let dashboard_key = token.as_deref().map(hookd::daemon::dashboard_key);
+    let opts = hookd::daemon::ServeOptions {
+        socket,
+        listen: a.listen,
+        token,
+        token_file,
+        limits: hookd::daemon::Limits {
+            connections: a.max_connections as usize,
+            header_timeout: std::time::Duration::from_secs(a.header_timeout),
+            dispatches: a.max_dispatches as usize,
+            ..Default::default()
+        },
+        ring: a.ring as usize,
+        log: a.events.map(|p| (p, LOG_KEEP)),
+        sessions: Some(memory),
+        grace: std::time::Duration::from_secs(a.grace),
+        inputs: Some(inputs),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return Exit::error(2, format!("error: cannot start the runtime: {e}")),
+    };
+    let result = runtime.block_on(hookd::daemon::serve(
+        engine,
+        reloader,
+        hub,
+        opts,
+        |listening| {
+            eprintln!("hookd: listening on {}", listening.join(", "));
+            if let Some(url) = listening.iter().find(|l| l.starts_with("http://")) {
+                let how = match &told {
+                    Some(f) => format!("\"Authorization: Bearer $(cat {})\"", f.display()),
+                    None => "\"Authorization: Bearer $HOOKD_TOKEN\" (the --token given)".into(),
+                };
+                eprintln!(
+                    "hookd: HTTP requests to {url} need the token: curl -H {how} {url}/v1/health"
+                );
+                // The page's URL carries a read-only key derived from the token (shows events,
+                // dispatches nothing); keep it to yourself all the same.
+                if let Some(key) = &dashboard_key {
+                    eprintln!("dashboard: {url}/?key={key}");
+                }
+            }
+        },
+    ));
+    match result {
+        Ok(()) => {
+            eprintln!("hookd: stopped");
+            Exit::ok()
+        }
+        Err(e) => Exit::error(2, format!("error: {e}")),
+    }
+}
+
+/// The files whose change makes a daemon reload: every configuration file it could read, present
+/// or not, and the trust records (trusting a project takes effect without a restart).
+pub(super) fn watched_files(opts: &LoadOptions) -> Vec<PathBuf> {
+    let dirs: Vec<PathBuf> = match &opts.config_dir {
+        Some(d) => vec![d.clone()],
+        None => opts
+            .home_dir
+            .iter()
+            .map(|h| h.join(".infer"))
+            .chain([opts.project_dir.join(".infer")])
+            .collect(),
+    };
+    dirs.iter()
+        .flat_map(|d| config::PROJECT_FILES.iter().map(move |f| d.join(f)))
+        .chain(opts.trust_file.clone())
+        .collect()
+}
+
+/// `hookd serve`.
+pub(super) fn run(a: Args) -> Exit {
+    serve(a.cfg, a.args)
+}
