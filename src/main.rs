@@ -16,9 +16,13 @@ fn main() {
         .with_max_level(level)
         .without_time()
         .init();
-    let exit = cli::run(cli::Cli::parse());
-    if let Some(msg) = exit.message {
-        eprintln!("{msg}");
-    }
-    std::process::exit(exit.code);
+    // Every error is rendered here, once, with the exit code that belongs to it.
+    let code = match cli::run(cli::Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e}");
+            e.code()
+        }
+    };
+    std::process::exit(code);
 }

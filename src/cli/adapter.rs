@@ -1,7 +1,7 @@
 //! `hookd adapter AGENT`: be the agent's hook command, payload in, reply out.
 
 use super::dispatch::{client_inputs, engine, interruptible, via_daemon};
-use super::error::Exit;
+use super::error::Done;
 use super::install::Agent;
 use super::load::{load, warnings, ConfigArgs};
 use super::{env_switch, out, read_stdin};
@@ -31,7 +31,7 @@ pub(super) struct Args {
 }
 
 /// `hookd adapter AGENT`.
-pub(super) fn run(a: Args) -> Exit {
+pub(super) fn run(a: Args) -> Done {
     let no_daemon =
         a.no_daemon || a.cfg.config_dir.is_some() || env_switch("HOOKD_NO_DAEMON", false);
     adapter(a.agent, a.cfg, a.events, a.fail_closed, !no_daemon)
@@ -43,7 +43,7 @@ pub(super) fn adapter(
     events: Option<PathBuf>,
     fail_closed: bool,
     use_daemon: bool,
-) -> Exit {
+) -> Done {
     // hookd's own diagnostics for this call (configuration warnings, daemon trouble). An agent
     // that shows stderr to the model as a deny's reason gets only the reason then.
     let diagnostics = std::cell::RefCell::new(Vec::<String>::new());
@@ -103,7 +103,7 @@ pub(super) fn adapter(
         if !r.stdout.is_empty() {
             out(&format!("{}\n", r.stdout));
         }
-        Exit::code(r.exit_code)
+        Ok(r.exit_code)
     };
     let payload = match payload {
         Ok(p) => p,
@@ -146,7 +146,7 @@ pub(super) fn adapter(
         .then(|| via_daemon(point, &t.context, inputs.as_deref()))
         .flatten()
     {
-        let outcome = answer.and_then(|json| {
+        let outcome = answer.map_err(|t| t.to_string()).and_then(|json| {
             serde_json::from_str::<hookd::dispatch::Outcome>(&json)
                 .map_err(|e| format!("its answer is not an Outcome: {e}"))
         });
@@ -163,26 +163,14 @@ pub(super) fn adapter(
     }
     let config = match load(cfg.clone()) {
         Ok(c) => c,
-        Err(e) => {
-            return emit(agent.failure_reply(
-                Some(&t.event),
-                &e.message.unwrap_or_default(),
-                closed(),
-            ))
-        }
+        Err(e) => return emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed())),
     };
     let project_closed = config.hooks.fail_closed;
     let closed = || project_closed || closed();
     diagnostics.borrow_mut().extend(warnings(&config));
     let engine = match engine(config, events) {
         Ok(e) => e,
-        Err(e) => {
-            return emit(agent.failure_reply(
-                Some(&t.event),
-                &e.message.unwrap_or_default(),
-                closed(),
-            ))
-        }
+        Err(e) => return emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed())),
     };
     let (result, _caught) =
         interruptible(engine.canceller(), || engine.dispatch(point, &t.context));

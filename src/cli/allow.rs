@@ -1,6 +1,6 @@
 //! `hookd allow`: the gate's verdict on one command, as a hook or as the model's.
 
-use super::error::Exit;
+use super::error::Done;
 use super::load::{load_for, print_warnings, ConfigArgs};
 use super::out;
 use super::parse_mode;
@@ -30,16 +30,13 @@ pub(super) struct Args {
 }
 
 /// `hookd allow`.
-pub(super) fn run(a: Args) -> Exit {
+pub(super) fn run(a: Args) -> Done {
     allow(a.cfg, a.mode, a.json, a.model, &a.command.join(" "))
 }
 
-pub(super) fn allow(cfg: ConfigArgs, mode: Mode, json: bool, model: bool, command: &str) -> Exit {
+pub(super) fn allow(cfg: ConfigArgs, mode: Mode, json: bool, model: bool, command: &str) -> Done {
     // Only the allow-list matters here: a broken hooks.yaml is a warning, not a stop.
-    let config = match load_for(cfg, true) {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
+    let config = load_for(cfg, true)?;
     print_warnings(&config);
     let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
     let allowed = if model {
@@ -104,7 +101,7 @@ pub(super) fn allow(cfg: ConfigArgs, mode: Mode, json: bool, model: bool, comman
             if config.ignored_allow.len() == 1 { "is" } else { "are" }
         );
     }
-    Exit::code(if allowed { 0 } else { 1 })
+    Ok(if allowed { 0 } else { 1 })
 }
 
 /// One verdict as `hookd allow --json` prints it.

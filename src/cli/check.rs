@@ -1,13 +1,13 @@
 //! `hookd check`: every file validated, what would run where, the allow-list lint, trust.
 
-use super::error::Exit;
+use super::error::{Done, Error};
 use super::load::{load, print_warnings, ConfigArgs};
 use super::parse_mode;
 use super::{out, plural};
 use hookd::catalog::HookPoint;
 use hookd::config::{self, Config, Mode};
 use hookd::dispatch::Engine;
-use hookd::display::{visible, visible_lines};
+use hookd::display::visible;
 use hookd::gate::{self, Verdict};
 
 /// `hookd check`'s arguments.
@@ -25,19 +25,13 @@ pub(super) struct Args {
 }
 
 /// `hookd check`.
-pub(super) fn run(a: Args) -> Exit {
+pub(super) fn run(a: Args) -> Done {
     check(a.cfg, a.mode, a.strict)
 }
 
-pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Exit {
-    let config = match load(cfg) {
-        Ok(c) => c,
-        Err(mut e) => {
-            e.code = 1;
-            e.message = e.message.map(|m| visible_lines(&m).into_owned());
-            return e;
-        }
-    };
+pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
+    // An invalid configuration is `check`'s answer (exit 1), not a failure to run.
+    let config = load(cfg).map_err(|e| Error::Invalid(Box::new(e)))?;
     print_warnings(&config);
     // Loading only checks syntax; `check` compiles every entry, as the gate will.
     let uncompilable: Vec<String> = config
@@ -55,15 +49,12 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Exit {
         })
         .collect();
     if !uncompilable.is_empty() {
-        return Exit::error(
-            1,
-            format!(
-                "{}\n\nhookd: the configuration has {} error{}",
-                uncompilable.join("\n\n"),
-                uncompilable.len(),
-                plural(uncompilable.len())
-            ),
-        );
+        return Err(Error::No(format!(
+            "{}\n\nhookd: the configuration has {} error{}",
+            uncompilable.join("\n\n"),
+            uncompilable.len(),
+            plural(uncompilable.len())
+        )));
     }
     // Entries that cannot mean what their author meant (gate::lint), each with its fix.
     let mut unrestricted = Vec::new();
@@ -217,17 +208,14 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Exit {
     ));
     out(&s);
     if strict && !refused.is_empty() {
-        return Exit::error(
-            1,
-            format!(
-                "hookd check --strict: {} hook{} would not run:\n  {}",
-                refused.len(),
-                plural(refused.len()),
-                refused.join("\n  ")
-            ),
-        );
+        return Err(Error::No(format!(
+            "hookd check --strict: {} hook{} would not run:\n  {}",
+            refused.len(),
+            plural(refused.len()),
+            refused.join("\n  ")
+        )));
     }
-    Exit::ok()
+    Ok(0)
 }
 
 /// What the fingerprint covers of a project hook's code, for the review; `None` for a program

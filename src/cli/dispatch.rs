@@ -1,8 +1,8 @@
 //! `hookd dispatch`: one point dispatched, through a running daemon or in this process.
 
-use super::error::Exit;
+use super::error::{Done, Error};
 use super::load::{load, print_warnings, ConfigArgs};
-use super::{out, read_stdin, EXIT_DAEMON_GONE};
+use super::{out, read_stdin};
 use super::{parse_mode, parse_point};
 use hookd::catalog::HookPoint;
 use hookd::config::{Config, LoadOptions, Mode};
@@ -77,11 +77,11 @@ pub(super) fn dispatch(
     turn: Option<u64>,
     events: Option<PathBuf>,
     use_daemon: Daemon,
-) -> Exit {
+) -> Done {
     let mut context =
         match read_stdin().and_then(|t| Context::from_json(&t).map_err(|e| e.to_string())) {
             Ok(c) => c,
-            Err(e) => return Exit::error(2, format!("error: {e}")),
+            Err(e) => return Err(Error::Cannot(e)),
         };
     if let Some(id) = session_id {
         context.set("session_id", id);
@@ -93,25 +93,19 @@ pub(super) fn dispatch(
         context.set("mode", m.name());
     }
     if use_daemon != Daemon::Never {
-        if let Some(exit) = forward(
+        if let Some(done) = forward(
             point,
             &context,
             events.is_some(),
             use_daemon == Daemon::Required,
             client_inputs(&cfg).as_deref(),
         ) {
-            return exit;
+            return done;
         }
     }
-    let config = match load(cfg) {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
+    let config = load(cfg)?;
     print_warnings(&config);
-    let engine = match engine(config, events) {
-        Ok(e) => e,
-        Err(e) => return e,
-    };
+    let engine = engine(config, events)?;
     let (result, caught) = interruptible(engine.canceller(), || engine.dispatch(point, &context));
     match result {
         Ok(outcome) => {
@@ -122,19 +116,17 @@ pub(super) fn dispatch(
                 &serde_json::to_string(&outcome).unwrap_or_else(|_| "{}".into()),
             ));
             match caught {
-                Some(sig) => {
-                    Exit::error(128 + sig, "hookd: interrupted; running hooks were killed")
-                }
-                None => Exit::ok(),
+                Some(sig) => Err(Error::Interrupted(sig)),
+                None => Ok(0),
             }
         }
-        Err(e) => Exit::error(2, format!("error: {e}")),
+        Err(e) => Err(Error::library(e)),
     }
 }
 
 /// An engine writing events to `events` (`-`: stderr; default `$HOOKD_EVENTS`), with session
 /// state in files.
-pub(super) fn engine(config: Config, events: Option<PathBuf>) -> Result<Engine, Exit> {
+pub(super) fn engine(config: Config, events: Option<PathBuf>) -> Result<Engine, Error> {
     let events = events.or_else(|| {
         std::env::var_os("HOOKD_EVENTS")
             .filter(|v| !v.is_empty())
@@ -145,11 +137,11 @@ pub(super) fn engine(config: Config, events: Option<PathBuf>) -> Result<Engine, 
         Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
         Some(p) => match JsonLines::append(p) {
             Ok(s) => Arc::new(s),
-            Err(e) => {
-                return Err(Exit::error(
-                    2,
-                    format!("error: cannot open the events file {}: {e}", p.display()),
-                ))
+            Err(source) => {
+                return Err(Error::EventsFile {
+                    path: p.to_path_buf(),
+                    source,
+                })
             }
         },
     };
@@ -193,7 +185,7 @@ pub(super) fn via_daemon(
     point: HookPoint,
     context: &Context,
     inputs: Option<&str>,
-) -> Option<(PathBuf, Result<String, String>)> {
+) -> Option<(PathBuf, Result<String, Trouble>)> {
     use hookd::daemon::client::ClientError;
     let socket = hookd::daemon::default_socket()?;
     let mut body = serde_json::json!({"point": point.name(), "context": context.to_value()});
@@ -210,7 +202,7 @@ pub(super) fn via_daemon(
             body.len(),
             hookd::daemon::MAX_REQUEST_BYTES
         );
-        return Some((socket, Err(e)));
+        return Some((socket, Err(Trouble::Other(e))));
     }
     // The daemon must take the dispatch well before the agent gives up on its hook; a slow or
     // saturated daemon costs this much, then the dispatch runs here.
@@ -231,20 +223,22 @@ pub(super) fn via_daemon(
         Ok((200, outcome)) => Ok(outcome),
         // It serves another project: its hooks are not this project's. Said, not silent: the
         // dispatch here may find no configuration and run nothing.
-        Ok((409, answer)) => Err(serde_json::from_str::<serde_json::Value>(&answer)
-            .ok()
-            .and_then(|v| v["error"].as_str().map(String::from))
-            .unwrap_or(answer)),
+        Ok((409, answer)) => Err(Trouble::Other(
+            serde_json::from_str::<serde_json::Value>(&answer)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(String::from))
+                .unwrap_or(answer),
+        )),
         Ok((status, answer)) => {
             let msg = serde_json::from_str::<serde_json::Value>(&answer)
                 .ok()
                 .and_then(|v| v["error"].as_str().map(String::from))
                 .unwrap_or(answer);
-            Err(format!("it answered {status}: {msg}"))
+            Err(Trouble::Other(format!("it answered {status}: {msg}")))
         }
         Err(ClientError::NotRunning(_)) => return None,
-        Err(ClientError::Lost) => Err(LOST.to_string()),
-        Err(e) => Err(e.to_string()),
+        Err(ClientError::Lost) => Err(Trouble::Lost),
+        Err(e) => Err(Trouble::Other(e.to_string())),
     };
     Some((socket, answer))
 }
@@ -259,9 +253,25 @@ pub(super) fn client_inputs(cfg: &ConfigArgs) -> Option<String> {
         .ok()
 }
 
-/// The daemon's answer when it stopped mid-dispatch (`ClientError::Lost`), as text.
-pub(super) const LOST: &str =
-    "the daemon took the dispatch and stopped before answering (its hooks may have run)";
+/// Why a daemon's answer could not be used.
+#[derive(Debug)]
+pub(super) enum Trouble {
+    /// It took the dispatch and stopped before answering: its hooks may have run.
+    Lost,
+    /// Anything else (busy, slow, refused, not this user's, another project): dispatch here.
+    Other(String),
+}
+
+impl std::fmt::Display for Trouble {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Trouble::Lost => f.write_str(
+                "the daemon took the dispatch and stopped before answering (its hooks may have run)",
+            ),
+            Trouble::Other(why) => f.write_str(why),
+        }
+    }
+}
 
 /// Dispatch through a running daemon: `None` when none answers (and none is required).
 pub(super) fn forward(
@@ -270,17 +280,16 @@ pub(super) fn forward(
     local_events: bool,
     required: bool,
     inputs: Option<&str>,
-) -> Option<Exit> {
+) -> Option<Done> {
     let via = via_daemon(point, context, inputs);
     // A daemon that could not be used dispatches here, unless one is required.
     let via = match via {
         // Not run again here: its hooks may have run in the daemon already.
-        Some((socket, Err(e))) if e == LOST => {
-            return Some(Exit::error(
-                EXIT_DAEMON_GONE,
-                format!("error: the hookd daemon at {}: {e}; not dispatched again here, so no hook runs twice", socket.display()),
-            ))
-        }
+        Some((socket, Err(Trouble::Lost))) => return Some(Err(Error::DaemonGone(format!(
+            "error: the hookd daemon at {}: {}; not dispatched again here, so no hook runs twice",
+            socket.display(),
+            Trouble::Lost
+        )))),
         Some((socket, Err(e))) if !required => {
             eprintln!(
                 "hookd: the hookd daemon at {}: {e}; dispatching in this process",
@@ -295,10 +304,9 @@ pub(super) fn forward(
             let at = hookd::daemon::default_socket()
                 .map(|s| s.display().to_string())
                 .unwrap_or_else(|| "(no socket path: set HOOKD_SOCKET)".into());
-            return Some(Exit::error(
-                2,
-                format!("error: no hookd daemon for this project answers at {at}; start one here with `hookd serve`"),
-            ));
+            return Some(Err(Error::Cannot(format!(
+                "no hookd daemon for this project answers at {at}; start one here with `hookd serve`"
+            ))));
         }
         return None;
     };
@@ -308,17 +316,17 @@ pub(super) fn forward(
     Some(match answer {
         Ok(outcome) => {
             out(&outcome_text(&outcome));
-            Exit::ok()
+            Ok(0)
         }
-        Err(e) => Exit::error(
-            2,
-            format!("error: the hookd daemon at {}: {e}", socket.display()),
-        ),
+        Err(e) => Err(Error::Cannot(format!(
+            "the hookd daemon at {}: {e}",
+            socket.display()
+        ))),
     })
 }
 
 /// `hookd dispatch POINT`.
-pub(super) fn run(a: Args) -> Exit {
+pub(super) fn run(a: Args) -> Done {
     PRETTY.store(a.pretty, std::sync::atomic::Ordering::Relaxed);
     let use_daemon = if a.no_daemon || a.cfg.config_dir.is_some() {
         Daemon::Never

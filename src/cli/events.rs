@@ -1,7 +1,7 @@
 //! `hookd events`: the event stream printed for people, from the daemon or a file.
 
-use super::error::Exit;
-use super::{out, EXIT_DAEMON_GONE, LOG_KEEP};
+use super::error::{Done, Error};
+use super::{out, LOG_KEEP};
 use hookd::display::visible;
 use std::path::PathBuf;
 
@@ -26,7 +26,7 @@ pub(super) struct Args {
 }
 
 /// `hookd events`.
-pub(super) fn run(a: Args) -> Exit {
+pub(super) fn run(a: Args) -> Done {
     events_cmd(a.follow, a.since, a.file, a.json, a.session.as_deref())
 }
 
@@ -127,7 +127,7 @@ pub(super) fn events_cmd(
     file: Option<PathBuf>,
     json: bool,
     session: Option<&str>,
-) -> Exit {
+) -> Done {
     // The daemon filters by session itself; an events file is filtered here, the same way.
     let of_session = |line: &str| {
         session.is_none_or(|s| {
@@ -166,7 +166,10 @@ pub(super) fn events_cmd(
             let text = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) if !follow => {
-                    return Exit::error(2, format!("error: cannot read {}: {e}", path.display()))
+                    return Err(Error::Read {
+                        path: path.to_path_buf(),
+                        source: e,
+                    })
                 }
                 Err(_) => String::new(),
             };
@@ -180,7 +183,7 @@ pub(super) fn events_cmd(
                 .for_each(|l| print(l));
             seen = lines.len();
             if !follow {
-                return Exit::ok();
+                return Ok(0);
             }
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
@@ -188,7 +191,10 @@ pub(super) fn events_cmd(
     let Some(socket) =
         hookd::daemon::default_socket().filter(|s| hookd::daemon::client::answers(s))
     else {
-        return Exit::error(2, "error: no hookd daemon answers (see `hookd serve`); to read an events file, pass --file FILE");
+        return Err(Error::Cannot(
+            "no hookd daemon answers (see `hookd serve`); to read an events file, pass --file FILE"
+                .into(),
+        ));
     };
     let mut path = format!("/v1/events?since={since}&follow={follow}");
     if let Some(s) = session {
@@ -209,15 +215,12 @@ pub(super) fn events_cmd(
     });
     match result {
         // Following, the stream only ends when the daemon goes away.
-        Ok(()) if follow => Exit::error(
-            EXIT_DAEMON_GONE,
-            format!(
-                "hookd: the daemon at {} {}; the last event was {last} (resume with --since {last})",
-                socket.display(),
-                if shutdown { "shut down" } else { "went away" }
-            ),
-        ),
-        Ok(()) => Exit::ok(),
-        Err(e) => Exit::error(2, format!("error: reading the daemon's events: {e}")),
+        Ok(()) if follow => Err(Error::DaemonGone(format!(
+            "hookd: the daemon at {} {}; the last event was {last} (resume with --since {last})",
+            socket.display(),
+            if shutdown { "shut down" } else { "went away" }
+        ))),
+        Ok(()) => Ok(0),
+        Err(e) => Err(Error::Cannot(format!("reading the daemon's events: {e}"))),
     }
 }

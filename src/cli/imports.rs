@@ -1,6 +1,6 @@
 //! `hookd import`: another tool's permission rules printed as allow entries.
 
-use super::error::Exit;
+use super::error::{Done, Error};
 use super::out;
 use clap::Subcommand;
 use hookd::adapter;
@@ -21,7 +21,7 @@ pub(super) enum ImportFrom {
 }
 
 /// `hookd import claude-code`: the rules of FILE, or of the project's Claude Code settings.
-pub(super) fn import_claude_code(file: Option<PathBuf>, json: bool) -> Exit {
+pub(super) fn import_claude_code(file: Option<PathBuf>, json: bool) -> Done {
     let files: Vec<PathBuf> = match file {
         Some(f) => vec![f],
         None => {
@@ -33,13 +33,10 @@ pub(super) fn import_claude_code(file: Option<PathBuf>, json: bool) -> Exit {
                 .filter(|p| p.is_file())
                 .collect();
             if found.is_empty() {
-                return Exit::error(
-                    2,
-                    format!(
-                        "error: no Claude Code settings in {}: neither .claude/settings.json nor .claude/settings.local.json exists\n  = help: name the file: `hookd import claude-code ~/.claude/settings.json`",
+                return Err(Error::Cannot(format!(
+                        "no Claude Code settings in {}: neither .claude/settings.json nor .claude/settings.local.json exists\n  = help: name the file: `hookd import claude-code ~/.claude/settings.json`",
                         project.display()
-                    ),
-                );
+                    )));
             }
             found
         }
@@ -48,21 +45,23 @@ pub(super) fn import_claude_code(file: Option<PathBuf>, json: bool) -> Exit {
     for f in &files {
         let text = match std::fs::read_to_string(f) {
             Ok(t) => t,
-            Err(e) => return Exit::error(2, format!("error: cannot read {}: {e}", f.display())),
+            Err(e) => {
+                return Err(Error::Read {
+                    path: f.to_path_buf(),
+                    source: e,
+                })
+            }
         };
         let value: serde_json::Value = match serde_json::from_str(&text) {
             Ok(v) => v,
             Err(e) => {
-                return Exit::error(
-                    2,
-                    format!(
-                        "error: {} is not JSON: {e}\n  --> {}:{}:{}",
-                        f.display(),
-                        f.display(),
-                        e.line(),
-                        e.column()
-                    ),
-                )
+                return Err(Error::Cannot(format!(
+                    "{} is not JSON: {e}\n  --> {}:{}:{}",
+                    f.display(),
+                    f.display(),
+                    e.line(),
+                    e.column()
+                )))
             }
         };
         let one = adapter::claude_permissions::import(&value);
@@ -85,11 +84,11 @@ pub(super) fn import_claude_code(file: Option<PathBuf>, json: bool) -> Exit {
             &names.join(" and "),
         ));
     }
-    Exit::ok()
+    Ok(0)
 }
 
 /// `hookd import FROM`.
-pub(super) fn run(from: ImportFrom) -> Exit {
+pub(super) fn run(from: ImportFrom) -> Done {
     match from {
         ImportFrom::ClaudeCode { file, json } => import_claude_code(file, json),
     }

@@ -1,6 +1,6 @@
 //! `hookd install` and `hookd uninstall`: hookd's adapter in an agent's settings.
 
-use super::error::Exit;
+use super::error::{Done, Error};
 use super::out;
 use hookd::adapter;
 use std::path::PathBuf;
@@ -75,7 +75,7 @@ pub(super) enum Scope {
     User,
 }
 
-pub(super) fn settings_path(agent: Agent, scope: Scope) -> Result<PathBuf, Exit> {
+pub(super) fn settings_path(agent: Agent, scope: Scope) -> Result<PathBuf, Error> {
     let scope = match scope {
         Scope::Project => adapter::Scope::Project,
         Scope::Local => adapter::Scope::Local,
@@ -84,7 +84,7 @@ pub(super) fn settings_path(agent: Agent, scope: Scope) -> Result<PathBuf, Exit>
     agent
         .adapter()
         .settings_path(scope, &|name| std::env::var_os(name))
-        .map_err(|e| Exit::error(2, format!("error: {e}")))
+        .map_err(Error::Cannot)
 }
 
 pub(super) fn install(
@@ -92,17 +92,14 @@ pub(super) fn install(
     scope: Scope,
     remove: bool,
     opts: adapter::install::InstallOptions<'_>,
-) -> Exit {
-    let path = match settings_path(agent, scope) {
-        Ok(p) => p,
-        Err(e) => return e,
-    };
+) -> Done {
+    let path = settings_path(agent, scope)?;
     let result = if remove {
         adapter::install::uninstall(agent.adapter(), &path, opts)
     } else {
         let hookd = match std::env::current_exe().and_then(|p| p.canonicalize()) {
             Ok(p) => p,
-            Err(e) => return Exit::error(2, format!("error: cannot find this hookd binary: {e}")),
+            Err(e) => return Err(Error::Cannot(format!("cannot find this hookd binary: {e}"))),
         };
         adapter::install::install(agent.adapter(), &path, &hookd, opts)
     };
@@ -117,7 +114,7 @@ pub(super) fn install(
                     "runs hookd"
                 }
             ));
-            Exit::ok()
+            Ok(0)
         }
         Ok(adapter::install::Change::Written { backup }) => {
             let saved = backup
@@ -129,14 +126,14 @@ pub(super) fn install(
                 "added hookd's adapter to"
             };
             out(&format!("hookd: {what} {}{saved}\n", path.display()));
-            Exit::ok()
+            Ok(0)
         }
-        Err(e) => Exit::error(2, format!("error: {e}")),
+        Err(e) => Err(Error::library(e)),
     }
 }
 
 /// `hookd install AGENT`.
-pub(super) fn run(a: Args) -> Exit {
+pub(super) fn run(a: Args) -> Done {
     let flags: Vec<&str> = [
         (a.fail_closed, "--fail-closed"),
         (a.gate_shell_tools, "--gate-shell-tools"),
@@ -152,7 +149,7 @@ pub(super) fn run(a: Args) -> Exit {
 }
 
 /// `hookd uninstall AGENT`.
-pub(super) fn run_uninstall(a: UninstallArgs) -> Exit {
+pub(super) fn run_uninstall(a: UninstallArgs) -> Done {
     let opts = adapter::install::InstallOptions {
         flags: &[],
         follow_symlinks: a.follow_symlinks,

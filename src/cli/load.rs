@@ -1,8 +1,7 @@
 //! Where configuration comes from: the flags every loading subcommand shares, and loading.
 
-use super::error::Exit;
-use super::plural;
-use hookd::config::{self, Config, ConfigError, LoadOptions};
+use super::error::Error;
+use hookd::config::{self, Config, LoadOptions};
 use hookd::display::visible_lines;
 use std::io::Write;
 use std::path::PathBuf;
@@ -23,45 +22,28 @@ pub(super) struct ConfigArgs {
     pub(super) gate_shell_tools: bool,
 }
 
-pub(super) fn load(cfg: ConfigArgs) -> Result<Config, Exit> {
+pub(super) fn load(cfg: ConfigArgs) -> Result<Config, Error> {
     load_for(cfg, false)
 }
 
 /// `allow_lists_only`: errors in hooks.yaml and reminders.yaml are warnings (`hookd allow`).
-pub(super) fn load_for(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Exit> {
+pub(super) fn load_for(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Error> {
     let gate_shell_tools = cfg.gate_shell_tools;
     let mut config = load_files(cfg, allow_lists_only)?;
     config.hooks.gate_shell_tools |= gate_shell_tools;
     Ok(config)
 }
 
-pub(super) fn load_files(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Exit> {
-    let mut opts = LoadOptions::from_process(cfg.config_dir).map_err(|e| {
-        Exit::error(
-            2,
-            format!("error: cannot determine the current directory: {e}"),
-        )
-    })?;
+pub(super) fn load_files(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Error> {
+    let mut opts = LoadOptions::from_process(cfg.config_dir).map_err(Error::CurrentDir)?;
     opts.trust_project = cfg.trust_project;
     opts.allow_lists_only = allow_lists_only;
     if let Some(dir) = &opts.config_dir {
         if !dir.is_dir() {
-            return Err(Exit::error(
-                2,
-                format!("error: --config-dir {} is not a directory", dir.display()),
-            ));
+            return Err(Error::NotADirectory(dir.clone()));
         }
     }
-    config::load(&opts).map_err(|e: ConfigError| {
-        let errors = e.errors().count();
-        Exit::error(
-            2,
-            format!(
-                "{e}\n\nhookd: the configuration has {errors} error{}",
-                plural(errors)
-            ),
-        )
-    })
+    config::load(&opts).map_err(Error::Config)
 }
 
 pub(super) fn print_warnings(config: &Config) {

@@ -14,7 +14,7 @@ mod points;
 mod serve;
 mod trust;
 
-pub(crate) use self::error::Exit;
+pub(crate) use self::error::Done;
 use self::imports::ImportFrom;
 use clap::{Parser, Subcommand};
 use hookd::catalog::HookPoint;
@@ -92,7 +92,7 @@ pub(super) fn parse_point(s: &str) -> Result<HookPoint, String> {
 }
 
 /// Run the parsed command line.
-pub(crate) fn run(cli: Cli) -> Exit {
+pub(crate) fn run(cli: Cli) -> Done {
     match cli.command {
         Command::Points(a) => points::run(a),
         Command::Check(a) => check::run(a),
@@ -138,9 +138,6 @@ pub(super) fn read_stdin() -> Result<String, String> {
     }
     String::from_utf8(buf).map_err(|_| "stdin is not UTF-8".to_string())
 }
-
-/// `hookd dispatch` and `hookd events --follow`: the daemon went away mid-way.
-pub(super) const EXIT_DAEMON_GONE: i32 = 3;
 
 /// Rotated events files kept beside the current one.
 pub(super) const LOG_KEEP: usize = 3;

@@ -1,6 +1,6 @@
 //! `hookd points`: the catalog, for people, for scripts (JSON) and for the docs (Markdown).
 
-use super::error::Exit;
+use super::error::Done;
 use super::out;
 use hookd::catalog::HookPoint;
 
@@ -16,11 +16,11 @@ pub(super) struct Args {
 }
 
 /// `hookd points`.
-pub(super) fn run(a: Args) -> Exit {
+pub(super) fn run(a: Args) -> Done {
     points(a.json, a.markdown)
 }
 
-pub(super) fn points(json: bool, markdown: bool) -> Exit {
+pub(super) fn points(json: bool, markdown: bool) -> Done {
     if markdown {
         out(&HookPoint::docs_markdown());
     } else if json {
@@ -49,5 +49,5 @@ pub(super) fn points(json: bool, markdown: bool) -> Exit {
         }
         out(&s);
     }
-    Exit::ok()
+    Ok(0)
 }

@@ -1,6 +1,6 @@
 //! `hookd serve`: the daemon wired up: engine, event sinks, reloads, token, listeners.
 
-use super::error::Exit;
+use super::error::{Done, Error};
 use super::load::{load, print_warnings, ConfigArgs};
 use super::LOG_KEEP;
 use hookd::config::{self, Config, LoadOptions};
@@ -63,20 +63,12 @@ pub(super) struct ServeArgs {
     header_timeout: u64,
 }
 
-pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
-    let config = match load(cfg.clone()) {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
+pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
+    let config = load(cfg.clone())?;
     print_warnings(&config);
     let mut opts = match LoadOptions::from_process(cfg.config_dir.clone()) {
         Ok(o) => o,
-        Err(e) => {
-            return Exit::error(
-                2,
-                format!("error: cannot determine the current directory: {e}"),
-            )
-        }
+        Err(e) => return Err(Error::CurrentDir(e)),
     };
     opts.trust_project = cfg.trust_project;
     let inputs = opts.inputs(cfg.gate_shell_tools);
@@ -87,10 +79,10 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         match hookd::events::RotatingLog::open(p, a.events_max_bytes, LOG_KEEP) {
             Ok(s) => sinks.push(Arc::new(s)),
             Err(e) => {
-                return Exit::error(
-                    2,
-                    format!("error: cannot open the events file {}: {e}", p.display()),
-                )
+                return Err(Error::Cannot(format!(
+                    "cannot open the events file {}: {e}",
+                    p.display()
+                )))
             }
         }
     }
@@ -133,14 +125,16 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
     let mut token_file = None;
     if let Some(addr) = a.listen.filter(|l| token.is_none() && l.ip().is_loopback()) {
         let Some(socket) = socket.as_deref() else {
-            return Exit::error(2, format!("error: --listen {addr} needs --token, or a --socket beside which to keep a generated one"));
+            return Err(Error::Cannot(format!(
+                "--listen {addr} needs --token, or a --socket beside which to keep a generated one"
+            )));
         };
         match hookd::daemon::new_token_file(socket) {
             Ok((generated, path)) => {
                 token = Some(generated);
                 token_file = Some(path);
             }
-            Err(e) => return Exit::error(2, format!("error: {e}")),
+            Err(e) => return Err(Error::library(e)),
         }
     }
     let told = token_file.clone();
@@ -167,7 +161,7 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
         .build()
     {
         Ok(r) => r,
-        Err(e) => return Exit::error(2, format!("error: cannot start the runtime: {e}")),
+        Err(e) => return Err(Error::Cannot(format!("cannot start the runtime: {e}"))),
     };
     let result = runtime.block_on(hookd::daemon::serve(
         engine,
@@ -195,9 +189,9 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Exit {
     match result {
         Ok(()) => {
             eprintln!("hookd: stopped");
-            Exit::ok()
+            Ok(0)
         }
-        Err(e) => Exit::error(2, format!("error: {e}")),
+        Err(e) => Err(Error::library(e)),
     }
 }
 
@@ -220,6 +214,6 @@ pub(super) fn watched_files(opts: &LoadOptions) -> Vec<PathBuf> {
 }
 
 /// `hookd serve`.
-pub(super) fn run(a: Args) -> Exit {
+pub(super) fn run(a: Args) -> Done {
     serve(a.cfg, a.args)
 }

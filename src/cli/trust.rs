@@ -1,7 +1,7 @@
 //! `hookd trust`: review a project's `.infer/`, then trust, list or revoke.
 
 use super::check::coverage_line;
-use super::error::Exit;
+use super::error::{Done, Error};
 use super::{out, plural};
 use hookd::config::{self, LoadOptions, Mode};
 use hookd::display::{visible, visible_lines};
@@ -19,25 +19,19 @@ pub(super) struct Args {
 }
 
 /// `hookd trust`.
-pub(super) fn run(a: Args) -> Exit {
+pub(super) fn run(a: Args) -> Done {
     trust(a.list, a.revoke)
 }
 
-pub(super) fn trust(list: bool, revoke: bool) -> Exit {
+pub(super) fn trust(list: bool, revoke: bool) -> Done {
     let opts = match LoadOptions::from_process(None) {
         Ok(o) => o,
-        Err(e) => {
-            return Exit::error(
-                2,
-                format!("error: cannot determine the current directory: {e}"),
-            )
-        }
+        Err(e) => return Err(Error::CurrentDir(e)),
     };
     let Some(store_path) = opts.trust_file.clone() else {
-        return Exit::error(
-            2,
-            "error: no place for trust records: set HOME, XDG_CONFIG_HOME or HOOKD_TRUST_FILE",
-        );
+        return Err(Error::Cannot(
+            "no place for trust records: set HOME, XDG_CONFIG_HOME or HOOKD_TRUST_FILE".into(),
+        ));
     };
     let store = config::TrustStore::new(store_path);
     let project = opts.project_dir.clone();
@@ -48,7 +42,7 @@ pub(super) fn trust(list: bool, revoke: bool) -> Exit {
                     "no project is trusted ({})\n",
                     store.path().display()
                 ));
-                Exit::ok()
+                Ok(0)
             }
             Ok(records) => {
                 let mut s = String::new();
@@ -62,9 +56,9 @@ pub(super) fn trust(list: bool, revoke: bool) -> Exit {
                     ));
                 }
                 out(&s);
-                Exit::ok()
+                Ok(0)
             }
-            Err(e) => Exit::error(2, format!("error: {e}")),
+            Err(e) => Err(Error::library(e)),
         };
     }
     if revoke {
@@ -74,16 +68,13 @@ pub(super) fn trust(list: bool, revoke: bool) -> Exit {
                     "hookd: {} is no longer trusted\n",
                     visible(&project.display().to_string())
                 ));
-                Exit::ok()
+                Ok(0)
             }
-            Ok(false) => Exit::error(
-                1,
-                format!(
-                    "hookd: {} was not trusted",
-                    visible(&project.display().to_string())
-                ),
-            ),
-            Err(e) => Exit::error(2, format!("error: {e}")),
+            Ok(false) => Err(Error::No(format!(
+                "hookd: {} was not trusted",
+                visible(&project.display().to_string())
+            ))),
+            Err(e) => Err(Error::library(e)),
         };
     }
     // Load as if trusted, to show everything the project would be able to do.
@@ -93,17 +84,14 @@ pub(super) fn trust(list: bool, revoke: bool) -> Exit {
         Ok(c) => c,
         Err(e) => {
             let n = e.errors().count();
-            return Exit::error(2, format!("{}\n\nhookd: the project's configuration has {n} error{}; fix it before trusting it", visible_lines(&e.to_string()), plural(n)));
+            return Err(Error::Cannot(format!("{}\n\nhookd: the project's configuration has {n} error{}; fix it before trusting it", visible_lines(&e.to_string()), plural(n))));
         }
     };
     let Some(fp) = config.fingerprint.clone() else {
-        return Exit::error(
-            1,
-            format!(
-                "hookd: there is nothing to trust: no .infer/ configuration in {}",
-                project.display()
-            ),
-        );
+        return Err(Error::No(format!(
+            "hookd: there is nothing to trust: no .infer/ configuration in {}",
+            project.display()
+        )));
     };
     let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
     let from_project = |o: &config::Origin| o.source == config::Source::Project;
@@ -192,9 +180,9 @@ pub(super) fn trust(list: bool, revoke: bool) -> Exit {
     ));
     if let Err(e) = store.record(&project, &fp) {
         out(&s);
-        return Exit::error(2, format!("error: {e}"));
+        return Err(Error::library(e));
     }
     s.push_str("hookd: trusted. Any change to these files makes the project untrusted again; `hookd trust --revoke` undoes this.\n");
     out(&s);
-    Exit::ok()
+    Ok(0)
 }
