@@ -72,7 +72,7 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
     };
     opts.trust_project = cfg.trust_project;
     let inputs = opts.inputs(cfg.gate_shell_tools);
-    let watch = watched_files(&opts);
+    let watch = opts.watched_files();
     let hub = hookd::daemon::hub::Hub::new(a.ring as usize);
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
     if let Some(p) = &a.events {
@@ -195,23 +195,6 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
     }
 }
 
-/// The files whose change makes a daemon reload: every configuration file it could read, present
-/// or not, and the trust records (trusting a project takes effect without a restart).
-pub(super) fn watched_files(opts: &LoadOptions) -> Vec<PathBuf> {
-    let dirs: Vec<PathBuf> = match &opts.config_dir {
-        Some(d) => vec![d.clone()],
-        None => opts
-            .home_dir
-            .iter()
-            .map(|h| h.join(".infer"))
-            .chain([opts.project_dir.join(".infer")])
-            .collect(),
-    };
-    dirs.iter()
-        .flat_map(|d| config::PROJECT_FILES.iter().map(move |f| d.join(f)))
-        .chain(opts.trust_file.clone())
-        .collect()
-}
 
 /// `hookd serve`.
 pub(super) fn run(a: Args) -> Done {

@@ -448,30 +448,44 @@ fn display(path: &Path, project: &Path) -> String {
 /// untrusted, its hooks are kept only to be reported as skipped, the rest of it is ignored, and
 /// its errors are warnings. With `config_dir`, only that directory is read, as the user's layer.
 pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
-    let l = Loader::default();
-    let project = &opts.project_dir;
+    load_dirs(Loader::default(), opts, layers(opts))
+}
+
+/// The directories loading reads, the user's layer first: `config_dir` alone; else
+/// `~/.infer/` then the project's `.infer/` (only the first when they are the same directory:
+/// working in the home directory, its `.infer/` is the user's own).
+fn layers(opts: &LoadOptions) -> Vec<(PathBuf, Source)> {
+    if let Some(dir) = &opts.config_dir {
+        return vec![(dir.clone(), Source::ConfigDir)];
+    }
     let same_dir = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,
     };
-    let dirs: Vec<(PathBuf, Source)> = match &opts.config_dir {
-        Some(dir) => vec![(dir.clone(), Source::ConfigDir)],
-        None => {
-            let mut v = Vec::new();
-            let project_infer = project.join(".infer");
-            if let Some(home) = &opts.home_dir {
-                let home_infer = home.join(".infer");
-                if same_dir(&home_infer, &project_infer) {
-                    // Working in the home directory: its .infer/ is the user's own.
-                    return load_dirs(l, opts, vec![(home_infer, Source::Home)]);
-                }
-                v.push((home_infer, Source::Home));
-            }
-            v.push((project_infer, Source::Project));
-            v
+    let mut v = Vec::new();
+    let project_infer = opts.project_dir.join(".infer");
+    if let Some(home) = &opts.home_dir {
+        let home_infer = home.join(".infer");
+        if same_dir(&home_infer, &project_infer) {
+            return vec![(home_infer, Source::Home)];
         }
-    };
-    load_dirs(l, opts, dirs)
+        v.push((home_infer, Source::Home));
+    }
+    v.push((project_infer, Source::Project));
+    v
+}
+
+impl LoadOptions {
+    /// Every file whose change can change what [`load`] returns, present or not: each
+    /// configuration file of each layer it reads, and the trust records (trusting a project
+    /// takes effect without a restart). A daemon watches these to reload.
+    pub fn watched_files(&self) -> Vec<PathBuf> {
+        layers(self)
+            .iter()
+            .flat_map(|(d, _)| PROJECT_FILES.iter().map(move |f| d.join(f)))
+            .chain(self.trust_file.clone())
+            .collect()
+    }
 }
 
 fn load_dirs(
