@@ -285,11 +285,13 @@ pub(super) fn forward(
     // A daemon that could not be used dispatches here, unless one is required.
     let via = match via {
         // Not run again here: its hooks may have run in the daemon already.
-        Some((socket, Err(Trouble::Lost))) => return Some(Err(Error::DaemonGone(format!(
+        Some((socket, Err(Trouble::Lost))) => {
+            return Some(Err(Error::DaemonGone(format!(
             "error: the hookd daemon at {}: {}; not dispatched again here, so no hook runs twice",
             socket.display(),
             Trouble::Lost
-        )))),
+        ))))
+        }
         Some((socket, Err(e))) if !required => {
             eprintln!(
                 "hookd: the hookd daemon at {}: {e}; dispatching in this process",

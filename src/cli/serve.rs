@@ -195,7 +195,6 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
     }
 }
 
-
 /// `hookd serve`.
 pub(super) fn run(a: Args) -> Done {
     serve(a.cfg, a.args)
