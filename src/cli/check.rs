@@ -43,7 +43,7 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
                     "error: allow entry `{}` cannot be compiled\n  --> {}\n  = help: {}",
                     visible(&e.pattern),
                     visible(&e.origin.to_string()),
-                    err.lines().last().unwrap_or_default().trim()
+                    err.what()
                 )
             })
         })

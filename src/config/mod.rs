@@ -582,7 +582,7 @@ fn load_dirs(
                     Severity::Error,
                     key,
                     format!("allow entry `{pattern}` is not a valid regular expression"),
-                    Some(e.lines().last().unwrap_or_default().trim().to_string()),
+                    Some(e.what()),
                 ));
                 continue;
             }

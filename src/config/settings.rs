@@ -178,7 +178,7 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
                 d.error(
                     item.pos,
                     format!("allow entry `{pattern}` is not a valid regular expression"),
-                    Some(first_line(&e)),
+                    Some(e.what()),
                 );
                 continue;
             }
@@ -191,10 +191,6 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
         out.lists[i] = Some(entries);
     }
     out
-}
-
-fn first_line(e: &str) -> String {
-    e.lines().last().unwrap_or(e).trim().to_string()
 }
 
 fn child<'n>(node: &'n Node, key: &str) -> Option<&'n Node> {

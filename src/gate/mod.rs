@@ -233,13 +233,58 @@ pub(crate) fn anchored(entry: &str) -> String {
     format!(r"\A(?s:{entry})\z")
 }
 
-/// Compile one entry. Errors are the regex crate's message.
-pub fn compile_entry(entry: &str) -> Result<Regex, String> {
+/// The most memory one compiled entry may take.
+const ENTRY_SIZE_LIMIT: usize = 1 << 20;
+
+/// Why an allow entry is not usable.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum EntryError {
+    /// It is not a regular expression (on its own: see [`compile_entry`]).
+    #[error("{0}")]
+    Syntax(#[source] Box<regex_syntax::Error>),
+    /// Compiled, it would take more memory than an entry may.
+    #[error("compiled, the entry exceeds the size limit of {limit} bytes")]
+    TooBig {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// Anything else the regex crate refused.
+    #[error("{0}")]
+    Other(#[source] regex::Error),
+}
+
+impl EntryError {
+    /// What is wrong, in one line (the error's `Display` also shows the pattern with a caret
+    /// under the place).
+    pub fn what(&self) -> String {
+        match self {
+            EntryError::Syntax(e) => match &**e {
+                regex_syntax::Error::Parse(a) => a.kind().to_string(),
+                regex_syntax::Error::Translate(h) => h.kind().to_string(),
+                other => other.to_string(),
+            },
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Compile one entry, anchored over the whole command.
+pub fn compile_entry(entry: &str) -> Result<Regex, EntryError> {
     standalone(entry)?;
-    regex::RegexBuilder::new(&anchored(entry))
-        .size_limit(1 << 20)
+    let anchored = anchored(entry);
+    regex::RegexBuilder::new(&anchored)
+        .size_limit(ENTRY_SIZE_LIMIT)
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(limit) => EntryError::TooBig { limit },
+            // The regex crate's syntax error is text; its parser gives the typed error.
+            regex::Error::Syntax(_) => match regex_syntax::Parser::new().parse(&anchored) {
+                Err(typed) => EntryError::Syntax(Box::new(typed)),
+                Ok(_) => EntryError::Other(e),
+            },
+            e => EntryError::Other(e),
+        })
 }
 
 /// The words a command would run with (decoded), if the gate can parse it.
@@ -249,16 +294,16 @@ pub(crate) fn argv_of(command: &str) -> Option<Vec<String>> {
 
 /// An entry must be a regular expression on its own, not only inside the anchors: `a)|(.*`
 /// is valid once wrapped (`\A(?s:a)|(.*)\z`) and would then match anything.
-fn standalone(entry: &str) -> Result<(), String> {
+fn standalone(entry: &str) -> Result<(), EntryError> {
     regex_syntax::ast::parse::Parser::new()
         .parse(entry)
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|e| EntryError::Syntax(Box::new(e.into())))
 }
 
 /// Check an entry's syntax without compiling it (cheap enough for every configuration load).
 /// A pattern that parses on its own parses inside the anchors' group too.
-pub(crate) fn validate_entry(entry: &str) -> Result<(), String> {
+pub(crate) fn validate_entry(entry: &str) -> Result<(), EntryError> {
     standalone(entry)
 }
 
@@ -720,6 +765,24 @@ fn yaml_quote(s: &str) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn entry_errors_are_typed_and_say_what_in_one_line() {
+        let e = compile_entry("^git (status").unwrap_err();
+        assert!(matches!(e, EntryError::Syntax(_)), "{e:?}");
+        assert_eq!(e.what(), "unclosed group");
+        // Valid only inside the anchors' group: refused on its own.
+        let e = compile_entry("a)|(.*").unwrap_err();
+        assert_eq!(e.what(), "unopened group");
+        // Parses as a pattern, fails in translation (a Unicode class that does not exist).
+        let e = compile_entry(r"\p{NoSuchScript}").unwrap_err();
+        assert_eq!(e.what(), "Unicode property not found");
+        let e = compile_entry("(a{1000}){1000}").unwrap_err();
+        assert!(
+            matches!(e, EntryError::TooBig { limit } if limit == ENTRY_SIZE_LIMIT),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn literal_prefixes() {
