@@ -12,8 +12,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use crate::catalog::HookPoint;
-use crate::config::Mode;
-use crate::gate::DenyReason;
+use crate::kinds::{DenyReason, Mode, Trigger};
 
 /// A command hook ran (or was started and failed to).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -161,7 +160,7 @@ pub struct SystemReminder {
     /// The reminder's name.
     pub name: String,
     /// Its trigger.
-    pub trigger: crate::config::Trigger,
+    pub trigger: Trigger,
     /// The session.
     pub session_id: String,
 }

@@ -6,6 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// The project configuration files a fingerprint covers, in `.infer/`.
+pub const PROJECT_FILES: [&str; 3] = ["config.yaml", "hooks.yaml", "reminders.yaml"];
+
 /// A directory the environment names: set and not empty.
 pub(crate) fn env_dir(name: &str) -> Option<PathBuf> {
     std::env::var_os(name)

@@ -4,8 +4,9 @@ use crate::view::{Todo, View};
 
 use crate::catalog::HookPoint;
 use crate::config::{Mode, ReminderSpec, RemindersConfig, Trigger, When};
-use crate::dispatch::{Call, Provider, ReminderOut};
 use crate::events::{Event, SystemReminder};
+use crate::outcome::ReminderOut;
+use crate::provider::{Call, Provider};
 use crate::state::{SessionFacts, SessionState, Tracking};
 
 pub(crate) struct ReminderProvider {

@@ -6,7 +6,26 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::dispatch::DispatchError;
+/// The context could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DispatchError {
+    /// The context is not a JSON object, or a field has the wrong type.
+    #[error("invalid dispatch context: {0}")]
+    Context(String),
+}
+
+/// How a JSON value is named in messages: "a string", "a list".
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
 
 /// The typed view of a dispatch context. Strings borrow from the context.
 #[derive(Debug, Default, Deserialize)]
@@ -113,17 +132,6 @@ impl Kind {
             Kind::Todos => "a list of strings or {status, content} objects",
             Kind::Object => "an object",
         }
-    }
-}
-
-pub(crate) fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 

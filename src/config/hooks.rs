@@ -5,9 +5,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::decode::Decoder;
-use super::settings::Origin;
 use super::yaml::Node;
 use crate::catalog::HookPoint;
+use crate::kinds::Origin;
 
 /// Seconds a hook may run when `timeout` is absent or 0.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;

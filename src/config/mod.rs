@@ -20,21 +20,22 @@ pub use hooks::{
     HookSpec, HooksConfig, OnError, OnResult, DEFAULT_GRACE_SECS, DEFAULT_MAX_CONTINUES,
     DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_SECS, MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS,
 };
-pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, Trigger, When};
+pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, When};
 pub use safety::{user_safety, Safety};
-pub use settings::{AllowEntry, Mode, Origin, Source, UnknownMode};
+// The allow-list belongs to the gate, the shared words to `kinds`; here for loading's users.
+pub use crate::gate::{AllowEntry, AllowLists};
+pub use crate::kinds::{Mode, Origin, Source, Trigger, UnknownMode};
 pub use switch::parse_bool;
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
+pub use crate::paths::PROJECT_FILES;
 pub(crate) use fsread::read_regular as read_limited;
 pub use trust::{
     fingerprint, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore,
-    PROJECT_FILES,
 };
 // What the fingerprint covers of each hook's code, for the review (`hookd trust`, `hookd check`).
 pub use trust::Coverage;
 
 use decode::Decoder;
-use settings::LIST_KEYS;
 
 /// The configuration could not be loaded; every diagnostic (errors and warnings) is included.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -144,39 +145,6 @@ const CONFIG_VARS: &[&str] = &[
     "HOOKD_TRUST_FILE",
     "XDG_CONFIG_HOME",
 ];
-
-/// The effective allow-lists, by list key (`all`, then each mode).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AllowLists {
-    lists: [Vec<AllowEntry>; 5],
-}
-
-impl AllowLists {
-    /// Build from entries (each names its list).
-    pub fn from_entries(entries: impl IntoIterator<Item = AllowEntry>) -> Self {
-        let mut out = AllowLists::default();
-        for e in entries {
-            if let Some(i) = LIST_KEYS.iter().position(|k| *k == e.list) {
-                out.lists[i].push(e);
-            }
-        }
-        out
-    }
-
-    /// The entries that apply in `mode`: `all` first, then the mode's own.
-    pub fn for_mode(&self, mode: Mode) -> impl Iterator<Item = &AllowEntry> {
-        let i = LIST_KEYS
-            .iter()
-            .position(|k| *k == mode.name())
-            .unwrap_or(0);
-        self.lists[0].iter().chain(self.lists[i].iter())
-    }
-
-    /// Every entry, in list order.
-    pub fn all_entries(&self) -> impl Iterator<Item = &AllowEntry> {
-        self.lists.iter().flatten()
-    }
-}
 
 /// A loaded, valid configuration.
 #[derive(Clone, Debug)]
@@ -406,9 +374,7 @@ impl Loader {
                 diagnostics: self.diags,
             });
         }
-        let allow = AllowLists {
-            lists: lists.map(|l| l.unwrap_or_default()),
-        };
+        let allow = AllowLists::from_lists(lists.map(|l| l.unwrap_or_default()));
         Ok(Config {
             hooks,
             reminders,
@@ -607,7 +573,7 @@ fn load_dirs(
         || project_reminders.is_some()
         || !l.project_diags.is_empty()
         || dirs.iter().any(|(d, s)| {
-            *s == Source::Project && trust::PROJECT_FILES.iter().any(|f| d.join(f).exists())
+            *s == Source::Project && PROJECT_FILES.iter().any(|f| d.join(f).exists())
         });
     let (trust, fingerprint) = if !from_project {
         (ProjectTrust::NotApplicable, None)

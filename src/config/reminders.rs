@@ -1,94 +1,18 @@
 //! `reminders.yaml`: text injected at hook points, gated by triggers.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::Serialize;
 
 use super::decode::Decoder;
-use super::settings::Origin;
 use super::yaml::Node;
 use crate::catalog::HookPoint;
+use crate::kinds::{Origin, Trigger};
 
 /// Turns between firings of an `interval` reminder when `interval` is absent or 0.
 pub const DEFAULT_INTERVAL: u64 = 10;
 /// Threshold of `on_repeated_failure` and `on_stalled_todos` when absent.
 pub const DEFAULT_FAILURE_THRESHOLD: u64 = 3;
-
-/// When a reminder fires, among the firings of its hook point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Trigger {
-    /// Every time the point fires.
-    Always,
-    /// On every `interval`-th turn of the session.
-    Interval,
-    /// The first time the point fires in a session.
-    Once,
-    /// Once, from turn `threshold` on.
-    OnceAfter,
-    /// Once, when `max_turns - turn <= threshold`.
-    TurnsBeforeMax,
-    /// After a tool call that failed (`post_tool`).
-    OnFailure,
-    /// After the same tool call failed `threshold` times in a row (`post_tool`).
-    OnRepeatedFailure,
-    /// When the mode differs from the previous model request (`pre_stream`).
-    OnModeChange,
-    /// When the model's response was cut by the token limit (`post_stream`).
-    OnTruncation,
-    /// When open todos remain and the response had no tool calls (`post_stream`).
-    OnStalledTodos,
-}
-
-impl Trigger {
-    /// Every trigger, in documentation order.
-    pub const ALL: [Trigger; 10] = [
-        Trigger::Always,
-        Trigger::Interval,
-        Trigger::Once,
-        Trigger::OnceAfter,
-        Trigger::TurnsBeforeMax,
-        Trigger::OnFailure,
-        Trigger::OnRepeatedFailure,
-        Trigger::OnModeChange,
-        Trigger::OnTruncation,
-        Trigger::OnStalledTodos,
-    ];
-
-    /// The name used in YAML.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Trigger::Always => "always",
-            Trigger::Interval => "interval",
-            Trigger::Once => "once",
-            Trigger::OnceAfter => "once_after",
-            Trigger::TurnsBeforeMax => "turns_before_max",
-            Trigger::OnFailure => "on_failure",
-            Trigger::OnRepeatedFailure => "on_repeated_failure",
-            Trigger::OnModeChange => "on_mode_change",
-            Trigger::OnTruncation => "on_truncation",
-            Trigger::OnStalledTodos => "on_stalled_todos",
-        }
-    }
-
-    /// The only point where the trigger can ever fire, if it is tied to one.
-    pub const fn required_point(self) -> Option<HookPoint> {
-        match self {
-            Trigger::OnFailure | Trigger::OnRepeatedFailure => Some(HookPoint::PostTool),
-            Trigger::OnModeChange => Some(HookPoint::PreStream),
-            Trigger::OnTruncation | Trigger::OnStalledTodos => Some(HookPoint::PostStream),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Trigger {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// An extra condition on the session's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

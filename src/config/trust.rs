@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// The project configuration files a fingerprint covers, in `.infer/`.
-pub const PROJECT_FILES: [&str; 3] = ["config.yaml", "hooks.yaml", "reminders.yaml"];
+use crate::paths::PROJECT_FILES;
 
 /// What was hashed and the hash.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -5,6 +5,7 @@
 //! shell runs them): lists and pipelines of simple commands, each admitted on its own. A
 //! denial is a value with a category and a hint, never an error.
 
+mod allow;
 mod compound;
 pub mod lint;
 mod parse;
@@ -14,117 +15,13 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use regex::Regex;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::config::{AllowEntry, AllowLists, Mode};
+pub use crate::kinds::DenyReason;
+use crate::kinds::Mode;
+pub use allow::{AllowEntry, AllowLists};
 pub(crate) use parse::cd_target;
 pub use parse::{forbidden_char, MAX_COMMAND_BYTES};
-
-/// Why a command was denied. Serialized as the `reason` of `hook_command_skipped` events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum DenyReason {
-    /// A plain command that no allow entry admits.
-    #[serde(rename = "not_allowlisted")]
-    NotAllowlisted,
-    /// `;`, `&&`, `||`, `|`, `&`, or a newline outside quotes.
-    Operator,
-    /// `$( )`, backticks, `<( )`, `$(( ))`, `$[ ]`.
-    Substitution,
-    /// `$VAR`, `${…}`, `$'…'`, `$"…"`, `~`.
-    Expansion,
-    /// Unquoted `*`, `?`, `[`, or brace expansion.
-    Glob,
-    /// A redirection other than the harmless output ones.
-    Redirection,
-    /// Here-documents and here-strings.
-    Heredoc,
-    /// Subshells, groups, loops, conditionals, functions.
-    Compound,
-    /// `VAR=value cmd`.
-    Assignment,
-    /// A shell builtin or keyword as the program.
-    Builtin,
-    /// `#` outside quotes.
-    Comment,
-    /// A control, format (Unicode Cf) or invisible character.
-    ControlCharacter,
-    /// A quote that is never closed.
-    UnbalancedQuotes,
-    /// Longer than `MAX_COMMAND_BYTES`.
-    TooLong,
-    /// Nothing to run.
-    Empty,
-    /// `find` with an action that runs commands or writes files, admitted only by a broad entry.
-    DangerousArgument,
-    /// Anything the gate does not fully understand.
-    Unparsable,
-    /// The hook comes from a project whose `.infer/` is not trusted (not a gate verdict: the
-    /// command was not even looked at).
-    Untrusted,
-    /// A tool call of the model would write, or a command it proposed names, one of hookd's
-    /// own files (configuration, trust store, state, installed agent settings).
-    ProtectedPath,
-}
-
-impl DenyReason {
-    /// The snake_case name used in events and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DenyReason::NotAllowlisted => "not_allowlisted",
-            DenyReason::Operator => "operator",
-            DenyReason::Substitution => "substitution",
-            DenyReason::Expansion => "expansion",
-            DenyReason::Glob => "glob",
-            DenyReason::Redirection => "redirection",
-            DenyReason::Heredoc => "heredoc",
-            DenyReason::Compound => "compound",
-            DenyReason::Assignment => "assignment",
-            DenyReason::Builtin => "builtin",
-            DenyReason::Comment => "comment",
-            DenyReason::ControlCharacter => "control_character",
-            DenyReason::UnbalancedQuotes => "unbalanced_quotes",
-            DenyReason::TooLong => "too_long",
-            DenyReason::Empty => "empty",
-            DenyReason::DangerousArgument => "dangerous_argument",
-            DenyReason::Unparsable => "unparsable",
-            DenyReason::Untrusted => "untrusted",
-            DenyReason::ProtectedPath => "protected_path",
-        }
-    }
-
-    /// The sentence that tells a user what to do instead.
-    pub(crate) fn advice(self) -> &'static str {
-        match self {
-            DenyReason::NotAllowlisted => "",
-            DenyReason::Operator => "hookd runs a hook command itself, without a shell: exactly one simple command; put a pipeline or a sequence in a script and allow the script by its exact path (the model's own shell commands may chain allowed commands: `hookd allow --model`)",
-            DenyReason::Substitution => "nothing is substituted before a command runs; put the logic in a script and allow the script by its exact path",
-            DenyReason::Expansion => "variables and `~` are not expanded; write the value literally, or single-quote a literal `$`",
-            DenyReason::Glob => "patterns are not expanded; quote the argument to pass it literally, or list the files",
-            DenyReason::Redirection => "output is captured for the event anyway; only `2>&1`, `>/dev/null`, `2>/dev/null` and `&>/dev/null` are accepted (and dropped)",
-            DenyReason::Heredoc => "here-documents need a shell; pass the text as an argument or put it in a script",
-            DenyReason::Compound => "put the logic in a script and allow the script by its exact path",
-            DenyReason::Assignment => "environment prefixes are not applied; set the variable in a script, or in the environment hookd runs in",
-            DenyReason::Builtin => "hookd executes programs directly, so shell builtins do not exist; use a program or a script",
-            DenyReason::Comment => "remove the comment, or quote the `#`",
-            DenyReason::ControlCharacter => "remove the character; control, format and invisible characters are never accepted, so what is reviewed is what runs",
-            DenyReason::UnbalancedQuotes => "close the quote",
-            DenyReason::TooLong => "put the command in a script and allow the script",
-            DenyReason::Empty => "write the program and its arguments",
-            DenyReason::DangerousArgument => "`find` actions that run commands or write files are admitted only by an entry that allows this exact command",
-            DenyReason::Unparsable => "simplify the command to one program with plain or quoted arguments",
-            DenyReason::Untrusted => "review the project's hooks with `hookd check`, then run `hookd trust` in the project",
-            DenyReason::ProtectedPath => "with gate_shell_tools on, the model may not write or name hookd's configuration, trust store, state or the agents' hook settings; edit the file yourself, outside the agent",
-        }
-    }
-}
-
-impl fmt::Display for DenyReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// A command the gate admitted: exactly what will run, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

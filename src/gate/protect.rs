@@ -190,7 +190,7 @@ impl ProtectedPaths {
         }
         rules.extend(p.sources.iter().cloned().map(Rule::File));
         for dir in &p.config_dirs {
-            for file in crate::config::PROJECT_FILES {
+            for file in crate::paths::PROJECT_FILES {
                 rules.push(Rule::File(dir.join(file)));
             }
         }

@@ -17,6 +17,7 @@ mod gate_table;
 mod golden;
 mod headless;
 mod import;
+mod layers;
 mod library;
 mod lookup;
 mod model_commands;

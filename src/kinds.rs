@@ -1,0 +1,294 @@
+//! The words every layer shares, so that none has to depend on another for them: the agent's
+//! [`Mode`], why a command was refused ([`DenyReason`]), when a reminder fires ([`Trigger`]),
+//! and who wrote a piece of configuration ([`Source`], [`Origin`]). A leaf: it depends on the
+//! catalog of points only.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::HookPoint;
+
+/// The agent mode a dispatch runs in; it selects the allow-list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Per-call approvals; the default.
+    #[default]
+    Standard,
+    /// Read-only planning.
+    Plan,
+    /// Approvals bypassed.
+    Auto,
+    /// Read-only sub-agents.
+    Readonly,
+}
+
+impl Mode {
+    /// Every mode.
+    pub const ALL: [Mode; 4] = [Mode::Standard, Mode::Plan, Mode::Auto, Mode::Readonly];
+
+    /// The key used in `config.yaml` and on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Mode::Standard => "standard",
+            Mode::Plan => "plan",
+            Mode::Auto => "auto",
+            Mode::Readonly => "readonly",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A mode name that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown mode `{given}`{}; valid modes: standard, plan, auto, readonly", suggestion.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
+pub struct UnknownMode {
+    /// What was written.
+    pub given: String,
+    /// The nearest valid mode.
+    pub suggestion: Option<&'static str>,
+}
+
+impl FromStr for Mode {
+    type Err = UnknownMode;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| UnknownMode {
+                given: s.to_string(),
+                suggestion: crate::suggest::closest(s, Mode::ALL.iter().map(|m| m.name())),
+            })
+    }
+}
+
+/// The list keys under `tools.bash.mode`: `all` applies to every mode.
+pub(crate) const LIST_KEYS: [&str; 5] = ["all", "standard", "plan", "auto", "readonly"];
+
+/// Who wrote a piece of configuration: everything is trusted except the project's own `.infer/`
+/// (the repository the agent works in), until the user trusts it (`hookd trust`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Compiled into hookd.
+    BuiltIn,
+    /// The user's `~/.infer/`.
+    Home,
+    /// The project's `.infer/`: untrusted until trusted.
+    Project,
+    /// A directory named with `--config-dir` by whoever runs hookd.
+    ConfigDir,
+    /// An environment variable of whoever runs hookd.
+    Environment,
+    /// Text handed to the library by the program embedding it.
+    Embedded,
+}
+
+/// Where a hook, reminder or allow entry was written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    /// The file or environment variable.
+    pub file: String,
+    /// 1-based line, 0 for an environment variable.
+    pub line: usize,
+    /// Who wrote it.
+    pub source: Source,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            f.write_str(&self.file)
+        } else {
+            write!(f, "{}:{}", self.file, self.line)
+        }
+    }
+}
+
+/// When a reminder fires, among the firings of its hook point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Trigger {
+    /// Every time the point fires.
+    Always,
+    /// On every `interval`-th turn of the session.
+    Interval,
+    /// The first time the point fires in a session.
+    Once,
+    /// Once, from turn `threshold` on.
+    OnceAfter,
+    /// Once, when `max_turns - turn <= threshold`.
+    TurnsBeforeMax,
+    /// After a tool call that failed (`post_tool`).
+    OnFailure,
+    /// After the same tool call failed `threshold` times in a row (`post_tool`).
+    OnRepeatedFailure,
+    /// When the mode differs from the previous model request (`pre_stream`).
+    OnModeChange,
+    /// When the model's response was cut by the token limit (`post_stream`).
+    OnTruncation,
+    /// When open todos remain and the response had no tool calls (`post_stream`).
+    OnStalledTodos,
+}
+
+impl Trigger {
+    /// Every trigger, in documentation order.
+    pub const ALL: [Trigger; 10] = [
+        Trigger::Always,
+        Trigger::Interval,
+        Trigger::Once,
+        Trigger::OnceAfter,
+        Trigger::TurnsBeforeMax,
+        Trigger::OnFailure,
+        Trigger::OnRepeatedFailure,
+        Trigger::OnModeChange,
+        Trigger::OnTruncation,
+        Trigger::OnStalledTodos,
+    ];
+
+    /// The name used in YAML.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Trigger::Always => "always",
+            Trigger::Interval => "interval",
+            Trigger::Once => "once",
+            Trigger::OnceAfter => "once_after",
+            Trigger::TurnsBeforeMax => "turns_before_max",
+            Trigger::OnFailure => "on_failure",
+            Trigger::OnRepeatedFailure => "on_repeated_failure",
+            Trigger::OnModeChange => "on_mode_change",
+            Trigger::OnTruncation => "on_truncation",
+            Trigger::OnStalledTodos => "on_stalled_todos",
+        }
+    }
+
+    /// The only point where the trigger can ever fire, if it is tied to one.
+    pub const fn required_point(self) -> Option<HookPoint> {
+        match self {
+            Trigger::OnFailure | Trigger::OnRepeatedFailure => Some(HookPoint::PostTool),
+            Trigger::OnModeChange => Some(HookPoint::PreStream),
+            Trigger::OnTruncation | Trigger::OnStalledTodos => Some(HookPoint::PostStream),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Trigger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a command was denied. Serialized as the `reason` of `hook_command_skipped` events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DenyReason {
+    /// A plain command that no allow entry admits.
+    #[serde(rename = "not_allowlisted")]
+    NotAllowlisted,
+    /// `;`, `&&`, `||`, `|`, `&`, or a newline outside quotes.
+    Operator,
+    /// `$( )`, backticks, `<( )`, `$(( ))`, `$[ ]`.
+    Substitution,
+    /// `$VAR`, `${…}`, `$'…'`, `$"…"`, `~`.
+    Expansion,
+    /// Unquoted `*`, `?`, `[`, or brace expansion.
+    Glob,
+    /// A redirection other than the harmless output ones.
+    Redirection,
+    /// Here-documents and here-strings.
+    Heredoc,
+    /// Subshells, groups, loops, conditionals, functions.
+    Compound,
+    /// `VAR=value cmd`.
+    Assignment,
+    /// A shell builtin or keyword as the program.
+    Builtin,
+    /// `#` outside quotes.
+    Comment,
+    /// A control, format (Unicode Cf) or invisible character.
+    ControlCharacter,
+    /// A quote that is never closed.
+    UnbalancedQuotes,
+    /// Longer than `MAX_COMMAND_BYTES`.
+    TooLong,
+    /// Nothing to run.
+    Empty,
+    /// `find` with an action that runs commands or writes files, admitted only by a broad entry.
+    DangerousArgument,
+    /// Anything the gate does not fully understand.
+    Unparsable,
+    /// The hook comes from a project whose `.infer/` is not trusted (not a gate verdict: the
+    /// command was not even looked at).
+    Untrusted,
+    /// A tool call of the model would write, or a command it proposed names, one of hookd's
+    /// own files (configuration, trust store, state, installed agent settings).
+    ProtectedPath,
+}
+
+impl DenyReason {
+    /// The snake_case name used in events and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DenyReason::NotAllowlisted => "not_allowlisted",
+            DenyReason::Operator => "operator",
+            DenyReason::Substitution => "substitution",
+            DenyReason::Expansion => "expansion",
+            DenyReason::Glob => "glob",
+            DenyReason::Redirection => "redirection",
+            DenyReason::Heredoc => "heredoc",
+            DenyReason::Compound => "compound",
+            DenyReason::Assignment => "assignment",
+            DenyReason::Builtin => "builtin",
+            DenyReason::Comment => "comment",
+            DenyReason::ControlCharacter => "control_character",
+            DenyReason::UnbalancedQuotes => "unbalanced_quotes",
+            DenyReason::TooLong => "too_long",
+            DenyReason::Empty => "empty",
+            DenyReason::DangerousArgument => "dangerous_argument",
+            DenyReason::Unparsable => "unparsable",
+            DenyReason::Untrusted => "untrusted",
+            DenyReason::ProtectedPath => "protected_path",
+        }
+    }
+
+    /// The sentence that tells a user what to do instead.
+    pub(crate) fn advice(self) -> &'static str {
+        match self {
+            DenyReason::NotAllowlisted => "",
+            DenyReason::Operator => "hookd runs a hook command itself, without a shell: exactly one simple command; put a pipeline or a sequence in a script and allow the script by its exact path (the model's own shell commands may chain allowed commands: `hookd allow --model`)",
+            DenyReason::Substitution => "nothing is substituted before a command runs; put the logic in a script and allow the script by its exact path",
+            DenyReason::Expansion => "variables and `~` are not expanded; write the value literally, or single-quote a literal `$`",
+            DenyReason::Glob => "patterns are not expanded; quote the argument to pass it literally, or list the files",
+            DenyReason::Redirection => "output is captured for the event anyway; only `2>&1`, `>/dev/null`, `2>/dev/null` and `&>/dev/null` are accepted (and dropped)",
+            DenyReason::Heredoc => "here-documents need a shell; pass the text as an argument or put it in a script",
+            DenyReason::Compound => "put the logic in a script and allow the script by its exact path",
+            DenyReason::Assignment => "environment prefixes are not applied; set the variable in a script, or in the environment hookd runs in",
+            DenyReason::Builtin => "hookd executes programs directly, so shell builtins do not exist; use a program or a script",
+            DenyReason::Comment => "remove the comment, or quote the `#`",
+            DenyReason::ControlCharacter => "remove the character; control, format and invisible characters are never accepted, so what is reviewed is what runs",
+            DenyReason::UnbalancedQuotes => "close the quote",
+            DenyReason::TooLong => "put the command in a script and allow the script",
+            DenyReason::Empty => "write the program and its arguments",
+            DenyReason::DangerousArgument => "`find` actions that run commands or write files are admitted only by an entry that allows this exact command",
+            DenyReason::Unparsable => "simplify the command to one program with plain or quoted arguments",
+            DenyReason::Untrusted => "review the project's hooks with `hookd check`, then run `hookd trust` in the project",
+            DenyReason::ProtectedPath => "with gate_shell_tools on, the model may not write or name hookd's configuration, trust store, state or the agents' hook settings; edit the file yourself, outside the agent",
+        }
+    }
+}
+
+impl fmt::Display for DenyReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,157 @@
+//! What a dispatch answers: the reminders to inject, how each command hook went, and the
+//! decision for the agent. It reads back from its JSON (a daemon's answer).
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::HookPoint;
+use crate::decision::Decision;
+use crate::kinds::Mode;
+use serde_json::Value;
+
+/// A reminder to inject.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ReminderOut {
+    /// Its name.
+    pub name: String,
+    /// The text to inject (placeholders filled).
+    pub text: String,
+    /// `user`, or `tool` when it should be appended to the last tool result.
+    pub role: &'static str,
+}
+
+#[derive(Deserialize)]
+struct ReminderWire {
+    name: String,
+    text: String,
+    role: String,
+}
+
+// By hand: a derive would tie `role: &'static str` to the input's lifetime.
+impl<'de> Deserialize<'de> for ReminderOut {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = ReminderWire::deserialize(d)?;
+        let role = match w.role.as_str() {
+            "user" => "user",
+            "tool" => "tool",
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "role `{other}`: expected `user` or `tool`"
+                )))
+            }
+        };
+        Ok(ReminderOut {
+            name: w.name,
+            text: w.text,
+            role,
+        })
+    }
+}
+
+/// How one command hook went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CommandStatus {
+    /// Exit code 0.
+    Ok,
+    /// Non-zero exit.
+    Failed,
+    /// Killed at its timeout.
+    TimedOut,
+    /// Ended by a signal.
+    Killed,
+    /// Could not start (not found, permission, working directory).
+    NotStarted,
+    /// It denied (exit code 2).
+    Denied,
+    /// The gate did not admit it.
+    Skipped,
+}
+
+/// One command hook in the Outcome.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandOut {
+    /// The hook's name.
+    pub name: String,
+    /// The command as configured.
+    pub command: String,
+    /// How it went.
+    pub status: CommandStatus,
+    /// Exit code, -1 when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Wall time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// For skipped commands: the gate's category.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<crate::gate::DenyReason>,
+    /// For skipped commands: what to do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// What a dispatch did and what the agent should do with it. It reads back from its JSON (a
+/// daemon's answer): the decision's shape is taken from `hook`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "OutcomeWire")]
+pub struct Outcome {
+    /// The point.
+    pub hook: HookPoint,
+    /// The session ("" when the agent sent none).
+    pub session_id: String,
+    /// The agent's turn (from the context, else hookd's count).
+    pub turn: u64,
+    /// Model requests so far in the session.
+    pub session_turn: u64,
+    /// The mode the allow-list was taken from.
+    pub mode: Mode,
+    /// Reminders to inject, in config order.
+    pub reminders: Vec<ReminderOut>,
+    /// Command hooks, in config order.
+    pub commands: Vec<CommandOut>,
+    /// What the hooks decided; its shape is fixed by the point (see docs/protocol.md).
+    pub decision: Decision,
+    /// Sentences for the operator about why less happened than configured (hooks switched
+    /// off, for one); never for the model. Absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub notices: Vec<String>,
+}
+#[derive(Deserialize)]
+struct OutcomeWire {
+    hook: HookPoint,
+    session_id: String,
+    turn: u64,
+    session_turn: u64,
+    mode: Mode,
+    reminders: Vec<ReminderOut>,
+    commands: Vec<CommandOut>,
+    decision: Value,
+    #[serde(default)]
+    notices: Vec<String>,
+}
+
+impl TryFrom<OutcomeWire> for Outcome {
+    type Error = serde_json::Error;
+
+    fn try_from(w: OutcomeWire) -> Result<Self, Self::Error> {
+        let decision = match Decision::none(w.hook) {
+            Decision::Prompt(_) => Decision::Prompt(serde_json::from_value(w.decision)?),
+            Decision::Tool(_) => Decision::Tool(serde_json::from_value(w.decision)?),
+            Decision::Context(_) => Decision::Context(serde_json::from_value(w.decision)?),
+            Decision::Stop(_) => Decision::Stop(serde_json::from_value(w.decision)?),
+            Decision::Observe {} => Decision::Observe {},
+        };
+        Ok(Outcome {
+            hook: w.hook,
+            session_id: w.session_id,
+            turn: w.turn,
+            session_turn: w.session_turn,
+            mode: w.mode,
+            reminders: w.reminders,
+            commands: w.commands,
+            decision,
+            notices: w.notices,
+        })
+    }
+}

@@ -1,0 +1,132 @@
+//! The library's modules form layers: no module depends, through `crate::` paths in its code,
+//! on a module that depends back on it (docs/architecture.md draws the map). A cycle is how a
+//! "small" change in one module starts needing another; this test names it when one appears.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file below `dir`.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The library's top-level module a file belongs to (`None` for the binary and lib.rs).
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel.components().next()?.as_os_str().to_str()?.to_string();
+    let name = first.trim_end_matches(".rs").to_string();
+    (!matches!(name.as_str(), "main" | "lib" | "cli")).then_some(name)
+}
+
+/// The `crate::X` modules a file's code names: comments and unit tests left out.
+fn uses(text: &str) -> BTreeSet<String> {
+    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+    let mut out = BTreeSet::new();
+    for line in code.lines() {
+        // Code before any comment (a `//` in a string cuts the line short: harmless here).
+        let line = line.split("//").next().unwrap_or("");
+        for (i, _) in line.match_indices("crate::") {
+            let rest = &line[i + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// The dependency graph of the library's top-level modules.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let Some(module) = module_of(&src, &file) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        let deps = g.entry(module.clone()).or_default();
+        deps.extend(uses(&text).into_iter().filter(|d| *d != module));
+    }
+    g
+}
+
+/// A cycle through `start`, if there is one (depth-first search).
+fn cycle_from(
+    g: &BTreeMap<String, BTreeSet<String>>,
+    node: &str,
+    path: &mut Vec<String>,
+    done: &mut BTreeSet<String>,
+) -> Option<Vec<String>> {
+    if let Some(i) = path.iter().position(|p| p == node) {
+        let mut cycle = path[i..].to_vec();
+        cycle.push(node.to_string());
+        return Some(cycle);
+    }
+    if done.contains(node) {
+        return None;
+    }
+    path.push(node.to_string());
+    for dep in g.get(node).into_iter().flatten() {
+        if let Some(c) = cycle_from(g, dep, path, done) {
+            return Some(c);
+        }
+    }
+    path.pop();
+    done.insert(node.to_string());
+    None
+}
+
+#[test]
+fn the_library_modules_have_no_import_cycles() {
+    let g = graph();
+    assert!(g.len() > 15, "the module graph looks empty: {g:?}");
+    let mut done = BTreeSet::new();
+    for node in g.keys() {
+        if let Some(cycle) = cycle_from(&g, node, &mut Vec::new(), &mut done) {
+            panic!("import cycle: {}", cycle.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn the_shared_words_and_the_gate_sit_below_configuration() {
+    let g = graph();
+    // The leaves the issue names: the core types depend on the catalog (and its spelling
+    // suggestions) only; the gate and events never reach up into configuration loading.
+    let allowed = |m: &str, ok: &[&str]| {
+        let extra: Vec<_> = g[m].iter().filter(|d| !ok.contains(&d.as_str())).collect();
+        assert!(extra.is_empty(), "{m} depends on {extra:?}");
+    };
+    allowed("kinds", &["catalog", "suggest"]);
+    allowed("catalog", &["suggest"]);
+    allowed("gate", &["kinds", "paths"]);
+    allowed("events", &["catalog", "kinds"]);
+    allowed("view", &[]);
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle() {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.entry("a".into()).or_default().insert("b".into());
+    g.entry("b".into()).or_default().insert("c".into());
+    g.entry("c".into()).or_default().insert("a".into());
+    let found = cycle_from(&g, "a", &mut Vec::new(), &mut BTreeSet::new());
+    assert_eq!(found.unwrap().join(" -> "), "a -> b -> c -> a");
+    assert_eq!(
+        uses("use crate::gate::X; // crate::nope\n/// crate::doc\nlet x = crate::events::now();"),
+        ["events", "gate"].iter().map(|s| s.to_string()).collect()
+    );
+}
