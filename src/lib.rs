@@ -20,15 +20,45 @@
 //! assert_eq!(outcome.commands[0].status, hookd::CommandStatus::Ok);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Layout
+//!
+//! One dispatch flows through the modules in this order:
+//!
+//! - [`catalog`]: the fixed [`HookPoint`]s, what a hook at each may decide, and their docs.
+//! - [`config`]: the `.infer/` files (home, then a trusted project) → a validated [`Config`];
+//!   every error a [`Diagnostic`] with file, line and column.
+//! - [`dispatch`]: the seam. [`Engine::dispatch`] reads the [`Context`], asks each provider
+//!   (reminders, then command hooks) what is due, and returns an [`Outcome`].
+//! - [`gate`]: may this command run? One plain command admitted by an allow entry
+//!   ([`Gate::verdict`]), or a model's command part by part ([`Gate::model_verdict`]).
+//! - [`runner`]: an admitted command run without a shell, in its own process group, with a
+//!   timeout and bounded output.
+//! - [`decision`]: what hooks replied, limited to what their point lets them decide, folded
+//!   into one decision.
+//! - [`state`]: per-session state (turns, `once` reminders, the stop loop guard).
+//! - [`events`]: every action as a numbered, timestamped [`Event`], to any [`EventSink`].
+//!
+//! Around the engine, each behind a cargo feature (both on by default, with the binary):
+//!
+//! - `daemon` (module `daemon`): `hookd serve`, one engine for every session on the
+//!   machine, over a Unix socket and loopback HTTP, with the event stream, metrics and a live
+//!   dashboard (tokio, axum, hyper).
+//! - `adapters` (module `adapter`): Claude Code's, Crush's and Gemini CLI's payloads
+//!   in, their replies out, and `hookd install`.
+//!
+//! An embedder that needs only the engine depends on `hookd` with `default-features = false`.
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "adapters")]
 pub mod adapter;
 mod atomic;
 pub mod catalog;
 mod command;
 pub mod config;
 mod context;
+#[cfg(feature = "daemon")]
 pub mod daemon;
 pub mod decision;
 pub mod dispatch;

@@ -23,6 +23,7 @@ pub fn home() -> Option<PathBuf> {
 
 /// The daemon's socket: `$HOOKD_SOCKET`, else `$XDG_RUNTIME_DIR/hookd.sock`, else
 /// `~/.infer/hookd.sock`.
+#[cfg(feature = "daemon")]
 pub(crate) fn default_socket() -> Option<PathBuf> {
     env_dir("HOOKD_SOCKET")
         .or_else(|| env_dir("XDG_RUNTIME_DIR").map(|d| d.join("hookd.sock")))

@@ -28,6 +28,7 @@ pub use crate::kinds::{Mode, Origin, Source, Trigger, UnknownMode};
 pub use switch::parse_bool;
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
 pub use crate::paths::PROJECT_FILES;
+#[cfg(feature = "adapters")]
 pub(crate) use fsread::read_regular as read_limited;
 pub use trust::{
     fingerprint, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore,
