@@ -68,6 +68,21 @@ pub enum CommandStatus {
     Skipped,
 }
 
+impl CommandStatus {
+    /// The snake_case name used in JSON, events and metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandStatus::Ok => "ok",
+            CommandStatus::Failed => "failed",
+            CommandStatus::TimedOut => "timed_out",
+            CommandStatus::Killed => "killed",
+            CommandStatus::NotStarted => "not_started",
+            CommandStatus::Denied => "denied",
+            CommandStatus::Skipped => "skipped",
+        }
+    }
+}
+
 /// One command hook in the Outcome.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandOut {

@@ -1,200 +1,220 @@
-//! `GET /metrics`: what the daemon did, in Prometheus' text format, for Grafana and alerts
-//! (dashboards/). Every name here is `hookd_*`; a test holds the shipped dashboard and rules to
-//! the names this exports.
+//! `GET /metrics`: what the daemon did, for Grafana and alerts (dashboards/), encoded by
+//! `prometheus-client` in the OpenMetrics text format. Every name here is `hookd_*`; a test
+//! holds the shipped dashboard and rules to the names this exports.
 
-use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
 
-use super::{AppState, Shared};
+use super::hub::Hub;
+use super::Shared;
 use crate::catalog::HookPoint;
 use crate::dispatch::Outcome;
+use crate::state::MemoryStore;
 
 /// Latency buckets, in seconds: a dispatch with nothing due takes microseconds, one running a
 /// build seconds.
 const BUCKETS: [f64; 7] = [0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10.0];
 
-/// One point's dispatch durations.
-#[derive(Default)]
-struct Histogram {
-    /// Counts per bucket, the last one past the largest bound.
-    buckets: [u64; BUCKETS.len() + 1],
-    sum: f64,
+/// The content type of the exposition (Prometheus asks for it and reads it).
+const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByPoint {
+    point: &'static str,
 }
 
-/// Counters the dispatch handler and the reloader update.
-#[derive(Default)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByStatus {
+    status: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByReason {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByResult {
+    result: &'static str,
+}
+
+/// The metrics the dispatch handler and the reloader update, and the registry that encodes
+/// them with what the hub and the session store count themselves.
 pub(super) struct Metrics {
-    dispatches: BTreeMap<&'static str, u64>,
-    commands: BTreeMap<String, u64>,
-    skips: BTreeMap<String, u64>,
-    durations: BTreeMap<&'static str, Histogram>,
-    /// Configuration reloads applied.
-    pub(super) reloads_applied: u64,
-    /// Changed configurations refused as invalid.
-    pub(super) reloads_invalid: u64,
+    registry: Registry,
+    dispatches: Family<ByPoint, Counter>,
+    commands: Family<ByStatus, Counter>,
+    skips: Family<ByReason, Counter>,
+    durations: Family<ByPoint, Histogram, fn() -> Histogram>,
+    reloads: Family<ByResult, Counter>,
 }
 
-/// Count one dispatch and the hooks it ran or skipped.
-pub(super) fn record(state: &AppState, point: HookPoint, outcome: &Outcome, took: Duration) {
-    let mut m = state.metrics.lock().unwrap_or_else(|p| p.into_inner());
-    *m.dispatches.entry(point.name()).or_default() += 1;
-    for c in &outcome.commands {
-        let status = serde_json::to_value(c.status)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        *m.commands.entry(status).or_default() += 1;
-        if let Some(r) = c.reason {
-            *m.skips.entry(r.as_str().to_string()).or_default() += 1;
+impl Metrics {
+    /// Every family registered; dispatches and reloads start at 0 for each label, so a rate is
+    /// defined before the first one.
+    pub(super) fn new(hub: Arc<Hub>, sessions: Option<Arc<MemoryStore>>) -> Metrics {
+        let mut registry = Registry::default();
+        let dispatches = Family::<ByPoint, Counter>::default();
+        for p in HookPoint::ALL {
+            drop(dispatches.get_or_create(&ByPoint { point: p.name() }));
         }
-    }
-    let secs = took.as_secs_f64();
-    let h = m.durations.entry(point.name()).or_default();
-    h.sum += secs;
-    let i = BUCKETS
-        .iter()
-        .position(|b| secs <= *b)
-        .unwrap_or(BUCKETS.len());
-    h.buckets[i] += 1;
-}
-
-pub(super) async fn metrics(State(state): State<Shared>) -> Response {
-    let s = render(&state);
-    ([("content-type", "text/plain; version=0.0.4")], s).into_response()
-}
-
-fn family(s: &mut String, name: &str, kind: &str, help: &str) {
-    s.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
-}
-
-fn render(state: &AppState) -> String {
-    let m = state.metrics.lock().unwrap_or_else(|p| p.into_inner());
-    let mut s = String::new();
-    family(
-        &mut s,
-        "hookd_dispatches_total",
-        "counter",
-        "Dispatches by hook point.",
-    );
-    for p in HookPoint::ALL {
-        s.push_str(&format!(
-            "hookd_dispatches_total{{point=\"{}\"}} {}\n",
-            p.name(),
-            m.dispatches.get(p.name()).unwrap_or(&0)
-        ));
-    }
-    family(
-        &mut s,
-        "hookd_commands_total",
-        "counter",
-        "Command hooks by outcome.",
-    );
-    for (status, n) in &m.commands {
-        s.push_str(&format!(
-            "hookd_commands_total{{status=\"{status}\"}} {n}\n"
-        ));
-    }
-    family(
-        &mut s,
-        "hookd_commands_skipped_total",
-        "counter",
-        "Command hooks not run, by reason.",
-    );
-    for (reason, n) in &m.skips {
-        s.push_str(&format!(
-            "hookd_commands_skipped_total{{reason=\"{reason}\"}} {n}\n"
-        ));
-    }
-    family(
-        &mut s,
-        "hookd_tool_calls_denied_total",
-        "counter",
-        "The model's tool calls the gate denied (gate_shell_tools), by reason.",
-    );
-    {
-        let denials = state
-            .hub
-            .counters
-            .denials
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        for (reason, n) in denials.iter() {
-            s.push_str(&format!(
-                "hookd_tool_calls_denied_total{{reason=\"{reason}\"}} {n}\n"
-            ));
+        let commands = Family::<ByStatus, Counter>::default();
+        let skips = Family::<ByReason, Counter>::default();
+        let durations: Family<ByPoint, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(|| Histogram::new(BUCKETS));
+        let reloads = Family::<ByResult, Counter>::default();
+        for result in ["ok", "invalid"] {
+            drop(reloads.get_or_create(&ByResult { result }));
         }
-    }
-    family(
-        &mut s,
-        "hookd_dispatch_duration_seconds",
-        "histogram",
-        "Dispatch duration by hook point.",
-    );
-    for (point, h) in &m.durations {
-        let mut cumulative = 0;
-        for (i, b) in BUCKETS.iter().enumerate() {
-            cumulative += h.buckets[i];
-            s.push_str(&format!(
-                "hookd_dispatch_duration_seconds_bucket{{point=\"{point}\",le=\"{b}\"}} {cumulative}\n"
-            ));
-        }
-        cumulative += h.buckets[BUCKETS.len()];
-        s.push_str(&format!(
-            "hookd_dispatch_duration_seconds_bucket{{point=\"{point}\",le=\"+Inf\"}} {cumulative}\n\
-             hookd_dispatch_duration_seconds_sum{{point=\"{point}\"}} {}\n\
-             hookd_dispatch_duration_seconds_count{{point=\"{point}\"}} {cumulative}\n",
-            h.sum
-        ));
-    }
-    family(
-        &mut s,
-        "hookd_config_reloads_total",
-        "counter",
-        "Configuration reloads, by result.",
-    );
-    for (result, n) in [("ok", m.reloads_applied), ("invalid", m.reloads_invalid)] {
-        s.push_str(&format!(
-            "hookd_config_reloads_total{{result=\"{result}\"}} {n}\n"
-        ));
-    }
-    if let Some(sessions) = &state.sessions {
-        family(
-            &mut s,
-            "hookd_sessions",
-            "gauge",
-            "Sessions whose state is kept (idle ones expire).",
+        // (The registry ends each help text with a full stop itself.)
+        registry.register(
+            "hookd_dispatches",
+            "Dispatches by hook point",
+            dispatches.clone(),
         );
-        s.push_str(&format!("hookd_sessions {}\n", sessions.len()));
+        registry.register(
+            "hookd_commands",
+            "Command hooks by outcome",
+            commands.clone(),
+        );
+        registry.register(
+            "hookd_commands_skipped",
+            "Command hooks not run, by reason",
+            skips.clone(),
+        );
+        registry.register(
+            "hookd_dispatch_duration_seconds",
+            "Dispatch duration by hook point",
+            durations.clone(),
+        );
+        registry.register(
+            "hookd_config_reloads",
+            "Configuration reloads, by result",
+            reloads.clone(),
+        );
+        registry.register_collector(Box::new(Counted { hub, sessions }));
+        Metrics {
+            registry,
+            dispatches,
+            commands,
+            skips,
+            durations,
+            reloads,
+        }
     }
-    let c = &state.hub.counters;
-    family(&mut s, "hookd_events_total", "counter", "Events published.");
-    s.push_str(&format!(
-        "hookd_events_total {}\n",
-        c.events.load(Ordering::Relaxed)
-    ));
-    family(
-        &mut s,
-        "hookd_subscribers",
-        "gauge",
-        "Event stream subscribers connected.",
-    );
-    s.push_str(&format!(
-        "hookd_subscribers {}\n",
-        c.subscribers.load(Ordering::Relaxed)
-    ));
-    family(
-        &mut s,
-        "hookd_events_dropped_total",
-        "counter",
-        "Events slow subscribers missed.",
-    );
-    s.push_str(&format!(
-        "hookd_events_dropped_total {}\n",
-        c.dropped.load(Ordering::Relaxed)
-    ));
-    s
+
+    /// Count one dispatch, its duration and the hooks it ran or skipped.
+    pub(super) fn record(&self, point: HookPoint, outcome: &Outcome, took: Duration) {
+        let point = point.name();
+        self.dispatches.get_or_create(&ByPoint { point }).inc();
+        for c in &outcome.commands {
+            self.commands
+                .get_or_create(&ByStatus {
+                    status: c.status.as_str(),
+                })
+                .inc();
+            if let Some(r) = c.reason {
+                self.skips
+                    .get_or_create(&ByReason { reason: r.as_str() })
+                    .inc();
+            }
+        }
+        self.durations
+            .get_or_create(&ByPoint { point })
+            .observe(took.as_secs_f64());
+    }
+
+    /// Count one configuration reload: applied, or refused as invalid.
+    pub(super) fn reloaded(&self, applied: bool) {
+        let result = if applied { "ok" } else { "invalid" };
+        self.reloads.get_or_create(&ByResult { result }).inc();
+    }
+}
+
+/// What others count, read at each scrape: the hub's events, subscribers and denials, and the
+/// sessions kept.
+struct Counted {
+    hub: Arc<Hub>,
+    sessions: Option<Arc<MemoryStore>>,
+}
+
+impl fmt::Debug for Counted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Counted").finish_non_exhaustive()
+    }
+}
+
+impl Collector for Counted {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), fmt::Error> {
+        let c = &self.hub.counters;
+        {
+            let denials = c.denials.lock().unwrap_or_else(|p| p.into_inner());
+            let mut family = encoder.encode_descriptor(
+                "hookd_tool_calls_denied",
+                "The model's tool calls the gate denied (gate_shell_tools), by reason.",
+                None,
+                MetricType::Counter,
+            )?;
+            for (reason, n) in denials.iter() {
+                let labels = ByReason { reason };
+                ConstCounter::new(*n).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        if let Some(sessions) = &self.sessions {
+            let n = i64::try_from(sessions.len()).unwrap_or(i64::MAX);
+            ConstGauge::new(n).encode(encoder.encode_descriptor(
+                "hookd_sessions",
+                "Sessions whose state is kept (idle ones expire).",
+                None,
+                MetricType::Gauge,
+            )?)?;
+        }
+        ConstCounter::new(c.events.load(Ordering::Relaxed)).encode(encoder.encode_descriptor(
+            "hookd_events",
+            "Events published.",
+            None,
+            MetricType::Counter,
+        )?)?;
+        let subscribers = i64::try_from(c.subscribers.load(Ordering::Relaxed)).unwrap_or(i64::MAX);
+        ConstGauge::new(subscribers).encode(encoder.encode_descriptor(
+            "hookd_subscribers",
+            "Event stream subscribers connected.",
+            None,
+            MetricType::Gauge,
+        )?)?;
+        ConstCounter::new(c.dropped.load(Ordering::Relaxed)).encode(encoder.encode_descriptor(
+            "hookd_events_dropped",
+            "Events slow subscribers missed.",
+            None,
+            MetricType::Counter,
+        )?)?;
+        Ok(())
+    }
+}
+
+/// `GET /metrics`.
+pub(super) async fn metrics(State(state): State<Shared>) -> Response {
+    let mut text = String::new();
+    match prometheus_client::encoding::text::encode(&mut text, &state.metrics.registry) {
+        Ok(()) => ([("content-type", CONTENT_TYPE)], text).into_response(),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the metrics could not be encoded",
+        )
+            .into_response(),
+    }
 }

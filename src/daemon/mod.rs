@@ -176,24 +176,18 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: &str) {
         }
         None => current(engine).emit(event),
     }
-    let mut m = state.metrics.lock().unwrap_or_else(|p| p.into_inner());
-    if applied {
-        m.reloads_applied += 1;
-    } else {
-        m.reloads_invalid += 1;
-    }
+    state.metrics.reloaded(applied);
 }
 
 struct AppState {
     engine: Current,
     hub: Arc<Hub>,
-    metrics: Arc<Mutex<metrics::Metrics>>,
+    metrics: Arc<metrics::Metrics>,
     /// The sessions seen, for the dashboard (`/v1/sessions`).
     seen: Arc<Mutex<dashboard::Seen>>,
     /// The TCP side's token and address (`None` on the Unix socket, which needs neither).
     http: Option<(String, SocketAddr)>,
     log: Option<(PathBuf, usize)>,
-    sessions: Option<Arc<crate::state::MemoryStore>>,
     /// Dispatches running now, shared by both listeners: one more than the limit gets a 503.
     running: Arc<tokio::sync::Semaphore>,
     limits: Limits,
@@ -385,7 +379,7 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
     .await;
     match result {
         Ok(Ok(outcome)) => {
-            metrics::record(&state, point, &outcome, started.elapsed());
+            state.metrics.record(point, &outcome, started.elapsed());
             Json(outcome).into_response()
         }
         Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e.to_string()),
@@ -473,7 +467,7 @@ pub async fn serve(
     // running dispatches are done or killed, event streams send what is left and end (`closing`).
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
     let (closing_tx, closing) = tokio::sync::watch::channel(false);
-    let metrics = Arc::new(Mutex::new(metrics::Metrics::default()));
+    let metrics = Arc::new(metrics::Metrics::new(hub.clone(), opts.sessions.clone()));
     let seen = Arc::new(Mutex::new(dashboard::Seen::default()));
     let running = Arc::new(tokio::sync::Semaphore::new(opts.limits.dispatches.max(1)));
     let state: Shared = Arc::new(AppState {
@@ -483,7 +477,6 @@ pub async fn serve(
         seen: seen.clone(),
         http: None,
         log: opts.log.clone(),
-        sessions: opts.sessions.clone(),
         running: running.clone(),
         limits: opts.limits,
         stopping: closing.clone(),
@@ -524,7 +517,6 @@ pub async fn serve(
             // Port 0 picked one: Host is checked against the address really listened on.
             http: http.map(|(token, _)| (token, local)),
             log: opts.log.clone(),
-            sessions: opts.sessions.clone(),
             running: running.clone(),
             limits: opts.limits,
             stopping: closing.clone(),

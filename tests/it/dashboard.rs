@@ -414,14 +414,17 @@ fn the_page_resumes_after_the_daemon_restarts() {
         json!({"session_id": "delta", "agent": "claude-code", "tool": {"name": "Bash", "input": {"command": "ls"}}}),
     );
     // EventSource reconnects by itself with Last-Event-ID: the new events arrive, none twice.
+    // (Waited for in the timeline: the sessions table may name `delta` first.)
     tab.wait_for(
-        "document.body.innerText.includes('delta')",
-        "the session dispatched after the restart",
+        "document.querySelectorAll('#timeline tbody tr').length >= 8",
+        "the events dispatched after the restart in the timeline",
     );
     tab.wait_for(
         "document.getElementById('conn').className === 'live'",
         "the stream live again",
     );
+    // A duplicate would come in the same delivery: give it the time to show, then count.
+    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(rows(&mut tab), json!(8));
     let seqs = tab.eval("[...document.querySelectorAll('#timeline tbody tr td:first-child')].map(td => +td.textContent)");
     let seqs: Vec<u64> = serde_json::from_value(seqs).unwrap();
@@ -502,11 +505,20 @@ fn every_metric_the_grafana_dashboard_and_the_alerts_use_is_exported() {
     let (status, metrics) = tcp(&d, "GET", "/metrics", "");
     assert_eq!(status, 200);
     let metrics = dechunk(&metrics);
+    // The names a query can use: each family's samples as OpenMetrics names them (a counter
+    // `x` is sampled as `x_total`, a histogram as `x_bucket`, `x_sum`, `x_count`).
     let exported: std::collections::BTreeSet<String> = metrics
         .lines()
         .filter_map(|l| l.strip_prefix("# TYPE "))
-        .filter_map(|l| l.split_whitespace().next())
-        .map(String::from)
+        .filter_map(|l| l.split_once(' '))
+        .flat_map(|(name, kind)| match kind {
+            "counter" => vec![format!("{name}_total")],
+            "histogram" => ["_bucket", "_sum", "_count", ""]
+                .iter()
+                .map(|s| format!("{name}{s}"))
+                .collect(),
+            _ => vec![name.to_string()],
+        })
         .collect();
     let missing: Vec<&String> = used.difference(&exported).collect();
     assert!(
@@ -649,6 +661,22 @@ fn a_real_prometheus_scrapes_hookd_with_the_token_file() {
     assert_eq!(dispatches[0]["value"][1], "2");
     let up = query("up%7Bjob%3D%22hookd%22%7D");
     assert_eq!(up[0]["value"][1], "1", "{up:?}");
+    // Prometheus' own parser read the whole exposition: the target is healthy, no error, and
+    // every family it exports was stored (the histogram and a collector's counter among them).
+    let targets = http_get(port, "/api/v1/targets")
+        .and_then(|b| serde_json::from_str::<Value>(&b).ok())
+        .unwrap();
+    let target = &targets["data"]["activeTargets"][0];
+    assert_eq!(target["health"], "up", "{target}");
+    assert_eq!(target["lastError"], "", "{target}");
+    for name in [
+        "hookd_dispatch_duration_seconds_bucket",
+        "hookd_config_reloads_total",
+        "hookd_events_total",
+        "hookd_sessions",
+    ] {
+        assert!(!query(name).is_empty(), "Prometheus did not store {name}");
+    }
     // The rules loaded beside it: none of them fires on this healthy daemon.
     let rules = http_get(port, "/api/v1/rules").unwrap_or_default();
     assert!(rules.contains("HookdDenialsSpiking"), "{rules}");
