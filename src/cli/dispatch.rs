@@ -186,24 +186,14 @@ pub(super) fn via_daemon(
     context: &Context,
     inputs: Option<&str>,
 ) -> Option<(PathBuf, Result<String, Trouble>)> {
-    use hookd::daemon::client::ClientError;
+    use hookd::daemon::client::{self, Answer, ClientError};
     let socket = hookd::daemon::default_socket()?;
-    let mut body = serde_json::json!({"point": point.name(), "context": context.to_value()});
-    if let Some(project) = hookd::paths::project_here().and_then(|d| d.to_str().map(String::from)) {
-        body["project"] = serde_json::Value::String(project);
-    }
-    if let Some(inputs) = inputs {
-        body["inputs"] = serde_json::Value::String(inputs.to_string());
-    }
-    let body = body.to_string();
-    if body.len() > hookd::daemon::MAX_REQUEST_BYTES {
-        let e = format!(
-            "the request is {} bytes, over its limit of {}",
-            body.len(),
-            hookd::daemon::MAX_REQUEST_BYTES
-        );
-        return Some((socket, Err(Trouble::Other(e))));
-    }
+    let request = hookd::daemon::wire::DispatchRequest {
+        point: point.name().to_string(),
+        context: Some(context.to_value()),
+        project: hookd::paths::project_here(),
+        inputs: inputs.map(String::from),
+    };
     // The daemon must take the dispatch well before the agent gives up on its hook; a slow or
     // saturated daemon costs this much, then the dispatch runs here.
     let accept = std::env::var("HOOKD_DAEMON_TIMEOUT_MS")
@@ -213,29 +203,22 @@ pub(super) fn via_daemon(
             std::time::Duration::from_secs(2),
             std::time::Duration::from_millis,
         );
-    let answer = match hookd::daemon::client::post(
+    let answer = match client::dispatch(
         &socket,
-        "/v1/dispatch",
-        &body,
+        &request,
         accept,
         std::time::Duration::from_secs(3700),
     ) {
-        Ok((200, outcome)) => Ok(outcome),
+        Ok(Answer::Outcome(outcome)) => Ok(outcome),
         // It serves another project: its hooks are not this project's. Said, not silent: the
         // dispatch here may find no configuration and run nothing.
-        Ok((409, answer)) => Err(Trouble::Other(
-            serde_json::from_str::<serde_json::Value>(&answer)
-                .ok()
-                .and_then(|v| v["error"].as_str().map(String::from))
-                .unwrap_or(answer),
-        )),
-        Ok((status, answer)) => {
-            let msg = serde_json::from_str::<serde_json::Value>(&answer)
-                .ok()
-                .and_then(|v| v["error"].as_str().map(String::from))
-                .unwrap_or(answer);
-            Err(Trouble::Other(format!("it answered {status}: {msg}")))
+        Ok(Answer::Refused { status: 409, error }) => Err(Trouble::Other(error)),
+        Ok(Answer::Refused { status, error }) => {
+            Err(Trouble::Other(format!("it answered {status}: {error}")))
         }
+        Ok(other) => Err(Trouble::Other(format!(
+            "an answer it cannot read: {other:?}"
+        ))),
         Err(ClientError::NotRunning(_)) => return None,
         Err(ClientError::Lost) => Err(Trouble::Lost),
         Err(e) => Err(Trouble::Other(e.to_string())),

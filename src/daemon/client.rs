@@ -1,11 +1,12 @@
 //! Talking to a running daemon over its Unix socket: one HTTP/1.1 request per connection
-//! (`Connection: close`), so the response ends where the stream ends. The only peer is hookd's
-//! own server; a full HTTP client and an async runtime would cost every dispatch its startup.
+//! (`Connection: close`), so the response ends where the stream ends; response heads are
+//! parsed by `httparse`. The only peer is hookd's own server; an async runtime would cost every
+//! dispatch its startup. [`dispatch`] speaks the typed request ([`super::wire`]).
 //!
 //! The socket is trusted only when it is this user's: its owner, and the process answering on
 //! it (`SO_PEERCRED`), must be our own uid. Another user's socket at our path is refused.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -31,9 +32,108 @@ pub enum ClientError {
     /// (or was killed) meanwhile. Its hooks may have run; dispatching again may run them twice.
     #[error("the daemon took the dispatch and stopped before answering (its hooks may have run)")]
     Lost,
+    /// The request is larger than the daemon takes ([`super::MAX_REQUEST_BYTES`]).
+    #[error("the request is {size} bytes, over its limit of {limit}")]
+    TooLarge {
+        /// The request's size.
+        size: usize,
+        /// The daemon's limit.
+        limit: usize,
+    },
+    /// The daemon's answer is not HTTP as hookd's server writes it.
+    #[error("the daemon's answer is malformed: {0}")]
+    Malformed(String),
     /// The exchange failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// The daemon's answer to a dispatch.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Answer {
+    /// 200: the Outcome's JSON, as the daemon wrote it.
+    Outcome(String),
+    /// The daemon did not run it (another project 409, other settings 412, busy 503, …) and
+    /// said why.
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// The daemon's `error`, or its body when it had none.
+        error: String,
+    },
+}
+
+/// Dispatch `request` through the daemon at `socket` (see [`post`] for the two deadlines).
+pub fn dispatch(
+    socket: &Path,
+    request: &super::wire::DispatchRequest,
+    accept: Duration,
+    answer: Duration,
+) -> Result<Answer, ClientError> {
+    let body = serde_json::to_string(request).map_err(|e| ClientError::Io(e.into()))?;
+    if body.len() > super::MAX_REQUEST_BYTES {
+        return Err(ClientError::TooLarge {
+            size: body.len(),
+            limit: super::MAX_REQUEST_BYTES,
+        });
+    }
+    Ok(match post(socket, "/v1/dispatch", &body, accept, answer)? {
+        (200, outcome) => Answer::Outcome(outcome),
+        (status, text) => Answer::Refused {
+            status,
+            error: serde_json::from_str::<super::wire::ErrorBody>(&text)
+                .map(|e| e.error)
+                .unwrap_or(text),
+        },
+    })
+}
+
+/// A response's status and the headers hookd's client reads.
+struct Head {
+    status: u16,
+    chunked: bool,
+}
+
+/// Read a response head (status line and headers, up to the blank line) and parse it.
+fn read_head(reader: &mut impl BufRead) -> Result<Option<Head>, ClientError> {
+    let mut raw = Vec::new();
+    loop {
+        let before = raw.len();
+        if reader.read_until(b'\n', &mut raw)? == 0 {
+            // The connection ended before a head (none at all: the caller decides what it means).
+            return if raw.is_empty() {
+                Ok(None)
+            } else {
+                Err(ClientError::Malformed("the head ends early".into()))
+            };
+        }
+        if raw.len() > 64 * 1024 {
+            return Err(ClientError::Malformed("the head is over 64 KiB".into()));
+        }
+        if &raw[before..] == b"\r\n" || &raw[before..] == b"\n" {
+            break;
+        }
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut response = httparse::Response::new(&mut headers);
+    match response.parse(&raw) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Ok(httparse::Status::Partial) => {
+            return Err(ClientError::Malformed("an incomplete head".into()))
+        }
+        Err(e) => return Err(ClientError::Malformed(e.to_string())),
+    }
+    let status = response
+        .code
+        .ok_or_else(|| ClientError::Malformed("no status".into()))?;
+    let chunked = response.headers.iter().any(|h| {
+        h.name.eq_ignore_ascii_case("transfer-encoding")
+            && String::from_utf8_lossy(h.value)
+                .to_ascii_lowercase()
+                .contains("chunked")
+    });
+    Ok(Some(Head { status, chunked }))
 }
 
 /// Connect to `socket` if it and the daemon behind it are this user's, within `timeout`.
@@ -105,38 +205,39 @@ pub fn post(
     )
     .map_err(timed_out)?;
     s.set_read_timeout(Some(left()?))?;
-    let mut reader = std::io::BufReader::new(s.try_clone()?);
-    let mut status_line = String::new();
-    std::io::BufRead::read_line(&mut reader, &mut status_line).map_err(timed_out)?;
-    if status_line.starts_with("HTTP/1.1 100") {
-        // Taken: the rest of the interim answer is a blank line.
-        let mut blank = String::new();
-        std::io::BufRead::read_line(&mut reader, &mut blank)?;
+    let mut reader = BufReader::new(s.try_clone()?);
+    let mut head = read_head(&mut reader)
+        .map_err(|e| match e {
+            ClientError::Io(io) => timed_out(io),
+            e => e,
+        })?
+        .ok_or_else(|| ClientError::Malformed("no answer".into()))?;
+    if head.status == 100 {
+        // Taken: the dispatch runs there from now on.
         s.set_write_timeout(Some(answer))?;
         s.write_all(body.as_bytes())?;
         s.set_read_timeout(Some(answer))?;
-        status_line.clear();
-        match std::io::BufRead::read_line(&mut reader, &mut status_line) {
-            Ok(0) => return Err(ClientError::Lost),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+        head = match read_head(&mut reader) {
+            Ok(Some(h)) => h,
+            Ok(None) => return Err(ClientError::Lost),
+            Err(ClientError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => {
                 return Err(ClientError::Lost)
             }
-            Err(e) => return Err(e.into()),
-        }
+            Err(e) => return Err(e),
+        };
     }
-    let mut raw = Vec::new();
-    reader.read_to_end(&mut raw)?;
-    let raw = String::from_utf8_lossy(&raw);
-    let (_, body) = raw
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| std::io::Error::other("the daemon's answer has no body"))?;
-    let status = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other("the daemon's answer has no status"))?;
-    Ok((status, body.to_string()))
+    let text = if head.chunked {
+        let mut text = String::new();
+        while let Some(piece) = next_chunk(&mut reader)? {
+            text.push_str(&String::from_utf8_lossy(&piece));
+        }
+        text
+    } else {
+        let mut raw = Vec::new();
+        reader.read_to_end(&mut raw)?;
+        String::from_utf8_lossy(&raw).into_owned()
+    };
+    Ok((head.status, text))
 }
 
 /// Open `GET path` and hand each Server-Sent Event (`event` name, `id`, `data`) to `each` until
@@ -147,47 +248,30 @@ pub fn sse(
     path: &str,
     mut each: impl FnMut(&str, Option<u64>, &str) -> bool,
 ) -> std::io::Result<()> {
-    use std::io::BufRead;
     let mut s = connect(socket, Duration::from_secs(2)).map_err(std::io::Error::other)?;
     write!(
         s,
         "GET {path} HTTP/1.1\r\nHost: hookd\r\nAccept: text/event-stream\r\n\r\n"
     )?;
-    let mut r = std::io::BufReader::new(s);
-    let mut line = String::new();
-    r.read_line(&mut line)?;
-    if !line.starts_with("HTTP/1.1 200") {
+    let mut r = BufReader::new(s);
+    let head = read_head(&mut r)
+        .map_err(std::io::Error::other)?
+        .ok_or_else(|| std::io::Error::other("the daemon closed the connection"))?;
+    if head.status != 200 {
         return Err(std::io::Error::other(format!(
             "the daemon answered {}",
-            line.trim()
+            head.status
         )));
     }
-    let mut chunked = false;
-    loop {
-        line.clear();
-        if r.read_line(&mut line)? == 0 || line == "\r\n" {
-            break; // end of headers
-        }
-        chunked |= line.to_ascii_lowercase().starts_with("transfer-encoding:")
-            && line.to_ascii_lowercase().contains("chunked");
-    }
+    let chunked = head.chunked;
     let mut text = String::new();
     loop {
         // Next piece of the body.
         let piece = if chunked {
-            line.clear();
-            if r.read_line(&mut line)? == 0 {
-                return Ok(());
+            match next_chunk(&mut r).map_err(std::io::Error::other)? {
+                Some(chunk) => chunk,
+                None => return Ok(()),
             }
-            let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or("0"), 16)
-                .map_err(|_| std::io::Error::other("a malformed chunk from the daemon"))?;
-            if size == 0 {
-                return Ok(());
-            }
-            let mut chunk = vec![0u8; size + 2]; // the chunk and its CRLF
-            r.read_exact(&mut chunk)?;
-            chunk.truncate(size);
-            chunk
         } else {
             let mut chunk = vec![0u8; 8192];
             let n = r.read(&mut chunk)?;
@@ -216,4 +300,25 @@ pub fn sse(
             }
         }
     }
+}
+
+/// The next chunk of a chunked body (`httparse` reads its size line); `None` at the last one.
+fn next_chunk(r: &mut impl BufRead) -> Result<Option<Vec<u8>>, ClientError> {
+    let mut line = Vec::new();
+    if r.read_until(b'\n', &mut line)? == 0 {
+        return Ok(None);
+    }
+    let size = match httparse::parse_chunk_size(&line) {
+        Ok(httparse::Status::Complete((_, size))) => {
+            usize::try_from(size).map_err(|_| ClientError::Malformed("a chunk too large".into()))?
+        }
+        _ => return Err(ClientError::Malformed("a malformed chunk size".into())),
+    };
+    if size == 0 {
+        return Ok(None);
+    }
+    let mut chunk = vec![0u8; size + 2]; // the chunk and its CRLF
+    r.read_exact(&mut chunk)?;
+    chunk.truncate(size);
+    Ok(Some(chunk))
 }

@@ -10,6 +10,9 @@ pub use dashboard::key as dashboard_key;
 pub mod hub;
 pub mod listen;
 mod stream;
+pub mod wire;
+
+use wire::DispatchRequest;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -24,7 +27,6 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::catalog::HookPoint;
@@ -201,7 +203,10 @@ struct AppState {
 type Shared = Arc<AppState>;
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, Json(json!({"error": message.into()}))).into_response()
+    let body = wire::ErrorBody {
+        error: message.into(),
+    };
+    (status, Json(body)).into_response()
 }
 
 /// Every TCP request: a `Host` naming this daemon and no foreign `Origin` (403), then the token
@@ -247,20 +252,6 @@ async fn guard(
         );
     }
     next.run(req).await
-}
-
-#[derive(Deserialize)]
-struct DispatchRequest {
-    point: String,
-    #[serde(default)]
-    context: Option<Value>,
-    /// The client's project: a daemon serving another one answers 409, and the client
-    /// dispatches in its own process instead of running this project's hooks elsewhere.
-    #[serde(default)]
-    project: Option<PathBuf>,
-    /// The client's settings digest: one other than the daemon's is answered 412.
-    #[serde(default)]
-    inputs: Option<String>,
 }
 
 async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -> Response {

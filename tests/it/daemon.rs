@@ -922,3 +922,54 @@ fn a_daemon_serving_another_project_is_not_used() {
         "{answer}"
     );
 }
+
+/// A one-shot fake daemon on a Unix socket: reads the request head, writes `answer`.
+fn fake_daemon(answer: &'static [u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("fake.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        // The whole head first (the client writes it in pieces), then the answer.
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap_or(0) == 1 {
+            head.push(byte[0]);
+        }
+        let _ = s.write_all(answer);
+    });
+    (dir, socket)
+}
+
+#[test]
+fn the_client_reads_chunked_answers_and_names_a_malformed_one() {
+    use hookd::daemon::client::{post, ClientError};
+    let secs = Duration::from_secs(5);
+    let (_d, socket) = fake_daemon(
+        b"HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+    );
+    let (status, body) = post(&socket, "/v1/dispatch", "{}", secs, secs).unwrap();
+    assert_eq!((status, body.as_str()), (409, "hello world"));
+
+    let (_d, socket) = fake_daemon(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+    assert_eq!(
+        post(&socket, "/v1/dispatch", "{}", secs, secs).unwrap(),
+        (200, "{}".to_string())
+    );
+
+    let (_d, socket) = fake_daemon(b"SMTP ready\r\n\r\n");
+    let e = post(&socket, "/v1/dispatch", "{}", secs, secs).unwrap_err();
+    assert!(matches!(e, ClientError::Malformed(_)), "{e:?}");
+    assert!(
+        e.to_string()
+            .starts_with("the daemon's answer is malformed: "),
+        "{e}"
+    );
+
+    let (_d, socket) = fake_daemon(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+    let e = post(&socket, "/v1/dispatch", "{}", secs, secs).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the daemon's answer is malformed: a malformed chunk size"
+    );
+}
