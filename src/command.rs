@@ -15,6 +15,7 @@ use crate::decision::{self, Contribution, Decision, Reply};
 use crate::events::{self, Event};
 use crate::gate::protect::{Places, ProtectedPaths, FILE_TOOLS};
 use crate::gate::{Denied, Gate, ModelVerdict, Verdict};
+use crate::kinds::SkipReason;
 use crate::outcome::{CommandOut, CommandStatus};
 use crate::provider::{Call, Provider};
 use crate::runner::{self, RunReport, RunSpec};
@@ -75,7 +76,7 @@ pub(crate) struct CommandProvider {
     pub max_output: usize,
     pub max_continues: u64,
     /// Set when the project's `.infer/` is not trusted: its hooks are skipped with this denial.
-    pub untrusted: Option<Denied>,
+    pub untrusted: Option<Skip>,
     /// For a project trusted by record: its fingerprint, verified again before each of its hooks
     /// runs (the files may change after loading; a daemon loads once).
     pub recheck: Option<crate::config::Fingerprint>,
@@ -101,7 +102,7 @@ struct At<'a> {
 
 /// What happened to one hook, before it is turned into an event and a contribution.
 enum Ran {
-    Skipped(Denied),
+    Skipped(Skip),
     Ran {
         argv: Vec<String>,
         allowed_by: String,
@@ -417,11 +418,29 @@ fn protected_denial(detail: String) -> Denied {
     }
 }
 
-fn panicked() -> Denied {
-    Denied {
-        reason: crate::gate::DenyReason::Unparsable,
+/// Why a hook was not run, with what was wrong and what to do.
+#[derive(Clone, Debug)]
+pub(crate) struct Skip {
+    pub reason: SkipReason,
+    pub detail: String,
+    pub hint: String,
+}
+
+impl From<Denied> for Skip {
+    fn from(d: Denied) -> Self {
+        Skip {
+            reason: d.reason.into(),
+            detail: d.detail,
+            hint: d.hint,
+        }
+    }
+}
+
+fn panicked() -> Skip {
+    Skip {
+        reason: SkipReason::Internal,
         detail: "the hook's runner thread panicked".into(),
-        hint: String::new(),
+        hint: "a bug in hookd: please report it with the hook's configuration".into(),
     }
 }
 
@@ -433,8 +452,8 @@ impl CommandProvider {
             }
             if let Some(fp) = &self.recheck {
                 if !crate::config::still_matches(&self.project_dir, fp) {
-                    return Ran::Skipped(Denied {
-                        reason: crate::gate::DenyReason::Untrusted,
+                    return Ran::Skipped(Skip {
+                        reason: SkipReason::Untrusted,
                         detail: format!(
                             "a file the trust record covers changed since the configuration was loaded ({})",
                             fp.files.join(", ")
@@ -448,7 +467,7 @@ impl CommandProvider {
             }
         }
         match self.gate.verdict(&hook.spec.command, at.mode) {
-            Verdict::Denied(d) => Ran::Skipped(d),
+            Verdict::Denied(d) => Ran::Skipped(d.into()),
             Verdict::Allowed(a) => {
                 let spec = RunSpec {
                     argv: a.argv.clone(),

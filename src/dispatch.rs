@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::context::{Context, DispatchError};
+pub use crate::kinds::SkipReason;
 pub use crate::outcome::{CommandOut, CommandStatus, Outcome, ReminderOut};
 pub(crate) use crate::provider::{Call, Provider};
 
@@ -147,13 +148,13 @@ impl EngineBuilder {
 }
 
 /// The denial for hooks of an untrusted project, naming what to do.
-fn untrusted_denial(config: &Config) -> Option<crate::gate::Denied> {
+fn untrusted_denial(config: &Config) -> Option<crate::command::Skip> {
     let ProjectTrust::Untrusted { changed } = &config.trust else {
         return None;
     };
     let project = config.project_dir.display();
-    Some(crate::gate::Denied {
-        reason: crate::gate::DenyReason::Untrusted,
+    Some(crate::command::Skip {
+        reason: crate::kinds::SkipReason::Untrusted,
         detail: if *changed {
             format!("the project's .infer/ changed since it was trusted ({project})")
         } else {

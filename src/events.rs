@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use crate::catalog::HookPoint;
-use crate::kinds::{DenyReason, Mode, Trigger};
+use crate::kinds::{DenyReason, Mode, SkipReason, Trigger};
 
 /// A command hook ran (or was started and failed to).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -82,8 +82,9 @@ pub struct HookCommandSkipped {
     pub command: String,
     /// The mode whose allow-list was consulted.
     pub mode: Mode,
-    /// The category (`not_allowlisted`, `operator`, ...).
-    pub reason: DenyReason,
+    /// The category: the gate's (`not_allowlisted`, `operator`, ...), `untrusted`, or
+    /// `internal`.
+    pub reason: SkipReason,
     /// What the user can do.
     pub hint: String,
     /// What exactly was wrong.

@@ -227,9 +227,6 @@ pub enum DenyReason {
     DangerousArgument,
     /// Anything the gate does not fully understand.
     Unparsable,
-    /// The hook comes from a project whose `.infer/` is not trusted (not a gate verdict: the
-    /// command was not even looked at).
-    Untrusted,
     /// A tool call of the model would write, or a command it proposed names, one of hookd's
     /// own files (configuration, trust store, state, installed agent settings).
     ProtectedPath,
@@ -256,7 +253,6 @@ impl DenyReason {
             DenyReason::Empty => "empty",
             DenyReason::DangerousArgument => "dangerous_argument",
             DenyReason::Unparsable => "unparsable",
-            DenyReason::Untrusted => "untrusted",
             DenyReason::ProtectedPath => "protected_path",
         }
     }
@@ -281,7 +277,6 @@ impl DenyReason {
             DenyReason::Empty => "write the program and its arguments",
             DenyReason::DangerousArgument => "`find` actions that run commands or write files are admitted only by an entry that allows this exact command",
             DenyReason::Unparsable => "simplify the command to one program with plain or quoted arguments",
-            DenyReason::Untrusted => "review the project's hooks with `hookd check`, then run `hookd trust` in the project",
             DenyReason::ProtectedPath => "with gate_shell_tools on, the model may not write or name hookd's configuration, trust store, state or the agents' hook settings; edit the file yourself, outside the agent",
         }
     }
@@ -290,5 +285,86 @@ impl DenyReason {
 impl fmt::Display for DenyReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// Why a command hook was not run: the gate refused its command, or hookd never asked the gate.
+/// Serialized as one snake_case name (`not_allowlisted`, …, `untrusted`, `internal`): the
+/// `reason` of `hook_command_skipped` events and of the Outcome's skipped commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// The gate's verdict on the command.
+    Denied(DenyReason),
+    /// The hook comes from a project whose `.infer/` is not trusted (or changed since): its
+    /// command was not even looked at.
+    Untrusted,
+    /// hookd failed while running it (its runner thread panicked): a bug, reported as one.
+    Internal,
+}
+
+impl SkipReason {
+    /// The snake_case name used in events, JSON and metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Denied(r) => r.as_str(),
+            SkipReason::Untrusted => "untrusted",
+            SkipReason::Internal => "internal",
+        }
+    }
+}
+
+impl From<DenyReason> for SkipReason {
+    fn from(r: DenyReason) -> Self {
+        SkipReason::Denied(r)
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for SkipReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for SkipReason {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Ok(match name.as_str() {
+            "untrusted" => SkipReason::Untrusted,
+            "internal" => SkipReason::Internal,
+            other => SkipReason::Denied(DenyReason::deserialize(
+                serde::de::value::StrDeserializer::<D::Error>::new(other),
+            )?),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skip_reasons_read_back_as_written_and_keep_the_gates_names() {
+        for (reason, name) in [
+            (SkipReason::Untrusted, "untrusted"),
+            (SkipReason::Internal, "internal"),
+            (DenyReason::NotAllowlisted.into(), "not_allowlisted"),
+            (DenyReason::ControlCharacter.into(), "control_character"),
+            (DenyReason::ProtectedPath.into(), "protected_path"),
+        ] {
+            let json = serde_json::to_string(&reason).unwrap();
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<SkipReason>(&json).unwrap(), reason);
+            assert_eq!(reason.to_string(), name);
+        }
+        assert!(serde_json::from_str::<SkipReason>("\"bored\"").is_err());
+        // Not a gate verdict: the gate's reasons do not include them.
+        assert!(serde_json::from_str::<DenyReason>("\"untrusted\"").is_err());
     }
 }

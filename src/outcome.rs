@@ -98,9 +98,9 @@ pub struct CommandOut {
     /// Wall time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
-    /// For skipped commands: the gate's category.
+    /// For skipped commands: why (the gate's category, `untrusted` or `internal`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<crate::gate::DenyReason>,
+    pub reason: Option<crate::kinds::SkipReason>,
     /// For skipped commands: what to do.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
