@@ -8,50 +8,18 @@
 //! dashbench SOCKET DASHBOARD_URL [EVENTS_PER_SECOND] [SECONDS] [SESSIONS]
 //! ```
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 #[allow(dead_code)]
+#[path = "support/keepalive.rs"]
+mod keepalive;
+
+#[allow(dead_code)]
 #[path = "../tests/it/cdp.rs"]
 mod cdp;
-
-/// POST one dispatch on a keep-alive connection and read the answer.
-fn dispatch(writer: &mut UnixStream, reader: &mut BufReader<UnixStream>, session: &str) -> u16 {
-    let body = format!(
-        r#"{{"point":"pre_stream","context":{{"session_id":"{session}","agent":"dashbench"}}}}"#
-    );
-    write!(
-        writer,
-        "POST /v1/dispatch HTTP/1.1\r\nHost: hookd\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("write a dispatch");
-    let mut line = String::new();
-    reader.read_line(&mut line).expect("read the status");
-    let status = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let mut length = 0;
-    loop {
-        line.clear();
-        reader.read_line(&mut line).expect("read a header");
-        if line == "\r\n" {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).expect("read the body");
-    status
-}
 
 /// Paced writers: `rate` dispatches a second (one event each) for `secs`, over `sessions`.
 fn load(socket: &Path, rate: u64, secs: u64, sessions: u64) -> std::thread::JoinHandle<u64> {
@@ -63,8 +31,7 @@ fn load(socket: &Path, rate: u64, secs: u64, sessions: u64) -> std::thread::Join
             .map(|w| {
                 let socket = socket.clone();
                 std::thread::spawn(move || {
-                    let mut writer = UnixStream::connect(&socket).expect("connect");
-                    let mut reader = BufReader::new(writer.try_clone().expect("clone"));
+                    let mut conn = keepalive::Conn::open(&socket).expect("connect");
                     let per = Duration::from_secs_f64(writers as f64 / rate as f64);
                     let mine = rate * secs / writers;
                     for i in 0..mine {
@@ -73,7 +40,8 @@ fn load(socket: &Path, rate: u64, secs: u64, sessions: u64) -> std::thread::Join
                             std::thread::sleep(wait);
                         }
                         let session = format!("session-{}", (i * writers + w) % sessions);
-                        assert_eq!(dispatch(&mut writer, &mut reader, &session), 200);
+                        let status = conn.dispatch("pre_stream", &session).expect("dispatch");
+                        assert_eq!(status, 200);
                     }
                     mine
                 })

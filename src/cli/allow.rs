@@ -1,9 +1,8 @@
 //! `hookd allow`: the gate's verdict on one command, as a hook or as the model's.
 
 use super::error::Done;
-use super::load::{load_for, print_warnings, ConfigArgs};
+use super::load::{load_for, print_warnings, ConfigArgs, GateArgs};
 use super::out;
-use super::parse_mode;
 use hookd::config::Mode;
 use hookd::gate::{self, Verdict};
 
@@ -11,10 +10,7 @@ use hookd::gate::{self, Verdict};
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
     #[command(flatten)]
-    pub(super) cfg: ConfigArgs,
-    /// The mode whose allow-list applies.
-    #[arg(long, default_value = "standard", value_parser = parse_mode)]
-    pub(super) mode: Mode,
+    pub(super) gate: GateArgs,
     /// Print {"allowed":bool,"reason":..,"hint":..} (with --model, also "parts": one
     /// verdict per simple command).
     #[arg(long)]
@@ -31,7 +27,13 @@ pub(super) struct Args {
 
 /// `hookd allow`.
 pub(super) fn run(a: Args) -> Done {
-    allow(a.cfg, a.mode, a.json, a.model, &a.command.join(" "))
+    allow(
+        a.gate.cfg,
+        a.gate.mode,
+        a.json,
+        a.model,
+        &a.command.join(" "),
+    )
 }
 
 pub(super) fn allow(cfg: ConfigArgs, mode: Mode, json: bool, model: bool, command: &str) -> Done {

@@ -1,8 +1,7 @@
 //! `hookd check`: every file validated, what would run where, the allow-list lint, trust.
 
 use super::error::{Done, Error};
-use super::load::{load, print_warnings, ConfigArgs};
-use super::parse_mode;
+use super::load::{load, print_warnings, ConfigArgs, GateArgs};
 use super::{out, plural};
 use hookd::catalog::HookPoint;
 use hookd::config::{self, Config, Mode};
@@ -14,10 +13,7 @@ use hookd::gate::{self, Verdict};
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
     #[command(flatten)]
-    pub(super) cfg: ConfigArgs,
-    /// The mode whose allow-list decides the verdicts.
-    #[arg(long, default_value = "standard", value_parser = parse_mode)]
-    pub(super) mode: Mode,
+    pub(super) gate: GateArgs,
     /// Exit 1 when any hook would be refused or skipped (denied by the gate, untrusted, or
     /// switched off), for CI.
     #[arg(long)]
@@ -26,7 +22,7 @@ pub(super) struct Args {
 
 /// `hookd check`.
 pub(super) fn run(a: Args) -> Done {
-    check(a.cfg, a.mode, a.strict)
+    check(a.gate.cfg, a.gate.mode, a.strict)
 }
 
 pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {

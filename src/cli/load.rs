@@ -22,6 +22,16 @@ pub(super) struct ConfigArgs {
     pub(super) gate_shell_tools: bool,
 }
 
+/// The configuration and the mode whose allow-list decides (`check`, `allow`).
+#[derive(Debug, Clone, clap::Args)]
+pub(super) struct GateArgs {
+    #[command(flatten)]
+    pub(super) cfg: ConfigArgs,
+    /// The mode whose allow-list decides the verdicts.
+    #[arg(long, default_value = "standard", value_parser = super::parse_mode)]
+    pub(super) mode: hookd::config::Mode,
+}
+
 pub(super) fn load(cfg: ConfigArgs) -> Result<Config, Error> {
     load_for(cfg, false)
 }
