@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::reply::{HookReply, Specific};
 use super::{
-    additional_context, object_and_event, translate_common, Adapter, AgentEvent, AgentReply,
-    Reading, Register, Scope, Shape, Translation,
+    additional_context, object_and_event, translate_common, Adapter, AdapterError, AgentEvent,
+    AgentReply, Reading, Register, Scope, Shape, Translation,
 };
 use crate::catalog::HookPoint;
 use crate::decision::Decision;
@@ -85,7 +85,7 @@ impl Adapter for ClaudeCode {
         EVENTS
     }
 
-    fn translate(&self, payload: &Value) -> Result<Translation, String> {
+    fn translate(&self, payload: &Value) -> Result<Translation, AdapterError> {
         let (obj, event) = object_and_event(self, payload)?;
         let failed = event == "PostToolUseFailure";
         let result = if failed {
@@ -130,7 +130,7 @@ impl Adapter for ClaudeCode {
         &self,
         scope: Scope,
         env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, AdapterError> {
         Ok(match scope {
             Scope::Project => super::cwd()?.join(".claude/settings.json"),
             Scope::Local => super::cwd()?.join(".claude/settings.local.json"),

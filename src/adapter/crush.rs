@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 
 use super::claude::event;
 use super::{
-    additional_context, object_and_event, translate_common, Adapter, AgentEvent, AgentReply,
-    Reading, Register, Scope, Shape, Translation,
+    additional_context, object_and_event, translate_common, Adapter, AdapterError, AgentEvent,
+    AgentReply, Reading, Register, Scope, Shape, Translation,
 };
 use crate::catalog::HookPoint;
 use crate::decision::Decision;
@@ -77,7 +77,7 @@ impl Adapter for Crush {
     }
 
     /// A Crush payload: `event`, `session_id`, `cwd`, `tool_name`, `tool_input`, ...
-    fn translate(&self, payload: &Value) -> Result<Translation, String> {
+    fn translate(&self, payload: &Value) -> Result<Translation, AdapterError> {
         let (obj, event) = object_and_event(self, payload)?;
         let failed = obj
             .get("error")
@@ -111,7 +111,7 @@ impl Adapter for Crush {
         &self,
         scope: Scope,
         env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, AdapterError> {
         match scope {
             Scope::Project => {
                 let dir = super::cwd()?;
@@ -135,10 +135,7 @@ impl Adapter for Crush {
                 };
                 Ok(base.join("crush/crush.json"))
             }
-            Scope::Local => Err(
-                "only Claude Code has a local settings file; use --scope project or --scope user"
-                    .into(),
-            ),
+            Scope::Local => Err(AdapterError::NoLocalScope),
         }
     }
 

@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use super::claude::event;
 use super::reply::{HookReply, Specific};
 use super::{
-    additional_context, object_and_event, translate_common, Adapter, AgentEvent, AgentReply,
-    Reading, Register, Scope, Shape, Translation,
+    additional_context, object_and_event, translate_common, Adapter, AdapterError, AgentEvent,
+    AgentReply, Reading, Register, Scope, Shape, Translation,
 };
 use crate::catalog::HookPoint;
 use crate::decision::Decision;
@@ -57,7 +57,7 @@ impl Adapter for Gemini {
         EVENTS
     }
 
-    fn translate(&self, payload: &Value) -> Result<Translation, String> {
+    fn translate(&self, payload: &Value) -> Result<Translation, AdapterError> {
         let (obj, event) = object_and_event(self, payload)?;
         let finish = if event == "AfterModel" {
             match finish_reason(obj) {
@@ -109,7 +109,7 @@ impl Adapter for Gemini {
         &self,
         scope: Scope,
         env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, AdapterError> {
         match scope {
             Scope::Project => Ok(super::cwd()?.join(".gemini/settings.json")),
             // GEMINI_CLI_HOME replaces the home directory for everything Gemini CLI keeps.
@@ -117,10 +117,7 @@ impl Adapter for Gemini {
                 Some(h) => PathBuf::from(h).join(".gemini/settings.json"),
                 None => super::home(env)?.join(".gemini/settings.json"),
             }),
-            Scope::Local => Err(
-                "only Claude Code has a local settings file; use --scope project or --scope user"
-                    .into(),
-            ),
+            Scope::Local => Err(AdapterError::NoLocalScope),
         }
     }
 }

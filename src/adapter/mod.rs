@@ -63,7 +63,7 @@ pub trait Adapter: Send + Sync {
         payload.get(self.event_field()).and_then(Value::as_str)
     }
     /// Read a payload.
-    fn translate(&self, payload: &Value) -> Result<Translation, String>;
+    fn translate(&self, payload: &Value) -> Result<Translation, AdapterError>;
     /// The reply to `event` for `outcome`.
     fn reply(&self, event: &str, outcome: &Outcome) -> AgentReply;
     /// The reply when hookd itself failed (`event` is `None` for a payload it could not read):
@@ -77,7 +77,7 @@ pub trait Adapter: Send + Sync {
         &self,
         scope: Scope,
         env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<PathBuf, String>;
+    ) -> Result<PathBuf, AdapterError>;
     /// True when the agent shows the adapter's stderr to the model on a deny: then nothing but
     /// the reason may go there (no configuration warnings, no operator hints).
     fn stderr_is_reason(&self) -> bool {
@@ -146,7 +146,7 @@ pub(crate) fn translate_common(
     adapter: &dyn Adapter,
     payload: &Map<String, Value>,
     read: Reading<'_>,
-) -> Result<Translation, String> {
+) -> Result<Translation, AdapterError> {
     let point = adapter
         .events()
         .iter()
@@ -159,8 +159,7 @@ pub(crate) fn translate_common(
             context: Context::new(),
         });
     };
-    let mut ctx = Context::from_json(&Value::Object(payload.clone()).to_string())
-        .map_err(|e| e.to_string())?;
+    let mut ctx = Context::from_json(&Value::Object(payload.clone()).to_string())?;
     ctx.set("agent", adapter.name());
     if let Some(name) = payload.get("tool_name") {
         let mut tool = Map::new();
@@ -188,13 +187,11 @@ pub(crate) fn translate_common(
 pub(crate) fn object_and_event<'a>(
     adapter: &dyn Adapter,
     payload: &'a Value,
-) -> Result<(&'a Map<String, Value>, &'a str), String> {
-    let obj = payload
-        .as_object()
-        .ok_or("the payload is not a JSON object")?;
+) -> Result<(&'a Map<String, Value>, &'a str), AdapterError> {
+    let obj = payload.as_object().ok_or(AdapterError::NotAnObject)?;
     let event = adapter
         .event_name(obj)
-        .ok_or_else(|| format!("the payload has no `{}`", adapter.event_field()))?;
+        .ok_or(AdapterError::NoEvent(adapter.event_field()))?;
     Ok((obj, event))
 }
 
@@ -223,16 +220,45 @@ pub(crate) fn additional_context(
 }
 
 /// `$HOME`, or an error naming it.
-pub(crate) fn home(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Result<PathBuf, String> {
+pub(crate) fn home(
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<PathBuf, AdapterError> {
     env("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
-        .ok_or_else(|| "HOME is not set".to_string())
+        .ok_or(AdapterError::NoHome)
 }
 
 /// The current directory, or an error saying so.
-pub(crate) fn cwd() -> Result<PathBuf, String> {
-    std::env::current_dir().map_err(|e| format!("cannot determine the current directory: {e}"))
+pub(crate) fn cwd() -> Result<PathBuf, AdapterError> {
+    std::env::current_dir().map_err(AdapterError::CurrentDir)
+}
+
+/// Why an agent's payload could not be read, or its settings file not found.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdapterError {
+    /// The payload is not JSON.
+    #[error("the payload is not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// The payload is JSON but not an object.
+    #[error("the payload is not a JSON object")]
+    NotAnObject,
+    /// The payload does not name its event.
+    #[error("the payload has no `{0}`")]
+    NoEvent(&'static str),
+    /// A field hookd reads has the wrong type.
+    #[error(transparent)]
+    Context(#[from] crate::dispatch::DispatchError),
+    /// `HOME` is not set (user-scope settings live below it).
+    #[error("HOME is not set")]
+    NoHome,
+    /// The current directory is gone or unreadable.
+    #[error("cannot determine the current directory: {0}")]
+    CurrentDir(#[source] std::io::Error),
+    /// The agent has no settings file of that scope.
+    #[error("only Claude Code has a local settings file; use --scope project or --scope user")]
+    NoLocalScope,
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@
 use serde_json::Value;
 
 /// The payload as JSON, with lone surrogate escapes replaced by `\ufffd`.
-pub fn parse(text: &str) -> Result<Value, String> {
+pub fn parse(text: &str) -> Result<Value, super::AdapterError> {
     let fixed = replace_lone_surrogates(text);
-    serde_json::from_str(&fixed).map_err(|e| format!("the payload is not JSON: {e}"))
+    serde_json::from_str(&fixed).map_err(super::AdapterError::NotJson)
 }
 
 /// `text` with every `\uD800`–`\uDFFF` escape that is not half of a well-formed pair replaced

@@ -49,7 +49,7 @@ pub(super) fn adapter(
     let diagnostics = std::cell::RefCell::new(Vec::<String>::new());
     // The payload is read first (it names the session's directory); it is judged below, once
     // the switches that decide what a failure means are known.
-    let payload = read_stdin().and_then(|t| adapter::parse_payload(&t));
+    let payload = read_stdin().and_then(|t| adapter::parse_payload(&t).map_err(|e| e.to_string()));
     // The project is the agent's: hookd works there, whatever directory it was started in.
     if let Some(dir) = adapter::agent_project(payload.as_ref().ok()) {
         if let Err(e) = std::env::set_current_dir(&dir) {
@@ -117,7 +117,7 @@ pub(super) fn adapter(
         Ok(t) => t,
         Err(e) => {
             let closed = closed_for(event.as_deref());
-            return emit(agent.failure_reply(event.as_deref(), &e, closed));
+            return emit(agent.failure_reply(event.as_deref(), &e.to_string(), closed));
         }
     };
     let Some(point) = t.point else {

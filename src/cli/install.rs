@@ -84,7 +84,7 @@ pub(super) fn settings_path(agent: Agent, scope: Scope) -> Result<PathBuf, Error
     agent
         .adapter()
         .settings_path(scope, &|name| std::env::var_os(name))
-        .map_err(Error::Cannot)
+        .map_err(Error::library)
 }
 
 pub(super) fn install(

@@ -217,8 +217,20 @@ impl Drop for Registered {
     }
 }
 
+/// Why a program could not be found (a hook that cannot start: an outcome, reported as its
+/// `error`).
+#[derive(Debug, thiserror::Error)]
+enum NotFound {
+    /// A path (it has a `/`) that does not exist.
+    #[error("`{0}` does not exist")]
+    Path(String),
+    /// A name found in no directory of the sanitized `PATH`.
+    #[error("`{0}` was not found on PATH; is it installed?")]
+    OnPath(String),
+}
+
 /// Find `program` the way a shell would, but only on the sanitized `PATH`.
-fn resolve(program: &str, cwd: &Path, path: Option<&OsString>) -> Result<PathBuf, String> {
+fn resolve(program: &str, cwd: &Path, path: Option<&OsString>) -> Result<PathBuf, NotFound> {
     if program.contains('/') {
         let p = Path::new(program);
         let full = if p.is_absolute() {
@@ -229,7 +241,7 @@ fn resolve(program: &str, cwd: &Path, path: Option<&OsString>) -> Result<PathBuf
         return if full.exists() {
             Ok(full)
         } else {
-            Err(format!("`{program}` does not exist"))
+            Err(NotFound::Path(program.to_string()))
         };
     }
     let path = path.cloned().unwrap_or_default();
@@ -242,9 +254,7 @@ fn resolve(program: &str, cwd: &Path, path: Option<&OsString>) -> Result<PathBuf
             }
         }
     }
-    Err(format!(
-        "`{program}` was not found on PATH; is it installed?"
-    ))
+    Err(NotFound::OnPath(program.to_string()))
 }
 
 fn signal_group(pgid: Pid, sig: Signal) -> bool {
@@ -312,7 +322,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     let path = vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v);
     let resolved = match resolve(program, &spec.cwd, path) {
         Ok(p) => p,
-        Err(e) => return RunReport::failed_to_start(e, started),
+        Err(e) => return RunReport::failed_to_start(e.to_string(), started),
     };
 
     become_subreaper();
