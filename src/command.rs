@@ -644,9 +644,9 @@ impl CommandProvider {
                     leaked: r.leaked,
                     held_open: r.held_open,
                     decision: if reply.deny {
-                        Some("deny")
+                        Some("deny".into())
                     } else if reply.allow {
-                        Some("allow")
+                        Some("allow".into())
                     } else {
                         None
                     },

@@ -9,13 +9,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::catalog::HookPoint;
 use crate::kinds::{DenyReason, Mode, SkipReason, Trigger};
 
 /// A command hook ran (or was started and failed to).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookCommand {
     /// The hook's name.
     pub name: String,
@@ -61,7 +61,7 @@ pub struct HookCommand {
     /// reading: the output may be partial.
     pub held_open: bool,
     /// What its reply decided: `deny` (reply or exit 2), `allow`, or null.
-    pub decision: Option<&'static str>,
+    pub decision: Option<String>,
     /// Its reply asked to stop the turn.
     pub halt: bool,
     /// Its reply asked the agent to keep working.
@@ -72,7 +72,7 @@ pub struct HookCommand {
 }
 
 /// A command hook did not run, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookCommandSkipped {
     /// The hook's name.
     pub name: String,
@@ -97,7 +97,7 @@ pub struct HookCommandSkipped {
 
 /// A command the agent's model proposed (a shell tool call) was denied by the gate at
 /// `pre_tool` (`gate_shell_tools`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCommandDenied {
     /// The tool (`Bash`, ...).
     pub tool: String,
@@ -118,7 +118,7 @@ pub struct ToolCommandDenied {
 }
 
 /// The daemon loaded a changed configuration and uses it from now on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfigReloaded {
     /// The files and variables read.
     pub sources: Vec<String>,
@@ -127,7 +127,7 @@ pub struct ConfigReloaded {
 }
 
 /// The daemon found a changed configuration invalid and keeps the one it was using.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfigError {
     /// The file (or variable) of the first error.
     pub file: String,
@@ -142,12 +142,12 @@ pub struct ConfigError {
 }
 
 /// A reminder was injected.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SystemReminder {
     /// Always `system_reminder`.
-    pub kind: &'static str,
+    pub kind: String,
     /// `user`, or `tool` when it belongs appended to the last tool result.
-    pub role: &'static str,
+    pub role: String,
     /// The text, placeholders filled.
     pub content: String,
     /// Always true: reminders are for the model, not shown to the user.
@@ -167,7 +167,7 @@ pub struct SystemReminder {
 }
 
 /// Every event hookd emits.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
@@ -186,6 +186,36 @@ pub enum Event {
 }
 
 impl Event {
+    /// The event's type, as its JSON `type` names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::HookCommand(_) => "hook_command",
+            Event::HookCommandSkipped(_) => "hook_command_skipped",
+            Event::SystemReminder(_) => "system_reminder",
+            Event::ToolCommandDenied(_) => "tool_command_denied",
+            Event::ConfigReloaded(_) => "config_reloaded",
+            Event::ConfigError(_) => "config_error",
+        }
+    }
+
+    /// The hook point the event happened at (configuration events happen at none).
+    pub fn point(&self) -> Option<HookPoint> {
+        match self {
+            Event::HookCommand(e) => Some(e.hook),
+            Event::HookCommandSkipped(e) => Some(e.hook),
+            Event::SystemReminder(e) => Some(e.hook),
+            Event::ToolCommandDenied(_) | Event::ConfigReloaded(_) | Event::ConfigError(_) => None,
+        }
+    }
+
+    /// What happened, in one line for people (`hookd events`): the hook and how it ended, why
+    /// it was skipped or denied, the reminder's start (see [`Summary`]).
+    pub fn summary(&self) -> String {
+        serde_json::to_value(self)
+            .map(|v| Summary::of(&v).what)
+            .unwrap_or_default()
+    }
+
     /// The session the event belongs to (configuration events belong to none).
     pub fn session_id(&self) -> Option<&str> {
         match self {
@@ -198,8 +228,101 @@ impl Event {
     }
 }
 
+/// One event as `hookd events` shows it: its columns and what happened. Read from the event's
+/// JSON field by field and leniently, so that an events file written by another version of
+/// hookd (fields missing, or added) still reads; project text is included as it is, and
+/// whoever prints it escapes it for the terminal.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Summary {
+    /// `seq`, as written.
+    pub seq: String,
+    /// The time of day from `timestamp` (`HH:MM:SS.mmm`).
+    pub time: String,
+    /// `session_id`.
+    pub session: String,
+    /// The hook point (`hook`).
+    pub point: String,
+    /// The event's `type`.
+    pub kind: String,
+    /// What happened.
+    pub what: String,
+}
+
+impl Summary {
+    /// The summary of one event's JSON.
+    pub fn of(e: &serde_json::Value) -> Summary {
+        let str_of = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let kind = str_of("type");
+        let what = match kind.as_str() {
+            "hook_command" => {
+                let how = if e["timed_out"] == true {
+                    "timed out".to_string()
+                } else {
+                    format!("exit {}", e["exit_code"])
+                };
+                format!(
+                    "{} ({how}, {}ms) `{}`",
+                    str_of("name"),
+                    e["duration_ms"],
+                    str_of("command")
+                )
+            }
+            "hook_command_skipped" => format!(
+                "{} skipped: {} `{}`",
+                str_of("name"),
+                str_of("reason"),
+                str_of("command")
+            ),
+            "system_reminder" => {
+                let text: String = str_of("content").chars().take(60).collect();
+                format!(
+                    "{} ({}): {}",
+                    str_of("name"),
+                    str_of("trigger"),
+                    text.replace('\n', " ")
+                )
+            }
+            "tool_command_denied" => format!(
+                "{} denied: {} `{}`",
+                str_of("tool"),
+                str_of("reason"),
+                str_of("command")
+            ),
+            "config_reloaded" => format!(
+                "({}) {}",
+                str_of("cause"),
+                e["sources"]
+                    .as_array()
+                    .map(|a| a
+                        .iter()
+                        .filter_map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                    .unwrap_or_default()
+            ),
+            "config_error" => format!(
+                "({}) {}:{}: {} (previous configuration kept)",
+                str_of("cause"),
+                str_of("file"),
+                e["line"],
+                str_of("message")
+            ),
+            _ => String::new(),
+        };
+        Summary {
+            seq: e["seq"].to_string(),
+            time: str_of("timestamp").get(11..23).unwrap_or("").to_string(),
+            session: str_of("session_id"),
+            point: str_of("hook"),
+            kind,
+            what,
+        }
+    }
+}
+
 /// An event as it leaves hookd: numbered and timed once, where it is delivered.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamped {
     /// Position in the stream: gap-free and increasing in the order sinks receive events.
     pub seq: u64,

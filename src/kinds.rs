@@ -113,7 +113,7 @@ impl fmt::Display for Origin {
 }
 
 /// When a reminder fires, among the firings of its hook point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Trigger {

@@ -95,8 +95,8 @@ impl Provider for ReminderProvider {
         }
         for (out, trigger) in due {
             call.emit(Event::SystemReminder(SystemReminder {
-                kind: "system_reminder",
-                role: out.role,
+                kind: "system_reminder".into(),
+                role: out.role.into(),
                 content: out.text.clone(),
                 hidden: true,
                 turn: call.outcome.turn,

@@ -35,76 +35,16 @@ pub(super) fn event_line(json: &str) -> String {
     let Ok(e) = serde_json::from_str::<serde_json::Value>(json) else {
         return visible(json).into_owned();
     };
-    let str_of = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-    let time = str_of("timestamp").get(11..23).unwrap_or("").to_string();
-    let kind = str_of("type");
-    let detail = match kind.as_str() {
-        "hook_command" => {
-            let how = if e["timed_out"] == true {
-                "timed out".to_string()
-            } else {
-                format!("exit {}", e["exit_code"])
-            };
-            format!(
-                "{} ({how}, {}ms) `{}`",
-                str_of("name"),
-                e["duration_ms"],
-                str_of("command")
-            )
-        }
-        "hook_command_skipped" => format!(
-            "{} skipped: {} `{}`",
-            str_of("name"),
-            str_of("reason"),
-            str_of("command")
-        ),
-        "system_reminder" => {
-            let text: String = str_of("content")
-                .chars()
-                .take(60)
-                .collect::<String>()
-                .replace('\n', " ");
-            format!("{} ({}): {text}", str_of("name"), str_of("trigger"))
-        }
-        "tool_command_denied" => format!(
-            "{} denied: {} `{}`",
-            str_of("tool"),
-            str_of("reason"),
-            str_of("command")
-        ),
-        "config_reloaded" => format!(
-            "({}) {}",
-            str_of("cause"),
-            e["sources"]
-                .as_array()
-                .map(|a| a
-                    .iter()
-                    .filter_map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "))
-                .unwrap_or_default()
-        ),
-        "config_error" => format!(
-            "({}) {}:{}: {} (previous configuration kept)",
-            str_of("cause"),
-            str_of("file"),
-            e["line"],
-            str_of("message")
-        ),
-        _ => String::new(),
-    };
+    let s = hookd::events::Summary::of(&e);
     // The session, short enough for a column: its first 12 characters.
-    let session = str_of("session_id");
-    let session = match session.char_indices().nth(12) {
-        Some((i, _)) => format!("{}…", &session[..i]),
-        None => session,
+    let session = match s.session.char_indices().nth(12) {
+        Some((i, _)) => format!("{}…", &s.session[..i]),
+        None => s.session.clone(),
     };
     // Names, commands and reasons come from a project's files: one line, nothing hidden.
     visible(&format!(
-        "#{:<6} {time:<12}  {session:<13} {:<16} {:<20} {detail}",
-        e["seq"].to_string(),
-        str_of("hook"),
-        kind
+        "#{:<6} {:<12}  {session:<13} {:<16} {:<20} {}",
+        s.seq, s.time, s.point, s.kind, s.what
     ))
     .into_owned()
 }

@@ -63,3 +63,49 @@ fn every_event_matches_its_golden_file() {
     outcome["commands"][0]["duration_ms"] = serde_json::json!("<duration_ms>");
     golden("outcome_post_tool", outcome);
 }
+
+/// Events read back from their JSON as the same typed values (`hookd events` prints a stream or
+/// a file this way), and each summarised in one line.
+#[test]
+fn events_read_back_from_their_json_and_summarise() {
+    use hookd::events::Stamped;
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::from_yaml(
+        dir.path(),
+        Some((".infer/config.yaml", "tools: {bash: {mode: {all: {allow: ['^echo golden$']}}}}\n")),
+        Some((
+            ".infer/hooks.yaml",
+            "enabled: true\nhooks:\n  - {name: say, hook: post_tool, command: 'echo golden'}\n  - {name: wipe, hook: post_tool, command: 'rm -rf build'}\n",
+        )),
+        Some((".infer/reminders.yaml", "enabled: true\nreminders:\n  - {name: nudge, hook: post_tool, text: \"after {tool_name}\\nand more\"}\n")),
+    )
+    .unwrap();
+    let sink = Arc::new(Collector::default());
+    let engine = Engine::builder(config).sink(sink.clone()).build();
+    let mut ctx = Context::new();
+    ctx.set("session_id", "golden-session")
+        .set("tool", serde_json::json!({"name": "Bash", "failed": false}));
+    engine.dispatch(HookPoint::PostTool, &ctx).unwrap();
+    let stamped = sink.events();
+    assert_eq!(stamped.len(), 3);
+    for s in &stamped {
+        let json = serde_json::to_string(s).unwrap();
+        let back: Stamped = serde_json::from_str(&json).unwrap();
+        assert_eq!(&back, s, "{json}");
+        assert_eq!(back.event.point(), Some(HookPoint::PostTool));
+        assert_eq!(back.event.session_id(), Some("golden-session"));
+    }
+    let summaries: Vec<String> = stamped.iter().map(|s| s.event.summary()).collect();
+    assert_eq!(summaries[0], "nudge (always): after Bash and more");
+    assert!(
+        summaries[1].starts_with("say (exit 0, ") && summaries[1].ends_with("ms) `echo golden`"),
+        "{}",
+        summaries[1]
+    );
+    assert_eq!(summaries[2], "wipe skipped: not_allowlisted `rm -rf build`");
+    let kinds: Vec<&str> = stamped.iter().map(|s| s.event.kind()).collect();
+    assert_eq!(
+        kinds,
+        ["system_reminder", "hook_command", "hook_command_skipped"]
+    );
+}
