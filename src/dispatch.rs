@@ -19,7 +19,7 @@ use crate::decision::Decision;
 use crate::events::{Event, EventSink, NullSink, Stream};
 use crate::gate::Gate;
 use crate::reminder::ReminderProvider;
-use crate::state::{observe, MemoryStore, SessionFacts, SessionState, StateStore, Tracking};
+use crate::state::{MemoryStore, SessionFacts, SessionState, StateStore};
 
 /// Builds an [`Engine`].
 pub struct EngineBuilder {
@@ -100,7 +100,6 @@ impl EngineBuilder {
             }
         }
         let reminders = ReminderProvider::new(&self.config.reminders);
-        let tracking = reminders.tracking();
         let providers: Vec<Box<dyn Provider>> = vec![
             Box::new(reminders),
             Box::new(CommandProvider {
@@ -139,7 +138,6 @@ impl EngineBuilder {
             stream: self.stream.unwrap_or_else(|| Stream::new(self.sink, 0)),
             cancel: self.cancel,
             store: self.store,
-            tracking,
             mode: self.mode,
             gate,
             config: Arc::new(self.config),
@@ -175,7 +173,6 @@ pub struct Engine {
     /// Stops its runs.
     cancel: crate::runner::Cancel,
     store: Arc<dyn StateStore>,
-    tracking: Tracking,
     mode: Mode,
     gate: Arc<Gate>,
     config: Arc<Config>,
@@ -244,18 +241,19 @@ impl Engine {
             decision: Decision::none(point),
             notices: self.config.hooks.off.clone(),
         };
-        let wanted: Vec<&dyn Provider> = self
+        // Providers with something due here, and those that only keep their books here.
+        let active: Vec<&dyn Provider> = self
             .providers
             .iter()
-            .filter(|p| p.wants(point))
+            .filter(|p| p.wants(point) || p.keeps_books(point))
             .map(|p| p.as_ref())
             .collect();
-        let bookkeeping = (point == HookPoint::PreStream && self.tracking.turns)
-            || (point == HookPoint::PostTool && self.tracking.failures);
-        if wanted.is_empty() && !bookkeeping {
+        if active.is_empty() {
             tracing::debug!(%point, "nothing configured at this point");
             return Ok(outcome); // the hot path: nothing can be due here
         }
+        let wanted: Vec<&dyn Provider> =
+            active.iter().copied().filter(|p| p.wants(point)).collect();
         let emit = |e: Event| self.emit(e);
         let mut call = Call {
             point,
@@ -270,16 +268,21 @@ impl Engine {
 
         // The session's state is read (and locked) only when something needs it: bookkeeping
         // at this point, a provider's decision, or the turn for events when the agent sent none.
-        let needs_state = bookkeeping
-            || wanted.iter().any(|p| p.needs_state(point))
-            || (self.tracking.turns && turn.is_none());
+        let counts_turns = || {
+            self.providers
+                .iter()
+                .any(|p| p.keeps_books(HookPoint::PreStream))
+        };
+        let needs_state = active
+            .iter()
+            .any(|p| p.keeps_books(point) || p.needs_state(point))
+            || (turn.is_none() && counts_turns());
         if needs_state {
-            let tracking = self.tracking;
             let mut locked = |state: &mut SessionState| {
-                call.facts = observe(point, context, &view, mode, tracking, state);
+                // The turn as counted so far; a provider counting turns updates it.
                 call.outcome.turn = turn.unwrap_or(state.turns);
                 call.outcome.session_turn = session_turn.or(turn).unwrap_or(state.turns);
-                for p in &wanted {
+                for p in &active {
                     p.decide(&mut call, state);
                 }
             };

@@ -32,6 +32,12 @@ impl Call<'_> {
 pub(crate) trait Provider: Send + Sync {
     /// False when nothing can be due at `point`: the dispatch then does no work at all.
     fn wants(&self, point: HookPoint) -> bool;
+    /// True when the provider records something in the session's state at `point` even when
+    /// nothing of it is due there (reminders count turns at `pre_stream`); its `decide` is
+    /// then called at `point` too. A provider that keeps books at `pre_stream` counts turns.
+    fn keeps_books(&self, _point: HookPoint) -> bool {
+        false
+    }
     /// True when deciding at `point` needs the session's state.
     fn needs_state(&self, _point: HookPoint) -> bool {
         false

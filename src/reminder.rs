@@ -7,10 +7,12 @@ use crate::config::{Mode, ReminderSpec, RemindersConfig, Trigger, When};
 use crate::events::{Event, SystemReminder};
 use crate::outcome::ReminderOut;
 use crate::provider::{Call, Provider};
-use crate::state::{SessionFacts, SessionState, Tracking};
+use crate::state::{observe, SessionFacts, SessionState, Tracking};
 
 pub(crate) struct ReminderProvider {
     by_point: [Vec<ReminderSpec>; 8],
+    /// The session bookkeeping these reminders rely on (theirs to keep).
+    tracking: Tracking,
 }
 
 impl ReminderProvider {
@@ -21,12 +23,13 @@ impl ReminderProvider {
                 by_point[r.hook.index()].push(r.clone());
             }
         }
-        ReminderProvider { by_point }
+        let tracking = Self::tracking(&by_point);
+        ReminderProvider { by_point, tracking }
     }
 
     /// The session bookkeeping these reminders rely on.
-    pub fn tracking(&self) -> Tracking {
-        let all = || self.by_point.iter().flatten();
+    fn tracking(by_point: &[Vec<ReminderSpec>; 8]) -> Tracking {
+        let all = || by_point.iter().flatten();
         Tracking {
             turns: all().any(|r| {
                 matches!(
@@ -56,11 +59,34 @@ impl Provider for ReminderProvider {
         !self.by_point[point.index()].is_empty()
     }
 
+    fn keeps_books(&self, point: HookPoint) -> bool {
+        (point == HookPoint::PreStream && self.tracking.turns)
+            || (point == HookPoint::PostTool && self.tracking.failures)
+    }
+
     fn needs_state(&self, _point: HookPoint) -> bool {
         true // `once` and its kin must be remembered, atomically with the decision
     }
 
     fn decide(&self, call: &mut Call<'_>, state: &mut SessionState) {
+        // The books first: a turn counted here is this dispatch's turn (unless the agent said).
+        let observed = observe(
+            call.point,
+            call.context,
+            call.view,
+            call.mode,
+            self.tracking,
+            state,
+        );
+        call.facts.prev_mode = observed.prev_mode;
+        call.facts.mode_changed = observed.mode_changed;
+        call.facts.failures = observed.failures;
+        call.outcome.turn = call.view.turn.unwrap_or(state.turns);
+        call.outcome.session_turn = call
+            .view
+            .session_turn
+            .or(call.view.turn)
+            .unwrap_or(state.turns);
         let facts = Facts {
             ctx: call.view,
             mode: call.mode,
