@@ -89,6 +89,49 @@ pub fn dispatch(
     })
 }
 
+/// One request on an open connection (a Unix socket or loopback TCP) with `Connection: close`;
+/// the status and the body, decoded from chunked transfer encoding when it is chunked. `Host`
+/// defaults to `hookd` and a POST's `Content-Type` to JSON; `headers` add to or replace them.
+/// For tools and tests that speak to the daemon directly: agents go through [`dispatch`].
+pub fn exchange<S: Read + Write>(
+    stream: &mut S,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Result<(u16, String), ClientError> {
+    let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !has("host") {
+        req.push_str("Host: hookd\r\n");
+    }
+    if method == "POST" && !has("content-type") {
+        req.push_str("Content-Type: application/json\r\n");
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    stream.write_all(req.as_bytes())?;
+    let mut reader = BufReader::new(stream);
+    let head = read_head(&mut reader)?.ok_or_else(|| ClientError::Malformed("no answer".into()))?;
+    let mut text = String::new();
+    if head.chunked {
+        while let Some(piece) = next_chunk(&mut reader)? {
+            text.push_str(&String::from_utf8_lossy(&piece));
+        }
+    } else {
+        let mut raw = Vec::new();
+        reader.read_to_end(&mut raw)?;
+        text = String::from_utf8_lossy(&raw).into_owned();
+    }
+    Ok((head.status, text))
+}
+
 /// A response's status and the headers hookd's client reads.
 struct Head {
     status: u16,

@@ -92,31 +92,7 @@ pub(crate) fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
-    if !has("host") {
-        req.push_str("Host: hookd\r\n");
-    }
-    if method == "POST" && !has("content-type") {
-        req.push_str("Content-Type: application/json\r\n");
-    }
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    stream.write_all(req.as_bytes()).unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    let status = raw.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = raw
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
+    hookd::daemon::client::exchange(stream, method, path, headers, body).unwrap()
 }
 
 /// Over HTTP as a legitimate client: the daemon's address as Host, its generated token.
@@ -726,7 +702,7 @@ fn metrics_are_valid_prometheus_text() {
     }
     let (status, raw) = tcp(&d, "GET", "/metrics", "");
     assert_eq!(status, 200);
-    let metrics = dechunk(&raw);
+    let metrics = raw;
     for line in [
         "# TYPE hookd_dispatches counter",
         "hookd_dispatches_total{point=\"post_tool\"} 3",
@@ -742,25 +718,6 @@ fn metrics_are_valid_prometheus_text() {
             metrics.lines().any(|l| l == line),
             "no line `{line}` in:\n{metrics}"
         );
-    }
-}
-
-/// The body without chunked framing, if it has any.
-pub(crate) fn dechunk(body: &str) -> String {
-    let mut out = String::new();
-    let mut rest = body;
-    loop {
-        let Some((size, after)) = rest.split_once("\r\n") else {
-            return body.to_string();
-        };
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            return body.to_string();
-        };
-        if n == 0 {
-            return out;
-        }
-        out.push_str(&after[..n]);
-        rest = &after[n + 2..];
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::cdp::{chromium, Browser, Tab};
-use crate::daemon::{dechunk, request, start, tcp, Daemon};
+use crate::daemon::{request, start, tcp, Daemon};
 use crate::support::{stdout, Project};
 
 /// Two sessions' worth of what a dashboard must show: a hook that runs, one that fails, one
@@ -264,7 +264,7 @@ fn per_session_streams_and_the_sessions_list() {
         ],
         "",
     );
-    assert_eq!(dechunk(&body).matches("data: ").count(), 2, "{body}");
+    assert_eq!(body.matches("data: ").count(), 2, "{body}");
     // ... and from the CLI.
     let mut cmd = p.cmd(&["events", "--session", "beta", "--json"]);
     cmd.env("HOOKD_SOCKET", &d.socket);
@@ -504,7 +504,6 @@ fn every_metric_the_grafana_dashboard_and_the_alerts_use_is_exported() {
     play(&d);
     let (status, metrics) = tcp(&d, "GET", "/metrics", "");
     assert_eq!(status, 200);
-    let metrics = dechunk(&metrics);
     // The names a query can use: each family's samples as OpenMetrics names them (a counter
     // `x` is sampled as `x_total`, a histogram as `x_bucket`, `x_sum`, `x_count`).
     let exported: std::collections::BTreeSet<String> = metrics
