@@ -179,10 +179,9 @@ fn target(path: &Path, follow: bool) -> Result<PathBuf, InstallError> {
 }
 
 /// Write `value` to `path` atomically, never through a link: the backup and the new content are
-/// written to fresh temporary files in the same directory (created `O_EXCL`, by `tempfile`) and
-/// renamed into place, which replaces a directory entry and never follows one.
+/// each written whole by [`crate::atomic::write_private`] (a fresh temporary file in the same
+/// directory, synced, renamed into place: a directory entry replaced, never followed).
 fn write(path: &Path, existed: bool, value: &Value) -> Result<Change, InstallError> {
-    use std::io::Write;
     let err = |e: std::io::Error| InstallError {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -195,19 +194,14 @@ fn write(path: &Path, existed: bool, value: &Value) -> Result<Change, InstallErr
     let backup = if existed {
         let b = path.with_extension("json.hookd-backup");
         let old = fs::read(path).map_err(err)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(err)?;
-        tmp.write_all(&old).map_err(err)?;
-        tmp.persist(&b).map_err(|e| err(e.error))?;
+        crate::atomic::write_private(&b, &old).map_err(err)?;
         Some(b)
     } else {
         None
     };
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(err)?;
-    tmp.write_all(text.as_bytes()).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
+    crate::atomic::write_private(path, text.as_bytes()).map_err(err)?;
     Ok(Change::Written { backup })
 }
 
