@@ -1,7 +1,6 @@
 //! Writing files hookd owns or edits (trust store, session state, token, agents' settings):
-//! whole or not at all, and
-//! readable by this user only. The new content goes to a temporary file created in the same
-//! directory (`O_EXCL`, mode 0600, never through a symlink: `tempfile`), is synced, then
+//! whole or not at all, and readable by this user only. The new content goes to a temporary
+//! file created in the same directory (`O_EXCL`, mode 0600, never through a symlink: `tempfile`), is synced, then
 //! renamed over the target, so a reader never sees half a file and a planted symlink at the
 //! target is replaced, not followed.
 
