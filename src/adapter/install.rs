@@ -8,14 +8,63 @@ use serde_json::{json, Map, Value};
 
 use super::{Adapter, Register};
 
-/// Why settings could not be changed. Nothing was written.
+/// Why settings could not be changed. Nothing was written. Each names the settings file.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct InstallError {
-    /// The settings file.
-    pub path: PathBuf,
-    /// What is wrong.
-    pub message: String,
+#[non_exhaustive]
+pub enum InstallError {
+    /// Reading or writing it (or its backup) failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The settings file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It is not JSON.
+    #[error("{path}: is not valid JSON ({source}); fix it first, hookd changed nothing")]
+    NotJson {
+        /// The settings file.
+        path: PathBuf,
+        /// Where and why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// It is JSON of another shape than the agent's settings.
+    #[error("{path}: {what}")]
+    Shape {
+        /// The settings file.
+        path: PathBuf,
+        /// What is not as expected, and what to do.
+        what: &'static str,
+    },
+    /// It, or its directory, is a symbolic link, and following was not asked for.
+    #[error("{path}: {what} {} is a symbolic link; hookd does not write through links (a repository can point one at your files). Check where it leads, then run again with --follow-symlinks to write there", link.display())]
+    Link {
+        /// The settings file.
+        path: PathBuf,
+        /// "the settings file" or "its directory".
+        what: &'static str,
+        /// The link.
+        link: PathBuf,
+    },
+    /// Its backup's path is a symbolic link.
+    #[error("{path}: the backup path {} is a symbolic link; remove it, hookd changed nothing", backup.display())]
+    BackupLink {
+        /// The settings file.
+        path: PathBuf,
+        /// The backup's path.
+        backup: PathBuf,
+    },
+    /// A link asked to be followed leads nowhere readable.
+    #[error("{path}: cannot follow the link: {source}")]
+    Follow {
+        /// The settings file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// What `install` or `uninstall` did.
@@ -128,52 +177,48 @@ fn entry_commands(group: &Value, shape: Shape) -> Vec<&str> {
 }
 
 fn read(path: &Path) -> Result<Option<Value>, InstallError> {
-    let err = |message: String| InstallError {
-        path: path.to_path_buf(),
-        message,
-    };
-    match fs::read_to_string(path) {
+    let path = path.to_path_buf();
+    match fs::read_to_string(&path) {
         Ok(text) if text.trim().is_empty() => Ok(Some(json!({}))),
         Ok(text) => match serde_json::from_str::<Value>(&text) {
             Ok(v @ Value::Object(_)) => Ok(Some(v)),
-            Ok(_) => Err(err(
-                "is not a JSON object; fix it first, hookd changed nothing".into(),
-            )),
-            Err(e) => Err(err(format!(
-                "is not valid JSON ({e}); fix it first, hookd changed nothing"
-            ))),
+            Ok(_) => Err(InstallError::Shape {
+                path,
+                what: "is not a JSON object; fix it first, hookd changed nothing",
+            }),
+            Err(source) => Err(InstallError::NotJson { path, source }),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(err(e.to_string())),
+        Err(source) => Err(InstallError::Io { path, source }),
     }
 }
 
 /// Refuse a settings file, its directory or its backup that is a symlink (unless asked), and
 /// say where a followed link leads. Returns the path to write.
 fn target(path: &Path, follow: bool) -> Result<PathBuf, InstallError> {
-    let err = |message: String| InstallError {
-        path: path.to_path_buf(),
-        message,
-    };
     let is_link = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
     let dir = path.parent().unwrap_or(Path::new("."));
     for (p, what) in [(path, "the settings file"), (dir, "its directory")] {
         if is_link(p) && !follow {
-            return Err(err(format!(
-                "{what} {} is a symbolic link; hookd does not write through links (a repository can point one at your files). Check where it leads, then run again with --follow-symlinks to write there",
-                p.display()
-            )));
+            return Err(InstallError::Link {
+                path: path.to_path_buf(),
+                what,
+                link: p.to_path_buf(),
+            });
         }
     }
     let backup = path.with_extension("json.hookd-backup");
     if is_link(&backup) {
-        return Err(err(format!(
-            "the backup path {} is a symbolic link; remove it, hookd changed nothing",
-            backup.display()
-        )));
+        return Err(InstallError::BackupLink {
+            path: path.to_path_buf(),
+            backup,
+        });
     }
     if follow && is_link(path) {
-        return fs::canonicalize(path).map_err(|e| err(format!("cannot follow the link: {e}")));
+        return fs::canonicalize(path).map_err(|source| InstallError::Follow {
+            path: path.to_path_buf(),
+            source,
+        });
     }
     Ok(path.to_path_buf())
 }
@@ -182,9 +227,9 @@ fn target(path: &Path, follow: bool) -> Result<PathBuf, InstallError> {
 /// each written whole by [`crate::atomic::write_private`] (a fresh temporary file in the same
 /// directory, synced, renamed into place: a directory entry replaced, never followed).
 fn write(path: &Path, existed: bool, value: &Value) -> Result<Change, InstallError> {
-    let err = |e: std::io::Error| InstallError {
+    let err = |source: std::io::Error| InstallError::Io {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source,
     };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -217,9 +262,9 @@ pub fn install(
     let existed = existing.is_some();
     let mut settings = existing.unwrap_or_else(|| json!({}));
     let command = adapter_command_with(hookd, spec.name(), opts.flags);
-    let err = |message: &str| InstallError {
+    let err = |what: &'static str| InstallError::Shape {
         path: path.to_path_buf(),
-        message: message.into(),
+        what,
     };
     let root = settings
         .as_object_mut()
