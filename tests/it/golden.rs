@@ -29,9 +29,13 @@ pub fn golden(name: &str, mut value: serde_json::Value) {
     );
 }
 
-#[test]
-fn every_event_matches_its_golden_file() {
+/// An engine with a reminder (`text`), a hook that runs and one the gate refuses, all at
+/// `post_tool`, collecting its events.
+fn engine(text: &str) -> (tempfile::TempDir, Arc<Collector>, Engine) {
     let dir = tempfile::tempdir().unwrap();
+    let reminders = format!(
+        "enabled: true\nreminders:\n  - {{name: nudge, hook: post_tool, text: \"{text}\"}}\n"
+    );
     let config = Config::from_yaml(
         dir.path(),
         Some((".infer/config.yaml", "tools: {bash: {mode: {all: {allow: ['^echo golden$']}}}}\n")),
@@ -39,11 +43,17 @@ fn every_event_matches_its_golden_file() {
             ".infer/hooks.yaml",
             "enabled: true\nhooks:\n  - {name: say, hook: post_tool, command: 'echo golden'}\n  - {name: wipe, hook: post_tool, command: 'rm -rf build'}\n",
         )),
-        Some((".infer/reminders.yaml", "enabled: true\nreminders:\n  - {name: nudge, hook: post_tool, text: 'after {tool_name}'}\n")),
+        Some((".infer/reminders.yaml", &reminders)),
     )
     .unwrap();
     let sink = Arc::new(Collector::default());
     let engine = Engine::builder(config).sink(sink.clone()).build();
+    (dir, sink, engine)
+}
+
+#[test]
+fn every_event_matches_its_golden_file() {
+    let (_dir, sink, engine) = engine("after {tool_name}");
     let mut ctx = Context::new();
     ctx.set("session_id", "golden-session")
         .set("turn", 5)
@@ -69,19 +79,7 @@ fn every_event_matches_its_golden_file() {
 #[test]
 fn events_read_back_from_their_json_and_summarise() {
     use hookd::events::Stamped;
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config::from_yaml(
-        dir.path(),
-        Some((".infer/config.yaml", "tools: {bash: {mode: {all: {allow: ['^echo golden$']}}}}\n")),
-        Some((
-            ".infer/hooks.yaml",
-            "enabled: true\nhooks:\n  - {name: say, hook: post_tool, command: 'echo golden'}\n  - {name: wipe, hook: post_tool, command: 'rm -rf build'}\n",
-        )),
-        Some((".infer/reminders.yaml", "enabled: true\nreminders:\n  - {name: nudge, hook: post_tool, text: \"after {tool_name}\\nand more\"}\n")),
-    )
-    .unwrap();
-    let sink = Arc::new(Collector::default());
-    let engine = Engine::builder(config).sink(sink.clone()).build();
+    let (_dir, sink, engine) = engine("after {tool_name}\\nand more");
     let mut ctx = Context::new();
     ctx.set("session_id", "golden-session")
         .set("tool", serde_json::json!({"name": "Bash", "failed": false}));
