@@ -354,6 +354,23 @@ fn the_page_shows_sessions_hooks_the_denial_and_the_skip_in_chromium() {
         "[...document.querySelectorAll('#timeline tbody tr td:nth-child(3)')].every(td => td.textContent === 'beta') && document.querySelectorAll('#timeline tbody tr').length === 3",
         "only beta's three events",
     );
+    // By status, then by hook name (the session filter cleared with the button).
+    let set = |tab: &mut Tab, id: &str, value: &str| {
+        tab.eval(&format!("(() => {{ const f = document.getElementById('{id}'); f.value = '{value}'; f.dispatchEvent(new Event('input')); return true }})()"));
+    };
+    tab.eval("document.getElementById('f-clear').click(), true");
+    set(&mut tab, "f-status", "denied");
+    tab.wait_for(
+        "document.querySelectorAll('#timeline tbody tr').length === 1 && document.querySelector('#timeline tbody tr').className.includes('denied')",
+        "only the denial",
+    );
+    set(&mut tab, "f-status", "");
+    set(&mut tab, "f-hook", "deploy");
+    tab.wait_for(
+        "document.querySelectorAll('#timeline tbody tr').length === 3 && [...document.querySelectorAll('#timeline tbody tr td:nth-child(5)')].every(td => td.textContent === 'hook deploy')",
+        "only the deploy hook's three skips",
+    );
+    set(&mut tab, "f-hook", "");
     if let Some(path) = std::env::var_os("HOOKD_DASHBOARD_SCREENSHOT") {
         tab.eval("(() => { const f = document.getElementById('f-session'); f.value = ''; f.dispatchEvent(new Event('input')); return true })()");
         std::thread::sleep(Duration::from_millis(300));
