@@ -6,6 +6,9 @@ use clap::Parser;
 use tracing_subscriber::filter::LevelFilter;
 
 fn main() {
+    // First, before anything reads the environment (the log level, the arguments' variables):
+    // an adapter call drops what the agent's project set there.
+    let early = cli::early();
     // HOOKD_LOG: off, error, warn (default), info, debug or trace. Logs go to stderr.
     let level = std::env::var("HOOKD_LOG")
         .ok()
@@ -17,7 +20,7 @@ fn main() {
         .without_time()
         .init();
     // Every error is rendered here, once, with the exit code that belongs to it.
-    let code = match cli::run(cli::Cli::parse()) {
+    let code = match cli::run(cli::Cli::parse(), early) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("{e}");

@@ -21,6 +21,8 @@ const GUARDED: &[&str] = &[
     "HOOKD_STATE_DIR",
     "HOOKD_EVENTS",
     "HOOKD_SOCKET",
+    // hookd's logs go to stderr, which some agents show the model.
+    "HOOKD_LOG",
     "XDG_CONFIG_HOME",
     "XDG_STATE_HOME",
     "XDG_RUNTIME_DIR",

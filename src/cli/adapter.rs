@@ -4,7 +4,7 @@ use super::dispatch::{client_inputs, engine, interruptible, via_daemon};
 use super::error::Done;
 use super::install::Agent;
 use super::load::{load, warnings, ConfigArgs};
-use super::{env_switch, out, read_stdin};
+use super::{given_path, out, path_arg, read_stdin, Millis, Switch};
 use hookd::adapter;
 use hookd::catalog::HookPoint;
 use hookd::config::{self, LoadOptions};
@@ -18,54 +18,101 @@ pub(super) struct Args {
     pub(super) agent: Agent,
     #[command(flatten)]
     pub(super) cfg: ConfigArgs,
-    /// Append events as JSON lines to FILE (`-` for stderr; default $HOOKD_EVENTS).
-    #[arg(long, value_name = "FILE")]
+    /// Append events as JSON lines to FILE (`-` for stderr).
+    #[arg(long, value_name = "FILE", env = "HOOKD_EVENTS", value_parser = path_arg())]
     pub(super) events: Option<PathBuf>,
     /// If hookd itself fails, deny the tool call or block the prompt instead of letting the
-    /// agent go on (also HOOKD_FAIL_CLOSED=1).
-    #[arg(long)]
-    pub(super) fail_closed: bool,
-    /// Dispatch in this process even when a daemon answers (also HOOKD_NO_DAEMON=1).
-    #[arg(long)]
-    pub(super) no_daemon: bool,
+    /// agent go on. A value of the variable that is neither on nor off turns it on.
+    #[arg(long, env = "HOOKD_FAIL_CLOSED", num_args = 0, default_missing_value = "on", value_parser = Switch::parse, value_name = "ON")]
+    pub(super) fail_closed: Option<Switch>,
+    /// Dispatch in this process even when a daemon answers.
+    #[arg(long, env = "HOOKD_NO_DAEMON", num_args = 0, default_missing_value = "on", value_parser = Switch::parse, value_name = "ON")]
+    pub(super) no_daemon: Option<Switch>,
+    /// How long a running daemon has to take the dispatch before it runs in this process
+    /// instead [default: 2000].
+    #[arg(long, value_name = "MS", env = "HOOKD_DAEMON_TIMEOUT_MS", value_parser = Millis::parse)]
+    pub(super) daemon_timeout_ms: Option<Millis>,
 }
 
-/// `hookd adapter AGENT`.
-pub(super) fn run(a: Args) -> Done {
-    let no_daemon =
-        a.no_daemon || a.cfg.config_dir.is_some() || env_switch("HOOKD_NO_DAEMON", false);
-    adapter(a.agent, a.cfg, a.events, a.fail_closed, !no_daemon)
+/// What `hookd adapter` does before its arguments are parsed (see [`super::early`]): the
+/// payload read (it names the agent's project), the move into that project, and the scrub of
+/// what the project set in the environment. Its diagnostics wait for the reply.
+pub(crate) struct Early {
+    payload: Result<serde_json::Value, String>,
+    diagnostics: Vec<String>,
 }
 
-pub(super) fn adapter(
+impl Early {
+    /// Read the payload, move to the agent's project, drop the project's variables.
+    pub(crate) fn prepare() -> Early {
+        let mut diagnostics = Vec::new();
+        let payload =
+            read_stdin().and_then(|t| adapter::parse_payload(&t).map_err(|e| e.to_string()));
+        // The project is the agent's: hookd works there, whatever directory it was started in.
+        if let Some(dir) = adapter::agent_project(payload.as_ref().ok()) {
+            if let Err(e) = std::env::set_current_dir(&dir) {
+                diagnostics.push(format!(
+                    "hookd: cannot work in the agent's project {}: {e}",
+                    dir.display()
+                ));
+            }
+        }
+        // Then, before anything reads the environment: what the repository set for its agent
+        // (.env, .claude/settings*.json) may not decide what hookd trusts, allows or reads.
+        diagnostics.extend(adapter::scrub_process_env());
+        Early {
+            payload,
+            diagnostics,
+        }
+    }
+}
+
+/// `hookd adapter AGENT`. `early` is what `main` prepared before parsing; it is always there
+/// when `hookd adapter` is the first argument, as clap requires, and prepared here otherwise.
+pub(super) fn run(a: Args, early: Option<Early>) -> Done {
+    let Early {
+        payload,
+        mut diagnostics,
+    } = early.unwrap_or_else(Early::prepare);
+    // A safety switch: a value hookd cannot read turns it on, never silently off.
+    let fail_closed = Switch::is_on(a.fail_closed.as_ref(), true);
+    let no_daemon = Switch::is_on(a.no_daemon.as_ref(), false);
+    let (daemon_wait, wait_note) = Millis::wait(a.daemon_timeout_ms.as_ref());
+    diagnostics.extend(Switch::note(
+        a.fail_closed.as_ref(),
+        "HOOKD_FAIL_CLOSED",
+        true,
+    ));
+    diagnostics.extend(Switch::note(a.no_daemon.as_ref(), "HOOKD_NO_DAEMON", false));
+    diagnostics.extend(wait_note);
+    // With --config-dir the daemon's configuration is not this call's.
+    let daemon = (!no_daemon && a.cfg.config_dir.is_none()).then_some(daemon_wait);
+    adapter(
+        a.agent,
+        a.cfg,
+        given_path(a.events),
+        fail_closed,
+        daemon,
+        payload,
+        diagnostics,
+    )
+}
+
+/// The adapter proper: `daemon` is how long a running daemon has to take the dispatch, if one
+/// may.
+#[allow(clippy::too_many_arguments)]
+fn adapter(
     agent: Agent,
     cfg: ConfigArgs,
     events: Option<PathBuf>,
     fail_closed: bool,
-    use_daemon: bool,
+    daemon: Option<std::time::Duration>,
+    payload: Result<serde_json::Value, String>,
+    diagnostics: Vec<String>,
 ) -> Done {
     // hookd's own diagnostics for this call (configuration warnings, daemon trouble). An agent
     // that shows stderr to the model as a deny's reason gets only the reason then.
-    let diagnostics = std::cell::RefCell::new(Vec::<String>::new());
-    // The payload is read first (it names the session's directory); it is judged below, once
-    // the switches that decide what a failure means are known.
-    let payload = read_stdin().and_then(|t| adapter::parse_payload(&t).map_err(|e| e.to_string()));
-    // The project is the agent's: hookd works there, whatever directory it was started in.
-    if let Some(dir) = adapter::agent_project(payload.as_ref().ok()) {
-        if let Err(e) = std::env::set_current_dir(&dir) {
-            diagnostics.borrow_mut().push(format!(
-                "hookd: cannot work in the agent's project {}: {e}",
-                dir.display()
-            ));
-        }
-    }
-    // Then, before anything reads the environment: what the repository set for its agent
-    // (.env, .claude/settings*.json) may not decide what hookd trusts, allows or reads.
-    diagnostics
-        .borrow_mut()
-        .extend(adapter::scrub_process_env());
-    // A safety switch: a value hookd cannot read turns it on, never silently off.
-    let fail_closed = fail_closed || env_switch("HOOKD_FAIL_CLOSED", true);
+    let diagnostics = std::cell::RefCell::new(diagnostics);
     // The user's own `fail_closed` and `gate_shell_tools` (hooks.yaml of --config-dir or
     // ~/.infer), read alone, so a broken project file or payload cannot hide them. With the
     // shell tools gated, a call hookd cannot read may be a shell command: it is denied.
@@ -142,9 +189,8 @@ pub(super) fn adapter(
     // A daemon it could not use (too large a payload, busy, slow, not this user's, other
     // settings, gone): dispatch here, for the same verdict; never an answer not the daemon's.
     let inputs = client_inputs(&cfg);
-    if let Some((socket, answer)) = use_daemon
-        .then(|| via_daemon(point, &t.context, inputs.as_deref()))
-        .flatten()
+    if let Some((socket, answer)) =
+        daemon.and_then(|wait| via_daemon(point, &t.context, inputs.as_deref(), wait))
     {
         let outcome = answer.map_err(|t| t.to_string()).and_then(|json| {
             serde_json::from_str::<hookd::dispatch::Outcome>(&json)

@@ -2,8 +2,8 @@
 
 use super::error::{Done, Error};
 use super::load::{load, print_warnings, ConfigArgs};
+use super::{given_path, parse_mode, parse_point, path_arg, Millis};
 use super::{out, read_stdin};
-use super::{parse_mode, parse_point};
 use hookd::catalog::HookPoint;
 use hookd::config::{Config, LoadOptions, Mode};
 use hookd::dispatch::{Context, Engine};
@@ -31,8 +31,8 @@ pub(super) struct Args {
     /// The agent's turn (overrides the context's `turn`).
     #[arg(long, value_name = "N")]
     pub(super) turn: Option<u64>,
-    /// Append events as JSON lines to FILE (`-` for stderr; default $HOOKD_EVENTS).
-    #[arg(long, value_name = "FILE")]
+    /// Append events as JSON lines to FILE (`-` for stderr).
+    #[arg(long, value_name = "FILE", env = "HOOKD_EVENTS", value_parser = path_arg())]
     pub(super) events: Option<PathBuf>,
     /// Require a running daemon (at $HOOKD_SOCKET or the default socket) to dispatch.
     #[arg(long, conflicts_with = "no_daemon")]
@@ -40,17 +40,21 @@ pub(super) struct Args {
     /// Dispatch in this process even when a daemon is running.
     #[arg(long)]
     pub(super) no_daemon: bool,
+    /// How long a running daemon has to take the dispatch before it runs in this process
+    /// instead [default: 2000].
+    #[arg(long, value_name = "MS", env = "HOOKD_DAEMON_TIMEOUT_MS", value_parser = Millis::parse)]
+    pub(super) daemon_timeout_ms: Option<Millis>,
     /// Print the Outcome indented over several lines, for people (default: one line).
     #[arg(long)]
     pub(super) pretty: bool,
 }
 
-/// Whether `hookd dispatch` goes through a daemon.
+/// Whether `hookd dispatch` goes through a daemon, and how long one has to take it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Daemon {
     Never,
-    IfRunning,
-    Required,
+    IfRunning(std::time::Duration),
+    Required(std::time::Duration),
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -92,13 +96,19 @@ pub(super) fn dispatch(
     if let Some(m) = mode {
         context.set("mode", m.name());
     }
-    if use_daemon != Daemon::Never {
+    let daemon = match use_daemon {
+        Daemon::Never => None,
+        Daemon::IfRunning(wait) => Some((wait, false)),
+        Daemon::Required(wait) => Some((wait, true)),
+    };
+    if let Some((wait, required)) = daemon {
         if let Some(done) = forward(
             point,
             &context,
             events.is_some(),
-            use_daemon == Daemon::Required,
+            required,
             client_inputs(&cfg).as_deref(),
+            wait,
         ) {
             return done;
         }
@@ -124,14 +134,8 @@ pub(super) fn dispatch(
     }
 }
 
-/// An engine writing events to `events` (`-`: stderr; default `$HOOKD_EVENTS`), with session
-/// state in files.
+/// An engine writing events to `events` (`-`: stderr), with session state in files.
 pub(super) fn engine(config: Config, events: Option<PathBuf>) -> Result<Engine, Error> {
-    let events = events.or_else(|| {
-        std::env::var_os("HOOKD_EVENTS")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    });
     let sink: Arc<dyn EventSink> = match events.as_deref() {
         None => Arc::new(NullSink),
         Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
@@ -185,6 +189,7 @@ pub(super) fn via_daemon(
     point: HookPoint,
     context: &Context,
     inputs: Option<&str>,
+    accept: std::time::Duration,
 ) -> Option<(PathBuf, Result<String, Trouble>)> {
     use hookd::daemon::client::{self, Answer, ClientError};
     let socket = hookd::daemon::default_socket()?;
@@ -194,15 +199,8 @@ pub(super) fn via_daemon(
         project: hookd::paths::project_here(),
         inputs: inputs.map(String::from),
     };
-    // The daemon must take the dispatch well before the agent gives up on its hook; a slow or
-    // saturated daemon costs this much, then the dispatch runs here.
-    let accept = std::env::var("HOOKD_DAEMON_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(
-            std::time::Duration::from_secs(2),
-            std::time::Duration::from_millis,
-        );
+    // The daemon must take the dispatch (`accept`) well before the agent gives up on its
+    // hook; a slow or saturated daemon costs this much, then the dispatch runs here.
     let answer = match client::dispatch(
         &socket,
         &request,
@@ -263,8 +261,9 @@ pub(super) fn forward(
     local_events: bool,
     required: bool,
     inputs: Option<&str>,
+    accept: std::time::Duration,
 ) -> Option<Done> {
-    let via = via_daemon(point, context, inputs);
+    let via = via_daemon(point, context, inputs, accept);
     // A daemon that could not be used dispatches here, unless one is required.
     let via = match via {
         // Not run again here: its hooks may have run in the daemon already.
@@ -313,12 +312,16 @@ pub(super) fn forward(
 /// `hookd dispatch POINT`.
 pub(super) fn run(a: Args) -> Done {
     PRETTY.store(a.pretty, std::sync::atomic::Ordering::Relaxed);
+    let (wait, note) = Millis::wait(a.daemon_timeout_ms.as_ref());
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
     let use_daemon = if a.no_daemon || a.cfg.config_dir.is_some() {
         Daemon::Never
     } else if a.daemon {
-        Daemon::Required
+        Daemon::Required(wait)
     } else {
-        Daemon::IfRunning
+        Daemon::IfRunning(wait)
     };
     dispatch(
         a.point,
@@ -326,7 +329,7 @@ pub(super) fn run(a: Args) -> Done {
         a.mode,
         a.session_id,
         a.turn,
-        a.events,
+        given_path(a.events),
         use_daemon,
     )
 }

@@ -16,6 +16,7 @@ mod trust;
 
 pub(crate) use self::error::Done;
 use self::imports::ImportFrom;
+use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 use hookd::catalog::HookPoint;
 use hookd::config::{self, Mode};
@@ -63,23 +64,108 @@ enum Command {
     Dispatch(dispatch::Args),
 }
 
-/// An on/off environment variable read with the one parser ([`config::parse_bool`]). Unset is
-/// off; a value that is neither on nor off is reported on stderr and taken as `unreadable`.
-pub(super) fn env_switch(name: &str, unreadable: bool) -> bool {
-    let Some(value) = std::env::var_os(name) else {
-        return false;
-    };
-    match value.to_str().and_then(config::parse_bool) {
-        Some(on) => on,
-        None => {
-            eprintln!(
-                "hookd: {name}={} is not on or off (1/true/yes/on, 0/false/no/off); taken as {}",
-                value.to_string_lossy().escape_debug(),
-                if unreadable { "on" } else { "off" }
-            );
-            unreadable
+/// An on/off flag or its variable as given, read with the one parser
+/// ([`config::parse_bool`]). Parsing never fails: a value that is neither on nor off is kept as
+/// `Unreadable`, and the command says so and decides what it means (an adapter owes its agent
+/// an answer, never a usage error).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Switch {
+    On,
+    Off,
+    Unreadable(String),
+}
+
+impl Switch {
+    /// clap's value parser: the flag alone stands for `on`.
+    pub(super) fn parse(value: &str) -> Result<Switch, std::convert::Infallible> {
+        Ok(match config::parse_bool(value) {
+            Some(true) => Switch::On,
+            Some(false) => Switch::Off,
+            None => Switch::Unreadable(value.to_string()),
+        })
+    }
+
+    /// Whether it is on; an unreadable value counts as `unreadable`.
+    pub(super) fn is_on(switch: Option<&Switch>, unreadable: bool) -> bool {
+        match switch {
+            None | Some(Switch::Off) => false,
+            Some(Switch::On) => true,
+            Some(Switch::Unreadable(_)) => unreadable,
         }
     }
+
+    /// What to tell the user about an unreadable value of `name`.
+    pub(super) fn note(switch: Option<&Switch>, name: &str, unreadable: bool) -> Option<String> {
+        let Some(Switch::Unreadable(value)) = switch else {
+            return None;
+        };
+        Some(format!(
+            "hookd: {name}={} is not on or off (1/true/yes/on, 0/false/no/off); taken as {}",
+            value.escape_debug(),
+            if unreadable { "on" } else { "off" }
+        ))
+    }
+}
+
+/// `--daemon-timeout-ms` / `HOOKD_DAEMON_TIMEOUT_MS` as given; like [`Switch`], parsing never
+/// fails and the command says what it could not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Millis {
+    Ms(u64),
+    Unreadable(String),
+}
+
+impl Millis {
+    /// How long a running daemon has to take a dispatch when nothing says otherwise: well
+    /// under the agents' own hook timeouts.
+    const DEFAULT: u64 = 2000;
+
+    /// clap's value parser.
+    pub(super) fn parse(value: &str) -> Result<Millis, std::convert::Infallible> {
+        Ok(match value.trim().parse::<u64>() {
+            Ok(ms) => Millis::Ms(ms),
+            Err(_) => Millis::Unreadable(value.to_string()),
+        })
+    }
+
+    /// The wait, and what to tell the user about a value that is not a number.
+    pub(super) fn wait(given: Option<&Millis>) -> (std::time::Duration, Option<String>) {
+        let ms = |ms| std::time::Duration::from_millis(ms);
+        match given {
+            None => (ms(Self::DEFAULT), None),
+            Some(Millis::Ms(n)) => (ms(*n), None),
+            // `HOOKD_DAEMON_TIMEOUT_MS=` is the shell's way to unset it.
+            Some(Millis::Unreadable(v)) if v.trim().is_empty() => (ms(Self::DEFAULT), None),
+            Some(Millis::Unreadable(v)) => (
+                ms(Self::DEFAULT),
+                Some(format!(
+                    "hookd: HOOKD_DAEMON_TIMEOUT_MS={} is not a number of milliseconds; {} used",
+                    v.escape_debug(),
+                    Self::DEFAULT
+                )),
+            ),
+        }
+    }
+}
+
+/// What must happen before the command line is parsed: `hookd adapter` reads its payload,
+/// moves to the agent's project and drops what that project set in the environment, so that
+/// nothing after it (the log level, clap's `env =` variables) reads a repository's values.
+/// `hookd` has no options before its subcommand, so the first argument names it.
+pub(crate) fn early() -> Option<adapter::Early> {
+    let sub = std::env::args_os().nth(1);
+    (sub.as_deref() == Some(std::ffi::OsStr::new("adapter"))).then(adapter::Early::prepare)
+}
+
+/// clap's value parser for a file argument whose variable may be set empty (`HOOKD_EVENTS=`):
+/// any path, empty included; [`given_path`] then reads empty as not given.
+pub(super) fn path_arg() -> impl clap::builder::TypedValueParser<Value = std::path::PathBuf> {
+    clap::builder::OsStringValueParser::new().map(std::path::PathBuf::from)
+}
+
+/// A file argument as given, an empty one (`HOOKD_EVENTS=`) as not given.
+pub(super) fn given_path(path: Option<std::path::PathBuf>) -> Option<std::path::PathBuf> {
+    path.filter(|p| !p.as_os_str().is_empty())
 }
 
 pub(super) fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -92,7 +178,7 @@ pub(super) fn parse_point(s: &str) -> Result<HookPoint, String> {
 }
 
 /// Run the parsed command line.
-pub(crate) fn run(cli: Cli) -> Done {
+pub(crate) fn run(cli: Cli, early: Option<adapter::Early>) -> Done {
     match cli.command {
         Command::Points(a) => points::run(a),
         Command::Check(a) => check::run(a),
@@ -100,7 +186,7 @@ pub(crate) fn run(cli: Cli) -> Done {
         Command::Trust(a) => trust::run(a),
         Command::Events(a) => events::run(a),
         Command::Serve(a) => serve::run(a),
-        Command::Adapter(a) => adapter::run(a),
+        Command::Adapter(a) => adapter::run(a, early),
         Command::Install(a) => install::run(a),
         Command::Uninstall(a) => install::run_uninstall(a),
         Command::Import { from } => imports::run(from),

@@ -118,6 +118,64 @@ fn hookd_fail_closed_takes_every_spelling_of_on_and_fails_closed_on_nonsense() {
 }
 
 #[test]
+fn the_adapters_other_variables_are_its_flags_and_a_bad_value_is_said_not_fatal() {
+    let p = project();
+    // Each variable stands for a flag, and `--help` says which.
+    let help = p.cmd(&["adapter", "--help"]).output().unwrap();
+    for (flag, var) in [
+        ("--events <FILE>", "[env: HOOKD_EVENTS=]"),
+        ("--fail-closed", "[env: HOOKD_FAIL_CLOSED=]"),
+        ("--no-daemon", "[env: HOOKD_NO_DAEMON=]"),
+        (
+            "--daemon-timeout-ms <MS>",
+            "[env: HOOKD_DAEMON_TIMEOUT_MS=]",
+        ),
+    ] {
+        let text = stdout(&help);
+        let at = text.find(flag).unwrap_or_else(|| panic!("{flag}: {text}"));
+        let next = text[at..].find("\n\n  ").map_or(text.len(), |n| at + n);
+        assert!(text[at..next].contains(var), "{flag}: {}", &text[at..next]);
+    }
+    // Values hookd cannot read: the agent still gets its answer (the hook's own verdict), and
+    // the user a line naming the variable and what was taken instead.
+    let payload = serde_json::json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
+        "tool_name": "Read", "tool_input": {"file_path": "x"}
+    });
+    let mut cmd = p.cmd(&["adapter", "claude-code"]);
+    cmd.env("HOOKD_NO_DAEMON", "sometimes")
+        .env("HOOKD_DAEMON_TIMEOUT_MS", "2s")
+        .env("HOOKD_SOCKET", p.path().join("no.sock"));
+    let out = with_bytes(cmd, payload.to_string().into_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with('{'), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains(
+        "hookd: HOOKD_NO_DAEMON=sometimes is not on or off (1/true/yes/on, 0/false/no/off); taken as off\n"
+    ), "{err}");
+    assert!(
+        err.contains(
+            "hookd: HOOKD_DAEMON_TIMEOUT_MS=2s is not a number of milliseconds; 2000 used\n"
+        ),
+        "{err}"
+    );
+    // Set empty (the shell's way to unset): as if not set, without a word.
+    let mut cmd = p.cmd(&["adapter", "claude-code"]);
+    cmd.env("HOOKD_EVENTS", "")
+        .env("HOOKD_NO_DAEMON", "")
+        .env("HOOKD_DAEMON_TIMEOUT_MS", "")
+        .env("HOOKD_SOCKET", p.path().join("no.sock"));
+    let out = with_bytes(cmd, payload.to_string().into_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    // The flags themselves, with no value, are on.
+    let mut cmd = p.cmd(&["adapter", "claude-code", "--no-daemon", "--fail-closed"]);
+    cmd.env_remove("HOOKD_FAIL_CLOSED");
+    let out = with_bytes(cmd, b"not json".to_vec());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
 fn fail_closed_true_in_the_users_hooks_yaml_is_fail_closed() {
     let p = project();
     p.write_home("hooks.yaml", "fail_closed: true\n");

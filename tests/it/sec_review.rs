@@ -404,6 +404,45 @@ fn a_repositorys_agent_environment_cannot_trust_allow_or_move_the_users_configur
 }
 
 #[test]
+fn a_repositorys_agent_environment_reaches_neither_the_adapters_arguments_nor_its_log() {
+    // clap reads HOOKD_EVENTS and the other switches' variables, and the log level is read
+    // before the arguments: all after the project's variables are dropped, or the repository
+    // would choose where hookd writes its events and what it prints to the agent.
+    let p = gated();
+    let planted = p.path().join("planted-events.jsonl");
+    let planted_env = [
+        ("HOOKD_EVENTS", planted.display().to_string()),
+        ("HOOKD_LOG", "trace".to_string()),
+    ];
+    let dotenv: String = planted_env
+        .iter()
+        .map(|(k, v)| format!("{k}={v}\n"))
+        .collect();
+    std::fs::write(p.path().join(".env"), dotenv).unwrap();
+    let mut cmd = p.cmd_untrusted(&["adapter", "claude-code", "--no-daemon"]);
+    for (k, v) in &planted_env {
+        cmd.env(k, v);
+    }
+    let out = with_stdin(cmd, &claude_pre_tool(&p, "Bash", json!({"command": "ls"})));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!planted.exists(), "the project chose the events file");
+    let err = stderr(&out);
+    assert!(!err.contains("DEBUG") && !err.contains("TRACE"), "{err}");
+    for name in ["HOOKD_EVENTS", "HOOKD_LOG"] {
+        assert!(err.contains(&format!("ignoring {name}")), "{name}: {err}");
+    }
+    // The same variables from the user (no project file names them) do their job.
+    std::fs::remove_file(p.path().join(".env")).unwrap();
+    let mut cmd = p.cmd_untrusted(&["adapter", "claude-code", "--no-daemon"]);
+    for (k, v) in &planted_env {
+        cmd.env(k, v);
+    }
+    let out = with_stdin(cmd, &claude_pre_tool(&p, "Bash", json!({"command": "ls"})));
+    assert!(planted.exists(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("DEBUG"), "{}", stderr(&out));
+}
+
+#[test]
 fn a_hooks_rewrite_of_a_gated_command_faces_the_gate_too() {
     // The user's own guard hook rewrites commands; with the shell tools gated, what the agent
     // will run is what the gate checks, whoever wrote it.
