@@ -122,7 +122,7 @@ pub struct MemoryStore {
 pub const MAX_SESSION_KEY_BYTES: usize = 256;
 
 /// The key a session is kept under: the id itself, or `sha256:HEX` for one over the limit.
-fn session_key(session: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn session_key(session: &str) -> std::borrow::Cow<'_, str> {
     if session.len() <= MAX_SESSION_KEY_BYTES {
         return session.into();
     }

@@ -34,7 +34,8 @@ pub(super) struct EventsQuery {
 fn wanted_by(wanted: Option<&str>, session: Option<&str>) -> bool {
     match (wanted, session) {
         (None, _) | (_, None) => true,
-        (Some(w), Some(s)) => w == s,
+        // The sessions list names an over-long id by its digest; that name selects it too.
+        (Some(w), Some(s)) => w == s || crate::state::session_key(s) == w,
     }
 }
 

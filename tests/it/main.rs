@@ -3,6 +3,7 @@
 mod adapter_contract;
 mod agents;
 mod allow_lint;
+mod attack_dashboard;
 mod attack_model;
 mod cdp;
 mod claude;
