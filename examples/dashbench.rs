@@ -11,11 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use hookd::daemon::client::Connection;
 use serde_json::Value;
-
-#[allow(dead_code)]
-#[path = "support/keepalive.rs"]
-mod keepalive;
 
 #[allow(dead_code)]
 #[path = "../tests/it/cdp.rs"]
@@ -31,7 +28,8 @@ fn load(socket: &Path, rate: u64, secs: u64, sessions: u64) -> std::thread::Join
             .map(|w| {
                 let socket = socket.clone();
                 std::thread::spawn(move || {
-                    let mut conn = keepalive::Conn::open(&socket).expect("connect");
+                    let mut conn =
+                        Connection::open(&socket, Duration::from_secs(10)).expect("connect");
                     let per = Duration::from_secs_f64(writers as f64 / rate as f64);
                     let mine = rate * secs / writers;
                     for i in 0..mine {
@@ -40,7 +38,11 @@ fn load(socket: &Path, rate: u64, secs: u64, sessions: u64) -> std::thread::Join
                             std::thread::sleep(wait);
                         }
                         let session = format!("session-{}", (i * writers + w) % sessions);
-                        let status = conn.dispatch("pre_stream", &session).expect("dispatch");
+                        let body = serde_json::json!({"point": "pre_stream",
+                            "context": {"session_id": session}});
+                        let (status, _) = conn
+                            .request("POST", "/v1/dispatch", &[], &body.to_string())
+                            .expect("dispatch");
                         assert_eq!(status, 200);
                     }
                     mine

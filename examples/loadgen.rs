@@ -8,16 +8,36 @@
 //! `scripts/load.sh` does both. The configuration in `benches/load/` has nothing due at
 //! `pre_tool` and one reminder (one event, no process) on every `pre_stream`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-#[path = "support/keepalive.rs"]
-mod keepalive;
-use keepalive::Conn;
+use hookd::daemon::client::{self, ClientError, Connection};
+use std::os::unix::net::UnixStream;
+
+/// One keep-alive connection, as an agent's adapter would hold.
+struct Conn(Connection<UnixStream>);
+
+impl Conn {
+    fn open(socket: &Path) -> Result<Conn, ClientError> {
+        Connection::open(socket, Duration::from_secs(10)).map(Conn)
+    }
+
+    /// POST a dispatch with nothing but a session; the status.
+    fn dispatch(&mut self, point: &str, session: &str) -> Result<u16, ClientError> {
+        let body = serde_json::json!({"point": point, "context": {"session_id": session}});
+        Ok(self
+            .0
+            .request("POST", "/v1/dispatch", &[], &body.to_string())?
+            .0)
+    }
+
+    /// GET /v1/health: the same HTTP round trip without a dispatch, the baseline.
+    fn health(&mut self) -> Result<u16, ClientError> {
+        Ok(self.0.request("GET", "/v1/health", &[], "")?.0)
+    }
+}
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
@@ -25,7 +45,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 /// Sequential requests on one connection: the round trip of a dispatch with nothing due, and
 /// of `/v1/health` (the HTTP stack alone), interleaved so noise hits both alike.
-fn latency(socket: &Path, n: usize) -> std::io::Result<()> {
+fn latency(socket: &Path, n: usize) -> Result<(), ClientError> {
     let mut c = Conn::open(socket)?;
     for _ in 0..200 {
         c.dispatch("pre_tool", "warm")?;
@@ -60,14 +80,14 @@ fn latency(socket: &Path, n: usize) -> std::io::Result<()> {
 }
 
 /// `clients` connections dispatching as fast as answered for `secs`: dispatches per second.
-fn throughput(socket: &Path, clients: usize, secs: f64) -> std::io::Result<()> {
+fn throughput(socket: &Path, clients: usize, secs: f64) -> Result<(), ClientError> {
     let deadline = Instant::now() + Duration::from_secs_f64(secs);
     let done = Arc::new(AtomicU64::new(0));
     let threads: Vec<_> = (0..clients)
         .map(|i| {
             let socket = socket.to_path_buf();
             let done = done.clone();
-            std::thread::spawn(move || -> std::io::Result<()> {
+            std::thread::spawn(move || -> Result<(), ClientError> {
                 let mut c = Conn::open(&socket)?;
                 let session = format!("tp{i}");
                 while Instant::now() < deadline {
@@ -91,37 +111,26 @@ fn throughput(socket: &Path, clients: usize, secs: f64) -> std::io::Result<()> {
 }
 
 /// `subs` SSE subscribers while dispatches produce `rate` events/s for `secs`: what each got.
-fn fanout(socket: &Path, subs: usize, rate: u64, secs: u64) -> std::io::Result<()> {
-    let stop = Arc::new(AtomicBool::new(false));
+fn fanout(socket: &Path, subs: usize, rate: u64, secs: u64) -> Result<(), ClientError> {
     let mut readers = Vec::new();
     for _ in 0..subs {
-        let mut s = UnixStream::connect(socket)?;
-        s.set_read_timeout(Some(Duration::from_millis(500)))?;
-        s.write_all(b"GET /v1/events HTTP/1.1\r\nHost: hookd\r\n\r\n")?;
-        let stop = stop.clone();
-        // Count events and gaps in their ids; stop when told and the stream is quiet.
+        let socket = socket.to_path_buf();
+        // Count events and gaps in their ids, until the stream is quiet for 2 s after the last.
         readers.push(std::thread::spawn(move || {
-            let mut r = BufReader::new(s);
             let (mut got, mut gaps, mut last) = (0u64, 0u64, None::<u64>);
-            let mut line = String::new();
-            loop {
-                line.clear();
-                match r.read_line(&mut line) {
-                    Ok(0) => break,
-                    Ok(_) => {}
-                    Err(_) if stop.load(Ordering::Relaxed) => break,
-                    Err(_) => continue,
-                }
-                // Chunked framing puts size lines between; events are the `id:` lines.
-                if let Some(id) = line.strip_prefix("id: ") {
-                    if let Ok(id) = id.trim().parse::<u64>() {
-                        if last.is_some_and(|l| id != l + 1) {
-                            gaps += 1;
-                        }
-                        last = Some(id);
-                        got += 1;
+            let quiet = Some(Duration::from_secs(2));
+            let read = client::sse(&socket, "/v1/events", quiet, |_, id, _| {
+                if let Some(id) = id {
+                    if last.is_some_and(|l| id != l + 1) {
+                        gaps += 1;
                     }
+                    last = Some(id);
+                    got += 1;
                 }
+                true
+            });
+            if let Err(e) = read {
+                eprintln!("a subscriber: {e}");
             }
             (got, gaps)
         }));
@@ -133,7 +142,7 @@ fn fanout(socket: &Path, subs: usize, rate: u64, secs: u64) -> std::io::Result<(
     let threads: Vec<_> = (0..writers)
         .map(|w| {
             let socket = socket.to_path_buf();
-            std::thread::spawn(move || -> std::io::Result<()> {
+            std::thread::spawn(move || -> Result<(), ClientError> {
                 let mut c = Conn::open(&socket)?;
                 let mine = total / writers;
                 let per = Duration::from_secs_f64(writers as f64 / rate as f64);
@@ -154,8 +163,6 @@ fn fanout(socket: &Path, subs: usize, rate: u64, secs: u64) -> std::io::Result<(
     }
     let sent = (total / writers) * writers;
     let elapsed = start.elapsed().as_secs_f64();
-    std::thread::sleep(Duration::from_millis(1000));
-    stop.store(true, Ordering::Relaxed);
     let results: Vec<(u64, u64)> = readers
         .into_iter()
         .map(|r| r.join().expect("reader thread"))
@@ -172,7 +179,7 @@ fn fanout(socket: &Path, subs: usize, rate: u64, secs: u64) -> std::io::Result<(
     Ok(())
 }
 
-fn main() -> std::io::Result<()> {
+fn main() -> Result<(), ClientError> {
     let mut args = std::env::args().skip(1);
     let Some(socket) = args.next().map(PathBuf::from) else {
         eprintln!("usage: loadgen SOCKET [SUBSCRIBERS] [EVENTS_PER_SECOND] [SECONDS]");

@@ -142,7 +142,7 @@ pub(super) fn events_cmd(
     }
     let mut last = since;
     let mut shutdown = false;
-    let result = hookd::daemon::client::sse(&socket, &path, |event, id, data| {
+    let result = hookd::daemon::client::sse(&socket, &path, None, |event, id, data| {
         match event {
             "missed" => eprintln!("hookd: {data}: events were missed"),
             "shutdown" => shutdown = true,

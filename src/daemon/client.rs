@@ -1,6 +1,6 @@
 //! Talking to a running daemon over its Unix socket: one HTTP/1.1 request per connection
-//! (`Connection: close`), so the response ends where the stream ends; response heads are
-//! parsed by `httparse`. The only peer is hookd's own server; an async runtime would cost every
+//! (`Connection: close`), so the response ends where the stream ends, or requests one after
+//! another on a kept [`Connection`]; response heads and chunk sizes are parsed by `httparse`. The only peer is hookd's own server; an async runtime would cost every
 //! dispatch its startup. [`dispatch`] speaks the typed request ([`super::wire`]).
 //!
 //! The socket is trusted only when it is this user's: its owner, and the process answering on
@@ -100,9 +100,69 @@ pub fn exchange<S: Read + Write>(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Result<(u16, String), ClientError> {
+    write_request(stream, method, path, headers, body, true)?;
+    let mut reader = BufReader::new(stream);
+    let head = read_head(&mut reader)?.ok_or_else(|| ClientError::Malformed("no answer".into()))?;
+    let text = read_body(&mut reader, &head, method, true)?;
+    Ok((head.status, text))
+}
+
+/// A kept-alive connection to the daemon: requests one after another on one stream, as an
+/// agent's adapter holding its connection would send them (the load generator, the benchmarks).
+/// Each answer must say where it ends (`Content-Length` or chunked), as hookd's server's do.
+pub struct Connection<S: Read + Write> {
+    stream: BufReader<S>,
+}
+
+impl Connection<UnixStream> {
+    /// Connect to the daemon at `socket` if it and the process behind it are this user's;
+    /// `timeout` bounds the connect and each read.
+    pub fn open(socket: &Path, timeout: Duration) -> Result<Self, ClientError> {
+        let s = connect(socket, timeout)?;
+        s.set_read_timeout(Some(timeout))?;
+        Ok(Connection::new(s))
+    }
+}
+
+impl<S: Read + Write> Connection<S> {
+    /// Keep `stream` (a Unix socket or loopback TCP) for requests.
+    pub fn new(stream: S) -> Self {
+        Connection {
+            stream: BufReader::new(stream),
+        }
+    }
+
+    /// One request on the kept connection, with the headers [`exchange`] adds; the status and
+    /// the body.
+    pub fn request(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Result<(u16, String), ClientError> {
+        // A whole answer was read before, so nothing of it waits in the buffer.
+        write_request(self.stream.get_mut(), method, path, headers, body, false)?;
+        let head = read_head(&mut self.stream)?
+            .ok_or_else(|| ClientError::Malformed("the daemon closed the connection".into()))?;
+        let text = read_body(&mut self.stream, &head, method, false)?;
+        Ok((head.status, text))
+    }
+}
+
+/// Write one request: `close` asks the server to end the connection after its answer.
+fn write_request(
+    stream: &mut impl Write,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    close: bool,
+) -> Result<(), ClientError> {
     let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
     let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\n{}Content-Length: {}\r\n",
+        if close { "Connection: close\r\n" } else { "" },
         body.len()
     );
     if !has("host") {
@@ -117,25 +177,51 @@ pub fn exchange<S: Read + Write>(
     req.push_str("\r\n");
     req.push_str(body);
     stream.write_all(req.as_bytes())?;
-    let mut reader = BufReader::new(stream);
-    let head = read_head(&mut reader)?.ok_or_else(|| ClientError::Malformed("no answer".into()))?;
-    let mut text = String::new();
-    if head.chunked {
-        while let Some(piece) = next_chunk(&mut reader)? {
-            text.push_str(&String::from_utf8_lossy(&piece));
-        }
-    } else {
-        let mut raw = Vec::new();
-        reader.read_to_end(&mut raw)?;
-        text = String::from_utf8_lossy(&raw).into_owned();
+    Ok(())
+}
+
+/// The body after `head`: chunked, or as long as it says, or (`to_end`, the connection closing
+/// after it) whatever comes until the end. An answer to HEAD, 1xx, 204 and 304 has none.
+fn read_body(
+    reader: &mut impl BufRead,
+    head: &Head,
+    method: &str,
+    to_end: bool,
+) -> Result<String, ClientError> {
+    if method == "HEAD" || head.status < 200 || head.status == 204 || head.status == 304 {
+        return Ok(String::new());
     }
-    Ok((head.status, text))
+    let mut raw = Vec::new();
+    if head.chunked {
+        while let Some(piece) = next_chunk(reader)? {
+            raw.extend_from_slice(&piece);
+        }
+        if !to_end {
+            // The trailer section, up to its blank line, before the next answer.
+            let mut line = Vec::new();
+            while reader.read_until(b'\n', &mut line)? > 0 && line != b"\r\n" && line != b"\n" {
+                line.clear();
+            }
+        }
+    } else if let (Some(length), false) = (head.length, to_end) {
+        raw.resize(length, 0);
+        reader.read_exact(&mut raw)?;
+    } else if to_end {
+        reader.read_to_end(&mut raw)?;
+    } else {
+        return Err(ClientError::Malformed(
+            "an answer on a kept connection says neither its length nor chunked".into(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&raw).into_owned())
 }
 
 /// A response's status and the headers hookd's client reads.
 struct Head {
     status: u16,
     chunked: bool,
+    /// `Content-Length`, when it says one.
+    length: Option<usize>,
 }
 
 /// Read a response head (status line and headers, up to the blank line) and parse it.
@@ -176,7 +262,22 @@ fn read_head(reader: &mut impl BufRead) -> Result<Option<Head>, ClientError> {
                 .to_ascii_lowercase()
                 .contains("chunked")
     });
-    Ok(Some(Head { status, chunked }))
+    let length = response
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+        .map(|h| {
+            std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .ok_or_else(|| ClientError::Malformed("a Content-Length that is no number".into()))
+        })
+        .transpose()?;
+    Ok(Some(Head {
+        status,
+        chunked,
+        length,
+    }))
 }
 
 /// Connect to `socket` if it and the daemon behind it are this user's, within `timeout`.
@@ -284,14 +385,24 @@ pub fn post(
 }
 
 /// Open `GET path` and hand each Server-Sent Event (`event` name, `id`, `data`) to `each` until
-/// the stream ends or `each` returns false. The body is decoded from chunked transfer encoding
-/// (as hookd's server sends event streams) or read as it comes otherwise.
+/// the stream ends, `each` returns false, or (with `quiet`) nothing came for that long. The body
+/// is decoded from chunked transfer encoding (as hookd's server sends event streams) or read as
+/// it comes otherwise.
 pub fn sse(
     socket: &Path,
     path: &str,
+    quiet: Option<Duration>,
     mut each: impl FnMut(&str, Option<u64>, &str) -> bool,
 ) -> std::io::Result<()> {
     let mut s = connect(socket, Duration::from_secs(2)).map_err(std::io::Error::other)?;
+    s.set_read_timeout(quiet)?;
+    let quiet_ended = |e: &std::io::Error| {
+        quiet.is_some()
+            && matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            )
+    };
     write!(
         s,
         "GET {path} HTTP/1.1\r\nHost: hookd\r\nAccept: text/event-stream\r\n\r\n"
@@ -311,13 +422,18 @@ pub fn sse(
     loop {
         // Next piece of the body.
         let piece = if chunked {
-            match next_chunk(&mut r).map_err(std::io::Error::other)? {
-                Some(chunk) => chunk,
-                None => return Ok(()),
+            match next_chunk(&mut r) {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => return Ok(()),
+                Err(ClientError::Io(e)) if quiet_ended(&e) => return Ok(()),
+                Err(e) => return Err(std::io::Error::other(e)),
             }
         } else {
             let mut chunk = vec![0u8; 8192];
-            let n = r.read(&mut chunk)?;
+            let n = match r.read(&mut chunk) {
+                Err(e) if quiet_ended(&e) => return Ok(()),
+                n => n?,
+            };
             if n == 0 {
                 return Ok(());
             }

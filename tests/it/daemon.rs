@@ -209,6 +209,33 @@ fn dispatch_over_the_socket_and_http_gives_the_cli_outcome() {
 }
 
 #[test]
+fn one_kept_connection_carries_dispatches_streams_and_errors_in_turn() {
+    // As an agent's adapter or the load generator holds it: answers with a length, chunked
+    // answers (the event stream, read to its end), HEAD and an error, one after another.
+    let p = project();
+    let d = start(&p, &[]);
+    let mut c =
+        hookd::daemon::client::Connection::open(&d.socket, Duration::from_secs(10)).unwrap();
+    let body = json!({"point": "post_tool", "context": {"session_id": "k"}}).to_string();
+    for _ in 0..3 {
+        let (status, outcome) = c.request("POST", "/v1/dispatch", &[], &body).unwrap();
+        assert_eq!(status, 200, "{outcome}");
+        let v: Value = serde_json::from_str(&outcome).unwrap();
+        assert_eq!(v["commands"][0]["status"], "ok", "{v}");
+        let (status, events) = c
+            .request("GET", "/v1/events?follow=false&since=0&session=k", &[], "")
+            .unwrap();
+        assert_eq!(status, 200);
+        assert!(events.contains("\"type\":\"hook_command\""), "{events}");
+        assert_eq!(c.request("HEAD", "/v1/health", &[], "").unwrap().0, 200);
+        let (status, error) = c.request("POST", "/v1/dispatch", &[], "{").unwrap();
+        assert_eq!(status, 400, "{error}");
+        let (status, health) = c.request("GET", "/v1/health", &[], "").unwrap();
+        assert_eq!((status, health.contains("\"ok\"")), (200, true), "{health}");
+    }
+}
+
+#[test]
 fn bad_requests_get_a_4xx_that_says_what_was_wrong() {
     let p = project();
     let d = start(&p, &[]);
