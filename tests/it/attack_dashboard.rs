@@ -7,7 +7,8 @@ use std::net::TcpStream;
 
 use serde_json::{json, Value};
 
-use crate::daemon::{request, start, tcp, Daemon};
+use crate::daemon::{request, start, tcp};
+use crate::dashboard::{dispatch, key};
 use crate::support::Project;
 
 /// The gate on, `ls` allowed, and a post_tool hook that makes `marker` when it runs.
@@ -29,22 +30,6 @@ fn project() -> (Project, std::path::PathBuf) {
         ),
     );
     (p, marker)
-}
-
-/// A dispatch with the token, as the agent's adapter sends it.
-fn dispatch(d: &Daemon, point: &str, context: Value) {
-    let (status, body) = tcp(
-        d,
-        "POST",
-        "/v1/dispatch",
-        &json!({"point": point, "context": context}).to_string(),
-    );
-    assert_eq!(status, 200, "{body}");
-}
-
-fn key(d: &Daemon) -> String {
-    let url = d.dashboard.as_deref().expect("a dashboard URL");
-    url.split_once("?key=").unwrap().1.to_string()
 }
 
 // ---- (b) a hostile agent: what the daemon keeps for the page ----

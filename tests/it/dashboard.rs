@@ -28,7 +28,8 @@ fn project() -> Project {
     p
 }
 
-fn dispatch(d: &Daemon, point: &str, context: Value) {
+/// A dispatch with the token, as the agent's adapter sends it.
+pub(crate) fn dispatch(d: &Daemon, point: &str, context: Value) {
     let (status, body) = tcp(
         d,
         "POST",
@@ -76,7 +77,7 @@ fn get(d: &Daemon, path: &str) -> (u16, String) {
     )
 }
 
-fn key(d: &Daemon) -> String {
+pub(crate) fn key(d: &Daemon) -> String {
     let url = d
         .dashboard
         .as_deref()
