@@ -22,6 +22,9 @@ use crate::runner::{self, RunReport, RunSpec};
 use crate::state::SessionState;
 use crate::view::View;
 
+/// The longest tool name an event keeps (tools are short names: `Bash`, `run_shell_command`).
+const MOST_TOOL_NAME_BYTES: usize = 256;
+
 /// A hook with its matcher compiled.
 pub(crate) struct Hook {
     pub spec: HookSpec,
@@ -388,14 +391,22 @@ impl CommandProvider {
         None
     }
 
+    /// The event keeps what the model sent cut to the gate's own limit: a refused call of
+    /// megabytes (denied as too long) must not make an event, a log line and a dashboard row
+    /// of megabytes, ten thousand times over in the daemon's ring.
     fn emit_denied(&self, call: &mut Call<'_>, tool: &str, command: String, denied: Denied) {
+        use crate::display::clip;
+        let most = crate::gate::MAX_COMMAND_BYTES;
         call.emit(Event::ToolCommandDenied(events::ToolCommandDenied {
-            tool: tool.to_string(),
-            command,
+            tool: clip(tool, MOST_TOOL_NAME_BYTES).into_owned(),
+            command: match clip(&command, most) {
+                std::borrow::Cow::Borrowed(_) => command,
+                cut => cut.into_owned(),
+            },
             mode: call.mode,
             reason: denied.reason,
-            detail: denied.detail,
-            hint: denied.hint,
+            detail: clip(&denied.detail, most).into_owned(),
+            hint: clip(&denied.hint, most).into_owned(),
             turn: call.outcome.turn,
             session_id: call.session_id.to_string(),
         }));

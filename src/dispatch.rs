@@ -220,7 +220,11 @@ impl Engine {
     /// only an unusable context is an error.
     pub fn dispatch(&self, point: HookPoint, context: &Context) -> Result<Outcome, DispatchError> {
         let view = context.view()?;
-        let session_id = view.session_id.unwrap_or_default();
+        // An over-long id (agents send UUIDs) is known by its digest from here on: in the
+        // session's state, its events and what its hooks are given, so a client sending
+        // megabytes as an id makes no event, hook environment or dashboard row that large.
+        let session_key = crate::state::session_key(view.session_id.unwrap_or_default());
+        let session_id: &str = &session_key;
         let mode = match view.mode {
             Some(m) => m
                 .parse::<Mode>()

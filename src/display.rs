@@ -35,6 +35,19 @@ pub fn visible_lines(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` cut to at most `most` bytes at a character boundary, ended with `…` when anything was
+/// cut: for what an agent sends that hookd keeps or shows (a name, a refused command).
+pub fn clip(text: &str, most: usize) -> Cow<'_, str> {
+    if text.len() <= most {
+        return Cow::Borrowed(text);
+    }
+    let end = (0..=most)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    Cow::Owned(format!("{}…", &text[..end]))
+}
+
 fn push(out: &mut String, c: char) {
     use std::fmt::Write;
     if !hidden(c) {

@@ -121,8 +121,10 @@ pub struct MemoryStore {
 /// sending megabytes as an id must not make the daemon keep them).
 pub const MAX_SESSION_KEY_BYTES: usize = 256;
 
-/// The key a session is kept under: the id itself, or `sha256:HEX` for one over the limit.
-pub(crate) fn session_key(session: &str) -> std::borrow::Cow<'_, str> {
+/// The name a session is known by: the id itself, or `sha256:HEX` (its SHA-256) for an id over
+/// [`MAX_SESSION_KEY_BYTES`]. Dispatch uses it for the session's state, its events and its hooks;
+/// it is idempotent, so a name already shortened stays as it is.
+pub fn session_key(session: &str) -> std::borrow::Cow<'_, str> {
     if session.len() <= MAX_SESSION_KEY_BYTES {
         return session.into();
     }

@@ -72,7 +72,9 @@ pub(super) fn events_cmd(
     let of_session = |line: &str| {
         session.is_none_or(|s| {
             let v = serde_json::from_str::<serde_json::Value>(line).unwrap_or_default();
-            v["session_id"].as_str().is_none_or(|id| id == s)
+            v["session_id"].as_str().is_none_or(|id| {
+                id == s || hookd::state::session_key(id) == hookd::state::session_key(s)
+            })
         })
     };
     let print = |line: &str| {

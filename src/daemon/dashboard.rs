@@ -26,18 +26,6 @@ const MOST_SESSIONS: usize = 1000;
 /// The longest agent name kept (agents are a handful of short names).
 const MOST_AGENT_BYTES: usize = 64;
 
-/// `text` cut to at most `most` bytes on a character boundary, `…` marking a cut.
-fn cut(text: &str, most: usize) -> String {
-    if text.len() <= most {
-        return text.to_string();
-    }
-    let end = (0..=most)
-        .rev()
-        .find(|i| text.is_char_boundary(*i))
-        .unwrap_or(0);
-    format!("{}…", &text[..end])
-}
-
 /// The dashboard key for a daemon's token: hex SHA-256 of a label and the token. It cannot be
 /// turned back into the token, so a leaked dashboard URL shows events but dispatches nothing.
 pub fn key(token: &str) -> String {
@@ -108,7 +96,7 @@ pub(super) fn saw(state: &super::AppState, context: &Context, point: HookPoint, 
     let agent = context
         .get("agent")
         .and_then(|v| v.as_str())
-        .map(|a| cut(a, MOST_AGENT_BYTES));
+        .map(|a| crate::display::clip(a, MOST_AGENT_BYTES).into_owned());
     let now = crate::events::now_rfc3339();
     let mut seen = state.seen.lock().unwrap_or_else(|p| p.into_inner());
     seen.tick += 1;

@@ -34,8 +34,11 @@ pub(super) struct EventsQuery {
 fn wanted_by(wanted: Option<&str>, session: Option<&str>) -> bool {
     match (wanted, session) {
         (None, _) | (_, None) => true,
-        // The sessions list names an over-long id by its digest; that name selects it too.
-        (Some(w), Some(s)) => w == s || crate::state::session_key(s) == w,
+        // Events name an over-long id by its digest (older logs may hold it whole); the
+        // digest and the whole id both select it.
+        (Some(w), Some(s)) => {
+            w == s || crate::state::session_key(s) == crate::state::session_key(w)
+        }
     }
 }
 

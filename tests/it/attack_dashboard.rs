@@ -101,6 +101,45 @@ fn the_sessions_list_does_not_keep_megabyte_session_ids_or_agent_names() {
     assert!(!other.contains("\"hook_command\""));
 }
 
+/// An id or a refused command of a megabyte went whole into every event of the session: the
+/// daemon's ring keeps 10,000 events, so a hostile agent could make it hold gigabytes, and the
+/// id in `HOOKD_SESSION_ID` was longer than the kernel takes for one variable, so the session's
+/// hooks could not even start (E2BIG). Now the session is known by its digest everywhere and the
+/// refused command is kept cut to the gate's own limit.
+#[test]
+fn a_megabyte_session_id_or_command_makes_no_megabyte_event_and_hooks_still_run() {
+    let (p, marker) = project();
+    let d = start(&p, &[]);
+    let mega = "s".repeat(1 << 20);
+    let id = format!("0{mega}");
+    dispatch(
+        &d,
+        "post_tool",
+        json!({"session_id": id, "tool": {"name": "Bash", "input": {"command": "ls"}}}),
+    );
+    assert!(marker.exists(), "the session's hook did not run");
+    dispatch(
+        &d,
+        "pre_tool",
+        json!({"session_id": id, "tool": {"name": "Bash", "input": {"command": format!("ls {mega}")}}}),
+    );
+    let (status, events) = tcp(&d, "GET", "/v1/events?follow=false&since=0", "");
+    assert_eq!(status, 200);
+    assert!(
+        events.len() < 64 * 1024,
+        "two events took {} bytes",
+        events.len()
+    );
+    assert!(events.contains("tool_command_denied"), "{events}");
+    use sha2::Digest;
+    let digest: String = sha2::Sha256::digest(id.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let named = format!("\"session_id\":\"sha256:{digest}\"");
+    assert_eq!(events.matches(&named).count(), 2, "{events}");
+}
+
 // ---- (d) the key itself ----
 
 /// The key opens GET /, /v1/events and /v1/sessions, spelt exactly: no other method (HEAD,
