@@ -100,7 +100,7 @@ fn dotenv_names(text: &str) -> impl Iterator<Item = String> + '_ {
 pub(crate) fn scrub(
     set_by_project: &BTreeSet<String>,
     env: &dyn Fn(&str) -> Option<String>,
-    project: &Path,
+    projects: &[PathBuf],
     user_home: Option<PathBuf>,
 ) -> Scrub {
     let mut s = Scrub::default();
@@ -137,7 +137,9 @@ pub(crate) fn scrub(
             "PATH" => {
                 let kept: Vec<&str> = value
                     .split(':')
-                    .filter(|d| d.starts_with('/') && !Path::new(d).starts_with(project))
+                    .filter(|d| {
+                        d.starts_with('/') && !projects.iter().any(|p| Path::new(d).starts_with(p))
+                    })
                     .collect();
                 if kept.len() != value.split(':').count() {
                     s.set.push((name.clone(), kept.join(":")));
@@ -166,44 +168,70 @@ pub(crate) fn user_home() -> Option<PathBuf> {
         .map(|u| u.dir)
 }
 
-/// The agent's project: `CLAUDE_PROJECT_DIR` (Claude Code; Gemini CLI sets it too, with
+/// The variables in which an agent says where its project is. A project's files may set them
+/// too, and the project they name decides which files hookd reads for the scrub.
+const PROJECT_VARS: [&str; 2] = ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"];
+
+/// Enter the agent's project and drop from this process's environment what the project's files
+/// set for its agent and may not decide (see `adapter::project_env`); returns what to tell the
+/// operator. Called first, while this process has one thread.
+///
+/// The project is `CLAUDE_PROJECT_DIR` (Claude Code; Gemini CLI sets it too, with
 /// `GEMINI_PROJECT_DIR`), else the payload's `cwd`, absolute ones only; then the project that
-/// directory belongs to (its `.infer/`, else the nearest one up to the repository root).
-pub fn agent_project(payload: Option<&serde_json::Value>) -> Option<PathBuf> {
-    let from_env = ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]
-        .iter()
-        .find_map(|k| std::env::var_os(k).filter(|v| !v.is_empty()))
-        .map(PathBuf::from);
-    let from_payload = payload
+/// directory belongs to (its `.infer/`, else the nearest one up to the repository root). The
+/// repository must not choose where hookd looks for what it set: the files of the project of
+/// the payload's `cwd` and of the directory the agent started hookd in are read as well, and a
+/// project variable one of them sets is not believed.
+pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let home = crate::paths::home();
+    let cwd = payload
         .and_then(|p| p.get("cwd"))
         .and_then(|c| c.as_str())
-        .map(PathBuf::from);
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute() && d.is_dir());
+    let mut projects: Vec<PathBuf> = Vec::new();
+    let mut names = BTreeSet::new();
+    let read = |dir: &Path, projects: &mut Vec<PathBuf>, names: &mut BTreeSet<String>| {
+        let project = crate::paths::find_project(dir, home.as_deref());
+        if !projects.contains(&project) {
+            names.extend(names_set_by(&project, walk_stop(&project).as_deref()));
+            projects.push(project);
+        }
+    };
+    for dir in std::env::current_dir().ok().iter().chain(cwd.iter()) {
+        read(dir, &mut projects, &mut names);
+    }
+    let from_env = PROJECT_VARS.iter().find_map(|k| {
+        let v = std::env::var_os(k).filter(|v| !v.is_empty())?;
+        if names.contains(*k) {
+            notes.push(format!(
+                "hookd: ignoring {k}={}: the project's files set it, and a repository may not say where the project is",
+                v.to_string_lossy()
+            ));
+            return None;
+        }
+        Some(PathBuf::from(v))
+    });
     let dir = from_env
         .into_iter()
-        .chain(from_payload)
-        .find(|d| d.is_absolute() && d.is_dir())?;
-    Some(crate::paths::find_project(
-        &dir,
-        crate::paths::home().as_deref(),
-    ))
-}
-
-/// Drop from this process's environment what the project's files set for its agent and may
-/// not decide (see `adapter::project_env`); the notes say what was dropped. Called first, while
-/// this process has one thread.
-pub fn scrub_process_env() -> Vec<String> {
-    let Some(project) = crate::paths::project_here() else {
-        return Vec::new();
-    };
-    // The walk up for `.env` files stops at the home directory, whose files are the user's.
-    // `HOME` itself may be the project's doing: where it would stop the walk, the user
-    // database says where the home really is (looked up only then: it costs a file read).
-    let home = crate::paths::home()
-        .filter(|h| project.starts_with(h))
-        .and_then(|_| user_home());
-    let names = names_set_by(&project, home.as_deref());
+        .chain(cwd)
+        .find(|d| d.is_absolute() && d.is_dir());
+    if let Some(dir) = dir {
+        let project = crate::paths::find_project(&dir, home.as_deref());
+        // The project is the agent's: hookd works there, whatever directory it was started in.
+        if let Err(e) = std::env::set_current_dir(&project) {
+            notes.push(format!(
+                "hookd: cannot work in the agent's project {}: {e}",
+                project.display()
+            ));
+        }
+    }
+    if let Some(here) = crate::paths::project_here() {
+        read(&here, &mut projects, &mut names);
+    }
     if names.is_empty() {
-        return Vec::new();
+        return notes;
     }
     let user_home = if names.contains("HOME") {
         user_home()
@@ -211,14 +239,24 @@ pub fn scrub_process_env() -> Vec<String> {
         None
     };
     let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
-    let s = scrub(&names, &env, &project, user_home);
+    let s = scrub(&names, &env, &projects, user_home);
     for k in &s.remove {
         std::env::remove_var(k);
     }
     for (k, v) in &s.set {
         std::env::set_var(k, v);
     }
-    s.notes
+    notes.extend(s.notes);
+    notes
+}
+
+/// Where the walk up for `.env` files stops: the home directory, whose files are the user's.
+/// `HOME` itself may be the project's doing: where it would stop the walk, the user database
+/// says where the home really is (looked up only then: it costs a file read).
+fn walk_stop(project: &Path) -> Option<PathBuf> {
+    crate::paths::home()
+        .filter(|h| project.starts_with(h))
+        .and_then(|_| user_home())
 }
 
 #[cfg(test)]
@@ -286,7 +324,12 @@ mod tests {
                 .to_string(),
             )
         };
-        let s = scrub(&names, &env, project, Some(PathBuf::from("/home/u")));
+        let s = scrub(
+            &names,
+            &env,
+            &[project.to_path_buf()],
+            Some(PathBuf::from("/home/u")),
+        );
         assert_eq!(s.remove, vec!["HOOKD_FAIL_CLOSED", "HOOKD_TRUST_PROJECT"]);
         assert_eq!(
             s.set,

@@ -45,21 +45,12 @@ pub(crate) struct Early {
 impl Early {
     /// Read the payload, move to the agent's project, drop the project's variables.
     pub(crate) fn prepare() -> Early {
-        let mut diagnostics = Vec::new();
         let payload =
             read_stdin().and_then(|t| adapter::parse_payload(&t).map_err(|e| e.to_string()));
         // The project is the agent's: hookd works there, whatever directory it was started in.
-        if let Some(dir) = adapter::agent_project(payload.as_ref().ok()) {
-            if let Err(e) = std::env::set_current_dir(&dir) {
-                diagnostics.push(format!(
-                    "hookd: cannot work in the agent's project {}: {e}",
-                    dir.display()
-                ));
-            }
-        }
         // Then, before anything reads the environment: what the repository set for its agent
         // (.env, .claude/settings*.json) may not decide what hookd trusts, allows or reads.
-        diagnostics.extend(adapter::scrub_process_env());
+        let diagnostics = adapter::enter_agent_project(payload.as_ref().ok());
         Early {
             payload,
             diagnostics,
