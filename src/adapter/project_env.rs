@@ -192,7 +192,12 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Vec<String> {
         .filter(|d| d.is_absolute() && d.is_dir());
     let mut projects: Vec<PathBuf> = Vec::new();
     let mut names = BTreeSet::new();
+    // A project's own directory belongs to that project: the common call (started in the
+    // project, `cwd` the project) looks its project up once.
     let read = |dir: &Path, projects: &mut Vec<PathBuf>, names: &mut BTreeSet<String>| {
+        if projects.iter().any(|p| p == dir) {
+            return;
+        }
         let project = crate::paths::find_project(dir, home.as_deref());
         if !projects.contains(&project) {
             names.extend(names_set_by(&project, walk_stop(&project).as_deref()));
@@ -227,7 +232,7 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Vec<String> {
             ));
         }
     }
-    if let Some(here) = crate::paths::project_here() {
+    if let Ok(here) = std::env::current_dir() {
         read(&here, &mut projects, &mut names);
     }
     if names.is_empty() {
