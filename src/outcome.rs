@@ -113,7 +113,8 @@ pub struct CommandOut {
 pub struct Outcome {
     /// The point.
     pub hook: HookPoint,
-    /// The session ("" when the agent sent none).
+    /// The session ("" when the agent sent none; an id over [`crate::state::MAX_SESSION_KEY_BYTES`]
+    /// as `sha256:HEX`, see [`crate::state::session_key`]).
     pub session_id: String,
     /// The agent's turn (from the context, else hookd's count).
     pub turn: u64,
