@@ -367,10 +367,19 @@ impl CommandProvider {
         for a in verdict.admitted() {
             for dir in &dirs {
                 if let Some(t) = self.protected().named_by(&a.argv, dir) {
-                    return Some(protected_denial(format!(
-                        "`{}` names {}, one of hookd's own files",
-                        t.named, t.place
-                    )));
+                    return Some(protected_denial(if t.bulk {
+                        let of = if t.place.starts_with('/') {
+                            ", one of hookd's own files"
+                        } else {
+                            ""
+                        };
+                        format!(
+                            "`{}` writes files it does not name (an archive's or a directory's contents) where they can reach {}{of}",
+                            t.named, t.place
+                        )
+                    } else {
+                        format!("`{}` names {}, one of hookd's own files", t.named, t.place)
+                    }));
                 }
             }
             if a.argv[0] == "cd" {

@@ -6,6 +6,7 @@
 //! denial is a value with a category and a hint, never an error.
 
 mod allow;
+mod bulk;
 mod compound;
 pub mod lint;
 mod parse;

@@ -37,6 +37,9 @@ pub(crate) struct Touch {
     pub named: String,
     /// The protected place it is, or is inside (`/home/u/.infer`).
     pub place: String,
+    /// An archive extracted or a directory's contents copied into a directory holding the
+    /// place: what lands there is named by the archive or the source, not by the command.
+    pub bulk: bool,
 }
 
 /// One protected place.
@@ -278,12 +281,7 @@ impl ProtectedPaths {
     /// x/.gemini ~`. What lands there, the directory joined with the other word's last
     /// component, is checked like a named path.
     fn landing(&self, argv: &[String], cwd: &Path) -> Option<Touch> {
-        let path_of = |word: &str| match (word.strip_prefix('~'), &self.home) {
-            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-                cwd.join(home.join(rest.trim_start_matches('/')))
-            }
-            _ => cwd.join(word),
-        };
+        let path_of = |word: &str| self.path_of(word, cwd);
         // Each directory once, and only one near a protected place (inside one, or holding one):
         // anything else cannot gain a protected child. Without this, a long command of
         // directories cost words x words path resolutions (seconds for 8 KiB).
@@ -321,8 +319,51 @@ impl ProtectedPaths {
                     return Some(Touch {
                         named: (*word).clone(),
                         place,
+                        bulk: false,
                     });
                 }
+            }
+        }
+        None
+    }
+
+    /// `word` as a path from `cwd`, with a leading `~` as the home directory.
+    fn path_of(&self, word: &str, cwd: &Path) -> PathBuf {
+        match (word.strip_prefix('~'), &self.home) {
+            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                cwd.join(home.join(rest.trim_start_matches('/')))
+            }
+            _ => cwd.join(word),
+        }
+    }
+
+    /// A bulk write (an archive extracted, a directory's contents copied; see `gate::bulk`)
+    /// into a directory that is, is inside or holds a protected place, the home and project
+    /// directories included, or to wherever the archive's absolute names say.
+    fn bulk_into(&self, argv: &[String], cwd: &Path) -> Option<Touch> {
+        let dests = super::bulk::destinations(argv)?;
+        let named = argv.join(" ");
+        if dests.is_empty() {
+            return Some(Touch {
+                named,
+                place: "hookd's own files anywhere, by the archive's absolute names".into(),
+                bulk: true,
+            });
+        }
+        for dest in dests {
+            let p = self.path_of(&dest, cwd);
+            let (lexical, resolved) = (normalize(&p), resolve(&p));
+            let near = |d: &Path| {
+                self.rules
+                    .iter()
+                    .find(|r| r.inside().starts_with(d) || d.starts_with(r.inside()))
+            };
+            if let Some(r) = near(&lexical).or_else(|| near(&resolved)) {
+                return Some(Touch {
+                    named,
+                    place: r.text(),
+                    bulk: true,
+                });
             }
         }
         None
@@ -342,6 +383,7 @@ impl ProtectedPaths {
                 return Some(Touch {
                     named: word.clone(),
                     place,
+                    bulk: false,
                 });
             }
             if let Some(place) = self
@@ -353,16 +395,19 @@ impl ProtectedPaths {
                 return Some(Touch {
                     named: word.clone(),
                     place,
+                    bulk: false,
                 });
             }
             if word.split(['/', '=']).any(|c| c == ".infer") {
                 return Some(Touch {
                     named: word.clone(),
                     place: ".infer/".to_string(),
+                    bulk: false,
                 });
             }
         }
         self.landing(argv, cwd)
+            .or_else(|| self.bulk_into(argv, cwd))
     }
 
     /// The protected file a file tool call writes, by its path input (any key agents use).
@@ -375,6 +420,7 @@ impl ProtectedPaths {
                 self.protected(path, cwd).map(|place| Touch {
                     named: path.to_string(),
                     place,
+                    bulk: false,
                 })
             })
     }

@@ -208,3 +208,70 @@ fn a_long_admitted_command_is_judged_quickly() {
         command.len()
     );
 }
+
+/// An archive extracted, or a directory's contents copied, writes files its words do not name:
+/// `tar -xf x.tar -C ~` and `cp -r x/. ~` put the model's `.infer/config.yaml` over the user's
+/// (the home directory may be named freely, `ls ~`, and the archive's members are not words of
+/// the command). Each is first run for real with bash, then asked of the gate.
+#[test]
+fn archives_and_directory_contents_cannot_land_on_hookds_files() {
+    let p = gated(&["^tar .*", "^cp .*", "^rsync .*", "^unzip .*", "^cd [a-z]+$"]);
+    let home = p.home.path().display().to_string();
+    std::fs::create_dir_all(p.path().join("x/.infer")).unwrap();
+    std::fs::create_dir_all(p.path().join("build")).unwrap();
+    std::fs::write(p.path().join("x/.infer/config.yaml"), "PLANTED\n").unwrap();
+    let made = Command::new("tar")
+        .args(["-cf", "x.tar", "-C", "x", "."])
+        .current_dir(p.path())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let targets = [
+        p.home.path().join(".infer/config.yaml"),
+        p.infer().join("config.yaml"),
+    ];
+    let kept: Vec<Option<String>> = targets
+        .iter()
+        .map(|t| std::fs::read_to_string(t).ok())
+        .collect();
+    for command in [
+        format!("tar -xf x.tar -C {home}"),
+        format!("cp -r x/. {home}"),
+        format!("cp -rT x {home}"),
+        "tar xf x.tar".to_string(),
+    ] {
+        bash(&p, &command);
+        let planted = targets
+            .iter()
+            .any(|t| std::fs::read_to_string(t).is_ok_and(|text| text == "PLANTED\n"));
+        assert!(planted, "{command} did not reach hookd's files when run");
+        for (t, k) in targets.iter().zip(&kept) {
+            match k {
+                Some(text) => std::fs::write(t, text).unwrap(),
+                None => {
+                    let _ = std::fs::remove_file(t);
+                }
+            }
+        }
+        assert_denied(&p, &command);
+    }
+    for command in [
+        format!("rsync -a x/ {home}"),
+        format!("unzip -o x.zip -d {home}"),
+        "unzip x.zip".to_string(),
+        "tar -xPf x.tar".to_string(),
+        "cd build && tar -xf ../x.tar -C ..".to_string(),
+    ] {
+        assert_denied(&p, &command);
+    }
+    // Into a directory that holds none of them, and what writes nothing, still goes.
+    for command in [
+        "tar -xf x.tar -C build",
+        "tar -tf x.tar",
+        "tar -cf y.tar build",
+        "cp -r x build/copy",
+        "unzip -l x.zip",
+    ] {
+        assert_eq!(claude_reply(&p, command), json!({}), "{command}");
+    }
+}
