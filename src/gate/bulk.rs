@@ -13,8 +13,14 @@ use std::path::Path;
 /// and `cpio --absolute-filenames` keep the archive's absolute names.
 pub(super) fn destinations(argv: &[String]) -> Option<Vec<String>> {
     let program = Path::new(argv.first()?).file_name()?.to_str()?;
+    // A multi-call binary runs its first argument as the program: `busybox tar xf a.tar`.
+    if matches!(program, "busybox" | "toybox") && argv.len() > 1 {
+        return destinations(&argv[1..]);
+    }
     let args = &argv[1..];
     match program {
+        "git" => git(args),
+        p if p.starts_with("python") => python_module(args),
         "tar" | "gtar" | "bsdtar" => tar(args),
         "unzip" => unzip(args),
         "cpio" => cpio(args),
@@ -136,6 +142,35 @@ fn sevenzip(args: &[String]) -> Option<Vec<String>> {
     ))
 }
 
+/// Git writes a work tree where `--work-tree` or `core.worktree` says (`git --work-tree=DIR
+/// checkout .`), whatever the subcommand.
+fn git(args: &[String]) -> Option<Vec<String>> {
+    let mut dirs = values(args, "--work-tree", None);
+    dirs.extend(
+        args.iter()
+            .filter_map(|w| w.strip_prefix("core.worktree="))
+            .filter(|d| !d.is_empty()),
+    );
+    (!dirs.is_empty()).then(|| dirs.into_iter().map(str::to_string).collect())
+}
+
+/// `python3 -m tarfile -e ARCHIVE [DIR]` and `python3 -m zipfile -e ARCHIVE DIR`.
+fn python_module(args: &[String]) -> Option<Vec<String>> {
+    let at = args.iter().position(|w| w == "-m")?;
+    if !matches!(
+        args.get(at + 1).map(String::as_str),
+        Some("tarfile" | "zipfile")
+    ) {
+        return None;
+    }
+    let rest = &args[at + 2..];
+    let e = rest.iter().position(|w| w == "-e" || w == "--extract")?;
+    Some(vec![rest
+        .get(e + 2)
+        .cloned()
+        .unwrap_or_else(|| ".".to_string())])
+}
+
 /// `cp -r x/. DEST`, `cp -rT x DEST` and `rsync x/ DEST` put what is inside `x` into `DEST`
 /// itself (for rsync a trailing `/` is enough).
 fn contents_copy(args: &[String], rsync: bool) -> Option<Vec<String>> {
@@ -201,6 +236,12 @@ mod tests {
         assert_eq!(dests("cp -r . /h/backup"), d(&["/h/backup"]));
         assert_eq!(dests("rsync -a x/ /h"), d(&["/h"]));
         assert_eq!(dests("ditto x /h"), d(&["/h"]));
+        assert_eq!(dests("busybox tar xf a.tar"), d(&["."]));
+        assert_eq!(dests("python3 -m tarfile -e a.tar /h"), d(&["/h"]));
+        assert_eq!(dests("python3 -m zipfile -e a.zip /h"), d(&["/h"]));
+        assert_eq!(dests("git --work-tree=/h checkout ."), d(&["/h"]));
+        assert_eq!(dests("git --work-tree /h checkout ."), d(&["/h"]));
+        assert_eq!(dests("git -c core.worktree=/h checkout -f"), d(&["/h"]));
     }
 
     #[test]
@@ -217,6 +258,9 @@ mod tests {
             "cp -r src dst",
             "rsync -a src dst/",
             "ls -x",
+            "git status",
+            "python3 -m tarfile -l a.tar",
+            "busybox ls",
         ] {
             assert_eq!(dests(c), None, "{c}");
         }

@@ -215,7 +215,16 @@ fn a_long_admitted_command_is_judged_quickly() {
 /// the command). Each is first run for real with bash, then asked of the gate.
 #[test]
 fn archives_and_directory_contents_cannot_land_on_hookds_files() {
-    let p = gated(&["^tar .*", "^cp .*", "^rsync .*", "^unzip .*", "^cd [a-z]+$"]);
+    let p = gated(&[
+        "^tar .*",
+        "^cp .*",
+        "^rsync .*",
+        "^unzip .*",
+        "^cd [a-z]+$",
+        "^busybox tar .*",
+        "^git --work-tree=.*",
+        "^python3 -m tarfile .*",
+    ]);
     let home = p.home.path().display().to_string();
     std::fs::create_dir_all(p.path().join("x/.infer")).unwrap();
     std::fs::create_dir_all(p.path().join("build")).unwrap();
@@ -239,6 +248,7 @@ fn archives_and_directory_contents_cannot_land_on_hookds_files() {
         format!("cp -r x/. {home}"),
         format!("cp -rT x {home}"),
         "tar xf x.tar".to_string(),
+        format!("python3 -m tarfile -e x.tar {home}"),
     ] {
         bash(&p, &command);
         let planted = targets
@@ -261,6 +271,8 @@ fn archives_and_directory_contents_cannot_land_on_hookds_files() {
         "unzip x.zip".to_string(),
         "tar -xPf x.tar".to_string(),
         "cd build && tar -xf ../x.tar -C ..".to_string(),
+        "busybox tar xf x.tar".to_string(),
+        format!("git --work-tree={home} checkout ."),
     ] {
         assert_denied(&p, &command);
     }
