@@ -89,6 +89,8 @@ pub(crate) struct CommandProvider {
     pub places: Places,
     /// Those files as rules, built from `places` on first use.
     pub protected: OnceLock<ProtectedPaths>,
+    /// What hooks' environment is made of: the user's keep list, the repository's variables.
+    pub environment: Arc<runner::Environment>,
     /// What runs an admitted command (processes, unless a test put its own in).
     pub runner: Arc<dyn runner::Runner>,
     /// Stops this engine's runs (SIGINT to `hookd dispatch`, a daemon's shutdown).
@@ -502,6 +504,7 @@ impl CommandProvider {
                             self.project_dir.display().to_string(),
                         ),
                     ],
+                    environment: self.environment.clone(),
                     timeout: hook.spec.timeout,
                     grace: self.grace,
                     max_output: hook.spec.max_output.unwrap_or(self.max_output),
@@ -673,6 +676,7 @@ impl CommandProvider {
                     halt: reply.halt,
                     continue_: reply.continue_,
                     ignored: reply.ignored.clone(),
+                    env_removed: r.env_removed.clone(),
                 }));
                 call.outcome.commands.push(CommandOut {
                     name: spec.name.clone(),

@@ -32,9 +32,18 @@ pub struct EngineBuilder {
     stream: Option<Arc<Stream>>,
     runner: Arc<dyn crate::runner::Runner>,
     cancel: crate::runner::Cancel,
+    project_env: Vec<crate::runner::ProjectVar>,
 }
 
 impl EngineBuilder {
+    /// What a repository's files set for the agent (see `adapter::enter_agent_project`): its
+    /// variables are removed from hooks' environment unless the user's `env.keep` keeps the
+    /// user's own value of one, or a trusted project's keeps its own.
+    pub fn project_env(mut self, vars: Vec<crate::runner::ProjectVar>) -> Self {
+        self.project_env = vars;
+        self
+    }
+
     /// Send events to `sink`, numbered from 1 (default: discard).
     pub fn sink(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.sink = sink;
@@ -100,6 +109,15 @@ impl EngineBuilder {
             }
         }
         let reminders = ReminderProvider::new(&self.config.reminders);
+        let environment = Arc::new(crate::runner::Environment {
+            keep: self.config.hooks.env_keep.clone(),
+            project_keep: if self.config.trust.allows_project() {
+                self.config.hooks.project_env_keep.clone()
+            } else {
+                Default::default()
+            },
+            project: self.project_env,
+        });
         let providers: Vec<Box<dyn Provider>> = vec![
             Box::new(reminders),
             Box::new(CommandProvider {
@@ -129,6 +147,7 @@ impl EngineBuilder {
                     Default::default()
                 },
                 protected: Default::default(),
+                environment,
                 runner: self.runner,
                 cancel: self.cancel.clone(),
             }),
@@ -191,6 +210,7 @@ impl Engine {
             stream: None,
             runner: Arc::new(crate::runner::Processes),
             cancel: crate::runner::Cancel::new(),
+            project_env: Vec::new(),
         }
     }
 

@@ -69,6 +69,10 @@ pub struct HookCommand {
     pub continue_: bool,
     /// Reply fields its point does not take (or that do not exist), dropped, never applied.
     pub ignored: Vec<String>,
+    /// Variables removed from its environment and why: set by the repository's files for the
+    /// agent (`project`, with the file) or code-running (`runs_code`). Absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_removed: Vec<crate::kinds::RemovedVar>,
 }
 
 /// A command hook did not run, and why.

@@ -1,6 +1,7 @@
 //! The words every layer shares, so that none has to depend on another for them: the agent's
 //! [`Mode`], why a command was refused ([`DenyReason`]), when a reminder fires ([`Trigger`]),
-//! and who wrote a piece of configuration ([`Source`], [`Origin`]). A leaf: it depends on the
+//! who wrote a piece of configuration ([`Source`], [`Origin`]), and why a variable was kept
+//! from a hook ([`RemovedVar`]). A leaf: it depends on the
 //! catalog of points only.
 
 use std::fmt;
@@ -367,4 +368,27 @@ mod tests {
         // Not a gate verdict: the gate's reasons do not include them.
         assert!(serde_json::from_str::<DenyReason>("\"untrusted\"").is_err());
     }
+}
+
+/// Why a variable was removed from a hook's environment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum EnvCause {
+    /// A repository's files set it for the agent (`.env`, `.claude/settings.json` `env`).
+    Project,
+    /// It makes a shell, a runtime or git run code or change how a command is read.
+    RunsCode,
+}
+
+/// A variable removed from a hook's environment, as events report it (its value is not said).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemovedVar {
+    /// The variable's name.
+    pub name: String,
+    /// Why.
+    pub cause: EnvCause,
+    /// For `project`: the file that set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }

@@ -3,32 +3,17 @@
 //! `.claude/settings*.json`; hooks, hookd's adapter among them, inherit both. A repository
 //! could so trust itself (`HOOKD_TRUST_PROJECT`), grant itself allow entries
 //! (`INFER_TOOLS_BASH_ALLOW_APPEND`), switch the user's hooks off (`INFER_HOOKS_ENABLED`),
-//! move the user's configuration (`HOME`, `XDG_CONFIG_HOME`) or put its own programs first on
-//! `PATH`. The adapter drops every such variable a project file names before anything reads
-//! the environment, and says so.
+//! move the user's configuration (`HOME`, `XDG_CONFIG_HOME`), put its own programs first on
+//! `PATH`, or make the user's own hooks run its code (`GIT_CONFIG_*` for `git status`,
+//! `PYTHONPATH`, `RUSTC_WRAPPER`). The adapter reads those files as the agents do, from where
+//! they start, and drops every variable they name from its own environment before anything
+//! reads it; hooks get none of them unless the user keeps one (see `runner::Environment`).
 
 use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// Variables that decide what hookd loads, trusts or runs: a project may not set them.
-const GUARDED: &[&str] = &[
-    "HOOKD_TRUST_PROJECT",
-    "HOOKD_TRUST_FILE",
-    "INFER_TOOLS_BASH_ALLOW_APPEND",
-    "INFER_HOOKS_ENABLED",
-    "INFER_REMINDERS_ENABLED",
-    "INFER_REMINDERS_CONFIG",
-    "HOOKD_STATE_DIR",
-    "HOOKD_EVENTS",
-    "HOOKD_SOCKET",
-    // hookd's logs go to stderr, which some agents show the model.
-    "HOOKD_LOG",
-    "XDG_CONFIG_HOME",
-    "XDG_STATE_HOME",
-    "XDG_RUNTIME_DIR",
-    "HOME",
-    "PATH",
-];
+use crate::runner::{steers_hookd, ProjectVar};
 
 /// Switches a project may turn on but not off.
 const ONLY_ON: &[&str] = &["HOOKD_FAIL_CLOSED", "HOOKD_GATE_SHELL_TOOLS"];
@@ -44,39 +29,141 @@ pub(crate) struct Scrub {
     pub notes: Vec<String>,
 }
 
-/// The variable names the project's files set for the agent: `.env` files Gemini CLI would
-/// load (walking up from `project`, the first `.gemini/.env` or `.env`, not the home's own)
-/// and the `env` keys of `.claude/settings.json` and `.claude/settings.local.json`.
-pub(crate) fn names_set_by(project: &Path, home: Option<&Path>) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    let mut dir = Some(project);
-    while let Some(d) = dir {
-        if Some(d) == home {
-            break;
-        }
-        let found = [d.join(".gemini/.env"), d.join(".env")]
-            .into_iter()
-            .find(|p| p.is_file());
-        if let Some(file) = found {
-            if let Ok(bytes) = crate::config::read_limited(&file, 1 << 20) {
-                names.extend(dotenv_names(&String::from_utf8_lossy(&bytes)));
+/// A variable a project file sets for the agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Assignment {
+    /// The variable.
+    pub name: String,
+    /// The file that sets it.
+    pub file: PathBuf,
+    /// Texts that hold the value the file gives (the file's text, decoded forms of it, a JSON
+    /// string): a value found in one of them may be the file's. Read generously, so that a
+    /// value the agent took from the file is never mistaken for the user's own.
+    evidence: Vec<String>,
+}
+
+impl Assignment {
+    /// Whether `value` may be the one this file gives (an empty value always may).
+    fn may_give(&self, value: &str) -> bool {
+        self.evidence.iter().any(|e| e.contains(value))
+    }
+}
+
+/// What the project's files set for the agent, read as the agents read them from each of
+/// `starts` (the directories an agent may have started in):
+/// - Gemini CLI: walking up from the start, the first directory with a `.gemini/.env` or a
+///   `.env` (both are read there), up to `/`; the home's own (`~/.env`, `~/.gemini/.env`) are
+///   the user's and end the walk;
+/// - Claude Code: the `env` of `.claude/settings.json` and `.claude/settings.local.json` in
+///   the start directory and every directory up to its project (never the home's own).
+pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>) -> Vec<Assignment> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut out = Vec::new();
+    let stop = |d: &Path| home.is_some_and(|h| d == h);
+    for start in starts {
+        for d in start.ancestors() {
+            if stop(d) {
+                break;
+            }
+            let found: Vec<PathBuf> = [d.join(".gemini/.env"), d.join(".env")]
+                .into_iter()
+                .filter(|p| p.is_file())
+                .collect();
+            if found.is_empty() {
+                continue;
+            }
+            for f in found {
+                if !files.contains(&f) {
+                    out.extend(dotenv_file(&f));
+                    files.push(f);
+                }
             }
             break;
         }
-        dir = d.parent();
-    }
-    for file in ["settings.json", "settings.local.json"] {
-        let path = project.join(".claude").join(file);
-        let Ok(bytes) = crate::config::read_limited(&path, 1 << 20) else {
-            continue;
-        };
-        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) {
-            if let Some(env) = v.get("env").and_then(|e| e.as_object()) {
-                names.extend(env.keys().cloned());
+        let project = crate::paths::find_project(start, home);
+        for d in start.ancestors() {
+            if stop(d) {
+                break;
+            }
+            for name in ["settings.json", "settings.local.json"] {
+                let f = d.join(".claude").join(name);
+                if !files.contains(&f) && f.is_file() {
+                    out.extend(claude_settings(&f));
+                    files.push(f);
+                }
+            }
+            if d == project {
+                break;
             }
         }
     }
+    out
+}
+
+/// What a repository's files set for an agent started in one of `starts`: each variable with
+/// the file that sets it, as `hookd adapter` reads them (for `hookd check`).
+pub fn set_for_agent(starts: &[PathBuf]) -> Vec<(String, PathBuf)> {
+    set_by(starts, walk_stop(starts).as_deref())
+        .into_iter()
+        .map(|a| (a.name, a.file))
+        .collect()
+}
+
+/// The names set by `set_by`.
+pub(crate) fn names(set: &[Assignment]) -> BTreeSet<String> {
+    set.iter().map(|a| a.name.clone()).collect()
+}
+
+fn read(file: &Path) -> Option<String> {
+    crate::config::read_limited(file, 1 << 20)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+fn dotenv_file(file: &Path) -> Vec<Assignment> {
+    let Some(text) = read(file) else {
+        return Vec::new();
+    };
+    // dotenv expands `\n` (and the like) inside double quotes.
+    let decoded = text
+        .replace("\\n", "\n")
+        .replace("\\r", "\r")
+        .replace("\\t", "\t")
+        .replace("\\\\", "\\");
+    let names: BTreeSet<String> = dotenv_names(&text).collect();
     names
+        .into_iter()
+        .map(|name| Assignment {
+            name,
+            file: file.to_path_buf(),
+            evidence: vec![text.clone(), decoded.clone()],
+        })
+        .collect()
+}
+
+fn claude_settings(file: &Path) -> Vec<Assignment> {
+    let Some(text) = read(file) else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Vec::new();
+    };
+    let Some(env) = v.get("env").and_then(|e| e.as_object()) else {
+        return Vec::new();
+    };
+    env.iter()
+        .map(|(name, value)| Assignment {
+            name: name.clone(),
+            file: file.to_path_buf(),
+            evidence: vec![
+                match value {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                },
+                text.clone(),
+            ],
+        })
+        .collect()
 }
 
 /// Every name a dotenv file assigns (`NAME=…`, `export NAME=…`), read generously: a line of
@@ -94,6 +181,40 @@ fn dotenv_names(text: &str) -> impl Iterator<Item = String> + '_ {
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-');
         ok.then(|| name.to_string())
     })
+}
+
+/// The project's variables other than those that steer hookd, with their values in `env`:
+/// what hooks must not get unless kept. A value is the user's own only when no file that
+/// sets the name may give it (Gemini CLI keeps a value already set; Claude Code replaces it).
+pub(crate) fn project_vars(
+    set: &[Assignment],
+    env: &dyn Fn(&str) -> Option<OsString>,
+    relative_to: &Path,
+) -> Vec<ProjectVar> {
+    let mut out: Vec<ProjectVar> = Vec::new();
+    for name in names(set) {
+        if steers_hookd(&name) {
+            continue;
+        }
+        let by: Vec<&Assignment> = set.iter().filter(|a| a.name == name).collect();
+        let value = env(&name);
+        let users = value.as_ref().is_some_and(|v| {
+            let v = v.to_string_lossy();
+            !by.iter().any(|a| a.may_give(&v))
+        });
+        let file = &by[0].file;
+        out.push(ProjectVar {
+            name,
+            source: file
+                .strip_prefix(relative_to)
+                .unwrap_or(file)
+                .display()
+                .to_string(),
+            value,
+            users,
+        });
+    }
+    out
 }
 
 /// What to change in `env` (name → value) when the project's files name `set_by_project`.
@@ -115,7 +236,7 @@ pub(crate) fn scrub(
             }
             continue;
         }
-        if !GUARDED.contains(&name.as_str()) {
+        if !steers_hookd(name) {
             continue;
         }
         match name.as_str() {
@@ -172,17 +293,29 @@ pub(crate) fn user_home() -> Option<PathBuf> {
 /// too, and the project they name decides which files hookd reads for the scrub.
 const PROJECT_VARS: [&str; 2] = ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"];
 
+/// What entering the agent's project found: what to tell the operator, and the variables the
+/// repository's files set for the agent (gone from this process; see
+/// `EngineBuilder::project_env`).
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Entered {
+    /// One line each, for stderr (never for the model).
+    pub notes: Vec<String>,
+    /// The repository's variables other than hookd's own, with the values the agent had.
+    pub project_env: Vec<ProjectVar>,
+}
+
 /// Enter the agent's project and drop from this process's environment what the project's files
-/// set for its agent and may not decide (see `adapter::project_env`); returns what to tell the
-/// operator. Called first, while this process has one thread.
+/// set for its agent (see `adapter::project_env`). Called first, while this process has one
+/// thread.
 ///
 /// The project is `CLAUDE_PROJECT_DIR` (Claude Code; Gemini CLI sets it too, with
 /// `GEMINI_PROJECT_DIR`), else the payload's `cwd`, absolute ones only; then the project that
 /// directory belongs to (its `.infer/`, else the nearest one up to the repository root). The
-/// repository must not choose where hookd looks for what it set: the files of the project of
-/// the payload's `cwd` and of the directory the agent started hookd in are read as well, and a
-/// project variable one of them sets is not believed.
-pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Vec<String> {
+/// files are read from where the agent may have started: the directory it started hookd in,
+/// the payload's `cwd`, and the project directory it names. The repository must not choose
+/// where hookd looks for what it set: a project variable those files set is not believed.
+pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
     let mut notes = Vec::new();
     let home = crate::paths::home();
     let cwd = payload
@@ -190,23 +323,12 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Vec<String> {
         .and_then(|c| c.as_str())
         .map(PathBuf::from)
         .filter(|d| d.is_absolute() && d.is_dir());
-    let mut projects: Vec<PathBuf> = Vec::new();
-    let mut names = BTreeSet::new();
-    // A project's own directory belongs to that project: the common call (started in the
-    // project, `cwd` the project) looks its project up once.
-    let read = |dir: &Path, projects: &mut Vec<PathBuf>, names: &mut BTreeSet<String>| {
-        if projects.iter().any(|p| p == dir) {
-            return;
-        }
-        let project = crate::paths::find_project(dir, home.as_deref());
-        if !projects.contains(&project) {
-            names.extend(names_set_by(&project, walk_stop(&project).as_deref()));
-            projects.push(project);
-        }
-    };
-    for dir in std::env::current_dir().ok().iter().chain(cwd.iter()) {
-        read(dir, &mut projects, &mut names);
-    }
+    let mut starts: Vec<PathBuf> = Vec::new();
+    starts.extend(std::env::current_dir().ok());
+    starts.extend(cwd.clone().filter(|c| !starts.contains(c)));
+    let stop = walk_stop(&starts);
+    let mut set = set_by(&starts, stop.as_deref());
+    let mut names = names(&set);
     let from_env = PROJECT_VARS.iter().find_map(|k| {
         let v = std::env::var_os(k).filter(|v| !v.is_empty())?;
         if names.contains(*k) {
@@ -222,8 +344,12 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Vec<String> {
         .into_iter()
         .chain(cwd)
         .find(|d| d.is_absolute() && d.is_dir());
-    if let Some(dir) = dir {
-        let project = crate::paths::find_project(&dir, home.as_deref());
+    if let Some(dir) = &dir {
+        if !starts.contains(dir) {
+            set.extend(set_by(std::slice::from_ref(dir), stop.as_deref()));
+            starts.push(dir.clone());
+        }
+        let project = crate::paths::find_project(dir, home.as_deref());
         // The project is the agent's: hookd works there, whatever directory it was started in.
         if let Err(e) = std::env::set_current_dir(&project) {
             notes.push(format!(
@@ -232,12 +358,23 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Vec<String> {
             ));
         }
     }
-    if let Ok(here) = std::env::current_dir() {
-        read(&here, &mut projects, &mut names);
+    let here = std::env::current_dir().ok();
+    if let Some(here) = here.as_ref().filter(|h| !starts.contains(h)) {
+        set.extend(set_by(std::slice::from_ref(here), stop.as_deref()));
+        starts.push(here.clone());
     }
+    names = self::names(&set);
     if names.is_empty() {
-        return notes;
+        return Entered {
+            notes,
+            project_env: Vec::new(),
+        };
     }
+    let projects: Vec<PathBuf> = starts
+        .iter()
+        .map(|d| crate::paths::find_project(d, home.as_deref()))
+        .chain(starts.iter().cloned())
+        .collect();
     let user_home = if names.contains("HOME") {
         user_home()
     } else {
@@ -245,22 +382,41 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Vec<String> {
     };
     let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
     let s = scrub(&names, &env, &projects, user_home);
+    let project_env = project_vars(
+        &set,
+        &|k: &str| std::env::var_os(k),
+        here.as_deref().unwrap_or(Path::new("/")),
+    );
     for k in &s.remove {
         std::env::remove_var(k);
     }
     for (k, v) in &s.set {
         std::env::set_var(k, v);
     }
+    for v in &project_env {
+        std::env::remove_var(&v.name);
+    }
     notes.extend(s.notes);
-    notes
+    let present: Vec<&str> = project_env
+        .iter()
+        .filter(|v| v.value.is_some())
+        .map(|v| v.name.as_str())
+        .collect();
+    if !present.is_empty() {
+        notes.push(format!(
+            "hookd: the project's files set {} for the agent: removed from hookd and its hooks (keep one of yours with `env: {{keep: [NAME]}}` in ~/.infer/hooks.yaml)",
+            present.join(", ")
+        ));
+    }
+    Entered { notes, project_env }
 }
 
 /// Where the walk up for `.env` files stops: the home directory, whose files are the user's.
-/// `HOME` itself may be the project's doing: where it would stop the walk, the user database
+/// `HOME` itself may be the project's doing: where it would stop a walk, the user database
 /// says where the home really is (looked up only then: it costs a file read).
-fn walk_stop(project: &Path) -> Option<PathBuf> {
+fn walk_stop(starts: &[PathBuf]) -> Option<PathBuf> {
     crate::paths::home()
-        .filter(|h| project.starts_with(h))
+        .filter(|h| starts.iter().any(|s| s.starts_with(h)))
         .and_then(|_| user_home())
 }
 
@@ -268,12 +424,19 @@ fn walk_stop(project: &Path) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    fn set_names(set: &[Assignment]) -> Vec<String> {
+        names(set).into_iter().collect()
+    }
+
     #[test]
-    fn names_come_from_the_first_dotenv_up_the_tree_and_claude_settings() {
+    fn names_come_from_the_first_dotenv_up_from_each_start_and_claude_settings_up_to_the_project() {
         let d = tempfile::tempdir().unwrap();
         let home = d.path().join("home");
         let project = home.join("src/proj");
+        let web = project.join("web");
+        std::fs::create_dir_all(project.join(".git")).unwrap();
         std::fs::create_dir_all(project.join(".claude")).unwrap();
+        std::fs::create_dir_all(web.join(".claude")).unwrap();
         std::fs::write(home.join(".env"), "HOME_ONLY=1\n").unwrap();
         std::fs::write(
             home.join("src/.env"),
@@ -285,21 +448,91 @@ mod tests {
             r#"{"env":{"XDG_CONFIG_HOME":"/tmp/x"}}"#,
         )
         .unwrap();
-        let names = names_set_by(&project, Some(&home));
-        let want: BTreeSet<String> = [
-            "HOOKD_TRUST_PROJECT",
-            "INFER_TOOLS_BASH_ALLOW_APPEND",
-            "PATH",
-            "XDG_CONFIG_HOME",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        assert_eq!(names, want);
+        let set = set_by(std::slice::from_ref(&project), Some(&home));
+        assert_eq!(
+            set_names(&set),
+            [
+                "HOOKD_TRUST_PROJECT",
+                "INFER_TOOLS_BASH_ALLOW_APPEND",
+                "PATH",
+                "XDG_CONFIG_HOME"
+            ]
+        );
+        // Started below the root: the first .env up from there, and the settings of every
+        // directory up to the project.
+        std::fs::write(web.join(".env"), "PYTHONPATH=web\n").unwrap();
+        std::fs::write(
+            web.join(".claude/settings.local.json"),
+            r#"{"env":{"GIT_CONFIG_COUNT":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            set_names(&set_by(std::slice::from_ref(&web), Some(&home))),
+            ["GIT_CONFIG_COUNT", "PYTHONPATH", "XDG_CONFIG_HOME"]
+        );
+        // Both of a directory's files are read.
         std::fs::create_dir_all(project.join(".gemini")).unwrap();
         std::fs::write(project.join(".gemini/.env"), "HOOKD_FAIL_CLOSED=0\n").unwrap();
-        assert!(names_set_by(&project, Some(&home)).contains("HOOKD_FAIL_CLOSED"));
-        assert!(!names_set_by(&project, Some(&home)).contains("HOOKD_TRUST_PROJECT"));
+        std::fs::write(project.join(".env"), "RUSTC_WRAPPER=./w\n").unwrap();
+        let names = set_names(&set_by(std::slice::from_ref(&project), Some(&home)));
+        assert!(
+            names.contains(&"HOOKD_FAIL_CLOSED".to_string()),
+            "{names:?}"
+        );
+        assert!(names.contains(&"RUSTC_WRAPPER".to_string()), "{names:?}");
+        assert!(
+            !names.contains(&"HOOKD_TRUST_PROJECT".to_string()),
+            "{names:?}"
+        );
+        // Outside the home the walk goes to the root.
+        let outside = d.path().join("tmp/repo");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(d.path().join("tmp/.env"), "EDITOR=evil\n").unwrap();
+        assert_eq!(
+            set_names(&set_by(std::slice::from_ref(&outside), Some(&home))),
+            ["EDITOR"]
+        );
+    }
+
+    #[test]
+    fn a_value_is_the_users_only_when_no_file_may_give_it() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(".claude")).unwrap();
+        std::fs::write(
+            d.path().join(".env"),
+            "RUSTC_WRAPPER=\"/evil/wrap\" # c\nMULTI=\"a\\nb\"\nEMPTY=\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join(".claude/settings.json"),
+            r#"{"env":{"PYTHONPATH":"/evil/py","N":3}}"#,
+        )
+        .unwrap();
+        let set = set_by(&[d.path().to_path_buf()], None);
+        let env = |k: &str| {
+            Some(OsString::from(match k {
+                "RUSTC_WRAPPER" => "/home/u/bin/sccache",
+                "MULTI" => "a\nb",
+                "EMPTY" => "",
+                "PYTHONPATH" => "/evil/py",
+                "N" => "3",
+                _ => return None,
+            }))
+        };
+        let vars = project_vars(&set, &env, d.path());
+        let users: Vec<(&str, bool)> = vars.iter().map(|v| (v.name.as_str(), v.users)).collect();
+        assert_eq!(
+            users,
+            [
+                ("EMPTY", false),
+                ("MULTI", false),
+                ("N", false),
+                ("PYTHONPATH", false),
+                ("RUSTC_WRAPPER", true)
+            ]
+        );
+        assert_eq!(vars[3].source, ".claude/settings.json");
+        assert_eq!(vars[4].source, ".env");
     }
 
     #[test]

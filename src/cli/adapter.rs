@@ -40,6 +40,8 @@ pub(super) struct Args {
 pub(crate) struct Early {
     payload: Result<serde_json::Value, String>,
     diagnostics: Vec<String>,
+    /// What the repository's files set for the agent, now gone from this process.
+    project_env: Vec<hookd::runner::ProjectVar>,
 }
 
 impl Early {
@@ -50,10 +52,11 @@ impl Early {
         // The project is the agent's: hookd works there, whatever directory it was started in.
         // Then, before anything reads the environment: what the repository set for its agent
         // (.env, .claude/settings*.json) may not decide what hookd trusts, allows or reads.
-        let diagnostics = adapter::enter_agent_project(payload.as_ref().ok());
+        let entered = adapter::enter_agent_project(payload.as_ref().ok());
         Early {
             payload,
-            diagnostics,
+            diagnostics: entered.notes,
+            project_env: entered.project_env,
         }
     }
 }
@@ -64,6 +67,7 @@ pub(super) fn run(a: Args, early: Option<Early>) -> Done {
     let Early {
         payload,
         mut diagnostics,
+        project_env,
     } = early.unwrap_or_else(Early::prepare);
     // A safety switch: a value hookd cannot read turns it on, never silently off.
     let fail_closed = Switch::is_on(a.fail_closed.as_ref(), true);
@@ -86,6 +90,7 @@ pub(super) fn run(a: Args, early: Option<Early>) -> Done {
         daemon,
         payload,
         diagnostics,
+        project_env,
     )
 }
 
@@ -100,6 +105,7 @@ fn adapter(
     daemon: Option<std::time::Duration>,
     payload: Result<serde_json::Value, String>,
     diagnostics: Vec<String>,
+    project_env: Vec<hookd::runner::ProjectVar>,
 ) -> Done {
     // hookd's own diagnostics for this call (configuration warnings, daemon trouble). An agent
     // that shows stderr to the model as a deny's reason gets only the reason then.
@@ -205,7 +211,7 @@ fn adapter(
     let project_closed = config.hooks.fail_closed;
     let closed = || project_closed || closed();
     diagnostics.borrow_mut().extend(warnings(&config));
-    let engine = match engine(config, events) {
+    let engine = match engine(config, events, project_env) {
         Ok(e) => e,
         Err(e) => return emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed())),
     };

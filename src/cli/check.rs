@@ -122,6 +122,7 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
     } else {
         "model's shell commands: not gated (gate_shell_tools is off)\n"
     });
+    s.push_str(&environment_lines(config));
     s.push_str(&format!(
         "allow-list for mode {mode}: {} entries\n",
         config.allow.for_mode(mode).count()
@@ -232,6 +233,67 @@ pub(super) fn coverage_line(config: &Config, command: &str) -> Option<String> {
 }
 
 /// One line on whether the project's configuration acts, for `hookd check`.
+/// What hooks' environment is made of: what the user keeps, what the project asks to keep,
+/// what the project's files set for the agent and what is set here that runs code, each
+/// removed unless kept (docs/security.md, "The environment").
+fn environment_lines(config: &Config) -> String {
+    let mut s = String::from(
+        "hooks' environment: yours, less code-running variables and what the project's files set for the agent\n",
+    );
+    let keep = &config.hooks.env_keep;
+    if !keep.is_empty() {
+        s.push_str(&format!(
+            "  you keep: {} (env.keep)\n",
+            visible(&keep.names().join(", "))
+        ));
+    }
+    let asked = &config.hooks.project_env_keep;
+    if !asked.is_empty() {
+        s.push_str(&format!(
+            "  the project asks to keep its own: {} (env.keep in its hooks.yaml){}\n",
+            visible(&asked.names().join(", ")),
+            if config.trust.allows_project() {
+                ""
+            } else {
+                ": ignored until you trust it"
+            }
+        ));
+    }
+    let mut starts = vec![config.project_dir.clone()];
+    starts.extend(
+        std::env::current_dir()
+            .ok()
+            .filter(|d| *d != config.project_dir),
+    );
+    let mut by_file: Vec<(std::path::PathBuf, Vec<String>)> = Vec::new();
+    for (name, file) in hookd::adapter::set_for_agent(&starts) {
+        match by_file.iter_mut().find(|(f, _)| *f == file) {
+            Some((_, names)) => names.push(name),
+            None => by_file.push((file, vec![name])),
+        }
+    }
+    for (file, names) in by_file {
+        let file = file.strip_prefix(&config.project_dir).unwrap_or(&file);
+        s.push_str(&format!(
+            "  {} sets {} for the agent: removed from hooks run by `hookd adapter`\n",
+            visible(&file.display().to_string()),
+            visible(&names.join(", "))
+        ));
+    }
+    let mut here: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| hookd::runner::runs_code(k) && !keep.matches(k))
+        .collect();
+    here.sort();
+    if !here.is_empty() {
+        s.push_str(&format!(
+            "  set here and removed from hooks (they run code; keep one with `env: {{keep: [NAME]}}` in your hooks.yaml): {}\n",
+            visible(&here.join(", "))
+        ));
+    }
+    s
+}
+
 pub(super) fn trust_line(config: &Config) -> String {
     let hooks = config
         .hooks

@@ -115,7 +115,7 @@ pub(super) fn dispatch(
     }
     let config = load(cfg)?;
     print_warnings(&config);
-    let engine = engine(config, events)?;
+    let engine = engine(config, events, Vec::new())?;
     let (result, caught) = interruptible(engine.canceller(), || engine.dispatch(point, &context));
     match result {
         Ok(outcome) => {
@@ -135,7 +135,13 @@ pub(super) fn dispatch(
 }
 
 /// An engine writing events to `events` (`-`: stderr), with session state in files.
-pub(super) fn engine(config: Config, events: Option<PathBuf>) -> Result<Engine, Error> {
+/// The engine for one dispatch in this process; `project_env` is what the repository's files
+/// set for the agent (an adapter's), kept from the hooks.
+pub(super) fn engine(
+    config: Config,
+    events: Option<PathBuf>,
+    project_env: Vec<hookd::runner::ProjectVar>,
+) -> Result<Engine, Error> {
     let sink: Arc<dyn EventSink> = match events.as_deref() {
         None => Arc::new(NullSink),
         Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
@@ -156,6 +162,7 @@ pub(super) fn engine(config: Config, events: Option<PathBuf>) -> Result<Engine, 
     Ok(Engine::builder(config)
         .sink(sink)
         .state_store(store)
+        .project_env(project_env)
         .build())
 }
 

@@ -173,6 +173,13 @@ pub(super) fn trust(list: bool, revoke: bool) -> Done {
             format!(": {}", reminders.join(", "))
         }
     ));
+    let keep = &config.hooks.project_env_keep;
+    if !keep.is_empty() {
+        s.push_str(&format!(
+            "  keep its own variables in every hook's environment, yours included: {} (env.keep)\n",
+            visible(&keep.names().join(", "))
+        ));
+    }
     s.push_str(&format!(
         "Fingerprint sha256:{} over {}\n",
         fp.sha256,

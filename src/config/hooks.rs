@@ -8,6 +8,7 @@ use super::decode::Decoder;
 use super::yaml::Node;
 use crate::catalog::HookPoint;
 use crate::kinds::Origin;
+use crate::runner::Keep;
 
 /// Seconds a hook may run when `timeout` is absent or 0.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
@@ -124,6 +125,13 @@ pub struct HooksConfig {
     pub shell_tools: Vec<String>,
     /// Adapters deny when hookd itself fails, as with `--fail-closed`.
     pub fail_closed: bool,
+    /// The user's `env.keep`: variables hooks get although hookd would remove them.
+    #[serde(skip_serializing_if = "Keep::is_empty")]
+    pub env_keep: Keep,
+    /// The project's `env.keep`, as written: applied only when the project is trusted (and
+    /// shown by the trust review before).
+    #[serde(skip_serializing_if = "Keep::is_empty")]
+    pub project_env_keep: Keep,
     /// Files whose hooks are not run because hooks are off there, one sentence each: a
     /// dispatch says so rather than doing nothing silently.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -141,9 +149,50 @@ impl Default for HooksConfig {
             gate_shell_tools: false,
             shell_tools: DEFAULT_SHELL_TOOLS.iter().map(|s| s.to_string()).collect(),
             fail_closed: false,
+            env_keep: Keep::default(),
+            project_env_keep: Keep::default(),
             off: Vec::new(),
         }
     }
+}
+
+/// `env: {keep: [NAME, PREFIX*, …]}`: the variables hooks get although hookd would remove them.
+fn env_keep(d: &mut Decoder<'_>, node: &Node) -> Keep {
+    let mut names = Vec::new();
+    let Some(f) = d.fields(node, "`env`", &["keep"]) else {
+        return Keep::default();
+    };
+    let Some(list) = f.get("keep") else {
+        return Keep::default();
+    };
+    for item in d.seq(list, "`env.keep`").unwrap_or_default() {
+        let Some(name) = d.string(item, "a variable name") else {
+            continue;
+        };
+        let stem = name.strip_suffix('*').unwrap_or(&name);
+        let well_formed = !stem.is_empty()
+            && !stem.starts_with(|c: char| c.is_ascii_digit())
+            && stem.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !well_formed {
+            d.error(
+                item.pos,
+                format!("`{name}` is not a variable name"),
+                Some(
+                    "name each variable (RUSTC_WRAPPER), or a prefix followed by * (GIT_CONFIG_*)"
+                        .into(),
+                ),
+            );
+        } else if let Some(steering) = crate::runner::steering_name(&name) {
+            d.error(
+                item.pos,
+                format!("`{name}` cannot be kept: {steering} steers hookd itself or is its secret"),
+                Some("hookd never removes your own value of it and never hands a repository's to hooks; remove it from `env.keep`".into()),
+            );
+        } else if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Keep::new(names)
 }
 
 /// Read a byte count in 1..=MAX_MAX_OUTPUT.
@@ -201,6 +250,8 @@ pub(crate) fn layer(
         return out;
     };
     let p = project.config;
+    // Shown by the trust review either way; applied only when the project may act.
+    out.project_env_keep = p.env_keep.clone();
     if !p.enabled {
         if let Some(note) = off_note(&p.hooks) {
             out.off.push(note);
@@ -271,10 +322,14 @@ pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
             "gate_shell_tools",
             "shell_tools",
             "fail_closed",
+            "env",
         ],
     ) else {
         return file;
     };
+    if let Some(n) = top.get("env") {
+        out.env_keep = env_keep(d, n);
+    }
     let parallel = top
         .get("parallel")
         .and_then(|n| d.bool(n, "`parallel`"))

@@ -1,11 +1,16 @@
 //! The environment a hook runs in: the caller's, minus what changes how programs behave
-//! behind the gate's back, plus the HOOKD_* context variables.
+//! behind the gate's back and what a repository set for its agent, plus the HOOKD_* context
+//! variables. What is removed is reported, so the operator sees it.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-/// Variables removed by name: each makes a shell or runtime run code or change parsing.
+use serde::{Deserialize, Serialize};
+
+pub use crate::kinds::{EnvCause, RemovedVar};
+
+/// Variables removed by name: each makes a shell, runtime or tool run code or change parsing.
 const REMOVED: &[&str] = &[
     "BASH_ENV",
     "ENV",
@@ -23,38 +28,200 @@ const REMOVED: &[&str] = &[
     "PYTHONSTARTUP",
     "PYTHONINSPECT",
     "GIT_EXEC_PATH",
-    // hookd's own secrets: the daemon's HTTP token is for clients of the daemon, not its hooks.
-    "HOOKD_TOKEN",
+    // git reads configuration from the environment: `core.fsmonitor`, `core.pager` or an alias
+    // set there runs a program at the next `git status`.
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_PARAMETERS",
 ];
-/// Variables removed by prefix: exported bash functions and dynamic-loader controls.
-const REMOVED_PREFIXES: &[&str] = &["BASH_FUNC_", "LD_", "DYLD_"];
+/// Variables removed by prefix: exported bash functions, dynamic-loader controls, and git's
+/// numbered configuration entries (`GIT_CONFIG_KEY_0`, `GIT_CONFIG_VALUE_0`, …).
+const REMOVED_PREFIXES: &[&str] = &[
+    "BASH_FUNC_",
+    "LD_",
+    "DYLD_",
+    "GIT_CONFIG_KEY_",
+    "GIT_CONFIG_VALUE_",
+];
+/// hookd's own secrets: the daemon's HTTP token is for clients of the daemon, not its hooks.
+/// Never kept, whatever a keep list says.
+const SECRETS: &[&str] = &["HOOKD_TOKEN"];
+/// Variables that steer hookd itself (what it loads, trusts, reads, where it reports) and the
+/// process's `HOME` and `PATH`: a repository's files may not set them (the adapter's scrub
+/// drops or corrects them first), and no keep list hands a repository's value to hooks.
+pub(crate) const STEERING: &[&str] = &[
+    "HOOKD_TRUST_PROJECT",
+    "HOOKD_TRUST_FILE",
+    "INFER_TOOLS_BASH_ALLOW_APPEND",
+    "INFER_HOOKS_ENABLED",
+    "INFER_REMINDERS_ENABLED",
+    "INFER_REMINDERS_CONFIG",
+    "HOOKD_STATE_DIR",
+    "HOOKD_EVENTS",
+    "HOOKD_SOCKET",
+    // hookd's logs go to stderr, which some agents show the model.
+    "HOOKD_LOG",
+    "HOOKD_FAIL_CLOSED",
+    "HOOKD_GATE_SHELL_TOOLS",
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    "HOME",
+    "PATH",
+];
+
+/// Whether `name` steers hookd itself (see [`STEERING`]).
+pub(crate) fn steers_hookd(name: &str) -> bool {
+    STEERING.contains(&name)
+}
+
+/// The first variable that steers hookd or is its secret and that `pattern` (a name, or a
+/// prefix followed by `*`) would name, if any: a keep list may not name those.
+pub(crate) fn steering_name(pattern: &str) -> Option<&'static str> {
+    let keep = Keep::new([pattern.to_string()]);
+    STEERING
+        .iter()
+        .chain(SECRETS)
+        .copied()
+        .find(|s| keep.matches(s))
+}
+
 /// `PATH` when the caller has none.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
+/// Whether hookd removes `name` from every hook's environment unless the user keeps it: it
+/// makes a shell, a runtime or git run code.
+pub fn runs_code(name: &str) -> bool {
+    removed(OsStr::new(name))
+}
+
+/// [`runs_code`] for a name as the process holds it.
 pub(crate) fn removed(name: &OsStr) -> bool {
     let b = name.as_bytes();
     REMOVED.iter().any(|r| r.as_bytes() == b)
         || REMOVED_PREFIXES.iter().any(|p| b.starts_with(p.as_bytes()))
 }
 
-/// The sanitized environment built from `vars`. `PATH` keeps only absolute entries.
-pub(crate) fn sanitize(
-    vars: impl IntoIterator<Item = (OsString, OsString)>,
-) -> Vec<(OsString, OsString)> {
-    let mut out: Vec<(OsString, OsString)> = Vec::new();
-    let mut path = None;
-    for (k, v) in vars {
-        if removed(&k) {
-            continue;
-        }
-        if k == "PATH" {
-            path = Some(clean_path(&v));
-            continue;
-        }
-        out.push((k, v));
+/// Variable names kept in hooks' environment although hookd would remove them: exact names,
+/// or a prefix followed by `*` (`GIT_CONFIG_*`). Written as `env: {keep: [...]}` in
+/// `hooks.yaml`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Keep(Vec<String>);
+
+impl Keep {
+    /// A keep list of these names and `PREFIX*` patterns (validated by the configuration).
+    pub fn new(names: impl IntoIterator<Item = String>) -> Self {
+        Keep(names.into_iter().collect())
     }
-    out.push(("PATH".into(), path.unwrap_or_else(|| DEFAULT_PATH.into())));
-    out
+
+    /// Whether `name` is kept.
+    pub fn matches(&self, name: &str) -> bool {
+        self.0.iter().any(|k| match k.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => k == name,
+        })
+    }
+
+    /// The names and patterns, as written.
+    pub fn names(&self) -> &[String] {
+        &self.0
+    }
+
+    /// True when nothing is kept.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Add the names of `other` not already here.
+    pub fn extend(&mut self, other: &Keep) {
+        for n in &other.0 {
+            if !self.0.contains(n) {
+                self.0.push(n.clone());
+            }
+        }
+    }
+}
+
+/// A variable a repository's files set for the agent, as this process found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectVar {
+    /// The variable's name.
+    pub name: String,
+    /// The file that sets it, for people.
+    pub source: String,
+    /// Its value in the agent's environment, if it had one.
+    pub value: Option<OsString>,
+    /// True when that value is the user's own and not the one the file gives: the agent kept
+    /// a value already set (as Gemini CLI does). Only then may the user's keep list keep it.
+    pub users: bool,
+}
+
+/// What a hook's environment is made from besides the process's own.
+#[derive(Clone, Debug, Default)]
+pub struct Environment {
+    /// The user's `env.keep`: these reach hooks whatever hookd would remove, with the user's
+    /// value (never a repository's).
+    pub keep: Keep,
+    /// A trusted project's `env.keep`: its own variables it may hand to hooks.
+    pub project_keep: Keep,
+    /// What a repository's files set for its agent; already gone from this process (see
+    /// `adapter::enter_agent_project`), reported as removed unless kept.
+    pub project: Vec<ProjectVar>,
+}
+
+impl Environment {
+    /// The environment for a hook, from the process's `vars`: `PATH` keeps only absolute
+    /// entries, code-running variables and the project's go unless kept, secrets always go.
+    /// Returns the variables and what was removed, sorted by name.
+    pub fn build(
+        &self,
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> (Vec<(OsString, OsString)>, Vec<RemovedVar>) {
+        let mut out: Vec<(OsString, OsString)> = Vec::new();
+        let mut gone = Vec::new();
+        let mut path = None;
+        for (k, v) in vars {
+            let name = k.to_string_lossy();
+            if SECRETS.iter().any(|s| *s == name) || self.project.iter().any(|p| p.name == name) {
+                continue;
+            }
+            if k == "PATH" {
+                path = Some(clean_path(&v));
+                continue;
+            }
+            if removed(&k) && !self.keep.matches(&name) {
+                gone.push(RemovedVar {
+                    name: name.into_owned(),
+                    cause: EnvCause::RunsCode,
+                    source: None,
+                });
+                continue;
+            }
+            out.push((k, v));
+        }
+        for p in &self.project {
+            // hookd's own variables, HOME and PATH are the adapter's scrub's business.
+            if steers_hookd(&p.name) {
+                continue;
+            }
+            let Some(value) = &p.value else { continue };
+            let runs_code = removed(OsStr::new(&p.name));
+            let kept = (p.users && self.keep.matches(&p.name))
+                || (!runs_code && self.project_keep.matches(&p.name));
+            if kept {
+                out.push((p.name.clone().into(), value.clone()));
+            } else {
+                gone.push(RemovedVar {
+                    name: p.name.clone(),
+                    cause: EnvCause::Project,
+                    source: Some(p.source.clone()),
+                });
+            }
+        }
+        out.push(("PATH".into(), path.unwrap_or_else(|| DEFAULT_PATH.into())));
+        gone.sort_by(|a, b| a.name.cmp(&b.name));
+        (out, gone)
+    }
 }
 
 fn clean_path(v: &OsStr) -> OsString {
@@ -68,24 +235,91 @@ fn clean_path(v: &OsStr) -> OsString {
 mod tests {
     use super::*;
 
+    /// The sanitized environment built from `vars` with nothing kept and no project variables.
+    fn sanitize(vars: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
+        Environment::default().build(vars).0
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
     #[test]
     fn strips_dangerous_variables_and_relative_path_entries() {
-        let vars = [
+        let out = sanitize(vars(&[
             ("BASH_ENV", "/tmp/evil"),
             ("BASH_FUNC_ls%%", "() { evil; }"),
             ("LD_PRELOAD", "/tmp/x.so"),
             ("DYLD_INSERT_LIBRARIES", "x"),
             ("IFS", "x"),
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
+            ("GIT_CONFIG_VALUE_0", "touch /tmp/x"),
+            ("GIT_CONFIG_PARAMETERS", "'core.pager'='x'"),
+            ("HOOKD_TOKEN", "secret"),
             ("HOME", "/home/u"),
             ("PATH", "/usr/bin::.:bin:/bin"),
-        ]
-        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
-        let out = sanitize(vars);
+        ]));
         let names: Vec<_> = out
             .iter()
             .map(|(k, _)| k.to_string_lossy().to_string())
             .collect();
         assert_eq!(names, ["HOME", "PATH"]);
         assert_eq!(out[1].1, "/usr/bin:/bin");
+    }
+
+    #[test]
+    fn the_user_keeps_by_name_or_prefix_and_what_is_removed_is_said() {
+        let env = Environment {
+            keep: Keep::new(["GIT_CONFIG_*".to_string(), "HOOKD_TOKEN".to_string()]),
+            ..Default::default()
+        };
+        let (out, gone) = env.build(vars(&[
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "user.name"),
+            ("LD_PRELOAD", "x.so"),
+            ("HOOKD_TOKEN", "secret"),
+        ]));
+        let names: Vec<_> = out.iter().map(|(k, _)| k.to_str().unwrap()).collect();
+        assert_eq!(names, ["GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "PATH"]);
+        assert_eq!(
+            gone,
+            [RemovedVar {
+                name: "LD_PRELOAD".into(),
+                cause: EnvCause::RunsCode,
+                source: None
+            }]
+        );
+    }
+
+    #[test]
+    fn a_projects_variable_goes_unless_the_user_keeps_their_own_value_or_a_trusted_project_keeps_it(
+    ) {
+        let var = |name: &str, users: bool| ProjectVar {
+            name: name.into(),
+            source: ".gemini/.env".into(),
+            value: Some(format!("{name}-value").into()),
+            users,
+        };
+        let env = Environment {
+            keep: Keep::new(["RUSTC_WRAPPER".to_string(), "PYTHONPATH".to_string()]),
+            project_keep: Keep::new(["DATABASE_URL".to_string(), "GIT_CONFIG_*".to_string()]),
+            project: vec![
+                var("RUSTC_WRAPPER", true),
+                var("PYTHONPATH", false),
+                var("DATABASE_URL", false),
+                var("GIT_CONFIG_COUNT", false),
+                var("EDITOR", true),
+                var("HOOKD_TRUST_PROJECT", false),
+            ],
+        };
+        let (out, gone) = env.build(vars(&[("PYTHONPATH", "stale"), ("TERM", "xterm")]));
+        let names: Vec<_> = out.iter().map(|(k, _)| k.to_str().unwrap()).collect();
+        assert_eq!(names, ["TERM", "RUSTC_WRAPPER", "DATABASE_URL", "PATH"]);
+        let gone: Vec<_> = gone.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(gone, ["EDITOR", "GIT_CONFIG_COUNT", "PYTHONPATH"]);
     }
 }

@@ -19,6 +19,10 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 pub use capture::Captured;
+pub use env::{runs_code, EnvCause, Environment, Keep, ProjectVar, RemovedVar};
+pub(crate) use env::steering_name;
+#[cfg(feature = "adapters")]
+pub(crate) use env::steers_hookd;
 use pipes::Wake;
 
 /// How long descendants may keep the output pipes open after the leader exited.
@@ -35,6 +39,9 @@ pub struct RunSpec {
     pub stdin: Vec<u8>,
     /// Extra variables (HOOKD_*), added after sanitizing.
     pub env: Vec<(String, String)>,
+    /// What the environment is made from besides the process's own: what the user keeps,
+    /// what a repository set (removed unless kept). Default: nothing kept, no project.
+    pub environment: Arc<Environment>,
     /// Wall-clock bound for the process to exit.
     pub timeout: Duration,
     /// SIGTERM-to-SIGKILL grace on timeout.
@@ -65,6 +72,8 @@ pub struct RunReport {
     pub stderr: Captured,
     /// Why it did not run or did not finish normally, for people.
     pub error: Option<String>,
+    /// Variables removed from its environment, and why.
+    pub env_removed: Vec<RemovedVar>,
 }
 
 impl RunReport {
@@ -318,11 +327,16 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
             started,
         );
     }
-    let vars = env::sanitize(std::env::vars_os());
+    let (vars, env_removed) = spec.environment.build(std::env::vars_os());
     let path = vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v);
     let resolved = match resolve(program, &spec.cwd, path) {
         Ok(p) => p,
-        Err(e) => return RunReport::failed_to_start(e.to_string(), started),
+        Err(e) => {
+            return RunReport {
+                env_removed,
+                ..RunReport::failed_to_start(e.to_string(), started)
+            }
+        }
     };
 
     become_subreaper();
@@ -357,7 +371,10 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
                 }
                 _ => format!("`{program}` could not start: {e}"),
             };
-            return RunReport::failed_to_start(why, started);
+            return RunReport {
+                env_removed,
+                ..RunReport::failed_to_start(why, started)
+            };
         }
     };
     let pid = Pid::from_raw(child.id() as i32);
@@ -370,7 +387,10 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
         child.stderr.take(),
         spec.max_output,
     );
-    let mut report = RunReport::default();
+    let mut report = RunReport {
+        env_removed,
+        ..RunReport::default()
+    };
     match pipes::exit_watch(pid) {
         Ok(exit) => {
             let exit = Some(exit.as_fd());

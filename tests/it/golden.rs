@@ -12,6 +12,10 @@ pub fn golden(name: &str, mut value: serde_json::Value) {
             value[volatile] = serde_json::json!(format!("<{volatile}>"));
         }
     }
+    // Code-running variables depend on the test's own environment (cargo sets LD_LIBRARY_PATH).
+    if let Some(removed) = value.get_mut("env_removed").and_then(|r| r.as_array_mut()) {
+        removed.retain(|r| r["cause"] != "runs_code");
+    }
     let text = serde_json::to_string_pretty(&value).unwrap() + "\n";
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
@@ -47,7 +51,17 @@ fn engine(text: &str) -> (tempfile::TempDir, Arc<Collector>, Engine) {
     )
     .unwrap();
     let sink = Arc::new(Collector::default());
-    let engine = Engine::builder(config).sink(sink.clone()).build();
+    // What a repository's .env set for the agent: reported as removed from the hook.
+    let planted = hookd::runner::ProjectVar {
+        name: "PYTHONPATH".into(),
+        source: ".gemini/.env".into(),
+        value: Some("/repo/py".into()),
+        users: false,
+    };
+    let engine = Engine::builder(config)
+        .sink(sink.clone())
+        .project_env(vec![planted])
+        .build();
     (dir, sink, engine)
 }
 

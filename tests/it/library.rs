@@ -76,6 +76,7 @@ fn a_cap_inside_a_multibyte_character_through_the_runner() {
         cwd: std::env::temp_dir(),
         stdin: Vec::new(),
         env: Vec::new(),
+        environment: Default::default(),
         timeout: Duration::from_secs(5),
         grace: Duration::from_secs(1),
         max_output: 4, // 'a' + 'é' is 3 bytes; the cap falls inside '€'

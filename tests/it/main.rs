@@ -4,6 +4,7 @@ mod adapter_contract;
 mod agents;
 mod allow_lint;
 mod attack_dashboard;
+mod attack_env;
 mod attack_model;
 mod cdp;
 mod claude;

@@ -10,6 +10,7 @@ fn spec(argv: &[&str], timeout_ms: u64) -> RunSpec {
         cwd: std::env::temp_dir(),
         stdin: b"{}".to_vec(),
         env: vec![],
+        environment: Default::default(),
         timeout: Duration::from_millis(timeout_ms),
         grace: Duration::from_millis(300),
         max_output: 4096,
