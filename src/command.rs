@@ -83,6 +83,8 @@ pub(crate) struct CommandProvider {
     /// For a project trusted by record: its fingerprint, verified again before each of its hooks
     /// runs (the files may change after loading; a daemon loads once).
     pub recheck: Option<crate::config::Fingerprint>,
+    /// The project is trusted for this run (`--trust-project`, HOOKD_TRUST_PROJECT).
+    pub trusted_by_flag: bool,
     /// With `gate_shell_tools`: the shell tools whose commands face the gate at `pre_tool`.
     pub shell_gate: Option<Vec<String>>,
     /// Where hookd's own files are (read from the environment when the engine was built).
@@ -467,6 +469,44 @@ fn panicked() -> Skip {
 }
 
 impl CommandProvider {
+    /// A hook from the user's configuration whose words run a file of the project (`./fmt.sh`,
+    /// `sh scripts/lint.sh`) runs the project's code: it runs only when the project is trusted
+    /// and its trust covered exactly that file, unchanged. The skip, otherwise.
+    fn users_hook_runs_project_code(&self, argv: &[String]) -> Option<Skip> {
+        let path = std::env::var_os("PATH");
+        let code = crate::config::project_code(&self.project_dir, argv, path.as_deref());
+        if code.is_empty() || self.trusted_by_flag {
+            return None;
+        }
+        let project = self.project_dir.display();
+        let files = code.join(", ");
+        let skip = |why: String| Skip {
+            reason: SkipReason::Untrusted,
+            detail: format!("runs the project's {files}: {why}"),
+            hint: format!("review {files}, then run `hookd trust` in {project}"),
+        };
+        if self.untrusted.is_some() {
+            return Some(skip(
+                "code in the project runs only when the project is trusted, and it is not".into(),
+            ));
+        }
+        let Some(fp) = &self.recheck else {
+            return Some(skip(
+                "code in the project runs only when the project is trusted, and it is not".into(),
+            ));
+        };
+        if let Some(f) = code.iter().find(|f| !fp.files.contains(f)) {
+            return Some(skip(format!("the project's trust does not cover {f}")));
+        }
+        if !crate::config::still_matches(&self.project_dir, fp) {
+            return Some(skip(format!(
+                "a file the trust record covers changed since the configuration was loaded ({})",
+                fp.files.join(", ")
+            )));
+        }
+        None
+    }
+
     fn run_one(&self, hook: &Hook, at: &At<'_>, stdin: &[u8]) -> Ran {
         if hook.spec.origin.source == crate::config::Source::Project {
             if let Some(denied) = &self.untrusted {
@@ -491,6 +531,11 @@ impl CommandProvider {
         match self.gate.verdict(&hook.spec.command, at.mode) {
             Verdict::Denied(d) => Ran::Skipped(d.into()),
             Verdict::Allowed(a) => {
+                if hook.spec.origin.source != crate::config::Source::Project {
+                    if let Some(skip) = self.users_hook_runs_project_code(&a.argv) {
+                        return Ran::Skipped(skip);
+                    }
+                }
                 let spec = RunSpec {
                     argv: a.argv.clone(),
                     cwd: self.project_dir.clone(),

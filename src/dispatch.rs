@@ -132,6 +132,7 @@ impl EngineBuilder {
                     (ProjectTrust::Trusted { .. }, Some(fp)) => Some(fp.clone()),
                     _ => None,
                 },
+                trusted_by_flag: matches!(self.config.trust, ProjectTrust::TrustedByFlag),
                 shell_gate: self
                     .config
                     .hooks

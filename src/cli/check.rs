@@ -188,6 +188,11 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
                 if let Some(line) = coverage_line(config, &h.command) {
                     s.push_str(&format!("    {line}\n"));
                 }
+            } else if let Some(line) = project_code_line(config, &h.command) {
+                s.push_str(&format!("    {line}\n"));
+            }
+            if let Some(line) = repository_content_line(&h.command) {
+                s.push_str(&format!("    {line}\n"));
             }
         }
         for r in reminders {
@@ -232,7 +237,65 @@ pub(super) fn coverage_line(config: &Config, command: &str) -> Option<String> {
     }
 }
 
-/// One line on whether the project's configuration acts, for `hookd check`.
+/// For a hook of the user's own configuration that runs a file of the project: that it needs
+/// the project's trust, or is covered by it.
+pub(super) fn project_code_line(config: &Config, command: &str) -> Option<String> {
+    let argv = gate::argv_of(command)?;
+    let path = std::env::var_os("PATH");
+    let code = config::project_code(&config.project_dir, &argv, path.as_deref());
+    if code.is_empty() {
+        return None;
+    }
+    let files = visible(&code.join(", ")).into_owned();
+    let covered = match (&config.trust, &config.fingerprint) {
+        (config::ProjectTrust::TrustedByFlag, _) => true,
+        (config::ProjectTrust::Trusted { .. }, Some(fp)) => {
+            code.iter().all(|f| fp.files.contains(f))
+        }
+        _ => false,
+    };
+    Some(if covered {
+        format!("runs the project's {files}: covered by the project's trust")
+    } else {
+        format!("runs the project's {files}: needs `hookd trust` (skipped until then)")
+    })
+}
+
+/// Programs that run what the repository's files say (build scripts, package scripts,
+/// makefiles, test configuration): the allow-list admits the program, not what it runs.
+const RUNS_REPOSITORY_CONTENT: &[(&str, &str)] = &[
+    ("cargo", "build scripts (build.rs) and proc macros"),
+    ("npm", "package.json scripts"),
+    ("npx", "package binaries"),
+    ("yarn", "package.json scripts"),
+    ("pnpm", "package.json scripts"),
+    ("bun", "package.json scripts"),
+    ("make", "the Makefile"),
+    ("just", "the justfile"),
+    ("go", "go generate directives and test code"),
+    ("gradle", "the build script"),
+    ("gradlew", "the project's own Gradle wrapper"),
+    ("mvn", "the pom's plugins"),
+    ("pytest", "conftest.py and the tests"),
+    ("tox", "tox.ini commands"),
+    ("rake", "the Rakefile"),
+    ("bundle", "the Gemfile"),
+    ("composer", "composer.json scripts"),
+    ("pre-commit", ".pre-commit-config.yaml hooks"),
+];
+
+/// For a hook whose program runs repository content: that hookd's trust does not cover it.
+fn repository_content_line(command: &str) -> Option<String> {
+    let argv = gate::argv_of(command)?;
+    let program = argv.first()?.rsplit('/').next()?;
+    let (_, what) = RUNS_REPOSITORY_CONTENT
+        .iter()
+        .find(|(p, _)| *p == program)?;
+    Some(format!(
+        "runs repository content ({what}) with your rights: neither the allow-list nor trust covers it (docs/security.md#honest-limits)"
+    ))
+}
+
 /// What hooks' environment is made of: what the user keeps, what the project asks to keep,
 /// what the project's files set for the agent and what is set here that runs code, each
 /// removed unless kept (docs/security.md, "The environment").
@@ -294,6 +357,7 @@ fn environment_lines(config: &Config) -> String {
     s
 }
 
+/// One line on whether the project's configuration acts, for `hookd check`.
 pub(super) fn trust_line(config: &Config) -> String {
     let hooks = config
         .hooks

@@ -89,16 +89,38 @@ pub(super) fn trust(list: bool, revoke: bool) -> Done {
     };
     let Some(fp) = config.fingerprint.clone() else {
         return Err(Error::No(format!(
-            "hookd: there is nothing to trust: no .infer/ configuration in {}",
+            "hookd: there is nothing to trust: no .infer/ configuration in {}, and none of your hooks runs its files",
             project.display()
         )));
     };
     let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
     let from_project = |o: &config::Origin| o.source == config::Source::Project;
     let mut s = format!(
-        "Trusting {}. Its .infer/ will be able to:\n",
+        "Trusting {}. Its files will be able to:\n",
         visible(&project.display().to_string())
     );
+    // The user's own hooks that run the project's files: trusting runs that code too.
+    let path = std::env::var_os("PATH");
+    for h in config
+        .hooks
+        .hooks
+        .iter()
+        .filter(|h| !from_project(&h.origin))
+    {
+        let Some(argv) = gate::argv_of(&h.command) else {
+            continue;
+        };
+        let code = config::project_code(&project, &argv, path.as_deref());
+        if !code.is_empty() {
+            s.push_str(&format!(
+                "  be run by your own hook {} `{}` ({}): {}\n",
+                visible(&h.name),
+                visible(&h.command),
+                visible(&h.origin.to_string()),
+                visible(&code.join(", "))
+            ));
+        }
+    }
     let hooks: Vec<_> = config
         .hooks
         .hooks

@@ -31,7 +31,8 @@ pub use crate::paths::PROJECT_FILES;
 #[cfg(feature = "adapters")]
 pub(crate) use fsread::read_regular as read_limited;
 pub use trust::{
-    fingerprint, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord, TrustStore,
+    fingerprint, project_code, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord,
+    TrustStore,
 };
 // What the fingerprint covers of each hook's code, for the review (`hookd trust`, `hookd check`).
 pub use trust::Coverage;
@@ -568,8 +569,23 @@ fn load_dirs(
         || l.env_bool(&opts.env, "HOOKD_TRUST_PROJECT")
             .unwrap_or(false);
 
-    // Trust: only when something was read from the project.
-    let from_project = per_dir.iter().any(|(s, _)| *s == Source::Project)
+    // The user's own hooks that run the project's code (`./fmt.sh`, `sh scripts/lint.sh`):
+    // that code is the project's, so the project's trust decides, and covers those files.
+    let path = std::env::var_os("PATH");
+    let user_code_argvs: Vec<Vec<String>> = if user_hooks.config.enabled {
+        user_hooks
+            .config
+            .hooks
+            .iter()
+            .filter_map(|h| crate::gate::argv_of(&h.command))
+            .filter(|argv| !trust::project_code(project, argv, path.as_deref()).is_empty())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // Trust: only when something was read from the project, or the user's hooks run its code.
+    let from_project = !user_code_argvs.is_empty()
+        || per_dir.iter().any(|(s, _)| *s == Source::Project)
         || project_hooks.is_some()
         || project_reminders.is_some()
         || !l.project_diags.is_empty()
@@ -579,11 +595,12 @@ fn load_dirs(
     let (trust, fingerprint) = if !from_project {
         (ProjectTrust::NotApplicable, None)
     } else {
-        let argvs: Vec<Vec<String>> = project_hooks
+        let mut argvs: Vec<Vec<String>> = project_hooks
             .iter()
             .flat_map(|f| &f.config.hooks)
             .filter_map(|h| crate::gate::argv_of(&h.command))
             .collect();
+        argvs.extend(user_code_argvs);
         let fp = trust::fingerprint(project, &argvs);
         let trust = if trust_flag {
             ProjectTrust::TrustedByFlag

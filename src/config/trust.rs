@@ -352,6 +352,43 @@ fn inside(root: &Path, word: &str) -> Option<String> {
     (!rel.is_empty()).then_some(rel)
 }
 
+/// The project files a hook from the user's own configuration runs as code: those its words
+/// name that exist (a program run by path, an interpreter's script, the modules `python -m`
+/// imports from the project, a `#!` chain; see [`Config::code_coverage`](super::Config)), and
+/// a program found on `path` (absolute entries only) that resolves inside the project. A
+/// program on `PATH` outside the project, or given by an absolute path outside it, is not.
+pub fn project_code(
+    project: &Path,
+    argv: &[String],
+    path: Option<&std::ffi::OsStr>,
+) -> Vec<String> {
+    let root = project
+        .canonicalize()
+        .unwrap_or_else(|_| project.to_path_buf());
+    let mut files: Vec<String> = coverage(&root, argv)
+        .files
+        .into_iter()
+        .filter(|f| root.join(f).symlink_metadata().is_ok())
+        .collect();
+    if let Some(program) = argv.first().filter(|p| !p.contains('/') && !p.is_empty()) {
+        let found = path
+            .map(std::env::split_paths)
+            .into_iter()
+            .flatten()
+            .filter(|d| d.is_absolute())
+            .map(|d| d.join(program))
+            .find(|c| c.is_file());
+        if let Some(real) = found.and_then(|c| c.canonicalize().ok()) {
+            if let Ok(rel) = real.strip_prefix(&root) {
+                files.push(rel.display().to_string());
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    files
+}
+
 /// The fingerprint of `project`'s configuration and of the code its hooks name (`hook_argvs`:
 /// the words of each project hook).
 pub fn fingerprint(project: &Path, hook_argvs: &[Vec<String>]) -> Fingerprint {

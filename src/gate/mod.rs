@@ -185,8 +185,8 @@ pub fn compile_entry(entry: &str) -> Result<Regex, EntryError> {
         })
 }
 
-/// The words a command would run with (decoded), if the gate can parse it.
-pub(crate) fn argv_of(command: &str) -> Option<Vec<String>> {
+/// The words a command would run with (decoded), if the gate can parse it as one plain command.
+pub fn argv_of(command: &str) -> Option<Vec<String>> {
     parse::parse(command).ok().map(|p| p.argv)
 }
 

@@ -19,10 +19,10 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 pub use capture::Captured;
-pub use env::{runs_code, EnvCause, Environment, Keep, ProjectVar, RemovedVar};
 pub(crate) use env::steering_name;
 #[cfg(feature = "adapters")]
 pub(crate) use env::steers_hookd;
+pub use env::{runs_code, EnvCause, Environment, Keep, ProjectVar, RemovedVar};
 use pipes::Wake;
 
 /// How long descendants may keep the output pipes open after the leader exited.

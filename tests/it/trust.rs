@@ -91,7 +91,7 @@ fn trusting_shows_everything_then_the_hooks_run_until_a_byte_changes() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("Its .infer/ will be able to:\n  run 2 hooks:\n"),
+        text.contains("Its files will be able to:\n  run 2 hooks:\n"),
         "{text}"
     );
     assert!(text.contains("UNRESTRICTED: admits `rm -rf /`"), "{text}");
