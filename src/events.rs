@@ -444,12 +444,7 @@ impl JsonLines {
 
     /// Append to a file, creating it.
     pub fn append(path: &Path) -> std::io::Result<Self> {
-        // Events carry commands and their output: readable by this user only.
-        let f: File = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(path)?;
+        let f = open_log(path)?;
         Ok(Self::new(f, path.display().to_string()))
     }
 }
@@ -557,10 +552,38 @@ pub struct RotatingLog {
     failed: AtomicBool,
 }
 
+/// Open an events file to append to. Events carry commands and their output: the file is
+/// readable by this user only (created 0600, an existing one narrowed to 0600), and never
+/// opened through a symlink (one planted where the log goes would make hookd append to, and
+/// widen, whatever it points at).
+fn open_log(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::PermissionsExt;
+    let f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(nix::errno::Errno::ELOOP as i32) {
+                std::io::Error::new(
+                    e.kind(),
+                    "it is a symbolic link, and hookd never writes events through one",
+                )
+            } else {
+                e
+            }
+        })?;
+    if f.metadata()?.permissions().mode() & 0o077 != 0 {
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(f)
+}
+
 impl RotatingLog {
     /// Append to `path`, rotating when it would grow past `max_bytes`, keeping `keep` old files.
     pub fn open(path: &Path, max_bytes: u64, keep: usize) -> std::io::Result<Self> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = open_log(path)?;
         let size = file.metadata()?.len();
         Ok(RotatingLog {
             path: path.to_path_buf(),
@@ -578,13 +601,7 @@ impl RotatingLog {
             let _ = std::fs::rename(numbered(n), numbered(n + 1));
         }
         std::fs::rename(&self.path, numbered(1))?;
-        Ok((
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.path)?,
-            0,
-        ))
+        Ok((open_log(&self.path)?, 0))
     }
 }
 
@@ -601,13 +618,9 @@ impl EventSink for RotatingLog {
                 *guard = Some(if needs_rotation {
                     self.rotate()?
                 } else {
-                    (
-                        OpenOptions::new()
-                            .create(true)
-                            .append(true)
-                            .open(&self.path)?,
-                        0,
-                    )
+                    let file = open_log(&self.path)?;
+                    let size = file.metadata()?.len();
+                    (file, size)
                 });
             }
             if let Some((file, size)) = guard.as_mut() {

@@ -619,3 +619,79 @@ fn a_repository_cannot_make_itself_the_users_home_through_its_dotenv() {
         stdout(&out)
     );
 }
+
+/// Issue 32, item 5: `hookd serve --events FILE` created the audit file 0644 and appended
+/// through a symlink planted where it goes (here at the user's shell profile). Both event
+/// sinks (the daemon's rotating log, `--events` of dispatch and the adapters) now refuse a
+/// symlink, create the file 0600 and narrow an existing one to 0600, rotation included.
+#[test]
+fn the_events_file_is_private_and_never_written_through_a_symlink() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    let profile = p.home.path().join(".bashrc");
+    std::fs::write(&profile, "# the user's profile\n").unwrap();
+    std::fs::set_permissions(&profile, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let link = p.path().join("events.jsonl");
+    std::os::unix::fs::symlink(&profile, &link).unwrap();
+    // The daemon: it does not start (bounded: a daemon that did start would serve forever).
+    let mut child = p
+        .cmd_untrusted(&["serve", "--socket"])
+        .arg(p.state.path().join("d.sock"))
+        .arg("--events")
+        .arg(&link)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hookd serve started with its events file a symlink");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("it is a symbolic link, and hookd never writes events through one"),
+        "{}",
+        stderr(&out)
+    );
+    // A dispatch: refused with the same words.
+    let mut cmd = p.cmd_untrusted(&["dispatch", "post_session", "--no-daemon", "--events"]);
+    cmd.arg(&link);
+    let out = with_stdin(cmd, "{}");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&profile).unwrap(),
+        "# the user's profile\n"
+    );
+    let mode = |f: &std::path::Path| std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&profile), 0o644);
+    // Created 0600; an existing 0644 file narrowed; the file rotation makes is 0600 too.
+    let fresh = p.state.path().join("fresh.jsonl");
+    let log = hookd::events::RotatingLog::open(&fresh, 1, 2).unwrap();
+    assert_eq!(mode(&fresh), 0o600);
+    let old = p.state.path().join("old.jsonl");
+    std::fs::write(&old, "").unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut cmd = p.cmd_untrusted(&["dispatch", "post_session", "--no-daemon", "--events"]);
+    cmd.arg(&old);
+    assert_eq!(with_stdin(cmd, "{}").status.code(), Some(0));
+    assert_eq!(mode(&old), 0o600);
+    let engine = hookd::Engine::builder(hookd::Config::empty(p.path()))
+        .sink(std::sync::Arc::new(log))
+        .build();
+    for _ in 0..3 {
+        engine.emit(hookd::Event::ConfigReloaded(
+            hookd::events::ConfigReloaded {
+                sources: vec![],
+                cause: "sighup".into(),
+            },
+        ));
+    }
+    assert_eq!(mode(&fresh), 0o600);
+    assert_eq!(mode(&p.state.path().join("fresh.jsonl.1")), 0o600);
+}
