@@ -376,8 +376,10 @@ impl ProtectedPaths {
     pub fn named_by(&self, argv: &[String], cwd: &Path) -> Option<Touch> {
         for word in argv {
             let tails = word.match_indices('=').map(|(i, _)| &word[i + 1..]);
+            let attached = attached_values(word);
             if let Some(place) = std::iter::once(word.as_str())
                 .chain(tails)
+                .chain(attached.iter().copied())
                 .find_map(|c| self.protected(c, cwd))
             {
                 return Some(Touch {
@@ -398,7 +400,11 @@ impl ProtectedPaths {
                     bulk: false,
                 });
             }
-            if word.split(['/', '=']).any(|c| c == ".infer") {
+            if word.split(['/', '=']).any(|c| c == ".infer")
+                || attached
+                    .iter()
+                    .any(|v| v.split('/').next() == Some(".infer"))
+            {
                 return Some(Touch {
                     named: word.clone(),
                     place: ".infer/".to_string(),
@@ -486,6 +492,21 @@ fn resolve(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// The values a short-option cluster may carry attached (`-t.infer` is `-t .infer`,
+/// `-o.claude/settings.json` is `-o .claude/settings.json`, `-rt.infer` is `-r -t .infer`):
+/// what follows each of its leading letters, up to eight of them.
+fn attached_values(word: &str) -> Vec<&str> {
+    let Some(rest) = word.strip_prefix('-').filter(|r| !r.starts_with('-')) else {
+        return Vec::new();
+    };
+    rest.char_indices()
+        .take_while(|(_, c)| c.is_ascii_alphabetic())
+        .take(8)
+        .map(|(i, c)| &rest[i + c.len_utf8()..])
+        .filter(|v| !v.is_empty())
+        .collect()
 }
 
 #[cfg(test)]

@@ -287,3 +287,46 @@ fn archives_and_directory_contents_cannot_land_on_hookds_files() {
         assert_eq!(claude_reply(&p, command), json!({}), "{command}");
     }
 }
+
+/// Issue 32, item 3: a short option's value may be attached to it (`cp -t.infer x` is
+/// `cp -t .infer x`). After an allowed `cd ~`, `cp -t.infer config.yaml` replaced the user's
+/// own `~/.infer/config.yaml` (run for real below), and `sort -o.claude/settings.local.json`
+/// wrote the agent's settings, while the spaced forms were denied.
+#[test]
+fn attached_option_values_are_read_as_the_paths_they_are() {
+    let p = gated(&[
+        "^cd ~$",
+        "^cp .*",
+        "^sort .*",
+        "^mv .*",
+        "^install .*",
+        "^ln .*",
+    ]);
+    let home = p.home.path();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(home.join("config.yaml"), "PLANTED\n").unwrap();
+    let kept = std::fs::read_to_string(home.join(".infer/config.yaml")).unwrap();
+    bash(&p, "cd ~ && cp -t.infer config.yaml");
+    assert_eq!(
+        std::fs::read_to_string(home.join(".infer/config.yaml")).unwrap(),
+        "PLANTED\n",
+        "the attack itself did not land"
+    );
+    std::fs::write(home.join(".infer/config.yaml"), &kept).unwrap();
+    for command in [
+        "cd ~ && cp -t.infer config.yaml",
+        "cd ~ && mv -t.infer config.yaml",
+        "cd ~ && install -t.infer config.yaml",
+        "cd ~ && ln -sft.infer config.yaml",
+        "cd ~ && cp -rt.infer config.yaml",
+        "cd ~ && sort -o.claude/settings.local.json config.yaml",
+        "sort -o.infer/config.yaml x",
+    ] {
+        assert_denied(&p, command);
+    }
+    // Options whose letters only look like paths still go.
+    for command in ["sort -r x", "cp -rt build x"] {
+        std::fs::create_dir_all(p.path().join("build")).unwrap();
+        assert_eq!(claude_reply(&p, command), json!({}), "{command}");
+    }
+}

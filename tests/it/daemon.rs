@@ -396,8 +396,9 @@ fn sigterm_with_a_hook_running_leaves_no_process_and_no_socket() {
     // Wait for the hook's `sleep 30` to be running.
     let start = Instant::now();
     let sleeper = loop {
+        // The daemon's own child: other tests may run a `sleep 30` of their own meanwhile.
         let out = std::process::Command::new("pgrep")
-            .args(["-f", "^sleep 30$"])
+            .args(["-P", &d.child.id().to_string(), "-f", "^sleep 30$"])
             .output()
             .unwrap();
         if let Some(pid) = String::from_utf8_lossy(&out.stdout)
