@@ -189,6 +189,13 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
                     s.push_str(&format!("    {line}\n"));
                 }
             } else if let Some(line) = project_code_line(config, &h.command) {
+                if line.contains("needs `hookd trust`") {
+                    refused.push(format!(
+                        "hook {} ({}) would be skipped: it runs the project's code and the project's trust does not cover it",
+                        visible(&h.name),
+                        visible(&h.origin.to_string())
+                    ));
+                }
                 s.push_str(&format!("    {line}\n"));
             }
             if let Some(line) = repository_content_line(&h.command) {

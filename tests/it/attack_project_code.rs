@@ -134,6 +134,13 @@ fn the_users_hooks_run_a_projects_files_only_as_the_projects_trust_covers_them()
         "{text}"
     );
     assert!(text.contains("project trust: UNTRUSTED"), "{text}");
+    let strict = p.cmd_untrusted(&["check", "--strict"]).output().unwrap();
+    assert_eq!(strict.status.code(), Some(1), "{}", stderr(&strict));
+    assert!(
+        stderr(&strict).contains("hook fmt (") && stderr(&strict).contains("would be skipped: it runs the project's code"),
+        "{}",
+        stderr(&strict)
+    );
 
     // Trust: the review lists the programs, then they run.
     let trust = p.cmd_untrusted(&["trust"]).output().unwrap();
