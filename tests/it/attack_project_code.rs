@@ -137,7 +137,8 @@ fn the_users_hooks_run_a_projects_files_only_as_the_projects_trust_covers_them()
     let strict = p.cmd_untrusted(&["check", "--strict"]).output().unwrap();
     assert_eq!(strict.status.code(), Some(1), "{}", stderr(&strict));
     assert!(
-        stderr(&strict).contains("hook fmt (") && stderr(&strict).contains("would be skipped: it runs the project's code"),
+        stderr(&strict).contains("hook fmt (")
+            && stderr(&strict).contains("would be skipped: it runs the project's code"),
         "{}",
         stderr(&strict)
     );
