@@ -11,6 +11,7 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::runner::{steers_hookd, ProjectVar};
@@ -29,34 +30,38 @@ pub(crate) struct Scrub {
     pub notes: Vec<String>,
 }
 
-/// A variable a project file sets for the agent.
+/// A variable a project file sets for the agent, and that is set in the environment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Assignment {
     /// The variable.
     pub name: String,
     /// The file that sets it.
     pub file: PathBuf,
-    /// Texts that hold the value the file gives (the file's text, decoded forms of it, a JSON
-    /// string): a value found in one of them may be the file's. Read generously, so that a
-    /// value the agent took from the file is never mistaken for the user's own.
-    evidence: Vec<String>,
+    /// Whether the value in the environment may be the one this file gives: it appears in one
+    /// of the file's assignments of the name (read generously, so that a value the agent took
+    /// from the file is never mistaken for the user's own), or it is empty or spans lines.
+    gives: bool,
 }
 
-impl Assignment {
-    /// Whether `value` may be the one this file gives (an empty value always may).
-    fn may_give(&self, value: &str) -> bool {
-        self.evidence.iter().any(|e| e.contains(value))
-    }
-}
+/// The value of a variable in the environment, if it is set (read lossily: only compared).
+pub(crate) type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The most of one agent file read: the agents read them whole, and a JavaScript string (what
+/// Gemini CLI reads a `.env` into) holds less than this.
+const MOST_FILE_BYTES: u64 = 1 << 30;
 
 /// What the project's files set for the agent, read as the agents read them from each of
-/// `starts` (the directories an agent may have started in):
+/// `starts` (the directories an agent may have started in), for the names `env` has a value of:
 /// - Gemini CLI: walking up from the start, the first directory with a `.gemini/.env` or a
 ///   `.env` (both are read there), up to `/`; the home's own (`~/.env`, `~/.gemini/.env`) are
 ///   the user's and end the walk;
 /// - Claude Code: the `env` of `.claude/settings.json` and `.claude/settings.local.json` in
 ///   the start directory and every directory up to its project (never the home's own).
-pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>) -> Vec<Assignment> {
+///
+/// Files are read whole, however large (a cap would let a padded file set anything), streamed,
+/// and never from a FIFO or a device; only names set in `env` are kept, so memory follows the
+/// environment, not the file.
+pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>, env: EnvLookup) -> Vec<Assignment> {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut out = Vec::new();
     let stop = |d: &Path| home.is_some_and(|h| d == h);
@@ -74,7 +79,7 @@ pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>) -> Vec<Assignment>
             }
             for f in found {
                 if !files.contains(&f) {
-                    out.extend(dotenv_file(&f));
+                    out.extend(dotenv_file(&f, env));
                     files.push(f);
                 }
             }
@@ -88,7 +93,7 @@ pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>) -> Vec<Assignment>
             for name in ["settings.json", "settings.local.json"] {
                 let f = d.join(".claude").join(name);
                 if !files.contains(&f) && f.is_file() {
-                    out.extend(claude_settings(&f));
+                    out.extend(claude_settings(&f, env));
                     files.push(f);
                 }
             }
@@ -103,7 +108,8 @@ pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>) -> Vec<Assignment>
 /// What a repository's files set for an agent started in one of `starts`: each variable with
 /// the file that sets it, as `hookd adapter` reads them (for `hookd check`).
 pub fn set_for_agent(starts: &[PathBuf]) -> Vec<(String, PathBuf)> {
-    set_by(starts, walk_stop(starts).as_deref())
+    let every_name = |_: &str| Some(String::new());
+    set_by(starts, walk_stop(starts).as_deref(), &every_name)
         .into_iter()
         .map(|a| (a.name, a.file))
         .collect()
@@ -114,73 +120,86 @@ pub(crate) fn names(set: &[Assignment]) -> BTreeSet<String> {
     set.iter().map(|a| a.name.clone()).collect()
 }
 
-fn read(file: &Path) -> Option<String> {
-    crate::config::read_limited(file, 1 << 20)
-        .ok()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
+/// Whether `value` may be what an assignment whose text after the name is `given` sets.
+fn may_give(given: &str, value: &str) -> bool {
+    value.is_empty() || value.contains(['\n', '\r']) || given.contains(value)
 }
 
-fn dotenv_file(file: &Path) -> Vec<Assignment> {
-    let Some(text) = read(file) else {
+/// The names a dotenv file assigns that `env` has a value of, line by line.
+fn dotenv_file(file: &Path, env: EnvLookup) -> Vec<Assignment> {
+    use std::io::BufRead;
+    let Ok((f, _)) = crate::config::open_regular(file) else {
         return Vec::new();
     };
-    // dotenv expands `\n` (and the like) inside double quotes.
-    let decoded = text
-        .replace("\\n", "\n")
-        .replace("\\r", "\r")
-        .replace("\\t", "\t")
-        .replace("\\\\", "\\");
-    let names: BTreeSet<String> = dotenv_names(&text).collect();
-    names
-        .into_iter()
-        .map(|name| Assignment {
-            name,
-            file: file.to_path_buf(),
-            evidence: vec![text.clone(), decoded.clone()],
+    let mut reader = std::io::BufReader::new(f.take(MOST_FILE_BYTES));
+    let mut found: Vec<Assignment> = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let Some((name, given)) = dotenv_assignment(&text) else {
+            continue;
+        };
+        let Some(value) = env(name) else { continue };
+        let gives = may_give(given, &value);
+        match found.iter_mut().find(|a| a.name == name) {
+            Some(a) => a.gives |= gives,
+            None => found.push(Assignment {
+                name: name.to_string(),
+                file: file.to_path_buf(),
+                gives,
+            }),
+        }
+    }
+    found
+}
+
+/// The `env` of a Claude Code settings file, for the names `env` has a value of.
+fn claude_settings(file: &Path, env: EnvLookup) -> Vec<Assignment> {
+    #[derive(serde::Deserialize)]
+    struct Settings {
+        env: Option<std::collections::BTreeMap<String, serde_json::Value>>,
+    }
+    let Ok((f, _)) = crate::config::open_regular(file) else {
+        return Vec::new();
+    };
+    let reader = std::io::BufReader::new(f.take(MOST_FILE_BYTES));
+    let Ok(Settings { env: Some(vars) }) = serde_json::from_reader(reader) else {
+        return Vec::new();
+    };
+    vars.into_iter()
+        .filter_map(|(name, given)| {
+            let value = env(&name)?;
+            let given = match given {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            Some(Assignment {
+                gives: may_give(&given, &value),
+                name,
+                file: file.to_path_buf(),
+            })
         })
         .collect()
 }
 
-fn claude_settings(file: &Path) -> Vec<Assignment> {
-    let Some(text) = read(file) else {
-        return Vec::new();
-    };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return Vec::new();
-    };
-    let Some(env) = v.get("env").and_then(|e| e.as_object()) else {
-        return Vec::new();
-    };
-    env.iter()
-        .map(|(name, value)| Assignment {
-            name: name.clone(),
-            file: file.to_path_buf(),
-            evidence: vec![
-                match value {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                },
-                text.clone(),
-            ],
-        })
-        .collect()
-}
-
-/// Every name a dotenv file assigns (`NAME=…`, `export NAME=…`), read generously: a line of
-/// a multi-line value that looks like an assignment counts too.
-fn dotenv_names(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.lines().filter_map(|line| {
-        let line = line.trim_start();
-        let line = line.strip_prefix("export ").unwrap_or(line).trim_start();
-        let (name, _) = line.split_once(['=', ':'])?;
-        let name = name.trim_end();
-        let ok = !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-');
-        ok.then(|| name.to_string())
-    })
+/// The name a dotenv line assigns (`NAME=…`, `export NAME=…`, `NAME: …`) and the text after
+/// it, read generously: a line of a multi-line value that looks like an assignment counts too.
+fn dotenv_assignment(line: &str) -> Option<(&str, &str)> {
+    let line = line.trim_start();
+    let line = line.strip_prefix("export ").unwrap_or(line).trim_start();
+    let (name, given) = line.split_once(['=', ':'])?;
+    let name = name.trim_end();
+    let ok = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-');
+    ok.then_some((name, given))
 }
 
 /// The project's variables other than those that steer hookd, with their values in `env`:
@@ -191,30 +210,25 @@ pub(crate) fn project_vars(
     env: &dyn Fn(&str) -> Option<OsString>,
     relative_to: &Path,
 ) -> Vec<ProjectVar> {
-    let mut out: Vec<ProjectVar> = Vec::new();
-    for name in names(set) {
-        if steers_hookd(&name) {
-            continue;
-        }
-        let by: Vec<&Assignment> = set.iter().filter(|a| a.name == name).collect();
-        let value = env(&name);
-        let users = value.as_ref().is_some_and(|v| {
-            let v = v.to_string_lossy();
-            !by.iter().any(|a| a.may_give(&v))
-        });
-        let file = &by[0].file;
-        out.push(ProjectVar {
-            name,
-            source: file
-                .strip_prefix(relative_to)
-                .unwrap_or(file)
-                .display()
-                .to_string(),
-            value,
-            users,
-        });
-    }
-    out
+    names(set)
+        .into_iter()
+        .filter(|name| !steers_hookd(name))
+        .filter_map(|name| {
+            let value = env(&name)?;
+            let by: Vec<&Assignment> = set.iter().filter(|a| a.name == name).collect();
+            let file = &by[0].file;
+            Some(ProjectVar {
+                source: file
+                    .strip_prefix(relative_to)
+                    .unwrap_or(file)
+                    .display()
+                    .to_string(),
+                users: !by.iter().any(|a| a.gives),
+                name,
+                value,
+            })
+        })
+        .collect()
 }
 
 /// What to change in `env` (name → value) when the project's files name `set_by_project`.
@@ -327,7 +341,8 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
     starts.extend(std::env::current_dir().ok());
     starts.extend(cwd.clone().filter(|c| !starts.contains(c)));
     let stop = walk_stop(&starts);
-    let mut set = set_by(&starts, stop.as_deref());
+    let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
+    let mut set = set_by(&starts, stop.as_deref(), &env);
     let mut names = names(&set);
     let from_env = PROJECT_VARS.iter().find_map(|k| {
         let v = std::env::var_os(k).filter(|v| !v.is_empty())?;
@@ -346,7 +361,7 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
         .find(|d| d.is_absolute() && d.is_dir());
     if let Some(dir) = &dir {
         if !starts.contains(dir) {
-            set.extend(set_by(std::slice::from_ref(dir), stop.as_deref()));
+            set.extend(set_by(std::slice::from_ref(dir), stop.as_deref(), &env));
             starts.push(dir.clone());
         }
         let project = crate::paths::find_project(dir, home.as_deref());
@@ -360,7 +375,7 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
     }
     let here = std::env::current_dir().ok();
     if let Some(here) = here.as_ref().filter(|h| !starts.contains(h)) {
-        set.extend(set_by(std::slice::from_ref(here), stop.as_deref()));
+        set.extend(set_by(std::slice::from_ref(here), stop.as_deref(), &env));
         starts.push(here.clone());
     }
     names = self::names(&set);
@@ -380,7 +395,6 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
     } else {
         None
     };
-    let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
     let s = scrub(&names, &env, &projects, user_home);
     let project_env = project_vars(
         &set,
@@ -397,11 +411,7 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
         std::env::remove_var(&v.name);
     }
     notes.extend(s.notes);
-    let present: Vec<&str> = project_env
-        .iter()
-        .filter(|v| v.value.is_some())
-        .map(|v| v.name.as_str())
-        .collect();
+    let present: Vec<&str> = project_env.iter().map(|v| v.name.as_str()).collect();
     if !present.is_empty() {
         notes.push(format!(
             "hookd: the project's files set {} for the agent: removed from hookd and its hooks (keep one of yours with `env: {{keep: [NAME]}}` in ~/.infer/hooks.yaml)",
@@ -428,6 +438,11 @@ mod tests {
         names(set).into_iter().collect()
     }
 
+    /// Every name counts as set (as `hookd check` reads the files).
+    fn any(_: &str) -> Option<String> {
+        Some(String::new())
+    }
+
     #[test]
     fn names_come_from_the_first_dotenv_up_from_each_start_and_claude_settings_up_to_the_project() {
         let d = tempfile::tempdir().unwrap();
@@ -448,7 +463,7 @@ mod tests {
             r#"{"env":{"XDG_CONFIG_HOME":"/tmp/x"}}"#,
         )
         .unwrap();
-        let set = set_by(std::slice::from_ref(&project), Some(&home));
+        let set = set_by(std::slice::from_ref(&project), Some(&home), &any);
         assert_eq!(
             set_names(&set),
             [
@@ -467,14 +482,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            set_names(&set_by(std::slice::from_ref(&web), Some(&home))),
+            set_names(&set_by(std::slice::from_ref(&web), Some(&home), &any)),
             ["GIT_CONFIG_COUNT", "PYTHONPATH", "XDG_CONFIG_HOME"]
         );
         // Both of a directory's files are read.
         std::fs::create_dir_all(project.join(".gemini")).unwrap();
         std::fs::write(project.join(".gemini/.env"), "HOOKD_FAIL_CLOSED=0\n").unwrap();
         std::fs::write(project.join(".env"), "RUSTC_WRAPPER=./w\n").unwrap();
-        let names = set_names(&set_by(std::slice::from_ref(&project), Some(&home)));
+        let names = set_names(&set_by(std::slice::from_ref(&project), Some(&home), &any));
         assert!(
             names.contains(&"HOOKD_FAIL_CLOSED".to_string()),
             "{names:?}"
@@ -489,7 +504,7 @@ mod tests {
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(d.path().join("tmp/.env"), "EDITOR=evil\n").unwrap();
         assert_eq!(
-            set_names(&set_by(std::slice::from_ref(&outside), Some(&home))),
+            set_names(&set_by(std::slice::from_ref(&outside), Some(&home), &any)),
             ["EDITOR"]
         );
     }
@@ -508,17 +523,21 @@ mod tests {
             r#"{"env":{"PYTHONPATH":"/evil/py","N":3}}"#,
         )
         .unwrap();
-        let set = set_by(&[d.path().to_path_buf()], None);
-        let env = |k: &str| {
-            Some(OsString::from(match k {
-                "RUSTC_WRAPPER" => "/home/u/bin/sccache",
-                "MULTI" => "a\nb",
-                "EMPTY" => "",
-                "PYTHONPATH" => "/evil/py",
-                "N" => "3",
-                _ => return None,
-            }))
+        let value = |k: &str| {
+            Some(
+                match k {
+                    "RUSTC_WRAPPER" => "/home/u/bin/sccache",
+                    "MULTI" => "a\nb",
+                    "EMPTY" => "",
+                    "PYTHONPATH" => "/evil/py",
+                    "N" => "3",
+                    _ => return None,
+                }
+                .to_string(),
+            )
         };
+        let set = set_by(&[d.path().to_path_buf()], None, &value);
+        let env = |k: &str| value(k).map(OsString::from);
         let vars = project_vars(&set, &env, d.path());
         let users: Vec<(&str, bool)> = vars.iter().map(|v| (v.name.as_str(), v.users)).collect();
         assert_eq!(

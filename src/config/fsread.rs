@@ -49,7 +49,9 @@ pub(crate) fn read_head(path: &Path, n: u64) -> Result<Vec<u8>, ReadError> {
     Ok(buf)
 }
 
-fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
+/// `path` opened for reading if it is a regular file (see [`read_regular`]), with its size:
+/// for a reader that streams it.
+pub(crate) fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)

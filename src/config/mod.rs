@@ -29,7 +29,7 @@ pub use switch::parse_bool;
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
 pub use crate::paths::PROJECT_FILES;
 #[cfg(feature = "adapters")]
-pub(crate) use fsread::read_regular as read_limited;
+pub(crate) use fsread::open_regular;
 pub use trust::{
     fingerprint, project_code, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord,
     TrustStore,

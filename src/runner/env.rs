@@ -131,15 +131,6 @@ impl Keep {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-
-    /// Add the names of `other` not already here.
-    pub fn extend(&mut self, other: &Keep) {
-        for n in &other.0 {
-            if !self.0.contains(n) {
-                self.0.push(n.clone());
-            }
-        }
-    }
 }
 
 /// A variable a repository's files set for the agent, as this process found it.
@@ -149,8 +140,8 @@ pub struct ProjectVar {
     pub name: String,
     /// The file that sets it, for people.
     pub source: String,
-    /// Its value in the agent's environment, if it had one.
-    pub value: Option<OsString>,
+    /// Its value in the agent's environment.
+    pub value: OsString,
     /// True when that value is the user's own and not the one the file gives: the agent kept
     /// a value already set (as Gemini CLI does). Only then may the user's keep list keep it.
     pub users: bool,
@@ -177,12 +168,19 @@ impl Environment {
         &self,
         vars: impl IntoIterator<Item = (OsString, OsString)>,
     ) -> (Vec<(OsString, OsString)>, Vec<RemovedVar>) {
+        // hookd's own variables, HOME and PATH are the adapter's scrub's business: a project
+        // variable of those names is not this function's to drop or keep.
+        let project: Vec<&ProjectVar> = self
+            .project
+            .iter()
+            .filter(|p| !steers_hookd(&p.name))
+            .collect();
         let mut out: Vec<(OsString, OsString)> = Vec::new();
         let mut gone = Vec::new();
         let mut path = None;
         for (k, v) in vars {
             let name = k.to_string_lossy();
-            if SECRETS.iter().any(|s| *s == name) || self.project.iter().any(|p| p.name == name) {
+            if SECRETS.iter().any(|s| *s == name) || project.iter().any(|p| p.name == name) {
                 continue;
             }
             if k == "PATH" {
@@ -199,17 +197,12 @@ impl Environment {
             }
             out.push((k, v));
         }
-        for p in &self.project {
-            // hookd's own variables, HOME and PATH are the adapter's scrub's business.
-            if steers_hookd(&p.name) {
-                continue;
-            }
-            let Some(value) = &p.value else { continue };
-            let runs_code = removed(OsStr::new(&p.name));
+        for p in project {
+            let runs_code = runs_code(&p.name);
             let kept = (p.users && self.keep.matches(&p.name))
                 || (!runs_code && self.project_keep.matches(&p.name));
             if kept {
-                out.push((p.name.clone().into(), value.clone()));
+                out.push((p.name.clone().into(), p.value.clone()));
             } else {
                 gone.push(RemovedVar {
                     name: p.name.clone(),
@@ -224,7 +217,7 @@ impl Environment {
     }
 }
 
-fn clean_path(v: &OsStr) -> OsString {
+pub(super) fn clean_path(v: &OsStr) -> OsString {
     let kept: Vec<PathBuf> = std::env::split_paths(v)
         .filter(|p| p.is_absolute())
         .collect();
@@ -301,7 +294,7 @@ mod tests {
         let var = |name: &str, users: bool| ProjectVar {
             name: name.into(),
             source: ".gemini/.env".into(),
-            value: Some(format!("{name}-value").into()),
+            value: format!("{name}-value").into(),
             users,
         };
         let env = Environment {

@@ -55,7 +55,7 @@ fn engine(text: &str) -> (tempfile::TempDir, Arc<Collector>, Engine) {
     let planted = hookd::runner::ProjectVar {
         name: "PYTHONPATH".into(),
         source: ".gemini/.env".into(),
-        value: Some("/repo/py".into()),
+        value: "/repo/py".into(),
         users: false,
     };
     let engine = Engine::builder(config)
