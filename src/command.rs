@@ -10,7 +10,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::catalog::HookPoint;
-use crate::config::{HookSpec, OnError, OnResult};
+use crate::config::{HookSpec, OnError, OnResult, ProjectTrust};
 use crate::decision::{self, Contribution, Decision, Reply};
 use crate::events::{self, Event};
 use crate::gate::protect::{Places, ProtectedPaths, FILE_TOOLS};
@@ -83,8 +83,8 @@ pub(crate) struct CommandProvider {
     /// For a project trusted by record: its fingerprint, verified again before each of its hooks
     /// runs (the files may change after loading; a daemon loads once).
     pub recheck: Option<crate::config::Fingerprint>,
-    /// The project is trusted for this run (`--trust-project`, HOOKD_TRUST_PROJECT).
-    pub trusted_by_flag: bool,
+    /// Whether the project's configuration and code may act, and how it came to.
+    pub trust: ProjectTrust,
     /// With `gate_shell_tools`: the shell tools whose commands face the gate at `pre_tool`.
     pub shell_gate: Option<Vec<String>>,
     /// Where hookd's own files are (read from the environment when the engine was built).
@@ -475,36 +475,33 @@ impl CommandProvider {
     fn users_hook_runs_project_code(&self, argv: &[String]) -> Option<Skip> {
         let path = std::env::var_os("PATH");
         let code = crate::config::project_code(&self.project_dir, argv, path.as_deref());
-        if code.is_empty() || self.trusted_by_flag {
-            return None;
-        }
-        let project = self.project_dir.display();
-        let files = code.join(", ");
-        let skip = |why: String| Skip {
-            reason: SkipReason::Untrusted,
-            detail: format!("runs the project's {files}: {why}"),
-            hint: format!("review {files}, then run `hookd trust` in {project}"),
-        };
-        if self.untrusted.is_some() {
-            return Some(skip(
-                "code in the project runs only when the project is trusted, and it is not".into(),
-            ));
-        }
-        let Some(fp) = &self.recheck else {
-            return Some(skip(
-                "code in the project runs only when the project is trusted, and it is not".into(),
-            ));
-        };
-        if let Some(f) = code.iter().find(|f| !fp.files.contains(f)) {
-            return Some(skip(format!("the project's trust does not cover {f}")));
-        }
-        if !crate::config::still_matches(&self.project_dir, fp) {
-            return Some(skip(format!(
+        let why = if let Some(f) = self.trust.uncovered(self.recheck.as_ref(), &code) {
+            match self.trust {
+                ProjectTrust::Trusted { .. } => format!("the project's trust does not cover {f}"),
+                _ => "code in the project runs only when the project is trusted, and it is not"
+                    .to_string(),
+            }
+        } else if let Some(fp) = self
+            .recheck
+            .as_ref()
+            .filter(|fp| !code.is_empty() && !crate::config::still_matches(&self.project_dir, fp))
+        {
+            format!(
                 "a file the trust record covers changed since the configuration was loaded ({})",
                 fp.files.join(", ")
-            )));
-        }
-        None
+            )
+        } else {
+            return None;
+        };
+        let files = code.join(", ");
+        Some(Skip {
+            reason: SkipReason::Untrusted,
+            detail: format!("runs the project's {files}: {why}"),
+            hint: format!(
+                "review {files}, then run `hookd trust` in {}",
+                self.project_dir.display()
+            ),
+        })
     }
 
     fn run_one(&self, hook: &Hook, at: &At<'_>, stdin: &[u8]) -> Ran {

@@ -132,7 +132,7 @@ impl EngineBuilder {
                     (ProjectTrust::Trusted { .. }, Some(fp)) => Some(fp.clone()),
                     _ => None,
                 },
-                trusted_by_flag: matches!(self.config.trust, ProjectTrust::TrustedByFlag),
+                trust: self.config.trust.clone(),
                 shell_gate: self
                     .config
                     .hooks

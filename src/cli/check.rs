@@ -188,8 +188,8 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
                 if let Some(line) = coverage_line(config, &h.command) {
                     s.push_str(&format!("    {line}\n"));
                 }
-            } else if let Some(line) = project_code_line(config, &h.command) {
-                if line.contains("needs `hookd trust`") {
+            } else if let Some((line, covered)) = project_code_line(config, &h.command) {
+                if !covered {
                     refused.push(format!(
                         "hook {} ({}) would be skipped: it runs the project's code and the project's trust does not cover it",
                         visible(&h.name),
@@ -244,9 +244,9 @@ pub(super) fn coverage_line(config: &Config, command: &str) -> Option<String> {
     }
 }
 
-/// For a hook of the user's own configuration that runs a file of the project: that it needs
-/// the project's trust, or is covered by it.
-pub(super) fn project_code_line(config: &Config, command: &str) -> Option<String> {
+/// For a hook of the user's own configuration that runs files of the project: the line that
+/// says so, and whether the project's trust covers them (when not, the hook is skipped).
+fn project_code_line(config: &Config, command: &str) -> Option<(String, bool)> {
     let argv = gate::argv_of(command)?;
     let path = std::env::var_os("PATH");
     let code = config::project_code(&config.project_dir, &argv, path.as_deref());
@@ -254,17 +254,20 @@ pub(super) fn project_code_line(config: &Config, command: &str) -> Option<String
         return None;
     }
     let files = visible(&code.join(", ")).into_owned();
-    let covered = match (&config.trust, &config.fingerprint) {
-        (config::ProjectTrust::TrustedByFlag, _) => true,
-        (config::ProjectTrust::Trusted { .. }, Some(fp)) => {
-            code.iter().all(|f| fp.files.contains(f))
-        }
-        _ => false,
-    };
+    let covered = config
+        .trust
+        .uncovered(config.fingerprint.as_ref(), &code)
+        .is_none();
     Some(if covered {
-        format!("runs the project's {files}: covered by the project's trust")
+        (
+            format!("runs the project's {files}: covered by the project's trust"),
+            true,
+        )
     } else {
-        format!("runs the project's {files}: needs `hookd trust` (skipped until then)")
+        (
+            format!("runs the project's {files}: needs `hookd trust` (skipped until then)"),
+            false,
+        )
     })
 }
 
@@ -344,10 +347,15 @@ fn environment_lines(config: &Config) -> String {
     }
     for (file, names) in by_file {
         let file = file.strip_prefix(&config.project_dir).unwrap_or(&file);
+        const SHOWN: usize = 12;
+        let more = match names.len().saturating_sub(SHOWN) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
         s.push_str(&format!(
-            "  {} sets {} for the agent: removed from hooks run by `hookd adapter`\n",
+            "  {} sets {}{more} for the agent: removed from hooks run by `hookd adapter`\n",
             visible(&file.display().to_string()),
-            visible(&names.join(", "))
+            visible(&names[..names.len().min(SHOWN)].join(", "))
         ));
     }
     let mut here: Vec<String> = std::env::vars_os()

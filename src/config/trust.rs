@@ -370,14 +370,9 @@ pub fn project_code(
         .into_iter()
         .filter(|f| root.join(f).symlink_metadata().is_ok())
         .collect();
-    if let Some(program) = argv.first().filter(|p| !p.contains('/') && !p.is_empty()) {
-        let found = path
-            .map(std::env::split_paths)
-            .into_iter()
-            .flatten()
-            .filter(|d| d.is_absolute())
-            .map(|d| d.join(program))
-            .find(|c| c.is_file());
+    // A program run by name: found as the runner will find it.
+    if let Some(program) = argv.first().filter(|p| !p.contains('/')) {
+        let found = crate::runner::program_path(program, &root, path);
         if let Some(real) = found.and_then(|c| c.canonicalize().ok()) {
             if let Ok(rel) = real.strip_prefix(&root) {
                 files.push(rel.display().to_string());
@@ -598,6 +593,23 @@ impl ProjectTrust {
                 | ProjectTrust::TrustedByFlag
                 | ProjectTrust::NotApplicable
         )
+    }
+
+    /// The first of `files` (the project's code a hook of the user's runs, see
+    /// [`project_code`]) that this trust does not cover: every one for a project not trusted,
+    /// those outside `fingerprint` for one trusted by record, none when trusted by flag.
+    pub fn uncovered<'f>(
+        &self,
+        fingerprint: Option<&Fingerprint>,
+        files: &'f [String],
+    ) -> Option<&'f String> {
+        match self {
+            ProjectTrust::TrustedByFlag => None,
+            ProjectTrust::Trusted { .. } => files
+                .iter()
+                .find(|f| fingerprint.is_none_or(|fp| !fp.files.contains(f))),
+            _ => files.first(),
+        }
     }
 }
 

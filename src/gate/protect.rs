@@ -375,13 +375,13 @@ impl ProtectedPaths {
     /// a `.infer` component (another project's configuration is hookd's too).
     pub fn named_by(&self, argv: &[String], cwd: &Path) -> Option<Touch> {
         for word in argv {
-            let tails = word.match_indices('=').map(|(i, _)| &word[i + 1..]);
-            let attached = attached_values(word);
-            if let Some(place) = std::iter::once(word.as_str())
-                .chain(tails)
-                .chain(attached.iter().copied())
-                .find_map(|c| self.protected(c, cwd))
-            {
+            // The word, what follows each `=` in it, and the values a short-option cluster may
+            // carry attached: each may be a path.
+            let candidates: Vec<&str> = std::iter::once(word.as_str())
+                .chain(word.match_indices('=').map(|(i, _)| &word[i + 1..]))
+                .chain(attached_values(word))
+                .collect();
+            if let Some(place) = candidates.iter().find_map(|c| self.protected(c, cwd)) {
                 return Some(Touch {
                     named: word.clone(),
                     place,
@@ -400,10 +400,9 @@ impl ProtectedPaths {
                     bulk: false,
                 });
             }
-            if word.split(['/', '=']).any(|c| c == ".infer")
-                || attached
-                    .iter()
-                    .any(|v| v.split('/').next() == Some(".infer"))
+            if candidates
+                .iter()
+                .any(|c| c.split('/').any(|part| part == ".infer"))
             {
                 return Some(Touch {
                     named: word.clone(),
@@ -497,16 +496,16 @@ fn resolve(path: &Path) -> PathBuf {
 /// The values a short-option cluster may carry attached (`-t.infer` is `-t .infer`,
 /// `-o.claude/settings.json` is `-o .claude/settings.json`, `-rt.infer` is `-r -t .infer`):
 /// what follows each of its leading letters, up to eight of them.
-fn attached_values(word: &str) -> Vec<&str> {
-    let Some(rest) = word.strip_prefix('-').filter(|r| !r.starts_with('-')) else {
-        return Vec::new();
-    };
+fn attached_values(word: &str) -> impl Iterator<Item = &str> {
+    let rest = word
+        .strip_prefix('-')
+        .filter(|r| !r.starts_with('-'))
+        .unwrap_or_default();
     rest.char_indices()
         .take_while(|(_, c)| c.is_ascii_alphabetic())
         .take(8)
-        .map(|(i, c)| &rest[i + c.len_utf8()..])
+        .map(move |(i, c)| &rest[i + c.len_utf8()..])
         .filter(|v| !v.is_empty())
-        .collect()
 }
 
 #[cfg(test)]

@@ -238,6 +238,16 @@ enum NotFound {
     OnPath(String),
 }
 
+/// Where a run would find `program`, with the process's `path` sanitized as for a run.
+pub(crate) fn program_path(
+    program: &str,
+    cwd: &Path,
+    path: Option<&std::ffi::OsStr>,
+) -> Option<PathBuf> {
+    let path = path.map(env::clean_path);
+    resolve(program, cwd, path.as_ref()).ok()
+}
+
 /// Find `program` the way a shell would, but only on the sanitized `PATH`.
 fn resolve(program: &str, cwd: &Path, path: Option<&OsString>) -> Result<PathBuf, NotFound> {
     if program.contains('/') {
