@@ -241,11 +241,13 @@ pub(crate) fn scrub(
     let mut s = Scrub::default();
     for name in set_by_project {
         let Some(value) = env(name) else { continue };
+        // The value is the repository's: shown with control characters escaped.
+        let shown = crate::display::visible(&value);
         if ONLY_ON.contains(&name.as_str()) {
             if crate::config::parse_bool(&value) != Some(true) {
                 s.remove.push(name.clone());
                 s.notes.push(format!(
-                    "hookd: ignoring {name}={value}: the project's files set it, and a project may turn it on, not off"
+                    "hookd: ignoring {name}={shown}: the project's files set it, and a project may turn it on, not off"
                 ));
             }
             continue;
@@ -258,14 +260,14 @@ pub(crate) fn scrub(
                 Some(h) => {
                     s.set.push((name.clone(), h.display().to_string()));
                     s.notes.push(format!(
-                        "hookd: ignoring HOME={value}: the project's files set it; using {}",
+                        "hookd: ignoring HOME={shown}: the project's files set it; using {}",
                         h.display()
                     ));
                 }
                 None => {
                     s.remove.push(name.clone());
                     s.notes.push(format!(
-                        "hookd: ignoring HOME={value}: the project's files set it"
+                        "hookd: ignoring HOME={shown}: the project's files set it"
                     ));
                 }
             },
@@ -349,7 +351,7 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
         if names.contains(*k) {
             notes.push(format!(
                 "hookd: ignoring {k}={}: the project's files set it, and a repository may not say where the project is",
-                v.to_string_lossy()
+                crate::display::visible(&v.to_string_lossy())
             ));
             return None;
         }
@@ -415,7 +417,7 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
     if !present.is_empty() {
         notes.push(format!(
             "hookd: the project's files set {} for the agent: removed from hookd and its hooks (keep one of yours with `env: {{keep: [NAME]}}` in ~/.infer/hooks.yaml)",
-            present.join(", ")
+            crate::display::visible(&present.join(", "))
         ));
     }
     Entered { notes, project_env }

@@ -738,3 +738,28 @@ fn a_padded_or_crowded_agent_env_file_is_read_whole() {
         assert!(!p.path().join("project-code-ran.marker").exists(), "{file}");
     }
 }
+
+/// The names and values a repository's files set are its own text: the adapter's notes show
+/// them with control characters escaped, so a name like `X\x1b[2K\rhookd: trusted` cannot
+/// repaint the operator's terminal or forge a line of hookd's.
+#[test]
+fn the_scrubs_notes_escape_what_the_repository_wrote() {
+    let p = gated();
+    let forged = "X\u{1b}[2K\rhookd: trusted";
+    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    std::fs::write(
+        p.path().join(".claude/settings.json"),
+        json!({"env": {forged: "1", "HOOKD_FAIL_CLOSED": "\u{1b}[31m0"}}).to_string(),
+    )
+    .unwrap();
+    let mut cmd = p.cmd_untrusted(&["adapter", "claude-code", "--no-daemon"]);
+    cmd.env(forged, "1").env("HOOKD_FAIL_CLOSED", "\u{1b}[31m0");
+    let out = with_stdin(cmd, &claude_pre_tool(&p, "Bash", json!({"command": "ls"})));
+    let said = stderr(&out);
+    assert!(!said.contains('\u{1b}') && !said.contains('\r'), "{said:?}");
+    assert!(said.contains("X\\x1b[2K\\rhookd: trusted"), "{said}");
+    assert!(
+        said.contains("ignoring HOOKD_FAIL_CLOSED=\\x1b[31m0"),
+        "{said}"
+    );
+}
