@@ -109,21 +109,11 @@ fn planted(p: &Project, round: usize) -> Vec<(&'static str, String)> {
 }
 
 fn markers(p: &Project) -> Vec<String> {
-    let mut found: Vec<String> = std::fs::read_dir(p.path())
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().to_string_lossy().into_owned();
-            name.strip_suffix(".marker").map(String::from)
-        })
-        .collect();
-    found.sort();
-    found
+    crate::support::markers(p.path())
 }
 
 fn clear_markers(p: &Project) {
-    for m in markers(p) {
-        std::fs::remove_file(p.path().join(format!("{m}.marker"))).unwrap();
-    }
+    crate::support::take_markers(p.path());
 }
 
 /// cargo runs the wrapper only when it has something to ask rustc: start from no build.

@@ -38,19 +38,9 @@ fn plant(p: &Project, file: &str, marker: &str) {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// The markers left so far, removed.
 fn markers(p: &Project) -> Vec<String> {
-    let mut m: Vec<String> = std::fs::read_dir(p.path())
-        .unwrap()
-        .filter_map(|e| {
-            let n = e.ok()?.file_name().to_string_lossy().into_owned();
-            n.strip_suffix(".marker").map(String::from)
-        })
-        .collect();
-    m.sort();
-    for name in &m {
-        std::fs::remove_file(p.path().join(format!("{name}.marker"))).unwrap();
-    }
-    m
+    crate::support::take_markers(p.path())
 }
 
 /// `hookd dispatch post_session` as the user (who has not trusted the project): the events.

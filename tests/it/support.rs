@@ -110,3 +110,25 @@ pub fn with_bytes(mut cmd: Command, input: Vec<u8>) -> Output {
     writer.join().unwrap();
     out
 }
+
+/// The `NAME.marker` files in `dir` (the tests' proof that some code ran), by name, sorted.
+pub fn markers(dir: &Path) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".marker").map(String::from)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// [`markers`], removing them: the next step starts with none.
+pub fn take_markers(dir: &Path) -> Vec<String> {
+    let found = markers(dir);
+    for m in &found {
+        std::fs::remove_file(dir.join(format!("{m}.marker"))).unwrap();
+    }
+    found
+}
