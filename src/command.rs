@@ -14,7 +14,7 @@ use crate::config::{HookSpec, OnError, OnResult, ProjectTrust};
 use crate::decision::{self, Contribution, Decision, Reply};
 use crate::events::{self, Event};
 use crate::gate::protect::{Places, ProtectedPaths, FILE_TOOLS};
-use crate::gate::{Denied, Gate, ModelVerdict, Verdict};
+use crate::gate::{Denied, Gate, Verdict};
 use crate::kinds::SkipReason;
 use crate::outcome::{CommandOut, CommandStatus};
 use crate::provider::{Call, Provider};
@@ -345,63 +345,18 @@ impl CommandProvider {
                     let verdict = self.gate.model_verdict(c, call.mode);
                     match verdict.denied {
                         Some(d) => d,
-                        None => self.names_protected(&verdict, cwd)?,
+                        None => self.protected().touched_by(&verdict, cwd)?,
                     }
                 }
             };
             Some((command.unwrap_or_default().to_string(), denied))
         } else if FILE_TOOLS.contains(&tool) {
             let t = self.protected().written_by(input, &cwd)?;
-            let detail = format!(
-                "`{}` is inside {}, one of hookd's own files",
-                t.named, t.place
-            );
-            Some((t.named, protected_denial(detail)))
+            let denied = crate::gate::protect::file_denial(&t.named, &t.place);
+            Some((t.named, denied))
         } else {
             None
         }
-    }
-
-    /// The first part of an admitted model command that names one of hookd's own files, seen
-    /// from every directory the command may be in by then: a `cd` part adds its target (a
-    /// failed `cd` with `;` or `||` leaves the old one, so both stay candidates).
-    fn names_protected(&self, verdict: &ModelVerdict, cwd: PathBuf) -> Option<Denied> {
-        const MOST_DIRECTORIES: usize = 16;
-        let mut dirs = vec![cwd];
-        for a in verdict.admitted() {
-            for dir in &dirs {
-                if let Some(t) = self.protected().named_by(&a.argv, dir) {
-                    return Some(protected_denial(if t.bulk {
-                        let of = if t.place.starts_with('/') {
-                            ", one of hookd's own files"
-                        } else {
-                            ""
-                        };
-                        format!(
-                            "`{}` writes files it does not name (an archive's or a directory's contents) where they can reach {}{of}",
-                            t.named, t.place
-                        )
-                    } else {
-                        format!("`{}` names {}, one of hookd's own files", t.named, t.place)
-                    }));
-                }
-            }
-            if a.argv[0] == "cd" {
-                let target = crate::gate::cd_target(&a.argv)
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| self.places.home.clone().unwrap_or_default());
-                let moved: Vec<PathBuf> = dirs.iter().map(|d| d.join(&target)).collect();
-                dirs.extend(moved);
-                dirs.sort();
-                dirs.dedup();
-                if dirs.len() > MOST_DIRECTORIES {
-                    return Some(protected_denial(
-                        "the command changes directory too often to tell where it writes".into(),
-                    ));
-                }
-            }
-        }
-        None
     }
 
     /// The event keeps what the model sent cut to the gate's own limit: a refused call of
@@ -429,16 +384,6 @@ impl CommandProvider {
     fn protected(&self) -> &ProtectedPaths {
         self.protected
             .get_or_init(|| ProtectedPaths::new(&self.places))
-    }
-}
-
-/// The denial of a call that touches hookd's own files: the model learns the file is
-/// protected, the operator's hint says there is no entry that lifts it.
-fn protected_denial(detail: String) -> Denied {
-    Denied {
-        reason: crate::gate::DenyReason::ProtectedPath,
-        detail,
-        hint: crate::gate::DenyReason::ProtectedPath.advice().to_string(),
     }
 }
 

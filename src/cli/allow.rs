@@ -42,7 +42,18 @@ pub(super) fn allow(cfg: ConfigArgs, mode: Mode, json: bool, model: bool, comman
     print_warnings(&config);
     let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
     let allowed = if model {
-        let verdict = gate.model_verdict(command, mode);
+        let mut verdict = gate.model_verdict(command, mode);
+        // The adapter's verdict: after the allow-list, hookd's own files and the agents'
+        // settings, seen from here.
+        if verdict.denied.is_none() {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| config.project_dir.clone());
+            let own = gate::OwnFiles::from_process(
+                &config.project_dir,
+                &config.sources,
+                config.config_dir.as_deref(),
+            );
+            verdict.denied = own.command(&verdict, &cwd);
+        }
         if json {
             let mut v = match &verdict.denied {
                 None => serde_json::json!({"allowed": true, "reason": null, "hint": null}),

@@ -23,6 +23,7 @@ use crate::kinds::Mode;
 pub use allow::{AllowEntry, AllowLists};
 pub(crate) use parse::cd_target;
 pub use parse::{forbidden_char, MAX_COMMAND_BYTES};
+pub use protect::OwnFiles;
 
 /// A command the gate admitted: exactly what will run, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

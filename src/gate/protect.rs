@@ -8,6 +8,8 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use super::{Denied, DenyReason};
+
 /// File tools that write, by agent: Claude Code and infer (`Write`, `Edit`, `MultiEdit`,
 /// `NotebookEdit`, infer's `Delete`), Gemini CLI (`write_file`, `replace`), Crush (`write`,
 /// `edit`, `multiedit`, `hashline_edit`, `delete`, and `download`, which saves a URL to a file).
@@ -120,6 +122,16 @@ pub(crate) struct Places {
     /// Directories configuration is read from (`--config-dir`): its files are protected even
     /// before they exist, or the model could create one the next run reads as the user's.
     pub config_dirs: Vec<PathBuf>,
+    /// The agents' own settings locations, where `hookd install --scope user` puts hookd's
+    /// hooks when they are moved: `$CLAUDE_CONFIG_DIR`, `$GEMINI_CLI_HOME`,
+    /// `$CRUSH_GLOBAL_CONFIG`, `$CRUSH_GLOBAL_DATA`.
+    pub claude_config_dir: Option<PathBuf>,
+    /// `$GEMINI_CLI_HOME`: Gemini CLI's home in place of `$HOME`.
+    pub gemini_cli_home: Option<PathBuf>,
+    /// `$CRUSH_GLOBAL_CONFIG`: the directory holding Crush's user `crush.json`.
+    pub crush_global_config: Option<PathBuf>,
+    /// `$CRUSH_GLOBAL_DATA`: the directory holding Crush's data `crush.json`.
+    pub crush_global_data: Option<PathBuf>,
 }
 
 impl Places {
@@ -146,6 +158,10 @@ impl Places {
                 .map(|s| project_dir.join(s))
                 .collect(),
             config_dirs: config_dir.iter().map(|d| project_dir.join(d)).collect(),
+            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            gemini_cli_home: var("GEMINI_CLI_HOME"),
+            crush_global_config: var("CRUSH_GLOBAL_CONFIG"),
+            crush_global_data: var("CRUSH_GLOBAL_DATA"),
         }
     }
 }
@@ -178,6 +194,25 @@ impl ProtectedPaths {
             rules.push(Rule::File(h.join(".local/share/crush/crush.json")));
             rules.push(Rule::Prefixed(h.join(".claude"), "settings".into()));
             rules.push(Rule::File(h.join(".gemini/settings.json")));
+            // Gemini CLI loads these into its environment, and hookd's adapter takes what the
+            // user's home sets there as the user's (a project's are scrubbed).
+            rules.push(Rule::File(h.join(".gemini/.env")));
+            rules.push(Rule::File(h.join(".env")));
+        }
+        // Where the agents keep their user settings when moved by their own variables.
+        if let Some(d) = &p.claude_config_dir {
+            rules.push(Rule::Prefixed(d.clone(), "settings".into()));
+        }
+        if let Some(h) = &p.gemini_cli_home {
+            rules.push(Rule::File(h.join(".gemini/settings.json")));
+            rules.push(Rule::File(h.join(".gemini/.env")));
+            rules.push(Rule::File(h.join(".env")));
+        }
+        for d in [&p.crush_global_config, &p.crush_global_data]
+            .into_iter()
+            .flatten()
+        {
+            rules.push(Rule::File(d.join("crush.json")));
         }
         if let Some(s) = &p.xdg_state_home {
             rules.push(Rule::Dir(s.join("hookd")));
@@ -252,6 +287,9 @@ impl ProtectedPaths {
     fn place_of(&self, absolute: &Path) -> Option<String> {
         let lexical = normalize(absolute);
         let resolved = resolve(absolute);
+        if let Some(place) = by_name(&lexical).or_else(|| by_name(&resolved)) {
+            return Some(place);
+        }
         if let Some(r) = self
             .rules
             .iter()
@@ -415,6 +453,49 @@ impl ProtectedPaths {
             .or_else(|| self.bulk_into(argv, cwd))
     }
 
+    /// Why an admitted model command may not run after all: its first part that names one of
+    /// hookd's own files, seen from every directory the command may be in by then (a `cd`
+    /// part adds its target; a failed `cd` with `;` or `||` leaves the old one, so both stay
+    /// candidates).
+    pub(crate) fn touched_by(&self, verdict: &super::ModelVerdict, cwd: PathBuf) -> Option<Denied> {
+        const MOST_DIRECTORIES: usize = 16;
+        let mut dirs = vec![cwd];
+        for a in verdict.admitted() {
+            for dir in &dirs {
+                if let Some(t) = self.named_by(&a.argv, dir) {
+                    return Some(denial(if t.bulk {
+                        let of = if t.place.starts_with('/') {
+                            ", one of hookd's own files"
+                        } else {
+                            ""
+                        };
+                        format!(
+                            "`{}` writes files it does not name (an archive's or a directory's contents) where they can reach {}{of}",
+                            t.named, t.place
+                        )
+                    } else {
+                        format!("`{}` names {}, one of hookd's own files", t.named, t.place)
+                    }));
+                }
+            }
+            if a.argv[0] == "cd" {
+                let target = super::cd_target(&a.argv)
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| self.home.clone().unwrap_or_default());
+                let moved: Vec<PathBuf> = dirs.iter().map(|d| d.join(&target)).collect();
+                dirs.extend(moved);
+                dirs.sort();
+                dirs.dedup();
+                if dirs.len() > MOST_DIRECTORIES {
+                    return Some(denial(
+                        "the command changes directory too often to tell where it writes".into(),
+                    ));
+                }
+            }
+        }
+        None
+    }
+
     /// The protected file a file tool call writes, by its path input (any key agents use).
     pub fn written_by(&self, input: Option<&serde_json::Value>, cwd: &Path) -> Option<Touch> {
         let input = input?;
@@ -429,6 +510,89 @@ impl ProtectedPaths {
                 })
             })
     }
+}
+
+/// The denial of a call that touches hookd's own files: the model learns the file is
+/// protected, the operator's hint says there is no entry that lifts it.
+pub(crate) fn denial(detail: String) -> Denied {
+    Denied {
+        reason: DenyReason::ProtectedPath,
+        detail,
+        hint: DenyReason::ProtectedPath.advice().to_string(),
+    }
+}
+
+/// The denial of a file tool call writing `named`, inside `place`.
+pub(crate) fn file_denial(named: &str, place: &str) -> Denied {
+    denial(format!(
+        "`{named}` is inside {place}, one of hookd's own files"
+    ))
+}
+
+/// hookd's own files and the agents' settings, as `gate_shell_tools` keeps the model's shell
+/// commands and file tools away from them: what `hookd allow --model` and the adapters check
+/// after the allow-list.
+#[derive(Clone, Debug)]
+pub struct OwnFiles(ProtectedPaths);
+
+impl OwnFiles {
+    /// Those of the project at `project_dir`, with the configuration files `sources` and
+    /// `config_dir` read from, and the places the process environment names (`HOME`,
+    /// `XDG_*`, `HOOKD_STATE_DIR`, `HOOKD_TRUST_FILE`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME`,
+    /// `CRUSH_GLOBAL_CONFIG`, `CRUSH_GLOBAL_DATA`).
+    pub fn from_process(project_dir: &Path, sources: &[String], config_dir: Option<&Path>) -> Self {
+        OwnFiles(ProtectedPaths::new(&Places::from_process(
+            project_dir,
+            sources,
+            config_dir,
+        )))
+    }
+
+    /// Why the model's command, admitted by the allow-list as `verdict`, is refused anyway:
+    /// it names one of the files, seen from `cwd` and every directory it `cd`s to.
+    pub fn command(&self, verdict: &super::ModelVerdict, cwd: &Path) -> Option<Denied> {
+        self.0.touched_by(verdict, cwd.to_path_buf())
+    }
+
+    /// Why a file tool call writing `path` (from `cwd`) is refused.
+    pub fn file(&self, path: &str, cwd: &Path) -> Option<Denied> {
+        self.0
+            .protected(path, cwd)
+            .map(|place| file_denial(path, &place))
+    }
+}
+
+/// The settings hookd or an agent reads wherever they are, by name: an agent started in a
+/// subdirectory reads that directory's (`hookd install --scope project` run there writes
+/// them), and another project's are as much hookd's as this one's. A `.infer` directory and
+/// what is in it; `.claude/settings*`; `.gemini/settings.json` and `.gemini/.env`;
+/// `crush.json` and `.crush.json`; and the `.claude` and `.gemini` directories themselves,
+/// which hold them. The place is returned as a path text up to the name.
+fn by_name(path: &Path) -> Option<String> {
+    let mut up_to = PathBuf::new();
+    let mut parent: Option<&std::ffi::OsStr> = None;
+    let mut components = path.components().peekable();
+    while let Some(c) = components.next() {
+        up_to.push(c.as_os_str());
+        let Component::Normal(name) = c else {
+            continue;
+        };
+        let last = components.peek().is_none();
+        let text = name.to_str().unwrap_or_default();
+        let hit = text == ".infer"
+            || (last
+                && (matches!(text, ".claude" | ".gemini" | "crush.json" | ".crush.json")
+                    || match parent.and_then(|p| p.to_str()) {
+                        Some(".claude") => text.starts_with("settings"),
+                        Some(".gemini") => matches!(text, "settings.json" | ".env"),
+                        _ => false,
+                    }));
+        if hit {
+            return Some(up_to.display().to_string());
+        }
+        parent = Some(name);
+    }
+    None
 }
 
 /// `path` with `.` dropped and `..` applied to what precedes it, without looking at the disk.

@@ -295,7 +295,7 @@ fn archives_and_directory_contents_cannot_land_on_hookds_files() {
 #[test]
 fn attached_option_values_are_read_as_the_paths_they_are() {
     let p = gated(&[
-        "^cd ~$",
+        "^cd$",
         "^cp .*",
         "^sort .*",
         "^mv .*",
@@ -306,7 +306,7 @@ fn attached_option_values_are_read_as_the_paths_they_are() {
     std::fs::create_dir_all(home.join(".claude")).unwrap();
     std::fs::write(home.join("config.yaml"), "PLANTED\n").unwrap();
     let kept = std::fs::read_to_string(home.join(".infer/config.yaml")).unwrap();
-    bash(&p, "cd ~ && cp -t.infer config.yaml");
+    bash(&p, "cd && cp -t.infer config.yaml");
     assert_eq!(
         std::fs::read_to_string(home.join(".infer/config.yaml")).unwrap(),
         "PLANTED\n",
@@ -314,19 +314,177 @@ fn attached_option_values_are_read_as_the_paths_they_are() {
     );
     std::fs::write(home.join(".infer/config.yaml"), &kept).unwrap();
     for command in [
-        "cd ~ && cp -t.infer config.yaml",
-        "cd ~ && mv -t.infer config.yaml",
-        "cd ~ && install -t.infer config.yaml",
-        "cd ~ && ln -sft.infer config.yaml",
-        "cd ~ && cp -rt.infer config.yaml",
-        "cd ~ && sort -o.claude/settings.local.json config.yaml",
+        "cd && cp -t.infer config.yaml",
+        "cd && mv -t.infer config.yaml",
+        "cd && install -t.infer config.yaml",
+        "cd && ln -sft.infer config.yaml",
+        "cd && cp -rt.infer config.yaml",
+        "cd && sort -o.claude/settings.local.json config.yaml",
         "sort -o.infer/config.yaml x",
     ] {
-        assert_denied(&p, command);
+        let reply = claude_reply(&p, command);
+        let reason = reply["hookSpecificOutput"]["permissionDecisionReason"].to_string();
+        assert!(
+            reason.contains("one of hookd's own files"),
+            "{command}: {reply}"
+        );
     }
     // Options whose letters only look like paths still go.
     for command in ["sort -r x", "cp -rt build x"] {
         std::fs::create_dir_all(p.path().join("build")).unwrap();
         assert_eq!(claude_reply(&p, command), json!({}), "{command}");
     }
+}
+
+/// The Claude Code adapter's reply to a call of `tool` with `input`, from `cwd`, with `env`
+/// added to the adapter's environment.
+fn reply_with(p: &Project, env: &[(&str, &Path)], cwd: &Path, tool: &str, input: Value) -> Value {
+    let payload = json!({
+        "session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+        "permission_mode": "default", "tool_name": tool, "tool_input": input,
+    });
+    let mut c = p.cmd(&[
+        "adapter",
+        "claude-code",
+        "--no-daemon",
+        "--gate-shell-tools",
+    ]);
+    c.current_dir(cwd);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = with_stdin(c, &payload.to_string());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
+}
+
+/// Issue 32, item 2: the places `hookd install` writes hookd's hooks to, resolved as the agents
+/// resolve them, are the model's to leave alone: the agents' own config-location variables
+/// (`CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME`, `CRUSH_GLOBAL_CONFIG`), a project-scope install made
+/// from a subdirectory, Gemini's `~/.gemini/.env` and `~/.env` (the user's own environment), and
+/// an `.infer` directory below the project root. Each install is made for real first; the
+/// model's `Write` over it (which would leave the next session ungated) is denied, as is a
+/// shell command naming it; files next to them stay writable.
+#[test]
+fn the_places_hookd_was_installed_to_are_protected_as_the_agents_find_them() {
+    let p = gated(&["^cp .*", "^cat .*"]);
+    let t = tempfile::tempdir().unwrap();
+    let (cc, gh, crush) = (
+        t.path().join("cc"),
+        t.path().join("gh"),
+        t.path().join("cr"),
+    );
+    let env: Vec<(&str, &Path)> = vec![
+        ("CLAUDE_CONFIG_DIR", &cc),
+        ("GEMINI_CLI_HOME", &gh),
+        ("CRUSH_GLOBAL_CONFIG", &crush),
+    ];
+    let web = p.path().join("web");
+    std::fs::create_dir_all(&web).unwrap();
+    let install = |agent: &str, scope: &str, cwd: &Path| {
+        let mut c = p.cmd(&["install", agent, "--scope", scope]);
+        c.current_dir(cwd);
+        for (k, v) in &env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{agent} {scope}: {}", stderr(&o));
+    };
+    install("claude-code", "user", p.path());
+    install("gemini", "user", p.path());
+    install("crush", "user", p.path());
+    install("claude-code", "project", &web);
+    install("gemini", "project", &web);
+    install("crush", "project", &web);
+    let installed = [
+        cc.join("settings.json"),
+        gh.join(".gemini/settings.json"),
+        crush.join("crush.json"),
+        web.join(".claude/settings.json"),
+        web.join(".gemini/settings.json"),
+        web.join("crush.json"),
+    ];
+    for file in &installed {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains("adapter"), "{}: {text}", file.display());
+    }
+    let mut targets: Vec<String> = installed.iter().map(|f| f.display().to_string()).collect();
+    targets.extend([
+        "~/.gemini/.env".to_string(),
+        "~/.env".to_string(),
+        format!("{}/.gemini/.env", gh.display()),
+        "sub/.infer/config.yaml".to_string(),
+        "web/.claude/settings.local.json".to_string(),
+    ]);
+    for target in &targets {
+        let reply = reply_with(
+            &p,
+            &env,
+            p.path(),
+            "Write",
+            json!({"file_path": target, "content": "{}"}),
+        );
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecision"], "deny",
+            "Write {target} admitted: {reply}"
+        );
+        let command = format!("cp /dev/null {target}");
+        let reply = reply_with(&p, &env, p.path(), "Bash", json!({"command": command}));
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{command} admitted: {reply}"
+        );
+    }
+    // From inside web/, relative names reach the same files; moving the directory that holds
+    // them away is a write too.
+    for command in ["cp /dev/null .claude/settings.json", "cp -r /tmp .gemini"] {
+        let reply = reply_with(&p, &env, &web, "Bash", json!({"command": command}));
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{command} admitted: {reply}"
+        );
+    }
+    // What sits next to them is the model's to write.
+    for target in [
+        "web/.claude/commands/review.md",
+        "web/src/main.rs",
+        "web/.env",
+        "web/crush.json.md",
+    ] {
+        let reply = reply_with(
+            &p,
+            &env,
+            p.path(),
+            "Write",
+            json!({"file_path": target, "content": "x"}),
+        );
+        assert_eq!(reply, json!({}), "Write {target}");
+    }
+}
+
+/// Issue 32, item 3: `hookd allow --model` gives the adapter's verdict, hookd's own files
+/// included: it said "allowed" for `sort -o .infer/config.yaml x`, which the adapter denies.
+#[test]
+fn allow_model_gives_the_adapters_verdict_on_protected_files() {
+    let p = gated(&["^sort .*", "^cd$"]);
+    for command in [
+        "sort -o .infer/config.yaml x",
+        "sort -o.infer/config.yaml x",
+        "cd && sort -o .claude/settings.json x",
+    ] {
+        assert_denied(&p, command);
+        let o = p.run(&["allow", "--model", "--", command]);
+        assert_eq!(o.status.code(), Some(1), "{command}: {}", stdout(&o));
+        assert!(
+            stdout(&o).starts_with("denied: protected_path: `"),
+            "{command}: {}",
+            stdout(&o)
+        );
+        let o = p.run(&["allow", "--model", "--json", "--", command]);
+        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        assert_eq!(v["allowed"], false, "{command}: {v}");
+        assert_eq!(v["reason"], "protected_path", "{command}: {v}");
+    }
+    let o = p.run(&["allow", "--model", "--", "sort -o out.txt x"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
