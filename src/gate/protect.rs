@@ -335,9 +335,11 @@ impl ProtectedPaths {
                 continue;
             }
             let near = |d: &Path| {
-                self.rules
-                    .iter()
-                    .any(|r| r.inside().starts_with(d) || d.starts_with(r.inside()))
+                holds_by_name(d)
+                    || self
+                        .rules
+                        .iter()
+                        .any(|r| r.inside().starts_with(d) || d.starts_with(r.inside()))
             };
             if near(&normalize(&p)) || near(&resolved) {
                 dirs.push(normalize(&p));
@@ -400,6 +402,17 @@ impl ProtectedPaths {
                 return Some(Touch {
                     named,
                     place: r.text(),
+                    bulk: true,
+                });
+            }
+            let held = [&lexical, &resolved]
+                .into_iter()
+                .find(|d| holds_by_name(d))
+                .map(|d| d.display().to_string());
+            if let Some(place) = held {
+                return Some(Touch {
+                    named,
+                    place,
                     bulk: true,
                 });
             }
@@ -567,7 +580,10 @@ impl OwnFiles {
 /// them), and another project's are as much hookd's as this one's. A `.infer` directory and
 /// what is in it; `.claude/settings*`; `.gemini/settings.json` and `.gemini/.env`;
 /// `crush.json` and `.crush.json`; and the `.claude` and `.gemini` directories themselves,
-/// which hold them. The place is returned as a path text up to the name.
+/// which hold them. Also a repository's `.git/config` and `.git/hooks/`: what they name
+/// (`core.fsmonitor`, `core.pager`, a `pre-commit` hook) runs when the user's own hook or the
+/// agent runs `git status` or `git commit`, past the gate. The place is returned as a path
+/// text up to the name.
 fn by_name(path: &Path) -> Option<String> {
     let mut up_to = PathBuf::new();
     let mut parent: Option<&std::ffi::OsStr> = None;
@@ -579,7 +595,10 @@ fn by_name(path: &Path) -> Option<String> {
         };
         let last = components.peek().is_none();
         let text = name.to_str().unwrap_or_default();
+        let in_git = parent.is_some_and(|p| p == ".git");
         let hit = text == ".infer"
+            || (in_git && text == "hooks")
+            || (last && in_git && matches!(text, "config" | "config.worktree"))
             || (last
                 && (matches!(text, ".claude" | ".gemini" | "crush.json" | ".crush.json")
                     || match parent.and_then(|p| p.to_str()) {
@@ -593,6 +612,27 @@ fn by_name(path: &Path) -> Option<String> {
         parent = Some(name);
     }
     None
+}
+
+/// A directory that is, or is inside, a place `by_name` protects, or that holds one on disk
+/// (`.git`, `.claude`, `.gemini`, `.infer`, `crush.json`, `.crush.json`): what lands in it
+/// unnamed (an archive's members, a directory's contents) may replace one.
+fn holds_by_name(dir: &Path) -> bool {
+    const HELD: &[&str] = &[
+        ".git",
+        ".claude",
+        ".gemini",
+        ".infer",
+        "crush.json",
+        ".crush.json",
+    ];
+    by_name(dir).is_some()
+        || dir
+            .file_name()
+            .is_some_and(|n| n == ".git" || n == ".claude" || n == ".gemini")
+        || HELD
+            .iter()
+            .any(|name| std::fs::symlink_metadata(dir.join(name)).is_ok())
 }
 
 /// `path` with `.` dropped and `..` applied to what precedes it, without looking at the disk.

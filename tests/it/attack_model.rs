@@ -488,3 +488,57 @@ fn allow_model_gives_the_adapters_verdict_on_protected_files() {
     let o = p.run(&["allow", "--model", "--", "sort -o out.txt x"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+/// A repository's `.git/config` and `.git/hooks/` name programs git runs: the model's `Write`
+/// of `core.fsmonitor` into `.git/config` ran its command the next time anyone ran `git status`
+/// (the user's own allow-listed hook, the agent at start-up), past the gate. Performed for real
+/// below, then denied as a protected place, by file tool and by shell command.
+#[test]
+fn the_repositorys_git_config_and_hooks_are_protected() {
+    let p = gated(&["^cp .*", "^cat .*", "^git status$", "^tar .*"]);
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(p.path())
+            .env("HOME", p.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap()
+    };
+    assert!(git(&["init", "-q"]).status.success());
+    let marker = p.path().join("fsmonitor-ran");
+    let config = p.path().join(".git/config");
+    let kept = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{kept}[core]\n\tfsmonitor = touch {}\n", marker.display()),
+    )
+    .unwrap();
+    git(&["status", "--short"]);
+    assert!(marker.exists(), "the attack itself did not land");
+    std::fs::write(&config, &kept).unwrap();
+    for target in [".git/config", ".git/hooks/pre-commit", "web/.git/config"] {
+        let reply = reply_with(
+            &p,
+            &[],
+            p.path(),
+            "Write",
+            json!({"file_path": target, "content": "x"}),
+        );
+        assert_eq!(
+            reply["hookSpecificOutput"]["permissionDecision"], "deny",
+            "Write {target}: {reply}"
+        );
+        assert_denied(&p, &format!("cp x {target}"));
+    }
+    assert_denied(&p, "cp -r hooks .git");
+    // An archive's members are not named: extracting into a directory that holds a repository
+    // (or an agent's settings) could replace them.
+    std::fs::create_dir_all(p.path().join("web/.git")).unwrap();
+    std::fs::create_dir_all(p.path().join("build")).unwrap();
+    assert_denied(&p, "tar -xf x.tar -C web");
+    assert_eq!(claude_reply(&p, "tar -xf x.tar -C build"), json!({}));
+    for command in ["cat .git/HEAD", "git status", "cat src/config"] {
+        assert_eq!(claude_reply(&p, command), json!({}), "{command}");
+    }
+}
