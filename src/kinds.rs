@@ -224,7 +224,9 @@ pub enum DenyReason {
     TooLong,
     /// Nothing to run.
     Empty,
-    /// `find` with an action that runs commands or writes files, admitted only by a broad entry.
+    /// An option or program text that runs another program, or writes or reads a file the
+    /// command does not name (`find -exec`, `tar --to-command`, `sed e`), under an entry that
+    /// does not name it.
     DangerousArgument,
     /// Anything the gate does not fully understand.
     Unparsable,
@@ -276,7 +278,7 @@ impl DenyReason {
             DenyReason::UnbalancedQuotes => "close the quote",
             DenyReason::TooLong => "put the command in a script and allow the script",
             DenyReason::Empty => "write the program and its arguments",
-            DenyReason::DangerousArgument => "`find` actions that run commands or write files are admitted only by an entry that allows this exact command",
+            DenyReason::DangerousArgument => "options and program text that run other programs or write files their words do not name (`find -exec`, `tar --to-command`, `sed e`, `awk system`) are admitted only by an entry that names the option, or that allows this exact command",
             DenyReason::Unparsable => "simplify the command to one program with plain or quoted arguments",
             DenyReason::ProtectedPath => "with gate_shell_tools on, the model may not write or name hookd's configuration, trust store, state or the agents' hook settings; edit the file yourself, outside the agent",
         }

@@ -45,9 +45,10 @@ fn values<'a>(args: &'a [String], long: &str, short: Option<char>) -> Vec<&'a st
     let mut i = 0;
     while i < args.len() {
         let w = args[i].as_str();
-        if let Some(v) = w.strip_prefix(long).and_then(|r| r.strip_prefix('=')) {
+        let named = long_option(w, long);
+        if let Some(Some(v)) = named {
             out.push(v);
-        } else if w == long {
+        } else if named.is_some() {
             if let Some(v) = args.get(i + 1) {
                 out.push(v.as_str());
                 i += 1;
@@ -69,10 +70,24 @@ fn values<'a>(args: &'a [String], long: &str, short: Option<char>) -> Vec<&'a st
     out
 }
 
+/// `Some(value)` when `w` is the long option `long` (`--directory`) or an abbreviation of it
+/// (GNU getopt takes `--dir=~`): `Some(None)` without `=VALUE`.
+fn long_option<'a>(w: &'a str, long: &str) -> Option<Option<&'a str>> {
+    let Some(full) = long.strip_prefix("--") else {
+        // A single-dash word (unzip's `-d`) is taken as written.
+        return match w.strip_prefix(long) {
+            Some("") => Some(None),
+            Some(rest) => rest.strip_prefix('=').map(Some),
+            None => None,
+        };
+    };
+    let (name, value) = super::options::long_name(w)?;
+    super::options::abbreviates(name, full).then_some(value)
+}
+
 fn has_flag(args: &[String], long: &[&str], short: char) -> bool {
     args.iter().any(|w| {
-        long.iter()
-            .any(|l| w == l || w.starts_with(&format!("{l}=")))
+        long.iter().any(|l| long_option(w, l).is_some())
             || cluster(w).is_some_and(|c| c.contains(short))
     })
 }
@@ -223,6 +238,9 @@ mod tests {
             d(&["/h"])
         );
         assert_eq!(dests("tar -xf a.tar -C/h"), d(&["/h"]));
+        assert_eq!(dests("tar --ext -f a.tar --dir=/h"), d(&["/h"]));
+        assert_eq!(dests("tar -xf a.tar --direc /h"), d(&["/h"]));
+        assert_eq!(dests("tar -xf a.tar --abs"), d(&[]));
         assert_eq!(dests("tar xPf a.tar"), d(&[]));
         assert_eq!(dests("tar -xf a.tar --absolute-names"), d(&[]));
         assert_eq!(dests("unzip -o a.zip"), d(&["."]));

@@ -9,6 +9,7 @@ mod allow;
 mod bulk;
 mod compound;
 pub mod lint;
+mod options;
 mod parse;
 pub(crate) mod protect;
 
@@ -394,10 +395,6 @@ impl fmt::Debug for Gate {
     }
 }
 
-const FIND_ACTIONS: &[&str] = &[
-    "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
-];
-
 impl Gate {
     /// Prepare the lists; nothing is compiled yet.
     pub fn new(allow: &AllowLists, allow_file: impl Into<String>) -> Gate {
@@ -533,19 +530,16 @@ impl Gate {
         };
         let exact = entry.pattern == parsed.match_text
             || entry.pattern == suggested_entry(&parsed.match_text);
-        let program = parsed.argv[0].rsplit('/').next().unwrap_or_default();
-        if !exact && program == "find" {
-            if let Some(action) = parsed.argv[1..]
-                .iter()
-                .find(|a| FIND_ACTIONS.contains(&a.as_str()))
-            {
+        if let Some(danger) = options::danger(&parsed.argv) {
+            let named = danger
+                .spelled
+                .is_some_and(|spelled| entry.pattern.contains(spelled));
+            if !exact && !named {
                 return Verdict::Denied(Denied {
                     reason: DenyReason::DangerousArgument,
                     // The model reads `detail`: it says what is refused, not which entry
                     // matched (the operator's hint names it).
-                    detail: format!(
-                        "`find {action}` runs commands or writes files, and only an entry for this exact command admits it"
-                    ),
+                    detail: danger.detail(),
                     hint: format!(
                         "entry `{}` matched but is broad; {}; add `{}` to tools.bash.mode.{mode}.allow in {}",
                         entry.pattern,

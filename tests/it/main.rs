@@ -6,6 +6,7 @@ mod allow_lint;
 mod attack_dashboard;
 mod attack_env;
 mod attack_model;
+mod attack_options;
 mod attack_project_code;
 mod cdp;
 mod claude;
