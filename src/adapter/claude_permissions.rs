@@ -22,7 +22,7 @@ pub struct Translated {
     /// The rule it came from, as written in the settings file.
     pub rule: String,
     /// A dangerous command the entry admits (`hookd check` would call it UNRESTRICTED).
-    pub unrestricted: Option<&'static str>,
+    pub unrestricted: Option<String>,
 }
 
 /// A rule with no hookd equivalent, and why.
@@ -214,7 +214,7 @@ pub fn to_yaml(import: &Import, source: &str) -> String {
                 "#   '{}' ({}) is UNRESTRICTED: it admits `{}`; prefer the exact commands\n",
                 e.entry,
                 e.rule,
-                e.unrestricted.unwrap_or_default()
+                e.unrestricted.as_deref().unwrap_or_default()
             ));
         }
     }

@@ -54,6 +54,7 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
     }
     // Entries that cannot mean what their author meant (gate::lint), each with its fix.
     let mut unrestricted = Vec::new();
+    let mut notes = Vec::new();
     for e in config.allow.all_entries() {
         let modes = format!(
             "in mode{} `{}`",
@@ -67,6 +68,14 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
                 }
                 _ => format!("{modes}: {}", w.message),
             };
+            if w.kind == gate::lint::LintKind::Wrapper {
+                notes.push(format!(
+                    "note: allow entry `{}` ({}) {what}",
+                    visible(&e.pattern),
+                    visible(&e.origin.to_string()),
+                ));
+                continue;
+            }
             unrestricted.push(format!(
                 "warning: allow entry `{}` ({}) {what}\n  = fix: {}",
                 visible(&e.pattern),
@@ -77,6 +86,9 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
     }
     if !unrestricted.is_empty() {
         eprintln!("{}\n", unrestricted.join("\n"));
+    }
+    if !notes.is_empty() {
+        eprintln!("{}\n", notes.join("\n"));
     }
     let engine = Engine::builder(config).build();
     let config = engine.config();

@@ -169,7 +169,19 @@ pub(super) fn trust(list: bool, revoke: bool) -> Done {
     for e in &entries {
         let loud = match gate::unrestricted_probe(&e.pattern) {
             Some(probe) => format!("  UNRESTRICTED: admits `{probe}`"),
-            None => String::new(),
+            None => gate::lint::lint_entry(&e.pattern)
+                .iter()
+                .find_map(|w| match w.kind {
+                    gate::lint::LintKind::Wrapper => {
+                        Some("  a wrapper: the command behind it must be allowed on its own")
+                    }
+                    gate::lint::LintKind::Interpreter => {
+                        Some("  an interpreter: runs program text the gate does not read")
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default()
+                .to_string(),
         };
         s.push_str(&format!(
             "    {:<9} '{}' ({}){loud}\n",

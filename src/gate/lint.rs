@@ -22,7 +22,38 @@ pub enum LintKind {
     Unreachable,
     /// It admits one of the dangerous probes.
     Unrestricted,
+    /// It admits a wrapper (`timeout`, `env`, `xargs`): a note on what the gate does with the
+    /// command behind it.
+    Wrapper,
+    /// It admits an interpreter (`python3`, `bash`) with arguments: the program text or script
+    /// it runs is not read by the gate.
+    Interpreter,
 }
+
+/// Programs that run program text or a script file they are given.
+const INTERPRETERS: &[&str] = &[
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "python",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "deno",
+    "bun",
+    "php",
+    "lua",
+    "Rscript",
+    "pwsh",
+    "osascript",
+    "tclsh",
+    "awk",
+    "gawk",
+];
 
 /// One warning on one entry: what is wrong, and the fix.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,8 +88,43 @@ pub fn lint_entry(entry: &str) -> Vec<LintWarning> {
             message: format!("it admits `{probe}`, which no restricted entry should admit"),
             fix: "replace it by entries for the exact commands needed; `hookd allow -- 'CMD'` prints one for each".into(),
         });
+    } else if let Some(w) = runs_others(entry) {
+        out.push(w);
     }
     out
+}
+
+/// An entry whose program runs another program (a wrapper) or program text (an interpreter),
+/// with arguments the entry leaves open.
+fn runs_others(entry: &str) -> Option<LintWarning> {
+    let (body, ended) = strip_anchors(entry);
+    let start = literal_prefix(body);
+    let program = start.split(' ').next().filter(|p| !p.is_empty())?;
+    // `^python3 scripts/gen\.py$` names its script: nothing left open.
+    if ended && unescape(body).is_some() {
+        return None;
+    }
+    if super::wrappers::is_wrapper(program) {
+        return Some(LintWarning {
+            kind: LintKind::Wrapper,
+            message: format!(
+                "it admits `{program}`, which runs another command: the gate judges that command on its own against the allow-list (`{program} … cargo test` also needs an entry for `cargo test`), refuses variables that change what runs, and refuses a `{program}` whose command it cannot determine"
+            ),
+            fix: "nothing to do; list the wrapped commands' own entries".into(),
+        });
+    }
+    if INTERPRETERS.contains(&program) {
+        return Some(LintWarning {
+            kind: LintKind::Interpreter,
+            message: format!(
+                "it admits `{program}` with open arguments: the script or program text it runs can do anything, and the gate does not read it"
+            ),
+            fix: format!(
+                "allow the exact scripts (`^{program} scripts/gen\\.py$`); the trust review fingerprints scripts inside the project"
+            ),
+        });
+    }
+    None
 }
 
 /// The entry without a leading `^`/`\A` and a trailing `$`/`\z`, and whether it had the end.

@@ -12,6 +12,7 @@ pub mod lint;
 mod options;
 mod parse;
 pub(crate) mod protect;
+mod wrappers;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -241,14 +242,59 @@ pub const DANGEROUS_PROBES: &[&str] = &[
     "find / -delete",
 ];
 
-/// The first dangerous probe `entry` admits, if any (`None` as well for an entry that does not
-/// compile: that is reported as an error of its own).
-pub fn unrestricted_probe(entry: &str) -> Option<&'static str> {
-    let re = compile_entry(entry).ok()?;
-    DANGEROUS_PROBES.iter().copied().find(|p| re.is_match(p))
+/// The first dangerous command `entry` lets through the gate, if any (`None` as well for an
+/// entry that does not compile: that is reported as an error of its own). The gate itself
+/// judges each probe with this one entry, so what it refuses anyway is no alarm (`find / -delete`
+/// under `^find( .*)?$`, `env x` once `env` is unwrapped); and each probe is also tried with
+/// the entry's literal end after it, so `^.* --version$` is caught by `bash -c x --version`
+/// and `^git .* main$` by `git push --force main`.
+pub fn unrestricted_probe(entry: &str) -> Option<String> {
+    compile_entry(entry).ok()?;
+    let end = literal_suffix(lint::strip_anchors(entry).0);
+    let gate = Gate::new(
+        &AllowLists::from_entries([AllowEntry {
+            pattern: entry.to_string(),
+            list: "all",
+            origin: crate::kinds::Origin {
+                file: "probe".into(),
+                line: 0,
+                source: crate::kinds::Source::Embedded,
+            },
+        }]),
+        "probe",
+    );
+    let admits = |probe: &str| gate.verdict(probe, Mode::Standard).is_allowed();
+    let plain = DANGEROUS_PROBES.iter().map(|p| p.to_string());
+    let ended = DANGEROUS_PROBES
+        .iter()
+        .filter(|_| !end.is_empty())
+        .flat_map(|p| [format!("{p}{end}"), format!("{p} x{end}")]);
+    plain.chain(ended).find(|t| admits(t))
 }
 
-/// True for `.*` and its variants: entries that admit any of [`DANGEROUS_PROBES`].
+/// The literal text an entry's body ends with (` --version` of `.* --version`): plain
+/// characters and escaped punctuation, read back from the end.
+fn literal_suffix(body: &str) -> String {
+    let chars: Vec<char> = body.chars().collect();
+    let mut out = Vec::new();
+    let mut i = chars.len();
+    while i > 0 {
+        let c = chars[i - 1];
+        let escaped = i >= 2 && chars[i - 2] == '\\' && !(i >= 3 && chars[i - 3] == '\\');
+        if escaped && c.is_ascii_punctuation() {
+            out.push(c);
+            i -= 2;
+        } else if !escaped && (c.is_alphanumeric() || " -_/=:,@%".contains(c)) {
+            out.push(c);
+            i -= 1;
+        } else {
+            break;
+        }
+    }
+    out.iter().rev().collect()
+}
+
+/// True for `.*` and its variants: entries that let one of [`DANGEROUS_PROBES`] through.
 pub fn is_unrestricted(entry: &str) -> bool {
     unrestricted_probe(entry).is_some()
 }
@@ -260,6 +306,8 @@ struct Compiled {
     entry: AllowEntry,
     prefix: String,
     regex: OnceLock<Option<Regex>>,
+    /// The one command the entry admits, when it admits exactly one.
+    only: OnceLock<Option<String>>,
 }
 
 impl Compiled {
@@ -268,7 +316,17 @@ impl Compiled {
             prefix: literal_prefix(&entry.pattern),
             entry,
             regex: OnceLock::new(),
+            only: OnceLock::new(),
         }
+    }
+
+    /// Whether the entry admits `text` and nothing else (`^git status$`, an escaped command):
+    /// the operator wrote down this exact command, options and wrappers included.
+    fn is_exactly(&self, text: &str) -> bool {
+        self.only
+            .get_or_init(|| only_text(&self.entry.pattern))
+            .as_deref()
+            == Some(text)
     }
 
     /// Whether this entry admits `text`. An entry that does not compile (over the size limit)
@@ -292,6 +350,28 @@ impl Compiled {
             });
         regex.as_ref().is_some_and(|r| r.is_match(text))
     }
+}
+
+/// The one text `pattern` matches, when it is a literal between anchors (`^git status$`,
+/// `cargo\ test`, `regex::escape`'s output); `None` for anything with a choice in it.
+fn only_text(pattern: &str) -> Option<String> {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn walk(h: &Hir, out: &mut Vec<u8>) -> bool {
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => true,
+            HirKind::Literal(l) => {
+                out.extend_from_slice(&l.0);
+                true
+            }
+            HirKind::Capture(c) => walk(&c.sub, out),
+            HirKind::Concat(v) => v.iter().all(|h| walk(h, out)),
+            _ => false,
+        }
+    }
+    let hir = regex_syntax::Parser::new().parse(&anchored(pattern)).ok()?;
+    let mut out = Vec::new();
+    walk(&hir, &mut out).then_some(())?;
+    String::from_utf8(out).ok()
 }
 
 /// Whether `pattern`'s top level is an alternation (`a|b`, not `(a|b)` or `[|]`). A scan of
@@ -520,16 +600,23 @@ impl Gate {
 
     /// Match one vetted simple command against the mode's allow-list.
     fn judge(&self, parsed: parse::Parsed, mode: Mode) -> Verdict {
-        let Some(entry) = self
+        self.judge_at(parsed, mode, 0)
+    }
+
+    /// [`Gate::judge`] for a command `depth` wrappers deep.
+    fn judge_at(&self, parsed: parse::Parsed, mode: Mode, depth: usize) -> Verdict {
+        let Some(compiled) = self
             .list(mode)
             .iter()
             .find(|c| c.admits(&parsed.match_text))
-            .map(|c| &c.entry)
         else {
             return self.not_allowlisted(&parsed.match_text, mode);
         };
+        let entry = &compiled.entry;
+        // The entry is this command, as written (`find . -delete`), suggested or escaped.
         let exact = entry.pattern == parsed.match_text
-            || entry.pattern == suggested_entry(&parsed.match_text);
+            || entry.pattern == suggested_entry(&parsed.match_text)
+            || compiled.is_exactly(&parsed.match_text);
         if let Some(danger) = options::danger(&parsed.argv) {
             let named = danger
                 .spelled
@@ -550,10 +637,93 @@ impl Gate {
                 });
             }
         }
+        if !exact {
+            if let Some(denied) = self.wrapped(&parsed, entry, mode, depth) {
+                return Verdict::Denied(denied);
+            }
+        }
         Verdict::Allowed(Allowed {
             argv: parsed.argv,
             entry: entry.clone(),
         })
+    }
+
+    /// Why the command a wrapper runs may not run (`timeout 5 curl x` under `^timeout( .*)?$`):
+    /// the inner command faces the gate as a command of its own, variables `env` sets must be
+    /// harmless or named by the wrapper's entry, and a wrapper whose command cannot be
+    /// determined is refused. `None` when it may run (or is no wrapper).
+    fn wrapped(
+        &self,
+        parsed: &parse::Parsed,
+        entry: &AllowEntry,
+        mode: Mode,
+        depth: usize,
+    ) -> Option<Denied> {
+        const MOST_WRAPPERS: usize = 8;
+        let refused = |detail: String| Denied {
+            reason: DenyReason::DangerousArgument,
+            detail,
+            hint: format!(
+                "entry `{}` admits a program that runs another; {}",
+                entry.pattern,
+                DenyReason::DangerousArgument.advice()
+            ),
+        };
+        let (at, appended, sets) = match wrappers::inner(&parsed.argv) {
+            wrappers::Inner::None => return None,
+            wrappers::Inner::Unknown(why) => return Some(refused(why)),
+            wrappers::Inner::At { .. } if depth >= MOST_WRAPPERS => {
+                return Some(refused("too many wrappers in a row".into()))
+            }
+            wrappers::Inner::At { at, appended, sets } => (at, appended, sets),
+        };
+        if let Some(name) = sets
+            .iter()
+            .find(|n| !wrappers::harmless_variable(n) && !entry.pattern.contains(&format!("{n}=")))
+        {
+            return Some(Denied {
+                reason: DenyReason::Assignment,
+                detail: format!(
+                    "`{}` sets {name}, which can change what the command runs",
+                    parsed.argv[0]
+                ),
+                hint: format!(
+                    "entry `{}` admits a program that sets variables; only an entry that names `{name}=` admits setting it",
+                    entry.pattern
+                ),
+            });
+        }
+        let inner = match parsed.tail(at) {
+            Ok(inner) => inner,
+            Err(r) => return Some(refused(format!("the command it runs: {}", r.detail))),
+        };
+        let shown = inner.match_text.clone();
+        if appended {
+            // xargs adds words from its input: the inner command's entry must admit it with
+            // any words after it, so probes of words a narrow entry would not admit must pass.
+            let probes = [" x", " -rf /", " --output=/etc/passwd"];
+            let open = probes.iter().all(|probe| {
+                self.list(mode)
+                    .iter()
+                    .any(|c| c.admits(&format!("{}{probe}", inner.match_text)))
+            });
+            if !open {
+                return Some(refused(format!(
+                    "`{shown}` would get words from input the gate cannot see, and not every word is admitted after it"
+                )));
+            }
+        }
+        match self.judge_at(inner, mode, depth + 1) {
+            Verdict::Allowed(_) => None,
+            Verdict::Denied(d) => Some(Denied {
+                reason: d.reason,
+                detail: format!(
+                    "the command `{}` runs, `{shown}`: {}",
+                    parsed.argv[0], d.detail
+                ),
+                hint: d.hint,
+            }),
+        }
     }
 
     fn not_allowlisted(&self, text: &str, mode: Mode) -> Verdict {
@@ -675,6 +845,35 @@ mod tests {
             matches!(e, EntryError::TooBig { limit } if limit == ENTRY_SIZE_LIMIT),
             "{e:?}"
         );
+    }
+
+    /// Issue 32, item 8: UNRESTRICTED is what the gate lets through, not what fixed probes
+    /// match: a broad entry caught by its literal end, no alarm for what the gate refuses.
+    #[test]
+    fn unrestricted_is_what_the_gate_lets_through() {
+        assert_eq!(
+            unrestricted_probe("^.* --version$").as_deref(),
+            Some("rm -rf / --version")
+        );
+        assert_eq!(
+            unrestricted_probe("^git .* main$").as_deref(),
+            Some("git push --force main")
+        );
+        assert_eq!(unrestricted_probe(".*").as_deref(), Some("rm -rf /"));
+        for quiet in [
+            "^find( .*)?$",
+            "^env( .*)?$",
+            "^xargs( .*)?$",
+            "^timeout( .*)?$",
+            "^git status$",
+            "^echo .*",
+            "^cargo test( .*)?$",
+        ] {
+            assert_eq!(unrestricted_probe(quiet), None, "{quiet}");
+        }
+        assert_eq!(literal_suffix(".* --version"), " --version");
+        assert_eq!(literal_suffix("git .* main\\.rs"), " main.rs");
+        assert_eq!(literal_suffix("a( .*)?"), "");
     }
 
     #[test]

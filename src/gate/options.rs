@@ -187,6 +187,16 @@ fn rules(program: &str) -> &'static [Rule] {
     }
 }
 
+/// Whether the table has anything to say about `program`: words appended to it unseen (by
+/// `xargs`) could be one of its options.
+pub(super) fn has_rules(program: &str) -> bool {
+    !rules(program).is_empty()
+        || matches!(
+            program,
+            "git" | "sed" | "gsed" | "awk" | "gawk" | "mawk" | "nawk" | "original-awk"
+        )
+}
+
 /// The first construct of `argv` that runs another program, or writes or reads a file no word
 /// names as a path, if any.
 pub(super) fn danger(argv: &[String]) -> Option<Danger> {

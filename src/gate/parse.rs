@@ -27,6 +27,24 @@ pub(crate) struct Parsed {
     pub argv: Vec<String>,
     /// The words as written (quotes kept), joined by one space; harmless redirections dropped.
     pub match_text: String,
+    /// The words as written, one per argument (`match_text` is them joined).
+    pub words: Vec<String>,
+}
+
+impl Parsed {
+    /// The command from word `at` on, vetted as a program a wrapper starts (`timeout 5 cargo
+    /// test` → `cargo test`): without a shell, so builtins do not exist.
+    pub(crate) fn tail(&self, at: usize) -> Result<Parsed, Refusal> {
+        let words = self.words[at..].to_vec();
+        vet_program(
+            Parsed {
+                argv: self.argv[at..].to_vec(),
+                match_text: words.join(" "),
+                words,
+            },
+            Runs::Hookd,
+        )
+    }
 }
 
 /// Why a command is not admitted, with a detail naming the offending part.
@@ -282,6 +300,7 @@ fn plain_words(command: &str) -> Option<Parsed> {
     }
     Some(Parsed {
         match_text: argv.join(" "),
+        words: argv.clone(),
         argv,
     })
 }
@@ -571,6 +590,7 @@ fn grammar(command: &str, runs: Runs) -> Result<Parsed, Refusal> {
         Parsed {
             argv,
             match_text: raw.join(" "),
+            words: raw.iter().map(|w| w.to_string()).collect(),
         },
         runs,
     )

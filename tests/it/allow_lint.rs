@@ -58,3 +58,36 @@ fn a_denied_command_names_the_entry_that_almost_matched() {
         stdout(&out)
     );
 }
+
+/// Issue 28, item 3: `hookd check` says when an entry admits a wrapper (a note: the gate
+/// judges the command behind it) or an interpreter with open arguments (a warning); the trust
+/// review says it too, for the project's entries.
+#[test]
+fn check_and_trust_say_what_wrappers_and_interpreters_admit() {
+    let p = crate::support::Project::new();
+    p.write(
+        "config.yaml",
+        "tools:\n  bash:\n    mode:\n      all:\n        allow: ['^timeout( .*)?$', '^python3 scripts/.*$', '^python3 scripts/gen\\.py$']\n",
+    );
+    let o = p.run(&["check"]);
+    let err = crate::support::stderr(&o);
+    assert!(
+        err.contains("note: allow entry `^timeout( .*)?$` (.infer/config.yaml:5) in modes `all`: it admits `timeout`, which runs another command: the gate judges that command on its own against the allow-list (`timeout … cargo test` also needs an entry for `cargo test`), refuses variables that change what runs, and refuses a `timeout` whose command it cannot determine\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: allow entry `^python3 scripts/.*$` (.infer/config.yaml:5) in modes `all`: it admits `python3` with open arguments: the script or program text it runs can do anything, and the gate does not read it\n  = fix: allow the exact scripts (`^python3 scripts/gen\\.py$`); the trust review fingerprints scripts inside the project\n"),
+        "{err}"
+    );
+    assert!(!err.contains("`^python3 scripts/gen\\.py$` ("), "{err}");
+    let o = p.cmd_untrusted(&["trust"]).output().unwrap();
+    let out = crate::support::stdout(&o);
+    assert!(
+        out.contains("'^timeout( .*)?$' (.infer/config.yaml:5)  a wrapper: the command behind it must be allowed on its own\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("'^python3 scripts/.*$' (.infer/config.yaml:5)  an interpreter: runs program text the gate does not read\n"),
+        "{out}"
+    );
+}

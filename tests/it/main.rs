@@ -8,6 +8,7 @@ mod attack_env;
 mod attack_model;
 mod attack_options;
 mod attack_project_code;
+mod attack_wrappers;
 mod cdp;
 mod claude;
 mod config_errors;

@@ -1,0 +1,602 @@
+//! Wrappers: programs that run another program given in their arguments (`timeout 600 cargo
+//! test`, `env RUST_LOG=debug cargo test`, `nice make`, `xargs -0 grep -l x`). An entry for the
+//! wrapper (`^timeout( .*)?$`) says nothing about what it runs, so the inner command faces the
+//! gate as a command of its own; a wrapper whose inner command cannot be determined is refused.
+//!
+//! Options are read as GNU coreutils, util-linux and findutils document them; an option this
+//! reader does not know makes the inner command undetermined, never skipped.
+
+/// What a wrapper command runs.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Inner {
+    /// Not a wrapper, or a wrapper given no command (`env` alone prints the environment).
+    None,
+    /// The inner command starts at this word. `appended` when the wrapper adds words the gate
+    /// cannot see (xargs's input); `sets` names the variables it assigns (`env A=1 cmd`).
+    At {
+        at: usize,
+        appended: bool,
+        sets: Vec<String>,
+    },
+    /// A wrapper whose inner command this reader cannot determine: why.
+    Unknown(String),
+}
+
+/// How a wrapper's options are read.
+struct Spec {
+    /// Short options that take a value (`-s SIG`, `-sSIG`).
+    short_value: &'static str,
+    /// Short options without a value.
+    short_flag: &'static str,
+    /// Long options that take a value (`--signal=SIG`, `--signal SIG`).
+    long_value: &'static [&'static str],
+    /// Long options whose value is optional, given only with `=`.
+    long_optional: &'static [&'static str],
+    /// Long options without a value.
+    long_flag: &'static [&'static str],
+    /// Options (short letters or long names) after which no command runs or that run a shell
+    /// string: their presence makes the inner command undetermined.
+    refused: &'static [&'static str],
+    /// Operands before the command (`timeout DURATION`, `flock FILE`, `chrt PRIORITY`).
+    operands: usize,
+}
+
+const NONE: &[&str] = &[];
+
+fn spec(program: &str) -> Option<Spec> {
+    let s = |short_value, short_flag, long_value, long_optional, long_flag, refused, operands| {
+        Some(Spec {
+            short_value,
+            short_flag,
+            long_value,
+            long_optional,
+            long_flag,
+            refused,
+            operands,
+        })
+    };
+    match program {
+        "timeout" => s(
+            "sk",
+            "v",
+            &["signal", "kill-after"],
+            NONE,
+            &["preserve-status", "foreground", "verbose"],
+            NONE,
+            1,
+        ),
+        "nice" => s("n", "", &["adjustment"], NONE, NONE, NONE, 0),
+        "nohup" | "unbuffer" | "catchsegv" | "dbus-run-session" => {
+            s("", "", NONE, NONE, NONE, NONE, 0)
+        }
+        "stdbuf" => s(
+            "ioe",
+            "",
+            &["input", "output", "error"],
+            NONE,
+            NONE,
+            NONE,
+            0,
+        ),
+        "ionice" => s(
+            "cn",
+            "tu",
+            &["class", "classdata"],
+            NONE,
+            &["ignore"],
+            &["p", "P", "u", "pid", "pgid", "uid"],
+            0,
+        ),
+        "setsid" => s("", "cfw", NONE, NONE, &["ctty", "fork", "wait"], NONE, 0),
+        "taskset" => s(
+            "",
+            "ac",
+            NONE,
+            NONE,
+            &["all-tasks", "cpu-list"],
+            &["p", "pid"],
+            1,
+        ),
+        "chrt" => s(
+            "TPD",
+            "bdfiorRamv",
+            &["sched-runtime", "sched-period", "sched-deadline"],
+            NONE,
+            &[
+                "batch",
+                "deadline",
+                "fifo",
+                "idle",
+                "other",
+                "rr",
+                "reset-on-fork",
+                "all-tasks",
+                "max",
+                "verbose",
+            ],
+            &["p", "m", "pid", "max"],
+            1,
+        ),
+        "flock" => s(
+            "Ew",
+            "sxunoF",
+            &["conflict-exit-code", "timeout", "wait"],
+            NONE,
+            &[
+                "shared",
+                "exclusive",
+                "unlock",
+                "nonblock",
+                "nb",
+                "close",
+                "no-fork",
+                "verbose",
+            ],
+            &["c", "command"],
+            1,
+        ),
+        "time" => s(
+            "of",
+            "apvq",
+            &["output", "format"],
+            NONE,
+            &["append", "portability", "verbose", "quiet"],
+            NONE,
+            0,
+        ),
+        "strace" | "ltrace" => s(
+            "abeEIoOpPsSuUX",
+            "cCdDfFhiqrtTvVwxyYzZkn",
+            &[
+                "output",
+                "signal",
+                "trace",
+                "env",
+                "string-limit",
+                "user",
+                "attach",
+                "trace-path",
+            ],
+            NONE,
+            &[
+                "follow-forks",
+                "output-separately",
+                "summary-only",
+                "summary",
+            ],
+            &["p", "attach"],
+            0,
+        ),
+        _ => None,
+    }
+}
+
+/// Variables an `env NAME=VALUE` may set before an inner command: settings known not to load
+/// or run code (locale, colours, logging, test knobs). Any other name, or one an entry does not
+/// name, is an assignment the gate refuses, as it refuses `NAME=VALUE cmd` (PATH, LD_PRELOAD,
+/// GIT_CONFIG_*, PYTHONPATH, RUSTC_WRAPPER, TAR_OPTIONS… all change what runs).
+const HARMLESS_VARIABLES: &[&str] = &[
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TERM",
+    "COLUMNS",
+    "LINES",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "CI",
+    "DEBUG",
+    "VERBOSE",
+    "LOG_LEVEL",
+    "RUST_LOG",
+    "RUST_BACKTRACE",
+    "RUST_TEST_THREADS",
+    "RUST_MIN_STACK",
+    "CARGO_TERM_COLOR",
+    "CARGO_TERM_VERBOSE",
+    "CARGO_INCREMENTAL",
+    "NODE_ENV",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONHASHSEED",
+    "PYTHONIOENCODING",
+    "GOTRACEBACK",
+    "GOMAXPROCS",
+    "CGO_ENABLED",
+    "GOOS",
+    "GOARCH",
+];
+
+/// Whether `name` is one of [`HARMLESS_VARIABLES`].
+pub(super) fn harmless_variable(name: &str) -> bool {
+    HARMLESS_VARIABLES
+        .iter()
+        .any(|h| match h.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => *h == name,
+        })
+}
+
+/// Programs that write or remove the files named by their arguments: under `xargs`, those
+/// names come from its input, which neither the gate nor the protected-path check sees.
+const WRITES_ITS_ARGUMENTS: &[&str] = &[
+    "rm", "rmdir", "unlink", "shred", "mv", "cp", "ln", "install", "touch", "truncate", "tee",
+    "dd", "chmod", "chown", "chgrp", "chattr", "setfacl", "mkdir", "mkfifo", "mknod", "sed",
+    "perl", "ruby", "python", "python3", "patch", "tar", "unzip", "rsync", "git", "sh", "bash",
+    "zsh", "dash", "env", "xargs", "find", "awk", "gawk", "mawk",
+];
+
+/// Whether `program` is a wrapper this module unwraps.
+pub(super) fn is_wrapper(program: &str) -> bool {
+    matches!(program, "env" | "xargs") || spec(program).is_some()
+}
+
+/// What `argv` (already admitted as a whole) runs, if it is a wrapper.
+pub(super) fn inner(argv: &[String]) -> Inner {
+    let Some(program) = std::path::Path::new(&argv[0])
+        .file_name()
+        .and_then(|n| n.to_str())
+    else {
+        return Inner::None;
+    };
+    match program {
+        "env" => env(argv),
+        "xargs" => xargs(argv),
+        "busybox" | "toybox" if argv.len() > 1 => match inner(&argv[1..]) {
+            Inner::At { at, appended, sets } => Inner::At {
+                at: at + 1,
+                appended,
+                sets,
+            },
+            other => other,
+        },
+        _ => match spec(program) {
+            Some(spec) => by_spec(program, &spec, argv),
+            None => Inner::None,
+        },
+    }
+}
+
+/// A wrapper read by its [`Spec`]. These wrappers stop reading options at the first operand
+/// (their getopt strings start with `+`): what follows their fixed operands is the command.
+fn by_spec(program: &str, spec: &Spec, argv: &[String]) -> Inner {
+    let mut i = 1;
+    while i < argv.len() {
+        let w = argv[i].as_str();
+        if w == "--" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, value) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            let pick = |list: &[&'static str]| {
+                let mut hits = list.iter().filter(|full| full.starts_with(name));
+                match (hits.next(), hits.next()) {
+                    (Some(one), None) => Some(*one),
+                    _ => list.iter().find(|full| **full == name).copied(),
+                }
+            };
+            if pick(spec.refused).is_some() {
+                return Inner::Unknown(format!("`{program} {w}` runs no command the gate can see"));
+            }
+            if pick(spec.long_value).is_some() {
+                i += if value.is_some() { 1 } else { 2 };
+            } else if pick(spec.long_optional).is_some()
+                || (pick(spec.long_flag).is_some() && value.is_none())
+            {
+                i += 1;
+            } else {
+                return Inner::Unknown(format!(
+                    "`{program}` option `{w}` is not one the gate reads"
+                ));
+            }
+            continue;
+        }
+        if let Some(letters) = w.strip_prefix('-').filter(|l| !l.is_empty()) {
+            // `nice -10 cmd`: the old form of `-n 10`.
+            if program == "nice" && letters.bytes().all(|b| b.is_ascii_digit()) {
+                i += 1;
+                continue;
+            }
+            let mut next = i + 1;
+            for (at, c) in letters.char_indices() {
+                if spec
+                    .refused
+                    .iter()
+                    .any(|r| r.len() == 1 && r.starts_with(c))
+                {
+                    return Inner::Unknown(format!(
+                        "`{program} -{c}` runs no command the gate can see"
+                    ));
+                }
+                if spec.short_value.contains(c) {
+                    if at + c.len_utf8() == letters.len() {
+                        next += 1;
+                    }
+                    break;
+                }
+                if !spec.short_flag.contains(c) {
+                    return Inner::Unknown(format!(
+                        "`{program}` option `-{c}` is not one the gate reads"
+                    ));
+                }
+            }
+            i = next;
+            continue;
+        }
+        break;
+    }
+    i += spec.operands;
+    // `flock FILE -c STRING` runs a shell string.
+    if argv
+        .get(i)
+        .is_some_and(|w| spec.refused.contains(&"command") && (w == "-c" || w == "--command"))
+    {
+        return Inner::Unknown(format!("`{program} … -c` runs a shell string"));
+    }
+    if i >= argv.len() {
+        // Nothing runs (`nice` alone prints the niceness; `timeout 5` is an error).
+        return Inner::None;
+    }
+    Inner::At {
+        at: i,
+        appended: false,
+        sets: Vec::new(),
+    }
+}
+
+/// `env [-i] [-u NAME] [NAME=VALUE…] [COMMAND…]`. `-S` (a split string) and `-C` (another
+/// directory, from which the command's paths would be read) make the command undetermined.
+fn env(argv: &[String]) -> Inner {
+    let mut i = 1;
+    let mut sets = Vec::new();
+    while i < argv.len() {
+        let w = argv[i].as_str();
+        if w == "--" || w == "-" {
+            i += 1;
+            continue;
+        }
+        let long = w.strip_prefix("--");
+        let abbreviates = |full: &str| {
+            long.is_some_and(|l| {
+                !l.is_empty() && full.starts_with(l.split('=').next().unwrap_or(l))
+            })
+        };
+        if abbreviates("split-string")
+            || abbreviates("chdir")
+            || (w.starts_with('-') && !w.starts_with("--") && (w.contains('S') || w.contains('C')))
+        {
+            return Inner::Unknown(format!(
+                "`env {w}` makes the command one the gate cannot read"
+            ));
+        }
+        if abbreviates("unset") && !w.contains('=') {
+            i += 2;
+            continue;
+        }
+        if long.is_some() {
+            let known = [
+                "ignore-environment",
+                "null",
+                "unset",
+                "debug",
+                "block-signal",
+                "default-signal",
+                "ignore-signal",
+                "list-signal-handling",
+            ];
+            if !known.iter().any(|k| abbreviates(k)) {
+                return Inner::Unknown(format!("`env` option `{w}` is not one the gate reads"));
+            }
+            i += 1;
+            continue;
+        }
+        if let Some(letters) = w.strip_prefix('-') {
+            if letters.ends_with('u') {
+                i += 2;
+                continue;
+            }
+            if letters.contains('u') || letters.chars().all(|c| matches!(c, 'i' | '0' | 'v')) {
+                i += 1;
+                continue;
+            }
+            return Inner::Unknown(format!("`env` option `{w}` is not one the gate reads"));
+        }
+        break;
+    }
+    // After the options, assignments until the command (options end at the first operand).
+    while let Some((name, _)) = argv.get(i).and_then(|w| w.split_once('=')) {
+        sets.push(name.to_string());
+        i += 1;
+    }
+    if i >= argv.len() {
+        return Inner::None;
+    }
+    Inner::At {
+        at: i,
+        appended: false,
+        sets,
+    }
+}
+
+/// `xargs [OPTIONS] [COMMAND [ARGS]]`: the command (default `echo`) gets words from xargs's
+/// input appended, or put in place of `-I`'s placeholder.
+fn xargs(argv: &[String]) -> Inner {
+    const VALUE: &str = "adEILnPs";
+    const FLAG: &str = "0oprtx";
+    const LONG_VALUE: &[&str] = &[
+        "arg-file",
+        "delimiter",
+        "max-args",
+        "max-procs",
+        "max-chars",
+        "process-slot-var",
+    ];
+    const LONG_OPTIONAL: &[&str] = &["eof", "replace", "max-lines"];
+    const LONG_FLAG: &[&str] = &[
+        "null",
+        "open-tty",
+        "interactive",
+        "no-run-if-empty",
+        "verbose",
+        "exit",
+        "show-limits",
+    ];
+    let mut i = 1;
+    while i < argv.len() {
+        let w = argv[i].as_str();
+        if w == "--" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, value) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            let is = |list: &[&str]| list.iter().any(|f| !name.is_empty() && f.starts_with(name));
+            if is(LONG_VALUE) {
+                i += if value.is_some() { 1 } else { 2 };
+            } else if is(LONG_OPTIONAL) || is(LONG_FLAG) {
+                i += 1;
+            } else {
+                return Inner::Unknown(format!("`xargs` option `{w}` is not one the gate reads"));
+            }
+            continue;
+        }
+        if let Some(letters) = w.strip_prefix('-').filter(|l| !l.is_empty()) {
+            let mut next = i + 1;
+            for (at, c) in letters.char_indices() {
+                // `-e[EOF]`, `-i[REPLACE]`, `-l[N]` take only an attached value.
+                if matches!(c, 'e' | 'i' | 'l') {
+                    break;
+                }
+                if VALUE.contains(c) {
+                    if at + 1 == letters.len() {
+                        next += 1;
+                    }
+                    break;
+                }
+                if !FLAG.contains(c) {
+                    return Inner::Unknown(format!(
+                        "`xargs` option `-{c}` is not one the gate reads"
+                    ));
+                }
+            }
+            i = next;
+            continue;
+        }
+        break;
+    }
+    if i >= argv.len() {
+        // The default command is `echo`.
+        return Inner::None;
+    }
+    let program = std::path::Path::new(&argv[i])
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if WRITES_ITS_ARGUMENTS.contains(&program) || super::options::has_rules(program) {
+        return Inner::Unknown(format!(
+            "`xargs {program}` gets words from its input that the gate cannot check"
+        ));
+    }
+    Inner::At {
+        at: i,
+        appended: true,
+        sets: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(command: &str) -> Inner {
+        inner(&crate::gate::argv_of(command).expect(command))
+    }
+
+    fn at(command: &str) -> Option<String> {
+        let argv = crate::gate::argv_of(command).unwrap();
+        match inner(&argv) {
+            Inner::At { at, .. } => Some(argv[at..].join(" ")),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_inner_command_is_found() {
+        for (command, inner) in [
+            ("timeout 600 cargo test", "cargo test"),
+            ("timeout -s KILL 5 make", "make"),
+            ("timeout --signal=TERM -k 3 5s make -j4", "make -j4"),
+            ("timeout --preserve-status 5 ls", "ls"),
+            ("nice make", "make"),
+            ("nice -n 10 make", "make"),
+            ("nice -10 make", "make"),
+            ("nohup cargo build", "cargo build"),
+            ("stdbuf -oL grep x", "grep x"),
+            ("stdbuf -o L grep x", "grep x"),
+            ("ionice -c3 make", "make"),
+            ("setsid -f sleep 1", "sleep 1"),
+            ("taskset -c 0 make", "make"),
+            ("taskset 0x1 make", "make"),
+            ("chrt -b 0 make", "make"),
+            ("flock /tmp/l make", "make"),
+            ("flock -w 5 /tmp/l make", "make"),
+            ("env RUST_LOG=debug cargo test", "cargo test"),
+            ("env -i PATH=/bin ls", "ls"),
+            ("env -u HOME ls", "ls"),
+            ("env -- ls", "ls"),
+            ("xargs grep -l unsafe", "grep -l unsafe"),
+            ("xargs -0 -n 1 grep -l x", "grep -l x"),
+            ("xargs -I{} echo {}", "echo {}"),
+            ("busybox timeout 5 ls", "ls"),
+            ("/usr/bin/time -v make", "make"),
+            ("strace -f -o /tmp/t make", "make"),
+        ] {
+            assert_eq!(at(command).as_deref(), Some(inner), "{command}");
+        }
+    }
+
+    #[test]
+    fn undetermined_and_absent_commands() {
+        for command in [
+            "env -S 'touch x'",
+            "env --split-string='touch x'",
+            "env -C /tmp touch x",
+            "env --chdir=/tmp touch x",
+            "timeout --bogus 5 ls",
+            "flock -c 'touch x' /tmp/l",
+            "flock /tmp/l -c 'touch x'",
+            "ionice -p 1",
+            "taskset -p 1",
+            "xargs rm",
+            "xargs -0 sed -i s/a/b/",
+            "xargs tar -xf a.tar",
+            "xargs --bogus ls",
+        ] {
+            assert!(
+                matches!(of(command), Inner::Unknown(_)),
+                "{command}: {:?}",
+                of(command)
+            );
+        }
+        for command in [
+            "env",
+            "env -i",
+            "nice",
+            "timeout 5",
+            "xargs",
+            "xargs -0",
+            "ls -l",
+            "cargo test",
+        ] {
+            assert_eq!(of(command), Inner::None, "{command}");
+        }
+    }
+}
