@@ -171,36 +171,70 @@ fn fires(spec: &ReminderSpec, f: &Facts<'_>, state: &SessionState) -> bool {
     }
 }
 
-/// Fill `{tool_name}`, `{count}`, `{prev_mode}`, `{new_mode}`, `{guidance}`, `{todo_list}`.
+/// The most bytes one filled reminder may hold: a template that repeats `{todo_list}` must not
+/// turn an agent's payload into a reply hundreds of times its size.
+pub(crate) const MOST_FILLED_BYTES: usize = 64 * 1024;
+
+/// Fill `{tool_name}`, `{count}`, `{prev_mode}`, `{new_mode}`, `{guidance}`, `{todo_list}` in
+/// one pass over the template: what a value brings in (a tool named `{count}`) is never filled
+/// again. The result is cut at [`MOST_FILLED_BYTES`].
 fn fill(spec: &ReminderSpec, f: &Facts<'_>) -> String {
     let text = &spec.text;
     if !text.contains('{') {
         return text.clone();
     }
-    let tool = f.ctx.tool_name();
-    let guidance = spec
-        .guidance
-        .get(f.mode.name())
-        .cloned()
-        .unwrap_or_else(|| format!("You are now in {} mode.", f.mode.name()));
-    let todos = f
-        .ctx
-        .incomplete_todos
-        .iter()
-        .flatten()
-        .map(|t| match t {
-            Todo::Text(s) => format!("- {s}\n"),
-            Todo::Item { status, content } => format!(
-                "- [{}] {}\n",
-                status.unwrap_or("pending"),
-                content.unwrap_or_default()
-            ),
+    let value = |name: &str| -> Option<String> {
+        Some(match name {
+            "tool_name" => f.ctx.tool_name().to_string(),
+            "count" => f.session.failures.to_string(),
+            "prev_mode" => f.session.prev_mode.clone().unwrap_or_default(),
+            "new_mode" => f.mode.name().to_string(),
+            "guidance" => spec
+                .guidance
+                .get(f.mode.name())
+                .cloned()
+                .unwrap_or_else(|| format!("You are now in {} mode.", f.mode.name())),
+            "todo_list" => f
+                .ctx
+                .incomplete_todos
+                .iter()
+                .flatten()
+                .map(|t| match t {
+                    Todo::Text(s) => format!("- {s}\n"),
+                    Todo::Item { status, content } => format!(
+                        "- [{}] {}\n",
+                        status.unwrap_or("pending"),
+                        content.unwrap_or_default()
+                    ),
+                })
+                .collect(),
+            _ => return None,
         })
-        .collect::<String>();
-    text.replace("{tool_name}", tool)
-        .replace("{count}", &f.session.failures.to_string())
-        .replace("{prev_mode}", f.session.prev_mode.as_deref().unwrap_or(""))
-        .replace("{new_mode}", f.mode.name())
-        .replace("{guidance}", &guidance)
-        .replace("{todo_list}", &todos)
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after
+            .find('}')
+            .and_then(|close| Some((close, value(&after[..close])?)))
+        {
+            Some((close, filled)) => {
+                out.push_str(&filled);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+        if out.len() > MOST_FILLED_BYTES {
+            break;
+        }
+    }
+    if out.len() <= MOST_FILLED_BYTES {
+        out.push_str(rest);
+    }
+    crate::display::clip(&out, MOST_FILLED_BYTES).into_owned()
 }

@@ -643,3 +643,44 @@ fn bash_env_and_exported_functions_do_not_affect_a_bash_hook() {
         "an exported function replaced echo"
     );
 }
+
+/// Issue 32, item 6 and issue 26's bug: placeholders are filled in one pass over the template,
+/// so what the agent supplied is never filled again: a tool named `X{new_mode}Y{count}Z` is
+/// shown as written, and a tool name that repeats `{todo_list}` next to a large todo list no
+/// longer multiplies the reply (a 122 KB payload made a 200 MB reply). A filled reminder is cut
+/// at 64 KiB whatever the template says.
+#[test]
+fn placeholders_are_filled_once_and_a_reminder_is_bounded() {
+    let p = Project::new();
+    p.write(
+        "reminders.yaml",
+        "enabled: true\nreminders:\n  - {name: fail, trigger: on_failure, text: '{tool_name} failed {todo_list}'}\n",
+    );
+    let run = |ctx: &serde_json::Value| -> serde_json::Value {
+        let out = p.run_with_stdin(
+            &["dispatch", "post_tool", "--session-id", "amp"],
+            &ctx.to_string(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(out.stdout.len() < 200 * 1024, "{} bytes", out.stdout.len());
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+    let v = run(&serde_json::json!({"tool": {"name": "X{new_mode}Y{count}Z", "failed": true}}));
+    assert_eq!(v["reminders"][0]["text"], "X{new_mode}Y{count}Z failed ");
+    let v = run(&serde_json::json!({
+        "tool": {"name": "Bash", "failed": true}, "incomplete_todos": ["a {count}", "b"],
+    }));
+    assert_eq!(v["reminders"][0]["text"], "Bash failed - a {count}\n- b\n");
+    let todos: Vec<String> = (0..2000).map(|i| format!("todo number {i}")).collect();
+    let v = run(&serde_json::json!({
+        "tool": {"name": "{todo_list}".repeat(10_000), "failed": true},
+        "incomplete_todos": todos,
+    }));
+    let text = v["reminders"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("{todo_list}{todo_list}"),
+        "{}",
+        &text[..40]
+    );
+    assert!(text.len() <= 64 * 1024 + 4, "{}", text.len());
+}
