@@ -11,7 +11,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::gate::{compile_entry, suggested_entry, unrestricted_probe};
+use crate::gate::{suggested_entry, unrestricted_probe};
 
 /// One allow entry made from one rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -80,27 +80,38 @@ pub fn import(settings: &Value) -> Import {
         }
     }
     for rule in rules("deny") {
-        let why = match (translate(&rule), sample(&rule)) {
-            (Ok(_), Some(sample)) => {
-                let admitting: Vec<&str> = out
+        let why = match translate(&rule) {
+            Ok(denied) => {
+                // Whether any command matches both the entry and the rule, not one sample:
+                // `^git .* main$` admits `git push main`, which `Bash(git push:*)` refuses.
+                let admitting: Vec<(String, String)> = out
                     .entries
                     .iter()
-                    .filter(|e| compile_entry(&e.entry).is_ok_and(|re| re.is_match(&sample)))
-                    .map(|e| e.entry.as_str())
+                    .filter_map(|e| {
+                        crate::gate::common_command(&e.entry, &denied).map(|c| (e.entry.clone(), c))
+                    })
                     .collect();
                 if admitting.is_empty() {
-                    format!("hookd has no deny list: what no entry admits is refused, and no entry above admits `{sample}`")
+                    "hookd has no deny list: what no entry admits is refused, and no entry above admits a command this rule refuses".to_string()
                 } else {
+                    let list = |pick: fn(&(String, String)) -> &String| {
+                        admitting
+                            .iter()
+                            .map(|x| format!("`{}`", pick(x)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
                     format!(
-                        "hookd has no deny list, and {} above admit{} `{sample}`, which this rule refuses in Claude Code: narrow {}",
-                        admitting.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", "),
+                        "hookd has no deny list, and {} above admit{} {}, which this rule refuses in Claude Code: narrow {}",
+                        list(|x| &x.0),
                         if admitting.len() == 1 { "s" } else { "" },
+                        list(|x| &x.1),
                         if admitting.len() == 1 { "it" } else { "them" }
                     )
                 }
             }
-            (Err(why), _) if !why.starts_with("any command") => why,
-            _ => "hookd has no deny list: what no entry admits is refused".to_string(),
+            Err(why) if !why.starts_with("any command") => why,
+            Err(_) => "hookd has no deny list: what no entry admits is refused".to_string(),
         };
         out.untranslated.push(Untranslated {
             list: "deny",
@@ -169,15 +180,6 @@ fn translate(rule: &str) -> Result<String, String> {
         .map(|p| strip_end(&suggested_entry(p))[1..].to_string())
         .collect();
     Ok(format!("^{}$", pieces.join(".*")))
-}
-
-/// A command a deny rule refuses (its wildcards filled with `x`), to test entries against.
-fn sample(rule: &str) -> Option<String> {
-    let content = bash_content(rule).ok()?;
-    Some(match content.strip_suffix(":*") {
-        Some(prefix) => format!("{prefix} x"),
-        None => content.replace('*', "x"),
-    })
 }
 
 /// `suggested_entry` without its final `$`.

@@ -10,6 +10,8 @@ mod bulk;
 mod compound;
 pub mod lint;
 mod options;
+mod overlap;
+pub(crate) use overlap::common_command;
 mod parse;
 pub(crate) mod protect;
 mod wrappers;

@@ -45,8 +45,8 @@ fn every_rule_form_is_printed_or_explained() {
              #   allow Bash: any command: its equivalent `.*` admits everything (UNRESTRICTED); list the commands instead\n\
              #   allow Read(./src/**): a `Read` rule, not a shell command: hookd gates shell commands (and protects its own files with gate_shell_tools)\n\
              #   allow Bash(npm test && npm run lint): a compound command: hookd allows each simple command on its own; import or write one rule per part\n\
-             #   deny Bash(git push *): hookd has no deny list, and `^git( .*)?$` above admits `git push x`, which this rule refuses in Claude Code: narrow it\n\
-             #   deny Bash(rm -rf:*): hookd has no deny list: what no entry admits is refused, and no entry above admits `rm -rf x`\n\
+             #   deny Bash(git push *): hookd has no deny list, and `^git( .*)?$` above admits `git push`, which this rule refuses in Claude Code: narrow it\n\
+             #   deny Bash(rm -rf:*): hookd has no deny list: what no entry admits is refused, and no entry above admits a command this rule refuses\n\
              #   deny Read(./.env): a `Read` rule, not a shell command: hookd gates shell commands (and protects its own files with gate_shell_tools)\n\
              #   ask Bash(git clean *): hookd never asks: a command is admitted or refused; allow it or leave it out\n",
             source.display()
@@ -123,4 +123,35 @@ fn json_output() {
     );
     assert_eq!(v["entries"][3]["unrestricted"], "git push --force");
     assert_eq!(v["untranslated"].as_array().unwrap().len(), 7);
+}
+
+/// Issue 32, item 7: a deny rule is "covered" only when no printed entry admits any command it
+/// refuses, decided over every command both match, not one sample: `^git .* main$` admits
+/// `git push --force origin main`, which `Bash(git push:*)` refuses; `curl http://github.com/:*`
+/// admits what `Bash(curl:*)` refuses.
+#[test]
+fn a_deny_rule_is_flagged_when_any_command_matches_both() {
+    let p = project();
+    std::fs::write(
+        p.path().join(".claude/settings.json"),
+        r#"{"permissions": {
+            "allow": ["Bash(git * main)", "Bash(curl http://github.com/:*)", "Bash(ls:*)"],
+            "deny": ["Bash(git push:*)", "Bash(curl:*)", "Bash(rm:*)"]}}"#,
+    )
+    .unwrap();
+    let out = stdout(&p.run(&["import", "claude-code"]));
+    for line in [
+        "#   deny Bash(git push:*): hookd has no deny list, and `^git .* main$` above admits `git push main`, which this rule refuses in Claude Code: narrow it\n",
+        "#   deny Bash(curl:*): hookd has no deny list, and `^curl http://github\\.com/( .*)?$` above admits `curl http://github.com/`, which this rule refuses in Claude Code: narrow it\n",
+        "#   deny Bash(rm:*): hookd has no deny list: what no entry admits is refused, and no entry above admits a command this rule refuses\n",
+    ] {
+        assert!(out.contains(line), "{line}\nnot in\n{out}");
+    }
+    // What was flagged is real: pasted, the entry admits the push the rule refused.
+    p.write(
+        "config.yaml",
+        "tools:\n  bash:\n    mode:\n      all:\n        allow: ['^git .* main$']\n",
+    );
+    let o = p.run(&["allow", "--model", "--", "git push --force origin main"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
