@@ -11,6 +11,9 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::Anchored;
 
+/// A state of each DFA: where both patterns are after the same bytes.
+type Pair = (StateID, StateID);
+
 /// The most state pairs visited before giving up (two small entries need a few hundred).
 const MOST_PAIRS: usize = 200_000;
 
@@ -28,8 +31,8 @@ pub(crate) fn common_command(a: &str, b: &str) -> Option<String> {
     let start = (da.start_state(&config).ok()?, db.start_state(&config).ok()?);
     // Bytes in the order a witness reads best: printable ASCII first.
     let bytes: Vec<u8> = (b' '..=b'~').chain(0..b' ').chain(0x7f..=0xff).collect();
-    let mut came_from: HashMap<(StateID, StateID), Option<((StateID, StateID), u8)>> =
-        HashMap::new();
+    // Each pair reached, with the pair and byte it was reached from (`None` for the start).
+    let mut came_from: HashMap<Pair, Option<(Pair, u8)>> = HashMap::new();
     came_from.insert(start, None);
     let mut queue = VecDeque::from([start]);
     while let Some(pair @ (sa, sb)) = queue.pop_front() {
