@@ -13,7 +13,7 @@ use crate::catalog::HookPoint;
 use crate::config::{HookSpec, OnError, OnResult, ProjectTrust};
 use crate::decision::{self, Contribution, Decision, Reply};
 use crate::events::{self, Event};
-use crate::gate::protect::{Places, ProtectedPaths, FILE_TOOLS};
+use crate::gate::protect::{Places, ProtectedPaths, FILE_TOOLS, PATH_KEYS};
 use crate::gate::{Denied, Gate, Verdict};
 use crate::kinds::SkipReason;
 use crate::outcome::{CommandOut, CommandStatus};
@@ -254,11 +254,18 @@ impl CommandProvider {
     fn gate_shell_command(&self, call: &mut Call<'_>) -> Option<(Contribution, String)> {
         let tool = call.view.tool.as_ref().and_then(|t| t.name)?;
         let input = call.context.tool("input").cloned();
-        let Some((command, denied)) = self.gate_input(call, tool, input.as_ref()) else {
-            if self.shell_gate.is_some() {
+        let (command, denied) = match self.gate_input(call, tool, input.as_ref()) {
+            Gated::Ungated => return None,
+            Gated::Allowed {
+                command,
+                path,
+                entries,
+            } => {
                 tracing::debug!(tool, "the shell gate admits this call");
+                self.emit_allowed(call, tool, command, path, entries);
+                return None;
             }
-            return None;
+            Gated::Denied(command, denied) => (command, denied),
         };
         tracing::debug!(tool, reason = %denied.reason, detail = %denied.detail, "the shell gate denies this call");
         let reason = format!("hookd refused this {tool} call: {}", denied.detail);
@@ -291,7 +298,7 @@ impl CommandProvider {
         let Some(tool) = call.view.tool.as_ref().and_then(|v| v.name) else {
             return;
         };
-        let Some((command, denied)) = self.gate_input(call, tool, Some(&updated)) else {
+        let Gated::Denied(command, denied) = self.gate_input(call, tool, Some(&updated)) else {
             return;
         };
         t.deny = true;
@@ -308,17 +315,15 @@ impl CommandProvider {
         self.emit_denied(call, tool, command, denied);
     }
 
-    /// The gate's verdict on a `pre_tool` call's input: `None` when it may go on.
-    fn gate_input(
-        &self,
-        call: &Call<'_>,
-        tool: &str,
-        input: Option<&Value>,
-    ) -> Option<(String, Denied)> {
-        let names = self
+    /// The gate's verdict on a `pre_tool` call's input.
+    fn gate_input(&self, call: &Call<'_>, tool: &str, input: Option<&Value>) -> Gated {
+        let Some(names) = self
             .shell_gate
             .as_ref()
-            .filter(|_| call.point == HookPoint::PreTool)?;
+            .filter(|_| call.point == HookPoint::PreTool)
+        else {
+            return Gated::Ungated;
+        };
         // Paths in the call are relative to the agent's working directory.
         let cwd = call
             .view
@@ -326,6 +331,10 @@ impl CommandProvider {
             .filter(|c| c.starts_with('/'))
             .map(PathBuf::from)
             .unwrap_or_else(|| self.project_dir.clone());
+        let path = PATH_KEYS
+            .iter()
+            .find_map(|k| input.and_then(|i| i.get(*k)).and_then(Value::as_str))
+            .map(String::from);
         if names.iter().any(|n| n == tool) {
             let command = input.and_then(|i| i.get("command")).and_then(Value::as_str);
             // Gemini CLI runs the command in `dir_path` (older versions: `directory`), relative
@@ -335,28 +344,67 @@ impl CommandProvider {
                 .find_map(|k| input.and_then(|i| i.get(*k)).and_then(Value::as_str))
                 .filter(|d| !d.is_empty())
                 .map_or(cwd.clone(), |d| cwd.join(d));
-            let denied = match command {
-                None => Denied {
-                    reason: crate::gate::DenyReason::Empty,
-                    detail: format!("the {tool} call has no `command` to check"),
-                    hint: "hookd gates shell tools by their `command` input".into(),
-                },
-                Some(c) => {
-                    let verdict = self.gate.model_verdict(c, call.mode);
-                    match verdict.denied {
-                        Some(d) => d,
-                        None => self.protected().touched_by(&verdict, cwd)?,
-                    }
-                }
+            let Some(c) = command else {
+                return Gated::Denied(
+                    String::new(),
+                    Denied {
+                        reason: crate::gate::DenyReason::Empty,
+                        detail: format!("the {tool} call has no `command` to check"),
+                        hint: "hookd gates shell tools by their `command` input".into(),
+                    },
+                );
             };
-            Some((command.unwrap_or_default().to_string(), denied))
-        } else if FILE_TOOLS.contains(&tool) {
-            let t = self.protected().written_by(input, &cwd)?;
-            let denied = crate::gate::protect::file_denial(&t.named, &t.place);
-            Some((t.named, denied))
+            let verdict = self.gate.model_verdict(c, call.mode);
+            let denied = verdict
+                .denied
+                .clone()
+                .or_else(|| self.protected().touched_by(&verdict, cwd));
+            match denied {
+                Some(d) => Gated::Denied(c.to_string(), d),
+                None => Gated::Allowed {
+                    command: Some(c.to_string()),
+                    path: None,
+                    entries: verdict
+                        .admitted()
+                        .map(|a| a.entry.pattern.clone())
+                        .collect(),
+                },
+            }
         } else {
-            None
+            if FILE_TOOLS.contains(&tool) {
+                if let Some(t) = self.protected().written_by(input, &cwd) {
+                    let denied = crate::gate::protect::file_denial(&t.named, &t.place);
+                    return Gated::Denied(t.named, denied);
+                }
+            }
+            Gated::Allowed {
+                command: None,
+                path,
+                entries: Vec::new(),
+            }
         }
+    }
+
+    /// The audit trail's record of a call the gate let through.
+    fn emit_allowed(
+        &self,
+        call: &mut Call<'_>,
+        tool: &str,
+        command: Option<String>,
+        path: Option<String>,
+        entries: Vec<String>,
+    ) {
+        use crate::display::clip;
+        let most = crate::gate::MAX_COMMAND_BYTES;
+        call.emit(Event::ToolCallAllowed(events::ToolCallAllowed {
+            tool: clip(tool, MOST_TOOL_NAME_BYTES).into_owned(),
+            command: command.map(|c| clip(&c, most).into_owned()),
+            path: path.map(|p| clip(&p, most).into_owned()),
+            entries,
+            mode: call.mode,
+            turn: call.outcome.turn,
+            session_id: call.session_id.to_string(),
+        }));
     }
 
     /// The event keeps what the model sent cut to the gate's own limit: a refused call of
@@ -385,6 +433,21 @@ impl CommandProvider {
         self.protected
             .get_or_init(|| ProtectedPaths::new(&self.places))
     }
+}
+
+/// The gate's answer on a `pre_tool` call.
+enum Gated {
+    /// The shell gate is off, or this is not `pre_tool`.
+    Ungated,
+    /// It may go on: the shell command and the entries that admitted its parts, or the path
+    /// another tool names.
+    Allowed {
+        command: Option<String>,
+        path: Option<String>,
+        entries: Vec<String>,
+    },
+    /// It may not: the command (or path) as the model wrote it, and why.
+    Denied(String, Denied),
 }
 
 /// Why a hook was not run, with what was wrong and what to do.

@@ -121,6 +121,43 @@ pub struct ToolCommandDenied {
     pub session_id: String,
 }
 
+/// A tool call of the model that hookd let through at `pre_tool` with `gate_shell_tools` on:
+/// the audit trail records what was allowed, not only what was refused.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallAllowed {
+    /// The tool (`Bash`, `Read`, `Edit`, ...).
+    pub tool: String,
+    /// The shell command, for a shell tool (cut to the gate's limit); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The file the call names, for a file tool; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The allow entries that admitted each part of a shell command, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entries: Vec<String>,
+    /// The mode whose allow-list was consulted.
+    pub mode: Mode,
+    /// The agent's turn.
+    pub turn: u64,
+    /// The session.
+    pub session_id: String,
+}
+
+/// The daemon refused a client's dispatch and the client ran it in its own process: said in
+/// the daemon's stream (and its `--events` log), so an audit trail that stays empty is seen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientRefused {
+    /// The HTTP status answered (412: other settings).
+    pub status: u16,
+    /// Why, and what to do.
+    pub reason: String,
+    /// The point the client asked to dispatch.
+    pub hook: HookPoint,
+    /// The session, when the context named one.
+    pub session_id: String,
+}
+
 /// The daemon loaded a changed configuration and uses it from now on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfigReloaded {
@@ -187,6 +224,10 @@ pub enum Event {
     ConfigReloaded(ConfigReloaded),
     /// See [`ConfigError`].
     ConfigError(ConfigError),
+    /// See [`ToolCallAllowed`].
+    ToolCallAllowed(ToolCallAllowed),
+    /// See [`ClientRefused`].
+    ClientRefused(ClientRefused),
 }
 
 impl Event {
@@ -199,6 +240,8 @@ impl Event {
             Event::ToolCommandDenied(_) => "tool_command_denied",
             Event::ConfigReloaded(_) => "config_reloaded",
             Event::ConfigError(_) => "config_error",
+            Event::ToolCallAllowed(_) => "tool_call_allowed",
+            Event::ClientRefused(_) => "client_refused",
         }
     }
 
@@ -208,7 +251,11 @@ impl Event {
             Event::HookCommand(e) => Some(e.hook),
             Event::HookCommandSkipped(e) => Some(e.hook),
             Event::SystemReminder(e) => Some(e.hook),
-            Event::ToolCommandDenied(_) | Event::ConfigReloaded(_) | Event::ConfigError(_) => None,
+            Event::ClientRefused(e) => Some(e.hook),
+            Event::ToolCommandDenied(_)
+            | Event::ToolCallAllowed(_)
+            | Event::ConfigReloaded(_)
+            | Event::ConfigError(_) => None,
         }
     }
 
@@ -227,6 +274,8 @@ impl Event {
             Event::HookCommandSkipped(e) => Some(&e.session_id),
             Event::SystemReminder(e) => Some(&e.session_id),
             Event::ToolCommandDenied(e) => Some(&e.session_id),
+            Event::ToolCallAllowed(e) => Some(&e.session_id),
+            Event::ClientRefused(e) => Some(&e.session_id),
             Event::ConfigReloaded(_) | Event::ConfigError(_) => None,
         }
     }
@@ -305,6 +354,15 @@ impl Summary {
                         .join(", "))
                     .unwrap_or_default()
             ),
+            "tool_call_allowed" => format!(
+                "{} allowed `{}`",
+                str_of("tool"),
+                e.get("command")
+                    .or_else(|| e.get("path"))
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+            ),
+            "client_refused" => format!("{}: {}", e["status"], str_of("reason")),
             "config_error" => format!(
                 "({}) {}:{}: {} (previous configuration kept)",
                 str_of("cause"),

@@ -1,6 +1,6 @@
 //! `hookd adapter AGENT`: be the agent's hook command, payload in, reply out.
 
-use super::dispatch::{client_inputs, engine, interruptible, via_daemon};
+use super::dispatch::{client_settings, engine, interruptible, via_daemon};
 use super::error::Done;
 use super::install::Agent;
 use super::load::{load, warnings, ConfigArgs};
@@ -185,9 +185,9 @@ fn adapter(
     // Outcome is then the one this process would have computed with the same files.
     // A daemon it could not use (too large a payload, busy, slow, not this user's, other
     // settings, gone): dispatch here, for the same verdict; never an answer not the daemon's.
-    let inputs = client_inputs(&cfg);
+    let client = client_settings(&cfg);
     if let Some((socket, answer)) =
-        daemon.and_then(|wait| via_daemon(point, &t.context, inputs.as_deref(), wait))
+        daemon.and_then(|wait| via_daemon(point, &t.context, &client, wait))
     {
         let outcome = answer.map_err(|t| t.to_string()).and_then(|json| {
             serde_json::from_str::<hookd::dispatch::Outcome>(&json)

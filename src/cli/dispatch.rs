@@ -107,7 +107,7 @@ pub(super) fn dispatch(
             &context,
             events.is_some(),
             required,
-            client_inputs(&cfg).as_deref(),
+            &client_settings(&cfg),
             wait,
         ) {
             return done;
@@ -195,7 +195,7 @@ pub(super) fn interruptible<T>(
 pub(super) fn via_daemon(
     point: HookPoint,
     context: &Context,
-    inputs: Option<&str>,
+    client: &ClientSettings,
     accept: std::time::Duration,
 ) -> Option<(PathBuf, Result<String, Trouble>)> {
     use hookd::daemon::client::{self, Answer, ClientError};
@@ -204,7 +204,8 @@ pub(super) fn via_daemon(
         point: point.name().to_string(),
         context: Some(context.to_value()),
         project: hookd::paths::project_here(),
-        inputs: inputs.map(String::from),
+        inputs: client.inputs.clone(),
+        gate_shell_tools: client.gate_shell_tools,
     };
     // The daemon must take the dispatch (`accept`) well before the agent gives up on its
     // hook; a slow or saturated daemon costs this much, then the dispatch runs here.
@@ -231,14 +232,24 @@ pub(super) fn via_daemon(
     Some((socket, answer))
 }
 
-/// The digest of this client's settings, which a daemon must share to answer it.
-pub(super) fn client_inputs(cfg: &ConfigArgs) -> Option<String> {
-    LoadOptions::from_process(cfg.config_dir.clone())
-        .map(|mut o| {
-            o.trust_project = cfg.trust_project;
-            o.inputs(cfg.gate_shell_tools)
-        })
-        .ok()
+/// What a daemon must share with this client to answer it: the digest of its settings, and
+/// whether it gates the model's shell commands.
+pub(super) struct ClientSettings {
+    pub(super) inputs: Option<String>,
+    pub(super) gate_shell_tools: bool,
+}
+
+/// This client's [`ClientSettings`].
+pub(super) fn client_settings(cfg: &ConfigArgs) -> ClientSettings {
+    ClientSettings {
+        inputs: LoadOptions::from_process(cfg.config_dir.clone())
+            .map(|mut o| {
+                o.trust_project = cfg.trust_project;
+                o.inputs()
+            })
+            .ok(),
+        gate_shell_tools: cfg.gate_shell_tools,
+    }
 }
 
 /// Why a daemon's answer could not be used.
@@ -267,10 +278,10 @@ pub(super) fn forward(
     context: &Context,
     local_events: bool,
     required: bool,
-    inputs: Option<&str>,
+    client: &ClientSettings,
     accept: std::time::Duration,
 ) -> Option<Done> {
-    let via = via_daemon(point, context, inputs, accept);
+    let via = via_daemon(point, context, client, accept);
     // A daemon that could not be used dispatches here, unless one is required.
     let via = match via {
         // Not run again here: its hooks may have run in the daemon already.

@@ -71,7 +71,7 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
         Err(e) => return Err(Error::CurrentDir(e)),
     };
     opts.trust_project = cfg.trust_project;
-    let inputs = opts.inputs(cfg.gate_shell_tools);
+    let inputs = opts.inputs();
     let watch = opts.watched_files();
     let hub = hookd::daemon::hub::Hub::new(a.ring as usize);
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];

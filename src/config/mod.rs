@@ -104,11 +104,11 @@ impl LoadOptions {
     }
 
     /// A digest of what decides the configuration besides its files and the project: the
-    /// home, `--config-dir`, the variables loading reads, `--trust-project` and
-    /// `--gate-shell-tools`. A daemon answers a client's dispatch only when both digests match:
-    /// an adapter installed with `--gate-shell-tools` must not get the verdict of a daemon
-    /// started without it.
-    pub fn inputs(&self, gate_shell_tools: bool) -> String {
+    /// home, `--config-dir`, the variables loading reads and `--trust-project`. A daemon
+    /// answers a client's dispatch only when both digests match. (`--gate-shell-tools` travels
+    /// on its own: a daemon whose configuration gates the shell tools, by flag or by
+    /// hooks.yaml, answers a client that asks for the gate.)
+    pub fn inputs(&self) -> String {
         use sha2::{Digest, Sha256};
         let env: BTreeMap<&str, &str> = CONFIG_VARS
             .iter()
@@ -120,7 +120,6 @@ impl LoadOptions {
             "env": env,
             "trust_project": self.trust_project,
             "trust_file": self.trust_file,
-            "gate_shell_tools": gate_shell_tools,
         })
         .to_string();
         Sha256::digest(text.as_bytes())

@@ -346,13 +346,32 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
             );
         }
     }
-    if let (Some(theirs), Some(ours)) = (&req.inputs, &state.inputs) {
-        if theirs != ours {
-            return error(
-                StatusCode::PRECONDITION_FAILED,
-                "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables, --trust-project or --gate-shell-tools)",
-            );
-        }
+    // A client with other settings, or one asking for a gate this daemon's configuration does
+    // not have, is refused (it dispatches in its own process); said in the daemon's stream too,
+    // so an audit log that stays empty shows why.
+    let refusal = match (&req.inputs, &state.inputs) {
+        (Some(theirs), Some(ours)) if theirs != ours => Some(
+            "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables or --trust-project); the client dispatched in its own process",
+        ),
+        _ if req.gate_shell_tools && !engine.config().hooks.gate_shell_tools => Some(
+            "the client gates the model's shell commands (--gate-shell-tools) and this daemon's configuration does not; the client dispatched in its own process: start the daemon with --gate-shell-tools, or set `gate_shell_tools: true` in ~/.infer/hooks.yaml",
+        ),
+        _ => None,
+    };
+    if let Some(reason) = refusal {
+        engine.emit(Event::ClientRefused(crate::events::ClientRefused {
+            status: StatusCode::PRECONDITION_FAILED.as_u16(),
+            reason: reason.to_string(),
+            hook: point,
+            session_id: crate::state::session_key(
+                context
+                    .get("session_id")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default(),
+            )
+            .into_owned(),
+        }));
+        return error(StatusCode::PRECONDITION_FAILED, reason);
     }
     dashboard::saw(
         &state,

@@ -22,6 +22,11 @@ pub struct DispatchRequest {
     /// the daemon's is answered 412.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<String>,
+    /// The client gates the model's shell commands (`--gate-shell-tools`): a daemon whose
+    /// configuration does not answers 412, never with an ungated verdict. A daemon that gates
+    /// them answers either kind of client.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gate_shell_tools: bool,
 }
 
 /// Every error answer's body: `{"error": "…"}`.

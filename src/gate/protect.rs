@@ -30,7 +30,7 @@ pub(crate) const FILE_TOOLS: &[&str] = &[
 ];
 
 /// The input keys that name the file a file tool writes, across those agents.
-const PATH_KEYS: &[&str] = &["file_path", "path", "notebook_path", "absolute_path"];
+pub(crate) const PATH_KEYS: &[&str] = &["file_path", "path", "notebook_path", "absolute_path"];
 
 /// A call that touches a protected place: the word or path it named, and the place.
 #[derive(Clone, Debug, PartialEq, Eq)]

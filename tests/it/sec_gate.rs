@@ -444,7 +444,21 @@ fn the_model_cannot_name_hookds_files_in_an_admitted_shell_command() {
     }
     let (reply, _, events) = claude_gated(&p, &claude(&p, "Bash", json!({"command": "cp a b"})));
     assert_eq!(reply, json!({}));
-    assert!(events.is_empty(), "{events:?}");
+    // The audit trail records what was allowed, and by which entry (issue 32, item 10).
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["type"], "tool_call_allowed", "{events:?}");
+    assert_eq!(events[0]["command"], "cp a b");
+    assert_eq!(events[0]["entries"], json!(["^cp .*"]));
+    for tool in ["Read", "Edit"] {
+        let (reply, _, events) =
+            claude_gated(&p, &claude(&p, tool, json!({"file_path": "src/main.rs"})));
+        assert_eq!(reply, json!({}));
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0]["type"], "tool_call_allowed", "{events:?}");
+        assert_eq!(events[0]["tool"], tool);
+        assert_eq!(events[0]["path"], "src/main.rs");
+        assert!(events[0].get("command").is_none(), "{events:?}");
+    }
 }
 
 #[test]
