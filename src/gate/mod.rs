@@ -615,6 +615,14 @@ impl Gate {
             return self.not_allowlisted(&parsed.match_text, mode);
         };
         let entry = &compiled.entry;
+        // Most programs are neither in the option table nor wrappers: nothing more to ask.
+        let program = parsed.argv[0].rsplit('/').next().unwrap_or_default();
+        if !options::watches(program) && !wrappers::is_wrapper(program) {
+            return Verdict::Allowed(Allowed {
+                argv: parsed.argv,
+                entry: entry.clone(),
+            });
+        }
         // The entry is this command, as written (`find . -delete`), suggested or escaped.
         let exact = entry.pattern == parsed.match_text
             || entry.pattern == suggested_entry(&parsed.match_text)

@@ -197,6 +197,12 @@ pub(super) fn has_rules(program: &str) -> bool {
         )
 }
 
+/// Whether [`danger`] may find anything in a command of `program` (a multi-call binary runs
+/// another).
+pub(super) fn watches(program: &str) -> bool {
+    has_rules(program) || matches!(program, "busybox" | "toybox")
+}
+
 /// The first construct of `argv` that runs another program, or writes or reads a file no word
 /// names as a path, if any.
 pub(super) fn danger(argv: &[String]) -> Option<Danger> {

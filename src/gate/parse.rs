@@ -27,20 +27,21 @@ pub(crate) struct Parsed {
     pub argv: Vec<String>,
     /// The words as written (quotes kept), joined by one space; harmless redirections dropped.
     pub match_text: String,
-    /// The words as written, one per argument (`match_text` is them joined).
-    pub words: Vec<String>,
+    /// The words as written, one per argument (`match_text` is them joined); `None` when they
+    /// are `argv` itself (plain words: nothing quoted), which saves a copy on the fast path.
+    pub words: Option<Vec<String>>,
 }
 
 impl Parsed {
     /// The command from word `at` on, vetted as a program a wrapper starts (`timeout 5 cargo
     /// test` → `cargo test`): without a shell, so builtins do not exist.
     pub(crate) fn tail(&self, at: usize) -> Result<Parsed, Refusal> {
-        let words = self.words[at..].to_vec();
+        let words = self.words.as_ref().unwrap_or(&self.argv)[at..].to_vec();
         vet_program(
             Parsed {
                 argv: self.argv[at..].to_vec(),
                 match_text: words.join(" "),
-                words,
+                words: Some(words),
             },
             Runs::Hookd,
         )
@@ -300,7 +301,7 @@ fn plain_words(command: &str) -> Option<Parsed> {
     }
     Some(Parsed {
         match_text: argv.join(" "),
-        words: argv.clone(),
+        words: None,
         argv,
     })
 }
@@ -590,7 +591,7 @@ fn grammar(command: &str, runs: Runs) -> Result<Parsed, Refusal> {
         Parsed {
             argv,
             match_text: raw.join(" "),
-            words: raw.iter().map(|w| w.to_string()).collect(),
+            words: Some(raw.iter().map(|w| w.to_string()).collect()),
         },
         runs,
     )

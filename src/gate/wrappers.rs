@@ -231,7 +231,7 @@ const WRITES_ITS_ARGUMENTS: &[&str] = &[
 
 /// Whether `program` is a wrapper this module unwraps.
 pub(super) fn is_wrapper(program: &str) -> bool {
-    matches!(program, "env" | "xargs") || spec(program).is_some()
+    matches!(program, "env" | "xargs" | "busybox" | "toybox") || spec(program).is_some()
 }
 
 /// What `argv` (already admitted as a whole) runs, if it is a wrapper.
