@@ -587,11 +587,17 @@ fn grammar(command: &str, runs: Runs) -> Result<Parsed, Refusal> {
     }
     check_uncovered(&chars, &covered, &redirect_targets)?;
 
+    // The words as written are kept only when one differs from what runs (quoted, escaped).
+    let words = raw
+        .iter()
+        .zip(&argv)
+        .any(|(r, a)| *r != a.as_str())
+        .then(|| raw.iter().map(|w| w.to_string()).collect());
     vet_program(
         Parsed {
             argv,
             match_text: raw.join(" "),
-            words: Some(raw.iter().map(|w| w.to_string()).collect()),
+            words,
         },
         runs,
     )
