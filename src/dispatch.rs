@@ -98,10 +98,10 @@ impl EngineBuilder {
 
     /// Compile the gate and index hooks and reminders by point.
     pub fn build(self) -> Engine {
-        let gate = Arc::new(Gate::new(
-            &self.config.allow,
-            self.config.allow_file.clone(),
-        ));
+        let gate = Arc::new(
+            Gate::new(&self.config.allow, self.config.allow_file.clone())
+                .with_untrusted(&self.config.ignored_allow),
+        );
         let mut by_point: [Vec<Hook>; 8] = Default::default();
         if self.config.hooks.enabled {
             for h in &self.config.hooks.hooks {

@@ -40,7 +40,8 @@ pub(super) fn allow(cfg: ConfigArgs, mode: Mode, json: bool, model: bool, comman
     // Only the allow-list matters here: a broken hooks.yaml is a warning, not a stop.
     let config = load_for(cfg, true)?;
     print_warnings(&config);
-    let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
+    let gate = gate::Gate::new(&config.allow, config.allow_file.clone())
+        .with_untrusted(&config.ignored_allow);
     let allowed = if model {
         let mut verdict = gate.model_verdict(command, mode);
         // The adapter's verdict: after the allow-list, hookd's own files and the agents'

@@ -120,25 +120,56 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
     for off in &refused {
         s.push_str(&format!("  {off}\n"));
     }
+    // What an untrusted project's files turn on is said next to what is in effect.
+    let until_trusted =
+        |what: String| format!("; the project's {what}, ignored until you trust it");
     s.push_str(&format!(
-        "reminders: {} ({} configured)\n",
+        "reminders: {} ({} configured){}\n",
         if config.reminders.enabled {
             "enabled"
         } else {
             "disabled"
         },
-        config.reminders.reminders.len()
+        config.reminders.reminders.len(),
+        match config.ignored_reminders {
+            0 => String::new(),
+            n => until_trusted(format!("reminders.yaml adds {n} reminder{}", plural(n))),
+        }
     ));
-    s.push_str(if config.hooks.gate_shell_tools {
+    let project_gates = config.ignored_switches.contains(&"gate_shell_tools");
+    s.push_str(&if config.hooks.gate_shell_tools {
         "model's shell commands: gated by the allow-list at pre_tool (gate_shell_tools)\n"
+            .to_string()
     } else {
-        "model's shell commands: not gated (gate_shell_tools is off)\n"
+        format!(
+            "model's shell commands: not gated (gate_shell_tools is off){}\n",
+            if project_gates {
+                until_trusted("hooks.yaml turns it on".into())
+            } else {
+                String::new()
+            }
+        )
     });
+    if config.ignored_switches.contains(&"fail_closed") && !config.hooks.fail_closed {
+        s.push_str(&format!(
+            "hookd's own failures: allow the call (fail_closed is off){}\n",
+            until_trusted("hooks.yaml turns fail_closed on".into())
+        ));
+    }
     s.push_str(&environment_lines(config));
     s.push_str(&format!(
         "allow-list for mode {mode}: {} entries\n",
         config.allow.for_mode(mode).count()
     ));
+    // The gate as it will be once the project is trusted: its ignored entries added.
+    let trusted_gate = {
+        let mut all: Vec<_> = config.allow.all_entries().cloned().collect();
+        all.extend(config.ignored_allow.iter().cloned());
+        gate::Gate::new(
+            &config::AllowLists::from_entries(all),
+            config.allow_file.clone(),
+        )
+    };
     for point in HookPoint::ALL {
         let hooks: Vec<_> = config
             .hooks
@@ -173,9 +204,19 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
                 ));
             }
             let verdict = match verdict {
-                _ if untrusted => {
-                    "SKIPPED (untrusted project): `hookd trust` after review".to_string()
-                }
+                // What the gate will say once the project is trusted: with its entries too.
+                _ if untrusted => format!(
+                    "SKIPPED (untrusted project): `hookd trust` after review; once trusted, {}",
+                    match trusted_gate.verdict(&h.command, mode) {
+                        Verdict::Allowed(a) => format!(
+                            "allowed by `{}` ({})",
+                            visible(&a.entry.pattern),
+                            visible(&a.entry.origin.to_string())
+                        ),
+                        Verdict::Denied(d) =>
+                            format!("DENIED ({}): {}", d.reason, visible(&d.detail)),
+                    }
+                ),
                 Verdict::Allowed(a) => format!(
                     "allowed by `{}` ({}); runs {}",
                     visible(&a.entry.pattern),

@@ -93,7 +93,8 @@ pub(super) fn trust(list: bool, revoke: bool) -> Done {
             project.display()
         )));
     };
-    let gate = gate::Gate::new(&config.allow, config.allow_file.clone());
+    let gate = gate::Gate::new(&config.allow, config.allow_file.clone())
+        .with_untrusted(&config.ignored_allow);
     let from_project = |o: &config::Origin| o.source == config::Source::Project;
     let mut s = format!(
         "Trusting {}. Its files will be able to:\n",

@@ -174,6 +174,9 @@ pub struct Config {
     pub ignored_allow: Vec<AllowEntry>,
     /// How many reminders of an untrusted project were dropped.
     pub ignored_reminders: usize,
+    /// Switches an untrusted project's hooks.yaml turns on (`gate_shell_tools`,
+    /// `fail_closed`), ignored until it is trusted.
+    pub ignored_switches: Vec<&'static str>,
 }
 
 impl Config {
@@ -192,6 +195,7 @@ impl Config {
             fingerprint: None,
             ignored_allow: Vec::new(),
             ignored_reminders: 0,
+            ignored_switches: Vec::new(),
         }
     }
 
@@ -389,6 +393,7 @@ impl Loader {
             fingerprint: None,
             ignored_allow: Vec::new(),
             ignored_reminders: 0,
+            ignored_switches: Vec::new(),
         })
     }
 }
@@ -661,6 +666,15 @@ fn load_dirs(
     }
     lists[0].get_or_insert_with(Vec::new).extend(appended);
 
+    let mut ignored_switches = Vec::new();
+    if let Some(p) = project_hooks.as_ref().filter(|_| !trusted) {
+        if p.config.gate_shell_tools {
+            ignored_switches.push("gate_shell_tools");
+        }
+        if p.config.fail_closed {
+            ignored_switches.push("fail_closed");
+        }
+    }
     let mut layered = Vec::new();
     let mut hooks = hooks::layer(user_hooks, project_hooks, trusted, &mut layered);
     if let Some(on) = gate_env {
@@ -676,5 +690,6 @@ fn load_dirs(
     tracing::debug!(sources = ?config.sources, trust = ?config.trust, hooks = config.hooks.hooks.len(), reminders = config.reminders.reminders.len(), "configuration loaded");
     config.ignored_allow = ignored_allow;
     config.ignored_reminders = ignored_reminders;
+    config.ignored_switches = ignored_switches;
     Ok(config)
 }

@@ -10,7 +10,10 @@ mod bulk;
 mod compound;
 pub mod lint;
 mod options;
+// Only `hookd import claude-code` asks whether two entries overlap.
+#[cfg(feature = "adapters")]
 mod overlap;
+#[cfg(feature = "adapters")]
 pub(crate) use overlap::common_command;
 mod parse;
 pub(crate) mod protect;
@@ -467,6 +470,9 @@ pub struct Gate {
     lists: Vec<(Mode, OnceLock<Vec<Compiled>>)>,
     allow: AllowLists,
     allow_file: String,
+    /// Entries of a project that is not trusted: they admit nothing, but a command one of them
+    /// would admit is refused with the hint to review and trust, not to add an entry.
+    untrusted: Vec<AllowEntry>,
 }
 
 impl fmt::Debug for Gate {
@@ -487,7 +493,15 @@ impl Gate {
                 .collect(),
             allow: allow.clone(),
             allow_file: allow_file.into(),
+            untrusted: Vec::new(),
         }
+    }
+
+    /// The same gate, knowing the allow entries of an untrusted project (which it ignores):
+    /// a command one of them admits gets the hint to trust the project.
+    pub fn with_untrusted(mut self, entries: &[AllowEntry]) -> Gate {
+        self.untrusted = entries.to_vec();
+        self
     }
 
     fn list(&self, mode: Mode) -> &[Compiled] {
@@ -737,6 +751,20 @@ impl Gate {
     }
 
     fn not_allowlisted(&self, text: &str, mode: Mode) -> Verdict {
+        let detail = format!("`{text}` is not on the allow-list for mode `{mode}`");
+        if let Some(e) = self.untrusted.iter().find(|e| {
+            (e.list == "all" || e.list == mode.name())
+                && compile_entry(&e.pattern).is_ok_and(|re| re.is_match(text))
+        }) {
+            return Verdict::Denied(Denied {
+                reason: DenyReason::NotAllowlisted,
+                detail,
+                hint: format!(
+                    "the project's entry `{}` ({}) would admit it, but the project is not trusted (never, or changed since): review it with `hookd check`, then run `hookd trust`",
+                    e.pattern, e.origin
+                ),
+            });
+        }
         let entry = suggested_entry(text);
         let suggestion = yaml_quote(&entry);
         // The variable splits on commas and newlines: an entry holding one cannot go there.
@@ -751,7 +779,7 @@ impl Gate {
             .unwrap_or_default();
         Verdict::Denied(Denied {
             reason: DenyReason::NotAllowlisted,
-            detail: format!("`{text}` is not on the allow-list for mode `{mode}`"),
+            detail,
             hint: format!(
                 "to allow exactly this command, add {suggestion} to tools.bash.mode.{mode}.allow \
                  (or tools.bash.mode.all.allow) in {}{variable}{near}",

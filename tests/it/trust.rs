@@ -79,8 +79,66 @@ fn check_shows_the_trust_state_and_what_would_run() {
         .unwrap_or_else(|| panic!("{text}"));
     let line = text[at..].lines().take(2).collect::<Vec<_>>().join("\n");
     assert!(
-        line.ends_with(")\n    -> SKIPPED (untrusted project): `hookd trust` after review"),
+        line.ends_with(")\n    -> SKIPPED (untrusted project): `hookd trust` after review; once trusted, allowed by `.*` (.infer/config.yaml:5)"),
         "{line}"
+    );
+    assert!(
+        text.contains("\nreminders: disabled (0 configured); the project's reminders.yaml adds 1 reminder, ignored until you trust it\n"),
+        "{text}"
+    );
+}
+
+/// Issue 32, item 11: what an untrusted project's files would do is said as such: a command its
+/// entry admits is refused with the hint to review and trust (not to add the entry it already
+/// has), in `hookd allow` and in the adapter's event; `hookd check` says what its hooks.yaml turns on.
+#[test]
+fn an_untrusted_projects_entries_and_switches_are_named_as_waiting_for_trust() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools:\n  bash:\n    mode:\n      all:\n        allow: ['^make test$']\n",
+    );
+    p.write("hooks.yaml", "gate_shell_tools: true\nfail_closed: true\n");
+    p.write_home("hooks.yaml", "enabled: true\ngate_shell_tools: true\n");
+    let hint = "the project's entry `^make test$` (.infer/config.yaml:5) would admit it, but the project is not trusted (never, or changed since): review it with `hookd check`, then run `hookd trust`";
+    let out = p
+        .cmd_untrusted(&["allow", "--", "make test"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        format!("denied: not_allowlisted: `make test` is not on the allow-list for mode `standard`\n  hint: {hint}\n")
+    );
+    let events = p.path().join("ev.jsonl");
+    let payload = serde_json::json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "make test"},
+    });
+    let out = crate::support::with_stdin(
+        p.cmd_untrusted(&[
+            "adapter",
+            "claude-code",
+            "--events",
+            events.to_str().unwrap(),
+        ]),
+        &payload.to_string(),
+    );
+    assert!(
+        stdout(&out).contains("\"permissionDecision\":\"deny\""),
+        "{}",
+        stdout(&out)
+    );
+    // The model learns nothing of trust; the operator's event says what to do.
+    assert!(!stdout(&out).contains("trust"), "{}", stdout(&out));
+    let ev = json_lines(&std::fs::read_to_string(&events).unwrap());
+    assert_eq!(ev[0]["type"], "tool_command_denied");
+    assert_eq!(ev[0]["hint"], hint);
+    // check: the project's switches wait for trust (the user's gate is on already).
+    let text = stdout(&p.cmd_untrusted(&["check"]).output().unwrap());
+    assert!(
+        text.contains("\nhookd's own failures: allow the call (fail_closed is off); the project's hooks.yaml turns fail_closed on, ignored until you trust it\n"),
+        "{text}"
     );
 }
 
