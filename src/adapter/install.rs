@@ -68,16 +68,20 @@ pub enum InstallError {
 }
 
 /// What `install` or `uninstall` did.
-// Exhaustive on purpose: a settings file was either left alone or written.
+// Exhaustive on purpose: a settings file was left alone, written, or removed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
     /// Nothing to do: the settings already were as asked.
     Unchanged,
-    /// Written; the previous file was saved to `backup` (absent when there was no file).
+    /// Written; the previous file was saved to `backup` (absent when there was no file, and
+    /// after `uninstall`, whose previous content only ran hookd).
     Written {
         /// Where the previous content was saved.
         backup: Option<PathBuf>,
     },
+    /// `uninstall` took out the last of the file's content: the file is gone, and so is the
+    /// backup `install` left.
+    Removed,
 }
 
 /// How an agent's settings file holds hooks.
@@ -407,5 +411,52 @@ pub fn uninstall(
             root.remove("hooks");
         }
     }
-    write(path, true, &settings)
+    // The backup `install` left holds hookd's entries too: restoring it would install hookd
+    // again, so it goes, and the file goes when nothing but hookd's entries was in it.
+    let backup = path.with_extension("json.hookd-backup");
+    let err = |source: std::io::Error| InstallError::Io {
+        path: path.clone(),
+        source,
+    };
+    let gone = |p: &Path| match fs::remove_file(p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(err(e)),
+        _ => Ok(()),
+    };
+    if settings.as_object().is_some_and(|o| o.is_empty()) {
+        gone(path)?;
+        gone(&backup)?;
+        return Ok(Change::Removed);
+    }
+    write(path, false, &settings)?;
+    gone(&backup)?;
+    Ok(Change::Written { backup: None })
+}
+
+/// The programs the hook entries of `path` run as hookd's adapter for the agent (`None` when
+/// the file does not exist): what `hookd check` looks for on disk.
+pub fn installed_programs(
+    spec: &dyn Adapter,
+    path: &Path,
+) -> Result<Option<Vec<String>>, InstallError> {
+    let Some(settings) = read(path)? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    let events = settings.get("hooks").and_then(Value::as_object);
+    for groups in events.into_iter().flat_map(|o| o.values()) {
+        for group in groups.as_array().into_iter().flatten() {
+            for command in entry_commands(group, spec.shape()) {
+                if is_ours(command, spec.name()) {
+                    if let Some(program) =
+                        crate::gate::argv_of(command).and_then(|w| w.into_iter().next())
+                    {
+                        if !out.contains(&program) {
+                            out.push(program);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(Some(out))
 }

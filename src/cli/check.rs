@@ -53,7 +53,7 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
         )));
     }
     // Entries that cannot mean what their author meant (gate::lint), each with its fix.
-    let mut unrestricted = Vec::new();
+    let mut unrestricted = missing_installs();
     let mut notes = Vec::new();
     for e in config.allow.all_entries() {
         let modes = format!(
@@ -448,4 +448,45 @@ pub(super) fn trust_line(config: &Config) -> String {
         ),
         other => format!("project trust: {other:?}"),
     }
+}
+
+/// The agents' settings (each agent, each scope, resolved as `hookd install` does) whose hookd
+/// entries run a program that is not there: the agent cannot start such a hook and goes on
+/// without it, `--fail-closed` or not.
+fn missing_installs() -> Vec<String> {
+    use hookd::adapter::{self, install::Scope};
+    let mut out = Vec::new();
+    for agent in adapter::all() {
+        for scope in [Scope::Project, Scope::Local, Scope::User] {
+            let Ok(path) = agent.settings_path(scope, &|name| std::env::var_os(name)) else {
+                continue;
+            };
+            let Ok(Some(programs)) = adapter::install::installed_programs(agent, &path) else {
+                continue;
+            };
+            for program in programs {
+                let at = std::path::Path::new(&program);
+                if at.is_absolute() && !at.is_file() {
+                    out.push(format!(
+                        "warning: {} runs hookd at {}, which does not exist: {} cannot start the hook and goes on without it, so nothing is checked (not even with --fail-closed)\n  = fix: run `hookd install {} --scope {}` again on this machine{}",
+                        visible(&path.display().to_string()),
+                        visible(&program),
+                        agent.name(),
+                        agent.name(),
+                        match scope {
+                            Scope::Project => "project",
+                            Scope::Local => "local",
+                            Scope::User => "user",
+                        },
+                        if matches!(scope, Scope::Project) {
+                            " (a project-scope install names this machine's path in a file the team shares; prefer --scope user)"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+            }
+        }
+    }
+    out
 }

@@ -126,6 +126,25 @@ pub(super) fn install(
                 "added hookd's adapter to"
             };
             out(&format!("hookd: {what} {}{saved}\n", path.display()));
+            if !remove && matches!(scope, Scope::Project) {
+                eprintln!(
+                    "warning: {} is shared with everyone who clones the project, and it now runs {} by that path. On a machine where it does not exist, {} cannot start the hook and goes on without it (a hook that cannot start does not block), so --fail-closed cannot hold there. Install with --scope user{} on each machine instead, or keep hookd at this path everywhere.",
+                    path.display(),
+                    std::env::current_exe()
+                        .and_then(|p| p.canonicalize())
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
+                    agent.adapter().name(),
+                    if matches!(agent, Agent::ClaudeCode) { " (or local)" } else { "" }
+                );
+            }
+            Ok(0)
+        }
+        Ok(adapter::install::Change::Removed) => {
+            out(&format!(
+                "hookd: removed {}: it held only hookd's entries\n",
+                path.display()
+            ));
             Ok(0)
         }
         Err(e) => Err(Error::library(e)),

@@ -340,12 +340,15 @@ fn install_and_uninstall_for_crush_and_gemini() {
             "{e}"
         );
     }
-    p.run(&["uninstall", "gemini"]);
-    let v: Value = serde_json::from_str(
-        &std::fs::read_to_string(p.path().join(".gemini/settings.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(v, json!({}));
+    // The file held only hookd's entries: uninstall removes it, and its backup (issue 32, item 14).
+    let out = p.run(&["uninstall", "gemini"]);
+    assert!(
+        stdout(&out).contains("it held only hookd's entries"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!p.path().join(".gemini/settings.json").exists());
+    assert!(!p.path().join(".gemini/settings.json.hookd-backup").exists());
     let out = p.run(&["install", "gemini", "--scope", "local"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(

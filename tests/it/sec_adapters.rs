@@ -236,7 +236,7 @@ fn install_writes_fail_closed_and_gating_into_the_agents_command() {
     p.run(&["install", "claude-code", "--fail-closed"]);
     let out = p.run(&["uninstall", "claude-code"]);
     assert_eq!(out.status.code(), Some(0));
-    assert!(settings(&p).get("hooks").is_none(), "{}", settings(&p));
+    assert!(!p.path().join(".claude/settings.json").exists());
 }
 
 #[test]
@@ -291,4 +291,56 @@ fn install_never_writes_through_a_symlink_a_repository_planted() {
     let out = p.run(&["install", "claude-code", "--follow-symlinks"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(p.home.path().join("settings.json").exists());
+}
+
+/// Issue 32, item 12: a project-scope install writes this machine's absolute path into a file
+/// the team shares; where that path does not exist the agent cannot start the hook and goes on
+/// without it, `--fail-closed` or not. `hookd install` warns when it writes one, and
+/// `hookd check` names every installed entry whose hookd is gone.
+#[test]
+fn an_install_whose_hookd_is_gone_is_named_by_check() {
+    let p = Project::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("hookd");
+    std::fs::copy(env!("CARGO_BIN_EXE_hookd"), &copy).unwrap();
+    let mut install = std::process::Command::new(&copy);
+    install
+        .args([
+            "install",
+            "claude-code",
+            "--fail-closed",
+            "--gate-shell-tools",
+        ])
+        .current_dir(p.path())
+        .env_clear()
+        .env("HOME", p.home.path());
+    let out = install.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let copy = copy.canonicalize().unwrap();
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "warning: {} is shared with everyone who clones the project, and it now runs {} by that path. On a machine where it does not exist, claude-code cannot start the hook and goes on without it (a hook that cannot start does not block), so --fail-closed cannot hold there. Install with --scope user (or local) on each machine instead, or keep hookd at this path everywhere.\n",
+            p.path().join(".claude/settings.json").display(),
+            copy.display()
+        )
+    );
+    // Present: nothing to say.
+    let check = p.run(&["check"]);
+    assert!(
+        !stderr(&check).contains("does not exist"),
+        "{}",
+        stderr(&check)
+    );
+    std::fs::remove_file(&copy).unwrap();
+    let check = p.run(&["check"]);
+    assert!(
+        stderr(&check).contains(&format!(
+            "warning: {} runs hookd at {}, which does not exist: claude-code cannot start the hook and goes on without it, so nothing is checked (not even with --fail-closed)\n  = fix: run `hookd install claude-code --scope project` again on this machine (a project-scope install names this machine's path in a file the team shares; prefer --scope user)\n",
+            p.path().join(".claude/settings.json").display(),
+            copy.display()
+        )),
+        "{}",
+        stderr(&check)
+    );
 }
