@@ -623,6 +623,7 @@ impl CommandProvider {
                     duration_ms: None,
                     reason: Some(d.reason),
                     hint: Some(d.hint),
+                    error: None,
                 });
                 reply
             }
@@ -694,6 +695,7 @@ impl CommandProvider {
                 }
                 let duration_ms = r.duration.as_millis() as u64;
                 let exit_code = r.exit_code_or_minus_one();
+                let error_text = error.trim().to_string();
                 call.emit(Event::HookCommand(events::HookCommand {
                     name: spec.name.clone(),
                     hook: call.point,
@@ -702,7 +704,7 @@ impl CommandProvider {
                     exit_code,
                     duration_ms,
                     output: format!("{}{}", r.stdout.text, r.stderr.text),
-                    error,
+                    error: error.clone(),
                     session_id: call.session_id.to_string(),
                     mode: call.mode,
                     argv,
@@ -728,6 +730,14 @@ impl CommandProvider {
                     ignored: reply.ignored.clone(),
                     env_removed: r.env_removed.clone(),
                 }));
+                // A hook that could not start did nothing the user asked for: said to the
+                // operator (stderr of `hookd dispatch` and the adapters), not only in the event.
+                if status == CommandStatus::NotStarted {
+                    call.outcome.notices.push(format!(
+                        "hook `{}` ({}) did not start: {}",
+                        spec.name, spec.origin, error_text
+                    ));
+                }
                 call.outcome.commands.push(CommandOut {
                     name: spec.name.clone(),
                     command: spec.command.clone(),
@@ -736,6 +746,7 @@ impl CommandProvider {
                     duration_ms: Some(duration_ms),
                     reason: None,
                     hint: None,
+                    error: (!error_text.is_empty()).then_some(error_text),
                 });
                 reply
             }

@@ -104,6 +104,10 @@ pub struct CommandOut {
     /// For skipped commands: what to do.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// Why it did not start, failed to reply or was stopped (`` `gofmt` was not found on
+    /// PATH; is it installed? ``), as its `hook_command` event says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What a dispatch did and what the agent should do with it. It reads back from its JSON (a

@@ -14,8 +14,8 @@ use hookd::gate::{self, Verdict};
 pub(super) struct Args {
     #[command(flatten)]
     pub(super) gate: GateArgs,
-    /// Exit 1 when any hook would be refused or skipped (denied by the gate, untrusted, or
-    /// switched off), for CI.
+    /// Exit 1 when any hook would be refused or skipped (denied by the gate, untrusted,
+    /// switched off, or its program missing), for CI.
     #[arg(long)]
     pub(super) strict: bool,
 }
@@ -191,6 +191,23 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
             let untrusted =
                 h.origin.source == config::Source::Project && !config.trust.allows_project();
             let verdict = engine.gate().verdict(&h.command, mode);
+            // An admitted hook whose program is missing does nothing when its point comes:
+            // the run's own sentence (`gofmt` was not found on PATH), before any run.
+            let missing = match &verdict {
+                Verdict::Allowed(a) if !untrusted => a
+                    .argv
+                    .first()
+                    .and_then(|p| hookd::runner::find_program(p, &config.project_dir).err()),
+                _ => None,
+            };
+            if let Some(why) = &missing {
+                refused.push(format!(
+                    "hook {} ({}) would not start: {}",
+                    visible(&h.name),
+                    visible(&h.origin.to_string()),
+                    visible(why)
+                ));
+            }
             if untrusted || matches!(verdict, Verdict::Denied(_)) {
                 refused.push(format!(
                     "hook {} ({}) would be {}",
@@ -237,6 +254,9 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
                 h.timeout.as_secs(),
                 visible(&h.timeout_at.to_string())
             ));
+            if let Some(why) = &missing {
+                s.push_str(&format!("    ! WOULD NOT START: {}\n", visible(why)));
+            }
             if h.origin.source == config::Source::Project {
                 if let Some(line) = coverage_line(config, &h.command) {
                     s.push_str(&format!("    {line}\n"));

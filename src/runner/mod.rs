@@ -238,6 +238,14 @@ enum NotFound {
     OnPath(String),
 }
 
+/// Where a hook run from `cwd` with this process's `PATH` (sanitized as for a run) would find
+/// `program`, or the sentence a run that cannot start reports (`` `gofmt` was not found on
+/// PATH; is it installed? ``): what `hookd check` asks before any hook runs.
+pub fn find_program(program: &str, cwd: &Path) -> Result<PathBuf, String> {
+    let path = std::env::var_os("PATH").map(|p| env::clean_path(&p));
+    resolve(program, cwd, path.as_ref()).map_err(|e| e.to_string())
+}
+
 /// Where a run would find `program`, with the process's `path` sanitized as for a run.
 pub(crate) fn program_path(
     program: &str,

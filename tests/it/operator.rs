@@ -198,6 +198,69 @@ fn a_timed_out_hook_names_the_timeout_line_to_raise() {
     );
 }
 
+#[test]
+fn a_hook_whose_program_is_missing_says_why_and_fails_check_strict() {
+    // The README's first example on a machine without the formatter.
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^gofmtx -l \\.$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: fmt, hook: post_session, command: 'gofmtx -l .'}\n",
+    );
+    let out = with_stdin(p.cmd(&["dispatch", "post_session"]), "{}");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let why = "`gofmtx` was not found on PATH; is it installed?";
+    assert_eq!(
+        stderr(&out),
+        format!("hookd: hook `fmt` (.infer/hooks.yaml:3) did not start: {why}\n")
+    );
+    let outcome: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(outcome["commands"][0]["status"], "not_started");
+    assert_eq!(outcome["commands"][0]["error"], why);
+    // The adapters say it to the operator too; the agent's reply is unchanged.
+    let out = with_stdin(
+        p.cmd(&["adapter", "claude-code", "--no-daemon"]),
+        r#"{"hook_event_name":"Stop","session_id":"s"}"#,
+    );
+    assert_eq!(stdout(&out), "{}\n");
+    assert!(stderr(&out).contains(why), "{}", stderr(&out));
+    // `check` shows it before any session, and `--strict` fails on it.
+    let check = p.run(&["check"]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    assert!(
+        stdout(&check).contains(&format!("    ! WOULD NOT START: {why}\n")),
+        "{}",
+        stdout(&check)
+    );
+    let strict = p.run(&["check", "--strict"]);
+    assert_eq!(strict.status.code(), Some(1));
+    assert_eq!(
+        stderr(&strict),
+        format!("hookd check --strict: 1 hook would not run:\n  hook fmt (.infer/hooks.yaml:3) would not start: {why}\n")
+    );
+    // Installed (here: a program of the project, given by path), it passes.
+    std::fs::create_dir_all(p.path().join("bin")).unwrap();
+    std::fs::write(p.path().join("bin/gofmtx"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(
+        p.path().join("bin/gofmtx"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^bin/gofmtx -l \\.$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: fmt, hook: post_session, command: 'bin/gofmtx -l .'}\n",
+    );
+    let strict = p.run(&["check", "--strict"]);
+    assert!(strict.status.success(), "{}", stderr(&strict));
+}
+
 /// `hookd check`'s stderr for a project whose hooks.yaml is `text`, which must be invalid.
 fn check_error(text: &str) -> String {
     let p = Project::new();
