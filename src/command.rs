@@ -221,11 +221,25 @@ impl Provider for CommandProvider {
         self.regate_rewrite(call, &mut decision);
         if let Decision::Stop(stop) = &mut decision {
             if stop.continue_ && call.facts.continues >= self.max_continues {
-                stop.continue_ = false;
-                stop.continue_refused = Some(format!(
+                let reason = format!(
                     "hookd stopped honouring `continue` after {} consecutive continues (max_continues in hooks.yaml)",
                     call.facts.continues
-                ));
+                );
+                stop.continue_ = false;
+                stop.continue_refused = Some(reason.clone());
+                call.emit(Event::ContinueRefused(events::ContinueRefused {
+                    hook: point,
+                    hooks: contributions
+                        .iter()
+                        .filter(|c| c.reply.continue_)
+                        .map(|c| c.name.clone())
+                        .collect(),
+                    continues: call.facts.continues,
+                    max_continues: self.max_continues,
+                    reason,
+                    turn: call.outcome.turn,
+                    session_id: call.session_id.to_string(),
+                }));
             }
         }
         call.outcome.decision = decision;

@@ -207,6 +207,27 @@ pub struct SystemReminder {
     pub session_id: String,
 }
 
+/// The hooks at `post_session` asked the agent to keep working, and hookd ended the session
+/// instead: the loop guard (`max_continues` in hooks.yaml) had honoured that many `continue`
+/// replies in a row. The hooks' own `hook_command` events still say what they asked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContinueRefused {
+    /// The point (`post_session`).
+    pub hook: HookPoint,
+    /// The hooks whose reply asked to continue.
+    pub hooks: Vec<String>,
+    /// Consecutive `continue` replies honoured before this one.
+    pub continues: u64,
+    /// The limit in effect.
+    pub max_continues: u64,
+    /// What the agent is told, and where the limit is set.
+    pub reason: String,
+    /// The agent's turn.
+    pub turn: u64,
+    /// The session.
+    pub session_id: String,
+}
+
 /// Every event hookd emits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -228,6 +249,8 @@ pub enum Event {
     ToolCallAllowed(ToolCallAllowed),
     /// See [`ClientRefused`].
     ClientRefused(ClientRefused),
+    /// See [`ContinueRefused`].
+    ContinueRefused(ContinueRefused),
 }
 
 impl Event {
@@ -242,6 +265,7 @@ impl Event {
             Event::ConfigError(_) => "config_error",
             Event::ToolCallAllowed(_) => "tool_call_allowed",
             Event::ClientRefused(_) => "client_refused",
+            Event::ContinueRefused(_) => "continue_refused",
         }
     }
 
@@ -252,6 +276,7 @@ impl Event {
             Event::HookCommandSkipped(e) => Some(e.hook),
             Event::SystemReminder(e) => Some(e.hook),
             Event::ClientRefused(e) => Some(e.hook),
+            Event::ContinueRefused(e) => Some(e.hook),
             Event::ToolCommandDenied(_)
             | Event::ToolCallAllowed(_)
             | Event::ConfigReloaded(_)
@@ -276,6 +301,7 @@ impl Event {
             Event::ToolCommandDenied(e) => Some(&e.session_id),
             Event::ToolCallAllowed(e) => Some(&e.session_id),
             Event::ClientRefused(e) => Some(&e.session_id),
+            Event::ContinueRefused(e) => Some(&e.session_id),
             Event::ConfigReloaded(_) | Event::ConfigError(_) => None,
         }
     }
@@ -363,6 +389,7 @@ impl Summary {
                     .unwrap_or("")
             ),
             "client_refused" => format!("{}: {}", e["status"], str_of("reason")),
+            "continue_refused" => str_of("reason"),
             "config_error" => format!(
                 "({}) {}:{}: {} (previous configuration kept)",
                 str_of("cause"),
@@ -499,12 +526,6 @@ impl JsonLines {
     pub fn stderr() -> Self {
         Self::new(std::io::stderr(), "stderr")
     }
-
-    /// Append to a file, creating it.
-    pub fn append(path: &Path) -> std::io::Result<Self> {
-        let f = open_log(path)?;
-        Ok(Self::new(f, path.display().to_string()))
-    }
 }
 
 impl EventSink for JsonLines {
@@ -524,6 +545,122 @@ impl EventSink for JsonLines {
             }
         }
     }
+}
+
+/// JSON lines appended to a file that other processes append to as well: an agent starts one
+/// `hookd adapter` (or `hookd dispatch`) per event, each its own stream. Each line is numbered
+/// after the file's last one, under an exclusive lock on the file (flock(2)), so `seq` in the
+/// file is gap-free and increasing whichever process wrote the line; the `Stamped` handed to
+/// other sinks keeps this process's numbering.
+pub struct SharedLog {
+    file: Mutex<File>,
+    name: String,
+    failed: AtomicBool,
+}
+
+impl SharedLog {
+    /// Append to `path`, creating it 0600 (never through a symlink, as every events file).
+    pub fn open(path: &Path) -> std::io::Result<Self> {
+        Ok(SharedLog {
+            file: Mutex::new(open_log(path)?),
+            name: path.display().to_string(),
+            failed: AtomicBool::new(false),
+        })
+    }
+
+    fn append(file: &mut File, event: &Stamped) -> std::io::Result<()> {
+        file.lock()?;
+        let written = (|| {
+            let (last, torn) = last_seq_of(file)?;
+            // `seq` is the first field: `{"seq":N,...`; renumber without a second serialization.
+            let json = event.to_json();
+            let rest = json.split_once(',').map_or("}", |(_, rest)| rest);
+            let line = format!(
+                "{}{{\"seq\":{},{rest}\n",
+                if torn { "\n" } else { "" },
+                last + 1
+            );
+            file.write_all(line.as_bytes())
+        })();
+        let unlocked = file.unlock();
+        written.and(unlocked)
+    }
+}
+
+impl EventSink for SharedLog {
+    fn emit(&self, event: &Stamped) {
+        let Ok(mut file) = self.file.lock() else {
+            return;
+        };
+        if let Err(e) = Self::append(&mut file, event) {
+            if !self.failed.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    "cannot write events to {}: {e}; events are being lost",
+                    self.name
+                );
+            }
+        }
+    }
+}
+
+/// The `seq` of the last numbered line of an events file (0 when none is), and whether the
+/// file ends in a torn line (a writer that died mid-line, a full disk), which the next line
+/// must not be glued to. Reads back from the end only as far as the last lines' starts.
+fn last_seq_of(file: &mut File) -> std::io::Result<(u64, bool)> {
+    use std::io::{Read, Seek, SeekFrom};
+    // A line that does not start with a number (a torn or foreign line) is passed over; after
+    // this many the file is taken as holding no numbered line.
+    const LINES: usize = 64;
+    let len = file.seek(SeekFrom::End(0))?;
+    if len == 0 {
+        return Ok((0, false));
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    let torn = last[0] != b'\n';
+    // The line's content is [start, end): without its own terminator.
+    let mut end = if torn { len } else { len - 1 };
+    for _ in 0..LINES {
+        let start = newline_before(file, end)?.map_or(0, |p| p + 1);
+        let mut head = [0u8; 32];
+        file.seek(SeekFrom::Start(start))?;
+        let got = file.read(&mut head)?;
+        if let Some(seq) = seq_prefix(&head[..got]) {
+            return Ok((seq, torn));
+        }
+        if start == 0 {
+            break;
+        }
+        end = start - 1;
+    }
+    Ok((0, torn))
+}
+
+/// The position of the last `\n` before `end`, reading backwards in chunks.
+fn newline_before(file: &mut File, end: u64) -> std::io::Result<Option<u64>> {
+    use std::io::{Read, Seek, SeekFrom};
+    const CHUNK: u64 = 8192;
+    let mut buf = Vec::new();
+    let mut at = end;
+    while at > 0 {
+        let from = at.saturating_sub(CHUNK);
+        buf.resize((at - from) as usize, 0);
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(&mut buf)?;
+        if let Some(i) = buf.iter().rposition(|b| *b == b'\n') {
+            return Ok(Some(from + i as u64));
+        }
+        at = from;
+    }
+    Ok(None)
+}
+
+/// `N` of a line starting `{"seq":N`.
+fn seq_prefix(head: &[u8]) -> Option<u64> {
+    let digits = head.strip_prefix(b"{\"seq\":")?;
+    let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+    std::str::from_utf8(&digits[..n]).ok()?.parse().ok()
 }
 
 /// Sends every event to each of several sinks, in order.
@@ -619,6 +756,7 @@ fn open_log(path: &Path) -> std::io::Result<File> {
     let f = OpenOptions::new()
         .create(true)
         .append(true)
+        .read(true) // SharedLog reads back the last line's number
         .mode(0o600)
         .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
         .open(path)
@@ -710,5 +848,57 @@ mod tests {
         std::fs::write(&log, "{\"seq\":5}\n{\"seq\":7}\nnot json\n{\"seq\":6}\n").unwrap();
         assert_eq!(last_seq_in_log(&log, 3), 7);
         assert_eq!(last_seq_in_log(&dir.path().join("none"), 3), 0);
+    }
+
+    fn event(seq: u64, output: &str) -> Stamped {
+        Stamped {
+            seq,
+            timestamp: "2026-11-25T00:00:00.000Z".into(),
+            event: Event::ConfigReloaded(ConfigReloaded {
+                sources: vec![output.into()],
+                cause: "sighup".into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn a_shared_log_numbers_each_line_after_the_files_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("events.jsonl");
+        let seqs = || -> Vec<u64> {
+            std::fs::read_to_string(&log)
+                .unwrap()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .map(|v| v["seq"].as_u64().unwrap())
+                .collect()
+        };
+        // Two processes' streams, each numbering from 1, interleaved into one file.
+        let a = SharedLog::open(&log).unwrap();
+        let b = SharedLog::open(&log).unwrap();
+        a.emit(&event(1, "a"));
+        b.emit(&event(1, "b"));
+        a.emit(&event(2, "a"));
+        assert_eq!(seqs(), [1, 2, 3]);
+        // A last line longer than one read-back chunk.
+        b.emit(&event(2, &"x".repeat(100_000)));
+        a.emit(&event(3, "a"));
+        assert_eq!(seqs(), [1, 2, 3, 4, 5]);
+        // A torn line (a writer died mid-line) and a foreign one are passed over, and the next
+        // line is not glued to the torn one.
+        use std::io::Write as _;
+        let mut f = OpenOptions::new().append(true).open(&log).unwrap();
+        f.write_all(b"not an event\n{\"seq\":6,\"timest").unwrap();
+        b.emit(&event(3, "b"));
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("{\"seq\":6,\"timest\n{\"seq\":7,"), "{text}");
+        assert_eq!(seqs(), [1, 2, 3, 4, 5, 7]);
+        // A file of no events of ours starts at 1.
+        let other = dir.path().join("other.jsonl");
+        std::fs::write(&other, "hello\nworld\n").unwrap();
+        SharedLog::open(&other).unwrap().emit(&event(9, "a"));
+        assert!(std::fs::read_to_string(&other)
+            .unwrap()
+            .ends_with("world\n{\"seq\":1,\"timestamp\":\"2026-11-25T00:00:00.000Z\",\"type\":\"config_reloaded\",\"sources\":[\"a\"],\"cause\":\"sighup\"}\n"));
     }
 }

@@ -7,7 +7,7 @@ use super::{out, read_stdin};
 use hookd::catalog::HookPoint;
 use hookd::config::{Config, LoadOptions, Mode};
 use hookd::dispatch::{Context, Engine};
-use hookd::events::{EventSink, JsonLines, NullSink};
+use hookd::events::{EventSink, JsonLines, NullSink, SharedLog};
 use hookd::state::{FileStore, MemoryStore, StateStore};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -145,7 +145,7 @@ pub(super) fn engine(
     let sink: Arc<dyn EventSink> = match events.as_deref() {
         None => Arc::new(NullSink),
         Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
-        Some(p) => match JsonLines::append(p) {
+        Some(p) => match SharedLog::open(p) {
             Ok(s) => Arc::new(s),
             Err(source) => {
                 return Err(Error::EventsFile {

@@ -154,7 +154,8 @@ fn the_stop_loop_guard() {
         "tests",
         r#"active=$(grep -o '"stop_hook_active":[a-z]*' | cut -d: -f2); echo "{\"continue\": true, \"reason\": \"tests fail (active=$active)\"}""#,
     );
-    let run = || dispatch(&p, "post_session", json!({}), &["--session-id", "loop"]).0;
+    let events = || dispatch(&p, "post_session", json!({}), &["--session-id", "loop"]);
+    let run = || events().0;
     let o = run();
     assert_eq!(
         o["decision"],
@@ -165,9 +166,20 @@ fn the_stop_loop_guard() {
         o["decision"],
         json!({"continue": true, "reason": "tests fail (active=true)", "stop_hook_active": true})
     );
-    let o = run();
+    let (o, ev) = events();
     assert_eq!(o["decision"]["continue"], false);
-    assert_eq!(o["decision"]["continue_refused"], "hookd stopped honouring `continue` after 2 consecutive continues (max_continues in hooks.yaml)");
+    let why = "hookd stopped honouring `continue` after 2 consecutive continues (max_continues in hooks.yaml)";
+    assert_eq!(o["decision"]["continue_refused"], why);
+    // The hook's event says what it asked; the next one says what hookd did with it.
+    let kinds: Vec<_> = ev.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["hook_command", "continue_refused"]);
+    assert_eq!(ev[0]["continue"], true);
+    assert_eq!(ev[1]["hook"], "post_session");
+    assert_eq!(ev[1]["hooks"], json!(["tests"]));
+    assert_eq!(ev[1]["continues"], 2);
+    assert_eq!(ev[1]["max_continues"], 2);
+    assert_eq!(ev[1]["reason"], why);
+    assert_eq!(ev[1]["session_id"], "loop");
     let o = run();
     assert_eq!(
         o["decision"]["continue"], true,

@@ -1,6 +1,6 @@
 //! `hookd dispatch` end to end: what runs, what is skipped, what is emitted.
 
-use crate::support::{json_lines, stderr, stdout, Project};
+use crate::support::{json_lines, stderr, stdout, with_stdin, Project};
 
 fn setup(p: &Project, enabled: bool, marker: &std::path::Path) {
     p.write(
@@ -683,4 +683,60 @@ fn placeholders_are_filled_once_and_a_reminder_is_bounded() {
         &text[..40]
     );
     assert!(text.len() <= 64 * 1024 + 4, "{}", text.len());
+}
+
+#[test]
+fn one_shot_processes_number_a_shared_events_file_in_one_sequence() {
+    // An agent starts one hookd per event; they append to the same file, some at once.
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^true$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: a, hook: post_session, command: 'true'}\n  - {name: b, hook: post_session, command: 'true'}\n",
+    );
+    let events = p.path().join("events.jsonl");
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let mut c = p.cmd(&[
+                "dispatch",
+                "post_session",
+                "--session-id",
+                &format!("s{i}"),
+                "--events",
+                events.to_str().unwrap(),
+            ]);
+            c.stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null());
+            c.spawn().unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let adapter = with_stdin(
+        p.cmd(&[
+            "adapter",
+            "claude-code",
+            "--no-daemon",
+            "--events",
+            events.to_str().unwrap(),
+        ]),
+        r#"{"hook_event_name":"Stop","session_id":"claude"}"#,
+    );
+    assert!(adapter.status.success(), "{}", stderr(&adapter));
+    let lines = json_lines(&std::fs::read_to_string(&events).unwrap());
+    let seqs: Vec<u64> = lines.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=18).collect::<Vec<u64>>());
+    // Each process's own events are in its order: a before b.
+    for s in (0..8).map(|i| format!("s{i}")).chain(["claude".into()]) {
+        let names: Vec<_> = lines
+            .iter()
+            .filter(|e| e["session_id"] == s.as_str())
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["a", "b"], "{s}");
+    }
 }

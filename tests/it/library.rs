@@ -134,7 +134,7 @@ fn concurrent_dispatches_deliver_events_numbered_in_order_without_gaps() {
     )
     .unwrap();
     let log = dir.path().join("events.jsonl");
-    let file = hookd::events::JsonLines::append(&log).unwrap();
+    let file = hookd::events::SharedLog::open(&log).unwrap();
     let sink = Arc::new(Collector::default());
     let both = hookd::events::Fanout(vec![sink.clone(), Arc::new(file)]);
     let engine = Arc::new(Engine::builder(config).sink(Arc::new(both)).build());
