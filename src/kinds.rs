@@ -24,11 +24,20 @@ pub enum Mode {
     Auto,
     /// Read-only sub-agents.
     Readonly,
+    /// The shared list alone (`tools.bash.mode.all`): what infer gives a mode that is not one
+    /// of the four above, and what `--mode all` asks for.
+    All,
 }
 
 impl Mode {
     /// Every mode.
-    pub const ALL: [Mode; 4] = [Mode::Standard, Mode::Plan, Mode::Auto, Mode::Readonly];
+    pub const ALL: [Mode; 5] = [
+        Mode::Standard,
+        Mode::Plan,
+        Mode::Auto,
+        Mode::Readonly,
+        Mode::All,
+    ];
 
     /// The key used in `config.yaml` and on the command line.
     pub const fn name(self) -> &'static str {
@@ -37,6 +46,7 @@ impl Mode {
             Mode::Plan => "plan",
             Mode::Auto => "auto",
             Mode::Readonly => "readonly",
+            Mode::All => "all",
         }
     }
 }
@@ -49,7 +59,7 @@ impl fmt::Display for Mode {
 
 /// A mode name that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown mode `{given}`{}; valid modes: standard, plan, auto, readonly", suggestion.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
+#[error("unknown mode `{given}`{}; valid modes: standard, plan, auto, readonly, all", suggestion.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
 pub struct UnknownMode {
     /// What was written.
     pub given: String,

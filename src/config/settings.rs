@@ -26,10 +26,11 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
         );
         return out;
     };
-    let Some(mode) = child(root, "tools")
-        .and_then(|t| child(t, "bash"))
-        .and_then(|b| child(b, "mode"))
-    else {
+    let bash = child(root, "tools").and_then(|t| child(t, "bash"));
+    if let Some(legacy) = bash.and_then(|b| child_at(b, "whitelist")) {
+        legacy_whitelist(d, legacy);
+    }
+    let Some(mode) = bash.and_then(|b| child(b, "mode")) else {
         return out;
     };
     let Some(fields) = d.fields(mode, "tools.bash.mode", &LIST_KEYS) else {
@@ -75,6 +76,72 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
         out.lists[i] = Some(entries);
     }
     out
+}
+
+/// infer's former allow-list, `tools.bash.whitelist` (`commands`: a program and any
+/// arguments; `patterns`: regular expressions found anywhere in the command), which infer no
+/// longer reads either. hookd does not read it (it would admit far more than it seems to:
+/// `^git log` also admitted `git log --output=~/.bashrc`); it says so where it is written,
+/// with the entries to write instead.
+fn legacy_whitelist(d: &mut Decoder<'_>, (key, node): (&Node, &Node)) {
+    let list = |name: &str| -> Vec<String> {
+        match child(node, name).map(|n| &n.kind) {
+            Some(NodeKind::Seq(items)) => items
+                .iter()
+                .filter_map(|i| match &i.kind {
+                    NodeKind::Scalar { value, .. } if !value.trim().is_empty() => {
+                        Some(value.trim().to_string())
+                    }
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut entries: Vec<String> = list("commands")
+        .iter()
+        .map(|c| format!("'^{}( .*)?$'", regex::escape(c)))
+        .collect();
+    let mut unanchored = Vec::new();
+    for p in list("patterns") {
+        match (p.starts_with('^'), p.ends_with('$') && !p.ends_with("\\$")) {
+            (true, true) => entries.push(format!("'{}'", p.replace('\'', "''"))),
+            // A match at the start was enough: the rest of the command was anything.
+            (true, false) => entries.push(format!("'{}.*'", p.replace('\'', "''"))),
+            (false, _) => unanchored.push(format!("`{p}`")),
+        }
+    }
+    let mut help = String::from(
+        "write it as `tools.bash.mode.all.allow` (which infer reads too), each entry matching a whole command",
+    );
+    if !entries.is_empty() {
+        help.push_str(&format!(
+            "; as written it admitted what these admit: [{}] (narrow them: `hookd check` warns about each that admits too much)",
+            entries.join(", ")
+        ));
+    }
+    if !unanchored.is_empty() {
+        help.push_str(&format!(
+            "; {} matched anywhere in a command: write the commands it meant",
+            unanchored.join(", ")
+        ));
+    }
+    d.warn(
+        key.pos,
+        "`tools.bash.whitelist` is infer's old allow-list, which hookd does not read: nothing it lists is allowed".into(),
+        Some(help),
+    );
+}
+
+/// The key node and the value of `key` in a mapping.
+fn child_at<'n>(node: &'n Node, key: &str) -> Option<(&'n Node, &'n Node)> {
+    match &node.kind {
+        NodeKind::Map(entries) => entries
+            .iter()
+            .find(|(k, _)| matches!(&k.kind, NodeKind::Scalar { value, .. } if value == key))
+            .map(|(k, v)| (k, v)),
+        _ => None,
+    }
 }
 
 fn child<'n>(node: &'n Node, key: &str) -> Option<&'n Node> {

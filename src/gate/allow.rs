@@ -37,11 +37,13 @@ impl AllowLists {
 
     /// The entries that apply in `mode`: `all` first, then the mode's own.
     pub fn for_mode(&self, mode: Mode) -> impl Iterator<Item = &AllowEntry> {
-        let i = LIST_KEYS
+        // `all` is the shared list alone; every other mode adds its own list to it.
+        let own = LIST_KEYS
             .iter()
             .position(|k| *k == mode.name())
-            .unwrap_or(0);
-        self.lists[0].iter().chain(self.lists[i].iter())
+            .filter(|i| *i > 0)
+            .map_or(&[][..], |i| &self.lists[i][..]);
+        self.lists[0].iter().chain(own.iter())
     }
 
     /// From the lists in `LIST_KEYS` order (`all`, then each mode).

@@ -777,12 +777,17 @@ impl Gate {
             .near_miss(text, mode)
             .map(|n| format!("; {n}"))
             .unwrap_or_default();
+        let or_all = if mode == Mode::All {
+            ""
+        } else {
+            " (or tools.bash.mode.all.allow)"
+        };
         Verdict::Denied(Denied {
             reason: DenyReason::NotAllowlisted,
             detail,
             hint: format!(
-                "to allow exactly this command, add {suggestion} to tools.bash.mode.{mode}.allow \
-                 (or tools.bash.mode.all.allow) in {}{variable}{near}",
+                "to allow exactly this command, add {suggestion} to tools.bash.mode.{mode}.allow\
+                 {or_all} in {}{variable}{near}",
                 self.allow_file
             ),
         })

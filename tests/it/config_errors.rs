@@ -218,3 +218,68 @@ fn check_compiles_entries_that_only_parse() {
         "{err}"
     );
 }
+
+#[test]
+fn infers_old_whitelist_is_named_with_the_entries_to_write_and_admits_nothing() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools:\n  bash:\n    whitelist:\n      commands: [ls, make]\n      patterns: ['^git log', '^gh auth status$', 'docker ps']\n",
+    );
+    let out = p.run(&["check"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "warning: `tools.bash.whitelist` is infer's old allow-list, which hookd does not read: nothing it lists is allowed\n  --> .infer/config.yaml:3:5\n  |\n3 |     whitelist:\n  |     ^^^^^^^^^\n  = help: write it as `tools.bash.mode.all.allow` (which infer reads too), each entry matching a whole command; as written it admitted what these admit: ['^ls( .*)?$', '^make( .*)?$', '^git log.*', '^gh auth status$'] (narrow them: `hookd check` warns about each that admits too much); `docker ps` matched anywhere in a command: write the commands it meant\n\n"
+    );
+    // Said on every dispatch too, and nothing it lists is admitted.
+    let out = p.run(&["allow", "--", "ls"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("warning: `tools.bash.whitelist` is infer's old allow-list"),
+        "{}",
+        stderr(&out)
+    );
+    // The entries it suggests, written where it says, admit what the old list meant.
+    p.write(
+        "config.yaml",
+        "tools:\n  bash:\n    mode:\n      all:\n        allow: ['^ls( .*)?$', '^gh auth status$']\n",
+    );
+    let out = p.run(&["allow", "--", "ls -la"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn mode_all_is_the_shared_list_alone() {
+    // infer gives a mode that is not one of its four the shared list only; so does hookd.
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^ls$']}, standard: {allow: ['^pwd$']}}}}\n",
+    );
+    assert!(p
+        .run(&["allow", "--mode", "all", "--", "ls"])
+        .status
+        .success());
+    let out = p.run(&["allow", "--mode", "all", "--", "pwd"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        "denied: not_allowlisted: `pwd` is not on the allow-list for mode `all`\n  hint: to allow exactly this command, add '^pwd$' to tools.bash.mode.all.allow in .infer/config.yaml, or append it with INFER_TOOLS_BASH_ALLOW_APPEND\n"
+    );
+    assert!(p
+        .run(&["allow", "--mode", "standard", "--", "pwd"])
+        .status
+        .success());
+    assert!(
+        stdout(&p.run(&["check", "--mode", "all"])).contains("allow-list for mode all: 1 entries")
+    );
+    // An agent that says so in its context gets the same.
+    let out = p.run_with_stdin(
+        &["dispatch", "pre_tool"],
+        r#"{"mode": "all", "tool": {"name": "Bash", "input": {"command": "pwd"}}}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(r#""mode":"all""#), "{}", stdout(&out));
+}
