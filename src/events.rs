@@ -454,7 +454,7 @@ impl Stream {
     /// Number, time and deliver `event`; returns its number.
     pub fn emit(&self, event: Event) -> u64 {
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        *last += 1;
+        *last = last.saturating_add(1);
         let stamped = Stamped {
             seq: *last,
             timestamp: now_rfc3339(),
@@ -578,7 +578,7 @@ impl SharedLog {
             let line = format!(
                 "{}{{\"seq\":{},{rest}\n",
                 if torn { "\n" } else { "" },
-                last + 1
+                last.saturating_add(1) // a line claiming u64::MAX must not wrap the file to 0
             );
             file.write_all(line.as_bytes())
         })();
