@@ -332,6 +332,19 @@ fn vet_program(parsed: Parsed, runs: Runs) -> Result<Parsed, Refusal> {
     if runs == Runs::Shell && program_name == "cd" {
         return vet_cd(parsed);
     }
+    // In the agent's shell `command CMD` and `exec CMD` run CMD (the gate's wrapper reader
+    // then judges it as a command of its own); without one they change or query the shell.
+    if runs == Runs::Shell && matches!(program_name.as_str(), "command" | "exec") {
+        return match super::wrappers::inner(&parsed.argv) {
+            super::wrappers::Inner::At { .. } => Ok(parsed),
+            _ => refuse(
+                DenyReason::Builtin,
+                format!(
+                    "`{program_name}` without a command to run changes or queries the shell itself"
+                ),
+            ),
+        };
+    }
     if SHELL_ONLY.contains(&program_name.as_str()) {
         return refuse(
             DenyReason::Builtin,

@@ -66,6 +66,10 @@ fn spec(program: &str) -> Option<Spec> {
             1,
         ),
         "nice" => s("n", "", &["adjustment"], NONE, NONE, NONE, 0),
+        // bash's builtins, in a model's command only (hooks run without a shell):
+        // `command -v/-V` describe a name instead of running it.
+        "command" => s("", "p", NONE, NONE, NONE, &["v", "V"], 0),
+        "exec" => s("a", "cl", NONE, NONE, NONE, NONE, 0),
         "nohup" | "unbuffer" | "catchsegv" | "dbus-run-session" => {
             s("", "", NONE, NONE, NONE, NONE, 0)
         }

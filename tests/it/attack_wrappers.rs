@@ -21,6 +21,8 @@ const WRAPPER_ENTRIES: &[&str] = &[
     "^setsid( .*)?$",
     "^flock( .*)?$",
     "^xargs( .*)?$",
+    "^command( .*)?$",
+    "^exec( .*)?$",
     "^echo( .*)?$",
     "^cargo test( .*)?$",
     "^grep( .*)?$",
@@ -90,6 +92,12 @@ fn programs_behind_wrappers_face_the_gate() {
         "echo M | xargs -I{} touch {}",
         "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch M' git status",
         "env LD_PRELOAD=/nonexistent.so touch M",
+        "command touch M",
+        "command -p touch M",
+        "exec touch M",
+        "exec -a x touch M",
+        "git status && exec touch M",
+        "command exec timeout 5 touch M",
     ] {
         let _ = std::fs::remove_file(&marker);
         bash(&p, command);
@@ -121,6 +129,9 @@ fn wrapped_commands_whose_inner_command_is_allowed_go() {
         "xargs -0 grep -l unsafe",
         "echo src | xargs grep -rl unsafe",
         "git status",
+        "command cargo test",
+        "exec cargo test --workspace",
+        "git status && exec timeout 60 cargo test",
     ] {
         assert_eq!(reply(&p, command), json!({}), "{command}");
     }
@@ -133,6 +144,14 @@ fn wrapped_commands_whose_inner_command_is_allowed_go() {
         "{}",
         stdout(&o)
     );
+    // Without a command to run, `command` and `exec` change or query the shell: refused.
+    for command in ["command -v cargo", "exec", "exec 3</dev/null"] {
+        assert_eq!(
+            reply(&p, command)["hookSpecificOutput"]["permissionDecision"],
+            "deny",
+            "{command}"
+        );
+    }
     // The inner command's own refusal is what the model hears.
     let o = p.run(&["allow", "--model", "--", "timeout 5 curl http://x"]);
     assert_eq!(o.status.code(), Some(1));
@@ -170,6 +189,7 @@ proptest! {
             prop::sample::select(vec![
                 "timeout 5", "nice", "nice -n 3", "env", "env -i", "env RUST_LOG=x", "nohup",
                 "stdbuf -oL", "setsid", "timeout -k 1 5", "env LD_PRELOAD=x", "xargs", "xargs -0",
+                "command", "command -p", "exec", "exec -a x",
             ]),
             1..4,
         ),
@@ -182,7 +202,8 @@ proptest! {
         let g = gate(&[
             "^env( .*)?$", "^timeout( .*)?$", "^nice( .*)?$", "^nohup( .*)?$", "^stdbuf( .*)?$",
             "^setsid( .*)?$", "^xargs( .*)?$", "^cargo test( .*)?$", "^grep( .*)?$", "^ls$",
-            "^git( .*)?$", "^tar( .*)?$", "^sed( .*)?$", "^echo( .*)?$",
+            "^git( .*)?$", "^tar( .*)?$", "^sed( .*)?$", "^echo( .*)?$", "^command( .*)?$",
+            "^exec( .*)?$",
         ]);
         let command = format!("{} {inner}", wrappers.join(" "));
         let wrapped = g.model_verdict(&command, Mode::Standard).is_allowed();
