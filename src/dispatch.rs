@@ -126,7 +126,7 @@ impl EngineBuilder {
                 project_dir: self.config.project_dir.clone(),
                 grace: self.grace.unwrap_or(self.config.hooks.grace),
                 max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
-                max_continues: self.config.hooks.max_continues,
+                max_continues: self.config.policy.max_continues,
                 untrusted: untrusted_denial(&self.config),
                 recheck: match (&self.config.trust, &self.config.fingerprint) {
                     (ProjectTrust::Trusted { .. }, Some(fp)) => Some(fp.clone()),
@@ -135,10 +135,10 @@ impl EngineBuilder {
                 trust: self.config.trust.clone(),
                 shell_gate: self
                     .config
-                    .hooks
+                    .policy
                     .gate_shell_tools
-                    .then(|| self.config.hooks.shell_tools.clone()),
-                places: if self.config.hooks.gate_shell_tools {
+                    .then(|| self.config.policy.shell_tools.clone()),
+                places: if self.config.policy.gate_shell_tools {
                     crate::gate::protect::Places::from_process(
                         &self.config.project_dir,
                         &self.config.sources,

@@ -3,11 +3,11 @@
 use super::dispatch::{client_settings, engine, interruptible, via_daemon};
 use super::error::Done;
 use super::install::Agent;
-use super::load::{load, warnings, ConfigArgs};
+use super::load::{load, options, warnings, ConfigArgs};
 use super::{given_path, out, path_arg, read_stdin, Millis, Switch};
 use hookd::adapter;
 use hookd::catalog::HookPoint;
-use hookd::config::{self, LoadOptions};
+use hookd::config;
 use std::path::PathBuf;
 
 /// `hookd adapter`'s arguments.
@@ -63,14 +63,14 @@ impl Early {
 
 /// `hookd adapter AGENT`. `early` is what `main` prepared before parsing; it is always there
 /// when `hookd adapter` is the first argument, as clap requires, and prepared here otherwise.
-pub(super) fn run(a: Args, early: Option<Early>) -> Done {
+pub(super) fn run(mut a: Args, early: Option<Early>) -> Done {
     let Early {
         payload,
         mut diagnostics,
         project_env,
     } = early.unwrap_or_else(Early::prepare);
     // A safety switch: a value hookd cannot read turns it on, never silently off.
-    let fail_closed = Switch::is_on(a.fail_closed.as_ref(), true);
+    a.cfg.fail_closed = Switch::is_on(a.fail_closed.as_ref(), true);
     let no_daemon = Switch::is_on(a.no_daemon.as_ref(), false);
     let (daemon_wait, wait_note) = Millis::wait(a.daemon_timeout_ms.as_ref());
     diagnostics.extend(Switch::note(
@@ -86,7 +86,6 @@ pub(super) fn run(a: Args, early: Option<Early>) -> Done {
         a.agent,
         a.cfg,
         given_path(a.events),
-        fail_closed,
         daemon,
         payload,
         diagnostics,
@@ -95,13 +94,11 @@ pub(super) fn run(a: Args, early: Option<Early>) -> Done {
 }
 
 /// The adapter proper: `daemon` is how long a running daemon has to take the dispatch, if one
-/// may.
-#[allow(clippy::too_many_arguments)]
+/// may; `cfg` carries `--fail-closed` with the other flags of the policy.
 fn adapter(
     agent: Agent,
     cfg: ConfigArgs,
     events: Option<PathBuf>,
-    fail_closed: bool,
     daemon: Option<std::time::Duration>,
     payload: Result<serde_json::Value, String>,
     diagnostics: Vec<String>,
@@ -116,18 +113,20 @@ fn adapter(
     // Read only when something fails: the path that succeeds pays nothing for it.
     let safety = std::cell::OnceCell::new();
     let safety = || {
-        *safety.get_or_init(|| {
-            LoadOptions::from_process(cfg.config_dir.clone())
-                .map(|o| config::user_safety(&o))
-                .unwrap_or_default()
+        safety.get_or_init(|| match options(&cfg) {
+            Ok(o) => config::user_policy(&o),
+            // Not even the process could be read (its directory is gone): the flags hold.
+            Err(_) => {
+                let flags = config::PolicyLayer::flags(cfg.gate_shell_tools, cfg.fail_closed);
+                config::Policy::resolve(&config::PolicyLayer::default(), &[&flags])
+            }
         })
     };
     let agent = agent.adapter();
     let closed_for = |event: Option<&str>| {
-        let safety = safety();
-        fail_closed
-            || safety.fail_closed
-            || ((cfg.gate_shell_tools || safety.gate_shell_tools)
+        let policy = safety();
+        policy.fail_closed
+            || (policy.gate_shell_tools
                 && event.is_none_or(|e| {
                     agent
                         .events()
@@ -208,7 +207,8 @@ fn adapter(
         Ok(c) => c,
         Err(e) => return emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed())),
     };
-    let project_closed = config.hooks.fail_closed;
+    // The policy resolved with the project's file (a trusted one may turn fail_closed on).
+    let project_closed = config.policy.fail_closed;
     let closed = || project_closed || closed();
     diagnostics.borrow_mut().extend(warnings(&config));
     let engine = match engine(config, events, project_env) {

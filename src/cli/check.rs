@@ -137,7 +137,7 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
         }
     ));
     let project_gates = config.ignored_switches.contains(&"gate_shell_tools");
-    s.push_str(&if config.hooks.gate_shell_tools {
+    s.push_str(&if config.policy.gate_shell_tools {
         "model's shell commands: gated by the allow-list at pre_tool (gate_shell_tools)\n"
             .to_string()
     } else {
@@ -150,7 +150,7 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
             }
         )
     });
-    if config.ignored_switches.contains(&"fail_closed") && !config.hooks.fail_closed {
+    if config.ignored_switches.contains(&"fail_closed") && !config.policy.fail_closed {
         s.push_str(&format!(
             "hookd's own failures: allow the call (fail_closed is off){}\n",
             until_trusted("hooks.yaml turns fail_closed on".into())

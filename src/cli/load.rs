@@ -20,6 +20,9 @@ pub(super) struct ConfigArgs {
     /// not admit (also HOOKD_GATE_SHELL_TOOLS=1, or `gate_shell_tools: true` in hooks.yaml).
     #[arg(long)]
     pub(super) gate_shell_tools: bool,
+    /// The adapter's `--fail-closed` (its own flag), for the policy's command-line layer.
+    #[arg(skip)]
+    pub(super) fail_closed: bool,
 }
 
 /// The configuration and the mode whose allow-list decides (`check`, `allow`).
@@ -38,15 +41,7 @@ pub(super) fn load(cfg: ConfigArgs) -> Result<Config, Error> {
 
 /// `allow_lists_only`: errors in hooks.yaml and reminders.yaml are warnings (`hookd allow`).
 pub(super) fn load_for(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Error> {
-    let gate_shell_tools = cfg.gate_shell_tools;
-    let mut config = load_files(cfg, allow_lists_only)?;
-    config.hooks.gate_shell_tools |= gate_shell_tools;
-    Ok(config)
-}
-
-pub(super) fn load_files(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Error> {
-    let mut opts = LoadOptions::from_process(cfg.config_dir).map_err(Error::CurrentDir)?;
-    opts.trust_project = cfg.trust_project;
+    let mut opts = options(&cfg)?;
     opts.allow_lists_only = allow_lists_only;
     if let Some(dir) = &opts.config_dir {
         if !dir.is_dir() {
@@ -54,6 +49,16 @@ pub(super) fn load_files(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Conf
         }
     }
     config::load(&opts).map_err(Error::Config)
+}
+
+/// What loading reads, from the process and these flags: the flags are the policy's
+/// command-line layer, which `config::load` resolves with the files (and a daemon's reloads
+/// with it).
+pub(super) fn options(cfg: &ConfigArgs) -> Result<LoadOptions, Error> {
+    let mut opts = LoadOptions::from_process(cfg.config_dir.clone()).map_err(Error::CurrentDir)?;
+    opts.trust_project = cfg.trust_project;
+    opts.flags = config::PolicyLayer::flags(cfg.gate_shell_tools, cfg.fail_closed);
+    Ok(opts)
 }
 
 pub(super) fn print_warnings(config: &Config) {

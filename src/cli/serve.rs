@@ -1,9 +1,9 @@
 //! `hookd serve`: the daemon wired up: engine, event sinks, reloads, token, listeners.
 
 use super::error::{Done, Error};
-use super::load::{load, print_warnings, ConfigArgs};
+use super::load::{load, options, print_warnings, ConfigArgs};
 use super::LOG_KEEP;
-use hookd::config::{self, Config, LoadOptions};
+use hookd::config::{self, Config};
 use hookd::dispatch::Engine;
 use hookd::events::EventSink;
 use hookd::state::{MemoryStore, StateStore};
@@ -66,11 +66,7 @@ pub(super) struct ServeArgs {
 pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
     let config = load(cfg.clone())?;
     print_warnings(&config);
-    let mut opts = match LoadOptions::from_process(cfg.config_dir.clone()) {
-        Ok(o) => o,
-        Err(e) => return Err(Error::CurrentDir(e)),
-    };
-    opts.trust_project = cfg.trust_project;
+    let opts = options(&cfg)?;
     let inputs = opts.inputs();
     let watch = opts.watched_files();
     let hub = hookd::daemon::hub::Hub::new(a.ring as usize);
@@ -108,13 +104,8 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
             .build()
     };
     let engine = engine_for(config);
-    let gate_shell_tools = cfg.gate_shell_tools;
     let reloader = hookd::daemon::Reloader {
-        build: Box::new(move || {
-            let mut config = config::load(&opts)?;
-            config.hooks.gate_shell_tools |= gate_shell_tools;
-            Ok(engine_for(config))
-        }),
+        build: Box::new(move || Ok(engine_for(config::load(&opts)?))),
         watch,
     };
     let socket = a.socket.or_else(hookd::daemon::default_socket);

@@ -117,14 +117,6 @@ pub struct HooksConfig {
     /// SIGTERM-to-SIGKILL grace at a timeout.
     #[serde(serialize_with = "secs")]
     pub grace: Duration,
-    /// Consecutive `continue` replies honoured at `post_session` before hookd stops honouring them.
-    pub max_continues: u64,
-    /// At `pre_tool`, deny a shell tool call whose command the allow-list does not admit.
-    pub gate_shell_tools: bool,
-    /// The shell tools: the defaults plus any configured (a configuration can add, never remove).
-    pub shell_tools: Vec<String>,
-    /// Adapters deny when hookd itself fails, as with `--fail-closed`.
-    pub fail_closed: bool,
     /// The user's `env.keep`: variables hooks get although hookd would remove them.
     #[serde(skip_serializing_if = "Keep::is_empty")]
     pub env_keep: Keep,
@@ -145,10 +137,6 @@ impl Default for HooksConfig {
             hooks: Vec::new(),
             max_output: DEFAULT_MAX_OUTPUT,
             grace: Duration::from_secs(DEFAULT_GRACE_SECS),
-            max_continues: DEFAULT_MAX_CONTINUES,
-            gate_shell_tools: false,
-            shell_tools: DEFAULT_SHELL_TOOLS.iter().map(|s| s.to_string()).collect(),
-            fail_closed: false,
             env_keep: Keep::default(),
             project_env_keep: Keep::default(),
             off: Vec::new(),
@@ -220,23 +208,22 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct HooksFile {
     pub(crate) config: HooksConfig,
-    /// The file sets `max_continues` itself (a project may only lower the user's).
-    pub(crate) max_continues_set: bool,
+    /// What the file says about the safety policy (`gate_shell_tools`, `fail_closed`,
+    /// `max_continues`, `shell_tools`), merged with the other layers by `Policy::resolve`.
+    pub(crate) policy: super::PolicyLayer,
 }
 
 /// Layer a project's `hooks.yaml` over the user's own (home, or `--config-dir`).
 ///
 /// The user's file always applies as written: its `enabled` governs its hooks, its settings
 /// stand. A project adds its hooks after the user's (governed by the project file's own
-/// `enabled`; an untrusted project's are kept only to be reported as skipped) and, when it may
-/// act, can only strengthen settings: `gate_shell_tools` and `fail_closed` are
-/// OR-ed, `shell_tools` united, `max_continues` lowered. A project's `max_output` applies to its
-/// own hooks; its `grace` is ignored. A project hook named like one of the user's is dropped
-/// with a warning, so events and state keep meaning one hook per name.
+/// `enabled`; an untrusted project's are kept only to be reported as skipped). A project's
+/// `max_output` applies to its own hooks; its `grace` is ignored. A project hook named like one
+/// of the user's is dropped with a warning, so events and state keep meaning one hook per name.
+/// (The safety settings are layered by `Policy::resolve`.)
 pub(crate) fn layer(
     user: HooksFile,
     project: Option<HooksFile>,
-    project_acts: bool,
     warnings: &mut Vec<super::Diagnostic>,
 ) -> HooksConfig {
     let mut out = user.config;
@@ -279,18 +266,6 @@ pub(crate) fn layer(
             out.hooks.push(h);
         }
     }
-    if project_acts {
-        out.gate_shell_tools |= p.gate_shell_tools;
-        out.fail_closed |= p.fail_closed;
-        for t in p.shell_tools {
-            if !out.shell_tools.contains(&t) {
-                out.shell_tools.push(t);
-            }
-        }
-        if project.max_continues_set {
-            out.max_continues = out.max_continues.min(p.max_continues);
-        }
-    }
     out
 }
 
@@ -309,6 +284,7 @@ fn off_note(hooks: &[HookSpec]) -> Option<String> {
 pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
     let mut file = HooksFile::default();
     let out = &mut file.config;
+    let policy = &mut file.policy;
     let Some(top) = d.fields(
         root,
         "hooks.yaml",
@@ -335,16 +311,16 @@ pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
         .and_then(|n| d.bool(n, "`parallel`"))
         .unwrap_or(false);
     if let Some(n) = top.get("gate_shell_tools") {
-        out.gate_shell_tools = d.bool(n, "`gate_shell_tools`").unwrap_or(false);
+        policy.gate_shell_tools = d.bool(n, "`gate_shell_tools`");
     }
     if let Some(n) = top.get("fail_closed") {
-        out.fail_closed = d.bool(n, "`fail_closed`").unwrap_or(false);
+        policy.fail_closed = d.bool(n, "`fail_closed`");
     }
     if let Some(n) = top.get("shell_tools") {
         for item in d.seq(n, "`shell_tools`").unwrap_or_default() {
             if let Some(name) = d.string(item, "a tool name") {
-                if !out.shell_tools.contains(&name) {
-                    out.shell_tools.push(name);
+                if !policy.shell_tools.contains(&name) {
+                    policy.shell_tools.push(name);
                 }
             }
         }
@@ -352,8 +328,7 @@ pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
     if let Some(n) = top.get("max_continues") {
         match d.int(n, "`max_continues`") {
             Some(m) if (0..=1000).contains(&m) => {
-                out.max_continues = m as u64;
-                file.max_continues_set = true;
+                policy.max_continues = Some(m as u64);
             }
             Some(m) => d.error(
                 n.pos,

@@ -5,6 +5,7 @@ mod decode;
 mod diag;
 mod fsread;
 mod hooks;
+mod policy;
 mod reminders;
 mod safety;
 mod settings;
@@ -20,8 +21,9 @@ pub use hooks::{
     HookSpec, HooksConfig, OnError, OnResult, DEFAULT_GRACE_SECS, DEFAULT_MAX_CONTINUES,
     DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_SECS, MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS,
 };
+pub use policy::{Policy, PolicyLayer};
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, When};
-pub use safety::{user_safety, Safety};
+pub use safety::user_policy;
 // The allow-list belongs to the gate, the shared words to `kinds`; here for loading's users.
 pub use crate::gate::{AllowEntry, AllowLists};
 pub use crate::kinds::{Mode, Origin, Source, Trigger, UnknownMode};
@@ -80,6 +82,9 @@ pub struct LoadOptions {
     /// Only the allow-lists are wanted (`hookd allow`): errors in hooks.yaml and
     /// reminders.yaml are warnings, so a broken hook file does not stop a gate question.
     pub allow_lists_only: bool,
+    /// What the command line says about the policy (`--gate-shell-tools`, `--fail-closed`):
+    /// like the environment, it can only tighten what the files set.
+    pub flags: PolicyLayer,
 }
 
 impl LoadOptions {
@@ -99,6 +104,7 @@ impl LoadOptions {
             trust_project: false,
             trust_file: None,
             allow_lists_only: false,
+            flags: PolicyLayer::default(),
         }
         .with_default_trust_file())
     }
@@ -152,6 +158,9 @@ const CONFIG_VARS: &[&str] = &[
 pub struct Config {
     /// `hooks.yaml`, with `INFER_HOOKS_ENABLED` applied.
     pub hooks: HooksConfig,
+    /// The safety policy, resolved once from the user's file, a trusted project's, the
+    /// environment and the command line (see [`Policy::resolve`]).
+    pub policy: Policy,
     /// `reminders.yaml` (or `INFER_REMINDERS_CONFIG`), with `INFER_REMINDERS_ENABLED` applied.
     pub reminders: RemindersConfig,
     /// The bash allow-lists.
@@ -184,6 +193,7 @@ impl Config {
     pub fn empty(project_dir: impl Into<PathBuf>) -> Self {
         Config {
             hooks: HooksConfig::default(),
+            policy: Policy::default(),
             reminders: RemindersConfig::default(),
             allow: AllowLists::default(),
             warnings: Vec::new(),
@@ -382,6 +392,7 @@ impl Loader {
         let allow = AllowLists::from_lists(lists.map(|l| l.unwrap_or_default()));
         Ok(Config {
             hooks,
+            policy: Policy::default(),
             reminders,
             allow,
             warnings: self.diags,
@@ -666,24 +677,27 @@ fn load_dirs(
     }
     lists[0].get_or_insert_with(Vec::new).extend(appended);
 
-    let mut ignored_switches = Vec::new();
-    if let Some(p) = project_hooks.as_ref().filter(|_| !trusted) {
-        if p.config.gate_shell_tools {
-            ignored_switches.push("gate_shell_tools");
-        }
-        if p.config.fail_closed {
-            ignored_switches.push("fail_closed");
-        }
-    }
+    // The policy: the user's file, then what may only tighten it.
+    let env_layer = PolicyLayer {
+        gate_shell_tools: gate_env,
+        ..PolicyLayer::default()
+    };
+    let project_policy = project_hooks.as_ref().map(|p| p.policy.clone());
+    let policy = match project_policy.as_ref().filter(|_| trusted) {
+        Some(project) => Policy::resolve(&user_hooks.policy, &[project, &env_layer, &opts.flags]),
+        None => Policy::resolve(&user_hooks.policy, &[&env_layer, &opts.flags]),
+    };
+    let ignored_switches = project_policy
+        .filter(|_| !trusted)
+        .map(|p| p.switches_on())
+        .unwrap_or_default();
     let mut layered = Vec::new();
-    let mut hooks = hooks::layer(user_hooks, project_hooks, trusted, &mut layered);
-    if let Some(on) = gate_env {
-        hooks.gate_shell_tools |= on;
-    }
+    let hooks = hooks::layer(user_hooks, project_hooks, &mut layered);
     let (reminders, ignored_reminders) =
         reminders::layer(user_reminders, project_reminders, trusted, &mut layered);
     l.diags.extend(layered);
     let mut config = l.finish(project.clone(), hooks, reminders, lists, allow_file)?;
+    config.policy = policy;
     config.trust = trust;
     config.fingerprint = fingerprint;
     config.config_dir = opts.config_dir.clone();

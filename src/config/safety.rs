@@ -1,44 +1,45 @@
-//! The user's own safety switches (`fail_closed`, `gate_shell_tools`), read from the user's
-//! `hooks.yaml` alone: when something else is broken (a project's file, the payload, the
-//! daemon), an adapter still knows whether the user asked it to deny rather than allow.
+//! The policy when loading fails: the user's own `hooks.yaml` read alone, so that when
+//! something else is broken (a project's file, the payload, the daemon) an adapter still knows
+//! whether the user asked it to deny rather than allow.
 
-use super::{hooks, parse_bool, LoadOptions, Loader, Source};
+use super::{hooks, parse_bool, LoadOptions, Loader, Policy, PolicyLayer, Source};
 
-/// What the user's layer asks for when hookd itself fails.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Safety {
-    /// `fail_closed: true` in the user's hooks.yaml.
-    pub fail_closed: bool,
-    /// `gate_shell_tools: true` in the user's hooks.yaml, or `HOOKD_GATE_SHELL_TOOLS`.
-    pub gate_shell_tools: bool,
-}
-
-/// The user's switches: `--config-dir`'s hooks.yaml, else `~/.infer/hooks.yaml`, whatever
-/// state the rest of the configuration is in. A file that is not YAML at all is scanned for
-/// the keys, and so is a value the decoder refused: a switch hookd cannot read is taken as on, never silently off.
-pub fn user_safety(opts: &LoadOptions) -> Safety {
-    let mut safety = Safety::default();
-    if let Some(v) = opts.env.get("HOOKD_GATE_SHELL_TOOLS") {
-        safety.gate_shell_tools = parse_bool(v).unwrap_or(true);
-    }
-    let (dir, source) = match (&opts.config_dir, &opts.home_dir) {
-        (Some(d), _) => (d.clone(), Source::ConfigDir),
-        (None, Some(h)) => (h.join(".infer"), Source::Home),
-        (None, None) => return safety,
+/// The policy from the user's layer alone (`--config-dir`'s hooks.yaml, else
+/// `~/.infer/hooks.yaml`), the environment and the command line, resolved as
+/// [`Policy::resolve`] always does, whatever state the rest of the configuration is in. A file
+/// that is not YAML at all is scanned for the keys, and so is a value the decoder refused: a
+/// switch hookd cannot read is taken as on, never silently off.
+pub fn user_policy(opts: &LoadOptions) -> Policy {
+    let env = PolicyLayer {
+        gate_shell_tools: opts
+            .env
+            .get("HOOKD_GATE_SHELL_TOOLS")
+            .map(|v| parse_bool(v).unwrap_or(true)),
+        ..PolicyLayer::default()
     };
-    let mut l = Loader::default();
-    let Some(text) = l.read(&dir.join("hooks.yaml"), "hooks.yaml") else {
-        return safety;
+    let mut user = PolicyLayer::default();
+    let dir = match (&opts.config_dir, &opts.home_dir) {
+        (Some(d), _) => Some((d.clone(), Source::ConfigDir)),
+        (None, Some(h)) => Some((h.join(".infer"), Source::Home)),
+        (None, None) => None,
     };
-    if let Some(file) = l.source("hooks.yaml", &text, source, hooks::decode_file) {
-        safety.fail_closed |= file.config.fail_closed;
-        safety.gate_shell_tools |= file.config.gate_shell_tools;
+    if let Some((dir, source)) = dir {
+        let mut l = Loader::default();
+        if let Some(text) = l.read(&dir.join("hooks.yaml"), "hooks.yaml") {
+            if let Some(file) = l.source("hooks.yaml", &text, source, hooks::decode_file) {
+                user = file.policy;
+            }
+            // A value the decoder could not read (`fail_closed: maybe`), or a file that is not
+            // YAML: on.
+            if key_not_off(&text, "fail_closed") && user.fail_closed.is_none() {
+                user.fail_closed = Some(true);
+            }
+            if key_not_off(&text, "gate_shell_tools") && user.gate_shell_tools.is_none() {
+                user.gate_shell_tools = Some(true);
+            }
+        }
     }
-    // A value the decoder could not read (`fail_closed: maybe`), or a file that is not YAML.
-    safety.fail_closed |= key_not_off(&text, "fail_closed");
-    safety.gate_shell_tools |= key_not_off(&text, "gate_shell_tools");
-    safety
+    Policy::resolve(&user, &[&env, &opts.flags])
 }
 
 /// Whether a line of `text` sets top-level `key` to anything but a clear "off".
@@ -74,9 +75,9 @@ mod tests {
         let file = d.path().join(".infer/hooks.yaml");
         let at = |text: &str| {
             std::fs::write(&file, text).unwrap();
-            user_safety(&opts(d.path()))
+            user_policy(&opts(d.path()))
         };
-        assert_eq!(at("enabled: true\n"), Safety::default());
+        assert_eq!(at("enabled: true\n"), Policy::default());
         let s = at("fail_closed: true\nhooks:\n  - name: x\n    hook: nowhere\n");
         assert!(s.fail_closed && !s.gate_shell_tools, "{s:?}");
         let s = at("gate_shell_tools: yes\nhooks: [\n");

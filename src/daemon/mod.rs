@@ -353,7 +353,7 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
         (Some(theirs), Some(ours)) if theirs != ours => Some(
             "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables or --trust-project); the client dispatched in its own process",
         ),
-        _ if req.gate_shell_tools && !engine.config().hooks.gate_shell_tools => Some(
+        _ if req.gate_shell_tools && !engine.config().policy.gate_shell_tools => Some(
             "the client gates the model's shell commands (--gate-shell-tools) and this daemon's configuration does not; the client dispatched in its own process: start the daemon with --gate-shell-tools, or set `gate_shell_tools: true` in ~/.infer/hooks.yaml",
         ),
         _ => None,

@@ -1,6 +1,6 @@
 //! docs/headless.md, run: every `sh` block in order, in a fresh repository, with `hookd` on
 //! PATH. The agent lines (`claude -p …`, `gemini -p …`) are played by sending the agents'
-//! recorded payloads (../shared/fixtures) to the command `hookd install` wrote into their
+//! recorded payloads (tests/fixtures, copied from real sessions) to the command `hookd install` wrote into their
 //! settings, as the agents do; `scripts/e2e/claude-code.sh` runs the real Claude Code.
 
 use std::path::{Path, PathBuf};
@@ -98,7 +98,7 @@ impl Ci {
 
 fn fixture(agent: &str, name: &str) -> Value {
     let path = format!(
-        "{}/../shared/fixtures/{agent}/{name}",
+        "{}/tests/fixtures/{agent}/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()

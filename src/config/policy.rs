@@ -1,0 +1,154 @@
+//! The safety policy: the settings a repository may only tighten, resolved in one place.
+//!
+//! Four layers have a say: the user's own `hooks.yaml` (`~/.infer/` or `--config-dir`), a
+//! trusted project's `hooks.yaml`, the environment (`HOOKD_GATE_SHELL_TOOLS`) and the command
+//! line (`--gate-shell-tools`, `--fail-closed`). The user's layer sets each setting; every other
+//! layer can only tighten it: switches are turned on, never off; shell tools are added, never
+//! removed; `max_continues` is lowered, never raised. [`Policy::resolve`] is the one place they
+//! are merged; everything else reads the resolved [`Policy`].
+
+use serde::Serialize;
+
+use super::hooks::{DEFAULT_MAX_CONTINUES, DEFAULT_SHELL_TOOLS};
+
+/// What one layer says about the policy; `None` (or empty) where it says nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PolicyLayer {
+    /// `gate_shell_tools`.
+    pub gate_shell_tools: Option<bool>,
+    /// `fail_closed`.
+    pub fail_closed: Option<bool>,
+    /// `max_continues`.
+    pub max_continues: Option<u64>,
+    /// `shell_tools`: added to the defaults.
+    pub shell_tools: Vec<String>,
+}
+
+impl PolicyLayer {
+    /// The command line's layer: a flag given turns its switch on.
+    pub fn flags(gate_shell_tools: bool, fail_closed: bool) -> PolicyLayer {
+        PolicyLayer {
+            gate_shell_tools: gate_shell_tools.then_some(true),
+            fail_closed: fail_closed.then_some(true),
+            ..PolicyLayer::default()
+        }
+    }
+
+    /// Whether the layer turns anything on or lowers anything (what an untrusted project's
+    /// file would do once trusted).
+    pub(crate) fn switches_on(&self) -> Vec<&'static str> {
+        let mut on = Vec::new();
+        if self.gate_shell_tools == Some(true) {
+            on.push("gate_shell_tools");
+        }
+        if self.fail_closed == Some(true) {
+            on.push("fail_closed");
+        }
+        on
+    }
+}
+
+/// The resolved policy every part of hookd reads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Policy {
+    /// At `pre_tool`, deny a shell tool call whose command the allow-list does not admit, and
+    /// a tool call that writes hookd's or the agents' own files.
+    pub gate_shell_tools: bool,
+    /// Adapters deny when hookd itself fails.
+    pub fail_closed: bool,
+    /// Consecutive `continue` replies honoured at `post_session`.
+    pub max_continues: u64,
+    /// The tools whose `input.command` is a shell command: the defaults plus any configured.
+    pub shell_tools: Vec<String>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            gate_shell_tools: false,
+            fail_closed: false,
+            max_continues: DEFAULT_MAX_CONTINUES,
+            shell_tools: DEFAULT_SHELL_TOOLS.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+impl Policy {
+    /// The user's layer as written (the defaults where it is silent), then each of
+    /// `tightening` in order (a trusted project, the environment, the command line), each of
+    /// which can only tighten what it finds.
+    pub fn resolve(user: &PolicyLayer, tightening: &[&PolicyLayer]) -> Policy {
+        let mut p = Policy::default();
+        p.gate_shell_tools = user.gate_shell_tools.unwrap_or(p.gate_shell_tools);
+        p.fail_closed = user.fail_closed.unwrap_or(p.fail_closed);
+        p.max_continues = user.max_continues.unwrap_or(p.max_continues);
+        p.add_tools(&user.shell_tools);
+        for layer in tightening {
+            p.gate_shell_tools |= layer.gate_shell_tools == Some(true);
+            p.fail_closed |= layer.fail_closed == Some(true);
+            if let Some(m) = layer.max_continues {
+                p.max_continues = p.max_continues.min(m);
+            }
+            p.add_tools(&layer.shell_tools);
+        }
+        p
+    }
+
+    fn add_tools(&mut self, tools: &[String]) {
+        for t in tools {
+            if !self.shell_tools.contains(t) {
+                self.shell_tools.push(t.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(
+        gate: Option<bool>,
+        closed: Option<bool>,
+        max: Option<u64>,
+        tools: &[&str],
+    ) -> PolicyLayer {
+        PolicyLayer {
+            gate_shell_tools: gate,
+            fail_closed: closed,
+            max_continues: max,
+            shell_tools: tools.iter().map(|t| t.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_user_sets_and_every_other_layer_only_tightens() {
+        let user = layer(Some(true), Some(false), Some(20), &["mysh"]);
+        // A project that tries to switch the gate off, raise the limit and drop a tool.
+        let project = layer(Some(false), None, Some(100), &[]);
+        let p = Policy::resolve(&user, &[&project]);
+        assert!(p.gate_shell_tools);
+        assert_eq!(p.max_continues, 20);
+        assert!(p.shell_tools.contains(&"mysh".to_string()));
+        // Tightening: on, lower, more tools.
+        let project = layer(None, Some(true), Some(3), &["xsh"]);
+        let env = layer(Some(true), None, None, &[]);
+        let p = Policy::resolve(&layer(None, None, None, &[]), &[&project, &env]);
+        assert!(p.gate_shell_tools && p.fail_closed);
+        assert_eq!(p.max_continues, 3);
+        assert!(p.shell_tools.ends_with(&["xsh".to_string()]));
+        assert!(p.shell_tools.starts_with(&Policy::default().shell_tools));
+        // The user may lower what is the default and switch off what is off by default.
+        let p = Policy::resolve(&layer(Some(false), Some(false), Some(0), &[]), &[]);
+        assert_eq!(
+            (p.gate_shell_tools, p.fail_closed, p.max_continues),
+            (false, false, 0)
+        );
+        // Flags only turn on.
+        let flags = PolicyLayer::flags(false, true);
+        let p = Policy::resolve(&PolicyLayer::default(), &[&flags]);
+        assert!(p.fail_closed && !p.gate_shell_tools);
+    }
+}
