@@ -78,6 +78,8 @@ pub(crate) struct CommandProvider {
     pub grace: Duration,
     pub max_output: usize,
     pub max_continues: u64,
+    /// The sandbox hooks are confined by (`None` or not `enabled`: unconfined).
+    pub sandbox: Option<crate::config::SandboxPolicy>,
     /// Set when the project's `.infer/` is not trusted: its hooks are skipped with this denial.
     pub untrusted: Option<Skip>,
     /// For a project trusted by record: its fingerprint, verified again before each of its hooks
@@ -555,7 +557,24 @@ impl CommandProvider {
                         return Ran::Skipped(skip);
                     }
                 }
+                // Confined when the sandbox is on; never run unconfined when it cannot be.
+                let confinement = match self.sandbox.as_ref().filter(|s| s.enabled) {
+                    None => None,
+                    Some(policy) => {
+                        match crate::sandbox::Confinement::prepare(policy, &self.project_dir) {
+                            Ok(c) => Some(std::sync::Arc::new(c)),
+                            Err(e) => {
+                                return Ran::Skipped(Skip {
+                                    reason: SkipReason::SandboxUnavailable,
+                                    detail: e.to_string(),
+                                    hint: "run hooks on a kernel with Landlock (ABI 3, Linux 6.2+) and unprivileged user namespaces, or set `sandbox.enabled: false` in your config.yaml to run them unconfined".into(),
+                                })
+                            }
+                        }
+                    }
+                };
                 let spec = RunSpec {
+                    confinement,
                     argv: a.argv.clone(),
                     cwd: self.project_dir.clone(),
                     stdin: stdin.to_vec(),
@@ -743,6 +762,7 @@ impl CommandProvider {
                     continue_: reply.continue_,
                     ignored: reply.ignored.clone(),
                     env_removed: r.env_removed.clone(),
+                    sandbox: r.confined.clone(),
                 }));
                 // A hook that could not start did nothing the user asked for: said to the
                 // operator (stderr of `hookd dispatch` and the adapters), not only in the event.

@@ -127,6 +127,7 @@ impl EngineBuilder {
                 grace: self.grace.unwrap_or(self.config.hooks.grace),
                 max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
                 max_continues: self.config.policy.max_continues,
+                sandbox: Some(self.config.policy.sandbox.clone()),
                 untrusted: untrusted_denial(&self.config),
                 recheck: match (&self.config.trust, &self.config.fingerprint) {
                     (ProjectTrust::Trusted { .. }, Some(fp)) => Some(fp.clone()),

@@ -73,6 +73,9 @@ pub struct HookCommand {
     /// agent (`project`, with the file) or code-running (`runs_code`). Absent when none was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env_removed: Vec<crate::kinds::RemovedVar>,
+    /// When it ran in the sandbox: what it could write and reach. Absent when unconfined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// A command hook did not run, and why.
@@ -229,6 +232,8 @@ pub struct ContinueRefused {
 }
 
 /// Every event hookd emits.
+// Each event is built once and moved into the stream; boxing the large one buys nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]

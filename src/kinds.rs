@@ -314,6 +314,8 @@ pub enum SkipReason {
     Untrusted,
     /// hookd failed while running it (its runner thread panicked): a bug, reported as one.
     Internal,
+    /// The sandbox is on and this kernel cannot confine the command: it did not run.
+    SandboxUnavailable,
 }
 
 impl SkipReason {
@@ -323,6 +325,7 @@ impl SkipReason {
             SkipReason::Denied(r) => r.as_str(),
             SkipReason::Untrusted => "untrusted",
             SkipReason::Internal => "internal",
+            SkipReason::SandboxUnavailable => "sandbox_unavailable",
         }
     }
 }

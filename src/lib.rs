@@ -71,6 +71,7 @@ pub mod paths;
 mod provider;
 mod reminder;
 pub mod runner;
+pub mod sandbox;
 pub mod state;
 mod suggest;
 mod view;

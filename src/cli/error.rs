@@ -57,6 +57,9 @@ pub(crate) enum Error {
     /// The daemon took the request and went away before answering.
     #[error("{0}")]
     DaemonGone(String),
+    /// `hookd exec`: the command cannot be confined here, so it did not run.
+    #[error("hookd exec: not run: {0}")]
+    Confine(String),
     /// SIGINT or SIGTERM arrived; running hooks were killed (their events are written).
     #[error("hookd: interrupted; running hooks were killed")]
     Interrupted(i32),
@@ -71,6 +74,8 @@ impl Error {
         match self {
             Error::Invalid(_) | Error::No(_) => 1,
             Error::DaemonGone(_) => EXIT_DAEMON_GONE,
+            // As a shell says of a command it found and could not execute.
+            Error::Confine(_) => 126,
             Error::Interrupted(signal) => 128 + signal,
             Error::Config(_)
             | Error::CurrentDir(_)

@@ -7,6 +7,7 @@ mod check;
 mod dispatch;
 mod error;
 mod events;
+mod exec;
 mod imports;
 mod install;
 mod load;
@@ -62,6 +63,10 @@ enum Command {
     Events(events::Args),
     /// Run what is due at POINT: context JSON on stdin, Outcome JSON on stdout.
     Dispatch(dispatch::Args),
+    /// Run a program confined by the configured sandbox (writes only in the project and the
+    /// temporary directory, credential stores hidden, no network). Exit 126 when this kernel
+    /// cannot confine it.
+    Exec(exec::Args),
 }
 
 /// An on/off flag or its variable as given, read with the one parser
@@ -191,6 +196,7 @@ pub(crate) fn run(cli: Cli, early: Option<adapter::Early>) -> Done {
         Command::Uninstall(a) => install::run_uninstall(a),
         Command::Import { from } => imports::run(from),
         Command::Dispatch(a) => dispatch::run(a),
+        Command::Exec(a) => exec::run(a),
     }
 }
 

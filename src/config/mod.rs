@@ -21,7 +21,7 @@ pub use hooks::{
     HookSpec, HooksConfig, OnError, OnResult, DEFAULT_GRACE_SECS, DEFAULT_MAX_CONTINUES,
     DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_SECS, MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS,
 };
-pub use policy::{Policy, PolicyLayer};
+pub use policy::{Policy, PolicyLayer, SandboxLayer, SandboxPolicy};
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, When};
 pub use safety::user_policy;
 // The allow-list belongs to the gate, the shared words to `kinds`; here for loading's users.
@@ -409,6 +409,14 @@ impl Loader {
     }
 }
 
+/// `~` and `~/…` from `home` (left as written without one: it then names nothing).
+fn expand_home(path: &Path, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// The project's (or else the user's) entry of a per-directory list.
 fn take<T>(v: &mut Vec<(Source, T)>, project: bool) -> Option<T> {
     v.iter()
@@ -661,6 +669,21 @@ fn load_dirs(
         );
     }
 
+    // The sandbox's say of each config.yaml, `~/` read as the home.
+    let mut sandbox_of = |project: bool| -> SandboxLayer {
+        let mut layer = per_dir
+            .iter_mut()
+            .find(|(s, _)| (*s == Source::Project) == project)
+            .map(|(_, fl)| std::mem::take(&mut fl.sandbox))
+            .unwrap_or_default();
+        for p in layer.write.iter_mut().chain(layer.read_deny.iter_mut()) {
+            *p = expand_home(p, opts.home_dir.as_deref());
+        }
+        layer
+    };
+    let user_sandbox = sandbox_of(false);
+    let project_sandbox = sandbox_of(true);
+
     // Allow lists: the user's always; a trusted project's entries are added after them.
     let mut lists: [Option<Vec<AllowEntry>>; 5] = Default::default();
     let mut ignored_allow = Vec::new();
@@ -682,11 +705,22 @@ fn load_dirs(
         gate_shell_tools: gate_env,
         ..PolicyLayer::default()
     };
-    let project_policy = project_hooks.as_ref().map(|p| p.policy.clone());
-    let policy = match project_policy.as_ref().filter(|_| trusted) {
-        Some(project) => Policy::resolve(&user_hooks.policy, &[project, &env_layer, &opts.flags]),
-        None => Policy::resolve(&user_hooks.policy, &[&env_layer, &opts.flags]),
+    let mut user_policy = user_hooks.policy.clone();
+    user_policy.sandbox = user_sandbox;
+    let project_policy = (project_hooks.is_some() || project_sandbox != SandboxLayer::default())
+        .then(|| {
+            let mut p = project_hooks
+                .as_ref()
+                .map(|p| p.policy.clone())
+                .unwrap_or_default();
+            p.sandbox = project_sandbox;
+            p
+        });
+    let mut policy = match project_policy.as_ref().filter(|_| trusted) {
+        Some(project) => Policy::resolve(&user_policy, &[project, &env_layer, &opts.flags]),
+        None => Policy::resolve(&user_policy, &[&env_layer, &opts.flags]),
     };
+    policy.sandbox.home = opts.home_dir.clone();
     let ignored_switches = project_policy
         .filter(|_| !trusted)
         .map(|p| p.switches_on())

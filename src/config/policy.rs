@@ -7,6 +7,8 @@
 //! removed; `max_continues` is lowered, never raised. [`Policy::resolve`] is the one place they
 //! are merged; everything else reads the resolved [`Policy`].
 
+use std::path::PathBuf;
+
 use serde::Serialize;
 
 use super::hooks::{DEFAULT_MAX_CONTINUES, DEFAULT_SHELL_TOOLS};
@@ -23,6 +25,39 @@ pub struct PolicyLayer {
     pub max_continues: Option<u64>,
     /// `shell_tools`: added to the defaults.
     pub shell_tools: Vec<String>,
+    /// `sandbox:` in config.yaml.
+    pub sandbox: SandboxLayer,
+}
+
+/// What one layer says about the sandbox (`sandbox:` in config.yaml).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SandboxLayer {
+    /// `enabled`.
+    pub enabled: Option<bool>,
+    /// `network`.
+    pub network: Option<bool>,
+    /// `write`: more places confined commands may write (absolute, `~` expanded).
+    pub write: Vec<PathBuf>,
+    /// `read_deny`: more places confined commands may not read.
+    pub read_deny: Vec<PathBuf>,
+}
+
+/// The sandbox every command hookd lets run is confined by (see docs/security.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SandboxPolicy {
+    /// Confine at all.
+    pub enabled: bool,
+    /// Let confined commands use the network.
+    pub network: bool,
+    /// Writable besides the project and the temporary directory.
+    pub write: Vec<PathBuf>,
+    /// Unreadable besides the credential stores hookd always hides.
+    pub read_deny: Vec<PathBuf>,
+    /// The user's home, where those credential stores are.
+    #[serde(skip)]
+    pub home: Option<PathBuf>,
 }
 
 impl PolicyLayer {
@@ -62,6 +97,8 @@ pub struct Policy {
     pub max_continues: u64,
     /// The tools whose `input.command` is a shell command: the defaults plus any configured.
     pub shell_tools: Vec<String>,
+    /// The sandbox.
+    pub sandbox: SandboxPolicy,
 }
 
 impl Default for Policy {
@@ -71,6 +108,7 @@ impl Default for Policy {
             fail_closed: false,
             max_continues: DEFAULT_MAX_CONTINUES,
             shell_tools: DEFAULT_SHELL_TOOLS.iter().map(|s| s.to_string()).collect(),
+            sandbox: SandboxPolicy::default(),
         }
     }
 }
@@ -85,6 +123,13 @@ impl Policy {
         p.fail_closed = user.fail_closed.unwrap_or(p.fail_closed);
         p.max_continues = user.max_continues.unwrap_or(p.max_continues);
         p.add_tools(&user.shell_tools);
+        p.sandbox = SandboxPolicy {
+            enabled: user.sandbox.enabled.unwrap_or(false),
+            network: user.sandbox.network.unwrap_or(false),
+            write: user.sandbox.write.clone(),
+            read_deny: user.sandbox.read_deny.clone(),
+            home: None,
+        };
         for layer in tightening {
             p.gate_shell_tools |= layer.gate_shell_tools == Some(true);
             p.fail_closed |= layer.fail_closed == Some(true);
@@ -92,6 +137,17 @@ impl Policy {
                 p.max_continues = p.max_continues.min(m);
             }
             p.add_tools(&layer.shell_tools);
+            // The sandbox: switched on, never off; the network switched off, never on; more
+            // places hidden. Where commands write is the user's alone (a layer's `write` is
+            // not read here: the decoder warns about a project's).
+            let s = &layer.sandbox;
+            p.sandbox.enabled |= s.enabled == Some(true);
+            p.sandbox.network &= s.network != Some(false);
+            for path in &s.read_deny {
+                if !p.sandbox.read_deny.contains(path) {
+                    p.sandbox.read_deny.push(path.clone());
+                }
+            }
         }
         p
     }
@@ -120,6 +176,7 @@ mod tests {
             fail_closed: closed,
             max_continues: max,
             shell_tools: tools.iter().map(|t| t.to_string()).collect(),
+            sandbox: SandboxLayer::default(),
         }
     }
 

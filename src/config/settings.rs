@@ -9,6 +9,8 @@ use crate::kinds::LIST_KEYS;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FileLists {
     pub lists: [Option<Vec<AllowEntry>>; 5],
+    /// `sandbox:`, paths as written (`~/` expanded by the loader, which knows the home).
+    pub sandbox: super::SandboxLayer,
 }
 
 /// Read the allow-lists out of an agent's `config.yaml`. Keys hookd does not use are the
@@ -26,6 +28,9 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
         );
         return out;
     };
+    if let Some((_, node)) = child_at(root, "sandbox") {
+        out.sandbox = sandbox(d, node);
+    }
     let bash = child(root, "tools").and_then(|t| child(t, "bash"));
     if let Some(legacy) = bash.and_then(|b| child_at(b, "whitelist")) {
         legacy_whitelist(d, legacy);
@@ -74,6 +79,52 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
             });
         }
         out.lists[i] = Some(entries);
+    }
+    out
+}
+
+/// `sandbox: {enabled, network, write, read_deny}` (docs/security.md, "The sandbox").
+fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
+    let mut out = super::SandboxLayer::default();
+    let Some(f) = d.fields(
+        node,
+        "`sandbox`",
+        &["enabled", "network", "write", "read_deny"],
+    ) else {
+        return out;
+    };
+    if let Some(n) = f.get("enabled") {
+        out.enabled = d.bool(n, "`sandbox.enabled`");
+    }
+    if let Some(n) = f.get("network") {
+        out.network = d.bool(n, "`sandbox.network`");
+    }
+    for (key, list) in [("write", &mut out.write), ("read_deny", &mut out.read_deny)] {
+        let Some(n) = f.get(key) else { continue };
+        for item in d.seq(n, &format!("`sandbox.{key}`")).unwrap_or_default() {
+            let Some(path) = d.string(item, "a path") else {
+                continue;
+            };
+            if !(path.starts_with('/') || path == "~" || path.starts_with("~/")) {
+                d.error(
+                    item.pos,
+                    format!("`sandbox.{key}` entry `{path}` is not an absolute path"),
+                    Some("write it from `/`, or from your home as `~/…`".into()),
+                );
+                continue;
+            }
+            if key == "write" && d.origin_source == super::Source::Project {
+                d.warn(
+                    item.pos,
+                    format!(
+                        "a project cannot widen where confined commands write; `{path}` is ignored"
+                    ),
+                    Some("put it under `sandbox.write` in your own ~/.infer/config.yaml".into()),
+                );
+                continue;
+            }
+            list.push(std::path::PathBuf::from(path));
+        }
     }
     out
 }

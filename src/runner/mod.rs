@@ -48,6 +48,8 @@ pub struct RunSpec {
     pub grace: Duration,
     /// Bytes kept per stream.
     pub max_output: usize,
+    /// The sandbox the command enters between fork and exec (`None`: unconfined).
+    pub confinement: Option<Arc<crate::sandbox::Confinement>>,
 }
 
 /// How a run ended. Every variant is an outcome, not an error.
@@ -74,6 +76,8 @@ pub struct RunReport {
     pub error: Option<String>,
     /// Variables removed from its environment, and why.
     pub env_removed: Vec<RemovedVar>,
+    /// When it ran confined: what it could write and reach ([`crate::sandbox::Confinement::summary`]).
+    pub confined: Option<String>,
 }
 
 impl RunReport {
@@ -369,12 +373,17 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let confinement = spec.confinement.clone();
     // SAFETY: the closure runs in the forked child before exec and only makes raw syscalls
-    // (close_range, fcntl), which are async-signal-safe; it allocates and locks nothing.
+    // (close_range, fcntl, and the sandbox's unshare, mount, prctl, landlock), which are
+    // async-signal-safe; it allocates and locks nothing (the confinement was prepared before).
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             close_inherited_descriptors();
-            Ok(())
+            match &confinement {
+                Some(c) => c.enter(),
+                None => Ok(()),
+            }
         });
     }
     let (mut child, _registered) = match Registered::spawn(&mut cmd, cancel) {
@@ -407,6 +416,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     );
     let mut report = RunReport {
         env_removed,
+        confined: spec.confinement.as_ref().map(|c| c.summary().to_string()),
         ..RunReport::default()
     };
     match pipes::exit_watch(pid) {

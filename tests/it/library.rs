@@ -80,6 +80,7 @@ fn a_cap_inside_a_multibyte_character_through_the_runner() {
         timeout: Duration::from_secs(5),
         grace: Duration::from_secs(1),
         max_output: 4, // 'a' + 'é' is 3 bytes; the cap falls inside '€'
+        confinement: None,
     };
     let r = hookd::runner::run(&spec);
     assert_eq!(r.stdout.text, "aé");

@@ -14,6 +14,7 @@ fn spec(argv: &[&str], timeout_ms: u64) -> RunSpec {
         timeout: Duration::from_millis(timeout_ms),
         grace: Duration::from_millis(300),
         max_output: 4096,
+        confinement: None,
     }
 }
 

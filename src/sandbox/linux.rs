@@ -1,0 +1,244 @@
+//! The Linux mechanisms: Landlock through the `landlock` crate (prepared in the parent), the
+//! namespaces and mounts with raw syscalls (made in the child).
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, ABI,
+};
+use nix::libc;
+
+use super::{Confinement, Support, MIN_LANDLOCK_ABI};
+
+pub(super) fn probe() -> Support {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns a
+    // number.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32,
+        )
+    };
+    Support {
+        landlock_abi: (abi > 0).then_some(abi as i32),
+        namespaces: namespaces_work(),
+    }
+}
+
+/// Whether a child may create the namespaces (a fork that tries and exits).
+fn namespaces_work() -> bool {
+    use nix::sys::wait::{waitpid, WaitStatus};
+    use nix::unistd::{fork, ForkResult};
+    // SAFETY: the child makes two raw syscalls and exits without returning into Rust code.
+    match unsafe { fork() } {
+        Ok(ForkResult::Child) => {
+            // SAFETY: unshare and _exit are async-signal-safe.
+            let ok = unsafe {
+                libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET)
+            } == 0;
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+        }
+        Ok(ForkResult::Parent { child }) => loop {
+            match waitpid(child, None) {
+                Ok(WaitStatus::Exited(_, code)) => return code == 0,
+                Err(nix::errno::Errno::EINTR) => continue,
+                _ => return false,
+            }
+        },
+        Err(_) => false,
+    }
+}
+
+/// The write rights Landlock handles: everything that creates, changes, removes, links or
+/// renames a file. Reading and executing are not handled (reads are bounded by the mounts).
+fn write_rights(abi: ABI) -> landlock::BitFlags<AccessFs> {
+    AccessFs::from_write(abi) & !AccessFs::Execute
+}
+
+/// A ruleset that lets writes happen beneath `writable` (and to the few devices every program
+/// writes) and nowhere else; the fd the child restricts itself with.
+pub(super) fn ruleset(writable: &[PathBuf]) -> Result<OwnedFd, String> {
+    let abi = ABI::V3;
+    let rights = write_rights(abi);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(rights)
+        .map_err(|e| e.to_string())?
+        .create()
+        .map_err(|e| e.to_string())?;
+    let devices = [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/random",
+        "/dev/urandom",
+        "/dev/tty",
+        "/dev/ptmx",
+        "/dev/pts",
+        "/dev/shm",
+    ];
+    let places = writable
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(devices.iter().map(Path::new));
+    for place in places {
+        // A place that does not exist (yet) grants nothing; it is not an error.
+        let Ok(fd) = PathFd::new(place) else { continue };
+        let on_file = place.is_file() || place.starts_with("/dev/") && !place.is_dir();
+        let granted = if on_file {
+            // Rights that only mean something for directories cannot be granted on a file.
+            rights & AccessFs::from_file(abi)
+        } else {
+            rights
+        };
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, granted))
+            .map_err(|e| format!("{}: {e}", place.display()))?;
+    }
+    Option::<OwnedFd>::from(ruleset)
+        .ok_or_else(|| format!("Landlock ABI {MIN_LANDLOCK_ABI} is not available on this kernel"))
+}
+
+/// The flags `path`'s mount has that a remount inside a user namespace must keep (the kernel
+/// refuses to clear them: they are locked).
+pub(super) fn mount_flags(path: &Path) -> u64 {
+    let Ok(st) = nix::sys::statvfs::statvfs(path) else {
+        return 0;
+    };
+    use nix::sys::statvfs::FsFlags;
+    let f = st.flags();
+    let mut out = 0u64;
+    for (has, flag) in [
+        (FsFlags::ST_NOSUID, libc::MS_NOSUID),
+        (FsFlags::ST_NODEV, libc::MS_NODEV),
+        (FsFlags::ST_NOEXEC, libc::MS_NOEXEC),
+        (FsFlags::ST_NOATIME, libc::MS_NOATIME),
+        (FsFlags::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (FsFlags::ST_RELATIME, libc::MS_RELATIME),
+    ] {
+        if f.contains(has) {
+            out |= flag;
+        }
+    }
+    out
+}
+
+fn check(r: libc::c_int, what: &'static str) -> std::io::Result<()> {
+    if r == 0 {
+        Ok(())
+    } else {
+        let e = std::io::Error::last_os_error();
+        // No allocation: the kind and the OS error are all the child can report.
+        let _ = what;
+        Err(e)
+    }
+}
+
+/// Write `text` to the file at `path` (a /proc file of this process).
+unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> std::io::Result<()> {
+    // SAFETY: plain syscalls on a path and a buffer that outlive them.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let bytes = text.to_bytes();
+        let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        let e = std::io::Error::last_os_error();
+        libc::close(fd);
+        if n != bytes.len() as isize {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// See [`Confinement::enter`].
+pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
+    let null = std::ptr::null::<libc::c_char>();
+    // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
+    unsafe {
+        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+        if !c.network {
+            flags |= libc::CLONE_NEWNET;
+        }
+        check(libc::unshare(flags), "unshare")?;
+        write_file(c"/proc/self/setgroups", &c.setgroups)?;
+        write_file(c"/proc/self/uid_map", &c.uid_map)?;
+        write_file(c"/proc/self/gid_map", &c.gid_map)?;
+        // Nothing done here may reach the parent's mounts.
+        check(
+            libc::mount(
+                null,
+                c"/".as_ptr(),
+                null,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ),
+            "mount private",
+        )?;
+        for (path, kept) in &c.read_only {
+            check(
+                libc::mount(
+                    path.as_ptr(),
+                    path.as_ptr(),
+                    null,
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ),
+                "bind",
+            )?;
+            check(
+                libc::mount(
+                    null,
+                    path.as_ptr(),
+                    null,
+                    libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | *kept,
+                    std::ptr::null(),
+                ),
+                "remount read-only",
+            )?;
+        }
+        for path in &c.hidden_dirs {
+            check(
+                libc::mount(
+                    c"tmpfs".as_ptr(),
+                    path.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=4k,mode=0500".as_ptr().cast(),
+                ),
+                "hide a directory",
+            )?;
+        }
+        for path in &c.hidden_files {
+            check(
+                libc::mount(
+                    c"/dev/null".as_ptr(),
+                    path.as_ptr(),
+                    null,
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ),
+                "hide a file",
+            )?;
+        }
+        check(
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0),
+            "no_new_privs",
+        )?;
+        let r = libc::syscall(
+            libc::SYS_landlock_restrict_self,
+            c.ruleset.as_raw_fd(),
+            0u32,
+        );
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

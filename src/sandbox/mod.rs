@@ -1,0 +1,262 @@
+//! Confinement for the commands hookd lets run: the kernel, not the command's words, bounds
+//! what an admitted program (and every process it starts) may write, read and reach.
+//!
+//! Two mechanisms, both unprivileged: Landlock (the outer write boundary: only the project,
+//! the temporary directory and the policy's `write` places; no link or rename of a file from
+//! outside into them) and a user + mount (+ network) namespace (inside the project, `.infer/`,
+//! `.git/hooks`, `.git/config` and the agents' settings bound read-only; credential stores
+//! hidden under empty read-only mounts; no network interface but a down loopback). Landlock
+//! only grants: a hole in a granted tree needs the mounts. Both are inherited by every
+//! descendant and cannot be dropped (no_new_privs; a Landlocked process cannot change mounts).
+//!
+//! [`Confinement::prepare`] does everything that allocates, in the parent; the forked child
+//! only makes syscalls ([`Confinement::enter`]). Where the kernel cannot enforce the policy
+//! ([`support`]), nothing runs unconfined: [`Confinement::prepare`] fails and says what is
+//! missing.
+
+mod linux;
+
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::config::SandboxPolicy;
+
+/// What this kernel offers the sandbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Support {
+    /// The Landlock ABI version, when Landlock is enabled.
+    pub landlock_abi: Option<i32>,
+    /// Whether an unprivileged process may create user, mount and network namespaces.
+    pub namespaces: bool,
+}
+
+/// Landlock's third ABI (Linux 6.2): the first that also bounds `truncate(2)` and refers
+/// (links, renames) across directories; older ones leave a confined command able to truncate
+/// or hard-link files outside what it may write.
+pub const MIN_LANDLOCK_ABI: i32 = 3;
+
+impl Support {
+    /// What is missing for the policy to be enforced, one phrase each; empty when nothing is.
+    pub fn missing(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match self.landlock_abi {
+            None => out.push("Landlock (Linux 5.13+, enabled at boot: `lsm=…,landlock`)".into()),
+            Some(v) if v < MIN_LANDLOCK_ABI => out.push(format!(
+                "Landlock ABI {MIN_LANDLOCK_ABI} (Linux 6.2+); this kernel has ABI {v}"
+            )),
+            Some(_) => {}
+        }
+        if !self.namespaces {
+            out.push(
+                "unprivileged user namespaces (for the read-only places inside the project and \
+                 the network; some distributions restrict them, e.g. Ubuntu's AppArmor \
+                 `kernel.apparmor_restrict_unprivileged_userns`)"
+                    .into(),
+            );
+        }
+        out
+    }
+}
+
+/// What this kernel offers, probed once per process.
+pub fn support() -> &'static Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(linux::probe)
+}
+
+/// The sandbox could not be set up: the command must not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unavailable {
+    /// The kernel lacks what the policy needs.
+    #[error("this kernel cannot confine it: it lacks {}", .0.join(" and "))]
+    Kernel(Vec<String>),
+    /// Preparing the rules failed.
+    #[error("the sandbox could not be prepared: {0}")]
+    Prepare(String),
+}
+
+/// The credential stores confined commands never read, below the home directory.
+pub const HIDDEN_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/hookd",
+];
+
+/// Places inside the project that stay read-only: hookd's and the agents' settings, git's
+/// configuration and hooks (ordinary git work, which writes `.git/objects`, `.git/refs` and
+/// `.git/index`, keeps working).
+pub const READ_ONLY_IN_PROJECT: &[&str] = &[
+    ".infer",
+    ".claude",
+    ".gemini",
+    "crush.json",
+    ".crush.json",
+    ".git/config",
+    ".git/config.worktree",
+    ".git/hooks",
+    ".git/info",
+];
+
+/// Directories among [`READ_ONLY_IN_PROJECT`] that are created (empty) when absent, so that
+/// they can be held read-only too: a confined command must not create them.
+const CREATED_WHEN_ABSENT: &[&str] = &[".infer", ".claude", ".gemini", ".git/hooks"];
+
+/// One command's confinement, prepared in the parent.
+#[derive(Debug)]
+pub struct Confinement {
+    ruleset: OwnedFd,
+    setgroups: CString,
+    uid_map: CString,
+    gid_map: CString,
+    /// Read-only bind mounts: the path and the flags its mount already has (a remount in a
+    /// user namespace must keep them).
+    read_only: Vec<(CString, u64)>,
+    /// Directories hidden under an empty read-only tmpfs.
+    hidden_dirs: Vec<CString>,
+    /// Files hidden under `/dev/null`.
+    hidden_files: Vec<CString>,
+    network: bool,
+    summary: String,
+}
+
+impl Confinement {
+    /// Prepare the confinement of a command run in `project` under `policy`.
+    pub fn prepare(policy: &SandboxPolicy, project: &Path) -> Result<Confinement, Unavailable> {
+        let missing = support().missing();
+        if !missing.is_empty() {
+            return Err(Unavailable::Kernel(missing));
+        }
+        let project = project
+            .canonicalize()
+            .map_err(|e| Unavailable::Prepare(format!("the project {}: {e}", project.display())))?;
+        let mut writable = vec![project.clone(), std::env::temp_dir()];
+        writable.extend(policy.write.iter().cloned());
+        let ruleset = linux::ruleset(&writable).map_err(Unavailable::Prepare)?;
+
+        let mut read_only = Vec::new();
+        let git_dir = project.join(".git").is_dir();
+        for rel in READ_ONLY_IN_PROJECT {
+            if rel.starts_with(".git/") && !git_dir {
+                continue;
+            }
+            let path = project.join(rel);
+            if !path.exists() && CREATED_WHEN_ABSENT.contains(rel) {
+                // Held read-only from now on; git does not see an empty directory.
+                let _ = std::fs::create_dir(&path);
+            }
+            // Not through a symlink: the link itself is in the project and could be replaced
+            // by a confined command, but what it points to is not the project's to protect.
+            match path.symlink_metadata() {
+                Ok(m) if !m.file_type().is_symlink() => {
+                    read_only.push((c_path(&path)?, linux::mount_flags(&path)));
+                }
+                _ => {}
+            }
+        }
+        let mut hidden_dirs = Vec::new();
+        let mut hidden_files = Vec::new();
+        let home_hidden = policy
+            .home
+            .iter()
+            .flat_map(|h| HIDDEN_IN_HOME.iter().map(move |rel| h.join(rel)));
+        let state = crate::paths::state_dir();
+        for path in home_hidden
+            .chain(state)
+            .chain(policy.read_deny.iter().cloned())
+        {
+            match std::fs::metadata(&path) {
+                Ok(m) if m.is_dir() => hidden_dirs.push(c_path(&path)?),
+                Ok(_) => hidden_files.push(c_path(&path)?),
+                Err(_) => {}
+            }
+        }
+        let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
+        let summary = format!(
+            "writes: {}; network: {}",
+            writable
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if policy.network { "on" } else { "off" }
+        );
+        Ok(Confinement {
+            ruleset,
+            setgroups: CString::from(c"deny"),
+            uid_map: cstring(format!("{uid} {uid} 1"))?,
+            gid_map: cstring(format!("{gid} {gid} 1"))?,
+            read_only,
+            hidden_dirs,
+            hidden_files,
+            network: policy.network,
+            summary,
+        })
+    }
+
+    /// Enter the confinement: in the forked child, before exec.
+    ///
+    /// # Safety
+    ///
+    /// Only in a child between fork and exec: it changes the calling process's namespaces,
+    /// mounts and Landlock domain for good. It makes raw syscalls only (no allocation, no lock).
+    pub unsafe fn enter(&self) -> std::io::Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { linux::enter(self) }
+    }
+
+    /// What the command may write and reach, for events and people.
+    pub fn summary(&self) -> &str {
+        &self.summary
+    }
+}
+
+fn c_path(path: &Path) -> Result<CString, Unavailable> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Unavailable::Prepare(format!("{} has a NUL byte", path.display())))
+}
+
+fn cstring(s: String) -> Result<CString, Unavailable> {
+    CString::new(s).map_err(|e| Unavailable::Prepare(e.to_string()))
+}
+
+/// Where `policy` lets a confined command write (for the file tools' check and people): the
+/// project, the temporary directory and the `write` entries.
+pub fn writable_places(policy: &SandboxPolicy, project: &Path) -> Vec<PathBuf> {
+    let mut out = vec![project.to_path_buf(), std::env::temp_dir()];
+    out.extend(policy.write.iter().cloned());
+    out
+}
+
+/// `argv` as a [`std::process::Command`] that enters `confinement` between fork and exec
+/// (`hookd exec`): stdio inherited, run in `cwd`.
+pub fn command(
+    confinement: std::sync::Arc<Confinement>,
+    argv: &[String],
+    cwd: &Path,
+) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..]).current_dir(cwd);
+    // SAFETY: `enter` makes raw syscalls only, on what `prepare` allocated in the parent.
+    unsafe {
+        cmd.pre_exec(move || confinement.enter());
+    }
+    cmd
+}
