@@ -28,6 +28,7 @@ mod lookup;
 mod model_commands;
 mod operator;
 mod runner;
+mod sandbox;
 mod sec_adapters;
 mod sec_daemon;
 mod sec_gate;

@@ -1,0 +1,382 @@
+//! Issue 25: allowed means confined. Each escape is performed for real: first unconfined
+//! (its marker proves it works), then through `hookd exec` and a hook, where it must fail;
+//! the work a build does inside the project must still succeed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{json_lines, stderr, stdout, with_stdin, Project};
+
+/// A project whose home, state and temporary directory are not below /tmp (the temporary
+/// directory is writable in the sandbox: a home below it would be too).
+fn project() -> (Project, PathBuf) {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let p = Project {
+        dir: tempfile::tempdir_in(base).unwrap(),
+        home: tempfile::tempdir_in(base).unwrap(),
+        state: tempfile::tempdir_in(base).unwrap(),
+    };
+    std::fs::create_dir_all(p.infer()).unwrap();
+    let tmp = p.home.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let ok = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(p.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    std::fs::create_dir_all(p.home.path().join(".ssh")).unwrap();
+    std::fs::write(p.home.path().join(".ssh/id_ed25519"), "PRIVATE KEY\n").unwrap();
+    std::fs::write(p.home.path().join(".profile"), "original\n").unwrap();
+    (p, tmp)
+}
+
+/// Whether this machine's kernel can confine (Landlock ABI 3 and user namespaces); the tests
+/// that need it say "skipped" where it cannot (the one that removes Landlock runs anywhere).
+fn confinable() -> bool {
+    let missing = hookd::sandbox::support().missing();
+    if !missing.is_empty() {
+        eprintln!(
+            "skipped: this kernel cannot confine: it lacks {}",
+            missing.join(" and ")
+        );
+    }
+    missing.is_empty()
+}
+
+fn hookd(p: &Project, tmp: &Path, args: &[&str]) -> Command {
+    let mut c = p.cmd(args);
+    c.env("TMPDIR", tmp);
+    c
+}
+
+/// The escapes, each leaving its marker in `$OUT` (a directory the test reads) when it works.
+const ESCAPES: &str = r#"
+echo pwned >> "$H/.bashrc" && touch "$OUT/home"
+ln -s "$H/.profile" link && echo pwned > link && touch "$OUT/symlink"
+ln "$H/.profile" hard && echo pwned >> hard && touch "$OUT/hardlink"
+mv .infer .infer-old && mkdir .infer && touch "$OUT/rename-infer"
+echo 'touch hooked' > .git/hooks/pre-commit && touch "$OUT/git-hooks"
+printf '[core]\n\tfsmonitor = touch fsm\n' >> .git/config && touch "$OUT/git-config"
+cat "$H/.ssh/id_ed25519" > key && grep -q PRIVATE key && touch "$OUT/read-key"
+(exec 3<>"/dev/tcp/127.0.0.1/$PORT") && touch "$OUT/connect"
+setsid sh -c 'sleep 0.3; echo late >> "$H/.bashrc" && touch "$OUT/late"' &
+echo built > build-output && touch "$OUT/inside"
+"#;
+
+/// A listener on loopback, its port.
+fn listener() -> (std::net::TcpListener, u16) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+fn markers(out: &Path) -> Vec<String> {
+    let mut m: Vec<String> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    m.sort();
+    m
+}
+
+/// Reset the project and home to their state before an attempt.
+fn reset(p: &Project) {
+    let root = p.path();
+    for f in ["link", "hard", "key", "build-output", "hooked"] {
+        let _ = std::fs::remove_file(root.join(f));
+    }
+    if root.join(".infer-old").exists() {
+        let _ = std::fs::remove_dir_all(root.join(".infer"));
+        std::fs::rename(root.join(".infer-old"), root.join(".infer")).unwrap();
+    }
+    let _ = std::fs::remove_file(root.join(".git/hooks/pre-commit"));
+    let _ = std::fs::remove_file(p.home.path().join(".bashrc"));
+    std::fs::write(p.home.path().join(".profile"), "original\n").unwrap();
+    let config = std::fs::read_to_string(root.join(".git/config")).unwrap();
+    if let Some(at) = config.find("[core]\n\tfsmonitor") {
+        std::fs::write(root.join(".git/config"), &config[..at]).unwrap();
+    }
+}
+
+const ALL: [&str; 10] = [
+    "connect",
+    "git-config",
+    "git-hooks",
+    "hardlink",
+    "home",
+    "inside",
+    "late",
+    "read-key",
+    "rename-infer",
+    "symlink",
+];
+
+#[test]
+fn every_escape_works_unconfined_and_fails_under_hookd_exec() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let (_l, port) = listener();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let env = |c: &mut Command| {
+        c.env("H", p.home.path())
+            .env("OUT", tmp.join("out"))
+            .env("PORT", port.to_string());
+    };
+    // Unconfined, every escape works (markers land in the temporary directory).
+    std::fs::create_dir_all(tmp.join("out")).unwrap();
+    let mut c = Command::new("bash");
+    c.arg("-c").arg(ESCAPES).current_dir(p.path());
+    env(&mut c);
+    assert!(c.status().unwrap().success());
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(markers(&tmp.join("out")), ALL);
+    reset(&p);
+    std::fs::remove_dir_all(tmp.join("out")).unwrap();
+
+    // Confined, only the work inside the project does.
+    std::fs::create_dir_all(tmp.join("out")).unwrap();
+    let mut c = hookd(&p, &tmp, &["exec", "--", "bash", "-c", ESCAPES]);
+    env(&mut c);
+    let o = c.output().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(markers(&tmp.join("out")), ["inside"], "{}", stderr(&o));
+    assert!(!p.home.path().join(".bashrc").exists());
+    assert_eq!(
+        std::fs::read_to_string(p.home.path().join(".profile")).unwrap(),
+        "original\n"
+    );
+    assert!(!std::fs::read_to_string(p.path().join(".git/config"))
+        .unwrap()
+        .contains("fsmonitor"));
+    drop(out);
+}
+
+#[test]
+fn git_work_and_a_build_succeed_confined() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::write(p.path().join("a.txt"), "a\n").unwrap();
+    let script = "git add a.txt && git -c user.email=a@b -c user.name=n commit -qm one \
+                  && git checkout -qb topic && mkdir -p target/debug && echo bin > target/debug/x \
+                  && mv target/debug/x target/x && git log --oneline | wc -l";
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "1");
+    assert!(p.path().join("target/x").exists());
+    // The exit status is passed on.
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", "exit 7"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(7));
+}
+
+#[test]
+fn a_hook_runs_confined_when_the_sandbox_is_on() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let (_l, port) = listener();
+    std::fs::create_dir_all(tmp.join("out")).unwrap();
+    let script = p.path().join("escape.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "H='{}'\nOUT='{}'\nPORT={port}\n{ESCAPES}",
+            p.home.path().display(),
+            tmp.join("out").display()
+        ),
+    )
+    .unwrap();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  enabled: true\ntools: {bash: {mode: {all: {allow: ['^bash escape\\.sh$']}}}}\n",
+    );
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: build, hook: post_session, command: 'bash escape.sh'}]\n",
+    );
+    let o = with_stdin(
+        hookd(&p, &tmp, &["dispatch", "post_session", "--events", "-"]),
+        "{}",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(markers(&tmp.join("out")), ["inside"]);
+    let events = json_lines(&stderr(&o));
+    let ran: &Value = events.iter().find(|e| e["type"] == "hook_command").unwrap();
+    let sandbox = ran["sandbox"].as_str().unwrap();
+    assert!(sandbox.ends_with("; network: off"), "{sandbox}");
+    assert!(sandbox.contains(&tmp.display().to_string()), "{sandbox}");
+}
+
+#[test]
+fn a_trusted_project_cannot_switch_the_sandbox_off_or_widen_it() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^sh -c .*$']}}}}\n",
+    );
+    p.write(
+        "config.yaml",
+        "sandbox:\n  enabled: false\n  network: true\n  write: ['~']\n",
+    );
+    let hook = format!(
+        "enabled: true\nhooks: [{{name: h, hook: post_session, command: \"sh -c 'echo x > {}/escaped'\"}}]\n",
+        p.home.path().display()
+    );
+    p.write_home("hooks.yaml", &hook);
+    let o = with_stdin(
+        hookd(&p, &tmp, &["dispatch", "post_session", "--events", "-"]),
+        "{}",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!p.home.path().join("escaped").exists());
+    assert!(
+        stderr(&o).contains("warning: a project cannot widen where confined commands write; `~` is ignored\n  --> .infer/config.yaml:4:"),
+        "{}",
+        stderr(&o)
+    );
+    let ran: Value = stderr(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "hook_command")
+        .unwrap();
+    assert!(ran["sandbox"].as_str().unwrap().ends_with("network: off"));
+}
+
+#[test]
+fn sandbox_settings_are_validated_at_their_line() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "sandbox:\n  enabled: yes please\n  write: [relative/dir]\n  netwrok: true\n",
+    );
+    let o = p.run(&["check"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("error: expected `sandbox.enabled` to be true or false, found `yes please`\n  --> .infer/config.yaml:2:12"),
+        "{err}"
+    );
+    assert!(
+        err.contains("error: `sandbox.write` entry `relative/dir` is not an absolute path\n  --> .infer/config.yaml:3:11"),
+        "{err}"
+    );
+    assert!(err.contains("unknown key `netwrok`"), "{err}");
+}
+
+/// The landlock syscalls (444–446) fail with ENOSYS, as on a kernel without Landlock.
+fn without_landlock(c: &mut Command) {
+    use nix::libc;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl with a filter built before fork; nothing allocates in the child.
+    let filter: Vec<libc::sock_filter> = {
+        let stmt = |code: u32, k: u32| libc::sock_filter {
+            code: code as u16,
+            jt: 0,
+            jf: 0,
+            k,
+        };
+        let jump = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter {
+            code: code as u16,
+            jt,
+            jf,
+            k,
+        };
+        vec![
+            // A = syscall number
+            stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+            jump(libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K, 444, 0, 2),
+            jump(libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K, 446, 1, 0),
+            stmt(
+                libc::BPF_RET | libc::BPF_K,
+                libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+            ),
+            stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+        ]
+    };
+    let prog = Box::leak(Box::new(libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: Box::leak(filter.into_boxed_slice()).as_mut_ptr(),
+    }));
+    let prog_addr = prog as *const libc::sock_fprog as usize;
+    unsafe {
+        c.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    prog_addr,
+                    0,
+                    0,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[test]
+fn where_the_kernel_cannot_confine_nothing_runs() {
+    let (p, tmp) = project();
+    let marker = p.path().join("ran");
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^touch ran$']}}}}\n",
+    );
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: h, hook: post_session, command: 'touch ran'}]\n",
+    );
+    // hookd exec: exit 126, naming what is missing.
+    let mut c = hookd(&p, &tmp, &["exec", "--", "touch", "ran"]);
+    without_landlock(&mut c);
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "hookd exec: not run: this kernel cannot confine it: it lacks Landlock (Linux 5.13+, enabled at boot: `lsm=…,landlock`)\n"
+    );
+    assert!(!marker.exists());
+    // A hook: skipped, its cause saying so.
+    let mut c = hookd(&p, &tmp, &["dispatch", "post_session", "--events", "-"]);
+    without_landlock(&mut c);
+    let o = with_stdin(c, "{}");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!marker.exists());
+    let skipped = json_lines(&stderr(&o))
+        .into_iter()
+        .find(|e| e["type"] == "hook_command_skipped")
+        .unwrap();
+    assert_eq!(skipped["reason"], "sandbox_unavailable");
+    assert!(skipped["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("this kernel cannot confine it: it lacks Landlock"));
+    // Without the filter the same hook runs (where the sandbox works).
+    if !confinable() {
+        return;
+    }
+    let o = with_stdin(
+        hookd(&p, &tmp, &["dispatch", "post_session", "--events", "-"]),
+        "{}",
+    );
+    assert!(o.status.success());
+    assert!(marker.exists(), "{}", stderr(&o));
+}
