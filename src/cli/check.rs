@@ -157,6 +157,9 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
         ));
     }
     s.push_str(&environment_lines(config));
+    let (line, cannot) = sandbox_line(config);
+    s.push_str(&line);
+    refused.extend(cannot);
     s.push_str(&format!(
         "allow-list for mode {mode}: {} entries\n",
         config.allow.for_mode(mode).count()
@@ -377,6 +380,47 @@ fn repository_content_line(command: &str) -> Option<String> {
     Some(format!(
         "runs repository content ({what}) with your rights: neither the allow-list nor trust covers it (docs/security.md#honest-limits)"
     ))
+}
+
+/// The sandbox: on or off, what it lets confined commands do, and whether this kernel
+/// enforces it; when it is on and cannot be enforced, the sentence `--strict` fails on (every
+/// hook would be skipped).
+fn sandbox_line(config: &Config) -> (String, Option<String>) {
+    let policy = &config.policy.sandbox;
+    let missing = hookd::sandbox::support().missing();
+    let kernel = match hookd::sandbox::support().landlock_abi {
+        Some(abi) if missing.is_empty() => {
+            format!("this kernel enforces it with Landlock ABI {abi} and user namespaces")
+        }
+        _ => format!("this kernel cannot enforce it: it lacks {}", missing.join(" and ")),
+    };
+    if !policy.enabled {
+        return (
+            format!(
+                "sandbox: off: hooks run with all your rights; `sandbox: {{enabled: true}}` in your config.yaml confines them ({})\n",
+                kernel.replace("enforces it with", "can, with")
+            ),
+            None,
+        );
+    }
+    let places = hookd::sandbox::writable_places(policy, &config.project_dir)
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let line = format!(
+        "sandbox: on: hooks and `hookd exec` run confined: writes only in {}; network {}; {}\n",
+        visible(&places),
+        if policy.network { "on" } else { "off" },
+        kernel
+    );
+    let cannot = (!missing.is_empty()).then(|| {
+        format!(
+            "the sandbox is on and this kernel cannot enforce it (it lacks {}): every hook would be skipped",
+            missing.join(" and ")
+        )
+    });
+    (line, cannot)
 }
 
 /// What hooks' environment is made of: what the user keeps, what the project asks to keep,

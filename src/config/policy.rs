@@ -80,6 +80,9 @@ impl PolicyLayer {
         if self.fail_closed == Some(true) {
             on.push("fail_closed");
         }
+        if self.sandbox.enabled == Some(true) {
+            on.push("sandbox");
+        }
         on
     }
 }

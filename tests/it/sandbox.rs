@@ -369,6 +369,26 @@ fn where_the_kernel_cannot_confine_nothing_runs() {
         .as_str()
         .unwrap()
         .starts_with("this kernel cannot confine it: it lacks Landlock"));
+    // `hookd check` says so, and `--strict` fails on it.
+    let mut c = hookd(&p, &tmp, &["check", "--strict"]);
+    without_landlock(&mut c);
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("sandbox: on: hooks and `hookd exec` run confined: writes only in "),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("; network off; this kernel cannot enforce it: it lacks Landlock"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("\n  the sandbox is on and this kernel cannot enforce it (it lacks Landlock (Linux 5.13+, enabled at boot: `lsm=…,landlock`)): every hook would be skipped\n"),
+        "{}",
+        stderr(&o)
+    );
     // Without the filter the same hook runs (where the sandbox works).
     if !confinable() {
         return;
@@ -379,4 +399,9 @@ fn where_the_kernel_cannot_confine_nothing_runs() {
     );
     assert!(o.status.success());
     assert!(marker.exists(), "{}", stderr(&o));
+    let check = stdout(&p.run(&["check"]));
+    assert!(
+        check.contains("; network off; this kernel enforces it with Landlock ABI "),
+        "{check}"
+    );
 }
