@@ -392,7 +392,10 @@ fn sandbox_line(config: &Config) -> (String, Option<String>) {
         Some(abi) if missing.is_empty() => {
             format!("this kernel enforces it with Landlock ABI {abi} and user namespaces")
         }
-        _ => format!("this kernel cannot enforce it: it lacks {}", missing.join(" and ")),
+        _ => format!(
+            "this kernel cannot enforce it: it lacks {}",
+            missing.join(" and ")
+        ),
     };
     if !policy.enabled {
         return (

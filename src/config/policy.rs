@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::hooks::{DEFAULT_MAX_CONTINUES, DEFAULT_SHELL_TOOLS};
+pub use crate::sandbox::SandboxPolicy;
 
 /// What one layer says about the policy; `None` (or empty) where it says nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -41,23 +42,6 @@ pub struct SandboxLayer {
     pub write: Vec<PathBuf>,
     /// `read_deny`: more places confined commands may not read.
     pub read_deny: Vec<PathBuf>,
-}
-
-/// The sandbox every command hookd lets run is confined by (see docs/security.md).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct SandboxPolicy {
-    /// Confine at all.
-    pub enabled: bool,
-    /// Let confined commands use the network.
-    pub network: bool,
-    /// Writable besides the project and the temporary directory.
-    pub write: Vec<PathBuf>,
-    /// Unreadable besides the credential stores hookd always hides.
-    pub read_deny: Vec<PathBuf>,
-    /// The user's home, where those credential stores are.
-    #[serde(skip)]
-    pub home: Option<PathBuf>,
 }
 
 impl PolicyLayer {

@@ -21,7 +21,24 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::config::SandboxPolicy;
+use serde::Serialize;
+
+/// The sandbox every command hookd lets run is confined by (see docs/security.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SandboxPolicy {
+    /// Confine at all.
+    pub enabled: bool,
+    /// Let confined commands use the network.
+    pub network: bool,
+    /// Writable besides the project and the temporary directory.
+    pub write: Vec<PathBuf>,
+    /// Unreadable besides the credential stores hookd always hides.
+    pub read_deny: Vec<PathBuf>,
+    /// The user's home, where those credential stores are.
+    #[serde(skip)]
+    pub home: Option<PathBuf>,
+}
 
 /// What this kernel offers the sandbox.
 #[derive(Clone, Debug, PartialEq, Eq)]
