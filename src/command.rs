@@ -2,7 +2,7 @@
 //! the gate admit each command, run it, read its reply, and combine the replies into the
 //! point's decision. Every hook becomes a `hook_command` or `hook_command_skipped` event.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -122,7 +122,7 @@ enum Ran {
 impl Provider for CommandProvider {
     fn wants(&self, point: HookPoint) -> bool {
         !self.by_point[point.index()].is_empty()
-            || (point == HookPoint::PreTool && self.shell_gate.is_some())
+            || (point == HookPoint::PreTool && (self.shell_gate.is_some() || self.confines()))
     }
 
     fn needs_state(&self, point: HookPoint) -> bool {
@@ -331,15 +331,44 @@ impl CommandProvider {
         self.emit_denied(call, tool, command, denied);
     }
 
+    /// Whether the sandbox is on (hooks confined, file tools held by its write policy).
+    fn confines(&self) -> bool {
+        self.sandbox.as_ref().is_some_and(|s| s.enabled)
+    }
+
+    /// With the sandbox on, a file tool's write outside the places confined commands may write,
+    /// or into one of the read-only places inside the project, is denied: the agent writes
+    /// the file itself, so the path is all there is to judge.
+    fn sandbox_denies_write(&self, tool: &str, input: Option<&Value>, cwd: &Path) -> Option<(String, Denied)> {
+        let policy = self.sandbox.as_ref().filter(|s| s.enabled)?;
+        if !FILE_TOOLS.contains(&tool) {
+            return None;
+        }
+        let input = input?;
+        PATH_KEYS
+            .iter()
+            .filter_map(|k| input.get(*k).and_then(Value::as_str))
+            .find_map(|named| {
+                crate::sandbox::write_refused(policy, &self.project_dir, &cwd.join(named)).map(
+                    |why| {
+                        (
+                            named.to_string(),
+                            Denied {
+                                reason: crate::gate::DenyReason::ProtectedPath,
+                                detail: format!("`{named}` is {why}"),
+                                hint: "the sandbox's write policy holds the model's file tools too; only `sandbox.write` in your own config.yaml widens it".into(),
+                            },
+                        )
+                    },
+                )
+            })
+    }
+
     /// The gate's verdict on a `pre_tool` call's input.
     fn gate_input(&self, call: &Call<'_>, tool: &str, input: Option<&Value>) -> Gated {
-        let Some(names) = self
-            .shell_gate
-            .as_ref()
-            .filter(|_| call.point == HookPoint::PreTool)
-        else {
+        if call.point != HookPoint::PreTool {
             return Gated::Ungated;
-        };
+        }
         // Paths in the call are relative to the agent's working directory.
         let cwd = call
             .view
@@ -347,6 +376,12 @@ impl CommandProvider {
             .filter(|c| c.starts_with('/'))
             .map(PathBuf::from)
             .unwrap_or_else(|| self.project_dir.clone());
+        if let Some((named, denied)) = self.sandbox_denies_write(tool, input, &cwd) {
+            return Gated::Denied(named, denied);
+        }
+        let Some(names) = self.shell_gate.as_ref() else {
+            return Gated::Ungated;
+        };
         let path = PATH_KEYS
             .iter()
             .find_map(|k| input.and_then(|i| i.get(*k)).and_then(Value::as_str))

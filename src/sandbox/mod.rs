@@ -277,3 +277,77 @@ pub fn command(
     }
     cmd
 }
+
+/// Why a write to `path` (absolute) breaks `policy`: outside the places confined commands may
+/// write, or inside one of the project's read-only places. `None` when it may. Symlinks are
+/// followed as the kernel would, dangling ones included (a write through one creates its
+/// target).
+pub fn write_refused(policy: &SandboxPolicy, project: &Path, path: &Path) -> Option<String> {
+    let real = resolve(path);
+    let project = resolve(project);
+    if let Some(rel) = READ_ONLY_IN_PROJECT
+        .iter()
+        .find(|rel| real.starts_with(project.join(rel)))
+    {
+        return Some(format!(
+            "inside `{rel}` of the project, which the sandbox keeps read-only"
+        ));
+    }
+    let writable = writable_places(policy, &project);
+    if writable.iter().any(|w| real.starts_with(resolve(w))) {
+        return None;
+    }
+    Some(format!(
+        "outside the places the sandbox lets commands write ({})",
+        writable
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+/// `path` with `.`, `..` and every symlink resolved, component by component, as far as they
+/// exist; what does not exist yet is kept as named.
+fn resolve(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::from("/");
+    let mut pending: Vec<std::ffi::OsString> = path
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    let mut links = 0;
+    while let Some(part) = pending.pop() {
+        if part == ".." {
+            out.pop();
+            continue;
+        }
+        out.push(&part);
+        match std::fs::read_link(&out) {
+            Ok(target) if links < 40 => {
+                links += 1;
+                out.pop();
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                pending.extend(
+                    target
+                        .components()
+                        .rev()
+                        .filter_map(|c| match c {
+                            Component::Normal(n) => Some(n.to_os_string()),
+                            Component::ParentDir => Some("..".into()),
+                            _ => None,
+                        }),
+                );
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -405,3 +405,57 @@ fn where_the_kernel_cannot_confine_nothing_runs() {
         "{check}"
     );
 }
+
+/// The Claude Code adapter's reply to a `Write` of `path`.
+fn write_reply(p: &Project, tmp: &Path, tool: &str, path: &str) -> Value {
+    let payload = serde_json::json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
+        "permission_mode": "default", "tool_name": tool,
+        "tool_input": {"file_path": path, "content": "x"},
+    });
+    let o = with_stdin(
+        hookd(p, tmp, &["adapter", "claude-code", "--no-daemon"]),
+        &payload.to_string(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
+}
+
+#[test]
+fn the_models_file_tools_are_held_by_the_sandboxs_write_policy() {
+    let (p, tmp) = project();
+    // The sandbox alone, without gate_shell_tools: the file tools are still held.
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let home = p.home.path().display().to_string();
+    std::os::unix::fs::symlink(p.home.path().join(".bashrc"), p.path().join("rc")).unwrap();
+    std::fs::create_dir_all(p.path().join("src")).unwrap();
+    std::os::unix::fs::symlink(p.home.path(), p.path().join("src/up")).unwrap();
+    for (tool, path) in [
+        ("Write", format!("{home}/.bashrc")),
+        ("Edit", ".git/config".to_string()),
+        ("Write", ".git/hooks/pre-commit".to_string()),
+        ("Write", ".claude/settings.json".to_string()),
+        ("Write", "rc".to_string()),
+        ("MultiEdit", "src/up/.profile".to_string()),
+        ("Write", "src/../../elsewhere.txt".to_string()),
+    ] {
+        let r = write_reply(&p, &tmp, tool, &path);
+        assert_eq!(
+            r["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{tool} {path}: {r}"
+        );
+    }
+    let r = write_reply(&p, &tmp, "Write", &format!("{home}/.bashrc"));
+    let reason = r["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("is outside the places the sandbox lets commands write"),
+        "{reason}"
+    );
+    for path in ["src/main.rs", "notes.md", "target/x/y.txt"] {
+        assert_eq!(write_reply(&p, &tmp, "Write", path), serde_json::json!({}), "{path}");
+    }
+    let in_tmp = tmp.join("scratch.txt").display().to_string();
+    assert_eq!(write_reply(&p, &tmp, "Write", &in_tmp), serde_json::json!({}));
+}
