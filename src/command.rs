@@ -339,7 +339,12 @@ impl CommandProvider {
     /// With the sandbox on, a file tool's write outside the places confined commands may write,
     /// or into one of the read-only places inside the project, is denied: the agent writes
     /// the file itself, so the path is all there is to judge.
-    fn sandbox_denies_write(&self, tool: &str, input: Option<&Value>, cwd: &Path) -> Option<(String, Denied)> {
+    fn sandbox_denies_write(
+        &self,
+        tool: &str,
+        input: Option<&Value>,
+        cwd: &Path,
+    ) -> Option<(String, Denied)> {
         let policy = self.sandbox.as_ref().filter(|s| s.enabled)?;
         if !FILE_TOOLS.contains(&tool) {
             return None;

@@ -1,12 +1,13 @@
-//! The Linux mechanisms: Landlock through the `landlock` crate (prepared in the parent), the
-//! namespaces and mounts with raw syscalls (made in the child).
+//! The Linux mechanisms: Landlock through the `landlock` crate and the network filter through
+//! `seccompiler` (both prepared in the parent), the namespaces and mounts with raw syscalls
+//! (made in the child).
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
     AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, ABI,
+    RulesetCreatedAttr, Scope, ABI,
 };
 use nix::libc;
 
@@ -37,9 +38,7 @@ fn namespaces_work() -> bool {
     match unsafe { fork() } {
         Ok(ForkResult::Child) => {
             // SAFETY: unshare and _exit are async-signal-safe.
-            let ok = unsafe {
-                libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET)
-            } == 0;
+            let ok = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } == 0;
             unsafe { libc::_exit(if ok { 0 } else { 1 }) }
         }
         Ok(ForkResult::Parent { child }) => loop {
@@ -67,6 +66,11 @@ pub(super) fn ruleset(writable: &[PathBuf]) -> Result<OwnedFd, String> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(rights)
+        .map_err(|e| e.to_string())?
+        // Where the kernel offers it (ABI 6): no signals to processes outside, no connecting
+        // to abstract Unix sockets made outside.
+        .set_compatibility(CompatLevel::BestEffort)
+        .scope(Scope::AbstractUnixSocket | Scope::Signal)
         .map_err(|e| e.to_string())?
         .create()
         .map_err(|e| e.to_string())?;
@@ -101,6 +105,49 @@ pub(super) fn ruleset(writable: &[PathBuf]) -> Result<OwnedFd, String> {
     }
     Option::<OwnedFd>::from(ruleset)
         .ok_or_else(|| format!("Landlock ABI {MIN_LANDLOCK_ABI} is not available on this kernel"))
+}
+
+/// The network filter: `socket(2)` for IPv4 and IPv6 (and io_uring, which can open sockets
+/// without that call) fails with EACCES; Unix sockets and everything else are untouched. A
+/// syscall of another ABI (32-bit, x32) than the native one ends the process.
+pub(super) fn network_filter() -> Result<seccompiler::BpfProgram, String> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    };
+    let family = |f: libc::c_int| -> Result<SeccompRule, String> {
+        let c = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, f as u64)
+            .map_err(|e| e.to_string())?;
+        SeccompRule::new(vec![c]).map_err(|e| e.to_string())
+    };
+    let mut rules = std::collections::BTreeMap::new();
+    let socket_rules = vec![family(libc::AF_INET)?, family(libc::AF_INET6)?];
+    let mut numbers = vec![(libc::SYS_socket, socket_rules)];
+    for nr in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ] {
+        numbers.push((nr, Vec::new()));
+    }
+    for (nr, r) in numbers {
+        // x32 reaches the same calls with bit 30 set, under the x86_64 ABI's audit value.
+        #[cfg(target_arch = "x86_64")]
+        rules.insert(nr | 0x4000_0000, r.clone());
+        rules.insert(nr, r);
+    }
+    let arch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EACCES as u32),
+        arch,
+    )
+    .map_err(|e| e.to_string())?;
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())
 }
 
 /// The flags `path`'s mount has that a remount inside a user namespace must keep (the kernel
@@ -162,11 +209,10 @@ pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
     unsafe {
-        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
-        if !c.network {
-            flags |= libc::CLONE_NEWNET;
-        }
-        check(libc::unshare(flags), "unshare")?;
+        check(
+            libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS),
+            "unshare",
+        )?;
         write_file(c"/proc/self/setgroups", &c.setgroups)?;
         write_file(c"/proc/self/uid_map", &c.uid_map)?;
         write_file(c"/proc/self/gid_map", &c.gid_map)?;
@@ -231,6 +277,20 @@ pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0),
             "no_new_privs",
         )?;
+        if let Some(filter) = &c.network_filter {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            check(
+                libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ),
+                "seccomp",
+            )?;
+        }
         let r = libc::syscall(
             libc::SYS_landlock_restrict_self,
             c.ruleset.as_raw_fd(),

@@ -148,7 +148,8 @@ pub struct Confinement {
     hidden_dirs: Vec<CString>,
     /// Files hidden under `/dev/null`.
     hidden_files: Vec<CString>,
-    network: bool,
+    /// The seccomp program that cuts the network (`None`: the network is allowed).
+    network_filter: Option<seccompiler::BpfProgram>,
     summary: String,
 }
 
@@ -221,7 +222,11 @@ impl Confinement {
             read_only,
             hidden_dirs,
             hidden_files,
-            network: policy.network,
+            network_filter: if policy.network {
+                None
+            } else {
+                Some(linux::network_filter().map_err(Unavailable::Prepare)?)
+            },
             summary,
         })
     }
@@ -335,16 +340,11 @@ fn resolve(path: &Path) -> PathBuf {
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                 }
-                pending.extend(
-                    target
-                        .components()
-                        .rev()
-                        .filter_map(|c| match c {
-                            Component::Normal(n) => Some(n.to_os_string()),
-                            Component::ParentDir => Some("..".into()),
-                            _ => None,
-                        }),
-                );
+                pending.extend(target.components().rev().filter_map(|c| match c {
+                    Component::Normal(n) => Some(n.to_os_string()),
+                    Component::ParentDir => Some("..".into()),
+                    _ => None,
+                }));
             }
             _ => {}
         }

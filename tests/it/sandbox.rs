@@ -454,8 +454,15 @@ fn the_models_file_tools_are_held_by_the_sandboxs_write_policy() {
         "{reason}"
     );
     for path in ["src/main.rs", "notes.md", "target/x/y.txt"] {
-        assert_eq!(write_reply(&p, &tmp, "Write", path), serde_json::json!({}), "{path}");
+        assert_eq!(
+            write_reply(&p, &tmp, "Write", path),
+            serde_json::json!({}),
+            "{path}"
+        );
     }
     let in_tmp = tmp.join("scratch.txt").display().to_string();
-    assert_eq!(write_reply(&p, &tmp, "Write", &in_tmp), serde_json::json!({}));
+    assert_eq!(
+        write_reply(&p, &tmp, "Write", &in_tmp),
+        serde_json::json!({})
+    );
 }
