@@ -80,6 +80,10 @@ pub(crate) struct CommandProvider {
     pub max_continues: u64,
     /// The sandbox hooks are confined by (`None` or not `enabled`: unconfined).
     pub sandbox: Option<crate::config::SandboxPolicy>,
+    /// The shell tools (whose `command` the sandbox rewrites to run confined).
+    pub shell_tools: Vec<String>,
+    /// The `hookd` program the agent runs a confined shell call with.
+    pub exec_program: Option<PathBuf>,
     /// Set when the project's `.infer/` is not trusted: its hooks are skipped with this denial.
     pub untrusted: Option<Skip>,
     /// For a project trusted by record: its fingerprint, verified again before each of its hooks
@@ -221,6 +225,7 @@ impl Provider for CommandProvider {
             t.operator_hint = Some(hint);
         }
         self.regate_rewrite(call, &mut decision);
+        self.confine_shell_call(call, &mut decision);
         if let Decision::Stop(stop) = &mut decision {
             if stop.continue_ && call.facts.continues >= self.max_continues {
                 let reason = format!(
@@ -329,6 +334,51 @@ impl CommandProvider {
         t.updated_input = None;
         t.operator_hint = Some(denied.hint.clone());
         self.emit_denied(call, tool, command, denied);
+    }
+
+    /// With the sandbox on, a shell tool call that goes ahead is rewritten so that the agent
+    /// runs it confined: `hookd exec --shell 'COMMAND'` (see [`crate::sandbox::shell_rewrite`]),
+    /// the command inside exactly the one that was checked. Without a hookd program to run it
+    /// with (an embedder that named none), the call is denied: never run unconfined.
+    fn confine_shell_call(&self, call: &mut Call<'_>, decision: &mut Decision) {
+        if call.point != HookPoint::PreTool || !self.confines() {
+            return;
+        }
+        let Decision::Tool(t) = decision else { return };
+        if t.deny || t.base.halt {
+            return;
+        }
+        let Some(tool) = call.view.tool.as_ref().and_then(|v| v.name) else {
+            return;
+        };
+        if !self.shell_tools.iter().any(|n| n == tool) {
+            return;
+        }
+        let mut input = match t
+            .updated_input
+            .clone()
+            .or_else(|| call.context.tool("input").cloned())
+        {
+            Some(Value::Object(m)) => m,
+            _ => return,
+        };
+        let Some(command) = input.get("command").and_then(Value::as_str) else {
+            return;
+        };
+        let Some(program) = &self.exec_program else {
+            t.deny = true;
+            t.reason = Some(format!(
+                "hookd refused this {tool} call: the sandbox is on and this hookd has no program to run it confined with"
+            ));
+            t.synthetic_result = t.reason.clone();
+            t.updated_input = None;
+            return;
+        };
+        let wrapped = crate::sandbox::shell_rewrite(program, command);
+        input.insert("command".into(), Value::String(wrapped));
+        t.updated_input = Some(Value::Object(input));
+        t.confined = true;
+        t.gate_admitted = self.shell_gate.is_some();
     }
 
     /// Whether the sandbox is on (hooks confined, file tools held by its write policy).

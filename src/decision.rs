@@ -159,6 +159,13 @@ pub struct ToolDecision {
     /// The input to use instead (last writer wins; dropped on deny or halt).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub updated_input: Option<Value>,
+    /// hookd rewrote a shell call's `command` so that the agent runs it in the sandbox
+    /// (`updated_input` holds the rewrite; `original_input` what was checked).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confined: bool,
+    /// The shell gate (`gate_shell_tools`) judged the call and admitted it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gate_admitted: bool,
     /// When hookd's gate denied the call (`gate_shell_tools`): how an operator could allow it.
     /// For people only, never for the model: adapters print it on stderr.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -394,6 +401,8 @@ pub(crate) fn aggregate(contribs: &[Contribution], inputs: Inputs<'_>) -> Decisi
                 reason,
                 original_input: inputs.original_input,
                 updated_input: if blocked { None } else { updated_input },
+                confined: false,
+                gate_admitted: false,
                 operator_hint: None,
                 base,
             })

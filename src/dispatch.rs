@@ -33,9 +33,18 @@ pub struct EngineBuilder {
     runner: Arc<dyn crate::runner::Runner>,
     cancel: crate::runner::Cancel,
     project_env: Vec<crate::runner::ProjectVar>,
+    exec_program: Option<std::path::PathBuf>,
 }
 
 impl EngineBuilder {
+    /// The `hookd` program (by absolute path) an agent runs a model's shell call with when the
+    /// sandbox is on: the call is rewritten to `PROGRAM exec --shell 'COMMAND'`. Without one,
+    /// such calls are denied rather than run unconfined. The binary passes its own path.
+    pub fn exec_program(mut self, program: impl Into<std::path::PathBuf>) -> Self {
+        self.exec_program = Some(program.into());
+        self
+    }
+
     /// What a repository's files set for the agent (see `adapter::enter_agent_project`): its
     /// variables are removed from hooks' environment unless the user's `env.keep` keeps the
     /// user's own value of one, or a trusted project's keeps its own.
@@ -128,6 +137,8 @@ impl EngineBuilder {
                 max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
                 max_continues: self.config.policy.max_continues,
                 sandbox: Some(self.config.policy.sandbox.clone()),
+                shell_tools: self.config.policy.shell_tools.clone(),
+                exec_program: self.exec_program,
                 untrusted: untrusted_denial(&self.config),
                 recheck: match (&self.config.trust, &self.config.fingerprint) {
                     (ProjectTrust::Trusted { .. }, Some(fp)) => Some(fp.clone()),
@@ -213,6 +224,7 @@ impl Engine {
             runner: Arc::new(crate::runner::Processes),
             cancel: crate::runner::Cancel::new(),
             project_env: Vec::new(),
+            exec_program: None,
         }
     }
 

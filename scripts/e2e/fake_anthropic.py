@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """A scripted Anthropic Messages API on loopback for hookd's end-to-end test with Claude Code.
 
-A prompt containing RUNTOOL gets one Bash tool call (`echo ok-tool`); once a tool result comes
+A prompt containing RUNTOOL gets one Bash tool call (`echo ok-tool`, or $FAKE_TOOL_COMMAND); once a tool result comes
 back, or for any other prompt, the answer is plain text. Every request is logged to stderr.
 Serves 127.0.0.1 only, stops after --max-requests requests or --seconds seconds.
 """
-import argparse, json, sys, threading, time
+import argparse, json, os, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 def blocks_of(message):
@@ -15,11 +15,14 @@ def blocks_of(message):
 def answer(body):
     """Claude Code puts reminders and the prompt in several blocks and messages: look at all."""
     blocks = [b for m in body.get("messages", []) if m.get("role") == "user" for b in blocks_of(m)]
-    if any(b.get("type") == "tool_result" for b in blocks):
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    if results:
+        sys.stderr.write("fake-anthropic: tool_result " + json.dumps(results[-1]) + "\n")
         return [{"type": "text", "text": "done"}], "end_turn"
     if any("RUNTOOL" in str(b.get("text", "")) for b in blocks):
         return [{"type": "tool_use", "id": "toolu_01", "name": "Bash",
-                 "input": {"command": "echo ok-tool", "description": "run"}}], "tool_use"
+                 "input": {"command": os.environ.get("FAKE_TOOL_COMMAND", "echo ok-tool"),
+                           "description": "run"}}], "tool_use"
     return [{"type": "text", "text": "ok"}], "end_turn"
 
 class Handler(BaseHTTPRequestHandler):

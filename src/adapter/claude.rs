@@ -175,10 +175,22 @@ fn reply(event: &str, outcome: &Outcome) -> AgentReply {
                 hso.permission_decision_reason =
                     t.reason.clone().or_else(|| t.base.halt_reason.clone());
             } else if let Some(input) = &t.updated_input {
-                // A rewritten call still goes through the user's approval: hookd never approves.
-                hso.permission_decision = Some("ask");
-                hso.permission_decision_reason =
-                    Some("hookd hooks rewrote this call's input".into());
+                // A hook's rewrite still goes through the user's approval: hookd never approves
+                // it. The sandbox's rewrite of a call the shell gate admitted is allowed (the
+                // allow-list decided; Claude Code's own rules would not match the rewrite); one
+                // the gate did not judge goes through Claude Code's permissions as rewritten
+                // (Claude Code 2.1.330 applies `updatedInput` without a decision; `ask` in
+                // `-p` mode refuses the call).
+                let (decision, why) = match (t.confined, t.gate_admitted) {
+                    (true, true) => (
+                        Some("allow"),
+                        "hookd's allow-list admits it; it runs in hookd's sandbox",
+                    ),
+                    (true, false) => (None, "it runs in hookd's sandbox"),
+                    (false, _) => (Some("ask"), "hookd hooks rewrote this call's input"),
+                };
+                hso.permission_decision = decision;
+                hso.permission_decision_reason = Some(why.into());
                 hso.updated_input = Some(input.clone());
             }
             if t.base.halt {

@@ -159,11 +159,21 @@ pub(super) fn engine(
         Some(dir) => Arc::new(FileStore::new(dir)),
         None => Arc::new(MemoryStore::default()),
     };
-    Ok(Engine::builder(config)
+    Ok(with_exec_program(Engine::builder(config))
         .sink(sink)
         .state_store(store)
         .project_env(project_env)
         .build())
+}
+
+/// This binary is the program an agent runs a confined shell call with (`hookd exec --shell`).
+pub(super) fn with_exec_program(
+    b: hookd::dispatch::EngineBuilder,
+) -> hookd::dispatch::EngineBuilder {
+    match std::env::current_exe() {
+        Ok(me) => b.exec_program(me),
+        Err(_) => b,
+    }
 }
 
 /// Run `f`; SIGINT/SIGTERM meanwhile kill the running hooks' groups (their events are still

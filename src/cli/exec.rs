@@ -9,8 +9,20 @@ use std::os::unix::process::ExitStatusExt;
 pub(super) struct Args {
     #[command(flatten)]
     pub(super) cfg: ConfigArgs,
+    /// Run this shell command (with bash) instead of ARGV: how an agent runs a model's shell
+    /// call confined (the adapters rewrite the call to this).
+    #[arg(long, value_name = "COMMAND", conflicts_with = "argv")]
+    pub(super) shell: Option<String>,
+    /// With --shell: write the directory the command ends in to FILE (the agent's shell goes
+    /// there afterwards, as it would have after the command itself).
+    #[arg(long, value_name = "FILE", requires = "shell")]
+    pub(super) cwd_file: Option<std::path::PathBuf>,
     /// The program and its arguments (after `--`).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        required_unless_present = "shell",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub(super) argv: Vec<String>,
 }
 
@@ -24,10 +36,17 @@ pub(super) fn run(a: Args) -> Done {
         hookd::sandbox::Confinement::prepare(&config.policy.sandbox, &config.project_dir)
             .map_err(|e| Error::Confine(e.to_string()))?;
     let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
-    let mut cmd = hookd::sandbox::command(std::sync::Arc::new(confinement), &a.argv, &cwd);
+    let argv = match &a.shell {
+        Some(command) => hookd::sandbox::shell_argv(command),
+        None => a.argv,
+    };
+    let mut cmd = hookd::sandbox::command(std::sync::Arc::new(confinement), &argv, &cwd);
+    if let Some(file) = &a.cwd_file {
+        cmd.env("HOOKD_CWD_FILE", file);
+    }
     let status = cmd
         .status()
-        .map_err(|e| Error::Cannot(format!("`{}` could not start confined: {e}", a.argv[0])))?;
+        .map_err(|e| Error::Cannot(format!("`{}` could not start confined: {e}", argv[0])))?;
     Ok(status
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))

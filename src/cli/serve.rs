@@ -97,7 +97,7 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
     // One token stops every engine's runs at shutdown, across reloads.
     let cancel = hookd::runner::Cancel::new();
     let engine_for = move |config: Config| {
-        Engine::builder(config)
+        super::dispatch::with_exec_program(Engine::builder(config))
             .stream(stream.clone())
             .cancel(cancel.clone())
             .state_store(store.clone())

@@ -168,9 +168,23 @@ fn play(ci: &Ci, agent: &str, events: &str) {
     for taught in ["allow:", ".allow", "config.yaml", "add "] {
         assert!(!reason.contains(taught), "{reason}");
     }
-    // Allowed.
+    // Allowed, and (the sandbox is on) rewritten so that the agent runs it confined.
     let (code, out, err) = ci.call(&command, events, &tool_call("make test"));
-    assert_eq!((code, out.trim()), (0, "{}"), "{err}");
+    assert_eq!(code, 0, "{err}");
+    let reply: Value = serde_json::from_str(out.trim()).unwrap();
+    let input = if agent == "claude" {
+        assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "allow");
+        &reply["hookSpecificOutput"]["updatedInput"]
+    } else {
+        &reply["hookSpecificOutput"]["tool_input"]
+    };
+    assert!(
+        input["command"]
+            .as_str()
+            .unwrap()
+            .contains(" exec --cwd-file \"$__hookd_cwd\" --shell 'make test'; "),
+        "{out}"
+    );
     // "Done" while the tests fail: keep working.
     let stop_command = ci.hook_command(settings, stop);
     let mut done = fixture(fixtures.0, fixtures.2);

@@ -466,3 +466,126 @@ fn the_models_file_tools_are_held_by_the_sandboxs_write_policy() {
         serde_json::json!({})
     );
 }
+
+/// The Claude Code adapter's reply to a Bash call of `command`.
+fn bash_reply(p: &Project, tmp: &Path, command: &str) -> Value {
+    let payload = serde_json::json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
+        "permission_mode": "default", "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "run it"},
+    });
+    let o = with_stdin(
+        hookd(p, tmp, &["adapter", "claude-code", "--no-daemon"]),
+        &payload.to_string(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
+}
+
+/// Run `command` the way the agent's shell does, then print where that shell ends up.
+fn as_the_agent(p: &Project, tmp: &Path, command: &str) -> String {
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!("{command}\necho \"status=$? cwd=$PWD\""))
+        .current_dir(p.path())
+        .env("HOME", p.home.path())
+        .env("TMPDIR", tmp)
+        .env("HOOKD_STATE_DIR", p.state.path())
+        .output()
+        .unwrap();
+    format!("{}{}", stdout(&o), stderr(&o))
+}
+
+#[test]
+fn the_models_shell_calls_are_rewritten_to_run_confined() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let home = p.home.path().display().to_string();
+    let original = format!(
+        "mkdir -p sub && cd sub && touch made && echo pwned >> {home}/.bashrc; echo \"it's $((6*7))\"; exit 3"
+    );
+    // Unconfined, the call writes the home directory.
+    as_the_agent(&p, &tmp, &original);
+    assert!(p.home.path().join(".bashrc").exists());
+    std::fs::remove_file(p.home.path().join(".bashrc")).unwrap();
+    std::fs::remove_dir_all(p.path().join("sub")).unwrap();
+
+    let r = bash_reply(&p, &tmp, &original);
+    let hso = &r["hookSpecificOutput"];
+    // The gate did not judge it: Claude Code's own permissions decide, on the rewrite.
+    assert!(hso.get("permissionDecision").is_none(), "{r}");
+    assert_eq!(hso["updatedInput"]["description"], "run it");
+    let rewritten = hso["updatedInput"]["command"].as_str().unwrap();
+    assert!(
+        rewritten.contains(&hookd::sandbox::shell_quote(&original)),
+        "{rewritten}"
+    );
+    let out = as_the_agent(&p, &tmp, rewritten);
+    // It ran, confined: the work in the project happened, the home was not written, the
+    // command's output, exit status and final directory are the agent's.
+    assert!(p.path().join("sub/made").exists(), "{out}");
+    assert!(!p.home.path().join(".bashrc").exists(), "{out}");
+    assert!(out.contains("it's 42\n"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "status=3 cwd={}\n",
+            p.path().join("sub").canonicalize().unwrap().display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("Permission denied"), "{out}");
+
+    // Gated and admitted: hookd's allow-list decided, so the rewrite is allowed.
+    p.write_home("hooks.yaml", "gate_shell_tools: true\n");
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^git status$']}}}}\n",
+    );
+    let r = bash_reply(&p, &tmp, "git status");
+    assert_eq!(
+        r["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{r}"
+    );
+    let rewritten = r["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap();
+    assert!(as_the_agent(&p, &tmp, rewritten).contains("status=0"));
+    // Denied stays denied, and is not rewritten.
+    let r = bash_reply(&p, &tmp, "curl http://x");
+    assert_eq!(r["hookSpecificOutput"]["permissionDecision"], "deny", "{r}");
+    assert!(r["hookSpecificOutput"].get("updatedInput").is_none());
+
+    // Gemini CLI's run_shell_command: its tool_input is replaced the same way.
+    let payload = serde_json::json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "BeforeTool",
+        "tool_name": "run_shell_command", "tool_input": {"command": "git status", "dir_path": "."},
+    });
+    let o = with_stdin(
+        hookd(&p, &tmp, &["adapter", "gemini", "--no-daemon"]),
+        &payload.to_string(),
+    );
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let cmd = r["hookSpecificOutput"]["tool_input"]["command"]
+        .as_str()
+        .unwrap();
+    assert!(cmd.contains(" exec --cwd-file "), "{r}");
+    assert_eq!(r["hookSpecificOutput"]["tool_input"]["dir_path"], ".");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// What runs inside is exactly the command that was checked: any text, quoted by hookd and
+    /// read back by bash, is the same bytes.
+    #[test]
+    fn a_quoted_command_reads_back_as_the_same_bytes(text in "[ -~\t\n\\\\'\"`$(){}!*?;&|<>#]{0,60}") {
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!("printf %s {}", hookd::sandbox::shell_quote(&text)))
+            .output()
+            .unwrap();
+        proptest::prop_assert_eq!(String::from_utf8(o.stdout).unwrap(), text);
+    }
+}
