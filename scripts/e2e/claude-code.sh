@@ -12,6 +12,8 @@ work=$(mktemp -d)
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
+# The temporary directory is writable in the sandbox: keep the home out of it (scenario 4).
+mkdir -p "$work/tmp"
 
 if [ -n "${CLAUDE:-}" ]; then
   claude=$CLAUDE   # an installed claude binary instead of a download
@@ -22,7 +24,7 @@ else
 fi
 "$claude" --version
 
-python3 scripts/e2e/fake_anthropic.py --port-file "$work/port" --seconds 240 2>"$work/server.log" &
+FAKE_TOOL_COMMAND_FILE="$work/tool-command" python3 scripts/e2e/fake_anthropic.py --port-file "$work/port" --seconds 300 2>"$work/server.log" &
 server_pid=$!
 for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 port=$(cat "$work/port")
@@ -42,7 +44,7 @@ run_claude() {
   env ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=sk-test \
       HOOKD_TRUST_PROJECT=1 HOOKD_EVENTS="$work/events.jsonl" HOOKD_STATE_DIR="$work/state" \
       DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-      HOME="$work/home" timeout 120 "$claude" -p "RUNTOOL please" --allowedTools "Bash" >"$work/claude.out" 2>"$work/claude.err" || true
+      HOME="$work/home" TMPDIR="$work/tmp" timeout 120 "$claude" -p "RUNTOOL please" --allowedTools "Bash" >"$work/claude.out" 2>"$work/claude.err" || true
 }
 
 fail() { echo "FAIL: $*"; echo "-- events"; cat "$work/events.jsonl" 2>/dev/null; echo "-- claude"; cat "$work/claude.out" "$work/claude.err"; echo "-- server"; tail -20 "$work/server.log"; exit 1; }
@@ -89,4 +91,23 @@ grep -q '"name":"GIT_CONFIG_COUNT","cause":"project","source":".claude/settings.
 # may come from a hook hookd ran.
 grep -q "by post_session" "$repo/fsmonitor.log" 2>/dev/null && fail "the repository's program ran in the user's hook"
 echo "ok: the user's hook ran without the repository's variables"
-echo "3 passed, 0 failed"
+
+echo "== 4: the sandbox: the model's Bash call runs confined in Claude Code itself"
+if "$hookd" exec -- true 2>/dev/null; then
+  cd "$project"
+  mkdir -p "$work/home/.infer"
+  printf 'sandbox: {enabled: true}\n' > "$work/home/.infer/config.yaml"
+  printf 'enabled: true\nhooks: []\n' > .infer/hooks.yaml
+  printf 'tools: {bash: {mode: {all: {allow: []}}}}\n' > .infer/config.yaml
+  # Not gated: Claude Code's --allowedTools Bash lets it run; hookd confines it.
+  printf 'mkdir -p sub && cd sub && touch confined-marker && echo pwned >> %s/escaped; pwd' "$work/home" > "$work/tool-command"
+  run_claude
+  [ -e sub/confined-marker ] || fail "the model's command did not run"
+  [ -e "$work/home/escaped" ] && fail "the model's command wrote the home directory"
+  grep -q 'tool_result.*Permission denied' "$work/server.log" || fail "the tool result does not show the refused write"
+  echo "ok: the model's command ran confined (its write to the home directory was refused)"
+else
+  echo "skipped: this kernel cannot confine (hookd check says why)"
+fi
+rm -f "$work/tool-command"
+echo "4 passed, 0 failed"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A scripted Anthropic Messages API on loopback for hookd's end-to-end test with Claude Code.
 
-A prompt containing RUNTOOL gets one Bash tool call (`echo ok-tool`, or $FAKE_TOOL_COMMAND); once a tool result comes
+A prompt containing RUNTOOL gets one Bash tool call (`echo ok-tool`, or the text of the file
+$FAKE_TOOL_COMMAND_FILE names); once a tool result comes
 back, or for any other prompt, the answer is plain text. Every request is logged to stderr.
 Serves 127.0.0.1 only, stops after --max-requests requests or --seconds seconds.
 """
@@ -12,6 +13,14 @@ def blocks_of(message):
     content = message.get("content", "")
     return content if isinstance(content, list) else [{"type": "text", "text": content}]
 
+def tool_command():
+    """The Bash command to ask for: $FAKE_TOOL_COMMAND_FILE's text when that file exists (read
+    at each request, so one server serves several scenarios), else `echo ok-tool`."""
+    path = os.environ.get("FAKE_TOOL_COMMAND_FILE")
+    if path and os.path.exists(path):
+        return open(path).read().strip()
+    return "echo ok-tool"
+
 def answer(body):
     """Claude Code puts reminders and the prompt in several blocks and messages: look at all."""
     blocks = [b for m in body.get("messages", []) if m.get("role") == "user" for b in blocks_of(m)]
@@ -21,7 +30,7 @@ def answer(body):
         return [{"type": "text", "text": "done"}], "end_turn"
     if any("RUNTOOL" in str(b.get("text", "")) for b in blocks):
         return [{"type": "tool_use", "id": "toolu_01", "name": "Bash",
-                 "input": {"command": os.environ.get("FAKE_TOOL_COMMAND", "echo ok-tool"),
+                 "input": {"command": tool_command(),
                            "description": "run"}}], "tool_use"
     return [{"type": "text", "text": "ok"}], "end_turn"
 
