@@ -573,6 +573,21 @@ fn the_models_shell_calls_are_rewritten_to_run_confined() {
         .unwrap();
     assert!(cmd.contains(" exec --cwd-file "), "{r}");
     assert_eq!(r["hookSpecificOutput"]["tool_input"]["dir_path"], ".");
+
+    // Crush's bash tool: `updated_input`.
+    let payload = serde_json::json!({
+        "event": "PreToolUse", "cwd": p.path(), "session_id": "c",
+        "tool_name": "bash", "tool_input": {"command": "git status"},
+    });
+    let o = with_stdin(
+        hookd(&p, &tmp, &["adapter", "crush", "--no-daemon"]),
+        &payload.to_string(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let cmd = r["updated_input"]["command"].as_str().unwrap();
+    assert!(cmd.ends_with("(exit $__hookd_status)"), "{r}");
+    assert!(as_the_agent(&p, &tmp, cmd).contains("status=0"));
 }
 
 proptest::proptest! {
@@ -588,4 +603,46 @@ proptest::proptest! {
             .unwrap();
         proptest::prop_assert_eq!(String::from_utf8(o.stdout).unwrap(), text);
     }
+}
+
+#[test]
+fn a_cargo_build_succeeds_confined_and_its_build_script_cannot_reach_home() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    // The toolchain this test was built with, found beside its cargo.
+    let cargo = Path::new(env!("CARGO"));
+    let bin = cargo.parent().unwrap();
+    std::fs::write(
+        p.path().join("Cargo.toml"),
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.path().join("src")).unwrap();
+    std::fs::write(p.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(
+        p.path().join("build.rs"),
+        format!(
+            "fn main() {{ let ok = std::fs::write({:?}, \"pwned\").is_ok(); println!(\"cargo:warning=home write: {{ok}}\"); }}\n",
+            p.home.path().join(".bashrc")
+        ),
+    )
+    .unwrap();
+    let o = hookd(&p, &tmp, &["exec", "--", "cargo", "build", "--offline"])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("CARGO_HOME", p.home.path().join(".cargo"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("home write: false"), "{}", stderr(&o));
+    assert!(p.path().join("target/debug/demo").exists());
+    assert!(!p.home.path().join(".bashrc").exists());
 }
