@@ -26,6 +26,19 @@ pub(super) struct Args {
     pub(super) argv: Vec<String>,
 }
 
+/// Before anything reads the environment: what the repository's files set for its agent
+/// (`.env`, `.claude/settings*.json` `env`) is dropped, as the adapters drop it. An agent runs a
+/// model's confined call through its own shell, whose environment a repository may have set:
+/// its `HOME` would choose which `config.yaml` (and `sandbox.write`) applies, its `TMPDIR`
+/// where confined commands may write. The working directory stays the caller's.
+pub(crate) fn drop_project_env() {
+    let here = std::env::current_dir();
+    let _ = hookd::adapter::enter_agent_project(None);
+    if let Ok(here) = here {
+        let _ = std::env::set_current_dir(here);
+    }
+}
+
 /// `hookd exec -- ARGV`: the configured `sandbox:` (confined even where `enabled` is off; the
 /// policy's `write`, `network` and `read_deny` apply), stdio inherited, its exit status passed
 /// on (128 + N when signal N ended it). Exit 126 when it cannot be confined, naming what the

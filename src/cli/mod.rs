@@ -159,6 +159,10 @@ impl Millis {
 /// `hookd` has no options before its subcommand, so the first argument names it.
 pub(crate) fn early() -> Option<adapter::Early> {
     let sub = std::env::args_os().nth(1);
+    if sub.as_deref() == Some(std::ffi::OsStr::new("exec")) {
+        exec::drop_project_env();
+        return None;
+    }
     (sub.as_deref() == Some(std::ffi::OsStr::new("adapter"))).then(adapter::Early::prepare)
 }
 

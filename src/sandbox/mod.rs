@@ -163,7 +163,7 @@ impl Confinement {
         let project = project
             .canonicalize()
             .map_err(|e| Unavailable::Prepare(format!("the project {}: {e}", project.display())))?;
-        let mut writable = vec![project.clone(), std::env::temp_dir()];
+        let mut writable = vec![project.clone(), temp_dir(policy)];
         writable.extend(policy.write.iter().cloned());
         let ruleset = linux::ruleset(&writable).map_err(Unavailable::Prepare)?;
 
@@ -189,9 +189,12 @@ impl Confinement {
         }
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
-        let home_hidden = policy
-            .home
-            .iter()
+        // The home `HOME` names and the one the user database does (a repository's settings
+        // may have set `HOME` for the agent).
+        let mut homes: Vec<PathBuf> = policy.home.iter().cloned().collect();
+        homes.extend(passwd_home().filter(|h| !homes.contains(h)));
+        let home_hidden = homes
+            .into_iter()
             .flat_map(|h| HIDDEN_IN_HOME.iter().map(move |rel| h.join(rel)));
         let state = crate::paths::state_dir();
         for path in home_hidden
@@ -258,10 +261,36 @@ fn cstring(s: String) -> Result<CString, Unavailable> {
     CString::new(s).map_err(|e| Unavailable::Prepare(e.to_string()))
 }
 
+/// The user's home as the user database has it.
+fn passwd_home() -> Option<PathBuf> {
+    nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.dir)
+}
+
+/// The temporary directory confined commands may write: `$TMPDIR` (else `/tmp`), unless it
+/// holds a home directory (`TMPDIR=$HOME` would make the home writable): then `/tmp`.
+pub fn temp_dir(policy: &SandboxPolicy) -> PathBuf {
+    let tmp = std::env::temp_dir();
+    let real = tmp.canonicalize().unwrap_or_else(|_| tmp.clone());
+    let holds_home = policy
+        .home
+        .iter()
+        .cloned()
+        .chain(passwd_home())
+        .any(|h| h.canonicalize().unwrap_or(h).starts_with(&real));
+    if holds_home {
+        PathBuf::from("/tmp")
+    } else {
+        tmp
+    }
+}
+
 /// Where `policy` lets a confined command write (for the file tools' check and people): the
 /// project, the temporary directory and the `write` entries.
 pub fn writable_places(policy: &SandboxPolicy, project: &Path) -> Vec<PathBuf> {
-    let mut out = vec![project.to_path_buf(), std::env::temp_dir()];
+    let mut out = vec![project.to_path_buf(), temp_dir(policy)];
     out.extend(policy.write.iter().cloned());
     out
 }
