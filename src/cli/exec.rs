@@ -13,10 +13,10 @@ pub(super) struct Args {
     /// call confined (the adapters rewrite the call to this).
     #[arg(long, value_name = "COMMAND", conflicts_with = "argv")]
     pub(super) shell: Option<String>,
-    /// With --shell: write the directory the command ends in to FILE (the agent's shell goes
-    /// there afterwards, as it would have after the command itself).
-    #[arg(long, value_name = "FILE", requires = "shell")]
-    pub(super) cwd_file: Option<std::path::PathBuf>,
+    /// With --shell: write the directory the command ends in to descriptor FD (the agent's
+    /// shell goes there afterwards, as it would have after the command itself).
+    #[arg(long, value_name = "FD", requires = "shell")]
+    pub(super) cwd_fd: Option<u8>,
     /// The program and its arguments (after `--`).
     #[arg(
         required_unless_present = "shell",
@@ -50,13 +50,10 @@ pub(super) fn run(a: Args) -> Done {
             .map_err(|e| Error::Confine(e.to_string()))?;
     let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
     let argv = match &a.shell {
-        Some(command) => hookd::sandbox::shell_argv(command),
+        Some(command) => hookd::sandbox::shell_argv(command, a.cwd_fd),
         None => a.argv,
     };
     let mut cmd = hookd::sandbox::command(std::sync::Arc::new(confinement), &argv, &cwd);
-    if let Some(file) = &a.cwd_file {
-        cmd.env("HOOKD_CWD_FILE", file);
-    }
     let status = cmd
         .status()
         .map_err(|e| Error::Cannot(format!("`{}` could not start confined: {e}", argv[0])))?;

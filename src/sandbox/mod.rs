@@ -387,28 +387,27 @@ pub fn shell_quote(text: &str) -> String {
 }
 
 /// A model's shell call rewritten so that the agent runs it confined, in the agent's own shell:
-/// `PROGRAM exec --cwd-file F --shell 'COMMAND'`, where `COMMAND` is, byte for byte, the one
-/// that was checked. The directory the command ends in is carried back (agents such as Claude
-/// Code keep their shell's directory from one call to the next), and its exit status is the
-/// call's.
+/// `PROGRAM exec --cwd-fd 3 --shell='COMMAND'`, where `COMMAND` is, byte for byte, the one that
+/// was checked. The words around it use shell builtins only (no program a repository's `PATH`
+/// could replace runs unconfined): they carry back the directory the command ends in (agents
+/// such as Claude Code keep their shell's directory from one call to the next) and its exit
+/// status, and leave its stdout and stderr where they were.
 pub fn shell_rewrite(program: &Path, command: &str) -> String {
     format!(
-        "__hookd_cwd=\"$(mktemp)\" && {} exec --cwd-file \"$__hookd_cwd\" --shell {}; \
-         __hookd_status=$?; [ -s \"$__hookd_cwd\" ] && cd -- \"$(cat -- \"$__hookd_cwd\")\" 2>/dev/null; \
-         rm -f -- \"$__hookd_cwd\"; (exit $__hookd_status)",
+        "{{ __hookd_cwd=$({} exec --cwd-fd 3 --shell={} 3>&1 1>&4 4>&-); }} 4>&1; \
+         __hookd_status=$?; [ -n \"$__hookd_cwd\" ] && cd -- \"$__hookd_cwd\" 2>/dev/null; \
+         (exit $__hookd_status)",
         shell_quote(&program.display().to_string()),
         shell_quote(command)
     )
 }
 
-/// The argv `hookd exec --shell COMMAND` runs: bash with `COMMAND` as its script, preceded by a
-/// trap that writes the directory it ends in to `$HOOKD_CWD_FILE` (when set).
-pub fn shell_argv(command: &str) -> Vec<String> {
-    vec![
-        "bash".into(),
-        "-c".into(),
-        format!(
-            "trap '[ -n \"$HOOKD_CWD_FILE\" ] && pwd -P >\"$HOOKD_CWD_FILE\" 2>/dev/null' EXIT\n{command}"
-        ),
-    ]
+/// The argv `hookd exec --shell COMMAND` runs: bash with `COMMAND` as its script, preceded,
+/// with `cwd_fd`, by a trap that writes the directory it ends in to that descriptor.
+pub fn shell_argv(command: &str, cwd_fd: Option<u8>) -> Vec<String> {
+    let script = match cwd_fd {
+        Some(fd) => format!("trap 'pwd -P >&{fd} 2>/dev/null' EXIT\n{command}"),
+        None => command.to_string(),
+    };
+    vec!["bash".into(), "-c".into(), script]
 }

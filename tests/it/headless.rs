@@ -182,7 +182,7 @@ fn play(ci: &Ci, agent: &str, events: &str) {
         input["command"]
             .as_str()
             .unwrap()
-            .contains(" exec --cwd-file \"$__hookd_cwd\" --shell 'make test'; "),
+            .contains(" exec --cwd-fd 3 --shell='make test' 3>&1 "),
         "{out}"
     );
     // "Done" while the tests fail: keep working.

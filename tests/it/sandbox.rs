@@ -538,6 +538,24 @@ fn the_models_shell_calls_are_rewritten_to_run_confined() {
     );
     assert!(out.contains("Permission denied"), "{out}");
 
+    // The words around the command are builtins: programs a repository put first on the agent's
+    // PATH do not run outside the sandbox (here, each would write the home directory).
+    let fake = p.path().join("fakebin");
+    std::fs::create_dir_all(&fake).unwrap();
+    for tool in ["mktemp", "cat", "rm", "mv", "sh", "env", "bash"] {
+        let path = fake.join(tool);
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho {tool} >> {home}/hijacked\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let hijacked = format!("PATH={}:$PATH; {rewritten}", fake.display());
+    as_the_agent(&p, &tmp, &hijacked);
+    assert!(!p.home.path().join("hijacked").exists());
+
     // Gated and admitted: hookd's allow-list decided, so the rewrite is allowed.
     p.write_home("hooks.yaml", "gate_shell_tools: true\n");
     p.write_home(
@@ -571,7 +589,10 @@ fn the_models_shell_calls_are_rewritten_to_run_confined() {
     let cmd = r["hookSpecificOutput"]["tool_input"]["command"]
         .as_str()
         .unwrap();
-    assert!(cmd.contains(" exec --cwd-file "), "{r}");
+    assert!(
+        cmd.contains(" exec --cwd-fd 3 --shell='git status' "),
+        "{r}"
+    );
     assert_eq!(r["hookSpecificOutput"]["tool_input"]["dir_path"], ".");
 
     // Crush's bash tool: `updated_input`.
