@@ -365,13 +365,25 @@ impl CommandProvider {
         let Some(command) = input.get("command").and_then(Value::as_str) else {
             return;
         };
-        let Some(program) = &self.exec_program else {
+        let missing = crate::sandbox::support().missing();
+        let refused = match &self.exec_program {
+            _ if !missing.is_empty() => Some(format!(
+                "the sandbox is on and this machine's kernel cannot confine it (it lacks {})",
+                missing.join(" and ")
+            )),
+            None => Some(
+                "the sandbox is on and this hookd has no program to run it confined with".into(),
+            ),
+            Some(_) => None,
+        };
+        if let Some(why) = refused {
             t.deny = true;
-            t.reason = Some(format!(
-                "hookd refused this {tool} call: the sandbox is on and this hookd has no program to run it confined with"
-            ));
+            t.reason = Some(format!("hookd refused this {tool} call: {why}"));
             t.synthetic_result = t.reason.clone();
             t.updated_input = None;
+            return;
+        }
+        let Some(program) = &self.exec_program else {
             return;
         };
         let wrapped = crate::sandbox::shell_rewrite(program, command);

@@ -369,6 +369,21 @@ fn where_the_kernel_cannot_confine_nothing_runs() {
         .as_str()
         .unwrap()
         .starts_with("this kernel cannot confine it: it lacks Landlock"));
+    // The model's shell call: denied with the reason, not rewritten into one that cannot run.
+    let payload = serde_json::json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
+        "permission_mode": "default", "tool_name": "Bash",
+        "tool_input": {"command": "touch ran"},
+    });
+    let mut c = hookd(&p, &tmp, &["adapter", "claude-code", "--no-daemon"]);
+    without_landlock(&mut c);
+    let o = with_stdin(c, &payload.to_string());
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(r["hookSpecificOutput"]["permissionDecision"], "deny", "{r}");
+    assert!(r["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .starts_with("hookd refused this Bash call: the sandbox is on and this machine's kernel cannot confine it (it lacks Landlock"));
     // `hookd check` says so, and `--strict` fails on it.
     let mut c = hookd(&p, &tmp, &["check", "--strict"]);
     without_landlock(&mut c);
