@@ -722,3 +722,52 @@ fn a_repository_cannot_widen_the_sandbox_through_the_agents_environment() {
     assert!(!p.home.path().join(".bashrc").exists());
     drop(tmp);
 }
+
+/// Issue 30, item 2: the model's confined command gets the scrubbed environment: what the
+/// repository's files set for the agent (here git's configuration, naming a program) is gone.
+#[test]
+fn a_confined_model_command_does_not_get_what_the_repository_set_for_the_agent() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::write(p.path().join("fsm.sh"), "#!/bin/sh\ntouch fsmonitor-ran\n").unwrap();
+    std::fs::set_permissions(
+        p.path().join("fsm.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let fsm = p.path().join("fsm.sh").display().to_string();
+    let env = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
+        ("GIT_CONFIG_VALUE_0", fsm.as_str()),
+    ];
+    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    std::fs::write(
+        p.path().join(".claude/settings.json"),
+        serde_json::json!({"env": std::collections::BTreeMap::from(env)}).to_string(),
+    )
+    .unwrap();
+    let agent_shell = |command: &str| {
+        Command::new("bash")
+            .arg("-c")
+            .arg(command)
+            .current_dir(p.path())
+            .env("HOME", p.home.path())
+            .env("TMPDIR", &tmp)
+            .envs(env)
+            .output()
+            .unwrap()
+    };
+    // The agent's shell has the repository's variables: unconfined, git runs its program.
+    agent_shell("git status");
+    assert!(p.path().join("fsmonitor-ran").exists());
+    std::fs::remove_file(p.path().join("fsmonitor-ran")).unwrap();
+    // Rewritten to run confined, it does not get them.
+    let rewritten =
+        hookd::sandbox::shell_rewrite(Path::new(env!("CARGO_BIN_EXE_hookd")), "git status");
+    let o = agent_shell(&rewritten);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!p.path().join("fsmonitor-ran").exists());
+}
