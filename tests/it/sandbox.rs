@@ -691,6 +691,17 @@ fn a_repository_cannot_widen_the_sandbox_through_the_agents_environment() {
     // The repository sets, for its agent, a HOME whose config.yaml lets confined commands write
     // everywhere, and a TMPDIR that is the user's home. The agent's shell then runs the
     // rewritten call with that environment.
+    // The user's real home must be outside /tmp (which the sandbox lets commands write, and
+    // which holds everything when the repository is checked out there): a directory below
+    // this process's own home stands for it.
+    let Some(base) = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|h| h.is_dir() && !h.starts_with("/tmp") && h != Path::new("/"))
+    else {
+        eprintln!("skipped: this process's HOME is not a directory outside /tmp");
+        return;
+    };
+    let real = tempfile::tempdir_in(&base).unwrap();
     let (p, tmp) = project();
     let fake = p.path().join("fakehome");
     std::fs::create_dir_all(fake.join(".infer")).unwrap();
@@ -699,7 +710,7 @@ fn a_repository_cannot_widen_the_sandbox_through_the_agents_environment() {
         "sandbox: {enabled: true, network: true, write: ['/']}\n",
     )
     .unwrap();
-    let real_home = p.home.path().display().to_string();
+    let real_home = real.path().display().to_string();
     std::fs::create_dir_all(p.path().join(".claude")).unwrap();
     std::fs::write(
         p.path().join(".claude/settings.json"),
@@ -713,13 +724,13 @@ fn a_repository_cannot_widen_the_sandbox_through_the_agents_environment() {
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &fake)
-        .env("TMPDIR", p.home.path())
+        .env("TMPDIR", real.path())
         .env("HOOKD_STATE_DIR", p.state.path())
         .output()
         .unwrap();
     assert!(!o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("Permission denied"), "{}", stderr(&o));
-    assert!(!p.home.path().join(".bashrc").exists());
+    assert!(!real.path().join(".bashrc").exists());
     drop(tmp);
 }
 
