@@ -65,7 +65,15 @@ const KEYS: [&str; 8] = [
     "when",
     "guidance",
 ];
-const GUIDANCE_KEYS: [&str; 5] = ["standard", "plan", "auto", "auto-with-judge", "readonly"];
+/// `guidance` keys: the modes, from the one catalog of them (a key no mode has could never be
+/// used, and is warned about as unknown).
+const GUIDANCE_KEYS: [&str; 5] = [
+    crate::kinds::Mode::ALL[0].name(),
+    crate::kinds::Mode::ALL[1].name(),
+    crate::kinds::Mode::ALL[2].name(),
+    crate::kinds::Mode::ALL[3].name(),
+    crate::kinds::Mode::ALL[4].name(),
+];
 const PLACEHOLDERS: [&str; 6] = [
     "tool_name",
     "count",

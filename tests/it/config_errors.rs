@@ -283,3 +283,19 @@ fn mode_all_is_the_shared_list_alone() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains(r#""mode":"all""#), "{}", stdout(&out));
 }
+
+#[test]
+fn a_guidance_key_no_mode_has_is_warned_about() {
+    let p = Project::new();
+    p.write(
+        "reminders.yaml",
+        "enabled: true\nreminders:\n  - name: m\n    hook: pre_stream\n    trigger: on_mode_change\n    text: '{guidance}'\n    guidance:\n      plan: think first\n      auto-with-judge: never used\n",
+    );
+    let out = p.run(&["check"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("warning: unknown key `auto-with-judge` in `guidance` is ignored\n  --> .infer/reminders.yaml:9:7"),
+        "{}",
+        stderr(&out)
+    );
+}
