@@ -118,6 +118,17 @@ fn invisible(c: char) -> bool {
         | '\u{E0100}'..='\u{E01EF}')
 }
 
+/// `bytes` as lowercase hexadecimal (digests, tokens, nonces): the one spelling of it.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 0xf)] as char);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +170,11 @@ mod tests {
     #[test]
     fn lines_keep_their_breaks_only() {
         assert_eq!(visible_lines("a\u{1b}\nb\r\n"), "a\\x1b\nb\\r\n");
+    }
+
+    #[test]
+    fn hex_is_lowercase_two_digits_a_byte() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(hex(&[]), "");
     }
 }

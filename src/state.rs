@@ -130,7 +130,7 @@ pub fn session_key(session: &str) -> std::borrow::Cow<'_, str> {
     }
     use sha2::Digest;
     let digest = sha2::Sha256::digest(session.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = crate::display::hex(&digest);
     format!("sha256:{hex}").into()
 }
 

@@ -128,10 +128,7 @@ impl LoadOptions {
             "trust_file": self.trust_file,
         })
         .to_string();
-        Sha256::digest(text.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::display::hex(&Sha256::digest(text.as_bytes()))
     }
 
     /// Use the default trust file (see [`TrustStore::default_path`]).

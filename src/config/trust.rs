@@ -439,7 +439,7 @@ fn hash_files(root: &Path, files: &[String]) -> String {
             }
         }
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    crate::display::hex(&h.finalize())
 }
 
 /// One trusted project.

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 pub(crate) fn generate_token() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(crate::display::hex(&bytes))
 }
 
 /// Where a generated token is kept: beside the socket, `hookd.sock` → `hookd.token`.

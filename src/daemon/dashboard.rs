@@ -33,7 +33,7 @@ pub fn key(token: &str) -> String {
         .chain_update(b"hookd-dashboard\0")
         .chain_update(token.as_bytes())
         .finalize();
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::display::hex(&digest)
 }
 
 /// Whether a request may use the key instead of the token: GET of the page or of the two
@@ -168,7 +168,7 @@ pub(super) async fn page() -> Response {
             "no randomness for the page's nonce",
         );
     }
-    let nonce: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let nonce: String = crate::display::hex(&bytes);
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
