@@ -2,7 +2,7 @@
 
 use super::error::{Done, Error};
 use super::load::{load, print_warnings, ConfigArgs};
-use super::{given_path, parse_mode, parse_point, path_arg, Millis};
+use super::{given_path, parse_mode, path_arg, Millis};
 use super::{out, read_stdin};
 use hookd::catalog::HookPoint;
 use hookd::config::{Config, LoadOptions, Mode};
@@ -18,7 +18,7 @@ use std::sync::Arc;
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
     /// The hook point.
-    #[arg(value_parser = parse_point, value_name = "POINT")]
+    #[arg(value_parser = super::PointArg, value_name = "POINT", hide_possible_values = true)]
     pub(super) point: HookPoint,
     #[command(flatten)]
     pub(super) cfg: ConfigArgs,

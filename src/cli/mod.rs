@@ -4,6 +4,7 @@
 mod adapter;
 mod allow;
 mod check;
+mod completions;
 mod dispatch;
 mod error;
 mod events;
@@ -63,6 +64,10 @@ enum Command {
     Events(events::Args),
     /// Run what is due at POINT: context JSON on stdin, Outcome JSON on stdout.
     Dispatch(dispatch::Args),
+    /// Print shell completions for bash, zsh or fish (hook points complete after `dispatch`).
+    Completions(completions::Args),
+    /// Print hookd's manual page (roff), every subcommand included: `hookd man | man -l -`.
+    Man,
     /// Run a program confined by the configured sandbox (writes only in the project and the
     /// temporary directory, credential stores hidden, no network). Exit 126 when this kernel
     /// cannot confine it.
@@ -181,6 +186,35 @@ pub(super) fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse::<Mode>().map_err(|e| e.to_string())
 }
 
+/// The hook point argument: [`parse_point`]'s messages, and the catalog's names for
+/// completions and help.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PointArg;
+
+impl clap::builder::TypedValueParser for PointArg {
+    type Value = HookPoint;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<HookPoint, clap::Error> {
+        let parse: fn(&str) -> Result<HookPoint, String> = parse_point;
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            HookPoint::ALL
+                .into_iter()
+                .map(|p| clap::builder::PossibleValue::new(p.name())),
+        ))
+    }
+}
+
 pub(super) fn parse_point(s: &str) -> Result<HookPoint, String> {
     s.parse::<HookPoint>()
         .map_err(|e| format!("{e}; valid points: {}", HookPoint::names_joined()))
@@ -201,6 +235,8 @@ pub(crate) fn run(cli: Cli, early: Option<adapter::Early>) -> Done {
         Command::Import { from } => imports::run(from),
         Command::Dispatch(a) => dispatch::run(a),
         Command::Exec(a) => exec::run(a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man => completions::man(),
     }
 }
 

@@ -571,3 +571,58 @@ fn hookd_events_shows_the_session_in_aligned_columns() {
          #12     10:00:01.456  s1            pre_tool         tool_command_denied  Bash denied: not_allowlisted `curl x`\n"
     );
 }
+
+#[test]
+fn completions_offer_the_hook_points_and_the_manual_covers_every_subcommand() {
+    let p = Project::new();
+    let script = p.run(&["completions", "bash"]);
+    assert!(script.status.success());
+    std::fs::write(p.path().join("hookd.bash"), &script.stdout).unwrap();
+    // What bash offers after `hookd dispatch pre_`, with the script loaded as a user would.
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("source ./hookd.bash; COMP_WORDS=(hookd dispatch pre_); COMP_CWORD=2; COMP_LINE='hookd dispatch pre_'; COMP_POINT=${#COMP_LINE}; _hookd hookd pre_ dispatch; printf '%s\\n' \"${COMPREPLY[@]}\" | sort")
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        "pre_queue_drain\npre_session\npre_stream\npre_tool\n",
+        "{}",
+        stderr(&o)
+    );
+    for shell in ["zsh", "fish"] {
+        let o = p.run(&["completions", shell]);
+        assert!(o.status.success());
+        assert!(stdout(&o).contains("post_queue_drain"), "{shell}");
+    }
+    let man = stdout(&p.run(&["man"]));
+    assert!(
+        man.starts_with(".ie \\n(.g .ds Aq \\(aq") || man.contains(".TH hookd 1"),
+        "{man}"
+    );
+    let pages: Vec<&str> = man
+        .lines()
+        .filter_map(|l| l.strip_prefix(".TH "))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    for sub in [
+        "hookd",
+        "hookd-points",
+        "hookd-check",
+        "hookd-allow",
+        "hookd-trust",
+        "hookd-adapter",
+        "hookd-install",
+        "hookd-import",
+        "hookd-uninstall",
+        "hookd-serve",
+        "hookd-events",
+        "hookd-dispatch",
+        "hookd-completions",
+        "hookd-man",
+        "hookd-exec",
+    ] {
+        assert!(pages.contains(&sub), "{sub} missing from {pages:?}");
+    }
+}
