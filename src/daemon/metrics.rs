@@ -206,10 +206,64 @@ impl Collector for Counted {
     }
 }
 
-/// `GET /metrics`.
-pub(super) async fn metrics(State(state): State<Shared>) -> Response {
+/// The Prometheus text format's content type (version 0.0.4).
+const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Whether the scraper's `Accept` asks for the Prometheus text format rather than OpenMetrics:
+/// it names `text/plain` and not `application/openmetrics-text` (OpenMetrics otherwise, and by
+/// default).
+fn wants_prometheus_text(accept: Option<&str>) -> bool {
+    accept.is_some_and(|a| {
+        let a = a.to_ascii_lowercase();
+        a.contains("text/plain") && !a.contains("application/openmetrics-text")
+    })
+}
+
+/// OpenMetrics text as the Prometheus text format (0.0.4): no `# EOF` or `# UNIT`, and a
+/// counter family named as its samples are (`hookd_dispatches_total`), as `promtool check
+/// metrics` and older scrapers expect.
+fn prometheus_text(openmetrics: &str) -> String {
+    let counters: std::collections::HashSet<&str> = openmetrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
+            let rest = line.strip_prefix(prefix)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters
+                .contains(name)
+                .then(|| format!("{prefix}{name}_total {tail}"))
+        });
+        match renamed {
+            Some(l) => out.push_str(&l),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `GET /metrics`: OpenMetrics, or the Prometheus text format when the scraper asks for it.
+pub(super) async fn metrics(
+    State(state): State<Shared>,
+    headers: axum::http::HeaderMap,
+) -> Response {
     let mut text = String::new();
+    let accept = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
     match prometheus_client::encoding::text::encode(&mut text, &state.metrics.registry) {
+        Ok(()) if wants_prometheus_text(accept) => (
+            [("content-type", PROMETHEUS_CONTENT_TYPE)],
+            prometheus_text(&text),
+        )
+            .into_response(),
         Ok(()) => ([("content-type", CONTENT_TYPE)], text).into_response(),
         Err(_) => (
             StatusCode::INTERNAL_SERVER_ERROR,

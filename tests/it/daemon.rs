@@ -747,6 +747,67 @@ fn metrics_are_valid_prometheus_text() {
             "no line `{line}` in:\n{metrics}"
         );
     }
+    // A scraper that asks for the Prometheus text format gets it, and promtool accepts it.
+    let host = format!("127.0.0.1:{}", d.port);
+    let auth = format!("Bearer {}", d.token.as_ref().unwrap());
+    let (status, text) = request(
+        &mut TcpStream::connect(("127.0.0.1", d.port)).unwrap(),
+        "GET",
+        "/metrics",
+        &[
+            ("Host", host.as_str()),
+            ("Authorization", auth.as_str()),
+            ("Accept", "text/plain;version=0.0.4;q=0.9,*/*;q=0.1"),
+        ],
+        "",
+    );
+    assert_eq!(status, 200);
+    for line in [
+        "# TYPE hookd_dispatches_total counter",
+        "hookd_dispatches_total{point=\"post_tool\"} 3",
+        "# TYPE hookd_dispatch_duration_seconds histogram",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "no line `{line}` in:\n{text}"
+        );
+    }
+    assert!(!text.contains("# EOF"), "{text}");
+    if crate::dashboard::installed("promtool") {
+        let (ok, said) = std::process::Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(std::process::Stdio::piped())
+            .output_with_stdin(text.as_bytes());
+        assert!(ok, "promtool: {said}\n{text}");
+    } else {
+        eprintln!("promtool: skipped: not installed (apt-get install prometheus)");
+    }
+}
+
+/// `Command::output` with `input` on stdin: (success, stdout and stderr).
+trait OutputWithStdin {
+    fn output_with_stdin(&mut self, input: &[u8]) -> (bool, String);
+}
+
+impl OutputWithStdin for std::process::Command {
+    fn output_with_stdin(&mut self, input: &[u8]) -> (bool, String) {
+        use std::io::Write;
+        let mut child = self
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let o = child.wait_with_output().unwrap();
+        (
+            o.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ),
+        )
+    }
 }
 
 #[test]

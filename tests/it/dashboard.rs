@@ -555,7 +555,7 @@ fn every_metric_the_grafana_dashboard_and_the_alerts_use_is_exported() {
 }
 
 /// promtool, when installed (CI installs Debian's `prometheus`, which has it).
-fn installed(program: &str) -> bool {
+pub(crate) fn installed(program: &str) -> bool {
     Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
