@@ -10,6 +10,7 @@ mod error;
 mod events;
 mod exec;
 mod imports;
+mod init;
 mod install;
 mod load;
 mod points;
@@ -64,6 +65,9 @@ enum Command {
     Events(events::Args),
     /// Run what is due at POINT: context JSON on stdin, Outcome JSON on stdout.
     Dispatch(dispatch::Args),
+    /// Write a first ~/.infer/ (the example configuration, or --headless the unattended one);
+    /// never over a file that exists. --agent also installs that agent's hooks.
+    Init(init::Args),
     /// Print shell completions for bash, zsh or fish (hook points complete after `dispatch`).
     Completions(completions::Args),
     /// Print hookd's manual page (roff), every subcommand included: `hookd man | man -l -`.
@@ -236,6 +240,7 @@ pub(crate) fn run(cli: Cli, early: Option<adapter::Early>) -> Done {
         Command::Dispatch(a) => dispatch::run(a),
         Command::Exec(a) => exec::run(a),
         Command::Completions(a) => completions::run(a),
+        Command::Init(a) => init::run(a),
         Command::Man => completions::man(),
     }
 }

@@ -626,3 +626,50 @@ fn completions_offer_the_hook_points_and_the_manual_covers_every_subcommand() {
         assert!(pages.contains(&sub), "{sub} missing from {pages:?}");
     }
 }
+
+#[test]
+fn init_writes_a_first_configuration_that_check_passes_and_never_overwrites() {
+    let p = Project::new();
+    let o = p.run(&["init"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let infer = p.home.path().join(".infer");
+    let shown = infer.display();
+    assert_eq!(
+        stdout(&o),
+        format!("wrote {shown}/config.yaml\nwrote {shown}/hooks.yaml\nwrote {shown}/reminders.yaml\nnext: review what it runs and allows with `hookd check`, then connect an agent: `hookd install claude-code --scope user` (or gemini, crush)\n")
+    );
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/example");
+    for f in ["config.yaml", "hooks.yaml", "reminders.yaml"] {
+        assert_eq!(
+            std::fs::read_to_string(infer.join(f)).unwrap(),
+            std::fs::read_to_string(shipped.join(f)).unwrap()
+        );
+    }
+    let check = p.run(&["check"]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    // Again, with one file changed by the user: nothing is overwritten.
+    std::fs::write(infer.join("hooks.yaml"), "enabled: false\n").unwrap();
+    let o = p.run(&["init", "--headless"]);
+    assert!(o.status.success());
+    assert!(
+        stdout(&o).starts_with(&format!("kept {shown}/config.yaml (it exists; not changed)\nkept {shown}/hooks.yaml (it exists; not changed)\n")),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(infer.join("hooks.yaml")).unwrap(),
+        "enabled: false\n"
+    );
+    // The unattended one, with the agent's hooks.
+    let q = Project::new();
+    let o = q.run(&["init", "--headless", "--agent", "claude-code"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let config = std::fs::read_to_string(q.home.path().join(".infer/config.yaml")).unwrap();
+    assert!(config.contains("sandbox:\n  enabled: true\n"), "{config}");
+    let settings = std::fs::read_to_string(q.home.path().join(".claude/settings.json")).unwrap();
+    assert!(
+        settings.contains("adapter claude-code --fail-closed --gate-shell-tools"),
+        "{settings}"
+    );
+    assert!(stdout(&o).ends_with("next: review what it runs and allows with `hookd check`\n"));
+}
