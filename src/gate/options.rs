@@ -45,6 +45,14 @@ pub(super) struct Danger {
 }
 
 impl Danger {
+    fn new(spelled: Option<&'static str>, what: impl Into<String>, does: Does) -> Danger {
+        Danger {
+            spelled,
+            what: what.into(),
+            does,
+        }
+    }
+
     /// One sentence for the model: what is refused and why, not how to get it admitted.
     pub fn detail(&self) -> String {
         format!("{} {}, so hookd refuses it", self.what, self.does.says())
@@ -453,11 +461,6 @@ fn ssh_options(args: &[String], program: &str) -> Option<Danger> {
 /// sed: GNU sed's `--sandbox` set (the `e`, `r`, `R`, `w` and `W` commands and the `e` and `w`
 /// flags of `s`), a script read from a file (`-f`), and a script this reader cannot follow.
 fn sed(args: &[String]) -> Option<Danger> {
-    let sed_danger = |spelled: Option<&'static str>, what: String, does| Danger {
-        spelled,
-        what,
-        does,
-    };
     let mut scripts: Vec<&str> = Vec::new();
     let mut given = false;
     let mut i = 0;
@@ -478,7 +481,7 @@ fn sed(args: &[String]) -> Option<Danger> {
                 given = true;
                 i += usize::from(value.is_none());
             } else if abbreviates(name, "file") {
-                return Some(sed_danger(Some("--file"), "`sed --file`".into(), Loads));
+                return Some(Danger::new(Some("--file"), "`sed --file`", Loads));
             } else if abbreviates(name, "line-length") && value.is_none() {
                 i += 1;
             }
@@ -497,7 +500,7 @@ fn sed(args: &[String]) -> Option<Danger> {
                         given = true;
                         break;
                     }
-                    'f' => return Some(sed_danger(Some("-f"), "`sed -f`".into(), Loads)),
+                    'f' => return Some(Danger::new(Some("-f"), "`sed -f`", Loads)),
                     'l' => {
                         i += usize::from(attached.is_empty());
                         break;
@@ -510,24 +513,36 @@ fn sed(args: &[String]) -> Option<Danger> {
         }
         i += 1;
     }
-    scripts.into_iter().find_map(|s| match sed_script(s) {
+    in_text(
+        scripts,
+        sed_script,
+        "the sed command",
+        "a sed script the gate cannot read",
+    )
+}
+
+/// What a reader of program text found first: the construct and what it does; `Err` for
+/// text it cannot follow.
+type TextReading = Result<Option<(&'static str, Does)>, ()>;
+
+/// The first danger a reader of program text (`sed_script`, `awk_program`) finds in `texts`,
+/// named as `kind` (`the sed command `e``); text it cannot follow is refused as `unreadable`.
+fn in_text(
+    texts: Vec<&str>,
+    read: fn(&str) -> TextReading,
+    kind: &str,
+    unreadable: &str,
+) -> Option<Danger> {
+    texts.into_iter().find_map(|t| match read(t) {
         Ok(None) => None,
-        Ok(Some((command, does))) => Some(sed_danger(
-            None,
-            format!("the sed command `{command}`"),
-            does,
-        )),
-        Err(()) => Some(sed_danger(
-            None,
-            "a sed script the gate cannot read".into(),
-            Runs,
-        )),
+        Ok(Some((what, does))) => Some(Danger::new(None, format!("{kind} `{what}`"), does)),
+        Err(()) => Some(Danger::new(None, unreadable, Runs)),
     })
 }
 
 /// The first command of a sed script that runs a program or writes or reads a file, with what
 /// it does; `Err` when the script is not one this reader follows (then it is refused).
-fn sed_script(script: &str) -> Result<Option<(&'static str, Does)>, ()> {
+fn sed_script(script: &str) -> TextReading {
     let s: Vec<char> = script.chars().collect();
     let mut i = 0;
     let at = |i: usize| s.get(i).copied();
@@ -649,11 +664,6 @@ fn sed_script(script: &str) -> Result<Option<(&'static str, Does)>, ()> {
 /// program text that runs a command (`system(…)`, a pipe `|` to or from one, `|&`), writes a
 /// file (`print > "f"`, `printf >> "f"`) or loads an extension (`@load`, `@include`).
 fn awk(args: &[String]) -> Option<Danger> {
-    let awk_danger = |spelled: Option<&'static str>, what: String, does| Danger {
-        spelled,
-        what,
-        does,
-    };
     let mut programs: Vec<&str> = Vec::new();
     let mut given = false;
     let mut i = 0;
@@ -683,7 +693,7 @@ fn awk(args: &[String]) -> Option<Danger> {
                 ("dump-variables", Writes),
             ] {
                 if abbreviates(name, full) {
-                    return Some(awk_danger(None, format!("`awk --{full}`"), does));
+                    return Some(Danger::new(None, format!("`awk --{full}`"), does));
                 }
             }
             if abbreviates(name, "source") {
@@ -702,10 +712,12 @@ fn awk(args: &[String]) -> Option<Danger> {
             for (at, c) in letters.char_indices() {
                 let attached = &letters[at + 1..];
                 match c {
-                    'f' | 'E' | 'i' => return Some(awk_danger(None, format!("`awk -{c}`"), Loads)),
-                    'l' => return Some(awk_danger(None, "`awk -l`".into(), Runs)),
+                    'f' | 'E' | 'i' => {
+                        return Some(Danger::new(None, format!("`awk -{c}`"), Loads))
+                    }
+                    'l' => return Some(Danger::new(None, "`awk -l`", Runs)),
                     'o' | 'p' | 'd' => {
-                        return Some(awk_danger(None, format!("`awk -{c}`"), Writes))
+                        return Some(Danger::new(None, format!("`awk -{c}`"), Writes))
                     }
                     'e' => {
                         if attached.is_empty() {
@@ -727,24 +739,17 @@ fn awk(args: &[String]) -> Option<Danger> {
         }
         i += 1;
     }
-    programs.into_iter().find_map(|p| match awk_program(p) {
-        Ok(None) => None,
-        Ok(Some((construct, does))) => Some(awk_danger(
-            None,
-            format!("the awk construct `{construct}`"),
-            does,
-        )),
-        Err(()) => Some(awk_danger(
-            None,
-            "an awk program the gate cannot read".into(),
-            Runs,
-        )),
-    })
+    in_text(
+        programs,
+        awk_program,
+        "the awk construct",
+        "an awk program the gate cannot read",
+    )
 }
 
 /// The first construct of an awk program that runs a command, writes a file or loads code;
 /// `Err` for a string or regex that never ends.
-fn awk_program(program: &str) -> Result<Option<(&'static str, Does)>, ()> {
+fn awk_program(program: &str) -> TextReading {
     let s: Vec<char> = program.chars().collect();
     let mut i = 0;
     // Whether the last token was an operand (then `/` divides; else it starts a regex).

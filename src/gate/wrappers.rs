@@ -6,6 +6,8 @@
 //! Options are read as GNU coreutils, util-linux and findutils document them; an option this
 //! reader does not know makes the inner command undetermined, never skipped.
 
+use super::options::{abbreviates, long_name};
+
 /// What a wrapper command runs.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Inner {
@@ -274,12 +276,10 @@ fn by_spec(program: &str, spec: &Spec, argv: &[String]) -> Inner {
             i += 1;
             break;
         }
-        if let Some(long) = w.strip_prefix("--") {
-            let (name, value) = long
-                .split_once('=')
-                .map_or((long, None), |(n, v)| (n, Some(v)));
+        if let Some((name, value)) = long_name(w) {
+            // An unambiguous abbreviation, or the full name.
             let pick = |list: &[&'static str]| {
-                let mut hits = list.iter().filter(|full| full.starts_with(name));
+                let mut hits = list.iter().filter(|full| abbreviates(name, full));
                 match (hits.next(), hits.next()) {
                     (Some(one), None) => Some(*one),
                     _ => list.iter().find(|full| **full == name).copied(),
@@ -458,11 +458,8 @@ fn xargs(argv: &[String]) -> Inner {
             i += 1;
             break;
         }
-        if let Some(long) = w.strip_prefix("--") {
-            let (name, value) = long
-                .split_once('=')
-                .map_or((long, None), |(n, v)| (n, Some(v)));
-            let is = |list: &[&str]| list.iter().any(|f| !name.is_empty() && f.starts_with(name));
+        if let Some((name, value)) = long_name(w) {
+            let is = |list: &[&str]| list.iter().any(|f| abbreviates(name, f));
             if is(LONG_VALUE) {
                 i += if value.is_some() { 1 } else { 2 };
             } else if is(LONG_OPTIONAL) || is(LONG_FLAG) {

@@ -174,14 +174,12 @@ pub(super) fn mount_flags(path: &Path) -> u64 {
     out
 }
 
-fn check(r: libc::c_int, what: &'static str) -> std::io::Result<()> {
+/// A syscall's 0-or-error result as `io::Result` (the child can report only the OS error).
+fn check(r: libc::c_int) -> std::io::Result<()> {
     if r == 0 {
         Ok(())
     } else {
-        let e = std::io::Error::last_os_error();
-        // No allocation: the kind and the OS error are all the child can report.
-        let _ = what;
-        Err(e)
+        Err(std::io::Error::last_os_error())
     }
 }
 
@@ -209,87 +207,63 @@ pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
     unsafe {
-        check(
-            libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS),
-            "unshare",
-        )?;
+        check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
         write_file(c"/proc/self/setgroups", &c.setgroups)?;
         write_file(c"/proc/self/uid_map", &c.uid_map)?;
         write_file(c"/proc/self/gid_map", &c.gid_map)?;
         // Nothing done here may reach the parent's mounts.
-        check(
-            libc::mount(
-                null,
-                c"/".as_ptr(),
-                null,
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ),
-            "mount private",
-        )?;
+        check(libc::mount(
+            null,
+            c"/".as_ptr(),
+            null,
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ))?;
         for (path, kept) in &c.read_only {
-            check(
-                libc::mount(
-                    path.as_ptr(),
-                    path.as_ptr(),
-                    null,
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ),
-                "bind",
-            )?;
-            check(
-                libc::mount(
-                    null,
-                    path.as_ptr(),
-                    null,
-                    libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | *kept,
-                    std::ptr::null(),
-                ),
-                "remount read-only",
-            )?;
+            check(libc::mount(
+                path.as_ptr(),
+                path.as_ptr(),
+                null,
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ))?;
+            check(libc::mount(
+                null,
+                path.as_ptr(),
+                null,
+                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | *kept,
+                std::ptr::null(),
+            ))?;
         }
         for path in &c.hidden_dirs {
-            check(
-                libc::mount(
-                    c"tmpfs".as_ptr(),
-                    path.as_ptr(),
-                    c"tmpfs".as_ptr(),
-                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                    c"size=4k,mode=0500".as_ptr().cast(),
-                ),
-                "hide a directory",
-            )?;
+            check(libc::mount(
+                c"tmpfs".as_ptr(),
+                path.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                c"size=4k,mode=0500".as_ptr().cast(),
+            ))?;
         }
         for path in &c.hidden_files {
-            check(
-                libc::mount(
-                    c"/dev/null".as_ptr(),
-                    path.as_ptr(),
-                    null,
-                    libc::MS_BIND,
-                    std::ptr::null(),
-                ),
-                "hide a file",
-            )?;
+            check(libc::mount(
+                c"/dev/null".as_ptr(),
+                path.as_ptr(),
+                null,
+                libc::MS_BIND,
+                std::ptr::null(),
+            ))?;
         }
-        check(
-            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0),
-            "no_new_privs",
-        )?;
+        check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
         if let Some(filter) = &c.network_filter {
             let prog = libc::sock_fprog {
                 len: filter.len() as u16,
                 filter: filter.as_ptr() as *mut libc::sock_filter,
             };
-            check(
-                libc::prctl(
-                    libc::PR_SET_SECCOMP,
-                    libc::SECCOMP_MODE_FILTER,
-                    &prog as *const libc::sock_fprog,
-                ),
-                "seccomp",
-            )?;
+            check(libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog,
+            ))?;
         }
         let r = libc::syscall(
             libc::SYS_landlock_restrict_self,
