@@ -11,22 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::{stderr, stdout, with_stdin, Project};
-
-/// A project whose user gates the shell tools, with these allow entries.
-fn gated(allow: &[&str]) -> Project {
-    let p = Project::new();
-    p.write_home("hooks.yaml", "enabled: true\ngate_shell_tools: true\n");
-    let entries: Vec<String> = allow.iter().map(|e| format!("'{e}'")).collect();
-    p.write_home(
-        "config.yaml",
-        &format!(
-            "tools: {{bash: {{mode: {{all: {{allow: [{}]}}}}}}}}\n",
-            entries.join(", ")
-        ),
-    );
-    p
-}
+use crate::support::{gated, stderr, stdout, with_stdin, Project};
 
 /// The Claude Code adapter's reply to a Bash call of `command` in the project: `{}` admits it.
 fn claude_reply(p: &Project, command: &str) -> Value {

@@ -10,21 +10,12 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::{stderr, stdout, with_stdin, Project};
+use crate::support::{claude_pre_tool, gated, stdout, Project};
 
 /// A project whose user gates the shell tools with these broad entries, holding a README, a
 /// tar archive of it and a git repository with one commit.
 fn project(allow: &[&str]) -> Project {
-    let p = Project::new();
-    p.write_home("hooks.yaml", "enabled: true\ngate_shell_tools: true\n");
-    let entries: Vec<String> = allow.iter().map(|e| format!("'{e}'")).collect();
-    p.write_home(
-        "config.yaml",
-        &format!(
-            "tools: {{bash: {{mode: {{all: {{allow: [{}]}}}}}}}}\n",
-            entries.join(", ")
-        ),
-    );
+    let p = gated(allow);
     std::fs::write(p.path().join("README"), "one two\nthree four\n").unwrap();
     std::fs::create_dir_all(p.path().join("build")).unwrap();
     if on_path("tar") {
@@ -65,17 +56,8 @@ fn bash(p: &Project, command: &str) -> (String, bool) {
 
 /// The Claude Code adapter's reply to a Bash call of `command`: `{}` admits it.
 fn reply(p: &Project, command: &str) -> Value {
-    let payload = json!({
-        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
-        "permission_mode": "default", "tool_name": "Bash",
-        "tool_input": {"command": command},
-    });
-    let o = with_stdin(
-        p.cmd(&["adapter", "claude-code", "--no-daemon"]),
-        &payload.to_string(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
+    let adapter = p.cmd(&["adapter", "claude-code", "--no-daemon"]);
+    claude_pre_tool(adapter, p.path(), "Bash", json!({"command": command}))
 }
 
 fn marker(p: &Project) -> std::path::PathBuf {

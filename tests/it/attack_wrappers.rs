@@ -10,7 +10,7 @@ use hookd::Gate;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use crate::support::{stderr, stdout, with_stdin, Project};
+use crate::support::{claude_pre_tool, gated, stdout, Project};
 
 const WRAPPER_ENTRIES: &[&str] = &[
     "^env( .*)?$",
@@ -29,20 +29,6 @@ const WRAPPER_ENTRIES: &[&str] = &[
     "^git status$",
 ];
 
-fn project() -> Project {
-    let p = Project::new();
-    p.write_home("hooks.yaml", "enabled: true\ngate_shell_tools: true\n");
-    let entries: Vec<String> = WRAPPER_ENTRIES.iter().map(|e| format!("'{e}'")).collect();
-    p.write_home(
-        "config.yaml",
-        &format!(
-            "tools: {{bash: {{mode: {{all: {{allow: [{}]}}}}}}}}\n",
-            entries.join(", ")
-        ),
-    );
-    p
-}
-
 fn bash(p: &Project, command: &str) {
     Command::new("bash")
         .arg("-c")
@@ -57,22 +43,13 @@ fn bash(p: &Project, command: &str) {
 }
 
 fn reply(p: &Project, command: &str) -> Value {
-    let payload = json!({
-        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
-        "permission_mode": "default", "tool_name": "Bash",
-        "tool_input": {"command": command},
-    });
-    let o = with_stdin(
-        p.cmd(&["adapter", "claude-code", "--no-daemon"]),
-        &payload.to_string(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
+    let adapter = p.cmd(&["adapter", "claude-code", "--no-daemon"]);
+    claude_pre_tool(adapter, p.path(), "Bash", json!({"command": command}))
 }
 
 #[test]
 fn programs_behind_wrappers_face_the_gate() {
-    let p = project();
+    let p = gated(WRAPPER_ENTRIES);
     bash(&p, "git init -q");
     let marker = p.path().join("M");
     for command in [
@@ -119,7 +96,7 @@ fn programs_behind_wrappers_face_the_gate() {
 
 #[test]
 fn wrapped_commands_whose_inner_command_is_allowed_go() {
-    let p = project();
+    let p = gated(WRAPPER_ENTRIES);
     for command in [
         "timeout 600 cargo test",
         "timeout --signal=TERM 10m cargo test --workspace",

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{json_lines, stderr, stdout, with_stdin, Project};
+use crate::support::{claude_pre_tool, json_lines, stderr, stdout, with_stdin, Project};
 
 /// A project whose home, state and temporary directory are not below /tmp (the temporary
 /// directory is writable in the sandbox: a home below it would be too).
@@ -423,17 +423,9 @@ fn where_the_kernel_cannot_confine_nothing_runs() {
 
 /// The Claude Code adapter's reply to a `Write` of `path`.
 fn write_reply(p: &Project, tmp: &Path, tool: &str, path: &str) -> Value {
-    let payload = serde_json::json!({
-        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
-        "permission_mode": "default", "tool_name": tool,
-        "tool_input": {"file_path": path, "content": "x"},
-    });
-    let o = with_stdin(
-        hookd(p, tmp, &["adapter", "claude-code", "--no-daemon"]),
-        &payload.to_string(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
+    let adapter = hookd(p, tmp, &["adapter", "claude-code", "--no-daemon"]);
+    let input = serde_json::json!({"file_path": path, "content": "x"});
+    claude_pre_tool(adapter, p.path(), tool, input)
 }
 
 #[test]
@@ -484,17 +476,9 @@ fn the_models_file_tools_are_held_by_the_sandboxs_write_policy() {
 
 /// The Claude Code adapter's reply to a Bash call of `command`.
 fn bash_reply(p: &Project, tmp: &Path, command: &str) -> Value {
-    let payload = serde_json::json!({
-        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
-        "permission_mode": "default", "tool_name": "Bash",
-        "tool_input": {"command": command, "description": "run it"},
-    });
-    let o = with_stdin(
-        hookd(p, tmp, &["adapter", "claude-code", "--no-daemon"]),
-        &payload.to_string(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
+    let adapter = hookd(p, tmp, &["adapter", "claude-code", "--no-daemon"]);
+    let input = serde_json::json!({"command": command, "description": "run it"});
+    claude_pre_tool(adapter, p.path(), "Bash", input)
 }
 
 /// Run `command` the way the agent's shell does, then print where that shell ends up.

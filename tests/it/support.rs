@@ -132,3 +132,36 @@ pub fn take_markers(dir: &Path) -> Vec<String> {
     }
     found
 }
+
+/// A project whose user gates the shell tools (`gate_shell_tools` in ~/.infer/hooks.yaml), with
+/// these allow entries in ~/.infer/config.yaml.
+pub fn gated(allow: &[&str]) -> Project {
+    let p = Project::new();
+    p.write_home("hooks.yaml", "enabled: true\ngate_shell_tools: true\n");
+    let entries: Vec<String> = allow.iter().map(|e| format!("'{e}'")).collect();
+    p.write_home(
+        "config.yaml",
+        &format!(
+            "tools: {{bash: {{mode: {{all: {{allow: [{}]}}}}}}}}\n",
+            entries.join(", ")
+        ),
+    );
+    p
+}
+
+/// The first line of what `adapter` (a `hookd adapter claude-code …` command) answers to a
+/// `PreToolUse` of `tool` with `input`, in `cwd`, as JSON: `{}` lets the call go.
+pub fn claude_pre_tool(
+    adapter: Command,
+    cwd: &Path,
+    tool: &str,
+    input: serde_json::Value,
+) -> serde_json::Value {
+    let payload = serde_json::json!({
+        "session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+        "permission_mode": "default", "tool_name": tool, "tool_input": input,
+    });
+    let o = with_stdin(adapter, &payload.to_string());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
+}
