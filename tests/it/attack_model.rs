@@ -43,16 +43,7 @@ fn assert_denied(p: &Project, command: &str) {
 
 /// What the agent's shell does with `command`: `bash -c`, non-interactive, in the project.
 fn bash(p: &Project, command: &str) -> String {
-    let o = Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(p.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", p.home.path())
-        .output()
-        .unwrap();
-    stdout(&o)
+    stdout(&p.bash(command))
 }
 
 fn exists(p: &Project, name: &str) -> bool {

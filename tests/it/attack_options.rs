@@ -41,16 +41,7 @@ fn on_path(tool: &str) -> bool {
 
 /// `command` run by bash in the project, as the agent's shell would: (stdout, success).
 fn bash(p: &Project, command: &str) -> (String, bool) {
-    let o = Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(p.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", p.home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
+    let o = p.bash(command);
     (stdout(&o), o.status.success())
 }
 

@@ -3,8 +3,6 @@
 //! real with bash first (a marker proves the inner program ran), then the Claude Code adapter
 //! with the shell gate on must deny it; wrapped commands whose inner command is allowed go.
 
-use std::process::Command;
-
 use hookd::config::{AllowEntry, AllowLists, Mode, Origin};
 use hookd::Gate;
 use proptest::prelude::*;
@@ -30,16 +28,7 @@ const WRAPPER_ENTRIES: &[&str] = &[
 ];
 
 fn bash(p: &Project, command: &str) {
-    Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(p.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", p.home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
+    p.bash(command);
 }
 
 fn reply(p: &Project, command: &str) -> Value {

@@ -62,6 +62,21 @@ impl Project {
         c
     }
 
+    /// `command` run by bash in the project, as an agent's shell runs it: non-interactive,
+    /// this project's home, no system git configuration.
+    pub fn bash(&self, command: &str) -> Output {
+        Command::new("bash")
+            .arg("-c")
+            .arg(command)
+            .current_dir(self.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap()
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().unwrap()
     }
