@@ -98,5 +98,37 @@ fn benches(c: &mut Criterion) {
     });
 }
 
-criterion_group!(hot_paths, benches);
+/// Event fan-out: what each event costs the daemon's hub (render once, keep within the ring's
+/// budgets, wake subscribers), and what one subscriber's read of 100 events costs.
+fn fanout(c: &mut Criterion) {
+    use hookd::daemon::hub::{Budgets, Hub};
+    use hookd::events::{ConfigReloaded, Event, EventSink, Stamped};
+    let hub = Hub::new(Budgets::default().ring(1000, 256 * 1024), 0);
+    let mut seq = 0;
+    let event = |seq: u64| Stamped {
+        seq,
+        timestamp: "2026-11-25T00:00:00.000Z".into(),
+        event: Event::ConfigReloaded(ConfigReloaded {
+            sources: vec!["/home/u/.infer/hooks.yaml".into()],
+            cause: "changed".into(),
+        }),
+    };
+    // Fill the ring first: every measured emit also lets the oldest go.
+    for _ in 0..2000 {
+        seq += 1;
+        hub.emit(&event(seq));
+    }
+    c.bench_function("hub/emit_at_budget", |b| {
+        b.iter(|| {
+            seq += 1;
+            hub.emit(black_box(&event(seq)))
+        })
+    });
+    let newest = hub.newest();
+    c.bench_function("hub/subscriber_reads_100_events", |b| {
+        b.iter(|| hub.after(black_box(newest - 100), 1 << 20))
+    });
+}
+
+criterion_group!(hot_paths, benches, fanout);
 criterion_main!(hot_paths);

@@ -688,26 +688,6 @@ pub fn log_files(path: &Path, keep: usize) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// The events in a log (and its rotated files) with `after < seq < before`, oldest first, as
-/// `(seq, json line)`. Lines that do not parse are passed over.
-pub fn read_log(path: &Path, keep: usize, after: u64, before: u64) -> Vec<(u64, String)> {
-    let mut out = Vec::new();
-    for file in log_files(path, keep) {
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue;
-        };
-        for line in text.lines() {
-            let seq = serde_json::from_str::<serde_json::Value>(line)
-                .ok()
-                .and_then(|v| v["seq"].as_u64());
-            if let Some(seq) = seq.filter(|s| *s > after && *s < before) {
-                out.push((seq, line.to_string()));
-            }
-        }
-    }
-    out
-}
-
 /// The highest `seq` in a log: a daemon restarted on the same log goes on numbering from there,
 /// so a subscriber's `Last-Event-ID` still means one event. The maximum of the newest readable
 /// file's tail, not its last line: a line written by an older hookd may be out of order.

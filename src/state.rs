@@ -20,7 +20,7 @@ pub struct SessionState {
     pub fired: BTreeSet<String>,
     /// The mode of the previous `pre_stream`.
     pub last_mode: Option<String>,
-    /// Fingerprint of the last failing tool call.
+    /// Fingerprint (hex SHA-256 of name and input) of the last failing tool call.
     pub failure_key: Option<String>,
     /// How many times in a row it failed.
     pub failure_count: u64,
@@ -69,11 +69,20 @@ pub(crate) fn observe(
     }
     if point == crate::HookPoint::PostTool && tracking.failures {
         if view.tool_failed() {
-            let key = format!(
-                "{}\u{0}{}",
-                view.tool_name(),
-                ctx.tool("input").map(Value::to_string).unwrap_or_default()
-            );
+            // Kept by digest: a tool's input may be megabytes, and a daemon keeps thousands of
+            // sessions.
+            use sha2::Digest;
+            let digest = sha2::Sha256::new()
+                .chain_update(view.tool_name().as_bytes())
+                .chain_update([0])
+                .chain_update(
+                    ctx.tool("input")
+                        .map(Value::to_string)
+                        .unwrap_or_default()
+                        .as_bytes(),
+                )
+                .finalize();
+            let key = crate::display::hex(&digest);
             let same = state.failure_key.as_deref() == Some(key.as_str());
             state.failure_count = if same { state.failure_count + 1 } else { 1 };
             state.failure_key = Some(key);

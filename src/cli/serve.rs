@@ -46,9 +46,18 @@ pub(super) struct ServeArgs {
     /// seconds without a dispatch.
     #[arg(long, default_value_t = 86_400, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     session_idle: u64,
-    /// Events kept in memory for subscribers that reconnect (older ones come from --events).
+    /// Events kept in memory for subscribers that fall behind or reconnect (older ones are
+    /// read back from --events).
     #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(16..=10_000_000))]
     ring: u64,
+    /// Bytes of events kept in memory at most (suffixes K, M, G: powers of 1024); the oldest
+    /// go first, to be read back from --events.
+    #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = bytes)]
+    ring_bytes: u64,
+    /// Bytes of events handed to one subscriber per write: what a subscriber that stops reading
+    /// can hold (suffixes K, M, G).
+    #[arg(long, default_value = "256K", value_name = "BYTES", value_parser = bytes)]
+    subscriber_bytes: u64,
     /// Sessions whose state is kept; a new one beyond this forgets the least recently used.
     #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_sessions: u64,
@@ -69,7 +78,14 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
     let opts = options(&cfg)?;
     let inputs = opts.inputs();
     let watch = opts.watched_files();
-    let hub = hookd::daemon::hub::Hub::new(a.ring as usize);
+    let last = a
+        .events
+        .as_ref()
+        .map_or(0, |p| hookd::events::last_seq_in_log(p, LOG_KEEP));
+    let budgets = hookd::daemon::hub::Budgets::default()
+        .ring(a.ring as usize, a.ring_bytes as usize)
+        .subscriber(a.subscriber_bytes as usize);
+    let hub = hookd::daemon::hub::Hub::new(budgets, last);
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
     if let Some(p) = &a.events {
         match hookd::events::RotatingLog::open(p, a.events_max_bytes, LOG_KEEP) {
@@ -89,10 +105,6 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
             .max_sessions(a.max_sessions as usize),
     );
     let store: Arc<dyn StateStore> = memory.clone();
-    let last = a
-        .events
-        .as_ref()
-        .map_or(0, |p| hookd::events::last_seq_in_log(p, LOG_KEEP));
     let stream = hookd::events::Stream::new(sink, last);
     // One token stops every engine's runs at shutdown, across reloads.
     let cancel = hookd::runner::Cancel::new();
@@ -141,7 +153,6 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
             dispatches: a.max_dispatches as usize,
             ..Default::default()
         },
-        ring: a.ring as usize,
         log: a.events.map(|p| (p, LOG_KEEP)),
         sessions: Some(memory),
         grace: std::time::Duration::from_secs(a.grace),
@@ -189,4 +200,28 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
 /// `hookd serve`.
 pub(super) fn run(a: Args) -> Done {
     serve(a.cfg, a.args)
+}
+
+/// A size in bytes: a number, or one with K, M or G (KiB, MiB, GiB also read) after it.
+fn bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(digits);
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => {
+            return Err(format!(
+                "`{s}` is not a size: a number of bytes, or one with K, M or G after it (e.g. 32M)"
+            ))
+        }
+    };
+    let n: u64 = n.parse().map_err(|_| {
+        format!("`{s}` is not a size: a number of bytes, or one with K, M or G after it (e.g. 32M)")
+    })?;
+    n.checked_shl(shift)
+        .filter(|v| v >> shift == n && *v >= 1024)
+        .ok_or_else(|| format!("`{s}` is out of range: from 1K up"))
 }

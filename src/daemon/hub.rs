@@ -1,11 +1,13 @@
-//! The daemon's event hub: every event goes to a ring (for resumption by sequence number) and to
-//! a broadcast channel (for live subscribers). Emitting never waits for a subscriber.
+//! The daemon's event hub: every event goes into one ring, bounded in events and in bytes, and
+//! subscribers read the ring from where they got to. A subscriber that stops reading holds no
+//! events of its own (what it has not read is the ring's, or the events log's), so however many
+//! stall, memory stays the ring's budget. Emitting never waits for a subscriber.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::broadcast;
+use tokio::sync::watch;
 
 use crate::events::{EventSink, Stamped};
 
@@ -21,82 +23,205 @@ pub struct Published {
     pub frame: axum::body::Bytes,
 }
 
-/// An SSE frame; `data` must be one line (event JSON is).
+/// An SSE frame; `data` must be one line (event JSON is). Allocated at its exact size: the ring
+/// is budgeted by frame length, and a grown buffer would hold up to twice that.
 pub(crate) fn frame(id: Option<u64>, event: &str, data: &str) -> axum::body::Bytes {
     let id = id.map(|i| format!("id: {i}\n")).unwrap_or_default();
-    format!("{id}event: {event}\ndata: {data}\n\n").into()
+    let parts = [id.as_str(), "event: ", event, "\ndata: ", data, "\n\n"];
+    let mut out = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        out.extend_from_slice(p.as_bytes());
+    }
+    out.into()
+}
+
+/// How much of the daemon's memory events may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Budgets {
+    /// Events the ring keeps at most.
+    pub ring_events: usize,
+    /// Bytes (of rendered frames) the ring keeps at most; the newest event is kept whatever
+    /// its size.
+    pub ring_bytes: usize,
+    /// Bytes one subscriber is handed per write: what a subscriber that stops reading can
+    /// hold on the daemon's side (with the HTTP server's own write buffer).
+    pub subscriber_bytes: usize,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            ring_events: 10_000,
+            ring_bytes: 32 * 1024 * 1024,
+            subscriber_bytes: 256 * 1024,
+        }
+    }
+}
+
+impl Budgets {
+    /// These budgets with others for the ring.
+    pub fn ring(self, events: usize, bytes: usize) -> Self {
+        Budgets {
+            ring_events: events.max(1),
+            ring_bytes: bytes,
+            ..self
+        }
+    }
+
+    /// These budgets with another one per subscriber.
+    pub fn subscriber(self, bytes: usize) -> Self {
+        Budgets {
+            subscriber_bytes: bytes.max(1),
+            ..self
+        }
+    }
 }
 
 /// Counters for `/metrics`.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct Counters {
     /// Events published.
     pub events: AtomicU64,
-    /// Events a slow subscriber missed (summed over subscribers).
+    /// Events a subscriber missed: they had left the ring and were not in the events log
+    /// (summed over subscribers).
     pub dropped: AtomicU64,
     /// Subscribers connected now.
     pub subscribers: AtomicU64,
+    /// Events the ring let go because it was at its byte budget.
+    pub evicted_bytes: AtomicU64,
+    /// Events the ring let go because it was at its event budget.
+    pub evicted_events: AtomicU64,
+    /// Events a subscriber read back from the events log, having fallen behind the ring.
+    pub from_log: AtomicU64,
     /// The model's tool calls the gate denied (`tool_command_denied`), by reason.
     pub denials: Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }
 
-/// Fans events out to subscribers and keeps the last ones for resumption.
+/// The events kept, oldest first, and the bytes of their frames.
+#[derive(Default)]
+struct Ring {
+    events: VecDeque<Published>,
+    bytes: usize,
+}
+
+/// What a subscriber gets when it asks for the events after the one it got to.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Kept events after it, oldest first, at most a subscriber's budget of bytes (at least one
+    /// event when any is newer).
+    pub events: Vec<Published>,
+    /// The oldest kept event when the ones between have left the ring: read them from the log
+    /// (or say they were missed) before these.
+    pub gap_until: Option<u64>,
+}
+
+/// Keeps the recent events within its budgets and tells subscribers when there are new ones.
 pub struct Hub {
-    ring: Mutex<VecDeque<Published>>,
-    capacity: usize,
-    tx: broadcast::Sender<Published>,
+    ring: Mutex<Ring>,
+    budgets: Budgets,
+    /// The newest event's number (the one before the first when none was emitted yet).
+    newest: watch::Sender<u64>,
     /// Counters for `/metrics`.
     pub counters: Counters,
 }
 
 impl Hub {
-    /// A hub keeping `capacity` events for resumption; a subscriber may fall `capacity` events
-    /// behind before it misses any.
-    pub fn new(capacity: usize) -> Arc<Hub> {
-        let (tx, _) = broadcast::channel(capacity.max(16));
+    /// A hub keeping events within `budgets`, whose first event will follow number `last` (a
+    /// daemon restarted on its events log goes on from the log's newest).
+    pub fn new(budgets: Budgets, last: u64) -> Arc<Hub> {
         Arc::new(Hub {
-            ring: Mutex::new(VecDeque::with_capacity(capacity)),
-            capacity,
-            tx,
+            ring: Mutex::new(Ring::default()),
+            budgets,
+            newest: watch::Sender::new(last),
             counters: Counters::default(),
         })
     }
 
-    /// Subscribe: the kept events after `since` (oldest first), then the live receiver. Taking
-    /// both under the ring's lock means no event falls between them.
-    pub fn subscribe(&self, since: u64) -> (Vec<Published>, broadcast::Receiver<Published>) {
-        let ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
-        let rx = self.tx.subscribe();
-        let backlog = ring.iter().filter(|p| p.seq > since).cloned().collect();
-        (backlog, rx)
+    /// The budgets it keeps to.
+    pub fn budgets(&self) -> Budgets {
+        self.budgets
     }
 
-    /// The newest kept event's number.
-    pub fn newest(&self) -> Option<u64> {
-        self.ring
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .back()
-            .map(|p| p.seq)
+    fn ring(&self) -> std::sync::MutexGuard<'_, Ring> {
+        self.ring.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The oldest sequence number still kept, if any.
-    pub fn oldest(&self) -> Option<u64> {
-        self.ring
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .front()
-            .map(|p| p.seq)
+    /// The newest event's number (0, or the log's newest, before any).
+    pub fn newest(&self) -> u64 {
+        *self.newest.borrow()
+    }
+
+    /// A receiver that wakes when a newer event arrives.
+    pub fn watch(&self) -> watch::Receiver<u64> {
+        self.newest.subscribe()
+    }
+
+    /// The events and bytes kept now.
+    pub fn kept(&self) -> (usize, usize) {
+        let ring = self.ring();
+        (ring.events.len(), ring.bytes)
+    }
+
+    /// The kept events after number `after`, at most `budget` bytes of them (at least one).
+    pub fn after(&self, after: u64, budget: usize) -> Batch {
+        let ring = self.ring();
+        let Some(oldest) = ring.events.front().map(|p| p.seq) else {
+            return Batch::default();
+        };
+        if oldest > after.saturating_add(1) && after < self.newest() {
+            return Batch {
+                events: Vec::new(),
+                gap_until: Some(oldest),
+            };
+        }
+        let start = ring.events.partition_point(|p| p.seq <= after);
+        let mut events = Vec::new();
+        let mut bytes = 0;
+        for p in ring.events.range(start..) {
+            if !events.is_empty() && bytes + p.frame.len() > budget {
+                break;
+            }
+            bytes += p.frame.len();
+            events.push(p.clone());
+        }
+        Batch {
+            events,
+            gap_until: None,
+        }
+    }
+
+    /// Keep `p`, letting the oldest go while either budget is exceeded.
+    fn keep(&self, p: Published) {
+        let mut ring = self.ring();
+        ring.bytes += p.frame.len();
+        let seq = p.seq;
+        ring.events.push_back(p);
+        while ring.events.len() > 1 {
+            let counter = if ring.events.len() > self.budgets.ring_events {
+                &self.counters.evicted_events
+            } else if ring.bytes > self.budgets.ring_bytes {
+                &self.counters.evicted_bytes
+            } else {
+                break;
+            };
+            if let Some(gone) = ring.events.pop_front() {
+                ring.bytes -= gone.frame.len();
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        // Under the ring's lock: a subscriber told of `seq` finds it kept (or already gone).
+        self.newest.send_replace(seq);
     }
 }
 
 impl EventSink for Hub {
     fn emit(&self, event: &Stamped) {
-        let seq = event.seq;
         let published = Published {
-            seq,
+            seq: event.seq,
             session: event.event.session_id().map(Arc::from),
-            frame: frame(Some(seq), "hookd", &event.to_json()),
+            frame: frame(Some(event.seq), "hookd", &event.to_json()),
         };
         if let crate::events::Event::ToolCommandDenied(d) = &event.event {
             let mut denials = self
@@ -106,13 +231,54 @@ impl EventSink for Hub {
                 .unwrap_or_else(|p| p.into_inner());
             *denials.entry(d.reason.as_str()).or_default() += 1;
         }
-        let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
-        if ring.len() == self.capacity {
-            ring.pop_front();
-        }
-        ring.push_back(published.clone());
-        // No receiver is fine; a full receiver loses its oldest events and is told so.
-        let _ = self.tx.send(published);
+        self.keep(published);
         self.counters.events.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn published(seq: u64, bytes: usize) -> Published {
+        Published {
+            seq,
+            session: None,
+            frame: vec![b'x'; bytes].into(),
+        }
+    }
+
+    #[test]
+    fn the_ring_keeps_to_both_budgets_and_reports_a_gap() {
+        let hub = Hub::new(Budgets::default().ring(4, 250), 0);
+        for seq in 1..=6 {
+            hub.keep(published(seq, 100));
+        }
+        // 250 bytes hold two frames of 100: 5 and 6.
+        assert_eq!(hub.kept(), (2, 200));
+        assert_eq!(hub.counters.evicted_bytes.load(Ordering::Relaxed), 4);
+        assert_eq!(hub.after(1, 1000).gap_until, Some(5));
+        assert_eq!(hub.after(4, 1000).events.len(), 2);
+        // A budget smaller than one frame still gets one.
+        assert_eq!(hub.after(4, 10).events.len(), 1);
+        assert!(hub.after(6, 1000).events.is_empty());
+        // The newest is kept whatever its size.
+        hub.keep(published(7, 10_000));
+        assert_eq!(hub.kept(), (1, 10_000));
+        let many = Hub::new(Budgets::default().ring(3, usize::MAX), 0);
+        for seq in 1..=5 {
+            many.keep(published(seq, 1));
+        }
+        assert_eq!(many.kept(), (3, 3));
+        assert_eq!(many.counters.evicted_events.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn a_hub_started_after_a_log_has_no_gap_before_its_first_event() {
+        let hub = Hub::new(Budgets::default(), 41);
+        assert_eq!(hub.newest(), 41);
+        hub.keep(published(42, 1));
+        let b = hub.after(41, 100);
+        assert_eq!((b.gap_until, b.events.len()), (None, 1));
     }
 }

@@ -48,6 +48,11 @@ struct ByReason {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByBudget {
+    budget: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ByResult {
     result: &'static str,
 }
@@ -198,10 +203,57 @@ impl Collector for Counted {
         )?)?;
         ConstCounter::new(c.dropped.load(Ordering::Relaxed)).encode(encoder.encode_descriptor(
             "hookd_events_dropped",
-            "Events slow subscribers missed.",
+            "Events subscribers missed: gone from the ring and not in the events log.",
             None,
             MetricType::Counter,
         )?)?;
+        ConstCounter::new(c.from_log.load(Ordering::Relaxed)).encode(
+            encoder.encode_descriptor(
+                "hookd_events_read_back",
+                "Events subscribers read back from the events log, having fallen behind the ring.",
+                None,
+                MetricType::Counter,
+            )?,
+        )?;
+        self.encode_ring(&mut encoder)
+    }
+}
+
+impl Counted {
+    /// The ring's use of its budgets, and what each budget let go.
+    fn encode_ring(&self, encoder: &mut DescriptorEncoder) -> Result<(), fmt::Error> {
+        let (events, bytes) = self.hub.kept();
+        let budgets = self.hub.budgets();
+        let gauge = |n: usize| ConstGauge::new(i64::try_from(n).unwrap_or(i64::MAX));
+        gauge(events).encode(encoder.encode_descriptor(
+            "hookd_ring_events",
+            "Events kept in memory for subscribers.",
+            None,
+            MetricType::Gauge,
+        )?)?;
+        gauge(bytes).encode(encoder.encode_descriptor(
+            "hookd_ring_bytes",
+            "Bytes of events kept in memory for subscribers.",
+            None,
+            MetricType::Gauge,
+        )?)?;
+        gauge(budgets.ring_bytes).encode(encoder.encode_descriptor(
+            "hookd_ring_budget_bytes",
+            "The most bytes of events kept in memory (--ring-bytes).",
+            None,
+            MetricType::Gauge,
+        )?)?;
+        let mut family = encoder.encode_descriptor(
+            "hookd_ring_evicted",
+            "Events the ring let go to stay within a budget (--ring events, --ring-bytes bytes).",
+            None,
+            MetricType::Counter,
+        )?;
+        let c = &self.hub.counters;
+        for (budget, n) in [("events", &c.evicted_events), ("bytes", &c.evicted_bytes)] {
+            let labels = ByBudget { budget };
+            ConstCounter::new(n.load(Ordering::Relaxed)).encode(family.encode_family(&labels)?)?;
+        }
         Ok(())
     }
 }

@@ -2,6 +2,7 @@
 //! socket (or loopback HTTP); dashboards follow the event stream as Server-Sent Events.
 
 mod auth;
+mod backlog;
 pub mod client;
 mod dashboard;
 mod metrics;
@@ -77,8 +78,6 @@ pub struct ServeOptions {
     pub token_file: Option<PathBuf>,
     /// Connections, header time, dispatches at once.
     pub limits: Limits,
-    /// Events kept for resumption.
-    pub ring: usize,
     /// How long running dispatches may take to finish after a shutdown signal.
     pub grace: Duration,
     /// The events log and how many rotated files it keeps: subscribers resuming from before

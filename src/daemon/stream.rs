@@ -1,7 +1,9 @@
-//! `GET /v1/events`: the event stream as Server-Sent Events. A subscriber resumes after the
-//! event it names (from the ring, then the events log), then follows live; slow subscribers
-//! lose events (counted and told), never slow a dispatch; at shutdown it gets what was left
-//! and a `shutdown` frame. `?session=ID` keeps one session's events only.
+//! `GET /v1/events`: the event stream as Server-Sent Events. A subscriber is a place in the
+//! event numbering: each write hands it what follows that place, from the ring, or from the
+//! events log once the ring has let it go, a budget of bytes at a time. A subscriber that stops
+//! reading holds nothing but its place, never slows a dispatch, and when it reads again gets
+//! every later event in order (told `missed` only of what neither the ring nor the log has). At
+//! shutdown it gets what was left and a `shutdown` frame. `?session=ID` keeps one session's.
 
 use std::convert::Infallible;
 use std::sync::atomic::Ordering;
@@ -15,8 +17,9 @@ use axum::response::{IntoResponse, Response};
 use futures_util::stream;
 use serde::Deserialize;
 use serde_json::json;
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::watch;
 
+use super::backlog::LogCursor;
 use super::hub::{self, Hub};
 use super::{error, Shared};
 
@@ -51,202 +54,228 @@ impl Drop for Subscriber {
     }
 }
 
-/// At most this many queued events go out in one write: under load a subscriber costs one
-/// write per batch, not one per event.
-const BATCH: usize = 256;
-
 /// How long a subscriber's write waits for more events after the first: the most an event is
-/// delayed on its way to a dashboard.
+/// delayed on its way to a dashboard, and what makes a busy stream one write per batch.
 const COALESCE: Duration = Duration::from_millis(2);
+
+/// A comment line this often keeps proxies and idle timeouts from closing a quiet stream.
+const PING: Duration = Duration::from_secs(15);
 
 pub(super) async fn events(
     State(state): State<Shared>,
     headers: HeaderMap,
     q: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
-    let Query(q) = match q {
-        Ok(q) => q,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "{}; expected ?since=SEQ (a number), ?follow=true|false and ?session=ID",
-                    e.body_text()
-                ),
-            )
-        }
+    let (q, last_id) = match request(&headers, q) {
+        Ok(r) => r,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
-    let last_id = match headers
-        .get("last-event-id")
-        .map(|v| v.to_str().map(str::trim))
-    {
-        None => None,
-        Some(Ok(v)) => match v.parse::<u64>() {
-            Ok(n) => Some(n),
-            Err(_) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    format!("Last-Event-ID `{v}` is not an event number"),
-                )
-            }
-        },
-        Some(Err(_)) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "Last-Event-ID is not an event number",
-            )
-        }
-    };
+    let newest = state.hub.newest();
     // Asked to start after an event this daemon never had: say so, rather than wait in silence
     // for a number that may be far away (a daemon restarted without a log numbers from 1).
-    if let Some(since) = q.since {
-        let newest = state.hub.newest().unwrap_or(0);
-        if since > newest {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("since={since} is after the newest event ({newest}); use since={newest} or less, or leave it out for new events only"),
-            );
-        }
+    if let Some(since) = q.since.filter(|s| *s > newest) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("since={since} is after the newest event ({newest}); use since={newest} or less, or leave it out for new events only"),
+        );
     }
     // A reconnecting EventSource sends Last-Event-ID and the URL it first opened: the header,
-    // which says where it got to, wins over the URL's `since`.
-    let since = last_id.or(q.since).unwrap_or(u64::MAX);
-    let session: Option<Arc<str>> = q.session.as_deref().map(Arc::from);
-    let keep = {
-        let session = session.clone();
-        move |s: Option<&str>| wanted_by(session.as_deref(), s)
-    };
-    let hub = state.hub.clone();
-    let (backlog, rx) = hub.subscribe(if since == u64::MAX { u64::MAX } else { since });
-    // Resuming from before the oldest kept event: the events log has the rest, if there is
-    // one; what it does not have either is counted as missed.
-    let mut first = Vec::new();
-    let oldest = backlog.first().map(|p| p.seq).or_else(|| hub.oldest());
-    if let Some(oldest) = oldest.filter(|o| since != u64::MAX && *o > since + 1) {
-        let from_log = match state.log.clone() {
-            Some((path, keep)) => tokio::task::spawn_blocking(move || {
-                crate::events::read_log(&path, keep, since, oldest)
-            })
-            .await
-            .unwrap_or_default(),
-            None => Vec::new(),
-        };
-        let resume_from = from_log.first().map_or(oldest, |(s, _)| *s);
-        if resume_from > since + 1 {
-            let note = json!({"missed": resume_from - since - 1, "resume_from": resume_from});
-            first.extend_from_slice(&hub::frame(None, "missed", &note.to_string()));
-        }
-        for (seq, line) in &from_log {
-            if session.is_some() {
-                let of = serde_json::from_str::<serde_json::Value>(line).ok();
-                let s = of.as_ref().and_then(|v| v["session_id"].as_str());
-                if !keep(s) {
-                    continue;
-                }
-            }
-            first.extend_from_slice(&hub::frame(Some(*seq), "hookd", line));
-        }
-    }
-    for p in backlog.iter().filter(|p| keep(p.session.as_deref())) {
-        first.extend_from_slice(&p.frame);
-    }
-    hub.counters.subscribers.fetch_add(1, Ordering::Relaxed);
-    let guard = Subscriber(hub.clone());
-    let stopping = state.stopping.clone();
-    // A comment line every 15 s keeps proxies and idle-timeouts from closing a quiet stream.
-    let mut ping = tokio::time::interval(Duration::from_secs(15));
-    ping.reset();
-    let live = stream::unfold(
-        (rx, guard, stopping, ping, false),
-        move |(mut rx, guard, mut stopping, mut ping, done)| {
-            let keep = keep.clone();
-            async move {
-                if done {
-                    return None;
-                }
-                // Shutting down: what was published (the `interrupted` events of the runs the
-                // shutdown killed among them) goes out, then a `shutdown` frame, then the end.
-                let last_words = |rx: &mut tokio::sync::broadcast::Receiver<hub::Published>| {
-                    let mut out = Vec::new();
-                    while let Ok(p) = rx.try_recv() {
-                        if keep(p.session.as_deref()) {
-                            out.extend_from_slice(&p.frame);
-                        }
-                    }
-                    out.extend_from_slice(&hub::frame(None, "shutdown", "{}"));
-                    Ok::<Bytes, Infallible>(Bytes::from(out))
-                };
-                if *stopping.borrow() {
-                    let chunk = last_words(&mut rx);
-                    return Some((chunk, (rx, guard, stopping, ping, true)));
-                }
-                let mut out = Vec::new();
-                // Wait for something to send: another session's events do not count (an empty
-                // chunk is never written).
-                while out.is_empty() {
-                    tokio::select! {
-                        r = rx.recv() => match r {
-                            Ok(p) if keep(p.session.as_deref()) => out.extend_from_slice(&p.frame),
-                            Ok(_) => {}
-                            Err(RecvError::Lagged(n)) => missed(&guard, n, &mut out),
-                            Err(RecvError::Closed) => return None,
-                        },
-                        _ = ping.tick() => out.extend_from_slice(b":\n\n"),
-                        _ = stopping.changed() => {
-                            let chunk = last_words(&mut rx);
-                            return Some((chunk, (rx, guard, stopping, ping, true)));
-                        }
-                    }
-                }
-                // What arrives within COALESCE goes in the same write: at thousands of events a
-                // second, one wake-up and one write per subscriber per batch instead of per event.
-                let until = tokio::time::Instant::now() + COALESCE;
-                for _ in 0..BATCH {
-                    match rx.try_recv() {
-                        Ok(p) if keep(p.session.as_deref()) => out.extend_from_slice(&p.frame),
-                        Ok(_) => {}
-                        Err(TryRecvError::Lagged(n)) => missed(&guard, n, &mut out),
-                        Err(TryRecvError::Empty) => {
-                            match tokio::time::timeout_at(until, rx.recv()).await {
-                                Ok(Ok(p)) if keep(p.session.as_deref()) => {
-                                    out.extend_from_slice(&p.frame)
-                                }
-                                Ok(Ok(_)) => {}
-                                Ok(Err(RecvError::Lagged(n))) => missed(&guard, n, &mut out),
-                                Ok(Err(RecvError::Closed)) | Err(_) => break,
-                            }
-                        }
-                        Err(_) => break,
-                    }
-                }
-                let chunk: Result<Bytes, Infallible> = Ok(Bytes::from(out));
-                Some((chunk, (rx, guard, stopping, ping, false)))
-            }
-        },
-    );
-    // An empty chunk would read as the end of the body: send the head only when there is one.
-    let head = stream::iter((!first.is_empty()).then(|| Ok::<_, Infallible>(Bytes::from(first))));
-    let body = if q.follow.unwrap_or(true) {
-        Body::from_stream(futures_util::StreamExt::chain(head, live))
-    } else {
-        Body::from_stream(head)
-    };
+    // which says where it got to, wins over the URL's `since`. A Last-Event-ID this daemon has
+    // not reached is from before a restart without a log: new events, then.
+    let cursor = last_id
+        .filter(|l| *l <= newest)
+        .or(q.since)
+        .unwrap_or(newest);
+    let follower = Follower::new(&state, cursor, q.session.as_deref());
+    // `follow=false`: what there is now, then the end (for `hookd events` without --follow).
+    let follow = q.follow.unwrap_or(true);
+    let until = (!follow).then_some(newest);
+    let body = stream::unfold((follower, until), |(mut f, until)| async move {
+        let chunk = f.next(until).await?;
+        Some((Ok::<Bytes, Infallible>(chunk), (f, until)))
+    });
     (
         [
             (header::CONTENT_TYPE, "text/event-stream"),
             (header::CACHE_CONTROL, "no-cache"),
         ],
-        body,
+        Body::from_stream(body),
     )
         .into_response()
 }
 
-/// A subscriber fell so far behind that `n` events left its queue: count them and tell it.
-fn missed(guard: &Subscriber, n: u64, out: &mut Vec<u8>) {
-    guard.0.counters.dropped.fetch_add(n, Ordering::Relaxed);
-    out.extend_from_slice(&hub::frame(
-        None,
-        "missed",
-        &json!({"missed": n}).to_string(),
-    ));
+/// The query and the `Last-Event-ID` header, or what is wrong with them (for a 400).
+fn request(
+    headers: &HeaderMap,
+    q: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<(EventsQuery, Option<u64>), String> {
+    let Query(q) = q.map_err(|e| {
+        format!(
+            "{}; expected ?since=SEQ (a number), ?follow=true|false and ?session=ID",
+            e.body_text()
+        )
+    })?;
+    let last_id = match headers
+        .get("last-event-id")
+        .map(|v| v.to_str().map(str::trim))
+    {
+        None => None,
+        Some(Ok(v)) => Some(
+            v.parse::<u64>()
+                .map_err(|_| format!("Last-Event-ID `{v}` is not an event number"))?,
+        ),
+        Some(Err(_)) => return Err("Last-Event-ID is not an event number".into()),
+    };
+    Ok((q, last_id))
+}
+
+/// One subscriber: where it got to, what it wants, and what wakes it.
+struct Follower {
+    guard: Subscriber,
+    /// The last event it was given or passed over.
+    cursor: u64,
+    session: Option<Arc<str>>,
+    /// The events log, where what left the ring is read back (`None`: no log; missed).
+    log: Option<LogCursor>,
+    newest: watch::Receiver<u64>,
+    stopping: watch::Receiver<bool>,
+    ping: tokio::time::Interval,
+    budget: usize,
+    done: bool,
+}
+
+impl Follower {
+    fn new(state: &super::AppState, cursor: u64, session: Option<&str>) -> Follower {
+        let hub = state.hub.clone();
+        hub.counters.subscribers.fetch_add(1, Ordering::Relaxed);
+        let mut ping = tokio::time::interval(PING);
+        ping.reset();
+        Follower {
+            cursor,
+            session: session.map(Arc::from),
+            log: state
+                .log
+                .clone()
+                .map(|(path, keep)| LogCursor::new(path, keep)),
+            newest: hub.watch(),
+            stopping: state.stopping.clone(),
+            ping,
+            budget: hub.budgets().subscriber_bytes,
+            done: false,
+            guard: Subscriber(hub),
+        }
+    }
+
+    fn hub(&self) -> &Hub {
+        &self.guard.0
+    }
+
+    /// The next write: what follows the cursor (waiting for it), a ping, or at shutdown what
+    /// is left and then the `shutdown` frame. `until`: end once past it (`follow=false`).
+    async fn next(&mut self, until: Option<u64>) -> Option<Bytes> {
+        loop {
+            if self.done || until.is_some_and(|u| self.cursor >= u) {
+                return None;
+            }
+            self.newest.borrow_and_update();
+            let mut out = Vec::new();
+            self.fill(&mut out).await;
+            if !out.is_empty() {
+                // What arrives within COALESCE goes in the same write.
+                let deadline = tokio::time::Instant::now() + COALESCE;
+                while out.len() < self.budget && !*self.stopping.borrow() {
+                    match tokio::time::timeout_at(deadline, self.newest.changed()).await {
+                        Ok(Ok(())) => self.fill(&mut out).await,
+                        _ => break,
+                    }
+                }
+                return Some(out.into());
+            }
+            if *self.stopping.borrow() {
+                self.done = true;
+                return Some(hub::frame(None, "shutdown", "{}"));
+            }
+            tokio::select! {
+                changed = self.newest.changed() => changed.ok()?,
+                _ = self.ping.tick() => return Some(Bytes::from_static(b":\n\n")),
+                _ = self.stopping.changed() => {}
+            }
+        }
+    }
+
+    /// Append what follows the cursor to `out`, up to the subscriber's budget: the ring's
+    /// events, or first those that left it, read back from the log.
+    async fn fill(&mut self, out: &mut Vec<u8>) {
+        while out.len() < self.budget {
+            let batch = self.hub().after(self.cursor, self.budget - out.len());
+            if let Some(oldest) = batch.gap_until {
+                self.read_back(oldest, out).await;
+                continue;
+            }
+            if batch.events.is_empty() {
+                return;
+            }
+            for p in &batch.events {
+                self.cursor = p.seq;
+                if wanted_by(self.session.as_deref(), p.session.as_deref()) {
+                    out.extend_from_slice(&p.frame);
+                }
+            }
+        }
+    }
+
+    /// The events between the cursor and `oldest` (the ring's oldest), from the log as far as
+    /// the budget goes; what the log does not have either is missed, and the subscriber told.
+    async fn read_back(&mut self, oldest: u64, out: &mut Vec<u8>) {
+        let lines = match self.log.take() {
+            Some(mut log) => {
+                let (after, budget) = (self.cursor, self.budget.saturating_sub(out.len()));
+                let read = tokio::task::spawn_blocking(move || {
+                    let lines = log.read(after, oldest, budget);
+                    (log, lines)
+                })
+                .await;
+                match read {
+                    Ok((log, lines)) => {
+                        self.log = Some(log);
+                        lines
+                    }
+                    Err(_) => Vec::new(),
+                }
+            }
+            None => Vec::new(),
+        };
+        let resume_from = lines.first().map_or(oldest, |l| l.seq);
+        if resume_from > self.cursor + 1 {
+            self.missed(resume_from, out);
+        }
+        let counters = &self.guard.0.counters;
+        counters
+            .from_log
+            .fetch_add(lines.len() as u64, Ordering::Relaxed);
+        // An older hookd may have written a line out of order: never go back, nor send twice.
+        for l in lines {
+            if l.seq <= self.cursor {
+                continue;
+            }
+            self.cursor = l.seq;
+            if wanted_by(self.session.as_deref(), l.session.as_deref()) {
+                out.extend_from_slice(&hub::frame(Some(l.seq), "hookd", &l.json));
+            }
+        }
+    }
+
+    /// The events before `resume_from` after the cursor are in neither the ring nor the log:
+    /// count them, tell the subscriber, and go on from there.
+    fn missed(&mut self, resume_from: u64, out: &mut Vec<u8>) {
+        let n = resume_from - self.cursor - 1;
+        self.guard
+            .0
+            .counters
+            .dropped
+            .fetch_add(n, Ordering::Relaxed);
+        let note = json!({"missed": n, "resume_from": resume_from});
+        out.extend_from_slice(&hub::frame(None, "missed", &note.to_string()));
+        self.cursor = resume_from - 1;
+    }
 }

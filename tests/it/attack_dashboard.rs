@@ -7,8 +7,8 @@ use std::net::TcpStream;
 
 use serde_json::{json, Value};
 
-use crate::daemon::{request, start, tcp};
 use crate::dashboard::{dispatch, key};
+use crate::support::daemon::{request, start, tcp};
 use crate::support::Project;
 
 /// The gate on, `ls` allowed, and a post_tool hook that makes `marker` when it runs.

@@ -297,7 +297,7 @@ fn user_scope_writes_the_home_settings() {
 #[test]
 fn through_a_running_daemon_every_reply_is_the_same() {
     let p = steering();
-    let d = crate::daemon::start(&p, &[]);
+    let d = crate::support::daemon::start(&p, &[]);
     let run = |name: &str, via_daemon: bool| {
         let mut c = p.cmd(&["adapter", "claude-code"]);
         if via_daemon {
@@ -315,7 +315,7 @@ fn through_a_running_daemon_every_reply_is_the_same() {
             assert_eq!(run(name, true), run(name, false), "{name}");
         }
     }
-    let (_, metrics) = crate::daemon::tcp(&d, "GET", "/metrics", "");
+    let (_, metrics) = crate::support::daemon::tcp(&d, "GET", "/metrics", "");
     for point in ["pre_session", "pre_tool", "post_tool", "post_session"] {
         assert!(
             metrics.contains(&format!("hookd_dispatches_total{{point=\"{point}\"}} ")),

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::cdp::{chromium, Browser, Tab};
-use crate::daemon::{request, start, tcp, Daemon};
+use crate::support::daemon::{request, start, tcp, Daemon};
 use crate::support::{stdout, Project};
 
 /// Two sessions' worth of what a dashboard must show: a hook that runs, one that fails, one

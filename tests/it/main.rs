@@ -13,6 +13,7 @@ mod cdp;
 mod claude;
 mod config_errors;
 mod daemon;
+mod daemon_events;
 mod dashboard;
 mod decisions;
 mod dispatch;

@@ -408,10 +408,10 @@ fn dispatch_pretty_prints_the_same_outcome_for_people() {
 #[test]
 fn the_daemon_answers_every_mistake_in_json() {
     let p = Project::new();
-    let d = crate::daemon::start(&p, &[]);
+    let d = crate::support::daemon::start(&p, &[]);
     let ask = |method: &str, path: &str, headers: &[(&str, &str)]| {
         let mut s = std::os::unix::net::UnixStream::connect(&d.socket).unwrap();
-        crate::daemon::request(&mut s, method, path, headers, "")
+        crate::support::daemon::request(&mut s, method, path, headers, "")
     };
     for (method, path, headers, status, says) in [
         ("GET", "/nope", vec![], 404, "no such endpoint `/nope`"),
@@ -463,7 +463,7 @@ fn a_shutdown_reaches_followers_and_clients_with_what_happened() {
         "hooks.yaml",
         "enabled: true\nhooks: [{name: slow, hook: post_session, command: 'sleep 30'}]\n",
     );
-    let d = crate::daemon::start(&p, &[]);
+    let d = crate::support::daemon::start(&p, &[]);
     // A follower, through the CLI.
     let follower = p
         .cmd(&["events", "--follow"])
@@ -527,7 +527,7 @@ fn a_client_whose_daemon_dies_mid_dispatch_does_not_run_the_hooks_again() {
         "hooks.yaml",
         "enabled: true\nhooks: [{name: slow, hook: post_session, command: 'sleep 3'}]\n",
     );
-    let mut d = crate::daemon::start(&p, &[]);
+    let mut d = crate::support::daemon::start(&p, &[]);
     let client = p
         .cmd(&["dispatch", "post_session"])
         .env("HOOKD_SOCKET", &d.socket)

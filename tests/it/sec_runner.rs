@@ -196,9 +196,9 @@ fn escaped_helpers_cost_the_daemon_no_thread_no_descriptor_and_no_zombie() {
         )],
     );
     let _helpers = Helpers(p.path().join("helpers"));
-    let d = crate::daemon::start(&p, &[]);
+    let d = crate::support::daemon::start(&p, &[]);
     let body = r#"{"point": "post_tool", "context": {"session_id": "s"}}"#;
-    let (code, _) = crate::daemon::unix(&d.socket, "POST", "/v1/dispatch", body);
+    let (code, _) = crate::support::daemon::unix(&d.socket, "POST", "/v1/dispatch", body);
     assert_eq!(code, 200);
     std::thread::sleep(Duration::from_millis(1500));
     let before = footprint(d.child.id());
@@ -206,7 +206,8 @@ fn escaped_helpers_cost_the_daemon_no_thread_no_descriptor_and_no_zombie() {
         for _ in 0..5 {
             s.spawn(|| {
                 for _ in 0..4 {
-                    let (code, out) = crate::daemon::unix(&d.socket, "POST", "/v1/dispatch", body);
+                    let (code, out) =
+                        crate::support::daemon::unix(&d.socket, "POST", "/v1/dispatch", body);
                     assert_eq!(code, 200, "{out}");
                     assert!(out.contains(r#""status":"ok""#), "{out}");
                 }

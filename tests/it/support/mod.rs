@@ -1,5 +1,7 @@
 //! Helpers: a project directory with `.infer/` files, and `hookd` runs isolated from the host.
 
+pub mod daemon;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

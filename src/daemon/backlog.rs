@@ -1,0 +1,185 @@
+//! Reading back what left the ring: a subscriber that fell behind (or resumes from an old id)
+//! reads the events log from where it got to, a budget of bytes at a time, remembering the file
+//! and offset so that catching up reads each line once.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// A line longer than this is passed over (events are far smaller; a damaged file might not
+/// have newlines).
+const MOST_LINE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What a line is read for: its number and session.
+#[derive(Deserialize)]
+struct Head {
+    seq: u64,
+    session_id: Option<String>,
+}
+
+/// One event read back: its number, session and JSON line.
+#[derive(Debug)]
+pub(super) struct Line {
+    pub(super) seq: u64,
+    pub(super) session: Option<String>,
+    pub(super) json: String,
+}
+
+/// A subscriber's place in the events log and its rotated files.
+#[derive(Debug)]
+pub(super) struct LogCursor {
+    path: PathBuf,
+    keep: usize,
+    /// The file (device, inode) and the offset of the next line to read in it.
+    at: Option<(u64, u64, u64)>,
+}
+
+impl LogCursor {
+    pub(super) fn new(path: PathBuf, keep: usize) -> LogCursor {
+        LogCursor {
+            path,
+            keep,
+            at: None,
+        }
+    }
+
+    /// The events with `after < seq < before`, oldest first, at most `budget` bytes of them (at
+    /// least one if there is one). Empty: the log has no more of them.
+    pub(super) fn read(&mut self, after: u64, before: u64, budget: usize) -> Vec<Line> {
+        let files = crate::events::log_files(&self.path, self.keep);
+        let opened: Vec<(File, u64, u64)> = files
+            .iter()
+            .filter_map(|f| {
+                let file = File::open(f).ok()?;
+                let m = file.metadata().ok()?;
+                Some((file, m.dev(), m.ino()))
+            })
+            .collect();
+        // Rotation renames files: the one this cursor was in is found by its inode.
+        let (first, offset) = match self.at {
+            Some((dev, ino, off)) => opened
+                .iter()
+                .position(|(_, d, i)| (*d, *i) == (dev, ino))
+                .map_or((0, 0), |n| (n, off)),
+            None => (0, 0),
+        };
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        for (n, (file, dev, ino)) in opened.into_iter().enumerate().skip(first) {
+            let start = if n == first { offset } else { 0 };
+            let (end, full) = read_lines(file, start, after, before, budget, &mut bytes, &mut out);
+            self.at = Some((dev, ino, end));
+            if full {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// Read `file` from `start`, appending the lines in `(after, before)` to `out` until `bytes`
+/// reaches `budget` or a line at `before` or later. Returns the offset after the last line
+/// read and whether reading should stop there.
+fn read_lines(
+    file: File,
+    start: u64,
+    after: u64,
+    before: u64,
+    budget: usize,
+    bytes: &mut usize,
+    out: &mut Vec<Line>,
+) -> (u64, bool) {
+    let mut reader = BufReader::new(file);
+    if reader.seek(SeekFrom::Start(start)).is_err() {
+        return (start, false);
+    }
+    let mut offset = start;
+    let mut buf = Vec::new();
+    loop {
+        if !out.is_empty() && *bytes >= budget {
+            return (offset, true);
+        }
+        buf.clear();
+        let Ok(n) = reader
+            .by_ref()
+            .take(MOST_LINE_BYTES)
+            .read_until(b'\n', &mut buf)
+        else {
+            return (offset, false);
+        };
+        // The end, or a line still being written: come back to it.
+        if n == 0 || buf.last() != Some(&b'\n') {
+            return (offset, false);
+        }
+        let line = &buf[..n - 1];
+        let Ok(head) = serde_json::from_slice::<Head>(line) else {
+            offset += n as u64;
+            continue;
+        };
+        if head.seq >= before {
+            return (offset, true);
+        }
+        offset += n as u64;
+        if head.seq > after {
+            *bytes += line.len();
+            out.push(Line {
+                seq: head.seq,
+                session: head.session_id,
+                json: String::from_utf8_lossy(line).into_owned(),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(seq: u64) -> String {
+        format!(
+            "{{\"seq\":{seq},\"type\":\"x\",\"session_id\":\"s{}\"}}\n",
+            seq % 2
+        )
+    }
+
+    #[test]
+    fn reads_in_budgets_across_a_rotation_each_line_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let old: String = (1..=5).map(event).collect();
+        let new: String = (6..=9).map(event).collect();
+        std::fs::write(dir.path().join("events.jsonl.1"), old).unwrap();
+        std::fs::write(&path, format!("{new}{{\"seq\":10,")).unwrap();
+        let mut c = LogCursor::new(path.clone(), 3);
+        let line = event(1).len() - 1;
+        let mut seen = Vec::new();
+        loop {
+            let got = c.read(2, 9, 2 * line);
+            if got.is_empty() {
+                break;
+            }
+            assert!(got.len() <= 2, "{got:?}");
+            seen.extend(got.iter().map(|l| l.seq));
+        }
+        assert_eq!(seen, [3, 4, 5, 6, 7, 8]);
+        // The file rotates under the cursor: it goes on in the renamed file.
+        let mut c = LogCursor::new(path.clone(), 3);
+        assert_eq!(c.read(0, 100, line).len(), 1);
+        std::fs::rename(
+            dir.path().join("events.jsonl.1"),
+            dir.path().join("events.jsonl.2"),
+        )
+        .unwrap();
+        std::fs::rename(&path, dir.path().join("events.jsonl.1")).unwrap();
+        std::fs::write(&path, event(10)).unwrap();
+        let rest: Vec<u64> = std::iter::from_fn(|| Some(c.read(0, 100, 1000)))
+            .take_while(|b| !b.is_empty())
+            .flatten()
+            .map(|l| l.seq)
+            .collect();
+        assert_eq!(rest, [2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    }
+}
