@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A fixed point of an agent's loop where hooks may act. Declared in loop order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum HookPoint {
     /// Once, before the first turn of a run.

@@ -16,6 +16,7 @@ use crate::kinds::{DenyReason, Mode, SkipReason, Trigger};
 
 /// A command hook ran (or was started and failed to).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HookCommand {
     /// The hook's name.
     pub name: String,
@@ -80,6 +81,7 @@ pub struct HookCommand {
 
 /// A command hook did not run, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HookCommandSkipped {
     /// The hook's name.
     pub name: String,
@@ -105,6 +107,7 @@ pub struct HookCommandSkipped {
 /// A command the agent's model proposed (a shell tool call) was denied by the gate at
 /// `pre_tool` (`gate_shell_tools`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCommandDenied {
     /// The tool (`Bash`, ...).
     pub tool: String,
@@ -127,6 +130,7 @@ pub struct ToolCommandDenied {
 /// A tool call of the model that hookd let through at `pre_tool` with `gate_shell_tools` on:
 /// the audit trail records what was allowed, not only what was refused.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCallAllowed {
     /// The tool (`Bash`, `Read`, `Edit`, ...).
     pub tool: String,
@@ -150,6 +154,7 @@ pub struct ToolCallAllowed {
 /// The daemon refused a client's dispatch and the client ran it in its own process: said in
 /// the daemon's stream (and its `--events` log), so an audit trail that stays empty is seen.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClientRefused {
     /// The HTTP status answered (412: other settings).
     pub status: u16,
@@ -163,6 +168,7 @@ pub struct ClientRefused {
 
 /// The daemon loaded a changed configuration and uses it from now on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ConfigReloaded {
     /// The files and variables read.
     pub sources: Vec<String>,
@@ -172,6 +178,7 @@ pub struct ConfigReloaded {
 
 /// The daemon found a changed configuration invalid and keeps the one it was using.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ConfigError {
     /// The file (or variable) of the first error.
     pub file: String,
@@ -187,6 +194,7 @@ pub struct ConfigError {
 
 /// A reminder was injected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SystemReminder {
     /// Always `system_reminder`.
     pub kind: String,
@@ -214,6 +222,7 @@ pub struct SystemReminder {
 /// instead: the loop guard (`max_continues` in hooks.yaml) had honoured that many `continue`
 /// replies in a row. The hooks' own `hook_command` events still say what they asked.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ContinueRefused {
     /// The point (`post_session`).
     pub hook: HookPoint,
@@ -235,6 +244,7 @@ pub struct ContinueRefused {
 // Each event is built once and moved into the stream; boxing the large one buys nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
@@ -417,6 +427,7 @@ impl Summary {
 
 /// An event as it leaves hookd: numbered and timed once, where it is delivered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Stamped {
     /// Position in the stream: gap-free and increasing in the order sinks receive events.
     pub seq: u64,
@@ -425,6 +436,18 @@ pub struct Stamped {
     /// What happened.
     #[serde(flatten)]
     pub event: Event,
+}
+
+/// The JSON Schema (draft 2020-12) of one event as hookd writes it (a line of an events file,
+/// the `data` of an SSE frame), derived from these types.
+#[cfg(feature = "schema")]
+pub fn schema() -> serde_json::Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(Stamped)).unwrap_or_default();
+    if let Some(m) = schema.as_object_mut() {
+        m.insert("$id".into(), "urn:hookd:schema:events".into());
+        m.insert("title".into(), "hookd event".into());
+    }
+    schema
 }
 
 impl Stamped {

@@ -13,6 +13,7 @@ use crate::catalog::HookPoint;
 
 /// The agent mode a dispatch runs in; it selects the allow-list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Per-call approvals; the default.
@@ -125,6 +126,7 @@ impl fmt::Display for Origin {
 
 /// When a reminder fires, among the firings of its hook point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Trigger {
@@ -200,6 +202,7 @@ impl fmt::Display for Trigger {
 
 /// Why a command was denied. Serialized as the `reason` of `hook_command_skipped` events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum DenyReason {
@@ -319,6 +322,13 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
+    /// The reasons that are not the gate's verdict.
+    pub const NOT_THE_GATES: [SkipReason; 3] = [
+        SkipReason::Untrusted,
+        SkipReason::Internal,
+        SkipReason::SandboxUnavailable,
+    ];
+
     /// The snake_case name used in events, JSON and metrics.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -348,16 +358,34 @@ impl Serialize for SkipReason {
     }
 }
 
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for SkipReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SkipReason".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        // The gate's reasons, and those that are not the gate's.
+        let gate = generator.subschema_for::<DenyReason>();
+        let own: Vec<&str> = SkipReason::NOT_THE_GATES.map(|r| r.as_str()).to_vec();
+        schemars::json_schema!({
+            "anyOf": [gate, {"enum": own}]
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for SkipReason {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let name = String::deserialize(d)?;
-        Ok(match name.as_str() {
-            "untrusted" => SkipReason::Untrusted,
-            "internal" => SkipReason::Internal,
-            other => SkipReason::Denied(DenyReason::deserialize(
-                serde::de::value::StrDeserializer::<D::Error>::new(other),
-            )?),
-        })
+        if let Some(own) = SkipReason::NOT_THE_GATES
+            .into_iter()
+            .find(|r| r.as_str() == name)
+        {
+            return Ok(own);
+        }
+        Ok(SkipReason::Denied(DenyReason::deserialize(
+            serde::de::value::StrDeserializer::<D::Error>::new(&name),
+        )?))
     }
 }
 
@@ -370,6 +398,7 @@ mod tests {
         for (reason, name) in [
             (SkipReason::Untrusted, "untrusted"),
             (SkipReason::Internal, "internal"),
+            (SkipReason::SandboxUnavailable, "sandbox_unavailable"),
             (DenyReason::NotAllowlisted.into(), "not_allowlisted"),
             (DenyReason::ControlCharacter.into(), "control_character"),
             (DenyReason::ProtectedPath.into(), "protected_path"),
@@ -387,6 +416,7 @@ mod tests {
 
 /// Why a variable was removed from a hook's environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EnvCause {
@@ -398,6 +428,7 @@ pub enum EnvCause {
 
 /// A variable removed from a hook's environment, as events report it (its value is not said).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RemovedVar {
     /// The variable's name.
     pub name: String,

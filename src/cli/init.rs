@@ -4,6 +4,7 @@
 use super::error::{Done, Error};
 use super::install::{self, Agent, Scope};
 use super::out;
+use hookd::config::SchemaFile;
 use std::path::PathBuf;
 
 /// `hookd init`'s arguments.
@@ -22,7 +23,7 @@ pub(super) struct Args {
     config_dir: Option<PathBuf>,
 }
 
-/// The shipped configurations, as the repository has them.
+/// The shipped configurations, as the repository has them (in the order of `run`'s kinds).
 const EXAMPLE: [(&str, &str); 3] = [
     (
         "config.yaml",
@@ -52,6 +53,36 @@ const HEADLESS: [(&str, &str); 3] = [
     ),
 ];
 
+/// Write `bytes` to a new file at `path`; an existing file (or a link planted there) is kept,
+/// never replaced. What was done goes into `said`.
+fn write_new(path: &std::path::Path, bytes: &[u8], said: &mut String) -> Result<(), Error> {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(mut f) => {
+            use std::io::Write;
+            f.write_all(bytes)
+                .map_err(|e| Error::Cannot(format!("cannot write {}: {e}", path.display())))?;
+            said.push_str(&format!("wrote {}\n", path.display()));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            said.push_str(&format!(
+                "kept {} (it exists; not changed)\n",
+                path.display()
+            ));
+        }
+        Err(e) => {
+            return Err(Error::Cannot(format!(
+                "cannot write {}: {e}",
+                path.display()
+            )))
+        }
+    }
+    Ok(())
+}
+
 /// `hookd init`.
 pub(super) fn run(a: Args) -> Done {
     let dir = match a
@@ -69,34 +100,19 @@ pub(super) fn run(a: Args) -> Done {
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::Cannot(format!("cannot create {}: {e}", dir.display())))?;
     let files = if a.headless { HEADLESS } else { EXAMPLE };
+    let schemas = dir.join("schemas");
+    std::fs::create_dir_all(&schemas)
+        .map_err(|e| Error::Cannot(format!("cannot create {}: {e}", schemas.display())))?;
     let mut said = String::new();
-    for (name, text) in files {
-        let path = dir.join(name);
-        // create_new: an existing file (or a link planted there) is kept, never replaced.
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                use std::io::Write;
-                f.write_all(text.as_bytes())
-                    .map_err(|e| Error::Cannot(format!("cannot write {}: {e}", path.display())))?;
-                said.push_str(&format!("wrote {}\n", path.display()));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                said.push_str(&format!(
-                    "kept {} (it exists; not changed)\n",
-                    path.display()
-                ));
-            }
-            Err(e) => {
-                return Err(Error::Cannot(format!(
-                    "cannot write {}: {e}",
-                    path.display()
-                )))
-            }
-        }
+    let kinds = [SchemaFile::Config, SchemaFile::Hooks, SchemaFile::Reminders];
+    for ((name, text), kind) in files.into_iter().zip(kinds) {
+        // Each file names its schema, written beside it, for the editor's YAML language server.
+        let schema_name = format!("{}.schema.json", kind.name());
+        let body = text.split_once('\n').map_or(text, |(_, rest)| rest);
+        let text = format!("# yaml-language-server: $schema=./schemas/{schema_name}\n{body}");
+        write_new(&dir.join(name), text.as_bytes(), &mut said)?;
+        let schema = serde_json::to_string_pretty(&kind.schema()).unwrap_or_default() + "\n";
+        write_new(&schemas.join(&schema_name), schema.as_bytes(), &mut said)?;
     }
     out(&said);
     if let Some(agent) = a.agent {

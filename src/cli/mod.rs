@@ -14,6 +14,7 @@ mod init;
 mod install;
 mod load;
 mod points;
+mod schema;
 mod serve;
 mod trust;
 
@@ -70,6 +71,8 @@ enum Command {
     Init(init::Args),
     /// Print shell completions for bash, zsh or fish (hook points complete after `dispatch`).
     Completions(completions::Args),
+    /// Print the JSON Schema of hooks.yaml, reminders.yaml, config.yaml or of an event.
+    Schema(schema::Args),
     /// Print hookd's manual page (roff), every subcommand included: `hookd man | man -l -`.
     Man,
     /// Run a program confined by the configured sandbox (writes only in the project and the
@@ -240,6 +243,7 @@ pub(crate) fn run(cli: Cli, early: Option<adapter::Early>) -> Done {
         Command::Dispatch(a) => dispatch::run(a),
         Command::Exec(a) => exec::run(a),
         Command::Completions(a) => completions::run(a),
+        Command::Schema(a) => schema::run(a),
         Command::Init(a) => init::run(a),
         Command::Man => completions::man(),
     }

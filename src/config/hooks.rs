@@ -31,20 +31,6 @@ pub const DEFAULT_SHELL_TOOLS: [&str; 4] = ["Bash", "bash", "run_shell_command",
 /// Consecutive `continue` replies honoured at `post_session`, unless `max_continues` says otherwise.
 pub const DEFAULT_MAX_CONTINUES: u64 = 8;
 
-const HOOK_KEYS: [&str; 11] = [
-    "name",
-    "hook",
-    "command",
-    "timeout",
-    "max_output",
-    "matcher",
-    "on",
-    "include_sub_agents",
-    "on_error",
-    "parallel",
-    "description",
-];
-
 /// Which finished tool calls a `post_tool` hook runs for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -285,22 +271,7 @@ pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
     let mut file = HooksFile::default();
     let out = &mut file.config;
     let policy = &mut file.policy;
-    let Some(top) = d.fields(
-        root,
-        "hooks.yaml",
-        &[
-            "enabled",
-            "hooks",
-            "max_output",
-            "grace",
-            "parallel",
-            "max_continues",
-            "gate_shell_tools",
-            "shell_tools",
-            "fail_closed",
-            "env",
-        ],
-    ) else {
+    let Some(top) = d.fields(root, "hooks.yaml", &super::shape::HOOKS_FILE.names()) else {
         return file;
     };
     if let Some(n) = top.get("env") {
@@ -327,7 +298,7 @@ pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
     }
     if let Some(n) = top.get("max_continues") {
         match d.int(n, "`max_continues`") {
-            Some(m) if (0..=1000).contains(&m) => {
+            Some(m) if (0..=super::shape::MAX_MAX_CONTINUES).contains(&m) => {
                 policy.max_continues = Some(m as u64);
             }
             Some(m) => d.error(
@@ -383,7 +354,7 @@ pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
 }
 
 fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<HookSpec> {
-    let f = d.fields(item, "a hook", &HOOK_KEYS)?;
+    let f = d.fields(item, "a hook", &super::shape::HOOK.names())?;
     let name = match f.get("name") {
         Some(n) => d.string(n, "`name`").filter(|s| {
             let ok = !s.trim().is_empty();

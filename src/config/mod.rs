@@ -9,6 +9,7 @@ mod policy;
 mod reminders;
 mod safety;
 mod settings;
+mod shape;
 mod switch;
 mod trust;
 mod yaml;
@@ -24,6 +25,7 @@ pub use hooks::{
 pub use policy::{Policy, PolicyLayer, SandboxLayer, SandboxPolicy};
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, When};
 pub use safety::user_policy;
+pub use shape::SchemaFile;
 // The allow-list belongs to the gate, the shared words to `kinds`; here for loading's users.
 pub use crate::gate::{AllowEntry, AllowLists};
 pub use crate::kinds::{Mode, Origin, Source, Trigger, UnknownMode};

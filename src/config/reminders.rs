@@ -54,26 +54,6 @@ pub struct RemindersConfig {
     pub reminders: Vec<ReminderSpec>,
 }
 
-const TOP_KEYS: [&str; 3] = ["enabled", "merge", "reminders"];
-const KEYS: [&str; 8] = [
-    "name",
-    "text",
-    "hook",
-    "trigger",
-    "interval",
-    "threshold",
-    "when",
-    "guidance",
-];
-/// `guidance` keys: the modes, from the one catalog of them (a key no mode has could never be
-/// used, and is warned about as unknown).
-const GUIDANCE_KEYS: [&str; 5] = [
-    crate::kinds::Mode::ALL[0].name(),
-    crate::kinds::Mode::ALL[1].name(),
-    crate::kinds::Mode::ALL[2].name(),
-    crate::kinds::Mode::ALL[3].name(),
-    crate::kinds::Mode::ALL[4].name(),
-];
 const PLACEHOLDERS: [&str; 6] = [
     "tool_name",
     "count",
@@ -85,7 +65,11 @@ const PLACEHOLDERS: [&str; 6] = [
 
 pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> RemindersConfig {
     let mut out = RemindersConfig::default();
-    let Some(top) = d.fields(root, "reminders.yaml", &TOP_KEYS) else {
+    let Some(top) = d.fields(
+        root,
+        "reminders.yaml",
+        &super::shape::REMINDERS_FILE.names(),
+    ) else {
         return out;
     };
     if let Some(n) = top.get("enabled") {
@@ -223,7 +207,7 @@ pub fn builtins() -> Vec<ReminderSpec> {
 }
 
 fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
-    let f = d.fields(item, "a reminder", &KEYS)?;
+    let f = d.fields(item, "a reminder", &super::shape::REMINDER.names())?;
     let name = match f.get("name") {
         Some(n) => d
             .string(n, "`name`")
@@ -335,8 +319,9 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
     };
     let mut guidance = BTreeMap::new();
     if let Some(n) = f.get("guidance") {
-        if let Some(g) = d.fields(n, "`guidance`", &GUIDANCE_KEYS) {
-            for key in GUIDANCE_KEYS {
+        let keys = crate::kinds::Mode::ALL.map(|m| m.name());
+        if let Some(g) = d.fields(n, "`guidance`", &keys) {
+            for key in keys {
                 if let Some(v) = g.get(key).and_then(|v| d.string(v, "guidance text")) {
                     guidance.insert(key.to_string(), v);
                 }

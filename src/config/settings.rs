@@ -86,11 +86,7 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
 /// `sandbox: {enabled, network, write, read_deny}` (docs/security.md, "The sandbox").
 fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
     let mut out = super::SandboxLayer::default();
-    let Some(f) = d.fields(
-        node,
-        "`sandbox`",
-        &["enabled", "network", "write", "read_deny"],
-    ) else {
+    let Some(f) = d.fields(node, "`sandbox`", &super::shape::SANDBOX.names()) else {
         return out;
     };
     if let Some(n) = f.get("enabled") {

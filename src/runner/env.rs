@@ -69,6 +69,11 @@ pub(crate) const STEERING: &[&str] = &[
     "PATH",
 ];
 
+/// The variables `env.keep` may not name: those that steer hookd, and its secrets.
+pub(crate) fn steering_names() -> impl Iterator<Item = &'static str> {
+    STEERING.iter().chain(SECRETS).copied()
+}
+
 /// Whether `name` steers hookd itself (see [`STEERING`]).
 pub(crate) fn steers_hookd(name: &str) -> bool {
     STEERING.contains(&name)

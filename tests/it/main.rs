@@ -30,6 +30,7 @@ mod model_commands;
 mod operator;
 mod runner;
 mod sandbox;
+mod schema;
 mod sec_adapters;
 mod sec_daemon;
 mod sec_gate;

@@ -636,14 +636,26 @@ fn init_writes_a_first_configuration_that_check_passes_and_never_overwrites() {
     let shown = infer.display();
     assert_eq!(
         stdout(&o),
-        format!("wrote {shown}/config.yaml\nwrote {shown}/hooks.yaml\nwrote {shown}/reminders.yaml\nnext: review what it runs and allows with `hookd check`, then connect an agent: `hookd install claude-code --scope user` (or gemini, crush)\n")
+        format!("wrote {shown}/config.yaml\nwrote {shown}/schemas/config.schema.json\nwrote {shown}/hooks.yaml\nwrote {shown}/schemas/hooks.schema.json\nwrote {shown}/reminders.yaml\nwrote {shown}/schemas/reminders.schema.json\nnext: review what it runs and allows with `hookd check`, then connect an agent: `hookd install claude-code --scope user` (or gemini, crush)\n")
     );
+    // The shipped files, each naming its schema, written beside it, which it validates against.
     let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/example");
-    for f in ["config.yaml", "hooks.yaml", "reminders.yaml"] {
+    for (f, kind) in [
+        ("config.yaml", "config"),
+        ("hooks.yaml", "hooks"),
+        ("reminders.yaml", "reminders"),
+    ] {
+        let written = std::fs::read_to_string(infer.join(f)).unwrap();
+        let (first, body) = written.split_once('\n').unwrap();
         assert_eq!(
-            std::fs::read_to_string(infer.join(f)).unwrap(),
-            std::fs::read_to_string(shipped.join(f)).unwrap()
+            first,
+            format!("# yaml-language-server: $schema=./schemas/{kind}.schema.json")
         );
+        let original = std::fs::read_to_string(shipped.join(f)).unwrap();
+        assert_eq!(body, original.split_once('\n').unwrap().1);
+        let schema =
+            std::fs::read_to_string(infer.join(format!("schemas/{kind}.schema.json"))).unwrap();
+        assert_eq!(schema, stdout(&p.run(&["schema", kind])));
     }
     let check = p.run(&["check"]);
     assert!(check.status.success(), "{}", stderr(&check));
@@ -652,7 +664,7 @@ fn init_writes_a_first_configuration_that_check_passes_and_never_overwrites() {
     let o = p.run(&["init", "--headless"]);
     assert!(o.status.success());
     assert!(
-        stdout(&o).starts_with(&format!("kept {shown}/config.yaml (it exists; not changed)\nkept {shown}/hooks.yaml (it exists; not changed)\n")),
+        stdout(&o).starts_with(&format!("kept {shown}/config.yaml (it exists; not changed)\nkept {shown}/schemas/config.schema.json (it exists; not changed)\nkept {shown}/hooks.yaml (it exists; not changed)\n")),
         "{}",
         stdout(&o)
     );

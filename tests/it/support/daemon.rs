@@ -145,6 +145,7 @@ pub(crate) fn read_events(reader: &mut impl BufRead, n: usize) -> Vec<(u64, Valu
             id = v.trim().parse().ok();
         } else if let Some(v) = line.strip_prefix("data: ") {
             if let (Some(i), Ok(json)) = (id.take(), serde_json::from_str(v.trim())) {
+                super::valid_if_event(&json);
                 out.push((i, json));
             }
         }

@@ -102,7 +102,28 @@ pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .inspect(valid_if_event)
         .collect()
+}
+
+/// An event (it has `seq` and `type`) must validate against the events schema: every event the
+/// suite reads, from every real run, is checked.
+pub fn valid_if_event(v: &serde_json::Value) {
+    static EVENTS: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    if v.get("seq").is_none() || v.get("type").is_none() {
+        return;
+    }
+    let schema = EVENTS.get_or_init(|| {
+        jsonschema::draft202012::new(&hookd::events::schema()).expect("the events schema")
+    });
+    let errors: Vec<String> = schema
+        .iter_errors(v)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "event does not match the events schema: {errors:?}\n{v}"
+    );
 }
 
 /// Run `cmd` with `stdin` as its input and collect its output.

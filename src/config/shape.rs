@@ -1,0 +1,563 @@
+//! The shape of each configuration file: its keys, what each holds, the ranges and the rules
+//! between keys. The decoders take their known keys and ranges from here, and `hookd schema`
+//! renders the same shapes as JSON Schema (draft 2020-12), so an editor underlines what
+//! `hookd check` would reject. What JSON Schema cannot say (unique names, a Rust regular
+//! expression's syntax, an allow entry that admits too much) only `hookd check` reports.
+
+use serde_json::{json, Map, Value};
+
+use super::hooks::{MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS};
+use crate::catalog::HookPoint;
+use crate::kinds::{Trigger, LIST_KEYS};
+
+/// The most `max_continues` accepted.
+pub(crate) const MAX_MAX_CONTINUES: i64 = 1000;
+
+/// What a value must be.
+#[derive(Clone, Copy)]
+pub(crate) enum Ty {
+    Bool,
+    /// Any text.
+    Text,
+    /// Text with something besides whitespace.
+    Words,
+    /// A whole number in a range.
+    Int(i64, i64),
+    /// One of a fixed set of names.
+    Choice(fn() -> Vec<&'static str>),
+    /// A hook point of the catalog.
+    Point,
+    List(&'static Ty),
+    Object(&'static Shape),
+    /// An absolute path, or one from the home (`~`, `~/…`).
+    Path,
+    /// A variable name, or a prefix followed by `*`; never one that steers hookd.
+    VarPattern,
+}
+
+/// One key of a mapping.
+pub(crate) struct Key {
+    pub(crate) name: &'static str,
+    pub(crate) ty: Ty,
+    pub(crate) doc: &'static str,
+}
+
+/// A mapping: its keys, the required ones, whether others are allowed (an agent's own keys in
+/// a file it shares), and the rules between keys.
+pub(crate) struct Shape {
+    pub(crate) doc: &'static str,
+    pub(crate) keys: &'static [Key],
+    pub(crate) required: &'static [&'static str],
+    pub(crate) open: bool,
+    pub(crate) rules: fn() -> Vec<Value>,
+}
+
+impl Shape {
+    /// The names of its keys, for the decoder's unknown-key warning.
+    pub(crate) fn names(&self) -> Vec<&'static str> {
+        self.keys.iter().map(|k| k.name).collect()
+    }
+}
+
+const fn key(name: &'static str, ty: Ty, doc: &'static str) -> Key {
+    Key { name, ty, doc }
+}
+
+fn no_rules() -> Vec<Value> {
+    Vec::new()
+}
+
+const MAX_OUTPUT: Ty = Ty::Int(1, MAX_MAX_OUTPUT as i64);
+const TEXTS: Ty = Ty::List(&Ty::Words);
+
+/// `hooks.yaml`.
+pub(crate) const HOOKS_FILE: Shape = Shape {
+    doc: "hookd's command hooks (~/.infer/hooks.yaml, or a project's .infer/hooks.yaml).",
+    keys: &[
+        key(
+            "enabled",
+            Ty::Bool,
+            "Run this file's hooks (off unless true, or INFER_HOOKS_ENABLED=true).",
+        ),
+        key(
+            "hooks",
+            Ty::List(&Ty::Object(&HOOK)),
+            "The hooks, in the order they run.",
+        ),
+        key(
+            "max_output",
+            MAX_OUTPUT,
+            "Bytes kept of each of a hook's stdout and stderr (default 65536).",
+        ),
+        key(
+            "grace",
+            Ty::Int(0, MAX_GRACE_SECS as i64),
+            "Seconds between SIGTERM and SIGKILL when a hook times out (default 2).",
+        ),
+        key(
+            "parallel",
+            Ty::Bool,
+            "Run this file's hooks of a point at once (a hook's own `parallel` wins).",
+        ),
+        key(
+            "max_continues",
+            Ty::Int(0, MAX_MAX_CONTINUES),
+            "Consecutive `continue` replies honoured at post_session (default 8).",
+        ),
+        key(
+            "gate_shell_tools",
+            Ty::Bool,
+            "Check the model's shell tool calls against the bash allow-list.",
+        ),
+        key(
+            "shell_tools",
+            TEXTS,
+            "More tool names whose input.command is a shell command.",
+        ),
+        key(
+            "fail_closed",
+            Ty::Bool,
+            "Deny when hookd itself fails (an adapter's bad payload, a broken configuration).",
+        ),
+        key("env", Ty::Object(&ENV), "The environment hooks get."),
+    ],
+    required: &[],
+    open: false,
+    rules: no_rules,
+};
+
+const ENV: Shape = Shape {
+    doc: "The environment hooks get.",
+    keys: &[key(
+        "keep",
+        Ty::List(&Ty::VarPattern),
+        "Variables hooks get although hookd would remove them: NAME, or PREFIX*.",
+    )],
+    required: &[],
+    open: false,
+    rules: no_rules,
+};
+
+/// One hook.
+pub(crate) const HOOK: Shape = Shape {
+    doc: "One command hook.",
+    keys: &[
+        key(
+            "name",
+            Ty::Words,
+            "Unique within the file: events and `hookd check` name hooks by it.",
+        ),
+        key("hook", Ty::Point, "The point it attaches to."),
+        key(
+            "command",
+            Ty::Words,
+            "The command line, checked against the bash allow-list before it runs.",
+        ),
+        key(
+            "timeout",
+            Ty::Int(0, MAX_TIMEOUT_SECS as i64),
+            "Seconds before it is stopped (0: the default, 30).",
+        ),
+        key(
+            "max_output",
+            MAX_OUTPUT,
+            "Bytes kept of each of its stdout and stderr.",
+        ),
+        key(
+            "matcher",
+            Ty::Text,
+            "At pre_tool and post_tool: a regular expression the whole tool name must match.",
+        ),
+        key(
+            "on",
+            Ty::Choice(on_results),
+            "At post_tool: run for every finished tool call, or only successes or failures.",
+        ),
+        key(
+            "include_sub_agents",
+            Ty::Bool,
+            "Also run for sub-agents' tool calls.",
+        ),
+        key(
+            "on_error",
+            Ty::Choice(on_errors),
+            "What its failure means: nothing (ignore), or deny where the point can deny or halt.",
+        ),
+        key(
+            "parallel",
+            Ty::Bool,
+            "Run at once with the point's other parallel hooks.",
+        ),
+        key("description", Ty::Text, "For people."),
+    ],
+    required: &["name", "hook", "command"],
+    open: false,
+    rules: hook_rules,
+};
+
+fn on_results() -> Vec<&'static str> {
+    vec!["any", "success", "failure"]
+}
+
+fn on_errors() -> Vec<&'static str> {
+    vec!["ignore", "deny"]
+}
+
+/// `matcher` only at tool points, `on` only at post_tool, `on_error: deny` only where a hook can
+/// deny or halt.
+fn hook_rules() -> Vec<Value> {
+    let points = |keep: fn(HookPoint) -> bool| -> Vec<&'static str> {
+        HookPoint::ALL
+            .iter()
+            .filter(|p| !keep(**p))
+            .map(|p| p.name())
+            .collect()
+    };
+    let at = |others: Vec<&'static str>, then: Value| {
+        json!({
+            "if": {"required": ["hook"], "properties": {"hook": {"enum": others}}},
+            "then": then,
+        })
+    };
+    vec![
+        at(
+            points(|p| matches!(p, HookPoint::PreTool | HookPoint::PostTool)),
+            json!({"properties": {"matcher": {"type": "null"}}}),
+        ),
+        at(
+            points(|p| p == HookPoint::PostTool),
+            json!({"properties": {"on": {"type": "null"}}}),
+        ),
+        at(
+            points(|p| p.capabilities().deny || p.capabilities().halt),
+            json!({"properties": {"on_error": {"not": {"const": "deny"}}}}),
+        ),
+    ]
+}
+
+/// `reminders.yaml`.
+pub(crate) const REMINDERS_FILE: Shape = Shape {
+    doc:
+        "hookd's reminders: text injected at hook points (~/.infer/reminders.yaml, or a project's).",
+    keys: &[
+        key(
+            "enabled",
+            Ty::Bool,
+            "Inject this file's reminders (INFER_REMINDERS_ENABLED overrides).",
+        ),
+        key(
+            "merge",
+            Ty::Bool,
+            "Add these to the built-in reminders (a reminder named like a built-in replaces it).",
+        ),
+        key(
+            "reminders",
+            Ty::List(&Ty::Object(&REMINDER)),
+            "The reminders.",
+        ),
+    ],
+    required: &[],
+    open: false,
+    rules: no_rules,
+};
+
+/// One reminder.
+pub(crate) const REMINDER: Shape = Shape {
+    doc: "One reminder.",
+    keys: &[
+        key("name", Ty::Words, "Unique within the file."),
+        key("text", Ty::Words, "What is injected; {tool_name}, {count}, {prev_mode}, {new_mode}, {guidance} and {todo_list} are filled in."),
+        key("hook", Ty::Point, "Where it is injected (default pre_stream, or the point its trigger needs)."),
+        key("trigger", Ty::Choice(triggers), "When it fires (default always)."),
+        key("interval", Ty::Int(0, i64::MAX), "Turns between firings, for `interval` (0: the default)."),
+        key("threshold", Ty::Int(0, i64::MAX), "The count that fires once_after, turns_before_max, on_repeated_failure, on_stalled_todos."),
+        key("when", Ty::Choice(conditions), "A further condition."),
+        key("guidance", Ty::Object(&GUIDANCE), "Text for {guidance}, per mode."),
+    ],
+    required: &["name", "text"],
+    open: false,
+    rules: reminder_rules,
+};
+
+fn triggers() -> Vec<&'static str> {
+    Trigger::ALL.iter().map(|t| t.name()).collect()
+}
+
+fn conditions() -> Vec<&'static str> {
+    vec!["todos_empty"]
+}
+
+const GUIDANCE: Shape = Shape {
+    doc: "Text for {guidance}, per mode.",
+    keys: &[
+        key("standard", Ty::Text, "In standard mode."),
+        key("plan", Ty::Text, "In plan mode."),
+        key("auto", Ty::Text, "In auto mode."),
+        key("readonly", Ty::Text, "In readonly mode."),
+        key("all", Ty::Text, "In every mode without its own."),
+    ],
+    required: &[],
+    open: false,
+    rules: no_rules,
+};
+
+/// A trigger tied to a point allows no other; some need a threshold above 0.
+fn reminder_rules() -> Vec<Value> {
+    let mut rules: Vec<Value> = Trigger::ALL
+        .iter()
+        .filter_map(|t| {
+            let point = t.required_point()?;
+            Some(json!({
+                "if": {"required": ["trigger"], "properties": {"trigger": {"const": t.name()}}},
+                "then": {"properties": {"hook": {"enum": [point.name(), null]}}},
+            }))
+        })
+        .collect();
+    rules.push(json!({
+        "if": {"required": ["trigger"], "properties": {"trigger": {"enum": ["once_after", "turns_before_max"]}}},
+        "then": {"required": ["threshold"], "properties": {"threshold": {"type": "integer", "minimum": 1}}},
+    }));
+    rules.push(json!({
+        "if": {"required": ["trigger"], "properties": {"trigger": {"enum": ["on_repeated_failure", "on_stalled_todos"]}}},
+        "then": {"properties": {"threshold": {"type": ["integer", "null"], "minimum": 1}}},
+    }));
+    rules
+}
+
+/// `config.yaml`, shared with the agent: hookd reads `tools.bash.mode` and `sandbox`, the rest
+/// is the agent's.
+pub(crate) const CONFIG_FILE: Shape = Shape {
+    doc: "The agent's config.yaml: hookd reads the bash allow-lists (tools.bash.mode) and the sandbox; other keys are the agent's.",
+    keys: &[
+        key("tools", Ty::Object(&TOOLS), "The agent's tools."),
+        key("sandbox", Ty::Object(&SANDBOX), "Where confined commands may write and connect."),
+    ],
+    required: &[],
+    open: true,
+    rules: no_rules,
+};
+
+const TOOLS: Shape = Shape {
+    doc: "The agent's tools.",
+    keys: &[key("bash", Ty::Object(&BASH), "The shell tool.")],
+    required: &[],
+    open: true,
+    rules: no_rules,
+};
+
+const BASH: Shape = Shape {
+    doc: "The shell tool.",
+    keys: &[key(
+        "mode",
+        Ty::Object(&MODES),
+        "The allow-list per mode: a mode's list is `all` plus its own.",
+    )],
+    required: &[],
+    open: true,
+    rules: no_rules,
+};
+
+/// The allow-lists, one per list key; generated from the catalog of list keys.
+pub(crate) const MODES: Shape = Shape {
+    doc: "The allow-list per mode.",
+    keys: &[
+        key(LIST_KEYS[0], Ty::Object(&LIST), "Allowed in every mode."),
+        key(
+            LIST_KEYS[1],
+            Ty::Object(&LIST),
+            "Also allowed in standard mode.",
+        ),
+        key(
+            LIST_KEYS[2],
+            Ty::Object(&LIST),
+            "Also allowed in plan mode.",
+        ),
+        key(
+            LIST_KEYS[3],
+            Ty::Object(&LIST),
+            "Also allowed in auto mode.",
+        ),
+        key(
+            LIST_KEYS[4],
+            Ty::Object(&LIST),
+            "Also allowed in readonly mode.",
+        ),
+    ],
+    required: &[],
+    open: false,
+    rules: no_rules,
+};
+
+const LIST: Shape = Shape {
+    doc: "One allow-list.",
+    keys: &[key(
+        "allow",
+        Ty::List(&Ty::Text),
+        "Regular expressions, each matched against the whole command (write ^ and $).",
+    )],
+    required: &[],
+    open: false,
+    rules: no_rules,
+};
+
+/// `sandbox:` in config.yaml.
+pub(crate) const SANDBOX: Shape = Shape {
+    doc: "Where confined commands may write and connect (docs/security.md, The sandbox).",
+    keys: &[
+        key(
+            "enabled",
+            Ty::Bool,
+            "Confine hooks and the model's shell commands.",
+        ),
+        key(
+            "network",
+            Ty::Bool,
+            "Let confined commands open network connections (default false).",
+        ),
+        key(
+            "write",
+            Ty::List(&Ty::Path),
+            "More places confined commands may write (your own file only).",
+        ),
+        key(
+            "read_deny",
+            Ty::List(&Ty::Path),
+            "More places confined commands may not read.",
+        ),
+    ],
+    required: &[],
+    open: false,
+    rules: no_rules,
+};
+
+/// A file hookd reads, whose JSON Schema `hookd schema` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SchemaFile {
+    /// `hooks.yaml`.
+    Hooks,
+    /// `reminders.yaml`.
+    Reminders,
+    /// `config.yaml` (the allow-lists and `sandbox:`).
+    Config,
+}
+
+impl SchemaFile {
+    /// Every file, in the order docs list them.
+    pub const ALL: [SchemaFile; 3] = [SchemaFile::Hooks, SchemaFile::Reminders, SchemaFile::Config];
+
+    /// The word `hookd schema` takes: `hooks`, `reminders`, `config`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SchemaFile::Hooks => "hooks",
+            SchemaFile::Reminders => "reminders",
+            SchemaFile::Config => "config",
+        }
+    }
+
+    /// The file's JSON Schema (draft 2020-12), from the shapes the loader reads it with.
+    pub fn schema(self) -> Value {
+        let (shape, file) = match self {
+            SchemaFile::Hooks => (&HOOKS_FILE, "hooks.yaml"),
+            SchemaFile::Reminders => (&REMINDERS_FILE, "reminders.yaml"),
+            SchemaFile::Config => (&CONFIG_FILE, "config.yaml"),
+        };
+        schema(shape, &format!("urn:hookd:schema:{}", self.name()), file)
+    }
+}
+
+/// The schema of a whole file.
+fn schema(shape: &Shape, id: &str, title: &str) -> Value {
+    let mut v = object(shape);
+    if let Value::Object(m) = &mut v {
+        let mut head = Map::new();
+        head.insert(
+            "$schema".into(),
+            json!("https://json-schema.org/draft/2020-12/schema"),
+        );
+        head.insert("$id".into(), json!(id));
+        head.insert("title".into(), json!(title));
+        head.append(m);
+        return Value::Object(head);
+    }
+    v
+}
+
+fn object(shape: &Shape) -> Value {
+    let mut props = Map::new();
+    for k in shape.keys {
+        let mut v = ty(&k.ty);
+        // Absent and null are the same to the loader, except for required keys.
+        if !shape.required.contains(&k.name) {
+            v = json!({"anyOf": [v, {"type": "null"}]});
+        }
+        if let Value::Object(m) = &mut v {
+            m.insert("description".into(), json!(k.doc));
+        }
+        props.insert(k.name.into(), v);
+    }
+    let mut out = json!({
+        "type": "object",
+        "description": shape.doc,
+        "properties": props,
+        "additionalProperties": shape.open,
+    });
+    if !shape.required.is_empty() {
+        out["required"] = json!(shape.required);
+    }
+    let rules = (shape.rules)();
+    if !rules.is_empty() {
+        out["allOf"] = json!(rules);
+    }
+    out
+}
+
+fn ty(t: &Ty) -> Value {
+    match *t {
+        Ty::Bool => json!({"type": "boolean"}),
+        Ty::Text => json!({"type": "string"}),
+        Ty::Words => json!({"type": "string", "pattern": "\\S"}),
+        Ty::Int(lo, hi) if hi == i64::MAX => json!({"type": "integer", "minimum": lo}),
+        Ty::Int(lo, hi) => json!({"type": "integer", "minimum": lo, "maximum": hi}),
+        Ty::Choice(names) => json!({"enum": names()}),
+        Ty::Point => json!({"enum": HookPoint::ALL.iter().map(|p| p.name()).collect::<Vec<_>>()}),
+        Ty::List(item) => json!({"type": "array", "items": ty(item)}),
+        Ty::Object(shape) => object(shape),
+        Ty::Path => json!({"type": "string", "pattern": "^(/|~$|~/)"}),
+        Ty::VarPattern => json!({
+            "type": "string",
+            "pattern": "^[A-Za-z_][A-Za-z0-9_]*\\*?$",
+            "not": {"pattern": steering_pattern()},
+        }),
+    }
+}
+
+/// What `env.keep` may not name: a variable that steers hookd or is its secret, or a prefix of
+/// one followed by `*`.
+fn steering_pattern() -> String {
+    let mut alts = Vec::new();
+    for name in crate::runner::steering_names() {
+        alts.push(regex::escape(name));
+        for end in 1..=name.len() {
+            alts.push(format!("{}\\*", regex::escape(&name[..end])));
+        }
+    }
+    alts.sort();
+    alts.dedup();
+    format!("^(?:{})$", alts.join("|"))
+}
+
+/// Guidance keys are the modes' names: keep the shape's list and the catalog one list.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guidance_keys_are_the_modes() {
+        let mut modes: Vec<_> = crate::kinds::Mode::ALL.iter().map(|m| m.name()).collect();
+        let mut keys = GUIDANCE.names();
+        modes.sort();
+        keys.sort();
+        assert_eq!(modes, keys);
+    }
+}
