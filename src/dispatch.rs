@@ -34,9 +34,41 @@ pub struct EngineBuilder {
     cancel: crate::runner::Cancel,
     project_env: Vec<crate::runner::ProjectVar>,
     exec_program: Option<std::path::PathBuf>,
+    observer: Option<Arc<dyn DispatchObserver>>,
+}
+
+/// One finished dispatch, as an observer sees it: when, what it answered, and the events it
+/// emitted (in order).
+#[non_exhaustive]
+pub struct Dispatched<'a> {
+    /// The point.
+    pub point: HookPoint,
+    /// When the dispatch began and ended.
+    pub started: std::time::SystemTime,
+    /// When it ended.
+    pub ended: std::time::SystemTime,
+    /// What it answered.
+    pub outcome: &'a Outcome,
+    /// The events it emitted, in order.
+    pub events: &'a [crate::events::Stamped],
+    /// The configuration it ran with (a hook's timeout, by name).
+    pub config: &'a Config,
+}
+
+/// Told of every dispatch when it ends (OpenTelemetry traces are built from this). Called on
+/// the dispatching thread: keep it short, hand the work to another thread.
+pub trait DispatchObserver: Send + Sync {
+    /// A dispatch ended (not called when its context was unusable).
+    fn dispatched(&self, d: &Dispatched<'_>);
 }
 
 impl EngineBuilder {
+    /// Tell `observer` of every dispatch when it ends. Without one, dispatch keeps nothing.
+    pub fn observer(mut self, observer: Arc<dyn DispatchObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
     /// The `hookd` program (by absolute path) an agent runs a model's shell call with when the
     /// sandbox is on: the call is rewritten to `PROGRAM exec --shell 'COMMAND'`. Without one,
     /// such calls are denied rather than run unconfined. The binary passes its own path.
@@ -167,6 +199,7 @@ impl EngineBuilder {
         ];
         Engine {
             providers,
+            observer: self.observer,
             stream: self.stream.unwrap_or_else(|| Stream::new(self.sink, 0)),
             cancel: self.cancel,
             store: self.store,
@@ -200,6 +233,7 @@ fn untrusted_denial(config: &Config) -> Option<crate::command::Skip> {
 /// A loaded configuration, ready to dispatch. `Send + Sync`: share it across threads.
 pub struct Engine {
     providers: Vec<Box<dyn Provider>>,
+    observer: Option<Arc<dyn DispatchObserver>>,
     /// Numbers, times and delivers every event: one per `hookd dispatch` process or daemon.
     stream: Arc<Stream>,
     /// Stops its runs.
@@ -225,6 +259,7 @@ impl Engine {
             cancel: crate::runner::Cancel::new(),
             project_env: Vec::new(),
             exec_program: None,
+            observer: None,
         }
     }
 
@@ -253,6 +288,33 @@ impl Engine {
     /// Resolve and perform what is due at `point`. Hook failures are outcomes, not errors;
     /// only an unusable context is an error.
     pub fn dispatch(&self, point: HookPoint, context: &Context) -> Result<Outcome, DispatchError> {
+        let Some(observer) = &self.observer else {
+            return self.run(point, context, None);
+        };
+        let started = std::time::SystemTime::now();
+        let kept = std::sync::Mutex::new(Vec::new());
+        let result = self.run(point, context, Some(&kept));
+        if let Ok(outcome) = &result {
+            let events = kept.into_inner().unwrap_or_else(|p| p.into_inner());
+            observer.dispatched(&Dispatched {
+                point,
+                started,
+                ended: std::time::SystemTime::now(),
+                outcome,
+                events: &events,
+                config: &self.config,
+            });
+        }
+        result
+    }
+
+    /// The dispatch itself; with `kept`, its events are also kept there for the observer.
+    fn run(
+        &self,
+        point: HookPoint,
+        context: &Context,
+        kept: Option<&std::sync::Mutex<Vec<crate::events::Stamped>>>,
+    ) -> Result<Outcome, DispatchError> {
         let view = context.view()?;
         // An over-long id (agents send UUIDs) is known by its digest from here on: in the
         // session's state, its events and what its hooks are given, so a client sending
@@ -292,7 +354,13 @@ impl Engine {
         }
         let wanted: Vec<&dyn Provider> =
             active.iter().copied().filter(|p| p.wants(point)).collect();
-        let emit = |e: Event| self.emit(e);
+        let emit = |e: Event| match kept {
+            None => self.emit(e),
+            Some(k) => {
+                let stamped = self.stream.emit_kept(e);
+                k.lock().unwrap_or_else(|p| p.into_inner()).push(stamped);
+            }
+        };
         let mut call = Call {
             point,
             context,

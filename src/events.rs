@@ -481,6 +481,11 @@ impl Stream {
 
     /// Number, time and deliver `event`; returns its number.
     pub fn emit(&self, event: Event) -> u64 {
+        self.emit_kept(event).seq
+    }
+
+    /// Number, time and deliver `event`; returns it as delivered.
+    pub(crate) fn emit_kept(&self, event: Event) -> Stamped {
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         *last = last.saturating_add(1);
         let stamped = Stamped {
@@ -489,7 +494,7 @@ impl Stream {
             event,
         };
         self.sink.emit(&stamped);
-        stamped.seq
+        stamped
     }
 }
 

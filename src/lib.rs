@@ -66,6 +66,8 @@ pub mod display;
 pub mod events;
 pub mod gate;
 mod kinds;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 mod outcome;
 pub mod paths;
 mod provider;

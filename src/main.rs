@@ -27,5 +27,6 @@ fn main() {
             e.code()
         }
     };
+    cli::telemetry::flush_at_exit();
     std::process::exit(code);
 }

@@ -159,7 +159,15 @@ pub(super) fn engine(
         Some(dir) => Arc::new(FileStore::new(dir)),
         None => Arc::new(MemoryStore::default()),
     };
-    Ok(with_exec_program(Engine::builder(config))
+    let mut builder = with_exec_program(Engine::builder(config));
+    let sink = match super::telemetry::exporter() {
+        Some(otlp) => {
+            builder = builder.observer(otlp.clone());
+            Arc::new(hookd::events::Fanout(vec![sink, otlp]))
+        }
+        None => sink,
+    };
+    Ok(builder
         .sink(sink)
         .state_store(store)
         .project_env(project_env)

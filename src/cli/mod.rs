@@ -16,6 +16,7 @@ mod load;
 mod points;
 mod schema;
 mod serve;
+pub(crate) mod telemetry;
 mod trust;
 
 pub(crate) use self::error::Done;

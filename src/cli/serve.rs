@@ -98,6 +98,10 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
             }
         }
     }
+    let otlp = super::telemetry::exporter();
+    if let Some(e) = &otlp {
+        sinks.push(e.clone());
+    }
     // What outlives a reload: where events go, the sessions' state and the event numbering.
     let sink: Arc<dyn EventSink> = Arc::new(hookd::events::Fanout(sinks));
     let memory = Arc::new(
@@ -108,8 +112,13 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
     let stream = hookd::events::Stream::new(sink, last);
     // One token stops every engine's runs at shutdown, across reloads.
     let cancel = hookd::runner::Cancel::new();
+    let observer = otlp.clone();
     let engine_for = move |config: Config| {
-        super::dispatch::with_exec_program(Engine::builder(config))
+        let mut builder = super::dispatch::with_exec_program(Engine::builder(config));
+        if let Some(o) = &observer {
+            builder = builder.observer(o.clone());
+        }
+        builder
             .stream(stream.clone())
             .cancel(cancel.clone())
             .state_store(store.clone())
@@ -165,6 +174,11 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
         Ok(r) => r,
         Err(e) => return Err(Error::Cannot(format!("cannot start the runtime: {e}"))),
     };
+    // The collector gets what happened every second, from a thread of its own.
+    let (stop_export, stopped) = std::sync::mpsc::channel();
+    let exporting = otlp
+        .as_ref()
+        .map(|e| e.run_periodically(std::time::Duration::from_secs(1), stopped));
     let result = runtime.block_on(hookd::daemon::serve(
         engine,
         reloader,
@@ -188,6 +202,10 @@ pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
             }
         },
     ));
+    let _ = stop_export.send(());
+    if let Some(t) = exporting {
+        let _ = t.join();
+    }
     match result {
         Ok(()) => {
             eprintln!("hookd: stopped");

@@ -28,6 +28,7 @@ mod library;
 mod lookup;
 mod model_commands;
 mod operator;
+mod otlp;
 mod runner;
 mod sandbox;
 mod schema;

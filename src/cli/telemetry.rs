@@ -1,0 +1,41 @@
+//! OpenTelemetry export for this process, from the OTEL_* variables (read here, at the binary's
+//! edge, after an adapter dropped what the agent's project set), made once. A one-shot process
+//! sends what it has when it ends, within a few milliseconds; the daemon sends every second.
+
+use hookd::otlp::{Exporter, Settings};
+use std::sync::{Arc, OnceLock};
+
+static EXPORTER: OnceLock<Option<Arc<Exporter>>> = OnceLock::new();
+
+/// The exporter the variables ask for, if any.
+pub(super) fn exporter() -> Option<Arc<Exporter>> {
+    EXPORTER
+        .get_or_init(|| match Settings::from_vars(|n| std::env::var(n).ok()) {
+            Ok(Some(mut s)) => {
+                if !s.resource.iter().any(|(k, _)| k == "host.name") {
+                    if let Ok(host) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+                        s.resource
+                            .push(("host.name".into(), host.trim().to_string()));
+                    }
+                }
+                Some(Exporter::new(s))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                eprintln!("hookd: OpenTelemetry export is off: {e}");
+                None
+            }
+        })
+        .clone()
+}
+
+/// Send what this process has, within its budget: a collector that is down or slow changes
+/// nothing but the log line (at `HOOKD_LOG=debug`).
+pub(crate) fn flush_at_exit() {
+    if let Some(Some(e)) = EXPORTER.get() {
+        let f = e.flush(e.one_shot_budget());
+        if let Some(error) = f.error {
+            tracing::debug!("OpenTelemetry export: {error}; {} lost", f.lost);
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! hookd's dispatches and events as OpenTelemetry spans and log records.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use opentelemetry_proto::tonic::common::v1::{
+    any_value, AnyValue, ArrayValue, KeyValue, KeyValueList,
+};
+use opentelemetry_proto::tonic::logs::v1::LogRecord;
+use opentelemetry_proto::tonic::trace::v1::{span, status, Span, Status};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::dispatch::Dispatched;
+use crate::events::{Event, Stamped};
+
+pub(crate) fn kv(key: &str, value: AnyValue) -> KeyValue {
+    KeyValue {
+        key: key.into(),
+        value: Some(value),
+        ..Default::default()
+    }
+}
+
+pub(crate) fn string(s: String) -> AnyValue {
+    AnyValue {
+        value: Some(any_value::Value::StringValue(s)),
+    }
+}
+
+fn int(n: i64) -> AnyValue {
+    AnyValue {
+        value: Some(any_value::Value::IntValue(n)),
+    }
+}
+
+/// A JSON value as an attribute value: objects as key-value lists, arrays as arrays.
+fn json(v: &Value) -> AnyValue {
+    let value = match v {
+        Value::Null => return string(String::new()),
+        Value::Bool(b) => any_value::Value::BoolValue(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => any_value::Value::IntValue(i),
+            None => any_value::Value::DoubleValue(n.as_f64().unwrap_or_default()),
+        },
+        Value::String(s) => any_value::Value::StringValue(s.clone()),
+        Value::Array(a) => any_value::Value::ArrayValue(ArrayValue {
+            values: a.iter().map(json).collect(),
+        }),
+        Value::Object(o) => any_value::Value::KvlistValue(KeyValueList {
+            values: o.iter().map(|(k, v)| kv(k, json(v))).collect(),
+        }),
+    };
+    AnyValue { value: Some(value) }
+}
+
+/// The trace of a session: the first 16 bytes of a SHA-256 of its id, so every process that
+/// dispatches for the session (one-shot adapters, the daemon) puts its spans in one trace. A
+/// dispatch without a session gets a trace of its own.
+pub(crate) fn trace_id(session: &str) -> Vec<u8> {
+    if session.is_empty() {
+        return random(16);
+    }
+    Sha256::new()
+        .chain_update(b"hookd-session\0")
+        .chain_update(session.as_bytes())
+        .finalize()[..16]
+        .to_vec()
+}
+
+fn random(n: usize) -> Vec<u8> {
+    let mut b = vec![0u8; n];
+    if getrandom::fill(&mut b).is_err() || b.iter().all(|x| *x == 0) {
+        // Never all zeros (an invalid id): a clock-derived one instead.
+        let nanos = nanos(SystemTime::now()).to_le_bytes();
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = nanos[i % 8] ^ (i as u8 + 1);
+        }
+    }
+    b
+}
+
+fn nanos(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// An event's time.
+fn at(e: &Stamped) -> u64 {
+    humantime::parse_rfc3339(&e.timestamp).map_or_else(|_| nanos(SystemTime::now()), nanos)
+}
+
+/// The dispatch's span (named after its point) and one child per hook command, skipped hook
+/// and gate denial.
+pub(crate) fn spans(d: &Dispatched<'_>) -> Vec<Span> {
+    let o = d.outcome;
+    let trace = trace_id(&o.session_id);
+    let id = random(8);
+    let mut root = Span {
+        trace_id: trace.clone(),
+        span_id: id.clone(),
+        name: d.point.name().into(),
+        kind: span::SpanKind::Internal as i32,
+        start_time_unix_nano: nanos(d.started),
+        end_time_unix_nano: nanos(d.ended),
+        attributes: vec![
+            kv("hookd.point", string(d.point.name().into())),
+            kv("hookd.session_id", string(o.session_id.clone())),
+            kv("hookd.mode", string(o.mode.name().into())),
+            kv("hookd.turn", int(i64::try_from(o.turn).unwrap_or(i64::MAX))),
+            kv("hookd.commands", int(o.commands.len() as i64)),
+            kv("hookd.reminders", int(o.reminders.len() as i64)),
+        ],
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    for e in d.events {
+        let child = |name: &str, start: u64, end: u64, attributes: Vec<KeyValue>| Span {
+            trace_id: trace.clone(),
+            span_id: random(8),
+            parent_span_id: id.clone(),
+            name: name.into(),
+            kind: span::SpanKind::Internal as i32,
+            start_time_unix_nano: start,
+            end_time_unix_nano: end,
+            attributes,
+            ..Default::default()
+        };
+        let end = at(e);
+        match &e.event {
+            Event::HookCommand(h) => {
+                let start = end.saturating_sub(h.duration_ms.saturating_mul(1_000_000));
+                let timeout = d
+                    .config
+                    .hooks
+                    .hooks
+                    .iter()
+                    .find(|s| s.name == h.name)
+                    .map_or(0, |s| s.timeout.as_secs());
+                let mut s = child(
+                    &h.name,
+                    start,
+                    end,
+                    vec![
+                        kv("hookd.hook.name", string(h.name.clone())),
+                        kv("process.command", string(h.command.clone())),
+                        kv("process.command_args", json(&serde_json::json!(h.argv))),
+                        kv("process.exit.code", int(h.exit_code.into())),
+                        kv(
+                            "hookd.hook.timeout_s",
+                            int(i64::try_from(timeout).unwrap_or(i64::MAX)),
+                        ),
+                        kv(
+                            "hookd.hook.duration_ms",
+                            int(i64::try_from(h.duration_ms).unwrap_or(i64::MAX)),
+                        ),
+                    ],
+                );
+                if h.exit_code != 0 || !h.error.is_empty() {
+                    s.status = Some(Status {
+                        code: status::StatusCode::Error as i32,
+                        message: if h.error.is_empty() {
+                            format!("exit {}", h.exit_code)
+                        } else {
+                            h.error.clone()
+                        },
+                    });
+                }
+                out.push(s);
+            }
+            Event::HookCommandSkipped(h) => out.push(child(
+                &h.name,
+                end,
+                end,
+                vec![
+                    kv("hookd.hook.name", string(h.name.clone())),
+                    kv("process.command", string(h.command.clone())),
+                    kv(
+                        "hookd.skipped",
+                        AnyValue {
+                            value: Some(any_value::Value::BoolValue(true)),
+                        },
+                    ),
+                    kv("hookd.cause", string(h.reason.as_str().into())),
+                ],
+            )),
+            Event::ToolCommandDenied(t) => {
+                root.attributes
+                    .push(kv("hookd.cause", string(t.reason.as_str().into())));
+                out.push(child(
+                    "tool_command_denied",
+                    end,
+                    end,
+                    vec![
+                        kv("hookd.tool.command", string(t.command.clone())),
+                        kv("hookd.cause", string(t.reason.as_str().into())),
+                    ],
+                ));
+            }
+            _ => {}
+        }
+    }
+    out.insert(0, root);
+    out
+}
+
+/// The severity of an event: warnings for refusals, errors for failures, info otherwise.
+fn severity(e: &Event) -> (i32, &'static str) {
+    match e {
+        Event::HookCommand(h) if h.exit_code != 0 || !h.error.is_empty() => (17, "ERROR"),
+        Event::ConfigError(_) => (17, "ERROR"),
+        Event::HookCommandSkipped(_)
+        | Event::ToolCommandDenied(_)
+        | Event::ClientRefused(_)
+        | Event::ContinueRefused(_) => (13, "WARN"),
+        _ => (9, "INFO"),
+    }
+}
+
+/// An event as a log record: its type as the event name and body, every field an attribute
+/// (`hookd.FIELD`), in its session's trace.
+pub(crate) fn log_record(e: &Stamped) -> LogRecord {
+    let fields = serde_json::to_value(e).unwrap_or_default();
+    let kind = e.event.kind();
+    let (number, text) = severity(&e.event);
+    let session = e.event.session_id().unwrap_or_default();
+    LogRecord {
+        time_unix_nano: at(e),
+        observed_time_unix_nano: nanos(SystemTime::now()),
+        severity_number: number,
+        severity_text: text.into(),
+        body: Some(string(kind.into())),
+        event_name: format!("hookd.{kind}"),
+        trace_id: if session.is_empty() {
+            Vec::new()
+        } else {
+            trace_id(session)
+        },
+        attributes: fields
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| kv(&format!("hookd.{k}"), json(v)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        ..Default::default()
+    }
+}
