@@ -27,6 +27,12 @@ pub(crate) fn string(s: String) -> AnyValue {
     }
 }
 
+fn boolean(b: bool) -> AnyValue {
+    AnyValue {
+        value: Some(any_value::Value::BoolValue(b)),
+    }
+}
+
 fn int(n: i64) -> AnyValue {
     AnyValue {
         value: Some(any_value::Value::IntValue(n)),
@@ -93,11 +99,9 @@ fn at(e: &Stamped) -> u64 {
 /// and gate denial.
 pub(crate) fn spans(d: &Dispatched<'_>) -> Vec<Span> {
     let o = d.outcome;
-    let trace = trace_id(&o.session_id);
-    let id = random(8);
     let mut root = Span {
-        trace_id: trace.clone(),
-        span_id: id.clone(),
+        trace_id: trace_id(&o.session_id),
+        span_id: random(8),
         name: d.point.name().into(),
         kind: span::SpanKind::Internal as i32,
         start_time_unix_nano: nanos(d.started),
@@ -114,93 +118,88 @@ pub(crate) fn spans(d: &Dispatched<'_>) -> Vec<Span> {
     };
     let mut out = Vec::new();
     for e in d.events {
-        let child = |name: &str, start: u64, end: u64, attributes: Vec<KeyValue>| Span {
-            trace_id: trace.clone(),
-            span_id: random(8),
-            parent_span_id: id.clone(),
-            name: name.into(),
-            kind: span::SpanKind::Internal as i32,
-            start_time_unix_nano: start,
-            end_time_unix_nano: end,
-            attributes,
-            ..Default::default()
-        };
         let end = at(e);
-        match &e.event {
-            Event::HookCommand(h) => {
-                let start = end.saturating_sub(h.duration_ms.saturating_mul(1_000_000));
-                let timeout = d
-                    .config
-                    .hooks
-                    .hooks
-                    .iter()
-                    .find(|s| s.name == h.name)
-                    .map_or(0, |s| s.timeout.as_secs());
-                let mut s = child(
-                    &h.name,
-                    start,
-                    end,
-                    vec![
-                        kv("hookd.hook.name", string(h.name.clone())),
-                        kv("process.command", string(h.command.clone())),
-                        kv("process.command_args", json(&serde_json::json!(h.argv))),
-                        kv("process.exit.code", int(h.exit_code.into())),
-                        kv(
-                            "hookd.hook.timeout_s",
-                            int(i64::try_from(timeout).unwrap_or(i64::MAX)),
-                        ),
-                        kv(
-                            "hookd.hook.duration_ms",
-                            int(i64::try_from(h.duration_ms).unwrap_or(i64::MAX)),
-                        ),
-                    ],
-                );
-                if h.exit_code != 0 || !h.error.is_empty() {
-                    s.status = Some(Status {
-                        code: status::StatusCode::Error as i32,
-                        message: if h.error.is_empty() {
-                            format!("exit {}", h.exit_code)
-                        } else {
-                            h.error.clone()
-                        },
-                    });
-                }
-                out.push(s);
-            }
-            Event::HookCommandSkipped(h) => out.push(child(
-                &h.name,
-                end,
-                end,
-                vec![
+        let child = match &e.event {
+            Event::HookCommand(h) => hook_span(h, d, end),
+            Event::HookCommandSkipped(h) => Span {
+                start_time_unix_nano: end,
+                end_time_unix_nano: end,
+                name: h.name.clone(),
+                attributes: vec![
                     kv("hookd.hook.name", string(h.name.clone())),
                     kv("process.command", string(h.command.clone())),
-                    kv(
-                        "hookd.skipped",
-                        AnyValue {
-                            value: Some(any_value::Value::BoolValue(true)),
-                        },
-                    ),
+                    kv("hookd.skipped", boolean(true)),
                     kv("hookd.cause", string(h.reason.as_str().into())),
                 ],
-            )),
+                ..Default::default()
+            },
             Event::ToolCommandDenied(t) => {
                 root.attributes
                     .push(kv("hookd.cause", string(t.reason.as_str().into())));
-                out.push(child(
-                    "tool_command_denied",
-                    end,
-                    end,
-                    vec![
+                Span {
+                    start_time_unix_nano: end,
+                    end_time_unix_nano: end,
+                    name: "tool_command_denied".into(),
+                    attributes: vec![
                         kv("hookd.tool.command", string(t.command.clone())),
                         kv("hookd.cause", string(t.reason.as_str().into())),
                     ],
-                ));
+                    ..Default::default()
+                }
             }
-            _ => {}
-        }
+            _ => continue,
+        };
+        out.push(Span {
+            trace_id: root.trace_id.clone(),
+            span_id: random(8),
+            parent_span_id: root.span_id.clone(),
+            kind: span::SpanKind::Internal as i32,
+            ..child
+        });
     }
     out.insert(0, root);
     out
+}
+
+/// A hook's run, from its start to its end (`end`, when its event was written).
+fn hook_span(h: &crate::events::HookCommand, d: &Dispatched<'_>, end: u64) -> Span {
+    let start = end.saturating_sub(h.duration_ms.saturating_mul(1_000_000));
+    let timeout = d
+        .config
+        .hooks
+        .hooks
+        .iter()
+        .find(|s| s.name == h.name)
+        .map_or(0, |s| s.timeout.as_secs());
+    let failed = h.exit_code != 0 || !h.error.is_empty();
+    Span {
+        name: h.name.clone(),
+        start_time_unix_nano: start,
+        end_time_unix_nano: end,
+        attributes: vec![
+            kv("hookd.hook.name", string(h.name.clone())),
+            kv("process.command", string(h.command.clone())),
+            kv("process.command_args", json(&serde_json::json!(h.argv))),
+            kv("process.exit.code", int(h.exit_code.into())),
+            kv(
+                "hookd.hook.timeout_s",
+                int(i64::try_from(timeout).unwrap_or(i64::MAX)),
+            ),
+            kv(
+                "hookd.hook.duration_ms",
+                int(i64::try_from(h.duration_ms).unwrap_or(i64::MAX)),
+            ),
+        ],
+        status: failed.then(|| Status {
+            code: status::StatusCode::Error as i32,
+            message: if h.error.is_empty() {
+                format!("exit {}", h.exit_code)
+            } else {
+                h.error.clone()
+            },
+        }),
+        ..Default::default()
+    }
 }
 
 /// The severity of an event: warnings for refusals, errors for failures, info otherwise.
