@@ -7,11 +7,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{claude_pre_tool, json_lines, stderr, stdout, with_stdin, Project};
+use crate::support::{json_lines, stderr, stdout, with_stdin, Project};
 
 /// A project whose home, state and temporary directory are not below /tmp (the temporary
 /// directory is writable in the sandbox: a home below it would be too).
-fn project() -> (Project, PathBuf) {
+pub(crate) fn project() -> (Project, PathBuf) {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let p = Project {
         dir: tempfile::tempdir_in(base).unwrap(),
@@ -36,7 +36,7 @@ fn project() -> (Project, PathBuf) {
 
 /// Whether this machine's kernel can confine (Landlock ABI 3 and user namespaces); the tests
 /// that need it say "skipped" where it cannot (the one that removes Landlock runs anywhere).
-fn confinable() -> bool {
+pub(crate) fn confinable() -> bool {
     let missing = hookd::sandbox::support().missing();
     if !missing.is_empty() {
         eprintln!(
@@ -47,7 +47,7 @@ fn confinable() -> bool {
     missing.is_empty()
 }
 
-fn hookd(p: &Project, tmp: &Path, args: &[&str]) -> Command {
+pub(crate) fn hookd(p: &Project, tmp: &Path, args: &[&str]) -> Command {
     let mut c = p.cmd(args);
     c.env("TMPDIR", tmp);
     c
@@ -68,13 +68,13 @@ echo built > build-output && touch "$OUT/inside"
 "#;
 
 /// A listener on loopback, its port.
-fn listener() -> (std::net::TcpListener, u16) {
+pub(crate) fn listener() -> (std::net::TcpListener, u16) {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     (l, port)
 }
 
-fn markers(out: &Path) -> Vec<String> {
+pub(crate) fn markers(out: &Path) -> Vec<String> {
     let mut m: Vec<String> = std::fs::read_dir(out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -84,7 +84,7 @@ fn markers(out: &Path) -> Vec<String> {
 }
 
 /// Reset the project and home to their state before an attempt.
-fn reset(p: &Project) {
+pub(crate) fn reset(p: &Project) {
     let root = p.path();
     for f in ["link", "hard", "key", "build-output", "hooked"] {
         let _ = std::fs::remove_file(root.join(f));
@@ -280,7 +280,7 @@ fn sandbox_settings_are_validated_at_their_line() {
 }
 
 /// The landlock syscalls (444–446) fail with ENOSYS, as on a kernel without Landlock.
-fn without_landlock(c: &mut Command) {
+pub(crate) fn without_landlock(c: &mut Command) {
     use nix::libc;
     use std::os::unix::process::CommandExt;
     // SAFETY: prctl with a filter built before fork; nothing allocates in the child.
@@ -419,210 +419,6 @@ fn where_the_kernel_cannot_confine_nothing_runs() {
         check.contains("; network off; this kernel enforces it with Landlock ABI "),
         "{check}"
     );
-}
-
-/// The Claude Code adapter's reply to a `Write` of `path`.
-fn write_reply(p: &Project, tmp: &Path, tool: &str, path: &str) -> Value {
-    let adapter = hookd(p, tmp, &["adapter", "claude-code", "--no-daemon"]);
-    let input = serde_json::json!({"file_path": path, "content": "x"});
-    claude_pre_tool(adapter, p.path(), tool, input)
-}
-
-#[test]
-fn the_models_file_tools_are_held_by_the_sandboxs_write_policy() {
-    let (p, tmp) = project();
-    // The sandbox alone, without gate_shell_tools: the file tools are still held.
-    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
-    let home = p.home.path().display().to_string();
-    std::os::unix::fs::symlink(p.home.path().join(".bashrc"), p.path().join("rc")).unwrap();
-    std::fs::create_dir_all(p.path().join("src")).unwrap();
-    std::os::unix::fs::symlink(p.home.path(), p.path().join("src/up")).unwrap();
-    for (tool, path) in [
-        ("Write", format!("{home}/.bashrc")),
-        ("Edit", ".git/config".to_string()),
-        ("Write", ".git/hooks/pre-commit".to_string()),
-        ("Write", ".claude/settings.json".to_string()),
-        ("Write", "rc".to_string()),
-        ("MultiEdit", "src/up/.profile".to_string()),
-        ("Write", "src/../../elsewhere.txt".to_string()),
-    ] {
-        let r = write_reply(&p, &tmp, tool, &path);
-        assert_eq!(
-            r["hookSpecificOutput"]["permissionDecision"], "deny",
-            "{tool} {path}: {r}"
-        );
-    }
-    let r = write_reply(&p, &tmp, "Write", &format!("{home}/.bashrc"));
-    let reason = r["hookSpecificOutput"]["permissionDecisionReason"]
-        .as_str()
-        .unwrap();
-    assert!(
-        reason.contains("is outside the places the sandbox lets commands write"),
-        "{reason}"
-    );
-    for path in ["src/main.rs", "notes.md", "target/x/y.txt"] {
-        assert_eq!(
-            write_reply(&p, &tmp, "Write", path),
-            serde_json::json!({}),
-            "{path}"
-        );
-    }
-    let in_tmp = tmp.join("scratch.txt").display().to_string();
-    assert_eq!(
-        write_reply(&p, &tmp, "Write", &in_tmp),
-        serde_json::json!({})
-    );
-}
-
-/// The Claude Code adapter's reply to a Bash call of `command`.
-fn bash_reply(p: &Project, tmp: &Path, command: &str) -> Value {
-    let adapter = hookd(p, tmp, &["adapter", "claude-code", "--no-daemon"]);
-    let input = serde_json::json!({"command": command, "description": "run it"});
-    claude_pre_tool(adapter, p.path(), "Bash", input)
-}
-
-/// Run `command` the way the agent's shell does, then print where that shell ends up.
-fn as_the_agent(p: &Project, tmp: &Path, command: &str) -> String {
-    let o = Command::new("bash")
-        .arg("-c")
-        .arg(format!("{command}\necho \"status=$? cwd=$PWD\""))
-        .current_dir(p.path())
-        .env("HOME", p.home.path())
-        .env("TMPDIR", tmp)
-        .env("HOOKD_STATE_DIR", p.state.path())
-        .output()
-        .unwrap();
-    format!("{}{}", stdout(&o), stderr(&o))
-}
-
-#[test]
-fn the_models_shell_calls_are_rewritten_to_run_confined() {
-    if !confinable() {
-        return;
-    }
-    let (p, tmp) = project();
-    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
-    let home = p.home.path().display().to_string();
-    let original = format!(
-        "mkdir -p sub && cd sub && touch made && echo pwned >> {home}/.bashrc; echo \"it's $((6*7))\"; exit 3"
-    );
-    // Unconfined, the call writes the home directory.
-    as_the_agent(&p, &tmp, &original);
-    assert!(p.home.path().join(".bashrc").exists());
-    std::fs::remove_file(p.home.path().join(".bashrc")).unwrap();
-    std::fs::remove_dir_all(p.path().join("sub")).unwrap();
-
-    let r = bash_reply(&p, &tmp, &original);
-    let hso = &r["hookSpecificOutput"];
-    // The gate did not judge it: Claude Code's own permissions decide, on the rewrite.
-    assert!(hso.get("permissionDecision").is_none(), "{r}");
-    assert_eq!(hso["updatedInput"]["description"], "run it");
-    let rewritten = hso["updatedInput"]["command"].as_str().unwrap();
-    assert!(
-        rewritten.contains(&hookd::sandbox::shell_quote(&original)),
-        "{rewritten}"
-    );
-    let out = as_the_agent(&p, &tmp, rewritten);
-    // It ran, confined: the work in the project happened, the home was not written, the
-    // command's output, exit status and final directory are the agent's.
-    assert!(p.path().join("sub/made").exists(), "{out}");
-    assert!(!p.home.path().join(".bashrc").exists(), "{out}");
-    assert!(out.contains("it's 42\n"), "{out}");
-    assert!(
-        out.contains(&format!(
-            "status=3 cwd={}\n",
-            p.path().join("sub").canonicalize().unwrap().display()
-        )),
-        "{out}"
-    );
-    assert!(out.contains("Permission denied"), "{out}");
-
-    // The words around the command are builtins: programs a repository put first on the agent's
-    // PATH do not run outside the sandbox (here, each would write the home directory).
-    let fake = p.path().join("fakebin");
-    std::fs::create_dir_all(&fake).unwrap();
-    for tool in ["mktemp", "cat", "rm", "mv", "sh", "env", "bash"] {
-        let path = fake.join(tool);
-        std::fs::write(
-            &path,
-            format!("#!/bin/sh\necho {tool} >> {home}/hijacked\n"),
-        )
-        .unwrap();
-        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
-    }
-    let hijacked = format!("PATH={}:$PATH; {rewritten}", fake.display());
-    as_the_agent(&p, &tmp, &hijacked);
-    assert!(!p.home.path().join("hijacked").exists());
-
-    // Gated and admitted: hookd's allow-list decided, so the rewrite is allowed.
-    p.write_home("hooks.yaml", "gate_shell_tools: true\n");
-    p.write_home(
-        "config.yaml",
-        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^git status$']}}}}\n",
-    );
-    let r = bash_reply(&p, &tmp, "git status");
-    assert_eq!(
-        r["hookSpecificOutput"]["permissionDecision"], "allow",
-        "{r}"
-    );
-    let rewritten = r["hookSpecificOutput"]["updatedInput"]["command"]
-        .as_str()
-        .unwrap();
-    assert!(as_the_agent(&p, &tmp, rewritten).contains("status=0"));
-    // Denied stays denied, and is not rewritten.
-    let r = bash_reply(&p, &tmp, "curl http://x");
-    assert_eq!(r["hookSpecificOutput"]["permissionDecision"], "deny", "{r}");
-    assert!(r["hookSpecificOutput"].get("updatedInput").is_none());
-
-    // Gemini CLI's run_shell_command: its tool_input is replaced the same way.
-    let payload = serde_json::json!({
-        "session_id": "s", "cwd": p.path(), "hook_event_name": "BeforeTool",
-        "tool_name": "run_shell_command", "tool_input": {"command": "git status", "dir_path": "."},
-    });
-    let o = with_stdin(
-        hookd(&p, &tmp, &["adapter", "gemini", "--no-daemon"]),
-        &payload.to_string(),
-    );
-    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-    let cmd = r["hookSpecificOutput"]["tool_input"]["command"]
-        .as_str()
-        .unwrap();
-    assert!(
-        cmd.contains(" exec --cwd-fd 3 --shell='git status' "),
-        "{r}"
-    );
-    assert_eq!(r["hookSpecificOutput"]["tool_input"]["dir_path"], ".");
-
-    // Crush's bash tool: `updated_input`.
-    let payload = serde_json::json!({
-        "event": "PreToolUse", "cwd": p.path(), "session_id": "c",
-        "tool_name": "bash", "tool_input": {"command": "git status"},
-    });
-    let o = with_stdin(
-        hookd(&p, &tmp, &["adapter", "crush", "--no-daemon"]),
-        &payload.to_string(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-    let cmd = r["updated_input"]["command"].as_str().unwrap();
-    assert!(cmd.ends_with("(exit $__hookd_status)"), "{r}");
-    assert!(as_the_agent(&p, &tmp, cmd).contains("status=0"));
-}
-
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
-    /// What runs inside is exactly the command that was checked: any text, quoted by hookd and
-    /// read back by bash, is the same bytes.
-    #[test]
-    fn a_quoted_command_reads_back_as_the_same_bytes(text in "[ -~\t\n\\\\'\"`$(){}!*?;&|<>#]{0,60}") {
-        let o = Command::new("bash")
-            .arg("-c")
-            .arg(format!("printf %s {}", hookd::sandbox::shell_quote(&text)))
-            .output()
-            .unwrap();
-        proptest::prop_assert_eq!(String::from_utf8(o.stdout).unwrap(), text);
-    }
 }
 
 #[test]

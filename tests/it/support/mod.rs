@@ -203,3 +203,17 @@ pub fn claude_pre_tool(
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
 }
+
+/// `s` with the regular expression's special characters escaped, for an allow entry naming a
+/// temporary path.
+pub fn regex_escape(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if "\\.+*?()|[]{}^$".contains(c) {
+                vec!['\\', c]
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
