@@ -21,6 +21,9 @@ pub(crate) enum Ty {
     Text,
     /// Text with something besides whitespace.
     Words,
+    /// A regular expression (`format: regex`: a validator that asserts formats checks it; the
+    /// loader checks it as Rust's `regex` reads it).
+    Regex,
     /// A whole number in a range.
     Int(i64, i64),
     /// One of a fixed set of names.
@@ -165,7 +168,7 @@ pub(crate) const HOOK: Shape = Shape {
         ),
         key(
             "matcher",
-            Ty::Text,
+            Ty::Regex,
             "At pre_tool and post_tool: a regular expression the whole tool name must match.",
         ),
         key(
@@ -392,7 +395,7 @@ const LIST: Shape = Shape {
     doc: "One allow-list.",
     keys: &[key(
         "allow",
-        Ty::List(&Ty::Text),
+        Ty::List(&Ty::Regex),
         "Regular expressions, each matched against the whole command (write ^ and $).",
     )],
     required: &[],
@@ -469,6 +472,8 @@ impl SchemaFile {
 /// The schema of a whole file.
 fn schema(shape: &Shape, id: &str, title: &str) -> Value {
     let mut v = object(shape);
+    // An empty file (or one of comments only) is a null document, which the loader accepts.
+    v["type"] = json!(["object", "null"]);
     if let Value::Object(m) = &mut v {
         let mut head = Map::new();
         head.insert(
@@ -517,6 +522,7 @@ fn ty(t: &Ty) -> Value {
         Ty::Bool => json!({"type": "boolean"}),
         Ty::Text => json!({"type": "string"}),
         Ty::Words => json!({"type": "string", "pattern": "\\S"}),
+        Ty::Regex => json!({"type": "string", "format": "regex"}),
         Ty::Int(lo, hi) if hi == i64::MAX => json!({"type": "integer", "minimum": lo}),
         Ty::Int(lo, hi) => json!({"type": "integer", "minimum": lo, "maximum": hi}),
         Ty::Choice(names) => json!({"enum": names()}),

@@ -47,7 +47,12 @@ fn schema_of(which: &str) -> Value {
 
 /// The schema's errors for `doc` (empty: valid).
 fn violations(schema: &Value, doc: &Value) -> Vec<String> {
-    let v = jsonschema::draft202012::new(schema).expect("a valid draft 2020-12 schema");
+    // Formats asserted, as an editor's validator does (`format: regex` for matchers and entries).
+    let v = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(schema)
+        .expect("a valid draft 2020-12 schema");
     v.iter_errors(doc)
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect()
@@ -86,6 +91,7 @@ fn the_hooks_schema_and_check_agree() {
     };
     let cases: Vec<(bool, String)> = vec![
         (true, "enabled: true\nhooks: []\n".into()),
+        (true, "# nothing yet\n".into()),
         (true, "hooks:\n".into()),
         (true, hook("")),
         (true, hook(", timeout: 10, max_output: 1024, matcher: 'Bash|Edit', on: failure, on_error: deny, parallel: true, include_sub_agents: true, description: x")),
@@ -109,6 +115,7 @@ fn the_hooks_schema_and_check_agree() {
         (false, hook(", max_output: 0")),
         (false, hook(", max_output: 16777217")),
         (false, hook(", on: sometimes")),
+        (false, "hooks:\n  - {name: a, hook: pre_tool, command: x, matcher: '(Bash'}\n".into()),
         (false, hook(", on_error: panic")),
         (false, hook(", parallel: 1")),
         (false, "hooks:\n  - {name: a, hook: post_session, command: x, matcher: Bash}\n".into()),
@@ -159,6 +166,7 @@ fn the_reminders_schema_and_check_agree() {
             r(", trigger: on_stalled_todos, threshold: 4, when: todos_empty"),
         ),
         (true, "merge: true\nreminders: []\n".into()),
+        (true, "".into()),
         (false, "reminders:\n  - {text: x}\n".into()),
         (false, "reminders:\n  - {name: r}\n".into()),
         (false, r(", trigger: sometimes")),
@@ -182,11 +190,13 @@ fn the_reminders_schema_and_check_agree() {
 fn the_config_schema_and_check_agree() {
     let cases: &[(bool, &str)] = &[
         (true, "tools: {bash: {mode: {all: {allow: ['^ls$']}, plan: {allow: []}}}}\n"),
+        (true, "# the agent's settings, none of hookd's\n"),
         // The agent's own keys are its business.
         (true, "model: x\ntools: {bash: {enabled: true, mode: {readonly: {allow: ['^pwd$']}}}, web: {}}\n"),
         (true, "sandbox: {enabled: true, network: false, write: ['~/.cache', /tmp/x], read_deny: ['~/secrets']}\n"),
         (false, "tools: {bash: {mode: {all: {allow: '^ls$'}}}}\n"),
         (false, "tools: {bash: {mode: {all: {allow: [[1]]}}}}\n"),
+        (false, "tools: {bash: {mode: {all: {allow: ['^(ls$']}}}}\n"),
         (false, "sandbox: {enabled: sure}\n"),
         (false, "sandbox: {write: [relative/dir]}\n"),
         (false, "sandbox: {read_deny: 'x'}\n"),
