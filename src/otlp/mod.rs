@@ -162,7 +162,13 @@ impl Exporter {
                 stop.recv_timeout(every),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout)
             );
-            let f = me.flush(me.settings.timeout);
+            // At the daemon's stop, a mute collector may hold it 2 s at most.
+            let budget = if stopping {
+                me.settings.timeout.min(Duration::from_secs(2))
+            } else {
+                me.settings.timeout
+            };
+            let f = me.flush(budget);
             if let Some(e) = &f.error {
                 tracing::warn!(
                     "OpenTelemetry export: {e}; {} spans or records lost",

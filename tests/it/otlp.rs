@@ -159,7 +159,8 @@ fn one_shot_dispatches_of_a_session_make_one_trace_with_a_span_per_dispatch_and_
         ("OTEL_EXPORTER_OTLP_ENDPOINT", r.endpoint()),
         (
             "OTEL_EXPORTER_OTLP_HEADERS",
-            "authorization=Bearer%20s3cret".to_string(),
+            // The second tries to smuggle a line break, and a header of its own.
+            "authorization=Bearer%20s3cret,x-two=a%0D%0AInjected:%20yes".to_string(),
         ),
         ("OTEL_SERVICE_NAME", "agents-ci".to_string()),
         (
@@ -180,6 +181,10 @@ fn one_shot_dispatches_of_a_session_make_one_trace_with_a_span_per_dispatch_and_
             "{headers:?}"
         );
         assert!(headers.contains(&("content-type".into(), "application/x-protobuf".into())));
+        assert!(
+            !headers.iter().any(|(k, _)| k == "injected" || k == "x-two"),
+            "{headers:?}"
+        );
     }
     let resource = traces[0].1.resource_spans[0].resource.clone().unwrap();
     assert_eq!(text(&resource.attributes, "service.name"), "agents-ci");
