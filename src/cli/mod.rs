@@ -282,4 +282,4 @@ pub(super) fn read_stdin() -> Result<String, String> {
 }
 
 /// Rotated events files kept beside the current one.
-pub(super) const LOG_KEEP: usize = 3;
+pub(super) const LOG_KEEP: usize = hookd::daemon::LOG_KEEP;

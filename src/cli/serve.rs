@@ -1,14 +1,9 @@
-//! `hookd serve`: the daemon wired up: engine, event sinks, reloads, token, listeners.
+//! `hookd serve`: its flags into the library's `daemon::Builder`, what it says when it listens.
 
 use super::error::{Done, Error};
 use super::load::{load, options, print_warnings, ConfigArgs};
-use super::LOG_KEEP;
-use hookd::config::{self, Config};
-use hookd::dispatch::Engine;
-use hookd::events::EventSink;
-use hookd::state::{MemoryStore, StateStore};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::time::Duration;
 
 /// `hookd serve`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -73,145 +68,94 @@ pub(super) struct ServeArgs {
 }
 
 pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
+    // Checked and said as every other subcommand does (a missing --config-dir, the warnings).
     let config = load(cfg.clone())?;
     print_warnings(&config);
-    let opts = options(&cfg)?;
-    let inputs = opts.inputs();
-    let watch = opts.watched_files();
-    let last = a
-        .events
-        .as_ref()
-        .map_or(0, |p| hookd::events::last_seq_in_log(p, LOG_KEEP));
-    let budgets = hookd::daemon::hub::Budgets::default()
-        .ring(a.ring as usize, a.ring_bytes as usize)
-        .subscriber(a.subscriber_bytes as usize);
-    let hub = hookd::daemon::hub::Hub::new(budgets, last);
-    let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
-    if let Some(p) = &a.events {
-        match hookd::events::RotatingLog::open(p, a.events_max_bytes, LOG_KEEP) {
-            Ok(s) => sinks.push(Arc::new(s)),
-            Err(e) => {
-                return Err(Error::Cannot(format!(
-                    "cannot open the events file {}: {e}",
-                    p.display()
-                )))
-            }
-        }
+    drop(config);
+    let builder = hookd::daemon::Builder::new(options(&cfg)?).map_err(Error::Config)?;
+    let mut builder = builder
+        .budgets(
+            hookd::daemon::hub::Budgets::default()
+                .ring(a.ring as usize, a.ring_bytes as usize)
+                .subscriber(a.subscriber_bytes as usize),
+        )
+        .limits(hookd::daemon::Limits {
+            connections: a.max_connections as usize,
+            header_timeout: Duration::from_secs(a.header_timeout),
+            dispatches: a.max_dispatches as usize,
+            ..Default::default()
+        })
+        .grace(Duration::from_secs(a.grace))
+        .sessions(Duration::from_secs(a.session_idle), a.max_sessions as usize);
+    if let Some(socket) = a.socket.or_else(hookd::daemon::default_socket) {
+        builder = builder.socket(socket);
+    }
+    if let Some(addr) = a.listen {
+        builder = builder.listen(addr, a.token);
+    }
+    if let Some(p) = a.events {
+        builder = builder.events(p, a.events_max_bytes);
+    }
+    if let Ok(me) = std::env::current_exe() {
+        builder = builder.exec_program(me);
     }
     let otlp = super::telemetry::exporter();
     if let Some(e) = &otlp {
-        sinks.push(e.clone());
+        builder = builder.observer(e.clone()).sink(e.clone());
     }
-    // What outlives a reload: where events go, the sessions' state and the event numbering.
-    let sink: Arc<dyn EventSink> = Arc::new(hookd::events::Fanout(sinks));
-    let memory = Arc::new(
-        MemoryStore::idle_expiry(std::time::Duration::from_secs(a.session_idle))
-            .max_sessions(a.max_sessions as usize),
-    );
-    let store: Arc<dyn StateStore> = memory.clone();
-    let stream = hookd::events::Stream::new(sink, last);
-    // One token stops every engine's runs at shutdown, across reloads.
-    let cancel = hookd::runner::Cancel::new();
-    let observer = otlp.clone();
-    let engine_for = move |config: Config| {
-        let mut builder = super::dispatch::with_exec_program(Engine::builder(config));
-        if let Some(o) = &observer {
-            builder = builder.observer(o.clone());
-        }
-        builder
-            .stream(stream.clone())
-            .cancel(cancel.clone())
-            .state_store(store.clone())
-            .build()
-    };
-    let engine = engine_for(config);
-    let reloader = hookd::daemon::Reloader {
-        build: Box::new(move || Ok(engine_for(config::load(&opts)?))),
-        watch,
-    };
-    let socket = a.socket.or_else(hookd::daemon::default_socket);
-    // HTTP always needs a token: without one given, a fresh one in a 0600 file beside the
-    // socket, for the operator's curl and Prometheus' `credentials_file`. (A non-loopback
-    // address without --token is refused by the daemon instead.)
-    let mut token = a.token;
-    let mut token_file = None;
-    if let Some(addr) = a.listen.filter(|l| token.is_none() && l.ip().is_loopback()) {
-        let Some(socket) = socket.as_deref() else {
-            return Err(Error::Cannot(format!(
-                "--listen {addr} needs --token, or a --socket beside which to keep a generated one"
-            )));
-        };
-        match hookd::daemon::new_token_file(socket) {
-            Ok((generated, path)) => {
-                token = Some(generated);
-                token_file = Some(path);
-            }
-            Err(e) => return Err(Error::library(e)),
-        }
-    }
-    let told = token_file.clone();
-    let dashboard_key = token.as_deref().map(hookd::daemon::dashboard_key);
-    let opts = hookd::daemon::ServeOptions {
-        socket,
-        listen: a.listen,
-        token,
-        token_file,
-        limits: hookd::daemon::Limits {
-            connections: a.max_connections as usize,
-            header_timeout: std::time::Duration::from_secs(a.header_timeout),
-            dispatches: a.max_dispatches as usize,
-            ..Default::default()
-        },
-        log: a.events.map(|p| (p, LOG_KEEP)),
-        sessions: Some(memory),
-        grace: std::time::Duration::from_secs(a.grace),
-        inputs: Some(inputs),
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // HTTP on loopback without --token: a fresh one in a 0600 file beside the socket, for the
+    // operator's curl and Prometheus' `credentials_file`.
+    let told = builder.token_file().map_err(Error::library)?;
+    let dashboard_key = builder.token().map(hookd::daemon::dashboard_key);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => return Err(Error::Cannot(format!("cannot start the runtime: {e}"))),
-    };
+        .map_err(|e| Error::Cannot(format!("cannot start the runtime: {e}")))?;
     // The collector gets what happened every second, from a thread of its own.
     let (stop_export, stopped) = std::sync::mpsc::channel();
     let exporting = otlp
         .as_ref()
-        .map(|e| e.run_periodically(std::time::Duration::from_secs(1), stopped));
-    let result = runtime.block_on(hookd::daemon::serve(
-        engine,
-        reloader,
-        hub,
-        opts,
-        |listening| {
-            eprintln!("hookd: listening on {}", listening.join(", "));
-            if let Some(url) = listening.iter().find(|l| l.starts_with("http://")) {
-                let how = match &told {
-                    Some(f) => format!("\"Authorization: Bearer $(cat {})\"", f.display()),
-                    None => "\"Authorization: Bearer $HOOKD_TOKEN\" (the --token given)".into(),
-                };
-                eprintln!(
-                    "hookd: HTTP requests to {url} need the token: curl -H {how} {url}/v1/health"
-                );
-                // The page's URL carries a read-only key derived from the token (shows events,
-                // dispatches nothing); keep it to yourself all the same.
-                if let Some(key) = &dashboard_key {
-                    eprintln!("dashboard: {url}/?key={key}");
-                }
+        .map(|e| e.run_periodically(Duration::from_secs(1), stopped));
+    let result = runtime.block_on(async {
+        // Handlers first: a SIGTERM sent as soon as the address is announced is a clean stop.
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(|e| Error::Cannot(format!("cannot handle SIGTERM: {e}")))?;
+        let stop = async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
             }
-        },
-    ));
+        };
+        builder
+            .run(stop, |listening| {
+                announce(&listening, told.as_deref(), dashboard_key)
+            })
+            .await
+            .map_err(Error::library)
+    });
     let _ = stop_export.send(());
     if let Some(t) = exporting {
         let _ = t.join();
     }
-    match result {
-        Ok(()) => {
-            eprintln!("hookd: stopped");
-            Ok(0)
+    result?;
+    eprintln!("hookd: stopped");
+    Ok(0)
+}
+
+/// What `hookd serve` says when it listens: where, how to authenticate, the dashboard.
+fn announce(listening: &[String], token_file: Option<&std::path::Path>, key: Option<String>) {
+    eprintln!("hookd: listening on {}", listening.join(", "));
+    if let Some(url) = listening.iter().find(|l| l.starts_with("http://")) {
+        let how = match token_file {
+            Some(f) => format!("\"Authorization: Bearer $(cat {})\"", f.display()),
+            None => "\"Authorization: Bearer $HOOKD_TOKEN\" (the --token given)".into(),
+        };
+        eprintln!("hookd: HTTP requests to {url} need the token: curl -H {how} {url}/v1/health");
+        // The page's URL carries a read-only key derived from the token (shows events,
+        // dispatches nothing); keep it to yourself all the same.
+        if let Some(key) = key {
+            eprintln!("dashboard: {url}/?key={key}");
         }
-        Err(e) => Err(Error::library(e)),
     }
 }
 

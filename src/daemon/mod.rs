@@ -3,6 +3,8 @@
 
 mod auth;
 mod backlog;
+mod builder;
+pub use builder::{Builder, LOG_KEEP};
 pub mod client;
 mod dashboard;
 mod metrics;
@@ -55,6 +57,9 @@ pub enum DaemonError {
     /// HTTP without a token (the CLI generates one when none is given).
     #[error("--listen {0} needs a token: HTTP requests must carry `Authorization: Bearer TOKEN`")]
     NoToken(SocketAddr),
+    /// The HTTP token could not be generated or kept.
+    #[error(transparent)]
+    Token(TokenError),
     /// Binding or serving failed.
     #[error("{what}: {source}")]
     Io {
@@ -464,6 +469,31 @@ pub async fn serve(
     opts: ServeOptions,
     ready: impl FnOnce(Vec<String>),
 ) -> Result<(), DaemonError> {
+    // Handlers first: a SIGTERM sent as soon as the address is announced is a clean stop.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|source| DaemonError::Io {
+            what: "cannot handle SIGTERM".into(),
+            source,
+        })?;
+    let stop = async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    };
+    serve_until(engine, reloader, hub, opts, ready, stop).await
+}
+
+/// [`serve`], until `shutdown` completes rather than at a signal (SIGHUP still reloads).
+pub async fn serve_until(
+    engine: Engine,
+    reloader: Reloader,
+    hub: Arc<Hub>,
+    opts: ServeOptions,
+    ready: impl FnOnce(Vec<String>),
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), DaemonError> {
+    tokio::pin!(shutdown);
     let http = match (opts.listen, &opts.token) {
         (Some(addr), None) if !addr.ip().is_loopback() => {
             return Err(DaemonError::NotLoopback(addr))
@@ -540,12 +570,6 @@ pub async fn serve(
             stopping,
         )));
     }
-    // Handlers first: a SIGTERM sent as soon as the address is announced is a clean stop.
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|source| DaemonError::Io {
-            what: "cannot handle SIGTERM".into(),
-            source,
-        })?;
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).map_err(
         |source| DaemonError::Io {
             what: "cannot handle SIGHUP".into(),
@@ -573,8 +597,7 @@ pub async fn serve(
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
-            _ = term.recv() => break,
-            _ = tokio::signal::ctrl_c() => break,
+            () = &mut shutdown => break,
             _ = hup.recv() => {
                 reload(&state, &reloader, "sighup").await;
                 seen = snapshot(&watched(&state.engine));

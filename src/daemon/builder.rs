@@ -1,0 +1,202 @@
+//! A daemon a program can embed: the wiring `hookd serve` does (the event hub and log, the
+//! sessions' state, engines rebuilt on reload with what outlives them, the HTTP token) as a
+//! builder, run until a future of the caller's completes. The binary only parses flags into it.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::hub::{Budgets, Hub};
+use super::{DaemonError, Limits, Reloader, ServeOptions};
+use crate::config::{self, Config, LoadOptions};
+use crate::dispatch::{DispatchObserver, Engine};
+use crate::events::{EventSink, Fanout, RotatingLog, Stream};
+use crate::state::{MemoryStore, StateStore};
+
+/// Rotated events files kept beside the current one (`FILE.1` … `FILE.3`).
+pub const LOG_KEEP: usize = 3;
+
+/// Builds and runs a daemon for one configuration (`LoadOptions`), reloaded as it changes.
+pub struct Builder {
+    load: LoadOptions,
+    config: Config,
+    serve: ServeOptions,
+    events: Option<(PathBuf, u64)>,
+    budgets: Budgets,
+    session_idle: Duration,
+    max_sessions: usize,
+    exec_program: Option<PathBuf>,
+    observer: Option<Arc<dyn DispatchObserver>>,
+    sinks: Vec<Arc<dyn EventSink>>,
+}
+
+impl Builder {
+    /// Load the configuration `load` describes (its warnings are in [`Builder::config`]).
+    pub fn new(load: LoadOptions) -> Result<Builder, config::ConfigError> {
+        let config = config::load(&load)?;
+        Ok(Builder {
+            load,
+            config,
+            serve: ServeOptions {
+                grace: Duration::from_secs(10),
+                ..ServeOptions::default()
+            },
+            events: None,
+            budgets: Budgets::default(),
+            session_idle: Duration::from_secs(86_400),
+            max_sessions: 10_000,
+            exec_program: None,
+            observer: None,
+            sinks: Vec::new(),
+        })
+    }
+
+    /// The configuration as loaded.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Listen on this Unix socket (mode 0600, the user's own).
+    pub fn socket(mut self, path: impl Into<PathBuf>) -> Self {
+        self.serve.socket = Some(path.into());
+        self
+    }
+
+    /// Also serve HTTP here, requiring `token` (loopback without one: see [`Builder::token_file`]).
+    pub fn listen(mut self, addr: SocketAddr, token: Option<String>) -> Self {
+        self.serve.listen = Some(addr);
+        self.serve.token = token;
+        self
+    }
+
+    /// For HTTP on loopback without a token: generate one into a 0600 file beside the socket
+    /// (removed at shutdown); its path, or `None` when a token was given or there is no HTTP.
+    pub fn token_file(&mut self) -> Result<Option<PathBuf>, DaemonError> {
+        let (Some(addr), None) = (self.serve.listen, &self.serve.token) else {
+            return Ok(None);
+        };
+        if !addr.ip().is_loopback() {
+            return Ok(None);
+        }
+        let Some(socket) = self.serve.socket.as_deref() else {
+            return Err(DaemonError::NoToken(addr));
+        };
+        let (token, path) = super::new_token_file(socket).map_err(DaemonError::Token)?;
+        self.serve.token = Some(token);
+        self.serve.token_file = Some(path.clone());
+        Ok(Some(path))
+    }
+
+    /// The token HTTP requests must carry, once given or generated.
+    pub fn token(&self) -> Option<&str> {
+        self.serve.token.as_deref()
+    }
+
+    /// Append events to `path`, rotated past `max_bytes`; subscribers that fall behind the ring
+    /// read them back from there, and numbering goes on from its newest.
+    pub fn events(mut self, path: impl Into<PathBuf>, max_bytes: u64) -> Self {
+        self.events = Some((path.into(), max_bytes));
+        self
+    }
+
+    /// The memory events may hold.
+    pub fn budgets(mut self, budgets: Budgets) -> Self {
+        self.budgets = budgets;
+        self
+    }
+
+    /// Connections, header time and dispatches at once.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.serve.limits = limits;
+        self
+    }
+
+    /// How long running dispatches may take to finish at shutdown before their hooks are killed.
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.serve.grace = grace;
+        self
+    }
+
+    /// Forget a session idle this long; keep at most `max` sessions.
+    pub fn sessions(mut self, idle: Duration, max: usize) -> Self {
+        self.session_idle = idle;
+        self.max_sessions = max;
+        self
+    }
+
+    /// See [`crate::dispatch::EngineBuilder::exec_program`].
+    pub fn exec_program(mut self, program: impl Into<PathBuf>) -> Self {
+        self.exec_program = Some(program.into());
+        self
+    }
+
+    /// Tell `observer` of every dispatch (OpenTelemetry traces).
+    pub fn observer(mut self, observer: Arc<dyn DispatchObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Also send every event to `sink`.
+    pub fn sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.sinks.push(sink);
+        self
+    }
+
+    /// Serve until `shutdown` completes (then stop as at SIGTERM: running dispatches get the
+    /// grace period, streams end); `ready` is told what is being listened on. SIGHUP reloads.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()>,
+        ready: impl FnOnce(Vec<String>),
+    ) -> Result<(), DaemonError> {
+        let last = self
+            .events
+            .as_ref()
+            .map_or(0, |(p, _)| crate::events::last_seq_in_log(p, LOG_KEEP));
+        let hub = Hub::new(self.budgets, last);
+        let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
+        if let Some((path, max)) = &self.events {
+            let log =
+                RotatingLog::open(path, *max, LOG_KEEP).map_err(|source| DaemonError::Io {
+                    what: format!("cannot open the events file {}", path.display()),
+                    source,
+                })?;
+            sinks.push(Arc::new(log));
+        }
+        sinks.extend(self.sinks);
+        // What outlives a reload: where events go, the sessions' state, the numbering, and
+        // the one token that stops every engine's runs at shutdown.
+        let stream = Stream::new(Arc::new(Fanout(sinks)), last);
+        let memory =
+            Arc::new(MemoryStore::idle_expiry(self.session_idle).max_sessions(self.max_sessions));
+        let store: Arc<dyn StateStore> = memory.clone();
+        let cancel = crate::runner::Cancel::new();
+        let (observer, exec) = (self.observer, self.exec_program);
+        let engine_for = move |config: Config| {
+            let mut b = Engine::builder(config)
+                .stream(stream.clone())
+                .cancel(cancel.clone())
+                .state_store(store.clone());
+            if let Some(o) = &observer {
+                b = b.observer(o.clone());
+            }
+            if let Some(p) = &exec {
+                b = b.exec_program(p.clone());
+            }
+            b.build()
+        };
+        let engine = engine_for(self.config);
+        let load = self.load;
+        let mut serve = self.serve;
+        serve.inputs = Some(load.inputs());
+        serve.sessions = Some(memory);
+        serve.log = self.events.map(|(p, _)| (p, LOG_KEEP));
+        let reloader = Reloader {
+            watch: load.watched_files(),
+            build: Box::new(move || Ok(engine_for(config::load(&load)?))),
+        };
+        super::serve_until(engine, reloader, hub, serve, ready, shutdown).await
+    }
+}
