@@ -324,29 +324,25 @@ fn a_collector_that_is_down_or_mute_changes_nothing_and_costs_little() {
 fn the_daemon_exports_what_its_dispatches_did() {
     let r = Receiver::start();
     let p = project();
-    let socket = p.path().join("hookd.sock");
-    let mut child = p
-        .cmd(&["serve", "--socket", socket.to_str().unwrap()])
-        .env(
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-            format!("{}/v1/traces", r.endpoint()),
-        )
-        .env("OTEL_LOGS_EXPORTER", "none")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    assert!(line.starts_with("hookd: listening on unix:"), "{line}");
+    let d = crate::support::daemon::start_with_env(
+        &p,
+        &[],
+        true,
+        &[
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                format!("{}/v1/traces", r.endpoint()),
+            ),
+            ("OTEL_LOGS_EXPORTER", "none".into()),
+        ],
+    );
     let body =
         serde_json::json!({"point": "post_tool", "context": {"session_id": "d-1"}}).to_string();
-    let (status, _) = crate::support::daemon::unix(&socket, "POST", "/v1/dispatch", &body);
+    let (status, _) = crate::support::daemon::unix(&d.socket, "POST", "/v1/dispatch", &body);
     assert_eq!(status, 200);
     let traces: Vec<(_, ExportTraceServiceRequest)> =
         r.decoded("/v1/traces", Duration::from_secs(5));
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(d);
     let spans: Vec<Span> = traces
         .iter()
         .flat_map(|(_, t)| t.resource_spans[0].scope_spans[0].spans.clone())

@@ -33,6 +33,16 @@ pub(crate) fn start(p: &Project, extra: &[&str]) -> Daemon {
 
 /// `trusted: false` starts it as a user would, without HOOKD_TRUST_PROJECT.
 pub(crate) fn start_with(p: &Project, extra: &[&str], trusted: bool) -> Daemon {
+    start_with_env(p, extra, trusted, &[])
+}
+
+/// [`start_with`], with these variables in the daemon's environment.
+pub(crate) fn start_with_env(
+    p: &Project,
+    extra: &[&str],
+    trusted: bool,
+    env: &[(&str, String)],
+) -> Daemon {
     let socket = p.path().join("hookd.sock");
     let mut args = vec![
         "serve",
@@ -50,6 +60,7 @@ pub(crate) fn start_with(p: &Project, extra: &[&str], trusted: bool) -> Daemon {
     } else {
         p.cmd_untrusted(&args)
     };
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
