@@ -160,6 +160,9 @@ pub(super) fn check(cfg: ConfigArgs, mode: Mode, strict: bool) -> Done {
     let (line, cannot) = sandbox_line(config);
     s.push_str(&line);
     refused.extend(cannot);
+    if let Some(e) = super::telemetry::exporter() {
+        s.push_str(&format!("OpenTelemetry: {}\n", e.settings().describe()));
+    }
     s.push_str(&format!(
         "allow-list for mode {mode}: {} entries\n",
         config.allow.for_mode(mode).count()

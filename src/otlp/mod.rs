@@ -81,6 +81,11 @@ impl Exporter {
         })
     }
 
+    /// What it exports where.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -132,6 +132,37 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// One line for `hookd check`: where traces and logs go, as whom (header values are not
+    /// shown: they are often tokens).
+    pub fn describe(&self) -> String {
+        let to = |t: &Option<Target>| match t {
+            Some(t) => format!("http://{}{}", t.authority, t.path),
+            None => "not exported".into(),
+        };
+        let service = self
+            .resource
+            .iter()
+            .find(|(k, _)| k == "service.name")
+            .map_or("hookd", |(_, v)| v.as_str());
+        let headers: Vec<&str> = self
+            .traces
+            .iter()
+            .chain(&self.logs)
+            .flat_map(|t| t.headers.iter().map(|(k, _)| k.as_str()))
+            .collect();
+        let mut line = format!(
+            "traces to {}, logs to {}, as service `{service}`",
+            to(&self.traces),
+            to(&self.logs)
+        );
+        if !headers.is_empty() {
+            line.push_str(&format!(" (headers: {})", headers.join(", ")));
+        }
+        line
+    }
+}
+
 /// `http://host[:port][/path]` → the target (port 80 when none; https is not spoken).
 fn parse_url(url: &str) -> Option<Target> {
     let rest = url.trim().strip_prefix("http://")?;

@@ -403,3 +403,25 @@ fn a_repository_cannot_send_your_events_to_its_collector() {
         .iter()
         .any(|s| s.name == "post_tool" && text(&s.attributes, "hookd.session_id") == "s-otel"));
 }
+
+/// `hookd check` says where telemetry goes (never a header's value: they hold tokens).
+#[test]
+fn check_says_where_telemetry_goes() {
+    let p = project();
+    let mut cmd = p.cmd(&["check"]);
+    cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")
+        .env(
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "authorization=Bearer%20s3cret",
+        )
+        .env("OTEL_LOGS_EXPORTER", "none");
+    let o = with_stdin(cmd, "");
+    assert!(
+        stdout(&o).contains("OpenTelemetry: traces to http://collector:4318/v1/traces, logs to not exported, as service `hookd` (headers: authorization)\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("s3cret"));
+    let plain = p.run(&["check"]);
+    assert!(!stdout(&plain).contains("OpenTelemetry"));
+}
