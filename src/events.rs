@@ -199,7 +199,7 @@ pub struct SystemReminder {
     /// Always `system_reminder`.
     pub kind: String,
     /// `user`, or `tool` when it belongs appended to the last tool result.
-    pub role: String,
+    pub role: crate::kinds::Role,
     /// The text, placeholders filled.
     pub content: String,
     /// Always true: reminders are for the model, not shown to the user.

@@ -414,6 +414,17 @@ mod tests {
     }
 }
 
+/// Where a reminder goes in the model's conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// A message of its own, from the user's side.
+    User,
+    /// Appended to the last tool result (`on_repeated_failure`).
+    Tool,
+}
+
 /// Why a variable was removed from a hook's environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

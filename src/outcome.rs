@@ -5,46 +5,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::HookPoint;
 use crate::decision::Decision;
-use crate::kinds::Mode;
+use crate::kinds::{Mode, Role};
 use serde_json::Value;
 
 /// A reminder to inject.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReminderOut {
     /// Its name.
     pub name: String,
     /// The text to inject (placeholders filled).
     pub text: String,
     /// `user`, or `tool` when it should be appended to the last tool result.
-    pub role: &'static str,
-}
-
-#[derive(Deserialize)]
-struct ReminderWire {
-    name: String,
-    text: String,
-    role: String,
-}
-
-// By hand: a derive would tie `role: &'static str` to the input's lifetime.
-impl<'de> Deserialize<'de> for ReminderOut {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let w = ReminderWire::deserialize(d)?;
-        let role = match w.role.as_str() {
-            "user" => "user",
-            "tool" => "tool",
-            other => {
-                return Err(serde::de::Error::custom(format!(
-                    "role `{other}`: expected `user` or `tool`"
-                )))
-            }
-        };
-        Ok(ReminderOut {
-            name: w.name,
-            text: w.text,
-            role,
-        })
-    }
+    pub role: Role,
 }
 
 /// How one command hook went.

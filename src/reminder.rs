@@ -106,9 +106,9 @@ impl Provider for ReminderProvider {
                 state.fired.insert(spec.name.clone());
             }
             let role = if spec.trigger == Trigger::OnRepeatedFailure {
-                "tool"
+                crate::kinds::Role::Tool
             } else {
-                "user"
+                crate::kinds::Role::User
             };
             due.push((
                 ReminderOut {
@@ -122,7 +122,7 @@ impl Provider for ReminderProvider {
         for (out, trigger) in due {
             call.emit(Event::SystemReminder(SystemReminder {
                 kind: "system_reminder".into(),
-                role: out.role.into(),
+                role: out.role,
                 content: out.text.clone(),
                 hidden: true,
                 turn: call.outcome.turn,
