@@ -854,9 +854,9 @@ impl CommandProvider {
                     leaked: r.leaked,
                     held_open: r.held_open,
                     decision: if reply.deny {
-                        Some("deny".into())
+                        Some(crate::kinds::HookDecision::Deny)
                     } else if reply.allow {
-                        Some("allow".into())
+                        Some(crate::kinds::HookDecision::Allow)
                     } else {
                         None
                     },

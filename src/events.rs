@@ -62,7 +62,7 @@ pub struct HookCommand {
     /// reading: the output may be partial.
     pub held_open: bool,
     /// What its reply decided: `deny` (reply or exit 2), `allow`, or null.
-    pub decision: Option<String>,
+    pub decision: Option<crate::kinds::HookDecision>,
     /// Its reply asked to stop the turn.
     pub halt: bool,
     /// Its reply asked the agent to keep working.

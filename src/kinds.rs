@@ -414,6 +414,17 @@ mod tests {
     }
 }
 
+/// What a hook's reply decided about the tool call or prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum HookDecision {
+    /// `{"decision": "deny"}`, or exit 2.
+    Deny,
+    /// `{"decision": "allow"}`.
+    Allow,
+}
+
 /// Where a reminder goes in the model's conversation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
