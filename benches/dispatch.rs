@@ -110,7 +110,7 @@ fn fanout(c: &mut Criterion) {
         timestamp: "2026-11-25T00:00:00.000Z".into(),
         event: Event::ConfigReloaded(ConfigReloaded {
             sources: vec!["/home/u/.infer/hooks.yaml".into()],
-            cause: "changed".into(),
+            cause: hookd::ReloadCause::Changed,
         }),
     };
     // Fill the ring first: every measured emit also lets the oldest go.

@@ -173,7 +173,7 @@ pub struct ConfigReloaded {
     /// The files and variables read.
     pub sources: Vec<String>,
     /// Why it reloaded: `changed` (a file changed) or `sighup`.
-    pub cause: String,
+    pub cause: crate::kinds::ReloadCause,
 }
 
 /// The daemon found a changed configuration invalid and keeps the one it was using.
@@ -189,7 +189,7 @@ pub struct ConfigError {
     /// Every diagnostic, as `hookd check` prints them.
     pub diagnostics: String,
     /// Why it tried to reload: `changed` or `sighup`.
-    pub cause: String,
+    pub cause: crate::kinds::ReloadCause,
 }
 
 /// A reminder was injected.
@@ -869,7 +869,7 @@ mod tests {
             timestamp: "2026-11-25T00:00:00.000Z".into(),
             event: Event::ConfigReloaded(ConfigReloaded {
                 sources: vec![output.into()],
-                cause: "sighup".into(),
+                cause: crate::kinds::ReloadCause::Sighup,
             }),
         }
     }

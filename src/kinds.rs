@@ -425,6 +425,27 @@ pub enum HookDecision {
     Allow,
 }
 
+/// Why the daemon read its configuration again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ReloadCause {
+    /// A watched file appeared, changed or went away.
+    Changed,
+    /// SIGHUP.
+    Sighup,
+}
+
+impl ReloadCause {
+    /// The name events and messages use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ReloadCause::Changed => "changed",
+            ReloadCause::Sighup => "sighup",
+        }
+    }
+}
+
 /// Where a reminder goes in the model's conversation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

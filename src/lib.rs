@@ -85,4 +85,4 @@ pub use dispatch::{
 };
 pub use events::{Event, EventSink};
 pub use gate::{DenyReason, Gate, Verdict};
-pub use kinds::{HookDecision, Role, SkipReason};
+pub use kinds::{HookDecision, ReloadCause, Role, SkipReason};

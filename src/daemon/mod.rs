@@ -133,7 +133,7 @@ fn snapshot(files: &[PathBuf]) -> Snapshot {
 
 /// Load the configuration again; a valid one replaces the engine, an invalid one is reported
 /// (event and stderr) and the running configuration stays.
-async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: &str) {
+async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: crate::kinds::ReloadCause) {
     let engine = &state.engine;
     let r = reloader.clone();
     let built = match tokio::task::spawn_blocking(move || (r.build)()).await {
@@ -150,13 +150,11 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: &str) {
             }
             let sources = new.config().sources.clone();
             eprintln!(
-                "hookd: configuration reloaded ({cause}) from {}",
+                "hookd: configuration reloaded ({}) from {}",
+                cause.name(),
                 sources.join(", ")
             );
-            let event = crate::events::ConfigReloaded {
-                sources,
-                cause: cause.into(),
-            };
+            let event = crate::events::ConfigReloaded { sources, cause };
             (Some(Arc::new(new)), Event::ConfigReloaded(event))
         }
         Err(e) => {
@@ -168,7 +166,7 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: &str) {
                 line: first.map(|d| d.line).unwrap_or(0),
                 message: first.map(|d| d.message.clone()).unwrap_or_default(),
                 diagnostics,
-                cause: cause.into(),
+                cause,
             };
             (None, Event::ConfigError(event))
         }
@@ -599,7 +597,7 @@ pub async fn serve_until(
         tokio::select! {
             () = &mut shutdown => break,
             _ = hup.recv() => {
-                reload(&state, &reloader, "sighup").await;
+                reload(&state, &reloader, crate::kinds::ReloadCause::Sighup).await;
                 seen = snapshot(&watched(&state.engine));
             }
             _ = tick.tick() => {
@@ -612,7 +610,7 @@ pub async fn serve_until(
                     // Snapshot before reading: an edit made during the reload triggers another.
                     let before = watched(&state.engine);
                     let pre = snapshot(&before);
-                    reload(&state, &reloader, "changed").await;
+                    reload(&state, &reloader, crate::kinds::ReloadCause::Changed).await;
                     let after = watched(&state.engine);
                     seen = if after == before { pre } else { snapshot(&after) };
                 }

@@ -527,7 +527,7 @@ fn the_events_file_is_private_and_never_written_through_a_symlink() {
         engine.emit(hookd::Event::ConfigReloaded(
             hookd::events::ConfigReloaded {
                 sources: vec![],
-                cause: "sighup".into(),
+                cause: hookd::ReloadCause::Sighup,
             },
         ));
     }
