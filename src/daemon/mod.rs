@@ -183,6 +183,7 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: crate::kinds:
     state.metrics.reloaded(applied);
 }
 
+#[derive(Clone)]
 struct AppState {
     engine: Current,
     hub: Arc<Hub>,
@@ -435,6 +436,21 @@ fn router(state: Shared) -> Router {
         .with_state(state)
 }
 
+/// Bind the TCP address; the address really listened on (port 0 picks one).
+async fn bind_tcp(addr: SocketAddr) -> Result<(tokio::net::TcpListener, SocketAddr), DaemonError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| DaemonError::Io {
+            what: format!("cannot listen on {addr}"),
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| DaemonError::Io {
+        what: "local address".into(),
+        source,
+    })?;
+    Ok((listener, local))
+}
+
 /// Bind the Unix socket: refuse when a live daemon answers, replace a stale one, mode 0600.
 fn bind_socket(path: &Path) -> Result<tokio::net::UnixListener, DaemonError> {
     let io = |what: String| move |source| DaemonError::Io { what, source };
@@ -491,7 +507,6 @@ pub async fn serve_until(
     ready: impl FnOnce(Vec<String>),
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<(), DaemonError> {
-    tokio::pin!(shutdown);
     let http = match (opts.listen, &opts.token) {
         (Some(addr), None) if !addr.ip().is_loopback() => {
             return Err(DaemonError::NotLoopback(addr))
@@ -521,8 +536,7 @@ pub async fn serve_until(
     });
     let mut tasks = Vec::new();
     let mut listening = Vec::new();
-    let socket = opts.socket.clone();
-    if let Some(path) = &socket {
+    if let Some(path) = &opts.socket {
         let listener = bind_socket(path)?;
         listening.push(format!("unix:{}", path.display()));
         let app = router(state.clone());
@@ -535,29 +549,12 @@ pub async fn serve_until(
         )));
     }
     if let Some(addr) = opts.listen {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|source| DaemonError::Io {
-                what: format!("cannot listen on {addr}"),
-                source,
-            })?;
-        let local = listener.local_addr().map_err(|source| DaemonError::Io {
-            what: "local address".into(),
-            source,
-        })?;
+        let (listener, local) = bind_tcp(addr).await?;
         listening.push(format!("http://{local}"));
         let tcp_state: Shared = Arc::new(AppState {
-            engine: state.engine.clone(),
-            hub: state.hub.clone(),
-            metrics,
-            seen,
             // Port 0 picked one: Host is checked against the address really listened on.
             http: http.map(|(token, _)| (token, local)),
-            log: opts.log.clone(),
-            running: running.clone(),
-            limits: opts.limits,
-            stopping: closing.clone(),
-            inputs: opts.inputs.clone(),
+            ..(*state).clone()
         });
         let app = router(tcp_state);
         tasks.push(tokio::spawn(listen::serve(
@@ -568,13 +565,26 @@ pub async fn serve_until(
             stopping,
         )));
     }
-    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).map_err(
+    let hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).map_err(
         |source| DaemonError::Io {
             what: "cannot handle SIGHUP".into(),
             source,
         },
     )?;
     ready(listening);
+    until_shutdown(&state, reloader, hup, shutdown).await;
+    wind_down(&state, &opts, running, (stopping_tx, closing_tx), tasks).await;
+    Ok(())
+}
+
+/// Reload when a watched file changes or at SIGHUP, reap adopted orphans, until `shutdown`.
+async fn until_shutdown(
+    state: &Shared,
+    reloader: Reloader,
+    mut hup: tokio::signal::unix::Signal,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    tokio::pin!(shutdown);
     let reloader = Arc::new(reloader);
     // The configuration files, and the code a trusted project's hooks run: editing a hook's
     // script untrusts the project, and the reload says so at once.
@@ -595,9 +605,9 @@ pub async fn serve_until(
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
-            () = &mut shutdown => break,
+            () = &mut shutdown => return,
             _ = hup.recv() => {
-                reload(&state, &reloader, crate::kinds::ReloadCause::Sighup).await;
+                reload(state, &reloader, crate::kinds::ReloadCause::Sighup).await;
                 seen = snapshot(&watched(&state.engine));
             }
             _ = tick.tick() => {
@@ -610,16 +620,29 @@ pub async fn serve_until(
                     // Snapshot before reading: an edit made during the reload triggers another.
                     let before = watched(&state.engine);
                     let pre = snapshot(&before);
-                    reload(&state, &reloader, crate::kinds::ReloadCause::Changed).await;
+                    reload(state, &reloader, crate::kinds::ReloadCause::Changed).await;
                     let after = watched(&state.engine);
                     seen = if after == before { pre } else { snapshot(&after) };
                 }
             }
         }
     }
-    // Stop accepting and end event streams; running dispatches get the grace period, then their
-    // hooks are killed.
-    let _ = stopping_tx.send(true);
+}
+
+/// Stop accepting and end event streams; running dispatches get the grace period, then their
+/// hooks are killed; then streams send what is left and end, the listeners finish, and the
+/// socket and token file are removed.
+async fn wind_down(
+    state: &Shared,
+    opts: &ServeOptions,
+    running: Arc<tokio::sync::Semaphore>,
+    (stopping, closing): (
+        tokio::sync::watch::Sender<bool>,
+        tokio::sync::watch::Sender<bool>,
+    ),
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+) {
+    let _ = stopping.send(true);
     let permits = opts.limits.dispatches.max(1) as u32;
     if tokio::time::timeout(opts.grace, running.clone().acquire_many_owned(permits))
         .await
@@ -634,17 +657,13 @@ pub async fn serve_until(
         )
         .await;
     }
-    let _ = closing_tx.send(true);
+    let _ = closing.send(true);
     let _ = tokio::time::timeout(
         Duration::from_secs(5),
         futures_util::future::join_all(tasks),
     )
     .await;
-    if let Some(path) = socket {
+    for path in opts.socket.iter().chain(&opts.token_file) {
         let _ = std::fs::remove_file(path);
     }
-    if let Some(path) = &opts.token_file {
-        let _ = std::fs::remove_file(path);
-    }
-    Ok(())
 }
