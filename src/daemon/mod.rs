@@ -257,30 +257,101 @@ async fn guard(
     next.run(req).await
 }
 
-async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -> Response {
+/// The request's body: what to dispatch, where, with which context; or why not (a 400).
+fn decode(body: &[u8]) -> Result<(DispatchRequest, HookPoint, Context), String> {
+    let req: DispatchRequest = serde_json::from_slice(body)
+        .map_err(|e| format!("expected {{\"point\": …, \"context\": {{…}}}}: {e}"))?;
+    let point: HookPoint = req
+        .point
+        .parse()
+        .map_err(|e| format!("{e}; valid points: {}", HookPoint::names_joined()))?;
+    let context = match &req.context {
+        None => Context::new(),
+        Some(v @ Value::Object(_)) => {
+            Context::from_json(&v.to_string()).map_err(|e| e.to_string())?
+        }
+        Some(_) => return Err("`context` must be a JSON object".into()),
+    };
+    Ok((req, point, context))
+}
+
+/// A request's headers: JSON, and not announced larger than the daemon reads.
+fn admit(headers: &HeaderMap) -> Result<(), (StatusCode, String)> {
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"));
     if !json {
-        return error(
+        return Err((
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "a dispatch must be sent with `Content-Type: application/json`",
-        );
+            "a dispatch must be sent with `Content-Type: application/json`".into(),
+        ));
     }
-    let too_large = || {
-        error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("a dispatch request is at most {MAX_REQUEST_BYTES} bytes; dispatch a larger one in-process (`hookd dispatch --no-daemon`)"),
-        )
-    };
     let length = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if length.is_some_and(|n| n > MAX_REQUEST_BYTES) {
-        return too_large();
+        return Err(too_large());
+    }
+    Ok(())
+}
+
+fn too_large() -> (StatusCode, String) {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("a dispatch request is at most {MAX_REQUEST_BYTES} bytes; dispatch a larger one in-process (`hookd dispatch --no-daemon`)"),
+    )
+}
+
+/// The answer for a client this daemon must not dispatch for: another project (409), other
+/// settings or a gate it does not have (412, said in the stream too, so an audit log that stays
+/// empty shows why). The client then dispatches in its own process.
+fn refuse(
+    state: &AppState,
+    engine: &Engine,
+    req: &DispatchRequest,
+    point: HookPoint,
+    context: &Context,
+) -> Option<Response> {
+    if let Some(project) = &req.project {
+        let served = &engine.config().project_dir;
+        let same = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if same(project) != same(served) {
+            return Some(error(
+                StatusCode::CONFLICT,
+                format!(
+                    "this daemon serves the project {}, not {}",
+                    served.display(),
+                    project.display()
+                ),
+            ));
+        }
+    }
+    let reason = match (&req.inputs, &state.inputs) {
+        (Some(theirs), Some(ours)) if theirs != ours => "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables or --trust-project); the client dispatched in its own process",
+        _ if req.gate_shell_tools && !engine.config().policy.gate_shell_tools => "the client gates the model's shell commands (--gate-shell-tools) and this daemon's configuration does not; the client dispatched in its own process: start the daemon with --gate-shell-tools, or set `gate_shell_tools: true` in ~/.infer/hooks.yaml",
+        _ => return None,
+    };
+    engine.emit(Event::ClientRefused(crate::events::ClientRefused {
+        status: StatusCode::PRECONDITION_FAILED.as_u16(),
+        reason: reason.to_string(),
+        hook: point,
+        session_id: crate::state::session_key(
+            context
+                .get("session_id")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default(),
+        )
+        .into_owned(),
+    }));
+    Some(error(StatusCode::PRECONDITION_FAILED, reason))
+}
+
+async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -> Response {
+    if let Err((status, why)) = admit(&headers) {
+        return error(status, why);
     }
     // Taken before the body is read: a client that sent `Expect: 100-continue` learns the
     // daemon took its dispatch only when it has a place to run.
@@ -300,7 +371,10 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
     .await
     {
         Ok(Ok(b)) => b,
-        Ok(Err(_)) => return too_large(),
+        Ok(Err(_)) => {
+            let (status, why) = too_large();
+            return error(status, why);
+        }
         Err(_) => {
             return error(
                 StatusCode::REQUEST_TIMEOUT,
@@ -308,73 +382,13 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
             )
         }
     };
-    let req: DispatchRequest = match serde_json::from_slice(&body) {
+    let (req, point, context) = match decode(&body) {
         Ok(r) => r,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("expected {{\"point\": …, \"context\": {{…}}}}: {e}"),
-            )
-        }
-    };
-    let point: HookPoint = match req.point.parse() {
-        Ok(p) => p,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("{e}; valid points: {}", HookPoint::names_joined()),
-            )
-        }
-    };
-    let context = match &req.context {
-        None => Context::new(),
-        Some(v @ Value::Object(_)) => match Context::from_json(&v.to_string()) {
-            Ok(c) => c,
-            Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
-        },
-        Some(_) => return error(StatusCode::BAD_REQUEST, "`context` must be a JSON object"),
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
     let engine = current(&state.engine);
-    if let Some(project) = &req.project {
-        let served = &engine.config().project_dir;
-        let same = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        if same(project) != same(served) {
-            return error(
-                StatusCode::CONFLICT,
-                format!(
-                    "this daemon serves the project {}, not {}",
-                    served.display(),
-                    project.display()
-                ),
-            );
-        }
-    }
-    // A client with other settings, or one asking for a gate this daemon's configuration does
-    // not have, is refused (it dispatches in its own process); said in the daemon's stream too,
-    // so an audit log that stays empty shows why.
-    let refusal = match (&req.inputs, &state.inputs) {
-        (Some(theirs), Some(ours)) if theirs != ours => Some(
-            "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables or --trust-project); the client dispatched in its own process",
-        ),
-        _ if req.gate_shell_tools && !engine.config().policy.gate_shell_tools => Some(
-            "the client gates the model's shell commands (--gate-shell-tools) and this daemon's configuration does not; the client dispatched in its own process: start the daemon with --gate-shell-tools, or set `gate_shell_tools: true` in ~/.infer/hooks.yaml",
-        ),
-        _ => None,
-    };
-    if let Some(reason) = refusal {
-        engine.emit(Event::ClientRefused(crate::events::ClientRefused {
-            status: StatusCode::PRECONDITION_FAILED.as_u16(),
-            reason: reason.to_string(),
-            hook: point,
-            session_id: crate::state::session_key(
-                context
-                    .get("session_id")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default(),
-            )
-            .into_owned(),
-        }));
-        return error(StatusCode::PRECONDITION_FAILED, reason);
+    if let Some(response) = refuse(&state, &engine, &req, point, &context) {
+        return response;
     }
     dashboard::saw(
         &state,
