@@ -267,20 +267,13 @@ fn off_note(hooks: &[HookSpec]) -> Option<String> {
     ))
 }
 
-pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
-    let mut file = HooksFile::default();
-    let out = &mut file.config;
-    let policy = &mut file.policy;
-    let Some(top) = d.fields(root, "hooks.yaml", &super::shape::HOOKS_FILE.names()) else {
-        return file;
-    };
-    if let Some(n) = top.get("env") {
-        out.env_keep = env_keep(d, n);
-    }
-    let parallel = top
-        .get("parallel")
-        .and_then(|n| d.bool(n, "`parallel`"))
-        .unwrap_or(false);
+/// The safety policy's keys of a hooks.yaml (`gate_shell_tools`, `fail_closed`, `shell_tools`,
+/// `max_continues`), for `Policy::resolve` to merge with the other layers.
+fn decode_policy(
+    d: &mut Decoder<'_>,
+    top: &super::decode::Fields<'_>,
+    policy: &mut super::PolicyLayer,
+) {
     if let Some(n) = top.get("gate_shell_tools") {
         policy.gate_shell_tools = d.bool(n, "`gate_shell_tools`");
     }
@@ -309,6 +302,23 @@ pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
             None => {}
         }
     }
+}
+
+pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
+    let mut file = HooksFile::default();
+    let out = &mut file.config;
+    let policy = &mut file.policy;
+    let Some(top) = d.fields(root, "hooks.yaml", &super::shape::HOOKS_FILE.names()) else {
+        return file;
+    };
+    if let Some(n) = top.get("env") {
+        out.env_keep = env_keep(d, n);
+    }
+    let parallel = top
+        .get("parallel")
+        .and_then(|n| d.bool(n, "`parallel`"))
+        .unwrap_or(false);
+    decode_policy(d, &top, policy);
     if let Some(cap) = top.get("max_output").and_then(|n| output_cap(d, n)) {
         out.max_output = cap;
     }
@@ -353,9 +363,68 @@ pub(crate) fn decode_file(d: &mut Decoder<'_>, root: &Node) -> HooksFile {
     file
 }
 
-fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<HookSpec> {
-    let f = d.fields(item, "a hook", &super::shape::HOOK.names())?;
-    let name = match f.get("name") {
+/// A hook's `timeout:` (absent or 0: the default); `None` after an error.
+fn hook_timeout(d: &mut Decoder<'_>, node: Option<&Node>) -> Option<Duration> {
+    let Some(n) = node else {
+        return Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS));
+    };
+    match d.int(n, "`timeout`") {
+        Some(t) if t < 0 => {
+            d.error(n.pos, format!("timeout is negative ({t})"), Some(format!("use seconds from 1 to {MAX_TIMEOUT_SECS}, or 0 for the default {DEFAULT_TIMEOUT_SECS}")));
+            None
+        }
+        Some(0) => Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
+        Some(t) if t as u64 > MAX_TIMEOUT_SECS => {
+            d.error(
+                n.pos,
+                format!("timeout {t} is over the maximum of {MAX_TIMEOUT_SECS} seconds"),
+                None,
+            );
+            None
+        }
+        Some(t) => Some(Duration::from_secs(t as u64)),
+        None => None,
+    }
+}
+
+/// A hook's `matcher:`: a regular expression the whole tool name must match, at tool points
+/// only; `None` after an error.
+fn hook_matcher(
+    d: &mut Decoder<'_>,
+    n: &Node,
+    hook: Option<HookPoint>,
+    tool_point: bool,
+) -> Option<String> {
+    let pattern = d.string(n, "`matcher`")?;
+    if hook.is_some() && !tool_point {
+        d.error(
+            n.pos,
+            "`matcher` selects tools, so it only works at `pre_tool` and `post_tool`".into(),
+            None,
+        );
+        return None;
+    }
+    if let Err(e) = regex::Regex::new(&format!("^(?:{pattern})$")) {
+        d.error(
+            n.pos,
+            format!("matcher `{pattern}` is not a valid regular expression"),
+            Some(
+                e.to_string()
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string(),
+            ),
+        );
+        return None;
+    }
+    Some(pattern)
+}
+
+/// A hook's `name:`, required and not blank; `None` after an error.
+fn hook_name(d: &mut Decoder<'_>, node: Option<&Node>, item: &Node) -> Option<String> {
+    match node {
         Some(n) => d.string(n, "`name`").filter(|s| {
             let ok = !s.trim().is_empty();
             if !ok {
@@ -371,19 +440,12 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<
             );
             None
         }
-    };
-    let hook = match f.get("hook") {
-        Some(n) => d.hook_point(n),
-        None => {
-            d.error(
-                item.pos,
-                "hook is missing `hook` (the point it attaches to)".into(),
-                Some(format!("valid points: {}", HookPoint::names_joined())),
-            );
-            None
-        }
-    };
-    let command = match f.get("command") {
+    }
+}
+
+/// A hook's `command:`, required and not blank; `None` after an error.
+fn hook_command(d: &mut Decoder<'_>, node: Option<&Node>, item: &Node) -> Option<String> {
+    match node {
         Some(n) => d.string(n, "`command`").filter(|s| {
             let ok = !s.trim().is_empty();
             if !ok {
@@ -399,28 +461,64 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<
             d.error(item.pos, "hook is missing `command`".into(), None);
             None
         }
-    };
-    let mut timeout = Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS));
-    let timeout_at = d.origin(f.get("timeout").map_or(item.pos.line, |n| n.pos.line));
-    if let Some(n) = f.get("timeout") {
-        timeout = match d.int(n, "`timeout`") {
-            Some(t) if t < 0 => {
-                d.error(n.pos, format!("timeout is negative ({t})"), Some(format!("use seconds from 1 to {MAX_TIMEOUT_SECS}, or 0 for the default {DEFAULT_TIMEOUT_SECS}")));
-                None
-            }
-            Some(0) => Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
-            Some(t) if t as u64 > MAX_TIMEOUT_SECS => {
-                d.error(
-                    n.pos,
-                    format!("timeout {t} is over the maximum of {MAX_TIMEOUT_SECS} seconds"),
-                    None,
-                );
-                None
-            }
-            Some(t) => Some(Duration::from_secs(t as u64)),
-            None => None,
-        };
     }
+}
+
+/// `on:` values, as written.
+pub(crate) const ON: [(&str, OnResult); 3] = [
+    ("any", OnResult::Any),
+    ("success", OnResult::Success),
+    ("failure", OnResult::Failure),
+];
+
+/// `on_error:` values, as written.
+pub(crate) const ON_ERROR: [(&str, OnError); 2] =
+    [("ignore", OnError::Ignore), ("deny", OnError::Deny)];
+
+/// A hook's `on:`, at `post_tool` only; `None` after an error.
+fn hook_on(d: &mut Decoder<'_>, n: &Node, hook: Option<HookPoint>) -> Option<OnResult> {
+    let on = d.one_of(n, "`on` value", &ON)?;
+    if hook.is_some() && hook != Some(HookPoint::PostTool) {
+        d.error(
+            n.pos,
+            "`on` filters finished tool calls, so it only works at `post_tool`".into(),
+            None,
+        );
+        return None;
+    }
+    Some(on)
+}
+
+/// A hook's `on_error:`; `deny` only where a hook can deny or halt. `None` after an error.
+fn hook_on_error(d: &mut Decoder<'_>, n: &Node, hook: Option<HookPoint>) -> Option<OnError> {
+    let e = d.one_of(n, "`on_error` value", &ON_ERROR)?;
+    if let Some(p) = hook {
+        let caps = p.capabilities();
+        if e == OnError::Deny && !caps.deny && !caps.halt {
+            d.error(n.pos, format!("`on_error: deny` has no effect at `{p}`: a hook there can neither deny nor halt"), Some("use it at pre_session, pre_stream, pre_tool or post_tool".into()));
+            return None;
+        }
+    }
+    Some(e)
+}
+
+fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<HookSpec> {
+    let f = d.fields(item, "a hook", &super::shape::HOOK.names())?;
+    let name = hook_name(d, f.get("name"), item);
+    let hook = match f.get("hook") {
+        Some(n) => d.hook_point(n),
+        None => {
+            d.error(
+                item.pos,
+                "hook is missing `hook` (the point it attaches to)".into(),
+                Some(format!("valid points: {}", HookPoint::names_joined())),
+            );
+            None
+        }
+    };
+    let command = hook_command(d, f.get("command"), item);
+    let timeout_at = d.origin(f.get("timeout").map_or(item.pos.line, |n| n.pos.line));
+    let timeout = hook_timeout(d, f.get("timeout"));
     let max_output = match f.get("max_output") {
         Some(n) => Some(output_cap(d, n)?),
         None => None,
@@ -428,57 +526,11 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<
     let tool_point = matches!(hook, Some(HookPoint::PreTool | HookPoint::PostTool));
     let matcher = match f.get("matcher") {
         None => None,
-        Some(n) => {
-            let pattern = d.string(n, "`matcher`")?;
-            if hook.is_some() && !tool_point {
-                d.error(
-                    n.pos,
-                    "`matcher` selects tools, so it only works at `pre_tool` and `post_tool`"
-                        .into(),
-                    None,
-                );
-                return None;
-            }
-            if let Err(e) = regex::Regex::new(&format!("^(?:{pattern})$")) {
-                d.error(
-                    n.pos,
-                    format!("matcher `{pattern}` is not a valid regular expression"),
-                    Some(
-                        e.to_string()
-                            .lines()
-                            .last()
-                            .unwrap_or_default()
-                            .trim()
-                            .to_string(),
-                    ),
-                );
-                return None;
-            }
-            Some(pattern)
-        }
+        Some(n) => Some(hook_matcher(d, n, hook, tool_point)?),
     };
     let on = match f.get("on") {
         None => OnResult::Any,
-        Some(n) => {
-            let on = d.one_of(
-                n,
-                "`on` value",
-                &[
-                    ("any", OnResult::Any),
-                    ("success", OnResult::Success),
-                    ("failure", OnResult::Failure),
-                ],
-            )?;
-            if hook.is_some() && hook != Some(HookPoint::PostTool) {
-                d.error(
-                    n.pos,
-                    "`on` filters finished tool calls, so it only works at `post_tool`".into(),
-                    None,
-                );
-                return None;
-            }
-            on
-        }
+        Some(n) => hook_on(d, n, hook)?,
     };
     let include_sub_agents = match f.get("include_sub_agents") {
         None => false,
@@ -486,21 +538,7 @@ fn decode_hook(d: &mut Decoder<'_>, item: &Node, file_parallel: bool) -> Option<
     };
     let on_error = match f.get("on_error") {
         None => OnError::Ignore,
-        Some(n) => {
-            let e = d.one_of(
-                n,
-                "`on_error` value",
-                &[("ignore", OnError::Ignore), ("deny", OnError::Deny)],
-            )?;
-            if let Some(p) = hook {
-                let caps = p.capabilities();
-                if e == OnError::Deny && !caps.deny && !caps.halt {
-                    d.error(n.pos, format!("`on_error: deny` has no effect at `{p}`: a hook there can neither deny nor halt"), Some("use it at pre_session, pre_stream, pre_tool or post_tool".into()));
-                    return None;
-                }
-            }
-            e
-        }
+        Some(n) => hook_on_error(d, n, hook)?,
     };
     let parallel = match f.get("parallel") {
         None => file_parallel,

@@ -199,11 +199,14 @@ pub(crate) const HOOK: Shape = Shape {
 };
 
 fn on_results() -> Vec<&'static str> {
-    vec!["any", "success", "failure"]
+    super::hooks::ON.iter().map(|(name, _)| *name).collect()
 }
 
 fn on_errors() -> Vec<&'static str> {
-    vec!["ignore", "deny"]
+    super::hooks::ON_ERROR
+        .iter()
+        .map(|(name, _)| *name)
+        .collect()
 }
 
 /// `matcher` only at tool points, `on` only at post_tool, `on_error: deny` only where a hook can
