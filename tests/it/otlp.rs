@@ -34,9 +34,7 @@ impl Receiver {
         let keep = got.clone();
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
-                if let Some(r) = read_request(conn) {
-                    keep.lock().unwrap().push(r);
-                }
+                read_request(conn, &keep);
             }
         });
         Receiver { port, got }
@@ -75,7 +73,9 @@ impl Receiver {
     }
 }
 
-fn read_request(mut conn: TcpStream) -> Option<Received> {
+/// Read one request and keep it, then answer 200: kept before the answer, so a client that
+/// got its answer (and exited) is always seen.
+fn read_request(mut conn: TcpStream, keep: &Mutex<Vec<Received>>) -> Option<()> {
     conn.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     let mut reader = BufReader::new(conn.try_clone().ok()?);
     let mut line = String::new();
@@ -100,11 +100,12 @@ fn read_request(mut conn: TcpStream) -> Option<Received> {
         .ok()?;
     let mut body = vec![0; len];
     reader.read_exact(&mut body).ok()?;
+    keep.lock().unwrap().push((path, headers, body));
     conn.write_all(
         b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n",
     )
     .ok()?;
-    Some((path, headers, body))
+    Some(())
 }
 
 fn attr<'a>(attrs: &'a [KeyValue], key: &str) -> Option<&'a any_value::Value> {
