@@ -41,14 +41,20 @@ pub(super) fn load(cfg: ConfigArgs) -> Result<Config, Error> {
 
 /// `allow_lists_only`: errors in hooks.yaml and reminders.yaml are warnings (`hookd allow`).
 pub(super) fn load_for(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config, Error> {
-    let mut opts = options(&cfg)?;
+    let mut opts = checked_options(&cfg)?;
     opts.allow_lists_only = allow_lists_only;
+    config::load(&opts).map_err(Error::Config)
+}
+
+/// [`options`], refusing a `--config-dir` that is not a directory.
+pub(super) fn checked_options(cfg: &ConfigArgs) -> Result<LoadOptions, Error> {
+    let opts = options(cfg)?;
     if let Some(dir) = &opts.config_dir {
         if !dir.is_dir() {
             return Err(Error::NotADirectory(dir.clone()));
         }
     }
-    config::load(&opts).map_err(Error::Config)
+    Ok(opts)
 }
 
 /// What loading reads, from the process and these flags: the flags are the policy's

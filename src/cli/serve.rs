@@ -1,7 +1,7 @@
 //! `hookd serve`: its flags into the library's `daemon::Builder`, what it says when it listens.
 
 use super::error::{Done, Error};
-use super::load::{load, options, print_warnings, ConfigArgs};
+use super::load::{checked_options, print_warnings, ConfigArgs};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -68,11 +68,9 @@ pub(super) struct ServeArgs {
 }
 
 pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
-    // Checked and said as every other subcommand does (a missing --config-dir, the warnings).
-    let config = load(cfg.clone())?;
-    print_warnings(&config);
-    drop(config);
-    let builder = hookd::daemon::Builder::new(options(&cfg)?).map_err(Error::Config)?;
+    // Loaded once, by the builder; checked and said as every other subcommand does.
+    let builder = hookd::daemon::Builder::new(checked_options(&cfg)?).map_err(Error::Config)?;
+    print_warnings(builder.config());
     let mut builder = builder
         .budgets(
             hookd::daemon::hub::Budgets::default()
