@@ -81,8 +81,15 @@ impl FromStr for Mode {
     }
 }
 
-/// The list keys under `tools.bash.mode`: `all` applies to every mode.
-pub(crate) const LIST_KEYS: [&str; 5] = ["all", "standard", "plan", "auto", "readonly"];
+/// The lists under `tools.bash.mode`, in their order: `all` applies to every mode, then one
+/// per mode (a list is named by the mode it is for).
+pub(crate) const LISTS: [Mode; 5] = [
+    Mode::All,
+    Mode::Standard,
+    Mode::Plan,
+    Mode::Auto,
+    Mode::Readonly,
+];
 
 /// Who wrote a piece of configuration: everything is trusted except the project's own `.infer/`
 /// (the repository the agent works in), until the user trusts it (`hookd trust`).

@@ -72,6 +72,8 @@ mod outcome;
 pub mod paths;
 mod provider;
 mod reminder;
+#[cfg(feature = "adapters")]
+pub mod review;
 pub mod runner;
 pub mod sandbox;
 pub mod state;

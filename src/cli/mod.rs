@@ -250,6 +250,16 @@ pub(crate) fn run(cli: Cli, early: Option<adapter::Early>) -> Done {
     }
 }
 
+/// What the library's reports read of this process: its directory, its environment, where
+/// telemetry goes.
+pub(super) fn around() -> hookd::review::Around {
+    hookd::review::Around {
+        cwd: std::env::current_dir().ok(),
+        vars: std::env::vars_os().collect(),
+        telemetry: telemetry::exporter().map(|e| e.settings().describe()),
+    }
+}
+
 pub(super) fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());

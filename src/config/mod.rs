@@ -578,7 +578,7 @@ fn load_dirs(
             }
             appended.push(AllowEntry {
                 pattern: pattern.to_string(),
-                list: "all",
+                list: crate::kinds::Mode::All,
                 origin: Origin {
                     file: key.into(),
                     line: 0,

@@ -3,7 +3,7 @@
 use super::decode::Decoder;
 use super::yaml::{Node, NodeKind};
 use crate::gate::AllowEntry;
-use crate::kinds::LIST_KEYS;
+use crate::kinds::{Mode, LISTS};
 
 /// The allow-lists of one `config.yaml`: `None` where the file does not set that list.
 #[derive(Clone, Debug, Default)]
@@ -38,10 +38,11 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
     let Some(mode) = bash.and_then(|b| child(b, "mode")) else {
         return out;
     };
-    let Some(fields) = d.fields(mode, "tools.bash.mode", &LIST_KEYS) else {
+    let keys = LISTS.map(Mode::name);
+    let Some(fields) = d.fields(mode, "tools.bash.mode", &keys) else {
         return out;
     };
-    for (i, key) in LIST_KEYS.iter().enumerate() {
+    for (i, key) in keys.iter().enumerate() {
         let Some(list_node) = fields.get(key) else {
             continue;
         };
@@ -74,7 +75,7 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
             }
             entries.push(AllowEntry {
                 pattern,
-                list: LIST_KEYS[i],
+                list: LISTS[i],
                 origin: d.origin(item.pos.line),
             });
         }

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::hooks::{MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS};
 use crate::catalog::HookPoint;
-use crate::kinds::{Trigger, LIST_KEYS};
+use crate::kinds::{Trigger, LISTS};
 
 /// The most `max_continues` accepted.
 pub(crate) const MAX_MAX_CONTINUES: i64 = 1000;
@@ -367,24 +367,24 @@ const BASH: Shape = Shape {
 pub(crate) const MODES: Shape = Shape {
     doc: "The allow-list per mode.",
     keys: &[
-        key(LIST_KEYS[0], Ty::Object(&LIST), "Allowed in every mode."),
+        key(LISTS[0].name(), Ty::Object(&LIST), "Allowed in every mode."),
         key(
-            LIST_KEYS[1],
+            LISTS[1].name(),
             Ty::Object(&LIST),
             "Also allowed in standard mode.",
         ),
         key(
-            LIST_KEYS[2],
+            LISTS[2].name(),
             Ty::Object(&LIST),
             "Also allowed in plan mode.",
         ),
         key(
-            LIST_KEYS[3],
+            LISTS[3].name(),
             Ty::Object(&LIST),
             "Also allowed in auto mode.",
         ),
         key(
-            LIST_KEYS[4],
+            LISTS[4].name(),
             Ty::Object(&LIST),
             "Also allowed in readonly mode.",
         ),

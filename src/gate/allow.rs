@@ -4,15 +4,15 @@
 
 use serde::Serialize;
 
-use crate::kinds::{Mode, Origin, LIST_KEYS};
+use crate::kinds::{Mode, Origin, LISTS};
 
 /// One allow-list entry: an anchored regular expression over the whole command.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AllowEntry {
     /// The regular expression as written.
     pub pattern: String,
-    /// `all` or a mode name.
-    pub list: &'static str,
+    /// The list it is on: `all` ([`Mode::All`]) or a mode's own.
+    pub list: Mode,
     /// Where it was written.
     pub origin: Origin,
 }
@@ -28,7 +28,7 @@ impl AllowLists {
     pub fn from_entries(entries: impl IntoIterator<Item = AllowEntry>) -> Self {
         let mut out = AllowLists::default();
         for e in entries {
-            if let Some(i) = LIST_KEYS.iter().position(|k| *k == e.list) {
+            if let Some(i) = LISTS.iter().position(|k| *k == e.list) {
                 out.lists[i].push(e);
             }
         }
@@ -38,15 +38,15 @@ impl AllowLists {
     /// The entries that apply in `mode`: `all` first, then the mode's own.
     pub fn for_mode(&self, mode: Mode) -> impl Iterator<Item = &AllowEntry> {
         // `all` is the shared list alone; every other mode adds its own list to it.
-        let own = LIST_KEYS
+        let own = LISTS
             .iter()
-            .position(|k| *k == mode.name())
+            .position(|k| *k == mode)
             .filter(|i| *i > 0)
             .map_or(&[][..], |i| &self.lists[i][..]);
         self.lists[0].iter().chain(own.iter())
     }
 
-    /// From the lists in `LIST_KEYS` order (`all`, then each mode).
+    /// From the lists in `LISTS` order (`all`, then each mode).
     pub(crate) fn from_lists(lists: [Vec<AllowEntry>; 5]) -> Self {
         AllowLists { lists }
     }

@@ -259,7 +259,7 @@ pub fn unrestricted_probe(entry: &str) -> Option<String> {
     let gate = Gate::new(
         &AllowLists::from_entries([AllowEntry {
             pattern: entry.to_string(),
-            list: "all",
+            list: crate::kinds::Mode::All,
             origin: crate::kinds::Origin {
                 file: "probe".into(),
                 line: 0,
@@ -753,7 +753,7 @@ impl Gate {
     fn not_allowlisted(&self, text: &str, mode: Mode) -> Verdict {
         let detail = format!("`{text}` is not on the allow-list for mode `{mode}`");
         if let Some(e) = self.untrusted.iter().find(|e| {
-            (e.list == "all" || e.list == mode.name())
+            (e.list == Mode::All || e.list == mode)
                 && compile_entry(&e.pattern).is_ok_and(|re| re.is_match(text))
         }) {
             return Verdict::Denied(Denied {

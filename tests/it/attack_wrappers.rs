@@ -138,7 +138,7 @@ fn gate(entries: &[&str]) -> Gate {
     Gate::new(
         &AllowLists::from_entries(entries.iter().map(|e| AllowEntry {
             pattern: e.to_string(),
-            list: "all",
+            list: hookd::config::Mode::All,
             origin: origin.clone(),
         })),
         "t",

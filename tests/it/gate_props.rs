@@ -11,7 +11,7 @@ use proptest::prelude::*;
 fn open_gate() -> Gate {
     let e = AllowEntry {
         pattern: ".*".into(),
-        list: "all",
+        list: hookd::config::Mode::All,
         origin: Origin {
             file: "t".into(),
             line: 1,

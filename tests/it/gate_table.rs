@@ -4,10 +4,10 @@
 use hookd::config::{AllowEntry, AllowLists, Mode, Origin};
 use hookd::{DenyReason as R, Gate, Verdict};
 
-fn entry(list: &'static str, pattern: &str) -> AllowEntry {
+fn entry(list: &str, pattern: &str) -> AllowEntry {
     AllowEntry {
         pattern: pattern.into(),
-        list,
+        list: list.parse::<Mode>().expect("a list key"),
         origin: Origin {
             file: "test".into(),
             line: 1,

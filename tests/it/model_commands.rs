@@ -30,7 +30,7 @@ pub(crate) const REALISTIC: &[&str] = &[
 pub(crate) fn realistic_gate() -> Gate {
     let entries = REALISTIC.iter().enumerate().map(|(i, p)| AllowEntry {
         pattern: p.to_string(),
-        list: "all",
+        list: hookd::config::Mode::All,
         origin: Origin {
             file: "table".into(),
             line: i + 1,

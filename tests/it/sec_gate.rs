@@ -114,7 +114,7 @@ fn named_descriptor_redirections_are_refused() {
 fn open_gate() -> Gate {
     let e = AllowEntry {
         pattern: ".*".into(),
-        list: "all",
+        list: hookd::config::Mode::All,
         origin: Origin {
             file: "t".into(),
             line: 1,

@@ -1,0 +1,105 @@
+//! `hookd allow`'s answer: the gate's verdict on one command, as words for people or as JSON.
+
+use crate::config::{Config, Mode};
+use crate::gate::{self, Verdict};
+use std::path::Path;
+
+/// A verdict as `hookd allow` prints it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct VerdictReport {
+    /// Whether the command may run.
+    pub allowed: bool,
+    /// What to print: the verdict in words, or one line of JSON.
+    pub text: String,
+}
+
+/// The verdict on a hook's command: one simple command, which hookd runs itself.
+pub fn command_verdict(gate: &gate::Gate, command: &str, mode: Mode, json: bool) -> VerdictReport {
+    let verdict = gate.verdict(command, mode);
+    let text = match (&verdict, json) {
+        (_, true) => format!("{}\n", verdict_json(&verdict)),
+        (Verdict::Allowed(a), false) => format!(
+            "allowed\n  by `{}` ({})\n  runs {:?}\n",
+            a.entry.pattern, a.entry.origin, a.argv
+        ),
+        (Verdict::Denied(d), false) => {
+            format!("denied: {}: {}\n  hint: {}\n", d.reason, d.detail, d.hint)
+        }
+    };
+    VerdictReport {
+        allowed: verdict.is_allowed(),
+        text,
+    }
+}
+
+/// The verdict on the model's shell command, part by part, as the adapter gives it: after the
+/// allow-list, hookd's own files and the agents' settings, seen from `cwd`.
+pub fn model_verdict(
+    config: &Config,
+    gate: &gate::Gate,
+    command: &str,
+    mode: Mode,
+    cwd: &Path,
+    json: bool,
+) -> VerdictReport {
+    let mut verdict = gate.model_verdict(command, mode);
+    if verdict.denied.is_none() {
+        let own = gate::OwnFiles::from_process(
+            &config.project_dir,
+            &config.sources,
+            config.config_dir.as_deref(),
+        );
+        verdict.denied = own.command(&verdict, cwd);
+    }
+    let text = if json {
+        let mut v = match &verdict.denied {
+            None => serde_json::json!({"allowed": true, "reason": null, "hint": null}),
+            Some(d) => verdict_json(&Verdict::Denied(d.clone())),
+        };
+        v["parts"] = verdict
+            .parts
+            .iter()
+            .map(|p| {
+                let mut part = verdict_json(&p.verdict);
+                part["joint"] = serde_json::json!(p.joint);
+                part["text"] = serde_json::json!(p.text);
+                part
+            })
+            .collect();
+        format!("{v}\n")
+    } else {
+        let mut text = match &verdict.denied {
+            None => "allowed\n".to_string(),
+            Some(d) => format!("denied: {}: {}\n  hint: {}\n", d.reason, d.detail, d.hint),
+        };
+        for (i, p) in verdict.parts.iter().enumerate() {
+            let joint = p.joint.map(|j| format!("{j} ")).unwrap_or_default();
+            let said = match &p.verdict {
+                Verdict::Allowed(a) => {
+                    format!("allowed by `{}` ({})", a.entry.pattern, a.entry.origin)
+                }
+                Verdict::Denied(d) => format!("denied: {}", d.reason),
+            };
+            text.push_str(&format!("  part {}: {joint}`{}`: {said}\n", i + 1, p.text));
+        }
+        text
+    };
+    VerdictReport {
+        allowed: verdict.is_allowed(),
+        text,
+    }
+}
+
+/// One verdict as `hookd allow --json` prints it.
+pub fn verdict_json(verdict: &Verdict) -> serde_json::Value {
+    match verdict {
+        Verdict::Allowed(a) => serde_json::json!({
+            "allowed": true, "reason": null, "hint": null, "argv": a.argv,
+            "entry": a.entry.pattern, "origin": a.entry.origin.to_string(),
+        }),
+        Verdict::Denied(d) => {
+            serde_json::json!({"allowed": false, "reason": d.reason, "hint": d.hint, "detail": d.detail})
+        }
+    }
+}
