@@ -74,6 +74,8 @@ mod provider;
 mod reminder;
 #[cfg(feature = "adapters")]
 pub mod review;
+#[cfg(feature = "daemon")]
+pub mod route;
 pub mod runner;
 pub mod sandbox;
 pub mod state;

@@ -7,6 +7,8 @@ pub mod claude;
 pub mod claude_permissions;
 pub mod crush;
 pub mod gemini;
+#[cfg(feature = "daemon")]
+pub mod handle;
 pub mod install;
 pub(crate) mod payload;
 pub(crate) mod project_env;

@@ -1,13 +1,12 @@
 //! `hookd adapter AGENT`: be the agent's hook command, payload in, reply out.
 
-use super::dispatch::{client_settings, engine, interruptible, via_daemon};
+use super::dispatch::{here, interruptible};
 use super::error::Done;
 use super::install::Agent;
-use super::load::{load, options, warnings, ConfigArgs};
+use super::load::{checked_options, options, ConfigArgs};
 use super::{given_path, out, path_arg, read_stdin, Millis, Switch};
-use hookd::adapter;
-use hookd::catalog::HookPoint;
-use hookd::config;
+use hookd::adapter::{self, handle};
+use hookd::config::PolicyLayer;
 use std::path::PathBuf;
 
 /// `hookd adapter`'s arguments.
@@ -64,15 +63,12 @@ impl Early {
 /// `hookd adapter AGENT`. `early` is what `main` prepared before parsing; it is always there
 /// when `hookd adapter` is the first argument, as clap requires, and prepared here otherwise.
 pub(super) fn run(mut a: Args, early: Option<Early>) -> Done {
-    let Early {
-        payload,
-        mut diagnostics,
-        project_env,
-    } = early.unwrap_or_else(Early::prepare);
+    let early = early.unwrap_or_else(Early::prepare);
+    let mut diagnostics = early.diagnostics;
     // A safety switch: a value hookd cannot read turns it on, never silently off.
     a.cfg.fail_closed = Switch::is_on(a.fail_closed.as_ref(), true);
     let no_daemon = Switch::is_on(a.no_daemon.as_ref(), false);
-    let (daemon_wait, wait_note) = Millis::wait(a.daemon_timeout_ms.as_ref());
+    let (wait, wait_note) = Millis::wait(a.daemon_timeout_ms.as_ref());
     diagnostics.extend(Switch::note(
         a.fail_closed.as_ref(),
         "HOOKD_FAIL_CLOSED",
@@ -80,158 +76,22 @@ pub(super) fn run(mut a: Args, early: Option<Early>) -> Done {
     ));
     diagnostics.extend(Switch::note(a.no_daemon.as_ref(), "HOOKD_NO_DAEMON", false));
     diagnostics.extend(wait_note);
+    let flags = PolicyLayer::flags(a.cfg.gate_shell_tools, a.cfg.fail_closed);
+    let mut call = handle::Call::new(options(&a.cfg).map_err(|e| e.to_string()), flags);
+    call.unusable = checked_options(&a.cfg).err().map(|e| e.to_string());
     // With --config-dir the daemon's configuration is not this call's.
-    let daemon = (!no_daemon && a.cfg.config_dir.is_none()).then_some(daemon_wait);
-    adapter(
-        a.agent,
-        a.cfg,
-        given_path(a.events),
-        daemon,
-        payload,
-        diagnostics,
-        project_env,
-    )
-}
-
-/// The adapter proper: `daemon` is how long a running daemon has to take the dispatch, if one
-/// may; `cfg` carries `--fail-closed` with the other flags of the policy.
-fn adapter(
-    agent: Agent,
-    cfg: ConfigArgs,
-    events: Option<PathBuf>,
-    daemon: Option<std::time::Duration>,
-    payload: Result<serde_json::Value, String>,
-    diagnostics: Vec<String>,
-    project_env: Vec<hookd::runner::ProjectVar>,
-) -> Done {
-    // hookd's own diagnostics for this call (configuration warnings, daemon trouble). An agent
-    // that shows stderr to the model as a deny's reason gets only the reason then.
-    let diagnostics = std::cell::RefCell::new(diagnostics);
-    // The user's own `fail_closed` and `gate_shell_tools` (hooks.yaml of --config-dir or
-    // ~/.infer), read alone, so a broken project file or payload cannot hide them. With the
-    // shell tools gated, a call hookd cannot read may be a shell command: it is denied.
-    // Read only when something fails: the path that succeeds pays nothing for it.
-    let safety = std::cell::OnceCell::new();
-    let safety = || {
-        safety.get_or_init(|| match options(&cfg) {
-            Ok(o) => config::user_policy(&o),
-            // Not even the process could be read (its directory is gone): the flags hold.
-            Err(_) => {
-                let flags = config::PolicyLayer::flags(cfg.gate_shell_tools, cfg.fail_closed);
-                config::Policy::resolve(&config::PolicyLayer::default(), &[&flags])
-            }
-        })
-    };
-    let agent = agent.adapter();
-    let closed_for = |event: Option<&str>| {
-        let policy = safety();
-        policy.fail_closed
-            || (policy.gate_shell_tools
-                && event.is_none_or(|e| {
-                    agent
-                        .events()
-                        .iter()
-                        .any(|a| a.name == e && a.point == Some(HookPoint::PreTool))
-                }))
-    };
-    let emit = |r: adapter::AgentReply| {
-        if !(agent.stderr_is_reason() && r.exit_code != 0) {
-            for d in diagnostics.borrow().iter() {
-                eprintln!("{d}");
-            }
-        }
-        for n in &r.notes {
-            eprintln!("{n}");
-        }
-        if !r.stdout.is_empty() {
-            out(&format!("{}\n", r.stdout));
-        }
-        Ok(r.exit_code)
-    };
-    let payload = match payload {
-        Ok(p) => p,
-        Err(e) => return emit(agent.failure_reply(None, &e, closed_for(None))),
-    };
-    let event = payload
-        .as_object()
-        .and_then(|o| agent.event_name(o))
-        .map(String::from);
-    let t = match agent.translate(&payload) {
-        Ok(t) => t,
-        Err(e) => {
-            let closed = closed_for(event.as_deref());
-            return emit(agent.failure_reply(event.as_deref(), &e.to_string(), closed));
-        }
-    };
-    let Some(point) = t.point else {
-        let mut r = adapter::AgentReply {
-            stdout: "{}".into(),
-            exit_code: 0,
-            notes: vec![],
-        };
-        if !agent.events().iter().any(|e| e.name == t.event) {
-            r.notes.push(format!(
-                "hookd: {} event `{}` is not mapped to a hook point; ignored",
-                agent.name(),
-                t.event
-            ));
-        }
-        return emit(r);
-    };
-    let closed = || closed_for(Some(&t.event));
-    // A running daemon answers for every session on the machine: one configuration, one
-    // stream. It answers only a client with the same settings (home, variables, flags); its
-    // Outcome is then the one this process would have computed with the same files.
-    // A daemon it could not use (too large a payload, busy, slow, not this user's, other
-    // settings, gone): dispatch here, for the same verdict; never an answer not the daemon's.
-    let client = client_settings(&cfg);
-    if let Some((socket, answer)) =
-        daemon.and_then(|wait| via_daemon(point, &t.context, &client, wait))
-    {
-        let outcome = answer.map_err(|t| t.to_string()).and_then(|json| {
-            serde_json::from_str::<hookd::dispatch::Outcome>(&json)
-                .map_err(|e| format!("its answer is not an Outcome: {e}"))
-        });
-        match outcome {
-            Ok(o) => {
-                notices(&diagnostics, &o);
-                return emit(agent.reply(&t.event, &o));
-            }
-            Err(e) => diagnostics.borrow_mut().push(format!(
-                "hookd: the hookd daemon at {}: {e}; dispatching in this process",
-                socket.display()
-            )),
-        }
+    call.daemon = (!no_daemon && a.cfg.config_dir.is_none()).then_some(wait);
+    call.here = here(given_path(a.events), early.project_env);
+    let cancel = call.here.cancel.clone();
+    let agent = a.agent.adapter();
+    let (handled, _caught) = interruptible(&cancel, || {
+        handle::handle(agent, call, early.payload, diagnostics)
+    });
+    for line in &handled.stderr {
+        eprintln!("{line}");
     }
-    let config = match load(cfg.clone()) {
-        Ok(c) => c,
-        Err(e) => return emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed())),
-    };
-    // The policy resolved with the project's file (a trusted one may turn fail_closed on).
-    let project_closed = config.policy.fail_closed;
-    let closed = || project_closed || closed();
-    diagnostics.borrow_mut().extend(warnings(&config));
-    let engine = match engine(config, events, project_env) {
-        Ok(e) => e,
-        Err(e) => return emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed())),
-    };
-    let (result, _caught) =
-        interruptible(engine.canceller(), || engine.dispatch(point, &t.context));
-    match result {
-        Ok(outcome) => {
-            notices(&diagnostics, &outcome);
-            emit(agent.reply(&t.event, &outcome))
-        }
-        Err(e) => emit(agent.failure_reply(Some(&t.event), &e.to_string(), closed())),
+    if !handled.reply.stdout.is_empty() {
+        out(&format!("{}\n", handled.reply.stdout));
     }
-}
-
-/// The Outcome's notices (hooks switched off…), for stderr with hookd's other diagnostics.
-pub(super) fn notices(
-    diagnostics: &std::cell::RefCell<Vec<String>>,
-    outcome: &hookd::dispatch::Outcome,
-) {
-    diagnostics
-        .borrow_mut()
-        .extend(outcome.notices.iter().map(|n| format!("hookd: {n}")));
+    Ok(handled.reply.exit_code)
 }

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use hookd::config::ConfigError;
-use hookd::display::visible_lines;
 
 /// A subcommand's answer: `Ok(code)` when it did its job (0; 1 for a "no": denied, invalid
 /// under `--strict`; an agent's own codes for `hookd adapter`), or the error that stopped it.
@@ -14,7 +13,7 @@ pub(crate) type Done = Result<i32, Error>;
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Error {
     /// The configuration did not load (`hookd check` answers 1 for it, see [`Error::Invalid`]).
-    #[error("{}", config_message(.0))]
+    #[error("{}", .0.report())]
     Config(ConfigError),
     /// `hookd check`: the configuration could not be read or is invalid, which is its answer
     /// (exit 1), not a failure to run.
@@ -29,15 +28,6 @@ pub(crate) enum Error {
     /// A file the user named could not be read.
     #[error("error: cannot read {}: {source}", path.display())]
     Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The events file could not be opened for appending.
-    #[error("error: cannot open the events file {}: {source}", path.display())]
-    EventsFile {
         /// The file.
         path: PathBuf,
         /// Why.
@@ -81,7 +71,6 @@ impl Error {
             | Error::CurrentDir(_)
             | Error::NotADirectory(_)
             | Error::Read { .. }
-            | Error::EventsFile { .. }
             | Error::Library(_)
             | Error::Cannot(_) => 2,
         }
@@ -91,14 +80,4 @@ impl Error {
     pub(crate) fn library(e: impl std::error::Error + Send + Sync + 'static) -> Self {
         Error::Library(Box::new(e))
     }
-}
-
-/// A configuration error as printed: every diagnostic (project text escaped), then the count.
-fn config_message(e: &ConfigError) -> String {
-    let errors = e.errors().count();
-    format!(
-        "{}\n\nhookd: the configuration has {errors} error{}",
-        visible_lines(&e.to_string()),
-        super::plural(errors)
-    )
 }

@@ -2,7 +2,6 @@
 
 use super::error::Error;
 use hookd::config::{self, Config, LoadOptions};
-use hookd::display::visible_lines;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -69,16 +68,7 @@ pub(super) fn options(cfg: &ConfigArgs) -> Result<LoadOptions, Error> {
 
 pub(super) fn print_warnings(config: &Config) {
     let mut err = std::io::stderr().lock();
-    for w in warnings(config) {
+    for w in config.warning_lines() {
         let _ = writeln!(err, "{w}");
     }
-}
-
-/// The configuration's warnings as printed, project text escaped.
-pub(super) fn warnings(config: &Config) -> Vec<String> {
-    config
-        .warnings
-        .iter()
-        .map(|w| format!("{}\n", visible_lines(&w.to_string())))
-        .collect()
 }

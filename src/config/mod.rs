@@ -56,6 +56,17 @@ impl ConfigError {
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics.iter().filter(|d| d.is_error())
     }
+
+    /// The error as printed for people: every diagnostic (the project's text escaped), then
+    /// the count of errors.
+    pub fn report(&self) -> String {
+        let n = self.errors().count();
+        format!(
+            "{}\n\nhookd: the configuration has {n} error{}",
+            crate::display::visible_lines(&self.to_string()),
+            if n == 1 { "" } else { "s" }
+        )
+    }
 }
 
 fn render(diags: &[Diagnostic]) -> String {
@@ -188,6 +199,14 @@ pub struct Config {
 }
 
 impl Config {
+    /// The warnings as printed for people, one block each (the project's text escaped).
+    pub fn warning_lines(&self) -> Vec<String> {
+        self.warnings
+            .iter()
+            .map(|w| format!("{}\n", crate::display::visible_lines(&w.to_string())))
+            .collect()
+    }
+
     /// An empty configuration: hooks and reminders off, nothing allowed.
     pub fn empty(project_dir: impl Into<PathBuf>) -> Self {
         Config {

@@ -1,0 +1,213 @@
+//! One agent hook call answered: payload in, reply out. hookd's own failures are answered as
+//! the user's policy says (fail closed or not), a running daemon for this project answers when
+//! it can, and what the repository set for its agent is kept from the hooks.
+
+use super::{Adapter, AgentReply};
+use crate::catalog::HookPoint;
+use crate::config::{self, LoadOptions, Policy, PolicyLayer};
+use crate::dispatch::Outcome;
+use crate::route::{self, ClientSettings, Here, Reached};
+use std::cell::OnceCell;
+use std::time::Duration;
+
+/// Everything one call is answered with, beyond the payload.
+#[non_exhaustive]
+pub struct Call {
+    /// What loading reads (the process and the command line's policy layer); `Err` when not
+    /// even the process could be read (its directory is gone): then `flags` hold.
+    pub options: Result<LoadOptions, String>,
+    /// Why loading cannot start although the process was read (a configuration directory that
+    /// is not one): hookd's failure, answered by the policy.
+    pub unusable: Option<String>,
+    /// The command line's policy layer (`--fail-closed`, `--gate-shell-tools`).
+    pub flags: PolicyLayer,
+    /// How long a running daemon has to take the dispatch, if one may.
+    pub daemon: Option<Duration>,
+    /// What a daemon must share with this call to answer it.
+    pub client: ClientSettings,
+    /// How the engine is built when the dispatch runs here.
+    pub here: Here,
+}
+
+impl Call {
+    /// A call loading with `options` and the command line's `flags`, dispatched here.
+    pub fn new(options: Result<LoadOptions, String>, flags: PolicyLayer) -> Self {
+        let client =
+            ClientSettings::new(options.as_ref().ok(), flags.gate_shell_tools == Some(true));
+        Call {
+            options,
+            unusable: None,
+            flags,
+            daemon: None,
+            client,
+            here: Here::default(),
+        }
+    }
+}
+
+/// The reply, and hookd's own lines for stderr.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Handled {
+    /// What the agent reads.
+    pub reply: AgentReply,
+    /// hookd's lines for stderr (configuration warnings, daemon trouble, the reply's notes);
+    /// an agent that shows stderr to the model as a deny's reason gets only the notes then.
+    pub stderr: Vec<String>,
+}
+
+/// Answer `payload` for `agent`. `diagnostics` are what was noticed before (unreadable
+/// switches, the move into the agent's project).
+pub fn handle(
+    agent: &dyn Adapter,
+    call: Call,
+    payload: Result<serde_json::Value, String>,
+    diagnostics: Vec<String>,
+) -> Handled {
+    let mut answer = Answer {
+        agent,
+        diagnostics,
+        safety: OnceCell::new(),
+        options: &call.options,
+        flags: &call.flags,
+    };
+    let reply = answer.reply(&call, payload);
+    let mut stderr = if agent.stderr_is_reason() && reply.exit_code != 0 {
+        Vec::new()
+    } else {
+        answer.diagnostics
+    };
+    stderr.extend(reply.notes.iter().cloned());
+    Handled { reply, stderr }
+}
+
+/// One call being answered.
+struct Answer<'a> {
+    agent: &'a dyn Adapter,
+    diagnostics: Vec<String>,
+    /// The user's own policy, read alone so a broken project file or payload cannot hide it;
+    /// read only when something fails: the path that succeeds pays nothing for it.
+    safety: OnceCell<Policy>,
+    options: &'a Result<LoadOptions, String>,
+    flags: &'a PolicyLayer,
+}
+
+impl Answer<'_> {
+    /// Whether hookd's failure at `event` denies: `fail_closed`, or the shell tools gated and
+    /// the call possibly a shell command (an event hookd cannot read, or one at pre_tool).
+    fn closed_for(&self, event: Option<&str>) -> bool {
+        let policy = self.safety.get_or_init(|| match self.options {
+            Ok(o) => config::user_policy(o),
+            Err(_) => Policy::resolve(&PolicyLayer::default(), &[self.flags]),
+        });
+        policy.fail_closed
+            || (policy.gate_shell_tools
+                && event.is_none_or(|e| {
+                    self.agent
+                        .events()
+                        .iter()
+                        .any(|a| a.name == e && a.point == Some(HookPoint::PreTool))
+                }))
+    }
+
+    fn failure(&self, event: Option<&str>, error: &str, project_closed: bool) -> AgentReply {
+        let closed = project_closed || self.closed_for(event);
+        self.agent.failure_reply(event, error, closed)
+    }
+
+    fn reply(&mut self, call: &Call, payload: Result<serde_json::Value, String>) -> AgentReply {
+        let payload = match payload {
+            Ok(p) => p,
+            Err(e) => return self.failure(None, &e, false),
+        };
+        let event = payload
+            .as_object()
+            .and_then(|o| self.agent.event_name(o))
+            .map(String::from);
+        let t = match self.agent.translate(&payload) {
+            Ok(t) => t,
+            Err(e) => return self.failure(event.as_deref(), &e.to_string(), false),
+        };
+        let Some(point) = t.point else {
+            return self.unmapped(&t.event);
+        };
+        // A running daemon answers for every session on the machine, only a client with the
+        // same settings; its Outcome is the one this process would have computed. One it could
+        // not use: dispatch here, for the same verdict; never an answer not the daemon's.
+        if let Some(o) = call
+            .daemon
+            .and_then(|w| self.via_daemon(point, &t.context, &call.client, w))
+        {
+            return self.with_outcome(&t.event, &o);
+        }
+        let event = Some(t.event.as_str());
+        let opts = match (&call.options, &call.unusable) {
+            (_, Some(why)) | (Err(why), None) => return self.failure(event, why, false),
+            (Ok(o), None) => o,
+        };
+        let config = match config::load(opts) {
+            Ok(c) => c,
+            Err(e) => return self.failure(event, &e.report(), false),
+        };
+        // The policy resolved with the project's file (a trusted one may turn fail_closed on).
+        let project_closed = config.policy.fail_closed;
+        self.diagnostics.extend(config.warning_lines());
+        let engine = match call.here.clone().engine(config) {
+            Ok(e) => e,
+            Err(e) => return self.failure(event, &format!("error: {e}"), project_closed),
+        };
+        match engine.dispatch(point, &t.context) {
+            Ok(outcome) => self.with_outcome(&t.event, &outcome),
+            Err(e) => self.failure(event, &format!("error: {e}"), project_closed),
+        }
+    }
+
+    /// The daemon's Outcome, or `None` (and why, among the diagnostics) to dispatch here.
+    fn via_daemon(
+        &mut self,
+        point: HookPoint,
+        context: &crate::dispatch::Context,
+        client: &ClientSettings,
+        wait: Duration,
+    ) -> Option<Outcome> {
+        let Reached { socket, answer } = route::via_daemon(point, context, client, wait)?;
+        let outcome = answer.map_err(|t| t.to_string()).and_then(|json| {
+            serde_json::from_str::<Outcome>(&json)
+                .map_err(|e| format!("its answer is not an Outcome: {e}"))
+        });
+        match outcome {
+            Ok(o) => Some(o),
+            Err(e) => {
+                self.diagnostics.push(format!(
+                    "hookd: the hookd daemon at {}: {e}; dispatching in this process",
+                    socket.display()
+                ));
+                None
+            }
+        }
+    }
+
+    /// The reply to an Outcome; its notices (hooks switched off…) join hookd's diagnostics.
+    fn with_outcome(&mut self, event: &str, outcome: &Outcome) -> AgentReply {
+        self.diagnostics
+            .extend(outcome.notices.iter().map(|n| format!("hookd: {n}")));
+        self.agent.reply(event, outcome)
+    }
+
+    /// An event hookd does not act on: an empty reply, and a note when the agent's table does
+    /// not know it either.
+    fn unmapped(&self, event: &str) -> AgentReply {
+        let mut r = AgentReply {
+            stdout: "{}".into(),
+            exit_code: 0,
+            notes: vec![],
+        };
+        if !self.agent.events().iter().any(|e| e.name == event) {
+            r.notes.push(format!(
+                "hookd: {} event `{event}` is not mapped to a hook point; ignored",
+                self.agent.name()
+            ));
+        }
+        r
+    }
+}

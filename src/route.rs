@@ -1,0 +1,246 @@
+//! Where a dispatch runs: through the running daemon for this project (one configuration and
+//! one stream for every session), or in this process with an engine built for one call.
+
+use crate::catalog::HookPoint;
+use crate::config::{Config, LoadOptions};
+use crate::daemon::client::{self, Answer, ClientError};
+use crate::dispatch::{Context, DispatchObserver, Engine};
+use crate::events::{EventSink, Fanout, JsonLines, NullSink, SharedLog};
+use crate::runner::{Cancel, ProjectVar};
+use crate::state::{FileStore, MemoryStore, StateStore};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a daemon may hold a dispatch it took: longer than any hook's timeout.
+const ANSWER_WITHIN: Duration = Duration::from_secs(3700);
+
+/// Whether a dispatch goes through a daemon, and how long one has to take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DaemonUse {
+    /// In this process.
+    Never,
+    /// Through a daemon for this project if one takes it within the wait; here otherwise.
+    IfRunning(Duration),
+    /// Through a daemon, or not at all.
+    Required(Duration),
+}
+
+/// What a daemon must share with this client to answer it: the digest of its settings, and
+/// whether it gates the model's shell commands.
+#[derive(Clone, Debug, Default)]
+pub struct ClientSettings {
+    /// [`LoadOptions::inputs`] of this client (none when it could not be read).
+    pub inputs: Option<String>,
+    /// `--gate-shell-tools` on this client.
+    pub gate_shell_tools: bool,
+}
+
+impl ClientSettings {
+    /// A client that loads with `options`.
+    pub fn new(options: Option<&LoadOptions>, gate_shell_tools: bool) -> Self {
+        ClientSettings {
+            inputs: options.map(LoadOptions::inputs),
+            gate_shell_tools,
+        }
+    }
+}
+
+/// Why a daemon's answer could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Trouble {
+    /// It took the dispatch and stopped before answering: its hooks may have run.
+    #[error("the daemon took the dispatch and stopped before answering (its hooks may have run)")]
+    Lost,
+    /// It serves another project, or answered with a refusal (busy, other settings).
+    #[error("{0}")]
+    Refused(String),
+    /// It could not be reached or read (slow, not this user's, not HTTP).
+    #[error(transparent)]
+    Client(ClientError),
+}
+
+/// A daemon that answered at `socket`, with the Outcome's JSON or why it cannot be used.
+#[derive(Debug)]
+pub struct Reached {
+    /// Where it listens.
+    pub socket: PathBuf,
+    /// The Outcome's JSON as the daemon wrote it, or why it cannot be used.
+    pub answer: Result<String, Trouble>,
+}
+
+/// Post a dispatch to the daemon at the default socket: `None` when none listens there.
+pub fn via_daemon(
+    point: HookPoint,
+    context: &Context,
+    client: &ClientSettings,
+    accept: Duration,
+) -> Option<Reached> {
+    let socket = crate::daemon::default_socket()?;
+    let request = crate::daemon::wire::DispatchRequest {
+        point: point.name().to_string(),
+        context: Some(context.to_value()),
+        project: crate::paths::project_here(),
+        inputs: client.inputs.clone(),
+        gate_shell_tools: client.gate_shell_tools,
+    };
+    // The daemon must take the dispatch (`accept`) well before the agent gives up on its
+    // hook; a slow or saturated daemon costs this much, then the dispatch runs here.
+    let answer = match client::dispatch(&socket, &request, accept, ANSWER_WITHIN) {
+        Ok(Answer::Outcome(outcome)) => Ok(outcome),
+        // It serves another project: its hooks are not this project's. Said, not silent: the
+        // dispatch here may find no configuration and run nothing.
+        Ok(Answer::Refused { status: 409, error }) => Err(Trouble::Refused(error)),
+        Ok(Answer::Refused { status, error }) => {
+            Err(Trouble::Refused(format!("it answered {status}: {error}")))
+        }
+        Err(ClientError::NotRunning(_)) => return None,
+        Err(ClientError::Lost) => Err(Trouble::Lost),
+        Err(e) => Err(Trouble::Client(e)),
+    };
+    Some(Reached { socket, answer })
+}
+
+/// Where a dispatch ran, or is to run.
+#[derive(Debug)]
+pub enum Routed {
+    /// The daemon at `socket` answered with this Outcome's JSON.
+    Daemon {
+        /// Where it listens.
+        socket: PathBuf,
+        /// Its Outcome.
+        outcome: String,
+    },
+    /// Dispatch in this process; `note` says why a daemon that answered was not used.
+    Here {
+        /// hookd's line for stderr, when a daemon answered and could not be used.
+        note: Option<String>,
+    },
+}
+
+/// Why a dispatch may run neither through a daemon nor here.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RouteError {
+    /// The daemon took it and stopped: not run again here, so no hook runs twice.
+    #[error("the hookd daemon at {}: {}; not dispatched again here, so no hook runs twice", .0.display(), Trouble::Lost)]
+    Lost(PathBuf),
+    /// A daemon is required and none for this project answers.
+    #[error("no hookd daemon for this project answers at {0}; start one here with `hookd serve`")]
+    NoDaemon(String),
+    /// A daemon is required and the one that answered could not be used.
+    #[error("the hookd daemon at {}: {why}", socket.display())]
+    Unusable {
+        /// Where it listens.
+        socket: PathBuf,
+        /// Why.
+        why: Trouble,
+    },
+}
+
+/// The decision: through the daemon `daemon` allows, or here.
+pub fn route(
+    point: HookPoint,
+    context: &Context,
+    daemon: DaemonUse,
+    client: &ClientSettings,
+) -> Result<Routed, RouteError> {
+    let (wait, required) = match daemon {
+        DaemonUse::Never => return Ok(Routed::Here { note: None }),
+        DaemonUse::IfRunning(wait) => (wait, false),
+        DaemonUse::Required(wait) => (wait, true),
+    };
+    match via_daemon(point, context, client, wait) {
+        Some(Reached {
+            socket,
+            answer: Ok(outcome),
+        }) => Ok(Routed::Daemon { socket, outcome }),
+        // Not run again here: its hooks may have run in the daemon already.
+        Some(Reached {
+            socket,
+            answer: Err(Trouble::Lost),
+        }) => Err(RouteError::Lost(socket)),
+        Some(Reached {
+            socket,
+            answer: Err(why),
+        }) if required => Err(RouteError::Unusable { socket, why }),
+        Some(Reached {
+            socket,
+            answer: Err(why),
+        }) => Ok(Routed::Here {
+            note: Some(format!(
+                "hookd: the hookd daemon at {}: {why}; dispatching in this process",
+                socket.display()
+            )),
+        }),
+        None if required => Err(RouteError::NoDaemon(
+            crate::daemon::default_socket()
+                .map(|s| s.display().to_string())
+                .unwrap_or_else(|| "(no socket path: set HOOKD_SOCKET)".into()),
+        )),
+        None => Ok(Routed::Here { note: None }),
+    }
+}
+
+/// What a dispatch in this process is built with, beyond the configuration.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct Here {
+    /// Append events as JSON lines to this file (`-`: stderr), shared with other processes.
+    pub events: Option<PathBuf>,
+    /// What the repository's files set for the agent, kept from the hooks.
+    pub project_env: Vec<ProjectVar>,
+    /// The program an agent runs a confined shell call with (`hookd exec`).
+    pub exec_program: Option<PathBuf>,
+    /// Told of each dispatch and each event (OpenTelemetry export).
+    pub telemetry: Option<(Arc<dyn DispatchObserver>, Arc<dyn EventSink>)>,
+    /// Stops the engine's runs (a signal's handler holds a clone).
+    pub cancel: Cancel,
+}
+
+/// The events file could not be opened for appending.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open the events file {}: {source}", path.display())]
+pub struct EventsFileError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl Here {
+    /// The engine for one dispatch in this process, with session state in files.
+    pub fn engine(self, config: Config) -> Result<Engine, EventsFileError> {
+        let sink: Arc<dyn EventSink> = match self.events {
+            None => Arc::new(NullSink),
+            Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
+            Some(path) => match SharedLog::open(&path) {
+                Ok(s) => Arc::new(s),
+                Err(source) => return Err(EventsFileError { path, source }),
+            },
+        };
+        let store: Arc<dyn StateStore> = match FileStore::default_dir() {
+            Some(dir) => Arc::new(FileStore::new(dir)),
+            None => Arc::new(MemoryStore::default()),
+        };
+        let mut builder = Engine::builder(config).cancel(self.cancel);
+        if let Some(me) = self.exec_program {
+            builder = builder.exec_program(me);
+        }
+        let sink = match self.telemetry {
+            Some((observer, export)) => {
+                builder = builder.observer(observer);
+                Arc::new(Fanout(vec![sink, export]))
+            }
+            None => sink,
+        };
+        Ok(builder
+            .sink(sink)
+            .state_store(store)
+            .project_env(self.project_env)
+            .build())
+    }
+}
