@@ -52,7 +52,7 @@ fn allow_yaml(n: usize) -> String {
 fn gate_100() -> Gate {
     let entries = (0..100).map(|i| AllowEntry {
         pattern: format!("^tool{i} (build|test|check)( --[a-z-]+)*$"),
-        list: "all",
+        list: hookd::config::Mode::All,
         origin: Origin {
             file: "bench".into(),
             line: i + 1,
