@@ -193,6 +193,36 @@ impl HookPoint {
             .join(", ")
     }
 
+    /// The catalog for people (`hookd points`): each point, when it fires, what a hook may do.
+    pub fn docs_text() -> String {
+        let mut s = String::new();
+        for p in HookPoint::ALL {
+            s.push_str(&format!(
+                "{:<17} {}\n{:<17} may: {}\n",
+                p.name(),
+                p.fires(),
+                "",
+                p.capabilities().words().join(", ")
+            ));
+        }
+        s
+    }
+
+    /// The catalog for scripts (`hookd points --json`): name, when it fires, capabilities.
+    pub fn docs_json() -> serde_json::Value {
+        HookPoint::ALL
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "name": p.name(),
+                    "fires": p.fires(),
+                    "observe_only": p.capabilities().observe_only(),
+                    "capabilities": p.capabilities(),
+                })
+            })
+            .collect()
+    }
+
     /// The catalog as the Markdown page `docs/hook-points.md` (checked by a test).
     pub fn docs_markdown() -> String {
         let mut out = String::from(

@@ -80,6 +80,7 @@ pub mod runner;
 pub mod sandbox;
 pub mod state;
 mod suggest;
+pub mod tail;
 mod view;
 
 pub use catalog::HookPoint;

@@ -27,6 +27,49 @@ pub enum DaemonUse {
     Required(Duration),
 }
 
+/// `--daemon-timeout-ms` / `HOOKD_DAEMON_TIMEOUT_MS` as given; like
+/// [`crate::config::Switch`], reading never fails and the command says what it could not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DaemonWait {
+    /// A number of milliseconds.
+    Ms(u64),
+    /// Not a number: the value as given.
+    Unreadable(String),
+}
+
+impl DaemonWait {
+    /// How long a running daemon has to take a dispatch when nothing says otherwise: well
+    /// under the agents' own hook timeouts.
+    const DEFAULT: u64 = 2000;
+
+    /// Read a value (a command-line parser's shape: it never fails).
+    pub fn parse(value: &str) -> Result<DaemonWait, std::convert::Infallible> {
+        Ok(match value.trim().parse::<u64>() {
+            Ok(ms) => DaemonWait::Ms(ms),
+            Err(_) => DaemonWait::Unreadable(value.to_string()),
+        })
+    }
+
+    /// The wait, and what to tell the user about a value that is not a number.
+    pub fn wait(given: Option<&DaemonWait>) -> (std::time::Duration, Option<String>) {
+        let ms = |ms| std::time::Duration::from_millis(ms);
+        match given {
+            None => (ms(Self::DEFAULT), None),
+            Some(DaemonWait::Ms(n)) => (ms(*n), None),
+            // `HOOKD_DAEMON_TIMEOUT_MS=` is the shell's way to unset it.
+            Some(DaemonWait::Unreadable(v)) if v.trim().is_empty() => (ms(Self::DEFAULT), None),
+            Some(DaemonWait::Unreadable(v)) => (
+                ms(Self::DEFAULT),
+                Some(format!(
+                    "hookd: HOOKD_DAEMON_TIMEOUT_MS={} is not a number of milliseconds; {} used",
+                    v.escape_debug(),
+                    Self::DEFAULT
+                )),
+            ),
+        }
+    }
+}
+
 /// What a daemon must share with this client to answer it: the digest of its settings, and
 /// whether it gates the model's shell commands.
 #[derive(Clone, Debug, Default)]

@@ -10,6 +10,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 
 use crate::gate::{suggested_entry, unrestricted_probe};
 
@@ -45,6 +46,62 @@ pub struct Import {
     pub entries: Vec<Translated>,
     /// The rules with no equivalent.
     pub untranslated: Vec<Untranslated>,
+}
+
+/// Claude Code's settings files of `project` that exist: `.claude/settings.json` and
+/// `.claude/settings.local.json`.
+pub fn project_settings(project: &Path) -> Vec<PathBuf> {
+    ["settings.json", "settings.local.json"]
+        .iter()
+        .map(|n| project.join(".claude").join(n))
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+/// A settings file that could not be imported.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// It could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It is not JSON.
+    #[error("{} is not JSON: {source}\n  --> {}:{}:{}", path.display(), path.display(), source.line(), source.column())]
+    NotJson {
+        /// The file.
+        path: PathBuf,
+        /// Where and why.
+        source: serde_json::Error,
+    },
+}
+
+/// The rules of every file in `files`, merged: each distinct entry once, every rule with no
+/// equivalent.
+pub fn import_files(files: &[PathBuf]) -> Result<Import, ImportError> {
+    let mut all = Import::default();
+    for path in files {
+        let text = std::fs::read_to_string(path).map_err(|source| ImportError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let value: Value = serde_json::from_str(&text).map_err(|source| ImportError::NotJson {
+            path: path.clone(),
+            source,
+        })?;
+        let one = import(&value);
+        for e in one.entries {
+            if !all.entries.iter().any(|x| x.entry == e.entry) {
+                all.entries.push(e);
+            }
+        }
+        all.untranslated.extend(one.untranslated);
+    }
+    Ok(all)
 }
 
 /// Read the `permissions` of one Claude Code settings document.

@@ -4,9 +4,11 @@ use super::dispatch::{here, interruptible};
 use super::error::Done;
 use super::install::Agent;
 use super::load::{checked_options, options, ConfigArgs};
-use super::{given_path, out, path_arg, read_stdin, Millis, Switch};
+use super::{given_path, out, path_arg, read_stdin};
 use hookd::adapter::{self, handle};
 use hookd::config::PolicyLayer;
+use hookd::config::Switch;
+use hookd::route::DaemonWait;
 use std::path::PathBuf;
 
 /// `hookd adapter`'s arguments.
@@ -29,8 +31,8 @@ pub(super) struct Args {
     pub(super) no_daemon: Option<Switch>,
     /// How long a running daemon has to take the dispatch before it runs in this process
     /// instead [default: 2000].
-    #[arg(long, value_name = "MS", env = "HOOKD_DAEMON_TIMEOUT_MS", value_parser = Millis::parse)]
-    pub(super) daemon_timeout_ms: Option<Millis>,
+    #[arg(long, value_name = "MS", env = "HOOKD_DAEMON_TIMEOUT_MS", value_parser = DaemonWait::parse)]
+    pub(super) daemon_timeout_ms: Option<DaemonWait>,
 }
 
 /// What `hookd adapter` does before its arguments are parsed (see [`super::early`]): the
@@ -68,7 +70,7 @@ pub(super) fn run(mut a: Args, early: Option<Early>) -> Done {
     // A safety switch: a value hookd cannot read turns it on, never silently off.
     a.cfg.fail_closed = Switch::is_on(a.fail_closed.as_ref(), true);
     let no_daemon = Switch::is_on(a.no_daemon.as_ref(), false);
-    let (wait, wait_note) = Millis::wait(a.daemon_timeout_ms.as_ref());
+    let (wait, wait_note) = DaemonWait::wait(a.daemon_timeout_ms.as_ref());
     diagnostics.extend(Switch::note(
         a.fail_closed.as_ref(),
         "HOOKD_FAIL_CLOSED",

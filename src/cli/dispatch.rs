@@ -2,10 +2,11 @@
 
 use super::error::{Done, Error};
 use super::load::{load, options, print_warnings, ConfigArgs};
-use super::{given_path, out, parse_mode, path_arg, read_stdin, Millis};
+use super::{given_path, out, parse_mode, path_arg, read_stdin};
 use hookd::catalog::HookPoint;
 use hookd::config::Mode;
 use hookd::dispatch::Context;
+use hookd::route::DaemonWait;
 use hookd::route::{self, ClientSettings, DaemonUse, Here, RouteError, Routed};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -39,8 +40,8 @@ pub(super) struct Args {
     pub(super) no_daemon: bool,
     /// How long a running daemon has to take the dispatch before it runs in this process
     /// instead [default: 2000].
-    #[arg(long, value_name = "MS", env = "HOOKD_DAEMON_TIMEOUT_MS", value_parser = Millis::parse)]
-    pub(super) daemon_timeout_ms: Option<Millis>,
+    #[arg(long, value_name = "MS", env = "HOOKD_DAEMON_TIMEOUT_MS", value_parser = DaemonWait::parse)]
+    pub(super) daemon_timeout_ms: Option<DaemonWait>,
     /// Print the Outcome indented over several lines, for people (default: one line).
     #[arg(long)]
     pub(super) pretty: bool,
@@ -48,7 +49,7 @@ pub(super) struct Args {
 
 /// `hookd dispatch POINT`: the context from stdin, the Outcome on stdout.
 pub(super) fn run(a: Args) -> Done {
-    let (wait, note) = Millis::wait(a.daemon_timeout_ms.as_ref());
+    let (wait, note) = DaemonWait::wait(a.daemon_timeout_ms.as_ref());
     if let Some(note) = note {
         eprintln!("{note}");
     }

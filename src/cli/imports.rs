@@ -3,7 +3,7 @@
 use super::error::{Done, Error};
 use super::out;
 use clap::Subcommand;
-use hookd::adapter;
+use hookd::adapter::claude_permissions;
 use std::path::PathBuf;
 
 /// Where `hookd import` reads rules from.
@@ -21,68 +21,31 @@ pub(super) enum ImportFrom {
 }
 
 /// `hookd import claude-code`: the rules of FILE, or of the project's Claude Code settings.
-pub(super) fn import_claude_code(file: Option<PathBuf>, json: bool) -> Done {
-    let files: Vec<PathBuf> = match file {
+fn import_claude_code(file: Option<PathBuf>, json: bool) -> Done {
+    let files = match file {
         Some(f) => vec![f],
         None => {
-            let cwd = std::env::current_dir().unwrap_or_default();
+            let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
             let project = hookd::paths::find_project(&cwd, hookd::paths::home().as_deref());
-            let found: Vec<PathBuf> = ["settings.json", "settings.local.json"]
-                .iter()
-                .map(|n| project.join(".claude").join(n))
-                .filter(|p| p.is_file())
-                .collect();
+            let found = claude_permissions::project_settings(&project);
             if found.is_empty() {
                 return Err(Error::Cannot(format!(
-                        "no Claude Code settings in {}: neither .claude/settings.json nor .claude/settings.local.json exists\n  = help: name the file: `hookd import claude-code ~/.claude/settings.json`",
-                        project.display()
-                    )));
+                    "no Claude Code settings in {}: neither .claude/settings.json nor .claude/settings.local.json exists\n  = help: name the file: `hookd import claude-code ~/.claude/settings.json`",
+                    project.display()
+                )));
             }
             found
         }
     };
-    let mut all = adapter::claude_permissions::Import::default();
-    for f in &files {
-        let text = match std::fs::read_to_string(f) {
-            Ok(t) => t,
-            Err(e) => {
-                return Err(Error::Read {
-                    path: f.to_path_buf(),
-                    source: e,
-                })
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_str(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                return Err(Error::Cannot(format!(
-                    "{} is not JSON: {e}\n  --> {}:{}:{}",
-                    f.display(),
-                    f.display(),
-                    e.line(),
-                    e.column()
-                )))
-            }
-        };
-        let one = adapter::claude_permissions::import(&value);
-        for e in one.entries {
-            if !all.entries.iter().any(|x| x.entry == e.entry) {
-                all.entries.push(e);
-            }
-        }
-        all.untranslated.extend(one.untranslated);
-    }
-    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let all = claude_permissions::import_files(&files).map_err(Error::library)?;
     if json {
         out(&format!(
             "{}\n",
             serde_json::to_string(&all).unwrap_or_default()
         ));
     } else {
-        out(&adapter::claude_permissions::to_yaml(
-            &all,
-            &names.join(" and "),
-        ));
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        out(&claude_permissions::to_yaml(&all, &names.join(" and ")));
     }
     Ok(0)
 }

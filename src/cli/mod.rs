@@ -24,7 +24,7 @@ use self::imports::ImportFrom;
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 use hookd::catalog::HookPoint;
-use hookd::config::{self, Mode};
+use hookd::config::Mode;
 use std::io::{IsTerminal, Read, Write};
 
 /// The largest dispatch context read from stdin.
@@ -80,90 +80,6 @@ enum Command {
     /// temporary directory, credential stores hidden, no network). Exit 126 when this kernel
     /// cannot confine it.
     Exec(exec::Args),
-}
-
-/// An on/off flag or its variable as given, read with the one parser
-/// ([`config::parse_bool`]). Parsing never fails: a value that is neither on nor off is kept as
-/// `Unreadable`, and the command says so and decides what it means (an adapter owes its agent
-/// an answer, never a usage error).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Switch {
-    On,
-    Off,
-    Unreadable(String),
-}
-
-impl Switch {
-    /// clap's value parser: the flag alone stands for `on`.
-    pub(super) fn parse(value: &str) -> Result<Switch, std::convert::Infallible> {
-        Ok(match config::parse_bool(value) {
-            Some(true) => Switch::On,
-            Some(false) => Switch::Off,
-            None => Switch::Unreadable(value.to_string()),
-        })
-    }
-
-    /// Whether it is on; an unreadable value counts as `unreadable`.
-    pub(super) fn is_on(switch: Option<&Switch>, unreadable: bool) -> bool {
-        match switch {
-            None | Some(Switch::Off) => false,
-            Some(Switch::On) => true,
-            Some(Switch::Unreadable(_)) => unreadable,
-        }
-    }
-
-    /// What to tell the user about an unreadable value of `name`.
-    pub(super) fn note(switch: Option<&Switch>, name: &str, unreadable: bool) -> Option<String> {
-        let Some(Switch::Unreadable(value)) = switch else {
-            return None;
-        };
-        Some(format!(
-            "hookd: {name}={} is not on or off (1/true/yes/on, 0/false/no/off); taken as {}",
-            value.escape_debug(),
-            if unreadable { "on" } else { "off" }
-        ))
-    }
-}
-
-/// `--daemon-timeout-ms` / `HOOKD_DAEMON_TIMEOUT_MS` as given; like [`Switch`], parsing never
-/// fails and the command says what it could not read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Millis {
-    Ms(u64),
-    Unreadable(String),
-}
-
-impl Millis {
-    /// How long a running daemon has to take a dispatch when nothing says otherwise: well
-    /// under the agents' own hook timeouts.
-    const DEFAULT: u64 = 2000;
-
-    /// clap's value parser.
-    pub(super) fn parse(value: &str) -> Result<Millis, std::convert::Infallible> {
-        Ok(match value.trim().parse::<u64>() {
-            Ok(ms) => Millis::Ms(ms),
-            Err(_) => Millis::Unreadable(value.to_string()),
-        })
-    }
-
-    /// The wait, and what to tell the user about a value that is not a number.
-    pub(super) fn wait(given: Option<&Millis>) -> (std::time::Duration, Option<String>) {
-        let ms = |ms| std::time::Duration::from_millis(ms);
-        match given {
-            None => (ms(Self::DEFAULT), None),
-            Some(Millis::Ms(n)) => (ms(*n), None),
-            // `HOOKD_DAEMON_TIMEOUT_MS=` is the shell's way to unset it.
-            Some(Millis::Unreadable(v)) if v.trim().is_empty() => (ms(Self::DEFAULT), None),
-            Some(Millis::Unreadable(v)) => (
-                ms(Self::DEFAULT),
-                Some(format!(
-                    "hookd: HOOKD_DAEMON_TIMEOUT_MS={} is not a number of milliseconds; {} used",
-                    v.escape_debug(),
-                    Self::DEFAULT
-                )),
-            ),
-        }
-    }
 }
 
 /// What must happen before the command line is parsed: `hookd adapter` reads its payload,

@@ -17,37 +17,12 @@ pub(super) struct Args {
 
 /// `hookd points`.
 pub(super) fn run(a: Args) -> Done {
-    points(a.json, a.markdown)
-}
-
-pub(super) fn points(json: bool, markdown: bool) -> Done {
-    if markdown {
-        out(&HookPoint::docs_markdown());
-    } else if json {
-        let list: Vec<_> = HookPoint::ALL
-            .iter()
-            .map(|p| {
-                serde_json::json!({
-                    "name": p.name(),
-                    "fires": p.fires(),
-                    "observe_only": p.capabilities().observe_only(),
-                    "capabilities": p.capabilities(),
-                })
-            })
-            .collect();
-        out(&format!("{}\n", serde_json::Value::Array(list)));
+    out(&if a.markdown {
+        HookPoint::docs_markdown()
+    } else if a.json {
+        format!("{}\n", HookPoint::docs_json())
     } else {
-        let mut s = String::new();
-        for p in HookPoint::ALL {
-            s.push_str(&format!(
-                "{:<17} {}\n{:<17} may: {}\n",
-                p.name(),
-                p.fires(),
-                "",
-                p.capabilities().words().join(", ")
-            ));
-        }
-        out(&s);
-    }
+        HookPoint::docs_text()
+    });
     Ok(0)
 }

@@ -47,11 +47,11 @@ pub(super) struct ServeArgs {
     ring: u64,
     /// Bytes of events kept in memory at most (suffixes K, M, G: powers of 1024); the oldest
     /// go first, to be read back from --events.
-    #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = bytes)]
+    #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = hookd::daemon::hub::parse_size)]
     ring_bytes: u64,
     /// Bytes of events handed to one subscriber per write: what a subscriber that stops reading
     /// can hold (suffixes K, M, G).
-    #[arg(long, default_value = "256K", value_name = "BYTES", value_parser = bytes)]
+    #[arg(long, default_value = "256K", value_name = "BYTES", value_parser = hookd::daemon::hub::parse_size)]
     subscriber_bytes: u64,
     /// Sessions whose state is kept; a new one beyond this forgets the least recently used.
     #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -67,75 +67,48 @@ pub(super) struct ServeArgs {
     header_timeout: u64,
 }
 
-pub(super) fn serve(cfg: ConfigArgs, a: ServeArgs) -> Done {
+/// `hookd serve`: the flags into the library's builder, run until SIGTERM or SIGINT.
+pub(super) fn run(a: Args) -> Done {
+    let s = a.args;
     // Loaded once, by the builder; checked and said as every other subcommand does.
-    let builder = hookd::daemon::Builder::new(checked_options(&cfg)?).map_err(Error::Config)?;
+    let builder = hookd::daemon::Builder::new(checked_options(&a.cfg)?).map_err(Error::Config)?;
     print_warnings(builder.config());
     let mut builder = builder
         .budgets(
             hookd::daemon::hub::Budgets::default()
-                .ring(a.ring as usize, a.ring_bytes as usize)
-                .subscriber(a.subscriber_bytes as usize),
+                .ring(s.ring as usize, s.ring_bytes as usize)
+                .subscriber(s.subscriber_bytes as usize),
         )
         .limits(hookd::daemon::Limits {
-            connections: a.max_connections as usize,
-            header_timeout: Duration::from_secs(a.header_timeout),
-            dispatches: a.max_dispatches as usize,
+            connections: s.max_connections as usize,
+            header_timeout: Duration::from_secs(s.header_timeout),
+            dispatches: s.max_dispatches as usize,
             ..Default::default()
         })
-        .grace(Duration::from_secs(a.grace))
-        .sessions(Duration::from_secs(a.session_idle), a.max_sessions as usize);
-    if let Some(socket) = a.socket.or_else(hookd::daemon::default_socket) {
+        .grace(Duration::from_secs(s.grace))
+        .sessions(Duration::from_secs(s.session_idle), s.max_sessions as usize);
+    if let Some(socket) = s.socket.or_else(hookd::daemon::default_socket) {
         builder = builder.socket(socket);
     }
-    if let Some(addr) = a.listen {
-        builder = builder.listen(addr, a.token);
+    if let Some(addr) = s.listen {
+        builder = builder.listen(addr, s.token);
     }
-    if let Some(p) = a.events {
-        builder = builder.events(p, a.events_max_bytes);
+    if let Some(p) = s.events {
+        builder = builder.events(p, s.events_max_bytes);
     }
     if let Ok(me) = std::env::current_exe() {
         builder = builder.exec_program(me);
     }
-    let otlp = super::telemetry::exporter();
-    if let Some(e) = &otlp {
-        builder = builder.observer(e.clone()).sink(e.clone());
+    if let Some(e) = super::telemetry::exporter() {
+        builder = builder.export(e);
     }
     // HTTP on loopback without --token: a fresh one in a 0600 file beside the socket, for the
     // operator's curl and Prometheus' `credentials_file`.
     let told = builder.token_file().map_err(Error::library)?;
-    let dashboard_key = builder.token().map(hookd::daemon::dashboard_key);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Cannot(format!("cannot start the runtime: {e}")))?;
-    // The collector gets what happened every second, from a thread of its own.
-    let (stop_export, stopped) = std::sync::mpsc::channel();
-    let exporting = otlp
-        .as_ref()
-        .map(|e| e.run_periodically(Duration::from_secs(1), stopped));
-    let result = runtime.block_on(async {
-        // Handlers first: a SIGTERM sent as soon as the address is announced is a clean stop.
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .map_err(|e| Error::Cannot(format!("cannot handle SIGTERM: {e}")))?;
-        let stop = async move {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        };
-        builder
-            .run(stop, |listening| {
-                announce(&listening, told.as_deref(), dashboard_key)
-            })
-            .await
-            .map_err(Error::library)
-    });
-    let _ = stop_export.send(());
-    if let Some(t) = exporting {
-        let _ = t.join();
-    }
-    result?;
+    let key = builder.token().map(hookd::daemon::dashboard_key);
+    builder
+        .run_until_signalled(|listening| announce(&listening, told.as_deref(), key))
+        .map_err(Error::library)?;
     eprintln!("hookd: stopped");
     Ok(0)
 }
@@ -155,33 +128,4 @@ fn announce(listening: &[String], token_file: Option<&std::path::Path>, key: Opt
             eprintln!("dashboard: {url}/?key={key}");
         }
     }
-}
-
-/// `hookd serve`.
-pub(super) fn run(a: Args) -> Done {
-    serve(a.cfg, a.args)
-}
-
-/// A size in bytes: a number, or one with K, M or G (KiB, MiB, GiB also read) after it.
-fn bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (n, unit) = t.split_at(digits);
-    let shift = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        _ => {
-            return Err(format!(
-                "`{s}` is not a size: a number of bytes, or one with K, M or G after it (e.g. 32M)"
-            ))
-        }
-    };
-    let n: u64 = n.parse().map_err(|_| {
-        format!("`{s}` is not a size: a number of bytes, or one with K, M or G after it (e.g. 32M)")
-    })?;
-    n.checked_shl(shift)
-        .filter(|v| v >> shift == n && *v >= 1024)
-        .ok_or_else(|| format!("`{s}` is out of range: from 1K up"))
 }

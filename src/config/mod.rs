@@ -10,6 +10,7 @@ mod reminders;
 mod safety;
 mod settings;
 mod shape;
+mod starter;
 mod switch;
 mod trust;
 mod yaml;
@@ -26,10 +27,11 @@ pub use policy::{Policy, PolicyLayer, SandboxLayer, SandboxPolicy};
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, When};
 pub use safety::user_policy;
 pub use shape::SchemaFile;
+pub use starter::{write_starter, Starter, StarterError, Wrote};
 // The allow-list belongs to the gate, the shared words to `kinds`; here for loading's users.
 pub use crate::gate::{AllowEntry, AllowLists};
 pub use crate::kinds::{Mode, Origin, Source, Trigger, UnknownMode};
-pub use switch::parse_bool;
+pub use switch::{parse_bool, Switch};
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
 pub use crate::paths::PROJECT_FILES;
 #[cfg(feature = "adapters")]

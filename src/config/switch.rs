@@ -12,6 +12,52 @@ pub fn parse_bool(value: &str) -> Option<bool> {
     }
 }
 
+/// An on/off flag or its variable as given, read with the one parser
+/// ([`parse_bool`]). Parsing never fails: a value that is neither on nor off is kept as
+/// `Unreadable`, and the command says so and decides what it means (an adapter owes its agent
+/// an answer, never a usage error).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Switch {
+    /// On.
+    On,
+    /// Off.
+    Off,
+    /// Neither: the value as given.
+    Unreadable(String),
+}
+
+impl Switch {
+    /// Read a value (a command-line parser's shape: it never fails).
+    pub fn parse(value: &str) -> Result<Switch, std::convert::Infallible> {
+        Ok(match parse_bool(value) {
+            Some(true) => Switch::On,
+            Some(false) => Switch::Off,
+            None => Switch::Unreadable(value.to_string()),
+        })
+    }
+
+    /// Whether it is on; an unreadable value counts as `unreadable`.
+    pub fn is_on(switch: Option<&Switch>, unreadable: bool) -> bool {
+        match switch {
+            None | Some(Switch::Off) => false,
+            Some(Switch::On) => true,
+            Some(Switch::Unreadable(_)) => unreadable,
+        }
+    }
+
+    /// What to tell the user about an unreadable value of `name`.
+    pub fn note(switch: Option<&Switch>, name: &str, unreadable: bool) -> Option<String> {
+        let Some(Switch::Unreadable(value)) = switch else {
+            return None;
+        };
+        Some(format!(
+            "hookd: {name}={} is not on or off (1/true/yes/on, 0/false/no/off); taken as {}",
+            value.escape_debug(),
+            if unreadable { "on" } else { "off" }
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_bool;

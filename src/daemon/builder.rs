@@ -30,6 +30,8 @@ pub struct Builder {
     exec_program: Option<PathBuf>,
     observer: Option<Arc<dyn DispatchObserver>>,
     sinks: Vec<Arc<dyn EventSink>>,
+    #[cfg(feature = "otlp")]
+    exporter: Option<Arc<crate::otlp::Exporter>>,
 }
 
 impl Builder {
@@ -50,6 +52,8 @@ impl Builder {
             exec_program: None,
             observer: None,
             sinks: Vec::new(),
+            #[cfg(feature = "otlp")]
+            exporter: None,
         })
     }
 
@@ -144,6 +148,41 @@ impl Builder {
         self
     }
 
+    /// Export every dispatch and event to OpenTelemetry through `exporter`, flushed every
+    /// second from a thread of its own while the daemon runs, and once more at its stop.
+    #[cfg(feature = "otlp")]
+    pub fn export(mut self, exporter: Arc<crate::otlp::Exporter>) -> Self {
+        self.observer = Some(exporter.clone());
+        self.sinks.push(exporter.clone());
+        self.exporter = Some(exporter);
+        self
+    }
+
+    /// Serve on a runtime of its own until SIGTERM or SIGINT (how `hookd serve` runs); `ready`
+    /// as for [`Builder::run`].
+    pub fn run_until_signalled(self, ready: impl FnOnce(Vec<String>)) -> Result<(), DaemonError> {
+        let io = |what: &str| {
+            let what = what.to_string();
+            move |source| DaemonError::Io { what, source }
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(io("cannot start the runtime"))?;
+        runtime.block_on(async {
+            // Handlers first: a SIGTERM sent as soon as the address is announced is a clean stop.
+            use tokio::signal::unix::{signal, SignalKind};
+            let mut term = signal(SignalKind::terminate()).map_err(io("cannot handle SIGTERM"))?;
+            let stop = async move {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            };
+            self.run(stop, ready).await
+        })
+    }
+
     /// Serve until `shutdown` completes (then stop as at SIGTERM: running dispatches get the
     /// grace period, streams end); `ready` is told what is being listened on. SIGHUP reloads.
     pub async fn run(
@@ -197,6 +236,17 @@ impl Builder {
             watch: load.watched_files(),
             build: Box::new(move || Ok(engine_for(config::load(&load)?))),
         };
-        super::serve_until(engine, reloader, hub, serve, ready, shutdown).await
+        #[cfg(feature = "otlp")]
+        let exporting = self.exporter.map(|e| {
+            let (stop, stopped) = std::sync::mpsc::channel();
+            (stop, e.run_periodically(Duration::from_secs(1), stopped))
+        });
+        let served = super::serve_until(engine, reloader, hub, serve, ready, shutdown).await;
+        #[cfg(feature = "otlp")]
+        if let Some((stop, thread)) = exporting {
+            let _ = stop.send(());
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+        served
     }
 }

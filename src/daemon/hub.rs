@@ -35,6 +35,28 @@ pub(crate) fn frame(id: Option<u64>, event: &str, data: &str) -> axum::body::Byt
     out.into()
 }
 
+/// A size in bytes as a person writes it: a number, or one with K, M or G (powers of 1024;
+/// KB, KiB… also read) after it; at least 1K.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let not_a_size = || {
+        format!("`{s}` is not a size: a number of bytes, or one with K, M or G after it (e.g. 32M)")
+    };
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(digits);
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(not_a_size()),
+    };
+    let n: u64 = n.parse().map_err(|_| not_a_size())?;
+    n.checked_shl(shift)
+        .filter(|v| v >> shift == n && *v >= 1024)
+        .ok_or_else(|| format!("`{s}` is out of range: from 1K up"))
+}
+
 /// How much of the daemon's memory events may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

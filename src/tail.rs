@@ -1,0 +1,161 @@
+//! The event stream read back for people (`hookd events`): from an events file and its rotated
+//! ones, or from a running daemon; after a sequence number, one session's, following or not.
+
+use crate::display::visible;
+use std::path::Path;
+use std::time::Duration;
+
+/// Which events, and whether to wait for more.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Query {
+    /// Only events after this sequence number.
+    pub since: u64,
+    /// Only this session's events (and configuration events, which concern every session).
+    pub session: Option<String>,
+    /// Keep reading new events as they come.
+    pub follow: bool,
+}
+
+impl Query {
+    /// Events after `since`, of `session` if given; `follow` to keep reading.
+    pub fn new(since: u64, session: Option<String>, follow: bool) -> Self {
+        Query {
+            since,
+            session,
+            follow,
+        }
+    }
+
+    /// Whether `line` (one event's JSON) is asked for: after `since`, of the session.
+    fn wants(&self, line: &str) -> bool {
+        let v = serde_json::from_str::<serde_json::Value>(line).unwrap_or_default();
+        v["seq"].as_u64().unwrap_or(0) > self.since
+            && self.session.as_deref().is_none_or(|s| {
+                v["session_id"].as_str().is_none_or(|id| {
+                    id == s || crate::state::session_key(id) == crate::state::session_key(s)
+                })
+            })
+    }
+}
+
+/// How often a followed file is read again.
+const POLL: Duration = Duration::from_millis(200);
+
+/// Hand each event of `path` (its rotated files `keep` deep first) that `query` asks for to
+/// `each`; following, read what is appended (and start over when the file is rotated under
+/// the reader) until `each` returns false. An unreadable file is an error unless following.
+pub fn from_file(
+    path: &Path,
+    keep: usize,
+    query: &Query,
+    mut each: impl FnMut(&str) -> bool,
+) -> std::io::Result<()> {
+    let files = crate::events::log_files(path, keep);
+    for p in &files[..files.len() - 1] {
+        if let Ok(text) = std::fs::read_to_string(p) {
+            for line in text.lines().filter(|l| query.wants(l)) {
+                if !each(line) {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    let mut seen = 0usize;
+    loop {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if !query.follow => return Err(e),
+            Err(_) => String::new(),
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.len() < seen {
+            seen = 0; // rotated under us
+        }
+        for line in lines[seen..].iter().filter(|l| query.wants(l)) {
+            if !each(line) {
+                return Ok(());
+            }
+        }
+        seen = lines.len();
+        if !query.follow {
+            return Ok(());
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// How a daemon's stream ended.
+#[cfg(feature = "daemon")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Ended {
+    /// The last event's sequence number (`since` when none came).
+    pub last: u64,
+    /// The daemon said it shuts down (else it went away, or the stream was read to its end).
+    pub shutdown: bool,
+}
+
+/// Read the daemon's stream at `socket`: each event to `each`, each `missed` notice to
+/// `missed`. The daemon filters by session itself.
+#[cfg(feature = "daemon")]
+pub fn from_daemon(
+    socket: &Path,
+    query: &Query,
+    mut each: impl FnMut(&str),
+    mut missed: impl FnMut(&str),
+) -> std::io::Result<Ended> {
+    let mut path = format!("/v1/events?since={}&follow={}", query.since, query.follow);
+    if let Some(s) = &query.session {
+        path.push_str(&format!("&session={}", percent_encode(s)));
+    }
+    let mut ended = Ended {
+        last: query.since,
+        shutdown: false,
+    };
+    crate::daemon::client::sse(socket, &path, None, |event, id, data| {
+        match event {
+            "missed" => missed(data),
+            "shutdown" => ended.shutdown = true,
+            _ => {
+                ended.last = id.unwrap_or(ended.last);
+                each(data);
+            }
+        }
+        true
+    })?;
+    Ok(ended)
+}
+
+/// A query value, percent-encoded (everything but unreserved characters).
+#[cfg(feature = "daemon")]
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// One event as a line for people: `#seq time session point type details`; anything that is
+/// not an event's JSON is shown as it is, escaped.
+pub fn line(json: &str) -> String {
+    let Ok(e) = serde_json::from_str::<serde_json::Value>(json) else {
+        return visible(json).into_owned();
+    };
+    let s = crate::events::Summary::of(&e);
+    // The session, short enough for a column: its first 12 characters.
+    let session = match s.session.char_indices().nth(12) {
+        Some((i, _)) => format!("{}…", &s.session[..i]),
+        None => s.session.clone(),
+    };
+    // Names, commands and reasons come from a project's files: one line, nothing hidden.
+    visible(&format!(
+        "#{:<6} {:<12}  {session:<13} {:<16} {:<20} {}",
+        s.seq, s.time, s.point, s.kind, s.what
+    ))
+    .into_owned()
+}
