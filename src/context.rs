@@ -23,6 +23,24 @@ impl Default for Context {
 }
 
 impl Context {
+    /// The largest context (or agent payload) read as text.
+    pub const MAX_BYTES: usize = 16 * 1024 * 1024;
+
+    /// Read a context's (or an agent payload's) text from `input`, at most
+    /// [`Context::MAX_BYTES`]; `what` names it in the error ("stdin").
+    pub fn read_text(input: impl std::io::Read, what: &str) -> Result<String, String> {
+        use std::io::Read;
+        let mut buf = Vec::new();
+        input
+            .take(Self::MAX_BYTES as u64 + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("cannot read {what}: {e}"))?;
+        if buf.len() > Self::MAX_BYTES {
+            return Err(format!("{what} is over {} bytes", Self::MAX_BYTES));
+        }
+        String::from_utf8(buf).map_err(|_| format!("{what} is not UTF-8"))
+    }
+
     /// An empty context.
     pub fn new() -> Self {
         Self::default()

@@ -129,6 +129,15 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// `s` after a count of one thing or several (none, or more than one).
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

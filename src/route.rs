@@ -27,6 +27,18 @@ pub enum DaemonUse {
     Required(Duration),
 }
 
+impl DaemonUse {
+    /// From a command line's choice: `never` (in this process), else `required`, else if one
+    /// is running; a daemon has `wait` to take the dispatch.
+    pub fn choose(never: bool, required: bool, wait: Duration) -> Self {
+        match (never, required) {
+            (true, _) => DaemonUse::Never,
+            (false, true) => DaemonUse::Required(wait),
+            (false, false) => DaemonUse::IfRunning(wait),
+        }
+    }
+}
+
 /// `--daemon-timeout-ms` / `HOOKD_DAEMON_TIMEOUT_MS` as given; like
 /// [`crate::config::Switch`], reading never fails and the command says what it could not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -255,6 +267,12 @@ pub struct EventsFileError {
 }
 
 impl Here {
+    /// Export this process's dispatches and events to OpenTelemetry through `exporter`.
+    #[cfg(feature = "otlp")]
+    pub fn export(&mut self, exporter: Arc<crate::otlp::Exporter>) {
+        self.telemetry = Some((exporter.clone(), exporter));
+    }
+
     /// The engine for one dispatch in this process, with session state in files.
     pub fn engine(self, config: Config) -> Result<Engine, EventsFileError> {
         let sink: Arc<dyn EventSink> = match self.events {

@@ -39,6 +39,17 @@ impl Query {
     }
 }
 
+/// An events file that could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read {}: {source}", path.display())]
+pub struct ReadError {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
+
 /// How often a followed file is read again.
 const POLL: Duration = Duration::from_millis(200);
 
@@ -50,7 +61,7 @@ pub fn from_file(
     keep: usize,
     query: &Query,
     mut each: impl FnMut(&str) -> bool,
-) -> std::io::Result<()> {
+) -> Result<(), ReadError> {
     let files = crate::events::log_files(path, keep);
     for p in &files[..files.len() - 1] {
         if let Ok(text) = std::fs::read_to_string(p) {
@@ -65,7 +76,10 @@ pub fn from_file(
     loop {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
-            Err(e) if !query.follow => return Err(e),
+            Err(source) if !query.follow => {
+                let path = path.to_path_buf();
+                return Err(ReadError { path, source });
+            }
             Err(_) => String::new(),
         };
         let lines: Vec<&str> = text.lines().collect();
@@ -94,6 +108,24 @@ pub struct Ended {
     pub last: u64,
     /// The daemon said it shuts down (else it went away, or the stream was read to its end).
     pub shutdown: bool,
+}
+
+#[cfg(feature = "daemon")]
+impl Ended {
+    /// How a followed stream from the daemon at `socket` ended, and where to resume.
+    pub fn said(&self, socket: &Path) -> String {
+        format!(
+            "hookd: the daemon at {} {}; the last event was {} (resume with --since {})",
+            socket.display(),
+            if self.shutdown {
+                "shut down"
+            } else {
+                "went away"
+            },
+            self.last,
+            self.last
+        )
+    }
 }
 
 /// Read the daemon's stream at `socket`: each event to `each`, each `missed` notice to
@@ -138,6 +170,15 @@ fn percent_encode(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// One event as printed: its JSON line as it is (`json`), else [`line`].
+pub fn shown(json_line: &str, json: bool) -> String {
+    if json {
+        json_line.to_string()
+    } else {
+        line(json_line)
+    }
 }
 
 /// One event as a line for people: `#seq time session point type details`; anything that is

@@ -10,6 +10,33 @@ use crate::route::{self, ClientSettings, Here, Reached};
 use std::cell::OnceCell;
 use std::time::Duration;
 
+/// A call as it arrives, prepared before anything reads the environment: the payload read (it
+/// names the agent's project), the move into that project, and the scrub of what the project
+/// set there for its agent (.env, .claude/settings*.json), which may not decide what hookd
+/// trusts, allows or reads. Its diagnostics wait for the reply.
+#[non_exhaustive]
+pub struct Arrival {
+    /// The payload, or why it could not be read.
+    pub payload: Result<serde_json::Value, String>,
+    /// What was noticed on the way (for stderr with the reply).
+    pub diagnostics: Vec<String>,
+    /// What the repository's files set for the agent, now gone from this process.
+    pub project_env: Vec<crate::runner::ProjectVar>,
+}
+
+impl Arrival {
+    /// Read the payload from `text`, move to the agent's project, drop the project's variables.
+    pub fn enter(text: Result<String, String>) -> Arrival {
+        let payload = text.and_then(|t| super::parse_payload(&t).map_err(|e| e.to_string()));
+        let entered = super::enter_agent_project(payload.as_ref().ok());
+        Arrival {
+            payload,
+            diagnostics: entered.notes,
+            project_env: entered.project_env,
+        }
+    }
+}
+
 /// Everything one call is answered with, beyond the payload.
 #[non_exhaustive]
 pub struct Call {

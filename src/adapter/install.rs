@@ -84,6 +84,43 @@ pub enum Change {
     Removed,
 }
 
+impl Change {
+    /// What was done to `path`, in a line for people; `removing` for `uninstall`.
+    pub fn said(&self, path: &Path, removing: bool) -> String {
+        let path = path.display();
+        match self {
+            Change::Unchanged if removing => {
+                format!("hookd: {path} already has no hookd entries; nothing changed")
+            }
+            Change::Unchanged => format!("hookd: {path} already runs hookd; nothing changed"),
+            Change::Written { backup } => {
+                let saved = backup
+                    .as_ref()
+                    .map(|b| format!(" (previous version saved as {})", b.display()))
+                    .unwrap_or_default();
+                let what = if removing {
+                    "removed hookd's entries from"
+                } else {
+                    "added hookd's adapter to"
+                };
+                format!("hookd: {what} {path}{saved}")
+            }
+            Change::Removed => format!("hookd: removed {path}: it held only hookd's entries"),
+        }
+    }
+}
+
+/// The warning after a project-scope install: the shared file names this machine's `hookd`.
+pub fn shared_install_warning(spec: &dyn Adapter, path: &Path, hookd: &Path) -> String {
+    format!(
+        "warning: {} is shared with everyone who clones the project, and it now runs {} by that path. On a machine where it does not exist, {} cannot start the hook and goes on without it (a hook that cannot start does not block), so --fail-closed cannot hold there. Install with --scope user{} on each machine instead, or keep hookd at this path everywhere.",
+        path.display(),
+        hookd.display(),
+        spec.name(),
+        if spec.name() == "claude-code" { " (or local)" } else { "" }
+    )
+}
+
 /// How an agent's settings file holds hooks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
@@ -95,12 +132,15 @@ pub enum Shape {
 
 /// Which settings file `hookd install` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Scope {
-    /// The project's settings, shared with the team.
+    /// The project's settings, shared with the team (`.claude/settings.json`,
+    /// `.gemini/settings.json`, `crush.json`).
     Project,
-    /// The project's personal settings, not committed (Claude Code only).
+    /// The project's personal settings, not committed (Claude Code's `.claude/settings.local.json`).
     Local,
-    /// The user's settings, for every project.
+    /// Your settings, for every project (`~/.claude/settings.json`, `~/.gemini/settings.json`,
+    /// `~/.config/crush/crush.json`).
     User,
 }
 

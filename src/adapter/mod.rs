@@ -23,7 +23,7 @@ use crate::dispatch::{Context, Outcome};
 
 pub use install::{Scope, Shape};
 pub use payload::parse as parse_payload;
-pub use project_env::{enter_agent_project, set_for_agent, Entered};
+pub use project_env::{drop_agent_env, enter_agent_project, set_for_agent, Entered};
 
 /// One event an agent sends: the point it maps to, and whether `hookd install` registers it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -321,6 +321,19 @@ pub struct Entered {
     pub project_env: Vec<ProjectVar>,
 }
 
+/// Drop from this process's environment what the agent's project's files set for its agent,
+/// as [`enter_agent_project`] does, staying in the working directory (`hookd exec`: an agent
+/// runs a model's confined call through its own shell, whose environment a repository may
+/// have set: its `HOME` would choose which `config.yaml` applies, its `TMPDIR` where confined
+/// commands may write). Called first, while this process has one thread.
+pub fn drop_agent_env() {
+    let here = std::env::current_dir();
+    let _ = enter_agent_project(None);
+    if let Ok(here) = here {
+        let _ = std::env::set_current_dir(here);
+    }
+}
+
 /// Enter the agent's project and drop from this process's environment what the project's files
 /// set for its agent (see `adapter::project_env`). Called first, while this process has one
 /// thread.

@@ -5,7 +5,7 @@ use super::error::Done;
 use super::install::Agent;
 use super::load::{checked_options, options, ConfigArgs};
 use super::{given_path, out, path_arg, read_stdin};
-use hookd::adapter::{self, handle};
+use hookd::adapter::handle::{self, Arrival};
 use hookd::config::PolicyLayer;
 use hookd::config::Switch;
 use hookd::route::DaemonWait;
@@ -35,37 +35,10 @@ pub(super) struct Args {
     pub(super) daemon_timeout_ms: Option<DaemonWait>,
 }
 
-/// What `hookd adapter` does before its arguments are parsed (see [`super::early`]): the
-/// payload read (it names the agent's project), the move into that project, and the scrub of
-/// what the project set in the environment. Its diagnostics wait for the reply.
-pub(crate) struct Early {
-    payload: Result<serde_json::Value, String>,
-    diagnostics: Vec<String>,
-    /// What the repository's files set for the agent, now gone from this process.
-    project_env: Vec<hookd::runner::ProjectVar>,
-}
-
-impl Early {
-    /// Read the payload, move to the agent's project, drop the project's variables.
-    pub(crate) fn prepare() -> Early {
-        let payload =
-            read_stdin().and_then(|t| adapter::parse_payload(&t).map_err(|e| e.to_string()));
-        // The project is the agent's: hookd works there, whatever directory it was started in.
-        // Then, before anything reads the environment: what the repository set for its agent
-        // (.env, .claude/settings*.json) may not decide what hookd trusts, allows or reads.
-        let entered = adapter::enter_agent_project(payload.as_ref().ok());
-        Early {
-            payload,
-            diagnostics: entered.notes,
-            project_env: entered.project_env,
-        }
-    }
-}
-
 /// `hookd adapter AGENT`. `early` is what `main` prepared before parsing; it is always there
 /// when `hookd adapter` is the first argument, as clap requires, and prepared here otherwise.
-pub(super) fn run(mut a: Args, early: Option<Early>) -> Done {
-    let early = early.unwrap_or_else(Early::prepare);
+pub(super) fn run(mut a: Args, early: Option<Arrival>) -> Done {
+    let early = early.unwrap_or_else(|| Arrival::enter(read_stdin()));
     let mut diagnostics = early.diagnostics;
     // A safety switch: a value hookd cannot read turns it on, never silently off.
     a.cfg.fail_closed = Switch::is_on(a.fail_closed.as_ref(), true);

@@ -3,7 +3,6 @@
 use super::error::Done;
 use super::load::{load_for, print_warnings, GateArgs};
 use super::out;
-use hookd::gate;
 use hookd::review;
 
 /// `hookd allow`'s arguments.
@@ -31,22 +30,15 @@ pub(super) fn run(a: Args) -> Done {
     // Only the allow-list matters here: a broken hooks.yaml is a warning, not a stop.
     let config = load_for(a.gate.cfg, true)?;
     print_warnings(&config);
-    let gate = gate::Gate::new(&config.allow, config.allow_file.clone())
-        .with_untrusted(&config.ignored_allow);
     let report = if a.model {
         let cwd = std::env::current_dir().unwrap_or_else(|_| config.project_dir.clone());
-        review::model_verdict(&config, &gate, &command, mode, &cwd, a.json)
+        review::model_verdict(&config, &command, mode, &cwd, a.json)
     } else {
-        review::command_verdict(&gate, &command, mode, a.json)
+        review::command_verdict(&config, &command, mode, a.json)
     };
     out(&report.text);
-    let ignored = config.ignored_allow.len();
-    if !report.allowed && ignored > 0 {
-        eprintln!(
-            "note: {ignored} allow entr{} in this project's .infer/config.yaml {} ignored: the project is not trusted (`hookd check`, then `hookd trust`)",
-            if ignored == 1 { "y" } else { "ies" },
-            if ignored == 1 { "is" } else { "are" }
-        );
+    if let Some(note) = &report.note {
+        eprintln!("{note}");
     }
     Ok(if report.allowed { 0 } else { 1 })
 }

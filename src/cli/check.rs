@@ -20,13 +20,8 @@ pub(super) fn run(a: Args) -> Done {
     let config = load(a.gate.cfg).map_err(|e| Error::Invalid(Box::new(e)))?;
     print_warnings(&config);
     let report = hookd::review::check(config, a.gate.mode, &around());
-    if !report.errors.is_empty() {
-        let n = report.errors.len();
-        return Err(Error::No(format!(
-            "{}\n\nhookd: the configuration has {n} error{}",
-            report.errors.join("\n\n"),
-            plural(n)
-        )));
+    if let Some(invalid) = report.invalid {
+        return Err(Error::No(invalid));
     }
     for said in [&report.warnings, &report.notes] {
         if !said.is_empty() {

@@ -3,6 +3,7 @@
 
 use super::error::{Done, Error};
 use clap::CommandFactory;
+use clap_complete::Shell;
 
 /// `hookd completions`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -12,23 +13,11 @@ pub(super) struct Args {
     shell: Shell,
 }
 
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-enum Shell {
-    Bash,
-    Zsh,
-    Fish,
-}
-
 /// Print the completion script for the shell.
 pub(super) fn run(a: Args) -> Done {
-    let shell = match a.shell {
-        Shell::Bash => clap_complete::Shell::Bash,
-        Shell::Zsh => clap_complete::Shell::Zsh,
-        Shell::Fish => clap_complete::Shell::Fish,
-    };
     let mut cmd = super::Cli::command();
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "hookd", &mut script);
+    clap_complete::generate(a.shell, &mut cmd, "hookd", &mut script);
     let mut script = String::from_utf8_lossy(&script).into_owned();
     if matches!(a.shell, Shell::Fish) {
         // clap_complete's fish script leaves positional values out: the points, from the catalog.

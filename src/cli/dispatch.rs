@@ -53,25 +53,15 @@ pub(super) fn run(a: Args) -> Done {
     if let Some(note) = note {
         eprintln!("{note}");
     }
-    let daemon = if a.no_daemon || a.cfg.config_dir.is_some() {
-        DaemonUse::Never
-    } else if a.daemon {
-        DaemonUse::Required(wait)
-    } else {
-        DaemonUse::IfRunning(wait)
-    };
+    // With --config-dir the daemon's configuration is not this call's.
+    let never = a.no_daemon || a.cfg.config_dir.is_some();
+    let daemon = DaemonUse::choose(never, a.daemon, wait);
     let mut context = read_stdin()
         .and_then(|t| Context::from_json(&t).map_err(|e| e.to_string()))
         .map_err(Error::Cannot)?;
-    if let Some(id) = a.session_id {
-        context.set("session_id", id);
-    }
-    if let Some(t) = a.turn {
-        context.set("turn", t);
-    }
-    if let Some(m) = a.mode {
-        context.set("mode", m.name());
-    }
+    a.session_id.map(|id| context.set("session_id", id));
+    a.turn.map(|t| context.set("turn", t));
+    a.mode.map(|m| context.set("mode", m.name()));
     let events = given_path(a.events);
     let client = ClientSettings::new(options(&a.cfg).ok().as_ref(), a.cfg.gate_shell_tools);
     match route::route(a.point, &context, daemon, &client) {
@@ -117,11 +107,9 @@ pub(super) fn here(events: Option<PathBuf>, project_env: Vec<hookd::runner::Proj
     here.events = events;
     here.project_env = project_env;
     here.exec_program = std::env::current_exe().ok();
-    here.telemetry = super::telemetry::exporter().map(|e| {
-        let observer: std::sync::Arc<dyn hookd::dispatch::DispatchObserver> = e.clone();
-        let sink: std::sync::Arc<dyn hookd::events::EventSink> = e;
-        (observer, sink)
-    });
+    if let Some(e) = super::telemetry::exporter() {
+        here.export(e);
+    }
     here
 }
 

@@ -25,15 +25,6 @@ pub(crate) enum Error {
     /// `--config-dir` names something that is not a directory.
     #[error("error: --config-dir {} is not a directory", .0.display())]
     NotADirectory(PathBuf),
-    /// A file the user named could not be read.
-    #[error("error: cannot read {}: {source}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
     /// A library call failed; its error says what and where.
     #[error("error: {0}")]
     Library(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -70,7 +61,6 @@ impl Error {
             Error::Config(_)
             | Error::CurrentDir(_)
             | Error::NotADirectory(_)
-            | Error::Read { .. }
             | Error::Library(_)
             | Error::Cannot(_) => 2,
         }

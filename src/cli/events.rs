@@ -28,24 +28,13 @@ pub(super) struct Args {
 /// `hookd events`.
 pub(super) fn run(a: Args) -> Done {
     let query = Query::new(a.since, a.session, a.follow);
-    let print = |line: &str| {
-        out(&format!(
-            "{}\n",
-            if a.json {
-                line.into()
-            } else {
-                tail::line(line)
-            }
-        ))
-    };
+    let print = |line: &str| out(&format!("{}\n", tail::shown(line, a.json)));
     if let Some(path) = a.file {
-        return match tail::from_file(&path, LOG_KEEP, &query, |l| {
+        let read = tail::from_file(&path, LOG_KEEP, &query, |l| {
             print(l);
             true
-        }) {
-            Ok(()) => Ok(0),
-            Err(source) => Err(Error::Read { path, source }),
-        };
+        });
+        return read.map(|()| 0).map_err(Error::library);
     }
     let Some(socket) =
         hookd::daemon::default_socket().filter(|s| hookd::daemon::client::answers(s))
@@ -58,17 +47,7 @@ pub(super) fn run(a: Args) -> Done {
     let missed = |data: &str| eprintln!("hookd: {data}: events were missed");
     match tail::from_daemon(&socket, &query, print, missed) {
         // Following, the stream only ends when the daemon goes away.
-        Ok(ended) if a.follow => Err(Error::DaemonGone(format!(
-            "hookd: the daemon at {} {}; the last event was {} (resume with --since {})",
-            socket.display(),
-            if ended.shutdown {
-                "shut down"
-            } else {
-                "went away"
-            },
-            ended.last,
-            ended.last
-        ))),
+        Ok(ended) if a.follow => Err(Error::DaemonGone(ended.said(&socket))),
         Ok(_) => Ok(0),
         Err(e) => Err(Error::Cannot(format!("reading the daemon's events: {e}"))),
     }

@@ -2,8 +2,9 @@
 //! is there, and optionally the agent's hooks.
 
 use super::error::{Done, Error};
-use super::install::{self, Agent, Scope};
+use super::install::{self, Agent};
 use super::out;
+use hookd::adapter::Scope;
 use hookd::config::{write_starter, Starter};
 use std::path::PathBuf;
 
@@ -25,26 +26,15 @@ pub(super) struct Args {
 
 /// `hookd init`.
 pub(super) fn run(a: Args) -> Done {
-    let dir = match a
+    let home = || hookd::paths::home().map(|h| h.join(".infer"));
+    let dir = a
         .config_dir
         .clone()
-        .or_else(|| hookd::paths::home().map(|h| h.join(".infer")))
-    {
-        Some(d) => d,
-        None => {
-            return Err(Error::Cannot(
-                "HOME is not set: give --config-dir DIR".into(),
-            ))
-        }
-    };
-    let starter = if a.headless {
-        Starter::Headless
-    } else {
-        Starter::Example
-    };
+        .or_else(home)
+        .ok_or_else(|| Error::Cannot("HOME is not set: give --config-dir DIR".into()))?;
+    let starter = [Starter::Example, Starter::Headless][usize::from(a.headless)];
     let wrote = write_starter(&dir, starter).map_err(|e| Error::Cannot(e.to_string()))?;
-    let said: String = wrote.iter().map(|w| format!("{w}\n")).collect();
-    out(&said);
+    out(&wrote.iter().map(|w| format!("{w}\n")).collect::<String>());
     if let Some(agent) = a.agent {
         install::run(install::Args {
             agent,

@@ -2,8 +2,7 @@
 
 use super::error::{Done, Error};
 use super::out;
-use hookd::adapter;
-use std::path::PathBuf;
+use hookd::adapter::{self, install, Scope};
 
 /// `hookd install`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -62,105 +61,38 @@ impl Agent {
     }
 }
 
-/// Where `hookd install` writes.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(super) enum Scope {
-    /// The project's settings, shared with the team (`.claude/settings.json`,
-    /// `.gemini/settings.json`, `crush.json`).
-    Project,
-    /// The project's personal settings, not committed (Claude Code's `.claude/settings.local.json`).
-    Local,
-    /// Your settings, for every project (`~/.claude/settings.json`, `~/.gemini/settings.json`,
-    /// `~/.config/crush/crush.json`).
-    User,
-}
-
-pub(super) fn settings_path(agent: Agent, scope: Scope) -> Result<PathBuf, Error> {
-    let scope = match scope {
-        Scope::Project => adapter::Scope::Project,
-        Scope::Local => adapter::Scope::Local,
-        Scope::User => adapter::Scope::User,
-    };
-    agent
-        .adapter()
+/// Install (or with `remove`, uninstall) and say what changed.
+fn install(agent: Agent, scope: Scope, remove: bool, opts: install::InstallOptions<'_>) -> Done {
+    let spec = agent.adapter();
+    let path = spec
         .settings_path(scope, &|name| std::env::var_os(name))
-        .map_err(Error::library)
-}
-
-pub(super) fn install(
-    agent: Agent,
-    scope: Scope,
-    remove: bool,
-    opts: adapter::install::InstallOptions<'_>,
-) -> Done {
-    let path = settings_path(agent, scope)?;
-    let result = if remove {
-        adapter::install::uninstall(agent.adapter(), &path, opts)
+        .map_err(Error::library)?;
+    let change = if remove {
+        install::uninstall(spec, &path, opts)
     } else {
-        let hookd = match std::env::current_exe().and_then(|p| p.canonicalize()) {
-            Ok(p) => p,
-            Err(e) => return Err(Error::Cannot(format!("cannot find this hookd binary: {e}"))),
-        };
-        adapter::install::install(agent.adapter(), &path, &hookd, opts)
-    };
-    match result {
-        Ok(adapter::install::Change::Unchanged) => {
-            out(&format!(
-                "hookd: {} already {}; nothing changed\n",
-                path.display(),
-                if remove {
-                    "has no hookd entries"
-                } else {
-                    "runs hookd"
-                }
-            ));
-            Ok(0)
+        let hookd = std::env::current_exe()
+            .and_then(|p| p.canonicalize())
+            .map_err(|e| Error::Cannot(format!("cannot find this hookd binary: {e}")))?;
+        let change = install::install(spec, &path, &hookd, opts);
+        if matches!(change, Ok(install::Change::Written { .. })) && matches!(scope, Scope::Project)
+        {
+            eprintln!("{}", install::shared_install_warning(spec, &path, &hookd));
         }
-        Ok(adapter::install::Change::Written { backup }) => {
-            let saved = backup
-                .map(|b| format!(" (previous version saved as {})", b.display()))
-                .unwrap_or_default();
-            let what = if remove {
-                "removed hookd's entries from"
-            } else {
-                "added hookd's adapter to"
-            };
-            out(&format!("hookd: {what} {}{saved}\n", path.display()));
-            if !remove && matches!(scope, Scope::Project) {
-                eprintln!(
-                    "warning: {} is shared with everyone who clones the project, and it now runs {} by that path. On a machine where it does not exist, {} cannot start the hook and goes on without it (a hook that cannot start does not block), so --fail-closed cannot hold there. Install with --scope user{} on each machine instead, or keep hookd at this path everywhere.",
-                    path.display(),
-                    std::env::current_exe()
-                        .and_then(|p| p.canonicalize())
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default(),
-                    agent.adapter().name(),
-                    if matches!(agent, Agent::ClaudeCode) { " (or local)" } else { "" }
-                );
-            }
-            Ok(0)
-        }
-        Ok(adapter::install::Change::Removed) => {
-            out(&format!(
-                "hookd: removed {}: it held only hookd's entries\n",
-                path.display()
-            ));
-            Ok(0)
-        }
-        Err(e) => Err(Error::library(e)),
+        change
     }
+    .map_err(Error::library)?;
+    out(&format!("{}\n", change.said(&path, remove)));
+    Ok(0)
 }
 
 /// `hookd install AGENT`.
 pub(super) fn run(a: Args) -> Done {
-    let flags: Vec<&str> = [
-        (a.fail_closed, "--fail-closed"),
-        (a.gate_shell_tools, "--gate-shell-tools"),
-    ]
-    .into_iter()
-    .filter_map(|(on, f)| on.then_some(f))
-    .collect();
-    let opts = adapter::install::InstallOptions {
+    let flags = [
+        a.fail_closed.then_some("--fail-closed"),
+        a.gate_shell_tools.then_some("--gate-shell-tools"),
+    ];
+    let flags: Vec<&str> = flags.into_iter().flatten().collect();
+    let opts = install::InstallOptions {
         flags: &flags,
         follow_symlinks: a.follow_symlinks,
     };
@@ -169,7 +101,7 @@ pub(super) fn run(a: Args) -> Done {
 
 /// `hookd uninstall AGENT`.
 pub(super) fn run_uninstall(a: UninstallArgs) -> Done {
-    let opts = adapter::install::InstallOptions {
+    let opts = install::InstallOptions {
         flags: &[],
         follow_symlinks: a.follow_symlinks,
     };

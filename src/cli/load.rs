@@ -2,7 +2,6 @@
 
 use super::error::Error;
 use hookd::config::{self, Config, LoadOptions};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Where configuration comes from (shared by the subcommands that load it).
@@ -66,9 +65,7 @@ pub(super) fn options(cfg: &ConfigArgs) -> Result<LoadOptions, Error> {
     Ok(opts)
 }
 
+/// The configuration's warnings, on stderr.
 pub(super) fn print_warnings(config: &Config) {
-    let mut err = std::io::stderr().lock();
-    for w in config.warning_lines() {
-        let _ = writeln!(err, "{w}");
-    }
+    config.warning_lines().iter().for_each(|w| eprintln!("{w}"));
 }

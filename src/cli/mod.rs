@@ -25,10 +25,8 @@ use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 use hookd::catalog::HookPoint;
 use hookd::config::Mode;
-use std::io::{IsTerminal, Read, Write};
-
-/// The largest dispatch context read from stdin.
-pub(super) const MAX_CONTEXT_BYTES: usize = 16 * 1024 * 1024;
+pub(super) use hookd::display::plural;
+use std::io::{IsTerminal, Write};
 
 /// hookd: YAML-configured hooks for AI coding agents, gated by a bash allow-list.
 #[derive(Debug, Parser)]
@@ -70,7 +68,8 @@ enum Command {
     /// Write a first ~/.infer/ (the example configuration, or --headless the unattended one);
     /// never over a file that exists. --agent also installs that agent's hooks.
     Init(init::Args),
-    /// Print shell completions for bash, zsh or fish (hook points complete after `dispatch`).
+    /// Print shell completions for bash, zsh, fish, elvish or PowerShell (hook points complete
+    /// after `dispatch`).
     Completions(completions::Args),
     /// Print the JSON Schema of hooks.yaml, reminders.yaml, config.yaml or of an event.
     Schema(schema::Args),
@@ -86,13 +85,15 @@ enum Command {
 /// moves to the agent's project and drops what that project set in the environment, so that
 /// nothing after it (the log level, clap's `env =` variables) reads a repository's values.
 /// `hookd` has no options before its subcommand, so the first argument names it.
-pub(crate) fn early() -> Option<adapter::Early> {
+pub(crate) fn early() -> Option<hookd::adapter::handle::Arrival> {
     let sub = std::env::args_os().nth(1);
     if sub.as_deref() == Some(std::ffi::OsStr::new("exec")) {
-        exec::drop_project_env();
+        // What the repository set for its agent, dropped before anything reads it.
+        hookd::adapter::drop_agent_env();
         return None;
     }
-    (sub.as_deref() == Some(std::ffi::OsStr::new("adapter"))).then(adapter::Early::prepare)
+    (sub.as_deref() == Some(std::ffi::OsStr::new("adapter")))
+        .then(|| hookd::adapter::handle::Arrival::enter(read_stdin()))
 }
 
 /// clap's value parser for a file argument whose variable may be set empty (`HOOKD_EVENTS=`):
@@ -145,7 +146,7 @@ pub(super) fn parse_point(s: &str) -> Result<HookPoint, String> {
 }
 
 /// Run the parsed command line.
-pub(crate) fn run(cli: Cli, early: Option<adapter::Early>) -> Done {
+pub(crate) fn run(cli: Cli, early: Option<hookd::adapter::handle::Arrival>) -> Done {
     match cli.command {
         Command::Points(a) => points::run(a),
         Command::Check(a) => check::run(a),
@@ -182,29 +183,13 @@ pub(super) fn out(text: &str) {
     let _ = stdout.flush();
 }
 
-pub(super) fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
-
+/// Standard input as text (none from a terminal), bounded.
 pub(super) fn read_stdin() -> Result<String, String> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Ok(String::new());
     }
-    let mut buf = Vec::new();
-    stdin
-        .lock()
-        .take(MAX_CONTEXT_BYTES as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read stdin: {e}"))?;
-    if buf.len() > MAX_CONTEXT_BYTES {
-        return Err(format!("stdin is over {MAX_CONTEXT_BYTES} bytes"));
-    }
-    String::from_utf8(buf).map_err(|_| "stdin is not UTF-8".to_string())
+    hookd::dispatch::Context::read_text(stdin.lock(), "stdin")
 }
 
 /// Rotated events files kept beside the current one.

@@ -2,6 +2,7 @@
 
 use super::error::{Done, Error};
 use super::load::{checked_options, print_warnings, ConfigArgs};
+use hookd::daemon::announcement;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -107,25 +108,12 @@ pub(super) fn run(a: Args) -> Done {
     let told = builder.token_file().map_err(Error::library)?;
     let key = builder.token().map(hookd::daemon::dashboard_key);
     builder
-        .run_until_signalled(|listening| announce(&listening, told.as_deref(), key))
+        .run_until_signalled(|listening| {
+            for line in announcement(&listening, told.as_deref(), key.as_deref()) {
+                eprintln!("{line}");
+            }
+        })
         .map_err(Error::library)?;
     eprintln!("hookd: stopped");
     Ok(0)
-}
-
-/// What `hookd serve` says when it listens: where, how to authenticate, the dashboard.
-fn announce(listening: &[String], token_file: Option<&std::path::Path>, key: Option<String>) {
-    eprintln!("hookd: listening on {}", listening.join(", "));
-    if let Some(url) = listening.iter().find(|l| l.starts_with("http://")) {
-        let how = match token_file {
-            Some(f) => format!("\"Authorization: Bearer $(cat {})\"", f.display()),
-            None => "\"Authorization: Bearer $HOOKD_TOKEN\" (the --token given)".into(),
-        };
-        eprintln!("hookd: HTTP requests to {url} need the token: curl -H {how} {url}/v1/health");
-        // The page's URL carries a read-only key derived from the token (shows events,
-        // dispatches nothing); keep it to yourself all the same.
-        if let Some(key) = key {
-            eprintln!("dashboard: {url}/?key={key}");
-        }
-    }
 }

@@ -11,15 +11,7 @@ static EXPORTER: OnceLock<Option<Arc<Exporter>>> = OnceLock::new();
 pub(super) fn exporter() -> Option<Arc<Exporter>> {
     EXPORTER
         .get_or_init(|| match Settings::from_vars(|n| std::env::var(n).ok()) {
-            Ok(Some(mut s)) => {
-                if !s.resource.iter().any(|(k, _)| k == "host.name") {
-                    if let Ok(host) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
-                        s.resource
-                            .push(("host.name".into(), host.trim().to_string()));
-                    }
-                }
-                Some(Exporter::new(s))
-            }
+            Ok(Some(s)) => Some(Exporter::new(s.with_host_name())),
             Ok(None) => None,
             Err(e) => {
                 eprintln!("hookd: OpenTelemetry export is off: {e}");

@@ -1,9 +1,9 @@
 //! `hookd trust`: review a project's `.infer/`, then trust, list or revoke.
 
 use super::error::{Done, Error};
-use super::{around, out, plural};
+use super::{around, out};
 use hookd::config::{self, LoadOptions};
-use hookd::display::{visible, visible_lines};
+use hookd::display::visible;
 
 /// `hookd trust`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -35,13 +35,7 @@ pub(super) fn run(a: Args) -> Done {
             ));
         }
         for (path, r) in records {
-            out(&format!(
-                "{}\n  trusted {}  sha256:{}  {}\n",
-                visible(&path),
-                visible(&r.trusted_at),
-                visible(r.sha256.get(..16).unwrap_or(&r.sha256)),
-                visible(&r.files.join(", "))
-            ));
+            out(&r.listing(&path));
         }
         return Ok(0);
     }
@@ -57,12 +51,8 @@ pub(super) fn run(a: Args) -> Done {
     // Load as if trusted, to show everything the project would be able to do.
     opts.trust_project = true;
     let config = config::load(&opts).map_err(|e| {
-        let n = e.errors().count();
-        Error::Cannot(format!(
-            "{}\n\nhookd: the project's configuration has {n} error{}; fix it before trusting it",
-            visible_lines(&e.to_string()),
-            plural(n)
-        ))
+        eprintln!("hookd: the project's configuration must load before it can be trusted");
+        Error::Config(e)
     })?;
     let Some(review) = hookd::review::trust_review(&config, &around()) else {
         return Err(Error::No(format!(

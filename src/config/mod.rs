@@ -66,7 +66,7 @@ impl ConfigError {
         format!(
             "{}\n\nhookd: the configuration has {n} error{}",
             crate::display::visible_lines(&self.to_string()),
-            if n == 1 { "" } else { "s" }
+            crate::display::plural(n)
         )
     }
 }

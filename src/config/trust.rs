@@ -453,6 +453,20 @@ pub struct TrustRecord {
     pub files: Vec<String>,
 }
 
+impl TrustRecord {
+    /// The record for `project`, as `hookd trust --list` shows it (two lines, escaped).
+    pub fn listing(&self, project: &str) -> String {
+        use crate::display::visible;
+        format!(
+            "{}\n  trusted {}  sha256:{}  {}\n",
+            visible(project),
+            visible(&self.trusted_at),
+            visible(self.sha256.get(..16).unwrap_or(&self.sha256)),
+            visible(&self.files.join(", "))
+        )
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct TrustFile {
     #[serde(default)]

@@ -15,6 +15,32 @@ use crate::dispatch::{DispatchObserver, Engine};
 use crate::events::{EventSink, Fanout, RotatingLog, Stream};
 use crate::state::{MemoryStore, StateStore};
 
+/// What a daemon says when it listens (one line each): where, how to authenticate HTTP
+/// requests (the `token_file` generated, or the token given), the dashboard's address with its
+/// read-only `key`.
+pub fn announcement(
+    listening: &[String],
+    token_file: Option<&std::path::Path>,
+    key: Option<&str>,
+) -> Vec<String> {
+    let mut lines = vec![format!("hookd: listening on {}", listening.join(", "))];
+    if let Some(url) = listening.iter().find(|l| l.starts_with("http://")) {
+        let how = match token_file {
+            Some(f) => format!("\"Authorization: Bearer $(cat {})\"", f.display()),
+            None => "\"Authorization: Bearer $HOOKD_TOKEN\" (the --token given)".into(),
+        };
+        lines.push(format!(
+            "hookd: HTTP requests to {url} need the token: curl -H {how} {url}/v1/health"
+        ));
+        // The page's URL carries a read-only key derived from the token (shows events,
+        // dispatches nothing); keep it to yourself all the same.
+        if let Some(key) = key {
+            lines.push(format!("dashboard: {url}/?key={key}"));
+        }
+    }
+    lines
+}
+
 /// Rotated events files kept beside the current one (`FILE.1` … `FILE.3`).
 pub const LOG_KEEP: usize = 3;
 

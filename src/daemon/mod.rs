@@ -4,7 +4,7 @@
 mod auth;
 mod backlog;
 mod builder;
-pub use builder::{Builder, LOG_KEEP};
+pub use builder::{announcement, Builder, LOG_KEEP};
 pub mod client;
 mod dashboard;
 mod metrics;

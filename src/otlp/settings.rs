@@ -130,6 +130,17 @@ impl Settings {
             timeout_given: timeout_ms.is_some(),
         }))
     }
+
+    /// With the machine's `host.name` in the resource, unless the variables named one.
+    pub fn with_host_name(mut self) -> Self {
+        if !self.resource.iter().any(|(k, _)| k == "host.name") {
+            if let Ok(host) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+                self.resource
+                    .push(("host.name".into(), host.trim().to_string()));
+            }
+        }
+        self
+    }
 }
 
 impl Settings {

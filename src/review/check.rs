@@ -13,9 +13,9 @@ use crate::gate;
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct CheckReport {
-    /// Allow entries that cannot be compiled, one block each: the configuration is invalid
-    /// and the rest of the report is empty.
-    pub errors: Vec<String>,
+    /// Allow entries that cannot be compiled, one block each, then their count: the
+    /// configuration is invalid and the rest of the report is empty.
+    pub invalid: Option<String>,
     /// Entries that cannot mean what their author meant, installs that cannot start (stderr).
     pub warnings: Vec<String>,
     /// Notes on entries (wrappers: the command behind one must be allowed on its own).
@@ -30,8 +30,14 @@ pub struct CheckReport {
 pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
     let errors = compile_errors(&config);
     if !errors.is_empty() {
+        let n = errors.len();
+        let invalid = format!(
+            "{}\n\nhookd: the configuration has {n} error{}",
+            errors.join("\n\n"),
+            plural(n)
+        );
         return CheckReport {
-            errors,
+            invalid: Some(invalid),
             ..CheckReport::default()
         };
     }
@@ -64,7 +70,7 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
         plural(warned)
     ));
     CheckReport {
-        errors: Vec::new(),
+        invalid: None,
         warnings: all,
         notes,
         text,

@@ -8,6 +8,8 @@ mod lines;
 mod trust;
 mod verdict;
 
+pub(crate) use crate::display::plural;
+
 pub use check::{check, CheckReport};
 pub use trust::{trust_review, TrustReview};
 pub use verdict::{command_verdict, model_verdict, verdict_json, VerdictReport};
@@ -34,14 +36,5 @@ impl Around {
             .iter()
             .find(|(k, _)| k.as_os_str() == name)
             .map(|(_, v)| v.clone())
-    }
-}
-
-/// `s` after a count of one thing or several.
-pub(crate) fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
     }
 }

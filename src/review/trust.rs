@@ -96,8 +96,7 @@ fn users_hooks(config: &Config, around: &Around) -> String {
 
 /// The project's hooks, each with its verdict in mode standard and its code's coverage.
 fn project_hooks(config: &Config) -> String {
-    let gate = gate::Gate::new(&config.allow, config.allow_file.clone())
-        .with_untrusted(&config.ignored_allow);
+    let gate = super::verdict::gate_of(config);
     let hooks: Vec<_> = config
         .hooks
         .hooks

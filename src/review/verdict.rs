@@ -12,11 +12,31 @@ pub struct VerdictReport {
     pub allowed: bool,
     /// What to print: the verdict in words, or one line of JSON.
     pub text: String,
+    /// For stderr: a refusal that an untrusted project's entries would have admitted.
+    pub note: Option<String>,
+}
+
+impl VerdictReport {
+    fn new(allowed: bool, text: String, config: &Config) -> Self {
+        let ignored = config.ignored_allow.len();
+        let note = (!allowed && ignored > 0).then(|| {
+            format!(
+                "note: {ignored} allow entr{} in this project's .infer/config.yaml {} ignored: the project is not trusted (`hookd check`, then `hookd trust`)",
+                if ignored == 1 { "y" } else { "ies" },
+                if ignored == 1 { "is" } else { "are" }
+            )
+        });
+        VerdictReport {
+            allowed,
+            text,
+            note,
+        }
+    }
 }
 
 /// The verdict on a hook's command: one simple command, which hookd runs itself.
-pub fn command_verdict(gate: &gate::Gate, command: &str, mode: Mode, json: bool) -> VerdictReport {
-    let verdict = gate.verdict(command, mode);
+pub fn command_verdict(config: &Config, command: &str, mode: Mode, json: bool) -> VerdictReport {
+    let verdict = gate_of(config).verdict(command, mode);
     let text = match (&verdict, json) {
         (_, true) => format!("{}\n", verdict_json(&verdict)),
         (Verdict::Allowed(a), false) => format!(
@@ -27,23 +47,19 @@ pub fn command_verdict(gate: &gate::Gate, command: &str, mode: Mode, json: bool)
             format!("denied: {}: {}\n  hint: {}\n", d.reason, d.detail, d.hint)
         }
     };
-    VerdictReport {
-        allowed: verdict.is_allowed(),
-        text,
-    }
+    VerdictReport::new(verdict.is_allowed(), text, config)
 }
 
 /// The verdict on the model's shell command, part by part, as the adapter gives it: after the
 /// allow-list, hookd's own files and the agents' settings, seen from `cwd`.
 pub fn model_verdict(
     config: &Config,
-    gate: &gate::Gate,
     command: &str,
     mode: Mode,
     cwd: &Path,
     json: bool,
 ) -> VerdictReport {
-    let mut verdict = gate.model_verdict(command, mode);
+    let mut verdict = gate_of(config).model_verdict(command, mode);
     if verdict.denied.is_none() {
         let own = gate::OwnFiles::from_process(
             &config.project_dir,
@@ -85,10 +101,12 @@ pub fn model_verdict(
         }
         text
     };
-    VerdictReport {
-        allowed: verdict.is_allowed(),
-        text,
-    }
+    VerdictReport::new(verdict.is_allowed(), text, config)
+}
+
+/// The gate of `config`, knowing the entries an untrusted project's file would add (to say so).
+pub(super) fn gate_of(config: &Config) -> gate::Gate {
+    gate::Gate::new(&config.allow, config.allow_file.clone()).with_untrusted(&config.ignored_allow)
 }
 
 /// One verdict as `hookd allow --json` prints it.

@@ -312,6 +312,47 @@ pub fn command(
     cmd
 }
 
+/// Why [`run`] did not run a command.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// It cannot be confined here, so it did not run.
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
+    /// It could not start.
+    #[error("`{program}` could not start confined: {source}")]
+    Start {
+        /// The program.
+        program: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Run `argv` confined by `policy` (even where `enabled` is off) in `cwd`, stdio inherited:
+/// its exit status as a shell reports it (128 + N when signal N ended it). It never runs
+/// unconfined.
+pub fn run(
+    policy: &SandboxPolicy,
+    project: &Path,
+    argv: &[String],
+    cwd: &Path,
+) -> Result<i32, RunError> {
+    use std::os::unix::process::ExitStatusExt;
+    let confinement = Confinement::prepare(policy, project)?;
+    let status = command(std::sync::Arc::new(confinement), argv, cwd)
+        .status()
+        .map_err(|source| RunError::Start {
+            program: argv.first().cloned().unwrap_or_default(),
+            source,
+        })?;
+    Ok(status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1))
+}
+
 /// Why a write to `path` (absolute) breaks `policy`: outside the places confined commands may
 /// write, or inside one of the project's read-only places. `None` when it may. Symlinks are
 /// followed as the kernel would, dangling ones included (a write through one creates its
