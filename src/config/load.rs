@@ -1,0 +1,348 @@
+//! Loading proper: each layer's files read, the environment's overrides, the project's trust
+//! decided, then the allow-lists, the policy, hooks and reminders layered (a project adds and
+//! tightens, and only once trusted).
+
+use super::hooks::{self, HooksFile};
+use super::reminders::{self, RemindersConfig};
+use super::{
+    display, expand_home, settings, take, trust, AllowEntry, Config, ConfigError, Diagnostic,
+    Fingerprint, HooksConfig, LoadOptions, Loader, Origin, Policy, PolicyLayer, ProjectTrust,
+    SandboxLayer, Severity, Source, TrustStore, PROJECT_FILES,
+};
+use std::path::PathBuf;
+
+/// Each directory's files, kept apart until trust is known: the user's (home or
+/// --config-dir) first, then the project's.
+#[derive(Default)]
+struct Files {
+    settings: Vec<(Source, settings::FileLists)>,
+    hooks: Vec<(Source, HooksFile)>,
+    reminders: Vec<(Source, RemindersConfig)>,
+}
+
+/// The allow-lists by list, as layered.
+type Lists = [Option<Vec<AllowEntry>>; 5];
+
+pub(super) fn load_dirs(
+    mut l: Loader,
+    opts: &LoadOptions,
+    dirs: Vec<(PathBuf, Source)>,
+) -> Result<Config, ConfigError> {
+    let project = &opts.project_dir;
+    let mut files = read_files(&mut l, opts, &dirs);
+    let allow_file = allow_file(&dirs, project);
+    let gate_env = env_overrides(&mut l, opts, &mut files);
+    let project_hooks = take(&mut files.hooks, true);
+    let user_hooks = take(&mut files.hooks, false).unwrap_or_default();
+    let project_reminders = take(&mut files.reminders, true);
+    let user_reminders = take(&mut files.reminders, false).unwrap_or_default();
+    let appended = appended_entries(&mut l, opts);
+    let by_flag = opts.trust_project || l.env_bool(&opts.env, "HOOKD_TRUST_PROJECT") == Some(true);
+    let read_project = project_hooks.is_some()
+        || project_reminders.is_some()
+        || files.settings.iter().any(|(s, _)| *s == Source::Project)
+        || dirs.iter().any(|(d, s)| {
+            *s == Source::Project && PROJECT_FILES.iter().any(|f| d.join(f).exists())
+        });
+    let (trust, fingerprint) = project_trust(
+        &mut l,
+        opts,
+        (&user_hooks, project_hooks.as_ref()),
+        read_project,
+        by_flag,
+    );
+    let trusted = trust.allows_project();
+    if !trusted {
+        demote_project(&mut l);
+    }
+    if l.diags.iter().any(|d| d.is_error()) {
+        let (hooks, reminders) = (HooksConfig::default(), RemindersConfig::default());
+        return l.finish(
+            project.clone(),
+            hooks,
+            reminders,
+            Lists::default(),
+            allow_file,
+        );
+    }
+    let (user_sandbox, project_sandbox) = sandboxes(&mut files, opts);
+    let (lists, ignored_allow) = allow_lists(files.settings, trusted, appended);
+    let env_layer = PolicyLayer {
+        gate_shell_tools: gate_env,
+        ..PolicyLayer::default()
+    };
+    let (policy, ignored_switches) = resolve_policy(
+        opts,
+        &env_layer,
+        (&user_hooks, user_sandbox),
+        (project_hooks.as_ref(), project_sandbox),
+        trusted,
+    );
+    let mut layered = Vec::new();
+    let hooks = hooks::layer(user_hooks, project_hooks, &mut layered);
+    let (reminders, ignored_reminders) =
+        reminders::layer(user_reminders, project_reminders, trusted, &mut layered);
+    l.diags.extend(layered);
+    let mut config = l.finish(project.clone(), hooks, reminders, lists, allow_file)?;
+    config.policy = policy;
+    config.trust = trust;
+    config.fingerprint = fingerprint;
+    config.config_dir = opts.config_dir.clone();
+    tracing::debug!(target: "hookd::config", sources = ?config.sources, trust = ?config.trust, hooks = config.hooks.hooks.len(), reminders = config.reminders.reminders.len(), "configuration loaded");
+    config.ignored_allow = ignored_allow;
+    config.ignored_reminders = ignored_reminders;
+    config.ignored_switches = ignored_switches;
+    Ok(config)
+}
+
+/// Every directory's config.yaml, hooks.yaml and reminders.yaml (`$INFER_REMINDERS_CONFIG`
+/// standing for the user's reminders.yaml).
+fn read_files(l: &mut Loader, opts: &LoadOptions, dirs: &[(PathBuf, Source)]) -> Files {
+    let project = &opts.project_dir;
+    let mut files = Files::default();
+    let inline_reminders = opts
+        .env
+        .get("INFER_REMINDERS_CONFIG")
+        .filter(|s| !s.trim().is_empty());
+    let only_allow = |l: &mut Loader, first: usize| {
+        if opts.allow_lists_only {
+            l.demote(first, "not needed for the allow-list");
+        }
+    };
+    for (dir, source) in dirs {
+        let source = *source;
+        if let Some(fl) = l.file(dir, project, source, "config.yaml", settings::decode) {
+            files.settings.push((source, fl));
+        }
+        let first = l.diags.len();
+        if let Some(f) = l.file(dir, project, source, "hooks.yaml", hooks::decode_file) {
+            files.hooks.push((source, f));
+        }
+        only_allow(l, first);
+        if inline_reminders.is_some() && source != Source::Project {
+            continue;
+        }
+        let first = l.diags.len();
+        if let Some(r) = l.file(dir, project, source, "reminders.yaml", reminders::decode) {
+            files.reminders.push((source, r));
+        }
+        only_allow(l, first);
+    }
+    if let Some(inline) = inline_reminders {
+        let name = "$INFER_REMINDERS_CONFIG";
+        let r = l.source(name, inline, Source::Environment, reminders::decode);
+        files
+            .reminders
+            .insert(0, (Source::Environment, r.unwrap_or_default()));
+    }
+    files
+}
+
+/// The file a user should edit to allow a command: the project's if it has one, else home's.
+fn allow_file(dirs: &[(PathBuf, Source)], project: &std::path::Path) -> String {
+    let allow_file = dirs
+        .iter()
+        .rev()
+        .map(|(d, _)| d.join("config.yaml"))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| dirs[dirs.len() - 1].0.join("config.yaml"));
+    display(&allow_file, project)
+}
+
+/// The environment's switches, the user's, so they apply to every file; returns
+/// `HOOKD_GATE_SHELL_TOOLS` for the policy's environment layer.
+fn env_overrides(l: &mut Loader, opts: &LoadOptions, files: &mut Files) -> Option<bool> {
+    if let Some(on) = l.env_bool(&opts.env, "INFER_HOOKS_ENABLED") {
+        for (_, f) in &mut files.hooks {
+            f.config.enabled = on;
+        }
+        l.sources.push("$INFER_HOOKS_ENABLED".into());
+    }
+    let gate_env = l.env_bool(&opts.env, "HOOKD_GATE_SHELL_TOOLS");
+    if gate_env.is_some() {
+        l.sources.push("$HOOKD_GATE_SHELL_TOOLS".into());
+    }
+    if let Some(on) = l.env_bool(&opts.env, "INFER_REMINDERS_ENABLED") {
+        for (_, r) in &mut files.reminders {
+            r.enabled = on;
+        }
+        l.sources.push("$INFER_REMINDERS_ENABLED".into());
+    }
+    gate_env
+}
+
+/// `$INFER_TOOLS_BASH_ALLOW_APPEND`: entries for every mode, each checked.
+fn appended_entries(l: &mut Loader, opts: &LoadOptions) -> Vec<AllowEntry> {
+    let key = "INFER_TOOLS_BASH_ALLOW_APPEND";
+    let Some(extra) = opts.env.get(key) else {
+        return Vec::new();
+    };
+    l.sources.push(format!("${key}"));
+    let mut appended = Vec::new();
+    let patterns = extra.split([',', '\n']).map(str::trim);
+    for pattern in patterns.filter(|s| !s.is_empty()) {
+        if let Err(e) = crate::gate::validate_entry(pattern) {
+            l.diags.push(Diagnostic::whole(
+                Severity::Error,
+                key,
+                format!("allow entry `{pattern}` is not a valid regular expression"),
+                Some(e.what()),
+            ));
+            continue;
+        }
+        appended.push(AllowEntry {
+            pattern: pattern.to_string(),
+            list: crate::kinds::Mode::All,
+            origin: Origin {
+                file: key.into(),
+                line: 0,
+                source: Source::Environment,
+            },
+        });
+    }
+    appended
+}
+
+/// The project's trust and fingerprint: only when something was read from the project
+/// (`read_project`, or diagnostics about its files), or the user's hooks run its code.
+fn project_trust(
+    l: &mut Loader,
+    opts: &LoadOptions,
+    (user_hooks, project_hooks): (&HooksFile, Option<&HooksFile>),
+    read_project: bool,
+    by_flag: bool,
+) -> (ProjectTrust, Option<Fingerprint>) {
+    let project = &opts.project_dir;
+    // The user's own hooks that run the project's code (`./fmt.sh`, `sh scripts/lint.sh`):
+    // that code is the project's, so the project's trust decides, and covers those files.
+    let path = std::env::var_os("PATH");
+    let user_code: Vec<Vec<String>> = match user_hooks.config.enabled {
+        true => user_hooks
+            .config
+            .hooks
+            .iter()
+            .filter_map(|h| crate::gate::argv_of(&h.command))
+            .filter(|argv| !trust::project_code(project, argv, path.as_deref()).is_empty())
+            .collect(),
+        false => Vec::new(),
+    };
+    if user_code.is_empty() && !read_project && l.project_diags.is_empty() {
+        return (ProjectTrust::NotApplicable, None);
+    }
+    let mut argvs: Vec<Vec<String>> = project_hooks
+        .iter()
+        .flat_map(|f| &f.config.hooks)
+        .filter_map(|h| crate::gate::argv_of(&h.command))
+        .collect();
+    argvs.extend(user_code);
+    let fp = trust::fingerprint(project, &argvs);
+    let trust = if by_flag {
+        ProjectTrust::TrustedByFlag
+    } else {
+        recorded_trust(l, opts, &fp)
+    };
+    (trust, Some(fp))
+}
+
+/// The project's errors as warnings while it is untrusted: reported, never fatal, so a
+/// repository cannot make hookd fail.
+fn demote_project(l: &mut Loader) {
+    for &i in &l.project_diags {
+        let d = &mut l.diags[i];
+        if d.is_error() {
+            d.severity = Severity::Warning;
+            d.message = format!("{} (ignored: this project is not trusted)", d.message);
+        }
+    }
+}
+
+/// What the trust store says of the project at fingerprint `fp`.
+fn recorded_trust(l: &mut Loader, opts: &LoadOptions, fp: &Fingerprint) -> ProjectTrust {
+    let store = opts.trust_file.clone().map(TrustStore::new);
+    match store.map(|s| s.get(&opts.project_dir)) {
+        Some(Ok(Some(rec))) if rec.sha256 == fp.sha256 => ProjectTrust::Trusted {
+            since: rec.trusted_at,
+        },
+        Some(Ok(Some(_))) => ProjectTrust::Untrusted { changed: true },
+        Some(Ok(None)) | None => ProjectTrust::Untrusted { changed: false },
+        Some(Err(e)) => {
+            l.diags.push(Diagnostic::whole(
+                Severity::Warning,
+                &e.path.display().to_string(),
+                e.message.clone(),
+                None,
+            ));
+            ProjectTrust::Untrusted { changed: false }
+        }
+    }
+}
+
+/// The sandbox's say of the user's and the project's config.yaml, `~/` read as the home.
+fn sandboxes(files: &mut Files, opts: &LoadOptions) -> (SandboxLayer, SandboxLayer) {
+    let mut sandbox_of = |project: bool| -> SandboxLayer {
+        let mut layer = files
+            .settings
+            .iter_mut()
+            .find(|(s, _)| (*s == Source::Project) == project)
+            .map(|(_, fl)| std::mem::take(&mut fl.sandbox))
+            .unwrap_or_default();
+        for p in layer.write.iter_mut().chain(layer.read_deny.iter_mut()) {
+            *p = expand_home(p, opts.home_dir.as_deref());
+        }
+        layer
+    };
+    (sandbox_of(false), sandbox_of(true))
+}
+
+/// The allow-lists: the user's always; a trusted project's entries after them (an untrusted
+/// one's are returned apart, to be reported); `appended` in the shared list.
+fn allow_lists(
+    settings: Vec<(Source, settings::FileLists)>,
+    trusted: bool,
+    appended: Vec<AllowEntry>,
+) -> (Lists, Vec<AllowEntry>) {
+    let mut lists = Lists::default();
+    let mut ignored = Vec::new();
+    for (source, fl) in settings {
+        if source == Source::Project && !trusted {
+            ignored.extend(fl.lists.into_iter().flatten().flatten());
+            continue;
+        }
+        for (slot, list) in lists.iter_mut().zip(fl.lists) {
+            if let Some(list) = list {
+                slot.get_or_insert_with(Vec::new).extend(list);
+            }
+        }
+    }
+    lists[0].get_or_insert_with(Vec::new).extend(appended);
+    (lists, ignored)
+}
+
+/// The policy: the user's file, then what may only tighten it (a trusted project, the
+/// environment, the command line); and what an untrusted project's file would switch on.
+fn resolve_policy(
+    opts: &LoadOptions,
+    env_layer: &PolicyLayer,
+    (user_hooks, user_sandbox): (&HooksFile, SandboxLayer),
+    (project_hooks, project_sandbox): (Option<&HooksFile>, SandboxLayer),
+    trusted: bool,
+) -> (Policy, Vec<&'static str>) {
+    let mut user = user_hooks.policy.clone();
+    user.sandbox = user_sandbox;
+    let project =
+        (project_hooks.is_some() || project_sandbox != SandboxLayer::default()).then(|| {
+            let mut p = project_hooks.map(|p| p.policy.clone()).unwrap_or_default();
+            p.sandbox = project_sandbox;
+            p
+        });
+    let mut policy = match project.as_ref().filter(|_| trusted) {
+        Some(project) => Policy::resolve(&user, &[project, env_layer, &opts.flags]),
+        None => Policy::resolve(&user, &[env_layer, &opts.flags]),
+    };
+    policy.sandbox.home = opts.home_dir.clone();
+    let ignored = project
+        .filter(|_| !trusted)
+        .map(|p| p.switches_on())
+        .unwrap_or_default();
+    (policy, ignored)
+}
