@@ -181,30 +181,47 @@ pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node>, YamlErro
         });
     }
     let mut parser = Parser::new_from_str(text);
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: HashMap<usize, Node> = HashMap::new();
-    let mut root: Option<Node> = None;
-    let mut documents = 0usize;
-    let mut nodes = 0usize;
-
+    let mut tree = Tree {
+        limits,
+        ..Tree::default()
+    };
     while let Some(next) = parser.next_event() {
         let (event, span) = next.map_err(|e| {
-            plain_words(
-                text,
-                Pos {
-                    line: e.marker().line(),
-                    col: e.marker().col() + 1,
-                    len: 1,
-                },
-                e.info(),
-            )
+            let pos = Pos {
+                line: e.marker().line(),
+                col: e.marker().col() + 1,
+                len: 1,
+            };
+            plain_words(text, pos, e.info())
         })?;
         let pos = Pos::from_span(&span);
-        let finished: Option<(Node, usize)> = match event {
+        if let Some((node, anchor)) = tree.event(event, pos)? {
+            tree.attach(node, anchor)?;
+        }
+    }
+    Ok(tree.root)
+}
+
+/// The tree being built from the parser's events, within its limits.
+#[derive(Default)]
+struct Tree {
+    limits: Limits,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Node>,
+    root: Option<Node>,
+    documents: usize,
+    nodes: usize,
+}
+
+impl Tree {
+    /// One event: a node that is complete (a scalar, an alias's copy, a closed collection)
+    /// with its anchor, or nothing yet.
+    fn event(&mut self, event: Event<'_>, pos: Pos) -> Result<Option<(Node, usize)>, YamlError> {
+        Ok(match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing | Event::DocumentEnd => None,
             Event::DocumentStart(_) => {
-                documents += 1;
-                if documents > 1 {
+                self.documents += 1;
+                if self.documents > 1 {
                     return Err(YamlError {
                         pos,
                         message: "expected one YAML document, found a second one".into(),
@@ -215,105 +232,98 @@ pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node>, YamlErro
             }
             Event::Scalar(value, style, anchor, _tag) => {
                 let plain = matches!(style, ScalarStyle::Plain);
-                Some((
-                    Node {
-                        kind: NodeKind::Scalar {
-                            value: value.into_owned(),
-                            plain,
-                        },
-                        pos,
-                        size: 1,
-                    },
-                    anchor,
-                ))
+                let value = value.into_owned();
+                let kind = NodeKind::Scalar { value, plain };
+                Some((Node { kind, pos, size: 1 }, anchor))
             }
-            Event::Alias(id) => {
-                let target = anchors.get(&id).ok_or_else(|| YamlError {
-                    pos,
-                    message: "alias refers to an unknown anchor".into(),
-                    help: None,
-                })?;
-                // Account for the whole copy before making it: this is the alias-bomb guard.
-                nodes = nodes.saturating_add(target.size);
-                if nodes > limits.max_nodes {
-                    return Err(budget_error(pos, limits));
-                }
-                let mut copy = target.clone();
-                copy.pos = pos;
-                Some((copy, 0))
-            }
+            Event::Alias(id) => Some((self.alias(id, pos)?, 0)),
             Event::SequenceStart(anchor, _) => {
-                if stack.len() >= limits.max_depth {
-                    return Err(depth_error(pos, limits));
-                }
-                stack.push(Frame::Seq {
+                self.open(Frame::Seq {
                     items: Vec::new(),
                     pos,
                     anchor,
-                });
+                })?;
                 None
             }
             Event::MappingStart(anchor, _) => {
-                if stack.len() >= limits.max_depth {
-                    return Err(depth_error(pos, limits));
-                }
-                stack.push(Frame::Map {
+                self.open(Frame::Map {
                     entries: Vec::new(),
                     key: None,
                     pos,
                     anchor,
-                });
+                })?;
                 None
             }
-            Event::SequenceEnd => match stack.pop() {
-                Some(Frame::Seq { items, pos, anchor }) => {
-                    let size = 1 + items.iter().map(|n| n.size).sum::<usize>();
-                    Some((
-                        Node {
-                            kind: NodeKind::Seq(items),
-                            pos,
-                            size,
-                        },
-                        anchor,
-                    ))
-                }
-                _ => return Err(internal(pos)),
-            },
-            Event::MappingEnd => match stack.pop() {
-                Some(Frame::Map {
-                    entries,
-                    pos,
-                    anchor,
-                    ..
-                }) => {
-                    let size = 1 + entries.iter().map(|(k, v)| k.size + v.size).sum::<usize>();
-                    Some((
-                        Node {
-                            kind: NodeKind::Map(entries),
-                            pos,
-                            size,
-                        },
-                        anchor,
-                    ))
-                }
-                _ => return Err(internal(pos)),
-            },
+            Event::SequenceEnd | Event::MappingEnd => Some(self.close(pos)?),
+        })
+    }
+
+    /// A copy of an anchored node, accounted for whole before it is made: the alias-bomb guard.
+    fn alias(&mut self, id: usize, pos: Pos) -> Result<Node, YamlError> {
+        let target = self.anchors.get(&id).ok_or_else(|| YamlError {
+            pos,
+            message: "alias refers to an unknown anchor".into(),
+            help: None,
+        })?;
+        self.nodes = self.nodes.saturating_add(target.size);
+        if self.nodes > self.limits.max_nodes {
+            return Err(budget_error(pos, self.limits));
+        }
+        let mut copy = target.clone();
+        copy.pos = pos;
+        Ok(copy)
+    }
+
+    /// A collection starts, within the depth limit.
+    fn open(&mut self, frame: Frame) -> Result<(), YamlError> {
+        let pos = match &frame {
+            Frame::Seq { pos, .. } | Frame::Map { pos, .. } => *pos,
         };
-        let Some((node, anchor)) = finished else {
-            continue;
-        };
+        if self.stack.len() >= self.limits.max_depth {
+            return Err(depth_error(pos, self.limits));
+        }
+        self.stack.push(frame);
+        Ok(())
+    }
+
+    /// The innermost collection ends: its node, sized by its children, and its anchor.
+    fn close(&mut self, at: Pos) -> Result<(Node, usize), YamlError> {
+        match self.stack.pop() {
+            Some(Frame::Seq { items, pos, anchor }) => {
+                let size = 1 + items.iter().map(|n| n.size).sum::<usize>();
+                let kind = NodeKind::Seq(items);
+                Ok((Node { kind, pos, size }, anchor))
+            }
+            Some(Frame::Map {
+                entries,
+                pos,
+                anchor,
+                ..
+            }) => {
+                let size = 1 + entries.iter().map(|(k, v)| k.size + v.size).sum::<usize>();
+                let kind = NodeKind::Map(entries);
+                Ok((Node { kind, pos, size }, anchor))
+            }
+            None => Err(internal(at)),
+        }
+    }
+
+    /// A complete node counted, remembered under its anchor, and put in its parent (a mapping's
+    /// key must be a name, once).
+    fn attach(&mut self, node: Node, anchor: usize) -> Result<(), YamlError> {
         // Children were counted as they finished; each node counts itself once here.
-        nodes = nodes.saturating_add(1);
-        if nodes > limits.max_nodes {
-            return Err(budget_error(node.pos, limits));
+        self.nodes = self.nodes.saturating_add(1);
+        if self.nodes > self.limits.max_nodes {
+            return Err(budget_error(node.pos, self.limits));
         }
         if anchor != 0 {
-            anchors.insert(anchor, node.clone());
+            self.anchors.insert(anchor, node.clone());
         }
-        match stack.last_mut() {
-            None => root = Some(node),
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map { entries, key, .. }) => match key.take() {
+                Some(k) => entries.push((k, node)),
                 None => {
                     if !matches!(node.kind, NodeKind::Scalar { .. }) {
                         return Err(YamlError {
@@ -335,11 +345,10 @@ pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node>, YamlErro
                     }
                     *key = Some(node);
                 }
-                Some(k) => entries.push((k, node)),
             },
         }
+        Ok(())
     }
-    Ok(root)
 }
 
 fn same_key(a: &Node, b: &Node) -> bool {

@@ -2,6 +2,8 @@
 //! the gate admit each command, run it, read its reply, and combine the replies into the
 //! point's decision. Every hook becomes a `hook_command` or `hook_command_skipped` event.
 
+mod report;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -16,7 +18,6 @@ use crate::events::{self, Event};
 use crate::gate::protect::{Places, ProtectedPaths, FILE_TOOLS, PATH_KEYS};
 use crate::gate::{Denied, Gate, Verdict};
 use crate::kinds::SkipReason;
-use crate::outcome::{CommandOut, CommandStatus};
 use crate::provider::{Call, Provider};
 use crate::runner::{self, RunReport, RunSpec};
 use crate::state::SessionState;
@@ -700,191 +701,6 @@ impl CommandProvider {
                     allowed_by: format!("{} ({})", a.entry.pattern, a.entry.origin),
                     report,
                 }
-            }
-        }
-    }
-
-    /// Emit the hook's event, record it in the Outcome, and return what it contributes.
-    fn report(
-        &self,
-        hook: &Hook,
-        ran: Ran,
-        call: &mut Call<'_>,
-        caps: crate::catalog::Capabilities,
-    ) -> Reply {
-        let spec = &hook.spec;
-        let turn = call.outcome.turn;
-        match &ran {
-            Ran::Skipped(d) => {
-                tracing::debug!(hook = %spec.name, reason = %d.reason, detail = %d.detail, "skipped")
-            }
-            Ran::Ran {
-                argv,
-                allowed_by,
-                report,
-            } => tracing::debug!(
-                hook = %spec.name,
-                ?argv,
-                allowed_by = %allowed_by,
-                exit_code = ?report.exit_code,
-                timed_out = report.timed_out,
-                duration_ms = report.duration.as_millis() as u64,
-                "ran"
-            ),
-        }
-        match ran {
-            Ran::Skipped(d) => {
-                let reply = fail_closed(
-                    spec,
-                    caps,
-                    &format!("it was not run ({}: {})", d.reason, d.detail),
-                );
-                call.emit(Event::HookCommandSkipped(events::HookCommandSkipped {
-                    name: spec.name.clone(),
-                    hook: call.point,
-                    command: spec.command.clone(),
-                    mode: call.mode,
-                    reason: d.reason,
-                    hint: d.hint.clone(),
-                    detail: d.detail,
-                    turn,
-                    session_id: call.session_id.to_string(),
-                }));
-                call.outcome.commands.push(CommandOut {
-                    name: spec.name.clone(),
-                    command: spec.command.clone(),
-                    status: CommandStatus::Skipped,
-                    exit_code: None,
-                    duration_ms: None,
-                    reason: Some(d.reason),
-                    hint: Some(d.hint),
-                    error: None,
-                });
-                reply
-            }
-            Ran::Ran {
-                argv,
-                allowed_by,
-                report: r,
-            } => {
-                let mut status = if r.timed_out {
-                    CommandStatus::TimedOut
-                } else if r.signal.is_some() {
-                    CommandStatus::Killed
-                } else if r.exit_code.is_none() {
-                    CommandStatus::NotStarted
-                } else if r.success() {
-                    CommandStatus::Ok
-                } else {
-                    CommandStatus::Failed
-                };
-                let mut error = r.error.clone().unwrap_or_default();
-                if r.timed_out {
-                    error = format!(
-                        "{error} (its limit is `timeout:` at {}; raise it there if the hook needs longer)",
-                        spec.timeout_at
-                    );
-                }
-                let reply = match r.exit_code {
-                    // Exit 2: deny, with stderr as the reason.
-                    Some(2) => {
-                        let mut reply = Reply::default();
-                        if caps.deny {
-                            reply.deny = true;
-                            let reason = r.stderr.text.trim();
-                            reply.reason = Some(if reason.is_empty() {
-                                format!("denied by hook `{}`", spec.name)
-                            } else {
-                                reason.to_string()
-                            });
-                            status = CommandStatus::Denied;
-                            error.clear();
-                        } else {
-                            reply.ignored.push("decision".into());
-                        }
-                        reply
-                    }
-                    Some(0) => match decision::parse_reply(&r.stdout.text, caps) {
-                        Ok(reply) => reply.unwrap_or_default(),
-                        Err(e) => {
-                            status = CommandStatus::Failed;
-                            error = e;
-                            fail_closed(spec, caps, &error)
-                        }
-                    },
-                    _ => fail_closed(spec, caps, &error),
-                };
-                // Output a process outside the group kept open may be partial: a hook set to fail
-                // closed denies on what is uncertain, even if what was read allowed.
-                let mut reply = reply;
-                if r.held_open && spec.on_error == OnError::Deny && !reply.deny {
-                    status = CommandStatus::Failed;
-                    let closed = fail_closed(spec, caps, runner::HELD_OPEN);
-                    reply.deny = closed.deny;
-                    reply.halt |= closed.halt;
-                    reply.allow = false;
-                    reply.reason = closed.reason;
-                }
-                if reply.deny && status == CommandStatus::Ok {
-                    status = CommandStatus::Denied;
-                }
-                let duration_ms = r.duration.as_millis() as u64;
-                let exit_code = r.exit_code_or_minus_one();
-                let error_text = error.trim().to_string();
-                call.emit(Event::HookCommand(events::HookCommand {
-                    name: spec.name.clone(),
-                    hook: call.point,
-                    command: spec.command.clone(),
-                    turn,
-                    exit_code,
-                    duration_ms,
-                    output: format!("{}{}", r.stdout.text, r.stderr.text),
-                    error: error.clone(),
-                    session_id: call.session_id.to_string(),
-                    mode: call.mode,
-                    argv,
-                    allowed_by,
-                    truncated: r.stdout.truncated() || r.stderr.truncated(),
-                    stdout_dropped_bytes: r.stdout.dropped,
-                    stderr_dropped_bytes: r.stderr.dropped,
-                    stdout: r.stdout.text,
-                    stderr: r.stderr.text,
-                    timed_out: r.timed_out,
-                    signal: r.signal,
-                    leaked: r.leaked,
-                    held_open: r.held_open,
-                    decision: if reply.deny {
-                        Some(crate::kinds::HookDecision::Deny)
-                    } else if reply.allow {
-                        Some(crate::kinds::HookDecision::Allow)
-                    } else {
-                        None
-                    },
-                    halt: reply.halt,
-                    continue_: reply.continue_,
-                    ignored: reply.ignored.clone(),
-                    env_removed: r.env_removed.clone(),
-                    sandbox: r.confined.clone(),
-                }));
-                // A hook that could not start did nothing the user asked for: said to the
-                // operator (stderr of `hookd dispatch` and the adapters), not only in the event.
-                if status == CommandStatus::NotStarted {
-                    call.outcome.notices.push(format!(
-                        "hook `{}` ({}) did not start: {}",
-                        spec.name, spec.origin, error_text
-                    ));
-                }
-                call.outcome.commands.push(CommandOut {
-                    name: spec.name.clone(),
-                    command: spec.command.clone(),
-                    status,
-                    exit_code: Some(exit_code),
-                    duration_ms: Some(duration_ms),
-                    reason: None,
-                    hint: None,
-                    error: (!error_text.is_empty()).then_some(error_text),
-                });
-                reply
             }
         }
     }
