@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::decode::Decoder;
+use super::decode::{Decoder, Fields};
 use super::yaml::Node;
 use crate::catalog::HookPoint;
 use crate::kinds::{Origin, Trigger};
@@ -208,101 +208,17 @@ pub fn builtins() -> Vec<ReminderSpec> {
 
 fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
     let f = d.fields(item, "a reminder", &super::shape::REMINDER.names())?;
-    let name = match f.get("name") {
-        Some(n) => d
-            .string(n, "`name`")
-            .filter(|s| !s.trim().is_empty())
-            .or_else(|| {
-                d.error(n.pos, "reminder name is empty".into(), None);
-                None
-            }),
-        None => {
-            d.error(item.pos, "reminder is missing `name`".into(), None);
-            None
-        }
-    };
-    let text_node = f.get("text");
-    let text = match text_node {
-        Some(n) => d
-            .string(n, "`text`")
-            .filter(|s| !s.trim().is_empty())
-            .or_else(|| {
-                d.error(n.pos, "reminder text is empty".into(), None);
-                None
-            }),
-        None => {
-            d.error(item.pos, "reminder is missing `text`".into(), None);
-            None
-        }
-    };
+    let name = required_text(d, &f, item, "name");
+    let text = required_text(d, &f, item, "text");
     let trigger = match f.get("trigger") {
         None => Some(Trigger::Always),
         Some(n) => d.one_of(n, "trigger", &Trigger::ALL.map(|t| (t.name(), t))),
     };
-    let hook = match f.get("hook") {
-        None => Some(
-            trigger
-                .and_then(Trigger::required_point)
-                .unwrap_or(HookPoint::PreStream),
-        ),
-        Some(n) => d
-            .hook_point(n)
-            .and_then(|p| match trigger.and_then(Trigger::required_point) {
-                Some(req) if req != p => {
-                    d.error(
-                        n.pos,
-                        format!(
-                            "trigger `{}` only fires at `{req}`, not at `{p}`",
-                            trigger.map(|t| t.name()).unwrap_or_default()
-                        ),
-                        Some(format!("set `hook: {req}` or leave `hook` out")),
-                    );
-                    None
-                }
-                _ => Some(p),
-            }),
-    };
-    let count = |key: &str, d: &mut Decoder<'_>| -> Option<Option<u64>> {
-        match f.get(key) {
-            None => Some(None),
-            Some(n) => match d.int(n, &format!("`{key}`")) {
-                Some(v) if v < 0 => {
-                    d.error(n.pos, format!("{key} is negative ({v})"), None);
-                    None
-                }
-                Some(v) => Some(Some(v as u64)),
-                None => None,
-            },
-        }
-    };
-    let interval = count("interval", d)?
+    let hook = reminder_point(d, &f, trigger);
+    let interval = count(d, &f, "interval")?
         .filter(|v| *v > 0)
         .unwrap_or(DEFAULT_INTERVAL);
-    let threshold_given = count("threshold", d)?;
-    let threshold = match trigger {
-        Some(t @ (Trigger::OnceAfter | Trigger::TurnsBeforeMax)) => match threshold_given {
-            Some(v) if v > 0 => v,
-            _ => {
-                let pos = f.get("threshold").map(|n| n.pos).unwrap_or(item.pos);
-                d.error(
-                    pos,
-                    format!("trigger `{t}` needs `threshold` greater than 0"),
-                    Some("for example `threshold: 3`".to_string()),
-                );
-                return None;
-            }
-        },
-        Some(Trigger::OnRepeatedFailure | Trigger::OnStalledTodos) => match threshold_given {
-            Some(0) => {
-                let pos = f.get("threshold").map(|n| n.pos).unwrap_or(item.pos);
-                d.error(pos, "threshold must be greater than 0".into(), None);
-                return None;
-            }
-            Some(v) => v,
-            None => DEFAULT_FAILURE_THRESHOLD,
-        },
-        _ => threshold_given.unwrap_or(0),
-    };
+    let threshold = threshold(d, &f, item, trigger)?;
     let when = match f.get("when") {
         None => Some(None),
         Some(n) => d.string(n, "`when`").and_then(|s| match s.as_str() {
@@ -317,18 +233,8 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
             }
         }),
     };
-    let mut guidance = BTreeMap::new();
-    if let Some(n) = f.get("guidance") {
-        let keys = crate::kinds::Mode::ALL.map(|m| m.name());
-        if let Some(g) = d.fields(n, "`guidance`", &keys) {
-            for key in keys {
-                if let Some(v) = g.get(key).and_then(|v| d.string(v, "guidance text")) {
-                    guidance.insert(key.to_string(), v);
-                }
-            }
-        }
-    }
-    if let (Some(t), Some(n)) = (&text, text_node) {
+    let guidance = guidance(d, &f);
+    if let (Some(t), Some(n)) = (&text, f.get("text")) {
         for ph in unknown_placeholders(t) {
             d.warn(
                 n.pos,
@@ -351,6 +257,113 @@ fn decode_one(d: &mut Decoder<'_>, item: &Node) -> Option<ReminderSpec> {
         guidance,
         origin: d.origin(item.pos.line),
     })
+}
+
+/// `name` or `text`: required, not blank.
+fn required_text(d: &mut Decoder<'_>, f: &Fields<'_>, item: &Node, key: &str) -> Option<String> {
+    let Some(n) = f.get(key) else {
+        d.error(item.pos, format!("reminder is missing `{key}`"), None);
+        return None;
+    };
+    let value = d.string(n, &format!("`{key}`"))?;
+    if value.trim().is_empty() {
+        d.error(n.pos, format!("reminder {key} is empty"), None);
+        return None;
+    }
+    Some(value)
+}
+
+/// `hook`: the trigger's own point when it has one (a different one is an error), else
+/// `pre_stream`.
+fn reminder_point(
+    d: &mut Decoder<'_>,
+    f: &Fields<'_>,
+    trigger: Option<Trigger>,
+) -> Option<HookPoint> {
+    let required = trigger.and_then(Trigger::required_point);
+    let Some(n) = f.get("hook") else {
+        return Some(required.unwrap_or(HookPoint::PreStream));
+    };
+    let p = d.hook_point(n)?;
+    match required {
+        Some(req) if req != p => {
+            d.error(
+                n.pos,
+                format!(
+                    "trigger `{}` only fires at `{req}`, not at `{p}`",
+                    trigger.map(|t| t.name()).unwrap_or_default()
+                ),
+                Some(format!("set `hook: {req}` or leave `hook` out")),
+            );
+            None
+        }
+        _ => Some(p),
+    }
+}
+
+/// A count (`interval`, `threshold`): `Some(None)` when absent, `None` when invalid.
+fn count(d: &mut Decoder<'_>, f: &Fields<'_>, key: &str) -> Option<Option<u64>> {
+    let Some(n) = f.get(key) else {
+        return Some(None);
+    };
+    match d.int(n, &format!("`{key}`")) {
+        Some(v) if v < 0 => {
+            d.error(n.pos, format!("{key} is negative ({v})"), None);
+            None
+        }
+        Some(v) => Some(Some(v as u64)),
+        None => None,
+    }
+}
+
+/// `threshold`, as the trigger needs it: required above 0 for `once_after` and
+/// `turns_before_max`, above 0 with a default for the failure and stall triggers.
+fn threshold(
+    d: &mut Decoder<'_>,
+    f: &Fields<'_>,
+    item: &Node,
+    trigger: Option<Trigger>,
+) -> Option<u64> {
+    let given = count(d, f, "threshold")?;
+    let pos = f.get("threshold").map(|n| n.pos).unwrap_or(item.pos);
+    match trigger {
+        Some(t @ (Trigger::OnceAfter | Trigger::TurnsBeforeMax)) => match given {
+            Some(v) if v > 0 => Some(v),
+            _ => {
+                d.error(
+                    pos,
+                    format!("trigger `{t}` needs `threshold` greater than 0"),
+                    Some("for example `threshold: 3`".to_string()),
+                );
+                None
+            }
+        },
+        Some(Trigger::OnRepeatedFailure | Trigger::OnStalledTodos) => match given {
+            Some(0) => {
+                d.error(pos, "threshold must be greater than 0".into(), None);
+                None
+            }
+            Some(v) => Some(v),
+            None => Some(DEFAULT_FAILURE_THRESHOLD),
+        },
+        _ => Some(given.unwrap_or(0)),
+    }
+}
+
+/// `guidance`: a text per mode, for `{guidance}` in a mode-change reminder.
+fn guidance(d: &mut Decoder<'_>, f: &Fields<'_>) -> BTreeMap<String, String> {
+    let mut guidance = BTreeMap::new();
+    if let Some(n) = f.get("guidance") {
+        let keys = crate::kinds::Mode::ALL.map(|m| m.name());
+        if let Some(g) = d.fields(n, "`guidance`", &keys) {
+            for key in keys {
+                if let Some(v) = g.get(key).and_then(|v| d.string(v, "guidance text")) {
+                    guidance.insert(key.to_string(), v);
+                }
+            }
+        }
+    }
+    guidance
 }
 
 /// `{word}` placeholders in `text` that hookd does not fill.

@@ -338,31 +338,83 @@ pub fn run(spec: &RunSpec) -> RunReport {
 /// hookd's reach; see docs).
 pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     let started = Instant::now();
+    let (mut cmd, env_removed) = match command(spec, cancel) {
+        Ok(c) => c,
+        Err((why, env_removed)) => {
+            return RunReport {
+                env_removed,
+                ..RunReport::failed_to_start(why, started)
+            }
+        }
+    };
+    become_subreaper();
+    let (mut child, _registered) = match Registered::spawn(&mut cmd, cancel) {
+        Ok(c) => c,
+        Err(e) => {
+            return RunReport {
+                env_removed,
+                ..RunReport::failed_to_start(spawn_failure(&spec.argv[0], &e), started)
+            };
+        }
+    };
+    let pid = Pid::from_raw(child.id() as i32);
+    let pgid = pid; // process_group(0): the child leads its own group
+    let mut pipes = pipes::Pipes::new(
+        child.stdin.take(),
+        spec.stdin.clone(),
+        child.stdout.take(),
+        child.stderr.take(),
+        spec.max_output,
+    );
+    let mut report = RunReport {
+        env_removed,
+        confined: spec.confinement.as_ref().map(|c| c.summary().to_string()),
+        ..RunReport::default()
+    };
+    bound(&mut pipes, pid, spec, started, &mut report);
+    drain(&mut pipes, pgid, &mut report);
+    // Descendants that closed their output but still run are killed too. (The unreaped leader
+    // is still a group member, so success here says nothing about descendants.)
+    signal_group(pgid, Signal::SIGKILL);
+    let status = child.wait();
+    reap_group(pgid);
+    report.duration = started.elapsed();
+    (report.stdout, report.stderr) = pipes.finish();
+    match status {
+        Ok(s) => {
+            report.exit_code = s.code();
+            report.signal = s.signal();
+        }
+        Err(e) => report.error = Some(format!("could not collect the exit status: {e}")),
+    }
+    let note = final_note(&mut report, spec, cancel);
+    // An error found earlier (the exit could not be watched or collected) says more.
+    if report.error.is_none() {
+        report.error = note;
+    }
+    report
+}
+
+/// The command to spawn: the program resolved on the hook's PATH, its sanitized environment,
+/// its own process group, piped stdio; inherited descriptors closed and the sandbox entered
+/// between fork and exec. Or why it cannot start, with what was removed from its environment.
+fn command(spec: &RunSpec, cancel: &Cancel) -> Result<(Command, Removed), (String, Removed)> {
     let Some(program) = spec.argv.first() else {
-        return RunReport::failed_to_start("empty command".into(), started);
+        return Err(("empty command".into(), Vec::new()));
     };
     if cancel.is_cancelled() {
-        return RunReport::failed_to_start("interrupted".into(), started);
+        return Err(("interrupted".into(), Vec::new()));
     }
     if !spec.cwd.is_dir() {
-        return RunReport::failed_to_start(
-            format!("working directory {} does not exist", spec.cwd.display()),
-            started,
-        );
+        let why = format!("working directory {} does not exist", spec.cwd.display());
+        return Err((why, Vec::new()));
     }
     let (vars, env_removed) = spec.environment.build(std::env::vars_os());
     let path = vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v);
     let resolved = match resolve(program, &spec.cwd, path) {
         Ok(p) => p,
-        Err(e) => {
-            return RunReport {
-                env_removed,
-                ..RunReport::failed_to_start(e.to_string(), started)
-            }
-        }
+        Err(e) => return Err((e.to_string(), env_removed)),
     };
-
-    become_subreaper();
     let mut cmd = Command::new(&resolved);
     cmd.arg0(program)
         .args(&spec.argv[1..])
@@ -387,39 +439,33 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
             }
         });
     }
-    let (mut child, _registered) = match Registered::spawn(&mut cmd, cancel) {
-        Ok(c) => c,
-        Err(e) => {
-            let why = match e.kind() {
-                std::io::ErrorKind::PermissionDenied => {
-                    format!("permission denied executing `{program}`")
-                }
-                std::io::ErrorKind::NotFound => {
-                    format!("`{program}` could not be executed (missing interpreter?)")
-                }
-                _ => format!("`{program}` could not start: {e}"),
-            };
-            return RunReport {
-                env_removed,
-                ..RunReport::failed_to_start(why, started)
-            };
-        }
-    };
-    let pid = Pid::from_raw(child.id() as i32);
-    let pgid = pid; // process_group(0): the child leads its own group
+    Ok((cmd, env_removed))
+}
 
-    let mut pipes = pipes::Pipes::new(
-        child.stdin.take(),
-        spec.stdin.clone(),
-        child.stdout.take(),
-        child.stderr.take(),
-        spec.max_output,
-    );
-    let mut report = RunReport {
-        env_removed,
-        confined: spec.confinement.as_ref().map(|c| c.summary().to_string()),
-        ..RunReport::default()
-    };
+/// What the hook's environment lost (see [`RunReport::env_removed`]).
+type Removed = Vec<RemovedVar>;
+
+/// Why `program` could not start, in a sentence.
+fn spawn_failure(program: &str, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => format!("permission denied executing `{program}`"),
+        std::io::ErrorKind::NotFound => {
+            format!("`{program}` could not be executed (missing interpreter?)")
+        }
+        _ => format!("`{program}` could not start: {e}"),
+    }
+}
+
+/// Serve the pipes until the leader exits or the timeout: then SIGTERM (and SIGCONT) to the
+/// group, the grace period, SIGKILL.
+fn bound(
+    pipes: &mut pipes::Pipes,
+    pid: Pid,
+    spec: &RunSpec,
+    started: Instant,
+    report: &mut RunReport,
+) {
+    let pgid = pid;
     match pipes::exit_watch(pid) {
         Ok(exit) => {
             let exit = Some(exit.as_fd());
@@ -439,10 +485,12 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
             report.error = Some(format!("cannot watch the command's exit: {e}"));
         }
     }
+}
 
-    // The leader is gone. Give descendants holding the pipes a short drain, then kill the group;
-    // whoever still holds them after that left the group (setsid) and is out of reach: hookd
-    // closes its ends and keeps what was written.
+/// The leader is gone. Give descendants holding the pipes a short drain, then kill the group;
+/// whoever still holds them after that left the group (setsid) and is out of reach: hookd
+/// closes its ends and keeps what was written.
+fn drain(pipes: &mut pipes::Pipes, pgid: Pid, report: &mut RunReport) {
     pipes.close_stdin();
     if pipes.serve(None, Some(Instant::now() + LEAK_DRAIN)) == Wake::Deadline {
         report.leaked = true;
@@ -451,21 +499,11 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
             report.held_open = true;
         }
     }
-    // Descendants that closed their output but still run are killed too. (The unreaped leader
-    // is still a group member, so success here says nothing about descendants.)
-    signal_group(pgid, Signal::SIGKILL);
-    let status = child.wait();
-    reap_group(pgid);
-    report.duration = started.elapsed();
-    (report.stdout, report.stderr) = pipes.finish();
-    match status {
-        Ok(s) => {
-            report.exit_code = s.code();
-            report.signal = s.signal();
-        }
-        Err(e) => report.error = Some(format!("could not collect the exit status: {e}")),
-    }
-    let note = if cancel.is_cancelled() && (report.signal.is_some() || report.timed_out) {
+}
+
+/// What to say of how the run ended (a timeout clears the exit code).
+fn final_note(report: &mut RunReport, spec: &RunSpec, cancel: &Cancel) -> Option<String> {
+    if cancel.is_cancelled() && (report.signal.is_some() || report.timed_out) {
         Some("interrupted".to_string())
     } else if report.timed_out {
         report.exit_code = None;
@@ -484,12 +522,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
         Some(HELD_OPEN.to_string())
     } else {
         None
-    };
-    // An error found earlier (the exit could not be watched or collected) says more.
-    if report.error.is_none() {
-        report.error = note;
     }
-    report
 }
 
 /// The note for a run whose output a process outside the group kept open.
