@@ -25,6 +25,7 @@ pub(super) enum Inner {
 }
 
 /// How a wrapper's options are read.
+#[derive(Clone, Copy)]
 struct Spec {
     /// Short options that take a value (`-s SIG`, `-sSIG`).
     short_value: &'static str,
@@ -45,20 +46,11 @@ struct Spec {
 
 const NONE: &[&str] = &[];
 
-fn spec(program: &str) -> Option<Spec> {
-    let s = |short_value, short_flag, long_value, long_optional, long_flag, refused, operands| {
-        Some(Spec {
-            short_value,
-            short_flag,
-            long_value,
-            long_optional,
-            long_flag,
-            refused,
-            operands,
-        })
-    };
-    match program {
-        "timeout" => s(
+/// What each wrapper takes, by its names (its options per [`Spec`]).
+const SPECS: &[(&[&str], Spec)] = &[
+    (
+        &["timeout"],
+        s(
             "sk",
             "v",
             &["signal", "kill-after"],
@@ -67,15 +59,19 @@ fn spec(program: &str) -> Option<Spec> {
             NONE,
             1,
         ),
-        "nice" => s("n", "", &["adjustment"], NONE, NONE, NONE, 0),
-        // bash's builtins, in a model's command only (hooks run without a shell):
-        // `command -v/-V` describe a name instead of running it.
-        "command" => s("", "p", NONE, NONE, NONE, &["v", "V"], 0),
-        "exec" => s("a", "cl", NONE, NONE, NONE, NONE, 0),
-        "nohup" | "unbuffer" | "catchsegv" | "dbus-run-session" => {
-            s("", "", NONE, NONE, NONE, NONE, 0)
-        }
-        "stdbuf" => s(
+    ),
+    (&["nice"], s("n", "", &["adjustment"], NONE, NONE, NONE, 0)),
+    // bash's builtins, in a model's command only (hooks run without a shell):
+    // `command -v/-V` describe a name instead of running it.
+    (&["command"], s("", "p", NONE, NONE, NONE, &["v", "V"], 0)),
+    (&["exec"], s("a", "cl", NONE, NONE, NONE, NONE, 0)),
+    (
+        &["nohup", "unbuffer", "catchsegv", "dbus-run-session"],
+        s("", "", NONE, NONE, NONE, NONE, 0),
+    ),
+    (
+        &["stdbuf"],
+        s(
             "ioe",
             "",
             &["input", "output", "error"],
@@ -84,7 +80,10 @@ fn spec(program: &str) -> Option<Spec> {
             NONE,
             0,
         ),
-        "ionice" => s(
+    ),
+    (
+        &["ionice"],
+        s(
             "cn",
             "tu",
             &["class", "classdata"],
@@ -93,8 +92,14 @@ fn spec(program: &str) -> Option<Spec> {
             &["p", "P", "u", "pid", "pgid", "uid"],
             0,
         ),
-        "setsid" => s("", "cfw", NONE, NONE, &["ctty", "fork", "wait"], NONE, 0),
-        "taskset" => s(
+    ),
+    (
+        &["setsid"],
+        s("", "cfw", NONE, NONE, &["ctty", "fork", "wait"], NONE, 0),
+    ),
+    (
+        &["taskset"],
+        s(
             "",
             "ac",
             NONE,
@@ -103,7 +108,10 @@ fn spec(program: &str) -> Option<Spec> {
             &["p", "pid"],
             1,
         ),
-        "chrt" => s(
+    ),
+    (
+        &["chrt"],
+        s(
             "TPD",
             "bdfiorRamv",
             &["sched-runtime", "sched-period", "sched-deadline"],
@@ -123,7 +131,10 @@ fn spec(program: &str) -> Option<Spec> {
             &["p", "m", "pid", "max"],
             1,
         ),
-        "flock" => s(
+    ),
+    (
+        &["flock"],
+        s(
             "Ew",
             "sxunoF",
             &["conflict-exit-code", "timeout", "wait"],
@@ -141,7 +152,10 @@ fn spec(program: &str) -> Option<Spec> {
             &["c", "command"],
             1,
         ),
-        "time" => s(
+    ),
+    (
+        &["time"],
+        s(
             "of",
             "apvq",
             &["output", "format"],
@@ -150,7 +164,10 @@ fn spec(program: &str) -> Option<Spec> {
             NONE,
             0,
         ),
-        "strace" | "ltrace" => s(
+    ),
+    (
+        &["strace", "ltrace"],
+        s(
             "abeEIoOpPsSuUX",
             "cCdDfFhiqrtTvVwxyYzZkn",
             &[
@@ -173,8 +190,35 @@ fn spec(program: &str) -> Option<Spec> {
             &["p", "attach"],
             0,
         ),
-        _ => None,
+    ),
+];
+
+/// A wrapper's [`Spec`], built in a table row.
+const fn s(
+    short_value: &'static str,
+    short_flag: &'static str,
+    long_value: &'static [&'static str],
+    long_optional: &'static [&'static str],
+    long_flag: &'static [&'static str],
+    refused: &'static [&'static str],
+    operands: usize,
+) -> Spec {
+    Spec {
+        short_value,
+        short_flag,
+        long_value,
+        long_optional,
+        long_flag,
+        refused,
+        operands,
     }
+}
+
+fn spec(program: &str) -> Option<Spec> {
+    SPECS
+        .iter()
+        .find(|(names, _)| names.contains(&program))
+        .map(|(_, spec)| *spec)
 }
 
 /// Variables an `env NAME=VALUE` may set before an inner command: settings known not to load
