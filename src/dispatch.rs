@@ -316,31 +316,9 @@ impl Engine {
         kept: Option<&std::sync::Mutex<Vec<crate::events::Stamped>>>,
     ) -> Result<Outcome, DispatchError> {
         let view = context.view()?;
-        // An over-long id (agents send UUIDs) is known by its digest from here on: in the
-        // session's state, its events and what its hooks are given, so a client sending
-        // megabytes as an id makes no event, hook environment or dashboard row that large.
-        let session_key = crate::state::session_key(view.session_id.unwrap_or_default());
-        let session_id: &str = &session_key;
-        let mode = match view.mode {
-            Some(m) => m
-                .parse::<Mode>()
-                .map_err(|e| DispatchError::Context(e.to_string()))?,
-            None => self.mode,
-        };
-        let turn = view.turn;
-        let session_turn = view.session_turn;
-        tracing::debug!(%point, session = session_id, %mode, "dispatch");
-        let outcome = Outcome {
-            hook: point,
-            session_id: session_id.to_string(),
-            turn: turn.unwrap_or(0),
-            session_turn: session_turn.or(turn).unwrap_or(0),
-            mode,
-            reminders: Vec::new(),
-            commands: Vec::new(),
-            decision: Decision::none(point),
-            notices: self.config.hooks.off.clone(),
-        };
+        let outcome = self.blank_outcome(point, &view)?;
+        let mode = outcome.mode;
+        tracing::debug!(%point, session = outcome.session_id.as_str(), %mode, "dispatch");
         // Providers with something due here, and those that only keep their books here.
         let active: Vec<&dyn Provider> = self
             .providers
@@ -352,6 +330,7 @@ impl Engine {
             tracing::debug!(%point, "nothing configured at this point");
             return Ok(outcome); // the hot path: nothing can be due here
         }
+        let session_id = outcome.session_id.clone();
         let wanted: Vec<&dyn Provider> =
             active.iter().copied().filter(|p| p.wants(point)).collect();
         let emit = |e: Event| match kept {
@@ -365,15 +344,65 @@ impl Engine {
             point,
             context,
             view: &view,
-            session_id,
+            session_id: &session_id,
             mode,
             facts: SessionFacts::default(),
             outcome,
             emit: &emit,
         };
+        self.decide(&mut call, &active);
+        for p in &wanted {
+            p.provide(&mut call);
+        }
+        self.settle(&mut call, &wanted);
+        let o = &call.outcome;
+        tracing::info!(
+            %point,
+            session = session_id.as_str(),
+            reminders = o.reminders.len(),
+            commands = o.commands.len(),
+            skipped = o.commands.iter().filter(|c| c.status == CommandStatus::Skipped).count(),
+            "dispatched"
+        );
+        Ok(call.outcome)
+    }
 
-        // The session's state is read (and locked) only when something needs it: bookkeeping
-        // at this point, a provider's decision, or the turn for events when the agent sent none.
+    /// The Outcome before anything is due: the session (by its key), the mode (the context's
+    /// or the engine's), the turns, the notices of hooks switched off.
+    fn blank_outcome(
+        &self,
+        point: HookPoint,
+        view: &crate::view::View<'_>,
+    ) -> Result<Outcome, DispatchError> {
+        // An over-long id (agents send UUIDs) is known by its digest from here on: in the
+        // session's state, its events and what its hooks are given, so a client sending
+        // megabytes as an id makes no event, hook environment or dashboard row that large.
+        let session_key = crate::state::session_key(view.session_id.unwrap_or_default());
+        let mode = match view.mode {
+            Some(m) => m
+                .parse::<Mode>()
+                .map_err(|e| DispatchError::Context(e.to_string()))?,
+            None => self.mode,
+        };
+        Ok(Outcome {
+            hook: point,
+            session_id: session_key.into_owned(),
+            turn: view.turn.unwrap_or(0),
+            session_turn: view.session_turn.or(view.turn).unwrap_or(0),
+            mode,
+            reminders: Vec::new(),
+            commands: Vec::new(),
+            decision: Decision::none(point),
+            notices: self.config.hooks.off.clone(),
+        })
+    }
+
+    /// The providers' decisions under the session's lock. The session's state is read (and
+    /// locked) only when something needs it: bookkeeping at this point, a provider's decision,
+    /// or the turn for events when the agent sent none.
+    fn decide(&self, call: &mut Call<'_>, active: &[&dyn Provider]) {
+        let point = call.point;
+        let (turn, session_turn) = (call.view.turn, call.view.session_turn);
         let counts_turns = || {
             self.providers
                 .iter()
@@ -383,50 +412,47 @@ impl Engine {
             .iter()
             .any(|p| p.keeps_books(point) || p.needs_state(point))
             || (turn.is_none() && counts_turns());
-        if needs_state {
-            let mut locked = |state: &mut SessionState| {
-                // The turn as counted so far; a provider counting turns updates it.
-                call.outcome.turn = turn.unwrap_or(state.turns);
-                call.outcome.session_turn = session_turn.or(turn).unwrap_or(state.turns);
-                for p in &active {
-                    p.decide(&mut call, state);
-                }
-            };
-            let result = if session_id.is_empty() {
-                locked(&mut SessionState::default()); // no session: nothing to remember
-                Ok(())
-            } else {
-                self.store.update(session_id, &mut locked)
-            };
-            if let Err(e) = result {
-                tracing::warn!("{e}; this dispatch goes on without session state");
-                locked(&mut SessionState::default());
+        if !needs_state {
+            return;
+        }
+        let session_id = call.session_id;
+        let mut locked = |state: &mut SessionState| {
+            // The turn as counted so far; a provider counting turns updates it.
+            call.outcome.turn = turn.unwrap_or(state.turns);
+            call.outcome.session_turn = session_turn.or(turn).unwrap_or(state.turns);
+            for p in active {
+                p.decide(call, state);
             }
+        };
+        let result = if session_id.is_empty() {
+            locked(&mut SessionState::default()); // no session: nothing to remember
+            Ok(())
+        } else {
+            self.store.update(session_id, &mut locked)
+        };
+        if let Err(e) = result {
+            tracing::warn!("{e}; this dispatch goes on without session state");
+            locked(&mut SessionState::default());
         }
-        for p in &wanted {
-            p.provide(&mut call);
+    }
+
+    /// What providers record after the hooks ran (the loop guard), under the session's lock.
+    fn settle(&self, call: &mut Call<'_>, wanted: &[&dyn Provider]) {
+        let settling: Vec<&&dyn Provider> = wanted
+            .iter()
+            .filter(|p| p.needs_settle(call.point))
+            .collect();
+        if settling.is_empty() || call.session_id.is_empty() {
+            return;
         }
-        let settling: Vec<&&dyn Provider> =
-            wanted.iter().filter(|p| p.needs_settle(point)).collect();
-        if !settling.is_empty() && !session_id.is_empty() {
-            let mut settle = |state: &mut SessionState| {
-                for p in &settling {
-                    p.settle(&mut call, state);
-                }
-            };
-            if let Err(e) = self.store.update(session_id, &mut settle) {
-                tracing::warn!("{e}; the loop guard could not record this dispatch");
+        let session_id = call.session_id;
+        let mut settle = |state: &mut SessionState| {
+            for p in &settling {
+                p.settle(call, state);
             }
+        };
+        if let Err(e) = self.store.update(session_id, &mut settle) {
+            tracing::warn!("{e}; the loop guard could not record this dispatch");
         }
-        let o = &call.outcome;
-        tracing::info!(
-            %point,
-            session = session_id,
-            reminders = o.reminders.len(),
-            commands = o.commands.len(),
-            skipped = o.commands.iter().filter(|c| c.status == CommandStatus::Skipped).count(),
-            "dispatched"
-        );
-        Ok(call.outcome)
     }
 }
