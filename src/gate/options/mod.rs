@@ -9,7 +9,10 @@
 //! safe-command rules refuse (`find -exec/-fprint`, `rg --pre/--hostname-bin/-z`, `git
 //! --output/--ext-diff/--textconv/--exec/--paginate/-c`).
 
+mod text;
+
 use std::path::Path;
+use text::{awk_program, sed_script};
 
 /// What an option does that the allow-list cannot see.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -540,307 +543,106 @@ fn in_text(
     })
 }
 
-/// The first command of a sed script that runs a program or writes or reads a file, with what
-/// it does; `Err` when the script is not one this reader follows (then it is refused).
-fn sed_script(script: &str) -> TextReading {
-    let s: Vec<char> = script.chars().collect();
-    let mut i = 0;
-    let at = |i: usize| s.get(i).copied();
-    // Skips a delimited part (`/re/`, the parts of `s` and `y`), escapes included; returns
-    // the index after the closing delimiter.
-    let delimited = |mut i: usize, d: char| -> Result<usize, ()> {
-        while let Some(c) = at(i) {
-            if c == '\\' {
-                i += 2;
-            } else if c == d {
-                return Ok(i + 1);
-            } else {
-                i += 1;
-            }
-        }
-        Err(())
-    };
-    let to_line_end = |mut i: usize| -> usize {
-        while let Some(c) = at(i) {
-            if c == '\\' {
-                i += 2;
-            } else if c == '\n' {
-                break;
-            } else {
-                i += 1;
-            }
-        }
-        i
-    };
-    let address = |mut i: usize| -> Result<usize, ()> {
-        match at(i) {
-            Some(c) if c.is_ascii_digit() => {
-                while at(i).is_some_and(|c| c.is_ascii_digit() || c == '~') {
-                    i += 1;
-                }
-            }
-            Some('$') => i += 1,
-            Some('/') => i = delimited(i + 1, '/')?,
-            Some('\\') => {
-                let d = at(i + 1).ok_or(())?;
-                i = delimited(i + 2, d)?;
-            }
-            _ => return Ok(i),
-        }
-        while matches!(at(i), Some('I' | 'M')) {
-            i += 1;
-        }
-        Ok(i)
-    };
-    loop {
-        while at(i).is_some_and(|c| c.is_whitespace() || c == ';') {
-            i += 1;
-        }
-        let Some(first) = at(i) else {
-            return Ok(None);
-        };
-        if first == '#' {
-            i = to_line_end(i);
-            continue;
-        }
-        i = address(i)?;
-        if at(i) == Some(',') {
-            i += 1;
-            if matches!(at(i), Some('+' | '~')) {
-                i += 1;
-            }
-            i = address(i)?;
-        }
-        while at(i).is_some_and(|c| c == '!' || c == ' ' || c == '\t') {
-            i += 1;
-        }
-        let command = at(i).ok_or(())?;
-        i += 1;
-        match command {
-            '{' | '}' | '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x'
-            | 'z' | 'F' => {}
-            'l' | 'L' | 'q' | 'Q' => {
-                while at(i).is_some_and(|c| c.is_ascii_digit() || c == ' ') {
-                    i += 1;
-                }
-            }
-            ':' | 'b' | 't' | 'T' | 'v' => {
-                while at(i).is_some_and(|c| c != ';' && c != '\n' && c != '}') {
-                    i += 1;
-                }
-            }
-            'a' | 'i' | 'c' => i = to_line_end(i),
-            'e' => return Ok(Some(("e", Runs))),
-            'w' | 'W' => return Ok(Some((if command == 'w' { "w" } else { "W" }, Writes))),
-            'r' | 'R' => return Ok(Some((if command == 'r' { "r" } else { "R" }, Loads))),
-            's' | 'y' => {
-                let d = at(i).ok_or(())?;
-                if d == '\n' || d == '\\' {
-                    return Err(());
-                }
-                i = delimited(i + 1, d)?;
-                i = delimited(i, d)?;
-                if command == 'y' {
-                    continue;
-                }
-                while let Some(c) = at(i) {
-                    match c {
-                        'e' => return Ok(Some(("s///e", Runs))),
-                        'w' => return Ok(Some(("s///w", Writes))),
-                        'g' | 'p' | 'i' | 'I' | 'm' | 'M' | ' ' | '\t' => i += 1,
-                        c if c.is_ascii_digit() => i += 1,
-                        ';' | '\n' | '}' | '#' => break,
-                        _ => return Err(()),
-                    }
-                }
-            }
-            _ => return Err(()),
-        }
-    }
-}
-
 /// awk: a program read from a file (`-f`), gawk's `-E/--exec`, `-l/--load`, `-i/--include`,
 /// files gawk writes (`-o/--pretty-print`, `-p/--profile`, `-d/--dump-variables`), and
 /// program text that runs a command (`system(…)`, a pipe `|` to or from one, `|&`), writes a
 /// file (`print > "f"`, `printf >> "f"`) or loads an extension (`@load`, `@include`).
 fn awk(args: &[String]) -> Option<Danger> {
-    let mut programs: Vec<&str> = Vec::new();
-    let mut given = false;
+    let mut program = AwkProgram::default();
     let mut i = 0;
     while i < args.len() {
         let w = args[i].as_str();
         let next = args.get(i + 1).map(String::as_str);
-        if w == "--" {
-            if !given {
-                programs.extend(next);
+        if w == "--" || !w.starts_with('-') || w == "-" {
+            // The first operand is the program, unless one was given by an option.
+            let first = if w == "--" { next } else { Some(w) };
+            if !program.given {
+                program.texts.extend(first);
             }
             break;
         }
-        if !w.starts_with('-') || w == "-" {
-            if !given {
-                programs.push(w);
-            }
-            break;
+        let read = match long_name(w) {
+            Some((name, value)) => program.long(name, value, next),
+            None => program.short(&w[1..], next),
+        };
+        match read {
+            Ok(skip) => i += 1 + skip,
+            Err(danger) => return Some(danger),
         }
-        if let Some((name, value)) = long_name(w) {
-            for (full, does) in [
-                ("file", Loads),
-                ("exec", Loads),
-                ("load", Runs),
-                ("include", Loads),
-                ("pretty-print", Writes),
-                ("profile", Writes),
-                ("dump-variables", Writes),
-            ] {
-                if abbreviates(name, full) {
-                    return Some(Danger::new(None, format!("`awk --{full}`"), does));
-                }
-            }
-            if abbreviates(name, "source") {
-                programs.extend(value.or(next));
-                given = true;
-                i += usize::from(value.is_none());
-            } else if value.is_none()
-                && ["assign", "field-separator"]
-                    .iter()
-                    .any(|f| abbreviates(name, f))
-            {
-                i += 1;
-            }
-        } else {
-            let letters = &w[1..];
-            for (at, c) in letters.char_indices() {
-                let attached = &letters[at + 1..];
-                match c {
-                    'f' | 'E' | 'i' => {
-                        return Some(Danger::new(None, format!("`awk -{c}`"), Loads))
-                    }
-                    'l' => return Some(Danger::new(None, "`awk -l`", Runs)),
-                    'o' | 'p' | 'd' => {
-                        return Some(Danger::new(None, format!("`awk -{c}`"), Writes))
-                    }
-                    'e' => {
-                        if attached.is_empty() {
-                            programs.extend(next);
-                            i += 1;
-                        } else {
-                            programs.push(attached);
-                        }
-                        given = true;
-                        break;
-                    }
-                    'v' | 'F' | 'W' => {
-                        i += usize::from(attached.is_empty());
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-        }
-        i += 1;
     }
     in_text(
-        programs,
+        program.texts,
         awk_program,
         "the awk construct",
         "an awk program the gate cannot read",
     )
 }
 
-/// The first construct of an awk program that runs a command, writes a file or loads code;
-/// `Err` for a string or regex that never ends.
-fn awk_program(program: &str) -> TextReading {
-    let s: Vec<char> = program.chars().collect();
-    let mut i = 0;
-    // Whether the last token was an operand (then `/` divides; else it starts a regex).
-    let mut operand = false;
-    // The parenthesis depth at which a `print`/`printf` statement began, while in one.
-    let mut print_at: Option<usize> = None;
-    let mut depth = 0usize;
-    while let Some(&c) = s.get(i) {
-        match c {
-            '"' => {
-                i += 1;
-                loop {
-                    match s.get(i) {
-                        Some('\\') => i += 2,
-                        Some('"') => break,
-                        Some(_) => i += 1,
-                        None => return Err(()),
-                    }
-                }
-                operand = true;
+/// The program texts an awk command line gives (`-e`, `--source`, or its first operand).
+#[derive(Default)]
+struct AwkProgram<'a> {
+    texts: Vec<&'a str>,
+    /// A program was given by an option: operands are files then.
+    given: bool,
+}
+
+impl<'a> AwkProgram<'a> {
+    /// A long option `--name[=value]` (abbreviations read as gawk does): the words it takes
+    /// beyond itself, or what it does that the gate cannot see.
+    fn long(
+        &mut self,
+        name: &str,
+        value: Option<&'a str>,
+        next: Option<&'a str>,
+    ) -> Result<usize, Danger> {
+        for (full, does) in [
+            ("file", Loads),
+            ("exec", Loads),
+            ("load", Runs),
+            ("include", Loads),
+            ("pretty-print", Writes),
+            ("profile", Writes),
+            ("dump-variables", Writes),
+        ] {
+            if abbreviates(name, full) {
+                return Err(Danger::new(None, format!("`awk --{full}`"), does));
             }
-            '/' if !operand => {
-                i += 1;
-                let mut class = false;
-                loop {
-                    match s.get(i) {
-                        Some('\\') => i += 2,
-                        Some('[') => {
-                            class = true;
-                            i += 1
-                        }
-                        Some(']') => {
-                            class = false;
-                            i += 1
-                        }
-                        Some('/') if !class => break,
-                        Some('\n') | None => return Err(()),
-                        Some(_) => i += 1,
-                    }
-                }
-                operand = true;
-            }
-            '#' => {
-                while s.get(i).is_some_and(|c| *c != '\n') {
-                    i += 1;
-                }
-                continue;
-            }
-            '|' if s.get(i + 1) == Some(&'|') => {
-                i += 1;
-                operand = false;
-            }
-            '|' => return Ok(Some(("|", Runs))),
-            '@' => return Ok(Some(("@load", Runs))),
-            '>' if print_at == Some(depth) => return Ok(Some(("print >", Writes))),
-            '(' => {
-                depth += 1;
-                operand = false;
-            }
-            ')' => {
-                depth = depth.saturating_sub(1);
-                operand = true;
-            }
-            ';' | '{' | '}' | '\n' => {
-                print_at = None;
-                operand = false;
-            }
-            c if c.is_alphanumeric() || c == '_' => {
-                let start = i;
-                while s.get(i).is_some_and(|c| c.is_alphanumeric() || *c == '_') {
-                    i += 1;
-                }
-                let word: String = s[start..i].iter().collect();
-                match word.as_str() {
-                    "system" => return Ok(Some(("system", Runs))),
-                    "print" | "printf" => {
-                        print_at = Some(depth);
-                        operand = false;
-                    }
-                    "return" | "in" | "getline" => operand = false,
-                    _ => operand = true,
-                }
-                continue;
-            }
-            ']' | '$' => operand = c == ']',
-            c if c.is_whitespace() => {}
-            _ => operand = false,
         }
-        i += 1;
+        if abbreviates(name, "source") {
+            self.texts.extend(value.or(next));
+            self.given = true;
+            return Ok(usize::from(value.is_none()));
+        }
+        let takes_value = ["assign", "field-separator"]
+            .iter()
+            .any(|f| abbreviates(name, f));
+        Ok(usize::from(value.is_none() && takes_value))
     }
-    Ok(None)
+
+    /// Short options `-letters` (a value attached or in the next word): the words they take
+    /// beyond their own, or what one does that the gate cannot see.
+    fn short(&mut self, letters: &'a str, next: Option<&'a str>) -> Result<usize, Danger> {
+        for (at, c) in letters.char_indices() {
+            let attached = &letters[at + 1..];
+            match c {
+                'f' | 'E' | 'i' => return Err(Danger::new(None, format!("`awk -{c}`"), Loads)),
+                'l' => return Err(Danger::new(None, "`awk -l`", Runs)),
+                'o' | 'p' | 'd' => return Err(Danger::new(None, format!("`awk -{c}`"), Writes)),
+                'e' => {
+                    self.given = true;
+                    if attached.is_empty() {
+                        self.texts.extend(next);
+                        return Ok(1);
+                    }
+                    self.texts.push(attached);
+                    return Ok(0);
+                }
+                'v' | 'F' | 'W' => return Ok(usize::from(attached.is_empty())),
+                _ => {}
+            }
+        }
+        Ok(0)
+    }
 }
 
 #[cfg(test)]
