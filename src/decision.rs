@@ -312,95 +312,37 @@ pub(crate) struct Inputs<'a> {
 /// short-circuit: later replies do not count); reasons and context are joined and capped;
 /// `updated_*` is the last writer's and dropped on deny or halt; files likewise.
 pub(crate) fn aggregate(contribs: &[Contribution], inputs: Inputs<'_>) -> Decision {
-    let mut deny = false;
-    let mut halt = false;
-    let mut deny_reasons = Vec::new();
-    let mut halt_reasons = Vec::new();
-    let mut continue_reasons = Vec::new();
-    let mut continue_ = false;
-    let mut context = Vec::new();
-    let mut files = Vec::new();
-    let mut updated_input = None;
-    let mut updated_prompt = None;
-    for c in contribs {
-        let r = &c.reply;
-        if r.deny {
-            deny = true;
-            deny_reasons.push(
-                r.reason
-                    .clone()
-                    .unwrap_or_else(|| format!("denied by hook `{}`", c.name)),
-            );
-        }
-        if r.halt {
-            halt = true;
-            halt_reasons.push(
-                r.reason
-                    .clone()
-                    .unwrap_or_else(|| format!("halted by hook `{}`", c.name)),
-            );
-        }
-        if r.continue_ {
-            continue_ = true;
-            continue_reasons.push(
-                r.reason
-                    .clone()
-                    .unwrap_or_else(|| format!("hook `{}` asks to keep working", c.name)),
-            );
-        }
-        context.extend(r.context.iter().cloned());
-        files.extend(r.context_files.iter().cloned());
-        if r.updated_input.is_some() {
-            updated_input = r.updated_input.clone().map(Value::Object);
-        }
-        if r.updated_prompt.is_some() {
-            updated_prompt = r.updated_prompt.clone();
-        }
-        if short_circuits(r) {
-            break;
-        }
-    }
-    let blocked = deny || halt;
+    let f = Folded::fold(contribs);
+    let blocked = f.deny || f.halt;
+    let reason_if = |on: bool, reasons: &[String]| if on { join_capped(reasons) } else { None };
     let base = ContextDecision {
-        context: join_capped(&context),
-        halt,
-        halt_reason: if halt {
-            join_capped(&halt_reasons)
-        } else {
-            None
-        },
+        context: join_capped(&f.context),
+        halt: f.halt,
+        halt_reason: reason_if(f.halt, &f.halt_reasons),
         context_files: if blocked {
             Vec::new()
         } else {
-            resolve_files(&files, inputs.project_dir)
+            resolve_files(&f.files, inputs.project_dir)
         },
     };
     match inputs.point {
         HookPoint::PreSession => Decision::Prompt(PromptDecision {
-            deny,
-            reason: if deny {
-                join_capped(&deny_reasons)
-            } else {
-                None
-            },
+            deny: f.deny,
+            reason: reason_if(f.deny, &f.deny_reasons),
             original_prompt: inputs.original_prompt,
-            updated_prompt: if blocked { None } else { updated_prompt },
+            updated_prompt: if blocked { None } else { f.updated_prompt },
             base,
         }),
         HookPoint::PreTool => {
-            let reason = if deny {
-                join_capped(&deny_reasons)
-            } else {
-                None
-            };
+            let reason = reason_if(f.deny, &f.deny_reasons);
             Decision::Tool(ToolDecision {
-                deny,
+                deny: f.deny,
                 synthetic_result: reason
                     .as_ref()
                     .map(|r| format!("hookd denied this tool call: {r}")),
                 reason,
                 original_input: inputs.original_input,
-                updated_input: if blocked { None } else { updated_input },
+                updated_input: if blocked { None } else { f.updated_input },
                 confined: false,
                 gate_admitted: false,
                 operator_hint: None,
@@ -409,18 +351,66 @@ pub(crate) fn aggregate(contribs: &[Contribution], inputs: Inputs<'_>) -> Decisi
         }
         HookPoint::PreStream | HookPoint::PostTool => Decision::Context(base),
         HookPoint::PostSession => Decision::Stop(StopDecision {
-            continue_,
-            reason: if continue_ {
-                join_capped(&continue_reasons)
-            } else {
-                None
-            },
+            continue_: f.continue_,
+            reason: reason_if(f.continue_, &f.continue_reasons),
             stop_hook_active: inputs.stop_hook_active,
             continue_refused: None,
         }),
         HookPoint::PostStream | HookPoint::PreQueueDrain | HookPoint::PostQueueDrain => {
             Decision::Observe {}
         }
+    }
+}
+
+/// The replies folded in config order, before the point shapes them into its decision.
+#[derive(Default)]
+struct Folded {
+    deny: bool,
+    halt: bool,
+    continue_: bool,
+    deny_reasons: Vec<String>,
+    halt_reasons: Vec<String>,
+    continue_reasons: Vec<String>,
+    context: Vec<String>,
+    files: Vec<String>,
+    updated_input: Option<Value>,
+    updated_prompt: Option<String>,
+}
+
+impl Folded {
+    fn fold(contribs: &[Contribution]) -> Folded {
+        let mut f = Folded::default();
+        for c in contribs {
+            let r = &c.reply;
+            let reason = |default: String| r.reason.clone().unwrap_or(default);
+            if r.deny {
+                f.deny = true;
+                f.deny_reasons
+                    .push(reason(format!("denied by hook `{}`", c.name)));
+            }
+            if r.halt {
+                f.halt = true;
+                f.halt_reasons
+                    .push(reason(format!("halted by hook `{}`", c.name)));
+            }
+            if r.continue_ {
+                f.continue_ = true;
+                f.continue_reasons
+                    .push(reason(format!("hook `{}` asks to keep working", c.name)));
+            }
+            f.context.extend(r.context.iter().cloned());
+            f.files.extend(r.context_files.iter().cloned());
+            if r.updated_input.is_some() {
+                f.updated_input = r.updated_input.clone().map(Value::Object);
+            }
+            if r.updated_prompt.is_some() {
+                f.updated_prompt = r.updated_prompt.clone();
+            }
+            if short_circuits(r) {
+                break;
+            }
+        }
+        f
     }
 }
 

@@ -142,76 +142,21 @@ impl Provider for CommandProvider {
 
     fn provide(&self, call: &mut Call<'_>) {
         let point = call.point;
-        let caps = point.capabilities();
         let hooks: Vec<&Hook> = self.by_point[point.index()]
             .iter()
             .filter(|h| h.selected(call.view))
             .collect();
         let stop_hook_active = point == HookPoint::PostSession
             && (call.view.stop_hook_active.unwrap_or(false) || call.facts.continues > 0);
-        let mut ctx = call.context.clone();
-        ctx.set("hook", point.name())
-            .set("turn", call.outcome.turn)
-            .set("session_id", call.session_id)
-            .set("mode", call.mode.name());
-        if point == HookPoint::PostSession {
-            ctx.set("stop_hook_active", stop_hook_active);
-        }
-        let stdin = ctx.to_json_bytes();
-        let at = At {
-            point,
-            session_id: call.session_id,
-            mode: call.mode,
-            turn: call.outcome.turn,
-        };
-
         let mut contributions = Vec::new();
         let gate_hint = self.gate_shell_command(call).map(|(c, hint)| {
             contributions.push(c);
             hint
         });
-        let gate_denied = gate_hint.is_some();
-        let mut i = if gate_denied { hooks.len() } else { 0 }; // a denied command needs no hook
-        'batches: while i < hooks.len() {
-            if self.cancel.is_cancelled() {
-                break; // hookd is being stopped: start nothing new
-            }
-            // Consecutive parallel hooks run together; others one at a time.
-            let end = if hooks[i].spec.parallel {
-                i + hooks[i..].iter().take_while(|h| h.spec.parallel).count()
-            } else {
-                i + 1
-            };
-            let batch = &hooks[i..end];
-            let results: Vec<Ran> = if batch.len() == 1 {
-                vec![self.run_one(batch[0], &at, &stdin)]
-            } else {
-                std::thread::scope(|s| {
-                    let handles: Vec<_> = batch
-                        .iter()
-                        .map(|h| s.spawn(|| self.run_one(h, &at, &stdin)))
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|t| t.join().unwrap_or_else(|_| Ran::Skipped(panicked())))
-                        .collect()
-                })
-            };
-            // Results are reported and counted in config order, whatever order they finished in.
-            for (hook, ran) in batch.iter().zip(results) {
-                let reply = self.report(hook, ran, call, caps);
-                let stop = decision::short_circuits(&reply);
-                contributions.push(Contribution {
-                    name: hook.spec.name.clone(),
-                    reply,
-                });
-                if stop {
-                    break 'batches; // a deny or a halt: later hooks do not run, or do not count
-                }
-            }
-            i = end;
+        // A command the gate denied needs no hook.
+        if gate_hint.is_none() {
+            self.run_hooks(&hooks, call, stop_hook_active, &mut contributions);
         }
-
         let mut decision = decision::aggregate(
             &contributions,
             decision::Inputs {
@@ -228,27 +173,7 @@ impl Provider for CommandProvider {
         self.regate_rewrite(call, &mut decision);
         self.confine_shell_call(call, &mut decision);
         if let Decision::Stop(stop) = &mut decision {
-            if stop.continue_ && call.facts.continues >= self.max_continues {
-                let reason = format!(
-                    "hookd stopped honouring `continue` after {} consecutive continues (max_continues in hooks.yaml)",
-                    call.facts.continues
-                );
-                stop.continue_ = false;
-                stop.continue_refused = Some(reason.clone());
-                call.emit(Event::ContinueRefused(events::ContinueRefused {
-                    hook: point,
-                    hooks: contributions
-                        .iter()
-                        .filter(|c| c.reply.continue_)
-                        .map(|c| c.name.clone())
-                        .collect(),
-                    continues: call.facts.continues,
-                    max_continues: self.max_continues,
-                    reason,
-                    turn: call.outcome.turn,
-                    session_id: call.session_id.to_string(),
-                }));
-            }
+            self.loop_guard(call, stop, &contributions);
         }
         call.outcome.decision = decision;
     }
@@ -265,6 +190,111 @@ impl Provider for CommandProvider {
                 0
             };
         }
+    }
+}
+
+impl CommandProvider {
+    /// Run the selected hooks in config order, consecutive parallel ones together, each given
+    /// the context on stdin; a deny or a halt stops the rest.
+    fn run_hooks(
+        &self,
+        hooks: &[&Hook],
+        call: &mut Call<'_>,
+        stop_hook_active: bool,
+        contributions: &mut Vec<Contribution>,
+    ) {
+        let point = call.point;
+        let mut ctx = call.context.clone();
+        ctx.set("hook", point.name())
+            .set("turn", call.outcome.turn)
+            .set("session_id", call.session_id)
+            .set("mode", call.mode.name());
+        if point == HookPoint::PostSession {
+            ctx.set("stop_hook_active", stop_hook_active);
+        }
+        let stdin = ctx.to_json_bytes();
+        let at = At {
+            point,
+            session_id: call.session_id,
+            mode: call.mode,
+            turn: call.outcome.turn,
+        };
+        let mut i = 0;
+        while i < hooks.len() {
+            if self.cancel.is_cancelled() {
+                return; // hookd is being stopped: start nothing new
+            }
+            // Consecutive parallel hooks run together; others one at a time.
+            let end = if hooks[i].spec.parallel {
+                i + hooks[i..].iter().take_while(|h| h.spec.parallel).count()
+            } else {
+                i + 1
+            };
+            let batch = &hooks[i..end];
+            let results = self.run_batch(batch, &at, &stdin);
+            // Results are reported and counted in config order, whatever order they finished in.
+            for (hook, ran) in batch.iter().zip(results) {
+                let reply = self.report(hook, ran, call, point.capabilities());
+                let stop = decision::short_circuits(&reply);
+                contributions.push(Contribution {
+                    name: hook.spec.name.clone(),
+                    reply,
+                });
+                if stop {
+                    return; // a deny or a halt: later hooks do not run, or do not count
+                }
+            }
+            i = end;
+        }
+    }
+
+    /// One batch: a hook alone, or parallel hooks each on a thread of its own.
+    fn run_batch(&self, batch: &[&Hook], at: &At<'_>, stdin: &[u8]) -> Vec<Ran> {
+        if let [one] = batch {
+            return vec![self.run_one(one, at, stdin)];
+        }
+        std::thread::scope(|s| {
+            let handles: Vec<_> = batch
+                .iter()
+                .map(|h| s.spawn(|| self.run_one(h, at, stdin)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|t| t.join().unwrap_or_else(|_| Ran::Skipped(panicked())))
+                .collect()
+        })
+    }
+
+    /// The stop loop guard: past `max_continues` consecutive continues, `continue` is refused
+    /// (and said, as `continue_refused`).
+    fn loop_guard(
+        &self,
+        call: &mut Call<'_>,
+        stop: &mut decision::StopDecision,
+        contributions: &[Contribution],
+    ) {
+        if !stop.continue_ || call.facts.continues < self.max_continues {
+            return;
+        }
+        let reason = format!(
+            "hookd stopped honouring `continue` after {} consecutive continues (max_continues in hooks.yaml)",
+            call.facts.continues
+        );
+        stop.continue_ = false;
+        stop.continue_refused = Some(reason.clone());
+        call.emit(Event::ContinueRefused(events::ContinueRefused {
+            hook: call.point,
+            hooks: contributions
+                .iter()
+                .filter(|c| c.reply.continue_)
+                .map(|c| c.name.clone())
+                .collect(),
+            continues: call.facts.continues,
+            max_continues: self.max_continues,
+            reason,
+            turn: call.outcome.turn,
+            session_id: call.session_id.to_string(),
+        }));
     }
 }
 

@@ -55,22 +55,27 @@ fn refuse<T>(reason: DenyReason, detail: impl Into<String>) -> Result<T, Refusal
     })
 }
 
+/// Where the splitter is: outside quotes, or in which kind.
+#[derive(PartialEq)]
+enum Q {
+    None,
+    Single,
+    Double,
+    /// `$'…'`, where `\'` does not end the string.
+    Ansi,
+}
+
 /// Split `command` at the list and pipeline operators outside quotes. Only splits; what each
 /// piece contains is vetted by the single-command parser, which refuses any operator, quote
 /// or expansion it finds, so a piece this splitter got wrong is refused, never admitted.
 pub(crate) fn split(command: &str) -> Result<Vec<Piece>, Refusal> {
-    #[derive(PartialEq)]
-    enum Q {
-        None,
-        Single,
-        Double,
-        /// `$'…'`, where `\'` does not end the string.
-        Ansi,
-    }
+    let mut s = Splitter {
+        command,
+        pieces: Vec::new(),
+        start: 0,
+        joint: None,
+    };
     let mut q = Q::None;
-    let mut pieces = Vec::new();
-    let mut start = 0usize;
-    let mut joint = None;
     let mut prev = ' ';
     let mut chars = command.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
@@ -99,44 +104,11 @@ pub(crate) fn split(command: &str) -> Result<Vec<Piece>, Refusal> {
                     "a newline separates commands here; join them on one line with `&&` or `;`",
                 )
             }
-            (Q::None, ';') => {
-                if next == Some(';') || next == Some('&') {
-                    return refuse(
-                        DenyReason::Compound,
-                        format!("`;{}` belongs to a `case` statement", next.unwrap_or(';')),
-                    );
-                }
-                pieces.push(piece(command, start, i, joint));
-                joint = Some(Joint::Then);
-                start = i + 1;
-            }
-            // `>|` forces a write over a file: a redirection, left to the part (which refuses it).
-            (Q::None, '|') if prev != '>' => {
-                pieces.push(piece(command, start, i, joint));
-                joint = Some(match next {
-                    Some('|') => Joint::Or,
-                    Some('&') => Joint::PipeAll,
-                    _ => Joint::Pipe,
-                });
-                if matches!(next, Some('|' | '&')) {
+            (Q::None, ';' | '|' | '&') => {
+                // `&&`, `||`, `|&`: the operator's second character is read here.
+                for _ in 0..s.operator(i, c, prev, next)? {
                     chars.next();
-                    start = i + 2;
-                } else {
-                    start = i + 1;
                 }
-            }
-            // `>&`, `&>`: redirections, left to the part.
-            (Q::None, '&') if prev != '>' && next != Some('>') => {
-                if next != Some('&') {
-                    return refuse(
-                        DenyReason::Operator,
-                        "`&` runs a command in the background, where nothing waits for it",
-                    );
-                }
-                pieces.push(piece(command, start, i, joint));
-                joint = Some(Joint::And);
-                chars.next();
-                start = i + 2;
             }
             _ => {}
         }
@@ -145,28 +117,85 @@ pub(crate) fn split(command: &str) -> Result<Vec<Piece>, Refusal> {
     if q != Q::None {
         return refuse(DenyReason::UnbalancedQuotes, "a quote is never closed");
     }
-    let last = piece(command, start, command.len(), joint);
-    // A final `;` is allowed (`make;`): bash reads nothing after it.
-    if !(last.text.is_empty() && joint == Some(Joint::Then) && !pieces.is_empty()) {
-        pieces.push(last);
-    }
-    if let Some(empty) = pieces.iter().position(|p| p.text.is_empty()) {
-        let around = match (
-            pieces[empty].joint,
-            pieces.get(empty + 1).and_then(|p| p.joint),
-        ) {
-            (Some(j), _) => format!("after `{}`", j.as_str()),
-            (None, Some(j)) => format!("before `{}`", j.as_str()),
-            (None, None) => String::new(),
+    s.finish()
+}
+
+/// The pieces found so far, and where the current one starts and how it was joined.
+struct Splitter<'a> {
+    command: &'a str,
+    pieces: Vec<Piece>,
+    start: usize,
+    joint: Option<Joint>,
+}
+
+impl Splitter<'_> {
+    /// `c` at `i`, outside quotes, after `prev` and before `next`: a list or pipeline operator
+    /// ends the current piece. Returns how many characters after `c` belong to the operator
+    /// (1 for `&&`, `||`, `|&`); redirections (`>|`, `>&`, `&>`) are left to the part, which
+    /// refuses them.
+    fn operator(
+        &mut self,
+        i: usize,
+        c: char,
+        prev: char,
+        next: Option<char>,
+    ) -> Result<usize, Refusal> {
+        let (joint, width) = match c {
+            ';' if matches!(next, Some(';' | '&')) => {
+                return refuse(
+                    DenyReason::Compound,
+                    format!("`;{}` belongs to a `case` statement", next.unwrap_or(';')),
+                );
+            }
+            ';' => (Joint::Then, 1),
+            '|' if prev == '>' => return Ok(0),
+            '|' => match next {
+                Some('|') => (Joint::Or, 2),
+                Some('&') => (Joint::PipeAll, 2),
+                _ => (Joint::Pipe, 1),
+            },
+            '&' if prev == '>' || next == Some('>') => return Ok(0),
+            '&' if next != Some('&') => {
+                return refuse(
+                    DenyReason::Operator,
+                    "`&` runs a command in the background, where nothing waits for it",
+                );
+            }
+            _ => (Joint::And, 2),
         };
-        return refuse(
-            DenyReason::Empty,
-            format!("there is no command {around}")
-                .trim_end()
-                .to_string(),
-        );
+        self.pieces
+            .push(piece(self.command, self.start, i, self.joint));
+        self.joint = Some(joint);
+        self.start = i + width;
+        Ok(width - 1)
     }
-    Ok(pieces)
+
+    /// The last piece, and the check that no piece is empty.
+    fn finish(mut self) -> Result<Vec<Piece>, Refusal> {
+        let last = piece(self.command, self.start, self.command.len(), self.joint);
+        // A final `;` is allowed (`make;`): bash reads nothing after it.
+        if !(last.text.is_empty() && self.joint == Some(Joint::Then) && !self.pieces.is_empty()) {
+            self.pieces.push(last);
+        }
+        let pieces = self.pieces;
+        if let Some(empty) = pieces.iter().position(|p| p.text.is_empty()) {
+            let around = match (
+                pieces[empty].joint,
+                pieces.get(empty + 1).and_then(|p| p.joint),
+            ) {
+                (Some(j), _) => format!("after `{}`", j.as_str()),
+                (None, Some(j)) => format!("before `{}`", j.as_str()),
+                (None, None) => String::new(),
+            };
+            return refuse(
+                DenyReason::Empty,
+                format!("there is no command {around}")
+                    .trim_end()
+                    .to_string(),
+            );
+        }
+        Ok(pieces)
+    }
 }
 
 fn piece(command: &str, start: usize, end: usize, joint: Option<Joint>) -> Piece {
