@@ -441,14 +441,6 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
         return refuse(DenyReason::Builtin, "`[[ … ]]` is a shell keyword");
     }
     keyword(command.split_whitespace().next().unwrap_or_default())?;
-    #[derive(PartialEq)]
-    enum Q {
-        None,
-        Single,
-        Double,
-        /// `$'…'`: ANSI-C quoting, where `\'` does not end the string.
-        Ansi,
-    }
     let mut q = Q::None;
     let mut chars = command.chars().peekable();
     let mut prev = ' ';
@@ -472,71 +464,109 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
             (Q::Ansi, '\'') => q = Q::None,
             (Q::Ansi, c) if c != '\\' => {}
             (_, '\\') => {
-                let escaped = chars.next();
-                if escaped == Some('\n') {
-                    return refuse(DenyReason::Operator, "a backslash-newline continues the line");
-                }
-                // bash reads `\$'…'` as `$` then a plain quote; brush-parser as ANSI-C quoting.
-                // Parsers that disagree on where a quote ends must not both be trusted.
-                if escaped == Some('$') && matches!(chars.peek(), Some('\'' | '"')) && q != Q::Ansi {
-                    return refuse(
-                        DenyReason::UnbalancedQuotes,
-                        "`\\$` before a quote is read differently by different shells; quote the `$` as '$'",
-                    );
-                }
+                escaped(chars.next(), chars.peek().copied(), &q)?;
                 prev = 'x'; // an escaped character is an ordinary one
                 continue;
-            }
-            // A comment ends the command for a shell: nothing after it is quoted or parsed. It
-            // starts wherever a word does, after a redirection operator too (`>#x`).
-            (Q::None, '#') if matches!(prev, ' ' | '\t' | '\n' | '<' | '>') => return refuse(DenyReason::Comment, "`#` starts a comment"),
-            (Q::None, '\n') => return refuse(DenyReason::Operator, "a newline outside quotes separates commands"),
-            (Q::None, ';') => return refuse(DenyReason::Operator, "`;` separates commands"),
-            (Q::None, '|') if prev != '>' => return refuse(DenyReason::Operator, "`|` or `|&` pipes commands"),
-            (Q::None, '&') if prev != '>' && chars.peek() != Some(&'>') => {
-                return refuse(DenyReason::Operator, "`&`, `&&` run in the background or chain commands")
             }
             (Q::None, '\'') if prev == '$' => q = Q::Ansi,
             (Q::None, '\'') => q = Q::Single,
             (Q::None, '"') => q = Q::Double,
             (Q::Double, '"') => q = Q::None,
-            (_, '`') => return refuse(DenyReason::Substitution, "backticks substitute a command's output"),
-            (_, '$') if matches!(chars.peek(), Some('(') | Some('[')) => {
-                return refuse(DenyReason::Substitution, "`$(…)`, `$((…))` or `$[…]` substitutes before the command runs")
-            }
-            // `$$`, `$NAME`, `$1`, `$@`…: an expansion, whatever follows. Refusing it here also
-            // keeps `$$'…'` from being mistaken for ANSI-C quoting below.
-            (Q::None | Q::Double, '$')
-                if chars
-                    .peek()
-                    .is_some_and(|n| n.is_ascii_alphanumeric() || "$_@*#?!-".contains(*n)) =>
-            {
-                return refuse(DenyReason::Expansion, "`$NAME` or `$$` expands a variable")
-            }
-            (_, '$') if chars.peek() == Some(&'{') => return refuse(DenyReason::Expansion, "`${…}` expands a variable"),
-            (Q::None, '<') if chars.peek() == Some(&'<') => {
-                return refuse(DenyReason::Heredoc, "a here-document or here-string (`<<`, `<<<`)")
-            }
-            (Q::None, '(') if matches!(prev, '<' | '>') => {
-                return refuse(DenyReason::Substitution, "process substitution `<(…)` or `>(…)`")
-            }
-            (Q::None, '~') if matches!(prev, ' ' | '\t' | '=' | ':') => {
-                return refuse(DenyReason::Expansion, "`~` expands to a home directory; quote it")
-            }
-            (Q::None, '[' | '*' | '?') => {
-                return refuse(DenyReason::Glob, format!("unquoted `{c}` is a glob pattern; quote it to pass it literally"))
-            }
-            (Q::None, '(' | ')') => {
+            (_, '`') => {
                 return refuse(
-                    DenyReason::Compound,
-                    "unquoted parentheses: a subshell, function or pattern; quote them to pass them literally",
+                    DenyReason::Substitution,
+                    "backticks substitute a command's output",
                 )
             }
+            (_, '$') => dollar(&q, chars.peek().copied())?,
+            (Q::None, c) => unquoted(c, prev, chars.peek().copied())?,
             _ => {}
         }
         prev = c;
     }
     Ok(())
+}
+
+/// Where the prefilter is: outside quotes, or in which kind.
+#[derive(PartialEq)]
+enum Q {
+    None,
+    Single,
+    Double,
+    /// `$'…'`: ANSI-C quoting, where `\'` does not end the string.
+    Ansi,
+}
+
+/// A backslash and what it escapes (`escaped`, followed by `then`), in quoting state `q`.
+fn escaped(escaped: Option<char>, then: Option<char>, q: &Q) -> Result<(), Refusal> {
+    if escaped == Some('\n') {
+        return refuse(
+            DenyReason::Operator,
+            "a backslash-newline continues the line",
+        );
+    }
+    // bash reads `\$'…'` as `$` then a plain quote; brush-parser as ANSI-C quoting. Parsers
+    // that disagree on where a quote ends must not both be trusted.
+    if escaped == Some('$') && matches!(then, Some('\'' | '"')) && *q != Q::Ansi {
+        return refuse(
+            DenyReason::UnbalancedQuotes,
+            "`\\$` before a quote is read differently by different shells; quote the `$` as '$'",
+        );
+    }
+    Ok(())
+}
+
+/// A `$` outside single quotes, followed by `next`: substitutions and expansions.
+fn dollar(q: &Q, next: Option<char>) -> Result<(), Refusal> {
+    match next {
+        Some('(' | '[') => refuse(
+            DenyReason::Substitution,
+            "`$(…)`, `$((…))` or `$[…]` substitutes before the command runs",
+        ),
+        // `$$`, `$NAME`, `$1`, `$@`…: an expansion, whatever follows. Refusing it here also
+        // keeps `$$'…'` from being mistaken for ANSI-C quoting.
+        Some(n)
+            if matches!(q, Q::None | Q::Double)
+                && (n.is_ascii_alphanumeric() || "$_@*#?!-".contains(n)) =>
+        {
+            refuse(DenyReason::Expansion, "`$NAME` or `$$` expands a variable")
+        }
+        Some('{') => refuse(DenyReason::Expansion, "`${…}` expands a variable"),
+        _ => Ok(()),
+    }
+}
+
+/// A character outside quotes (after `prev`, before `next`) that the shell reads as syntax.
+fn unquoted(c: char, prev: char, next: Option<char>) -> Result<(), Refusal> {
+    match c {
+        // A comment ends the command for a shell: nothing after it is quoted or parsed. It
+        // starts wherever a word does, after a redirection operator too (`>#x`).
+        '#' if matches!(prev, ' ' | '\t' | '\n' | '<' | '>') => refuse(DenyReason::Comment, "`#` starts a comment"),
+        '\n' => refuse(DenyReason::Operator, "a newline outside quotes separates commands"),
+        ';' => refuse(DenyReason::Operator, "`;` separates commands"),
+        '|' if prev != '>' => refuse(DenyReason::Operator, "`|` or `|&` pipes commands"),
+        '&' if prev != '>' && next != Some('>') => {
+            refuse(DenyReason::Operator, "`&`, `&&` run in the background or chain commands")
+        }
+        '<' if next == Some('<') => {
+            refuse(DenyReason::Heredoc, "a here-document or here-string (`<<`, `<<<`)")
+        }
+        '(' if matches!(prev, '<' | '>') => {
+            refuse(DenyReason::Substitution, "process substitution `<(…)` or `>(…)`")
+        }
+        '~' if matches!(prev, ' ' | '\t' | '=' | ':') => {
+            refuse(DenyReason::Expansion, "`~` expands to a home directory; quote it")
+        }
+        '[' | '*' | '?' => refuse(
+            DenyReason::Glob,
+            format!("unquoted `{c}` is a glob pattern; quote it to pass it literally"),
+        ),
+        '(' | ')' => refuse(
+            DenyReason::Compound,
+            "unquoted parentheses: a subshell, function or pattern; quote them to pass them literally",
+        ),
+        _ => Ok(()),
+    }
 }
 
 fn grammar(command: &str, runs: Runs) -> Result<Parsed, Refusal> {
