@@ -176,20 +176,30 @@ impl super::Config {
 
 pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
     let mut c = Coverage::default();
-    let add = |c: &mut Coverage, word: &str| -> Option<bool> {
-        let (shown, exists) = locate(root, word)?;
-        c.files.push(shown);
-        Some(exists)
-    };
+    if let Some((interp, start)) = interpreter(root, argv, &mut c) {
+        interpreter_args(root, &interp, &argv[start..], &mut c);
+    }
+    c
+}
+
+/// Add the project file `word` names to `c`, if it names one: whether it exists.
+fn add(root: &Path, c: &mut Coverage, word: &str) -> Option<bool> {
+    let (shown, exists) = locate(root, word)?;
+    c.files.push(shown);
+    Some(exists)
+}
+
+/// The program `argv` runs past its wrappers (each program run by path covered, with its
+/// `#!` chain): the interpreter's family and where its arguments start, or `None` when it is
+/// not an interpreter (or a wrapper could not be read: then `c` is blind).
+fn interpreter(root: &Path, argv: &[String], c: &mut Coverage) -> Option<(String, usize)> {
     let mut i = 0;
-    let (interp, start) = loop {
-        let Some(program) = argv.get(i) else {
-            return c;
-        };
+    loop {
+        let program = argv.get(i)?;
         let mut names = vec![family(program).to_string()];
         if program.contains('/') {
-            add(&mut c, program);
-            shebang_chain(root, program, &mut c);
+            add(root, c, program);
+            shebang_chain(root, program, c);
             // A symlink's target decides what runs (`.venv/bin/python` -> python3.12).
             let full = root.join(program);
             if let Ok(real) = full.canonicalize() {
@@ -201,23 +211,25 @@ pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
                 Ok(next) => i = next,
                 Err(why) => {
                     c.blind = Some(why);
-                    return c;
+                    return None;
                 }
             }
             continue;
         }
-        match names
+        let n = names
             .into_iter()
-            .find(|n| INTERPRETERS.contains(&n.as_str()))
-        {
-            Some(n) => break (n, i + 1),
-            None => return c,
-        }
-    };
+            .find(|n| INTERPRETERS.contains(&n.as_str()))?;
+        return Some((n, i + 1));
+    }
+}
+
+/// An interpreter's arguments: its script (or `-m` module), option values naming project
+/// files; inline code is in hooks.yaml, covered already.
+fn interpreter_args(root: &Path, interp: &str, argv: &[String], c: &mut Coverage) {
     let python = interp == "python" || interp == "pypy";
     let mut script_seen = false;
     let mut skip_next = false;
-    let mut args = argv[start..].iter().peekable();
+    let mut args = argv.iter().peekable();
     while let Some(w) = args.next() {
         if skip_next {
             skip_next = false;
@@ -228,7 +240,7 @@ pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
             let module = module.map(|m| m.trim_start_matches("-m")).unwrap_or("");
             match module_files(module) {
                 Some(files) => files.iter().for_each(|f| {
-                    add(&mut c, f);
+                    add(root, c, f);
                 }),
                 None => {
                     c.blind = Some(format!(
@@ -239,7 +251,7 @@ pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
             script_seen = true;
             continue;
         }
-        if inline_code_options(&interp).contains(&w.as_str()) {
+        if inline_code_options(interp).contains(&w.as_str()) {
             // Inline code lives in hooks.yaml, which is covered; its next word is not a file.
             skip_next = true;
             script_seen = true;
@@ -249,7 +261,7 @@ pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
             // `--require=./x.js`: a value that names an existing project file is covered.
             if let Some((_, value)) = opt.split_once('=') {
                 if locate(root, value).is_some_and(|(_, exists)| exists) {
-                    add(&mut c, value);
+                    add(root, c, value);
                 }
             }
             continue;
@@ -260,20 +272,32 @@ pub(crate) fn coverage(root: &Path, argv: &[String]) -> Coverage {
         {
             continue;
         }
-        let exists = add(&mut c, w);
+        let exists = add(root, c, w);
         if !script_seen {
             script_seen = true;
-            let dir = root.join(w).is_dir();
-            if python && dir {
-                add(&mut c, &format!("{w}/__main__.py"));
-            } else if dir || exists == Some(false) {
-                c.blind = Some(format!(
-                    "`{interp} {w}`: `{w}` is not an existing file, so {interp} may run another one (an extension, an index or main file, a module) that the fingerprint does not cover"
-                ));
-            }
+            script(root, interp, w, exists, python, c);
         }
     }
-    c
+}
+
+/// The script word `w`: a Python package directory runs its `__main__.py`; a directory or a
+/// missing file lets the interpreter pick code the fingerprint does not cover.
+fn script(
+    root: &Path,
+    interp: &str,
+    w: &str,
+    exists: Option<bool>,
+    python: bool,
+    c: &mut Coverage,
+) {
+    let dir = root.join(w).is_dir();
+    if python && dir {
+        add(root, c, &format!("{w}/__main__.py"));
+    } else if dir || exists == Some(false) {
+        c.blind = Some(format!(
+            "`{interp} {w}`: `{w}` is not an existing file, so {interp} may run another one (an extension, an index or main file, a module) that the fingerprint does not cover"
+        ));
+    }
 }
 
 /// A script run by path names its interpreter on its `#!` line, and the kernel runs that
