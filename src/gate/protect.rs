@@ -166,72 +166,77 @@ impl Places {
     }
 }
 
+/// The protected places of `p`, as given (made absolute by [`ProtectedPaths::new`]).
+fn rules(p: &Places) -> Vec<Rule> {
+    let mut rules = Vec::new();
+    let project = &p.project_dir;
+    rules.push(Rule::Dir(project.join(".infer")));
+    rules.push(Rule::Prefixed(project.join(".claude"), "settings".into()));
+    rules.push(Rule::File(project.join(".gemini/settings.json")));
+    rules.push(Rule::File(project.join("crush.json")));
+    rules.push(Rule::File(project.join(".crush.json")));
+    let config_homes = p
+        .xdg_config_home
+        .iter()
+        .cloned()
+        .chain(p.home.iter().map(|h| h.join(".config")));
+    for c in config_homes {
+        rules.push(Rule::Dir(c.join("hookd")));
+        rules.push(Rule::File(c.join("crush/crush.json")));
+    }
+    if let Some(h) = &p.home {
+        rules.push(Rule::Dir(h.join(".infer")));
+        rules.push(Rule::Dir(h.join(".local/state/hookd")));
+        rules.push(Rule::File(h.join(".local/share/crush/crush.json")));
+        rules.push(Rule::Prefixed(h.join(".claude"), "settings".into()));
+        rules.push(Rule::File(h.join(".gemini/settings.json")));
+        // Gemini CLI loads these into its environment, and hookd's adapter takes what the
+        // user's home sets there as the user's (a project's are scrubbed).
+        rules.push(Rule::File(h.join(".gemini/.env")));
+        rules.push(Rule::File(h.join(".env")));
+    }
+    // Where the agents keep their user settings when moved by their own variables.
+    if let Some(d) = &p.claude_config_dir {
+        rules.push(Rule::Prefixed(d.clone(), "settings".into()));
+    }
+    if let Some(h) = &p.gemini_cli_home {
+        rules.push(Rule::File(h.join(".gemini/settings.json")));
+        rules.push(Rule::File(h.join(".gemini/.env")));
+        rules.push(Rule::File(h.join(".env")));
+    }
+    for d in [&p.crush_global_config, &p.crush_global_data]
+        .into_iter()
+        .flatten()
+    {
+        rules.push(Rule::File(d.join("crush.json")));
+    }
+    if let Some(s) = &p.xdg_state_home {
+        rules.push(Rule::Dir(s.join("hookd")));
+    }
+    if let Some(r) = &p.xdg_runtime_dir {
+        rules.push(Rule::Prefixed(r.clone(), "hookd".into()));
+    }
+    if let Some(s) = &p.state_dir {
+        rules.push(Rule::Dir(s.clone()));
+    }
+    if let Some(t) = &p.trust_file {
+        rules.push(Rule::File(t.clone()));
+    }
+    rules.extend(p.sources.iter().cloned().map(Rule::File));
+    for dir in &p.config_dirs {
+        for file in crate::paths::PROJECT_FILES {
+            rules.push(Rule::File(dir.join(file)));
+        }
+    }
+    rules
+}
+
 impl ProtectedPaths {
     /// hookd's configuration (`~/.infer/`, the project's `.infer/`, every file read), its trust
     /// store and state, the daemon's socket and token, and the agents' settings where
     /// `hookd install` puts its adapter.
     pub fn new(p: &Places) -> ProtectedPaths {
-        let mut rules = Vec::new();
-        let project = &p.project_dir;
-        rules.push(Rule::Dir(project.join(".infer")));
-        rules.push(Rule::Prefixed(project.join(".claude"), "settings".into()));
-        rules.push(Rule::File(project.join(".gemini/settings.json")));
-        rules.push(Rule::File(project.join("crush.json")));
-        rules.push(Rule::File(project.join(".crush.json")));
-        let config_homes: Vec<PathBuf> = p
-            .xdg_config_home
-            .iter()
-            .cloned()
-            .chain(p.home.iter().map(|h| h.join(".config")))
-            .collect();
-        for c in &config_homes {
-            rules.push(Rule::Dir(c.join("hookd")));
-            rules.push(Rule::File(c.join("crush/crush.json")));
-        }
-        if let Some(h) = &p.home {
-            rules.push(Rule::Dir(h.join(".infer")));
-            rules.push(Rule::Dir(h.join(".local/state/hookd")));
-            rules.push(Rule::File(h.join(".local/share/crush/crush.json")));
-            rules.push(Rule::Prefixed(h.join(".claude"), "settings".into()));
-            rules.push(Rule::File(h.join(".gemini/settings.json")));
-            // Gemini CLI loads these into its environment, and hookd's adapter takes what the
-            // user's home sets there as the user's (a project's are scrubbed).
-            rules.push(Rule::File(h.join(".gemini/.env")));
-            rules.push(Rule::File(h.join(".env")));
-        }
-        // Where the agents keep their user settings when moved by their own variables.
-        if let Some(d) = &p.claude_config_dir {
-            rules.push(Rule::Prefixed(d.clone(), "settings".into()));
-        }
-        if let Some(h) = &p.gemini_cli_home {
-            rules.push(Rule::File(h.join(".gemini/settings.json")));
-            rules.push(Rule::File(h.join(".gemini/.env")));
-            rules.push(Rule::File(h.join(".env")));
-        }
-        for d in [&p.crush_global_config, &p.crush_global_data]
-            .into_iter()
-            .flatten()
-        {
-            rules.push(Rule::File(d.join("crush.json")));
-        }
-        if let Some(s) = &p.xdg_state_home {
-            rules.push(Rule::Dir(s.join("hookd")));
-        }
-        if let Some(r) = &p.xdg_runtime_dir {
-            rules.push(Rule::Prefixed(r.clone(), "hookd".into()));
-        }
-        if let Some(s) = &p.state_dir {
-            rules.push(Rule::Dir(s.clone()));
-        }
-        if let Some(t) = &p.trust_file {
-            rules.push(Rule::File(t.clone()));
-        }
-        rules.extend(p.sources.iter().cloned().map(Rule::File));
-        for dir in &p.config_dirs {
-            for file in crate::paths::PROJECT_FILES {
-                rules.push(Rule::File(dir.join(file)));
-            }
-        }
+        let rules = rules(p);
         // Relative places (a library user's `project_dir` of `.`) are made absolute first.
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let mut all = Vec::with_capacity(rules.len() * 2);
@@ -251,7 +256,7 @@ impl ProtectedPaths {
         }
         // Directories that may hold protected places but may be named freely: `/`, the home
         // and the project, and the directories above them.
-        let roots = [p.home.as_deref(), Some(project)]
+        let roots = [p.home.as_deref(), Some(p.project_dir.as_path())]
             .into_iter()
             .flatten()
             .flat_map(|d| {
