@@ -358,7 +358,7 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
     let stop = walk_stop(&starts);
     let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
     let mut set = set_by(&starts, stop.as_deref(), &env);
-    let mut names = names(&set);
+    let names = names(&set);
     let from_env = PROJECT_VARS.iter().find_map(|k| {
         let v = std::env::var_os(k).filter(|v| !v.is_empty())?;
         if names.contains(*k) {
@@ -393,13 +393,25 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
         set.extend(set_by(std::slice::from_ref(here), stop.as_deref(), &env));
         starts.push(here.clone());
     }
-    names = self::names(&set);
+    let project_env = drop_what_it_set(&set, &starts, here.as_deref(), &mut notes);
+    Entered { notes, project_env }
+}
+
+/// Drop from this process's environment what `set` (read from `starts`) set for the agent:
+/// restore what the scrub can (a `HOME` from the user database), remove the rest; returns
+/// what was removed, to keep from the hooks too.
+fn drop_what_it_set(
+    set: &[Assignment],
+    starts: &[PathBuf],
+    here: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Vec<ProjectVar> {
+    let names = self::names(set);
     if names.is_empty() {
-        return Entered {
-            notes,
-            project_env: Vec::new(),
-        };
+        return Vec::new();
     }
+    let home = crate::paths::home();
+    let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
     let projects: Vec<PathBuf> = starts
         .iter()
         .map(|d| crate::paths::find_project(d, home.as_deref()))
@@ -412,9 +424,9 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
     };
     let s = scrub(&names, &env, &projects, user_home);
     let project_env = project_vars(
-        &set,
+        set,
         &|k: &str| std::env::var_os(k),
-        here.as_deref().unwrap_or(Path::new("/")),
+        here.unwrap_or(Path::new("/")),
     );
     for k in &s.remove {
         std::env::remove_var(k);
@@ -433,7 +445,7 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
             crate::display::visible(&present.join(", "))
         ));
     }
-    Entered { notes, project_env }
+    project_env
 }
 
 /// Where the walk up for `.env` files stops: the home directory, whose files are the user's.

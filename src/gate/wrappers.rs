@@ -221,6 +221,73 @@ fn spec(program: &str) -> Option<Spec> {
         .map(|(_, spec)| *spec)
 }
 
+impl Spec {
+    /// The long option `w` (`--name[=value]`): how many words it takes, itself included, or
+    /// why the gate cannot read past it.
+    fn long(
+        &self,
+        program: &str,
+        w: &str,
+        name: &str,
+        value: Option<&str>,
+    ) -> Result<usize, String> {
+        // An unambiguous abbreviation, or the full name.
+        let pick = |list: &[&'static str]| {
+            let mut hits = list.iter().filter(|full| abbreviates(name, full));
+            match (hits.next(), hits.next()) {
+                (Some(one), None) => Some(*one),
+                _ => list.iter().find(|full| **full == name).copied(),
+            }
+        };
+        if pick(self.refused).is_some() {
+            return Err(format!("`{program} {w}` runs no command the gate can see"));
+        }
+        if pick(self.long_value).is_some() {
+            Ok(if value.is_some() { 1 } else { 2 })
+        } else if pick(self.long_optional).is_some()
+            || (pick(self.long_flag).is_some() && value.is_none())
+        {
+            Ok(1)
+        } else {
+            Err(format!(
+                "`{program}` option `{w}` is not one the gate reads"
+            ))
+        }
+    }
+
+    /// Short options `-letters`: how many words they take, theirs included, or why the gate
+    /// cannot read past them.
+    fn short(&self, program: &str, letters: &str) -> Result<usize, String> {
+        // `nice -10 cmd`: the old form of `-n 10`.
+        if program == "nice" && letters.bytes().all(|b| b.is_ascii_digit()) {
+            return Ok(1);
+        }
+        for (at, c) in letters.char_indices() {
+            if self
+                .refused
+                .iter()
+                .any(|r| r.len() == 1 && r.starts_with(c))
+            {
+                return Err(format!("`{program} -{c}` runs no command the gate can see"));
+            }
+            if self.short_value.contains(c) {
+                // Its value is the rest of the word, or the next word.
+                return Ok(if at + c.len_utf8() == letters.len() {
+                    2
+                } else {
+                    1
+                });
+            }
+            if !self.short_flag.contains(c) {
+                return Err(format!(
+                    "`{program}` option `-{c}` is not one the gate reads"
+                ));
+            }
+        }
+        Ok(1)
+    }
+}
+
 /// Variables an `env NAME=VALUE` may set before an inner command: settings known not to load
 /// or run code (locale, colours, logging, test knobs). Any other name, or one an entry does not
 /// name, is an assignment the gate refuses, as it refuses `NAME=VALUE cmd` (PATH, LD_PRELOAD,
@@ -320,64 +387,17 @@ fn by_spec(program: &str, spec: &Spec, argv: &[String]) -> Inner {
             i += 1;
             break;
         }
-        if let Some((name, value)) = long_name(w) {
-            // An unambiguous abbreviation, or the full name.
-            let pick = |list: &[&'static str]| {
-                let mut hits = list.iter().filter(|full| abbreviates(name, full));
-                match (hits.next(), hits.next()) {
-                    (Some(one), None) => Some(*one),
-                    _ => list.iter().find(|full| **full == name).copied(),
-                }
-            };
-            if pick(spec.refused).is_some() {
-                return Inner::Unknown(format!("`{program} {w}` runs no command the gate can see"));
-            }
-            if pick(spec.long_value).is_some() {
-                i += if value.is_some() { 1 } else { 2 };
-            } else if pick(spec.long_optional).is_some()
-                || (pick(spec.long_flag).is_some() && value.is_none())
-            {
-                i += 1;
-            } else {
-                return Inner::Unknown(format!(
-                    "`{program}` option `{w}` is not one the gate reads"
-                ));
-            }
-            continue;
+        let read = if let Some((name, value)) = long_name(w) {
+            spec.long(program, w, name, value)
+        } else if let Some(letters) = w.strip_prefix('-').filter(|l| !l.is_empty()) {
+            spec.short(program, letters)
+        } else {
+            break;
+        };
+        match read {
+            Ok(words) => i += words,
+            Err(why) => return Inner::Unknown(why),
         }
-        if let Some(letters) = w.strip_prefix('-').filter(|l| !l.is_empty()) {
-            // `nice -10 cmd`: the old form of `-n 10`.
-            if program == "nice" && letters.bytes().all(|b| b.is_ascii_digit()) {
-                i += 1;
-                continue;
-            }
-            let mut next = i + 1;
-            for (at, c) in letters.char_indices() {
-                if spec
-                    .refused
-                    .iter()
-                    .any(|r| r.len() == 1 && r.starts_with(c))
-                {
-                    return Inner::Unknown(format!(
-                        "`{program} -{c}` runs no command the gate can see"
-                    ));
-                }
-                if spec.short_value.contains(c) {
-                    if at + c.len_utf8() == letters.len() {
-                        next += 1;
-                    }
-                    break;
-                }
-                if !spec.short_flag.contains(c) {
-                    return Inner::Unknown(format!(
-                        "`{program}` option `-{c}` is not one the gate reads"
-                    ));
-                }
-            }
-            i = next;
-            continue;
-        }
-        break;
     }
     i += spec.operands;
     // `flock FILE -c STRING` runs a shell string.
@@ -472,29 +492,35 @@ fn env(argv: &[String]) -> Inner {
     }
 }
 
+/// xargs's options (GNU findutils): short ones taking a value, short flags, long ones.
+const XARGS_VALUE: &str = "adEILnPs";
+/// xargs's short flags.
+const XARGS_FLAG: &str = "0oprtx";
+/// xargs's long options taking a value.
+const XARGS_LONG_VALUE: &[&str] = &[
+    "arg-file",
+    "delimiter",
+    "max-args",
+    "max-procs",
+    "max-chars",
+    "process-slot-var",
+];
+/// xargs's long options with an optional attached value.
+const XARGS_LONG_OPTIONAL: &[&str] = &["eof", "replace", "max-lines"];
+/// xargs's long flags.
+const XARGS_LONG_FLAG: &[&str] = &[
+    "null",
+    "open-tty",
+    "interactive",
+    "no-run-if-empty",
+    "verbose",
+    "exit",
+    "show-limits",
+];
+
 /// `xargs [OPTIONS] [COMMAND [ARGS]]`: the command (default `echo`) gets words from xargs's
 /// input appended, or put in place of `-I`'s placeholder.
 fn xargs(argv: &[String]) -> Inner {
-    const VALUE: &str = "adEILnPs";
-    const FLAG: &str = "0oprtx";
-    const LONG_VALUE: &[&str] = &[
-        "arg-file",
-        "delimiter",
-        "max-args",
-        "max-procs",
-        "max-chars",
-        "process-slot-var",
-    ];
-    const LONG_OPTIONAL: &[&str] = &["eof", "replace", "max-lines"];
-    const LONG_FLAG: &[&str] = &[
-        "null",
-        "open-tty",
-        "interactive",
-        "no-run-if-empty",
-        "verbose",
-        "exit",
-        "show-limits",
-    ];
     let mut i = 1;
     while i < argv.len() {
         let w = argv[i].as_str();
@@ -504,9 +530,9 @@ fn xargs(argv: &[String]) -> Inner {
         }
         if let Some((name, value)) = long_name(w) {
             let is = |list: &[&str]| list.iter().any(|f| abbreviates(name, f));
-            if is(LONG_VALUE) {
+            if is(XARGS_LONG_VALUE) {
                 i += if value.is_some() { 1 } else { 2 };
-            } else if is(LONG_OPTIONAL) || is(LONG_FLAG) {
+            } else if is(XARGS_LONG_OPTIONAL) || is(XARGS_LONG_FLAG) {
                 i += 1;
             } else {
                 return Inner::Unknown(format!("`xargs` option `{w}` is not one the gate reads"));
@@ -520,13 +546,13 @@ fn xargs(argv: &[String]) -> Inner {
                 if matches!(c, 'e' | 'i' | 'l') {
                     break;
                 }
-                if VALUE.contains(c) {
+                if XARGS_VALUE.contains(c) {
                     if at + 1 == letters.len() {
                         next += 1;
                     }
                     break;
                 }
-                if !FLAG.contains(c) {
+                if !XARGS_FLAG.contains(c) {
                     return Inner::Unknown(format!(
                         "`xargs` option `-{c}` is not one the gate reads"
                     ));
