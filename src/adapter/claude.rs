@@ -166,44 +166,7 @@ fn reply(event: &str, outcome: &Outcome) -> AgentReply {
                 );
             }
         }
-        Decision::Tool(t) => {
-            let mut hso = Specific::new(event);
-            // How to allow it is for the operator (stderr), never in the reason the model reads.
-            notes.extend(t.operator_hint.iter().map(|h| format!("hookd: {h}")));
-            if t.deny || t.base.halt {
-                hso.permission_decision = Some("deny");
-                hso.permission_decision_reason =
-                    t.reason.clone().or_else(|| t.base.halt_reason.clone());
-            } else if let Some(input) = &t.updated_input {
-                // A hook's rewrite still goes through the user's approval: hookd never approves
-                // it. The sandbox's rewrite of a call the shell gate admitted is allowed (the
-                // allow-list decided; Claude Code's own rules would not match the rewrite); one
-                // the gate did not judge goes through Claude Code's permissions as rewritten
-                // (Claude Code 2.1.330 applies `updatedInput` without a decision; `ask` in
-                // `-p` mode refuses the call).
-                let (decision, why) = match (t.confined, t.gate_admitted) {
-                    (true, true) => (
-                        Some("allow"),
-                        "hookd's allow-list admits it; it runs in hookd's sandbox",
-                    ),
-                    (true, false) => (None, "it runs in hookd's sandbox"),
-                    (false, _) => (Some("ask"), "hookd hooks rewrote this call's input"),
-                };
-                hso.permission_decision = decision;
-                hso.permission_decision_reason = Some(why.into());
-                hso.updated_input = Some(input.clone());
-            }
-            if t.base.halt {
-                out.halt(t.base.halt_reason.as_ref());
-            }
-            if !t.deny && !t.base.halt {
-                hso.additional_context =
-                    additional_context(outcome, t.base.context.as_deref(), &t.base.context_files);
-            }
-            if !hso.is_empty() {
-                out.hook_specific_output = Some(hso);
-            }
-        }
+        Decision::Tool(t) => tool_reply(event, outcome, t, &mut out, &mut notes),
         Decision::Context(c) => {
             if c.halt {
                 out.halt(c.halt_reason.as_ref());
@@ -224,6 +187,50 @@ fn reply(event: &str, outcome: &Outcome) -> AgentReply {
         Decision::Observe {} => {}
     }
     AgentReply::json(&out, notes)
+}
+
+/// Claude Code's reply to a tool call (`PreToolUse`): a deny, a rewrite and who approves it,
+/// context; how to allow a refused call goes to the operator's `notes`, never to the model.
+fn tool_reply(
+    event: &str,
+    outcome: &Outcome,
+    t: &crate::decision::ToolDecision,
+    out: &mut HookReply,
+    notes: &mut Vec<String>,
+) {
+    let mut hso = Specific::new(event);
+    notes.extend(t.operator_hint.iter().map(|h| format!("hookd: {h}")));
+    if t.deny || t.base.halt {
+        hso.permission_decision = Some("deny");
+        hso.permission_decision_reason = t.reason.clone().or_else(|| t.base.halt_reason.clone());
+    } else if let Some(input) = &t.updated_input {
+        // A hook's rewrite still goes through the user's approval: hookd never approves it.
+        // The sandbox's rewrite of a call the shell gate admitted is allowed (the allow-list
+        // decided; Claude Code's own rules would not match the rewrite); one the gate did not
+        // judge goes through Claude Code's permissions as rewritten (Claude Code 2.1.330
+        // applies `updatedInput` without a decision; `ask` in `-p` mode refuses the call).
+        let (decision, why) = match (t.confined, t.gate_admitted) {
+            (true, true) => (
+                Some("allow"),
+                "hookd's allow-list admits it; it runs in hookd's sandbox",
+            ),
+            (true, false) => (None, "it runs in hookd's sandbox"),
+            (false, _) => (Some("ask"), "hookd hooks rewrote this call's input"),
+        };
+        hso.permission_decision = decision;
+        hso.permission_decision_reason = Some(why.into());
+        hso.updated_input = Some(input.clone());
+    }
+    if t.base.halt {
+        out.halt(t.base.halt_reason.as_ref());
+    }
+    if !t.deny && !t.base.halt {
+        hso.additional_context =
+            additional_context(outcome, t.base.context.as_deref(), &t.base.context_files);
+    }
+    if !hso.is_empty() {
+        out.hook_specific_output = Some(hso);
+    }
 }
 
 /// The reply when hookd itself failed: let the agent go on, unless the user chose to fail

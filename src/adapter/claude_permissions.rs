@@ -137,39 +137,7 @@ pub fn import(settings: &Value) -> Import {
         }
     }
     for rule in rules("deny") {
-        let why = match translate(&rule) {
-            Ok(denied) => {
-                // Whether any command matches both the entry and the rule, not one sample:
-                // `^git .* main$` admits `git push main`, which `Bash(git push:*)` refuses.
-                let admitting: Vec<(String, String)> = out
-                    .entries
-                    .iter()
-                    .filter_map(|e| {
-                        crate::gate::common_command(&e.entry, &denied).map(|c| (e.entry.clone(), c))
-                    })
-                    .collect();
-                if admitting.is_empty() {
-                    "hookd has no deny list: what no entry admits is refused, and no entry above admits a command this rule refuses".to_string()
-                } else {
-                    let list = |pick: fn(&(String, String)) -> &String| {
-                        admitting
-                            .iter()
-                            .map(|x| format!("`{}`", pick(x)))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    };
-                    format!(
-                        "hookd has no deny list, and {} above admit{} {}, which this rule refuses in Claude Code: narrow {}",
-                        list(|x| &x.0),
-                        if admitting.len() == 1 { "s" } else { "" },
-                        list(|x| &x.1),
-                        if admitting.len() == 1 { "it" } else { "them" }
-                    )
-                }
-            }
-            Err(why) if !why.starts_with("any command") => why,
-            Err(_) => "hookd has no deny list: what no entry admits is refused".to_string(),
-        };
+        let why = deny_note(&out.entries, &rule);
         out.untranslated.push(Untranslated {
             list: "deny",
             rule,
@@ -185,6 +153,40 @@ pub fn import(settings: &Value) -> Import {
         });
     }
     out
+}
+
+/// Why a deny rule has no equivalent, naming the entries above that admit what it refuses.
+fn deny_note(entries: &[Translated], rule: &str) -> String {
+    let denied = match translate(rule) {
+        Ok(denied) => denied,
+        Err(why) if !why.starts_with("any command") => return why,
+        Err(_) => return "hookd has no deny list: what no entry admits is refused".to_string(),
+    };
+    // Whether any command matches both the entry and the rule, not one sample:
+    // `^git .* main$` admits `git push main`, which `Bash(git push:*)` refuses.
+    let admitting: Vec<(String, String)> = entries
+        .iter()
+        .filter_map(|e| {
+            crate::gate::common_command(&e.entry, &denied).map(|c| (e.entry.clone(), c))
+        })
+        .collect();
+    if admitting.is_empty() {
+        return "hookd has no deny list: what no entry admits is refused, and no entry above admits a command this rule refuses".to_string();
+    }
+    let list = |pick: fn(&(String, String)) -> &String| {
+        admitting
+            .iter()
+            .map(|x| format!("`{}`", pick(x)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "hookd has no deny list, and {} above admit{} {}, which this rule refuses in Claude Code: narrow {}",
+        list(|x| &x.0),
+        if admitting.len() == 1 { "s" } else { "" },
+        list(|x| &x.1),
+        if admitting.len() == 1 { "it" } else { "them" }
+    )
 }
 
 /// The content of a `Bash(…)` rule, or why the rule is not one.

@@ -400,6 +400,42 @@ pub fn uninstall(
     let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
         return Ok(Change::Unchanged);
     };
+    let (changed, emptied_events) = remove_ours(spec, hooks);
+    if !changed {
+        return Ok(Change::Unchanged);
+    }
+    for e in emptied_events {
+        hooks.remove(&e);
+    }
+    if hooks.is_empty() {
+        if let Some(root) = settings.as_object_mut() {
+            root.remove("hooks");
+        }
+    }
+    // The backup `install` left holds hookd's entries too: restoring it would install hookd
+    // again, so it goes, and the file goes when nothing but hookd's entries was in it.
+    let backup = path.with_extension("json.hookd-backup");
+    let err = |source: std::io::Error| InstallError::Io {
+        path: path.clone(),
+        source,
+    };
+    let gone = |p: &Path| match fs::remove_file(p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(err(e)),
+        _ => Ok(()),
+    };
+    if settings.as_object().is_some_and(|o| o.is_empty()) {
+        gone(path)?;
+        gone(&backup)?;
+        return Ok(Change::Removed);
+    }
+    write(path, false, &settings)?;
+    gone(&backup)?;
+    Ok(Change::Written { backup: None })
+}
+
+/// Take hookd's entries out of `hooks` (each event's groups): whether any was there, and the
+/// events left with no group.
+fn remove_ours(spec: &dyn Adapter, hooks: &mut Map<String, Value>) -> (bool, Vec<String>) {
     let mut changed = false;
     let mut emptied_events = Vec::new();
     for (event, groups) in hooks.iter_mut() {
@@ -440,36 +476,7 @@ pub fn uninstall(
             }
         }
     }
-    if !changed {
-        return Ok(Change::Unchanged);
-    }
-    for e in emptied_events {
-        hooks.remove(&e);
-    }
-    if hooks.is_empty() {
-        if let Some(root) = settings.as_object_mut() {
-            root.remove("hooks");
-        }
-    }
-    // The backup `install` left holds hookd's entries too: restoring it would install hookd
-    // again, so it goes, and the file goes when nothing but hookd's entries was in it.
-    let backup = path.with_extension("json.hookd-backup");
-    let err = |source: std::io::Error| InstallError::Io {
-        path: path.clone(),
-        source,
-    };
-    let gone = |p: &Path| match fs::remove_file(p) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(err(e)),
-        _ => Ok(()),
-    };
-    if settings.as_object().is_some_and(|o| o.is_empty()) {
-        gone(path)?;
-        gone(&backup)?;
-        return Ok(Change::Removed);
-    }
-    write(path, false, &settings)?;
-    gone(&backup)?;
-    Ok(Change::Written { backup: None })
+    (changed, emptied_events)
 }
 
 /// The programs the hook entries of `path` run as hookd's adapter for the agent (`None` when
