@@ -53,21 +53,21 @@ pub(crate) struct SessionFacts {
 /// The session's bookkeeping for one dispatch at `point`: count model turns and remember the
 /// mode at `pre_stream`; track the failure streak at `post_tool`.
 pub(crate) fn observe(
-    point: crate::HookPoint,
-    ctx: &crate::Context,
+    point: crate::catalog::HookPoint,
+    ctx: &crate::context::Context,
     view: &crate::view::View<'_>,
-    mode: crate::Mode,
+    mode: crate::kinds::Mode,
     tracking: Tracking,
     state: &mut SessionState,
 ) -> SessionFacts {
     use serde_json::Value;
     let mut facts = SessionFacts::default();
-    if point == crate::HookPoint::PreStream && tracking.turns {
+    if point == crate::catalog::HookPoint::PreStream && tracking.turns {
         state.turns += 1;
         facts.prev_mode = state.last_mode.replace(mode.name().to_string());
         facts.mode_changed = facts.prev_mode.as_deref().is_some_and(|p| p != mode.name());
     }
-    if point == crate::HookPoint::PostTool && tracking.failures {
+    if point == crate::catalog::HookPoint::PostTool && tracking.failures {
         if view.tool_failed() {
             // Kept by digest: a tool's input may be megabytes, and a daemon keeps thousands of
             // sessions.

@@ -271,7 +271,7 @@ mod tests {
             for e in a.events() {
                 if let Some(p) = e.point {
                     assert_eq!(
-                        crate::HookPoint::for_agent_event(e.name),
+                        crate::catalog::HookPoint::for_agent_event(e.name),
                         Some(p),
                         "{} {}",
                         a.name(),

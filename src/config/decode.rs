@@ -153,9 +153,9 @@ impl<'s> Decoder<'s> {
 
     /// A hook point of the catalog. An agent's own event name (`Stop`) gets the point it maps
     /// to as the suggestion.
-    pub fn hook_point(&mut self, node: &Node) -> Option<crate::HookPoint> {
+    pub fn hook_point(&mut self, node: &Node) -> Option<crate::catalog::HookPoint> {
         if let NodeKind::Scalar { value, .. } = &node.kind {
-            if let Some(p) = crate::HookPoint::for_agent_event(value) {
+            if let Some(p) = crate::catalog::HookPoint::for_agent_event(value) {
                 self.error(
                     node.pos,
                     format!("unknown hook point `{value}`"),
@@ -166,7 +166,7 @@ impl<'s> Decoder<'s> {
                 return None;
             }
         }
-        let options: Vec<_> = crate::HookPoint::ALL
+        let options: Vec<_> = crate::catalog::HookPoint::ALL
             .iter()
             .map(|p| (p.name(), *p))
             .collect();

@@ -25,7 +25,10 @@ fn module_of(src: &Path, file: &Path) -> Option<String> {
     (!matches!(name.as_str(), "main" | "lib" | "cli")).then_some(name)
 }
 
-/// The `crate::X` modules a file's code names: comments and unit tests left out.
+/// The `crate::X` names a file's code uses: comments and unit tests left out. A grouped
+/// `crate::{a, b}` names each; every name must be a module (a re-export of lib.rs, like
+/// `crate::HookPoint`, would hide which module it comes from: see
+/// `every_crate_path_names_a_module`).
 fn uses(text: &str) -> BTreeSet<String> {
     let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
     let mut out = BTreeSet::new();
@@ -34,12 +37,26 @@ fn uses(text: &str) -> BTreeSet<String> {
         let line = line.split("//").next().unwrap_or("");
         for (i, _) in line.match_indices("crate::") {
             let rest = &line[i + "crate::".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                out.insert(name);
+            let names = match rest.strip_prefix('{') {
+                // `crate::{a::X, b}`: each group member's first segment (on this line).
+                Some(group) => group
+                    .split('}')
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .map(str::trim)
+                    .map(str::to_string)
+                    .collect(),
+                None => vec![rest.to_string()],
+            };
+            for n in names {
+                let name: String = n
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    out.insert(name);
+                }
             }
         }
     }
@@ -118,6 +135,21 @@ fn the_shared_words_and_the_gate_sit_below_configuration() {
 }
 
 #[test]
+fn every_crate_path_names_a_module() {
+    // A `crate::Name` through lib.rs's re-exports goes up to the crate's front and back down:
+    // the graph would not see which module it depends on.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let g = graph();
+    let not_modules: Vec<_> = g
+        .iter()
+        .flat_map(|(m, deps)| deps.iter().map(move |d| (m, d)))
+        .filter(|(_, d)| !src.join(format!("{d}.rs")).is_file() && !src.join(d).is_dir())
+        .map(|(m, d)| format!("{m} uses crate::{d}"))
+        .collect();
+    assert!(not_modules.is_empty(), "{not_modules:?}");
+}
+
+#[test]
 fn the_cycle_finder_finds_a_cycle() {
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     g.entry("a".into()).or_default().insert("b".into());
@@ -128,5 +160,12 @@ fn the_cycle_finder_finds_a_cycle() {
     assert_eq!(
         uses("use crate::gate::X; // crate::nope\n/// crate::doc\nlet x = crate::events::now();"),
         ["events", "gate"].iter().map(|s| s.to_string()).collect()
+    );
+    assert_eq!(
+        uses("use crate::{kinds::Mode, paths};\nlet p: crate::HookPoint;"),
+        ["HookPoint", "kinds", "paths"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     );
 }
