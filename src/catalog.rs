@@ -31,6 +31,7 @@ pub enum HookPoint {
 /// What a hook at a point may do besides observing. The reply protocol (`decision`) drops,
 /// and names, whatever a point does not allow; docs and `hookd points` render this table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Capabilities {
     /// Add text (`context`, `context_files`) to the model's context.
     pub add_context: bool,

@@ -28,20 +28,41 @@ pub(crate) struct Reply {
     pub ignored: Vec<String>,
 }
 
+/// Why a hook's reply on stdout could not be read (the hook then failed).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReplyError {
+    /// It starts like JSON and is not a JSON object.
+    #[error("the reply is not a valid JSON object: {0}")]
+    NotJson(serde_json::Error),
+    /// A field hookd reads holds a value of another type.
+    #[error("reply field `{key}` must be {expected}")]
+    Field {
+        /// The field.
+        key: String,
+        /// What it must be.
+        expected: &'static str,
+    },
+}
+
 /// Parse stdout as a reply when it is a JSON object (it starts with `{`); `Ok(None)` otherwise.
 /// An object that does not parse, or whose fields have the wrong types, is an error: the hook
 /// then counts as failed.
-pub(crate) fn parse_reply(stdout: &str, caps: Capabilities) -> Result<Option<Reply>, String> {
+pub(crate) fn parse_reply(stdout: &str, caps: Capabilities) -> Result<Option<Reply>, ReplyError> {
     let text = stdout.trim_start();
     if !text.starts_with('{') {
         return Ok(None);
     }
-    let obj: Map<String, Value> = serde_json::from_str(text.trim_end())
-        .map_err(|e| format!("the reply is not a valid JSON object: {e}"))?;
+    let obj: Map<String, Value> =
+        serde_json::from_str(text.trim_end()).map_err(ReplyError::NotJson)?;
     let mut r = Reply::default();
     let drop_field = |r: &mut Reply, key: &str| r.ignored.push(key.to_string());
     for (key, value) in &obj {
-        let wrong = |what: &str| Err(format!("reply field `{key}` must be {what}"));
+        let wrong = |expected: &'static str| {
+            Err(ReplyError::Field {
+                key: key.clone(),
+                expected,
+            })
+        };
         match key.as_str() {
             "decision" => match value.as_str() {
                 Some("allow") => r.allow = caps.deny,
@@ -122,6 +143,7 @@ pub(crate) struct Contribution {
 /// The decision at `pre_session`: the prompt may be denied or rewritten.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct PromptDecision {
     /// The prompt must not reach the model.
     pub deny: bool,
@@ -143,6 +165,7 @@ pub struct PromptDecision {
 /// input replaced.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct ToolDecision {
     /// The tool call must not run.
     pub deny: bool,
@@ -178,6 +201,7 @@ pub struct ToolDecision {
 /// The decision at `pre_stream` and `post_tool` (and the shared part of the others).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct ContextDecision {
     /// Text to add to the model's context (joined in config order, capped).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -195,6 +219,7 @@ pub struct ContextDecision {
 /// The decision at `post_session`: keep working, within the loop guard.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct StopDecision {
     /// Keep working instead of stopping.
     #[serde(rename = "continue")]
@@ -508,17 +533,19 @@ mod tests {
 
     #[test]
     fn non_json_output_is_not_a_reply_and_bad_json_is_an_error() {
-        assert_eq!(
-            parse_reply("formatted 3 files\n", HookPoint::PreTool.capabilities()),
-            Ok(None)
-        );
-        assert!(parse_reply("{not json", HookPoint::PreTool.capabilities())
-            .unwrap_err()
+        let caps = HookPoint::PreTool.capabilities();
+        assert_eq!(parse_reply("formatted 3 files\n", caps).unwrap(), None);
+        let e = parse_reply("{not json", caps).unwrap_err();
+        assert!(matches!(e, ReplyError::NotJson(_)), "{e:?}");
+        assert!(e
+            .to_string()
             .starts_with("the reply is not a valid JSON object"));
-        assert_eq!(
-            parse_reply(r#"{"halt":"yes"}"#, HookPoint::PreTool.capabilities()),
-            Err("reply field `halt` must be true or false".into())
+        let e = parse_reply(r#"{"halt":"yes"}"#, caps).unwrap_err();
+        assert!(
+            matches!(&e, ReplyError::Field { key, expected: "true or false" } if key == "halt"),
+            "{e:?}"
         );
+        assert_eq!(e.to_string(), "reply field `halt` must be true or false");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::kinds::{DenyReason, Mode, SkipReason, Trigger};
 /// A command hook ran (or was started and failed to).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct HookCommand {
     /// The hook's name.
     pub name: String,
@@ -82,6 +83,7 @@ pub struct HookCommand {
 /// A command hook did not run, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct HookCommandSkipped {
     /// The hook's name.
     pub name: String,
@@ -108,6 +110,7 @@ pub struct HookCommandSkipped {
 /// `pre_tool` (`gate_shell_tools`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCommandDenied {
     /// The tool (`Bash`, ...).
     pub tool: String,
@@ -131,6 +134,7 @@ pub struct ToolCommandDenied {
 /// the audit trail records what was allowed, not only what was refused.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ToolCallAllowed {
     /// The tool (`Bash`, `Read`, `Edit`, ...).
     pub tool: String,
@@ -155,6 +159,7 @@ pub struct ToolCallAllowed {
 /// the daemon's stream (and its `--events` log), so an audit trail that stays empty is seen.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ClientRefused {
     /// The HTTP status answered (412: other settings).
     pub status: u16,
@@ -179,6 +184,7 @@ pub struct ConfigReloaded {
 /// The daemon found a changed configuration invalid and keeps the one it was using.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ConfigError {
     /// The file (or variable) of the first error.
     pub file: String,
@@ -195,6 +201,7 @@ pub struct ConfigError {
 /// A reminder was injected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SystemReminder {
     /// Always `system_reminder`.
     pub kind: String,
@@ -223,6 +230,7 @@ pub struct SystemReminder {
 /// replies in a row. The hooks' own `hook_command` events still say what they asked.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ContinueRefused {
     /// The point (`post_session`).
     pub hook: HookPoint,

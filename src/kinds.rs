@@ -95,6 +95,7 @@ pub(crate) const LISTS: [Mode; 5] = [
 /// (the repository the agent works in), until the user trusts it (`hookd trust`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Source {
     /// Compiled into hookd.
     BuiltIn,
@@ -425,6 +426,7 @@ mod tests {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum HookDecision {
     /// `{"decision": "deny"}`, or exit 2.
     Deny,
@@ -436,6 +438,7 @@ pub enum HookDecision {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ReloadCause {
     /// A watched file appeared, changed or went away.
     Changed,
@@ -457,6 +460,7 @@ impl ReloadCause {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Role {
     /// A message of its own, from the user's side.
     User,

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 /// A reminder to inject.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ReminderOut {
     /// Its name.
     pub name: String,
@@ -57,6 +58,7 @@ impl CommandStatus {
 
 /// One command hook in the Outcome.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CommandOut {
     /// The hook's name.
     pub name: String,
@@ -86,6 +88,7 @@ pub struct CommandOut {
 /// daemon's answer): the decision's shape is taken from `hook`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "OutcomeWire")]
+#[non_exhaustive]
 pub struct Outcome {
     /// The point.
     pub hook: HookPoint,

@@ -123,6 +123,7 @@ pub fn shared_install_warning(spec: &dyn Adapter, path: &Path, hookd: &Path) -> 
 
 /// How an agent's settings file holds hooks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Shape {
     /// `hooks.<Event>: [{matcher?, hooks: [{type: "command", command}]}]` (Claude Code, Gemini CLI).
     Nested,
@@ -133,6 +134,7 @@ pub enum Shape {
 /// Which settings file `hookd install` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[non_exhaustive]
 pub enum Scope {
     /// The project's settings, shared with the team (`.claude/settings.json`,
     /// `.gemini/settings.json`, `crush.json`).

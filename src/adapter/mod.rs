@@ -38,6 +38,7 @@ pub struct AgentEvent {
 
 /// Whether and how `hookd install` registers an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Register {
     /// Not installed (unmapped, or too frequent to be worth a process per call).
     No,
@@ -99,6 +100,7 @@ pub fn by_name(name: &str) -> Option<&'static dyn Adapter> {
 
 /// A payload read: the agent's event, the point it maps to (if any), and the context.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Translation {
     /// The agent's own event name.
     pub event: String,
@@ -110,6 +112,7 @@ pub struct Translation {
 
 /// What the adapter prints and exits with.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AgentReply {
     /// The reply on stdout.
     pub stdout: String,

@@ -18,6 +18,7 @@ pub enum Severity {
 
 /// One finding about a configuration source, located to the character.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,

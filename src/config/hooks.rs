@@ -34,6 +34,7 @@ pub const DEFAULT_MAX_CONTINUES: u64 = 8;
 /// Which finished tool calls a `post_tool` hook runs for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum OnResult {
     /// Every tool call.
     #[default]
@@ -48,6 +49,7 @@ pub enum OnResult {
 /// refused by the gate) means for the decision.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum OnError {
     /// Nothing: the failure is reported, no decision is taken.
     #[default]
@@ -58,6 +60,7 @@ pub enum OnError {
 
 /// One command hook as configured.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct HookSpec {
     /// Unique within the file.
     pub name: String,
@@ -93,6 +96,7 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 
 /// The content of `hooks.yaml`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct HooksConfig {
     /// The feature flag: off unless the file or `INFER_HOOKS_ENABLED` says so.
     pub enabled: bool,

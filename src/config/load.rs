@@ -269,7 +269,7 @@ fn recorded_trust(l: &mut Loader, opts: &LoadOptions, fp: &Fingerprint) -> Proje
             l.diags.push(Diagnostic::whole(
                 Severity::Warning,
                 &e.path.display().to_string(),
-                e.message.clone(),
+                e.cause.to_string(),
                 None,
             ));
             ProjectTrust::Untrusted { changed: false }

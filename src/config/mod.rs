@@ -38,8 +38,8 @@ pub use crate::paths::PROJECT_FILES;
 #[cfg(feature = "adapters")]
 pub(crate) use fsread::open_regular;
 pub use trust::{
-    fingerprint, project_code, still_matches, Fingerprint, ProjectTrust, TrustError, TrustRecord,
-    TrustStore,
+    fingerprint, project_code, still_matches, Fingerprint, ProjectTrust, TrustCause, TrustError,
+    TrustRecord, TrustStore,
 };
 // What the fingerprint covers of each hook's code, for the review (`hookd trust`, `hookd check`).
 pub use trust::Coverage;
@@ -168,6 +168,7 @@ const CONFIG_VARS: &[&str] = &[
 
 /// A loaded, valid configuration.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Config {
     /// `hooks.yaml`, with `INFER_HOOKS_ENABLED` applied.
     pub hooks: HooksConfig,

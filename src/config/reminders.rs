@@ -17,6 +17,7 @@ pub const DEFAULT_FAILURE_THRESHOLD: u64 = 3;
 /// An extra condition on the session's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum When {
     /// Only while the agent's todo list is empty (`todo_count` in the context is 0 or absent).
     TodosEmpty,
@@ -24,6 +25,7 @@ pub enum When {
 
 /// One reminder as configured, defaults applied.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ReminderSpec {
     /// Unique; `merge: true` overrides built-ins by name.
     pub name: String,
@@ -47,6 +49,7 @@ pub struct ReminderSpec {
 
 /// The content of `reminders.yaml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct RemindersConfig {
     /// Master switch (`INFER_REMINDERS_ENABLED` overrides).
     pub enabled: bool,

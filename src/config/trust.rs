@@ -13,6 +13,7 @@ use crate::paths::PROJECT_FILES;
 
 /// What was hashed and the hash.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Fingerprint {
     /// Hex SHA-256 over every file below (name and content, or a mark when absent).
     pub sha256: String,
@@ -468,6 +469,7 @@ fn hash_files(root: &Path, files: &[String]) -> String {
 
 /// One trusted project.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TrustRecord {
     /// The fingerprint the user reviewed.
     pub sha256: String,
@@ -505,12 +507,28 @@ pub struct TrustStore {
 
 /// The trust file could not be read or written.
 #[derive(Debug, thiserror::Error)]
-#[error("trust records at {path}: {message}")]
+#[error("trust records at {path}: {cause}")]
+#[non_exhaustive]
 pub struct TrustError {
     /// The file.
     pub path: PathBuf,
     /// What went wrong.
-    pub message: String,
+    pub cause: TrustCause,
+}
+
+/// Why the trust file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrustCause {
+    /// It is not the JSON hookd writes.
+    #[error("unreadable ({0}); fix or delete the file")]
+    Unreadable(serde_json::Error),
+    /// Reading, locking or writing it failed.
+    #[error("{0}")]
+    Io(std::io::Error),
+    /// The records could not be encoded.
+    #[error("{0}")]
+    Encode(serde_json::Error),
 }
 
 impl TrustStore {
@@ -532,19 +550,24 @@ impl TrustStore {
         &self.path
     }
 
-    fn err(&self, message: impl std::fmt::Display) -> TrustError {
+    fn err(&self, cause: TrustCause) -> TrustError {
         TrustError {
             path: self.path.clone(),
-            message: message.to_string(),
+            cause,
         }
+    }
+
+    fn io(&self, e: std::io::Error) -> TrustError {
+        self.err(TrustCause::Io(e))
     }
 
     fn read(&self) -> Result<TrustFile, TrustError> {
         match fs::read_to_string(&self.path) {
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| self.err(format!("unreadable ({e}); fix or delete the file"))),
+            Ok(text) => {
+                serde_json::from_str(&text).map_err(|e| self.err(TrustCause::Unreadable(e)))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TrustFile::default()),
-            Err(e) => Err(self.err(e)),
+            Err(e) => Err(self.io(e)),
         }
     }
 
@@ -560,15 +583,16 @@ impl TrustStore {
 
     fn update(&self, f: impl FnOnce(&mut TrustFile) -> bool) -> Result<bool, TrustError> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        fs::create_dir_all(dir).map_err(|e| self.err(e))?;
+        fs::create_dir_all(dir).map_err(|e| self.io(e))?;
         let lock_path = self.path.with_extension("lock");
-        let lock: File = crate::atomic::lock_file(&lock_path).map_err(|e| self.err(e))?;
-        lock.lock().map_err(|e| self.err(e))?;
+        let lock: File = crate::atomic::lock_file(&lock_path).map_err(|e| self.io(e))?;
+        lock.lock().map_err(|e| self.io(e))?;
         let mut file = self.read()?;
         let changed = f(&mut file);
         if changed {
-            let json = serde_json::to_vec_pretty(&file).map_err(|e| self.err(e))?;
-            crate::atomic::write_private(&self.path, &json).map_err(|e| self.err(e))?;
+            let json =
+                serde_json::to_vec_pretty(&file).map_err(|e| self.err(TrustCause::Encode(e)))?;
+            crate::atomic::write_private(&self.path, &json).map_err(|e| self.io(e))?;
         }
         Ok(changed)
     }

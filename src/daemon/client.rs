@@ -42,10 +42,49 @@ pub enum ClientError {
     },
     /// The daemon's answer is not HTTP as hookd's server writes it.
     #[error("the daemon's answer is malformed: {0}")]
-    Malformed(String),
+    Malformed(Malformed),
     /// The exchange failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// What is wrong with an answer that is not HTTP as hookd's server writes it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Malformed {
+    /// The connection ended with no answer at all.
+    #[error("no answer")]
+    NoAnswer,
+    /// A kept connection was closed before the next answer.
+    #[error("the daemon closed the connection")]
+    Closed,
+    /// An answer on a kept connection gives no way to find its end.
+    #[error("an answer on a kept connection says neither its length nor chunked")]
+    NoLength,
+    /// The connection ended inside the head.
+    #[error("the head ends early")]
+    HeadEndsEarly,
+    /// The head is larger than any hookd writes.
+    #[error("the head is over 64 KiB")]
+    HeadTooLarge,
+    /// The head could not be parsed whole.
+    #[error("an incomplete head")]
+    IncompleteHead,
+    /// The head is not HTTP.
+    #[error("{0}")]
+    Http(httparse::Error),
+    /// The status line has no code.
+    #[error("no status")]
+    NoStatus,
+    /// `Content-Length` is not a number.
+    #[error("a Content-Length that is no number")]
+    BadLength,
+    /// A chunk larger than this machine can address.
+    #[error("a chunk too large")]
+    ChunkTooLarge,
+    /// A chunk's size is not hexadecimal.
+    #[error("a malformed chunk size")]
+    BadChunkSize,
 }
 
 /// The daemon's answer to a dispatch.
@@ -102,7 +141,7 @@ pub fn exchange<S: Read + Write>(
 ) -> Result<(u16, String), ClientError> {
     write_request(stream, method, path, headers, body, true)?;
     let mut reader = BufReader::new(stream);
-    let head = read_head(&mut reader)?.ok_or_else(|| ClientError::Malformed("no answer".into()))?;
+    let head = read_head(&mut reader)?.ok_or(ClientError::Malformed(Malformed::NoAnswer))?;
     let text = read_body(&mut reader, &head, method, true)?;
     Ok((head.status, text))
 }
@@ -143,8 +182,7 @@ impl<S: Read + Write> Connection<S> {
     ) -> Result<(u16, String), ClientError> {
         // A whole answer was read before, so nothing of it waits in the buffer.
         write_request(self.stream.get_mut(), method, path, headers, body, false)?;
-        let head = read_head(&mut self.stream)?
-            .ok_or_else(|| ClientError::Malformed("the daemon closed the connection".into()))?;
+        let head = read_head(&mut self.stream)?.ok_or(ClientError::Malformed(Malformed::Closed))?;
         let text = read_body(&mut self.stream, &head, method, false)?;
         Ok((head.status, text))
     }
@@ -209,9 +247,7 @@ fn read_body(
     } else if to_end {
         reader.read_to_end(&mut raw)?;
     } else {
-        return Err(ClientError::Malformed(
-            "an answer on a kept connection says neither its length nor chunked".into(),
-        ));
+        return Err(ClientError::Malformed(Malformed::NoLength));
     }
     Ok(String::from_utf8_lossy(&raw).into_owned())
 }
@@ -234,11 +270,11 @@ fn read_head(reader: &mut impl BufRead) -> Result<Option<Head>, ClientError> {
             return if raw.is_empty() {
                 Ok(None)
             } else {
-                Err(ClientError::Malformed("the head ends early".into()))
+                Err(ClientError::Malformed(Malformed::HeadEndsEarly))
             };
         }
         if raw.len() > 64 * 1024 {
-            return Err(ClientError::Malformed("the head is over 64 KiB".into()));
+            return Err(ClientError::Malformed(Malformed::HeadTooLarge));
         }
         if &raw[before..] == b"\r\n" || &raw[before..] == b"\n" {
             break;
@@ -249,13 +285,13 @@ fn read_head(reader: &mut impl BufRead) -> Result<Option<Head>, ClientError> {
     match response.parse(&raw) {
         Ok(httparse::Status::Complete(_)) => {}
         Ok(httparse::Status::Partial) => {
-            return Err(ClientError::Malformed("an incomplete head".into()))
+            return Err(ClientError::Malformed(Malformed::IncompleteHead))
         }
-        Err(e) => return Err(ClientError::Malformed(e.to_string())),
+        Err(e) => return Err(ClientError::Malformed(Malformed::Http(e))),
     }
     let status = response
         .code
-        .ok_or_else(|| ClientError::Malformed("no status".into()))?;
+        .ok_or(ClientError::Malformed(Malformed::NoStatus))?;
     let chunked = response.headers.iter().any(|h| {
         h.name.eq_ignore_ascii_case("transfer-encoding")
             && String::from_utf8_lossy(h.value)
@@ -270,7 +306,7 @@ fn read_head(reader: &mut impl BufRead) -> Result<Option<Head>, ClientError> {
             std::str::from_utf8(h.value)
                 .ok()
                 .and_then(|v| v.trim().parse::<usize>().ok())
-                .ok_or_else(|| ClientError::Malformed("a Content-Length that is no number".into()))
+                .ok_or(ClientError::Malformed(Malformed::BadLength))
         })
         .transpose()?;
     Ok(Some(Head {
@@ -355,7 +391,7 @@ pub fn post(
             ClientError::Io(io) => timed_out(io),
             e => e,
         })?
-        .ok_or_else(|| ClientError::Malformed("no answer".into()))?;
+        .ok_or(ClientError::Malformed(Malformed::NoAnswer))?;
     if head.status == 100 {
         // Taken: the dispatch runs there from now on.
         s.set_write_timeout(Some(answer))?;
@@ -469,9 +505,9 @@ fn next_chunk(r: &mut impl BufRead) -> Result<Option<Vec<u8>>, ClientError> {
     }
     let size = match httparse::parse_chunk_size(&line) {
         Ok(httparse::Status::Complete((_, size))) => {
-            usize::try_from(size).map_err(|_| ClientError::Malformed("a chunk too large".into()))?
+            usize::try_from(size).map_err(|_| ClientError::Malformed(Malformed::ChunkTooLarge))?
         }
-        _ => return Err(ClientError::Malformed("a malformed chunk size".into())),
+        _ => return Err(ClientError::Malformed(Malformed::BadChunkSize)),
     };
     if size == 0 {
         return Ok(None);

@@ -34,6 +34,7 @@ pub use protect::OwnFiles;
 
 /// A command the gate admitted: exactly what will run, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Allowed {
     /// Program and arguments, executed directly (no shell).
     pub argv: Vec<String>,
@@ -43,6 +44,7 @@ pub struct Allowed {
 
 /// A command the gate refused.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Denied {
     /// The category.
     pub reason: DenyReason,
