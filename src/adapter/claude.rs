@@ -4,14 +4,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use super::kit::*;
 use super::reply::{HookReply, Specific};
-use super::{
-    additional_context, object_and_event, translate_common, Adapter, AdapterError, AgentEvent,
-    AgentReply, Reading, Register, Scope, Shape, Translation,
-};
-use crate::catalog::HookPoint;
-use crate::decision::Decision;
-use crate::dispatch::Outcome;
 
 /// Claude Code's adapter.
 #[derive(Clone, Copy, Debug)]
@@ -72,17 +66,17 @@ fn mode(permission_mode: Option<&str>) -> &'static str {
     }
 }
 
+/// Claude Code, as data.
+const PROFILE: Profile = Profile {
+    name: "claude-code",
+    title: "Claude Code",
+    events: EVENTS,
+    shape: Shape::Nested,
+};
+
 impl Adapter for ClaudeCode {
-    fn name(&self) -> &'static str {
-        "claude-code"
-    }
-
-    fn title(&self) -> &'static str {
-        "Claude Code"
-    }
-
-    fn events(&self) -> &'static [AgentEvent] {
-        EVENTS
+    fn profile(&self) -> &'static Profile {
+        &PROFILE
     }
 
     fn translate(&self, payload: &Value) -> Result<Translation, AdapterError> {
@@ -93,15 +87,7 @@ impl Adapter for ClaudeCode {
         } else {
             obj.get("tool_response")
         };
-        let mut t = translate_common(
-            self,
-            obj,
-            Reading {
-                event,
-                result,
-                failed,
-            },
-        )?;
+        let mut t = translate_common(self, obj, Reading::of(event, result, failed))?;
         if t.point.is_some() {
             t.context.set(
                 "mode",
@@ -114,23 +100,55 @@ impl Adapter for ClaudeCode {
         Ok(t)
     }
 
+    /// Claude Code's reply to `event` for `outcome`.
     fn reply(&self, event: &str, outcome: &Outcome) -> AgentReply {
-        reply(event, outcome)
+        let mut out = HookReply::default();
+        let mut notes = Vec::new();
+        match &outcome.decision {
+            Decision::Prompt(p) => {
+                out =
+                    HookReply::to_prompt(p, (event, outcome), ("block", "Claude Code"), &mut notes)
+            }
+            Decision::Tool(t) => tool_reply(event, outcome, t, &mut out, &mut notes),
+            Decision::Context(c) => {
+                if c.halt {
+                    out.halt(c.halt_reason.as_ref());
+                } else if let Some(ctx) =
+                    additional_context(outcome, c.context.as_deref(), &c.context_files)
+                {
+                    out.hook_specific_output = Some(Specific::context(event, ctx));
+                }
+            }
+            Decision::Stop(s) => out = HookReply::to_stop(s, "block"),
+            Decision::Observe {} => {}
+        }
+        AgentReply::json(&out, notes)
     }
 
+    /// The reply when hookd itself failed: let the agent go on, unless the user chose to fail
+    /// closed, in which case a tool call is denied and a prompt blocked.
     fn failure_reply(&self, event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
-        failure_reply(event, error, fail_closed)
+        let reason = format!("hookd failed: {error}");
+        let block = HookReply::refusal("block", Some(reason.clone()));
+        let out = match (fail_closed, event) {
+            (true, Some("PreToolUse")) => HookReply {
+                hook_specific_output: Some(Specific {
+                    permission_decision: Some("deny"),
+                    permission_decision_reason: Some(reason),
+                    ..Specific::new("PreToolUse")
+                }),
+                ..Default::default()
+            },
+            (true, Some("UserPromptSubmit")) => block,
+            // A payload hookd could not read has no event name to shape a reply for. Exit 2 is the
+            // one answer Claude Code reads as "block" at every event (stdout is ignored then).
+            (true, None) => return HookReply::unreadable_payload(&block, reason),
+            _ => HookReply::default(),
+        };
+        AgentReply::json(&out, vec![format!("hookd: {error}")])
     }
 
-    fn shape(&self) -> Shape {
-        Shape::Nested
-    }
-
-    fn settings_path(
-        &self,
-        scope: Scope,
-        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<PathBuf, AdapterError> {
+    fn settings_path(&self, scope: Scope, env: Env<'_>) -> Result<PathBuf, AdapterError> {
         Ok(match scope {
             Scope::Project => super::cwd()?.join(".claude/settings.json"),
             Scope::Local => super::cwd()?.join(".claude/settings.local.json"),
@@ -141,52 +159,6 @@ impl Adapter for ClaudeCode {
             },
         })
     }
-}
-
-/// Claude Code's reply to `event` for `outcome`.
-fn reply(event: &str, outcome: &Outcome) -> AgentReply {
-    let mut out = HookReply::default();
-    let mut notes = Vec::new();
-    match &outcome.decision {
-        Decision::Prompt(p) => {
-            if p.base.halt {
-                out.halt(p.base.halt_reason.as_ref());
-            } else if p.deny {
-                out.decision = Some("block");
-                out.reason = p.reason.clone();
-            } else if let Some(ctx) =
-                additional_context(outcome, p.base.context.as_deref(), &p.base.context_files)
-            {
-                out.hook_specific_output = Some(Specific::context(event, ctx));
-            }
-            if p.updated_prompt.is_some() {
-                notes.push(
-                    "hookd: Claude Code cannot replace a prompt; `updated_prompt` was not applied"
-                        .to_string(),
-                );
-            }
-        }
-        Decision::Tool(t) => tool_reply(event, outcome, t, &mut out, &mut notes),
-        Decision::Context(c) => {
-            if c.halt {
-                out.halt(c.halt_reason.as_ref());
-            } else if let Some(ctx) =
-                additional_context(outcome, c.context.as_deref(), &c.context_files)
-            {
-                out.hook_specific_output = Some(Specific::context(event, ctx));
-            }
-        }
-        Decision::Stop(s) => {
-            if s.continue_ {
-                out.decision = Some("block");
-                out.reason = s.reason.clone();
-            } else if let Some(refused) = &s.continue_refused {
-                out.system_message = Some(refused.clone());
-            }
-        }
-        Decision::Observe {} => {}
-    }
-    AgentReply::json(&out, notes)
 }
 
 /// Claude Code's reply to a tool call (`PreToolUse`): a deny, a rewrite and who approves it,
@@ -231,36 +203,4 @@ fn tool_reply(
     if !hso.is_empty() {
         out.hook_specific_output = Some(hso);
     }
-}
-
-/// The reply when hookd itself failed: let the agent go on, unless the user chose to fail
-/// closed, in which case a tool call is denied and a prompt blocked.
-fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
-    let reason = format!("hookd failed: {error}");
-    let block = HookReply {
-        decision: Some("block"),
-        reason: Some(reason.clone()),
-        ..Default::default()
-    };
-    let out = match (fail_closed, event) {
-        (true, Some("PreToolUse")) => HookReply {
-            hook_specific_output: Some(Specific {
-                permission_decision: Some("deny"),
-                permission_decision_reason: Some(reason),
-                ..Specific::new("PreToolUse")
-            }),
-            ..Default::default()
-        },
-        (true, Some("UserPromptSubmit")) => block,
-        // A payload hookd could not read has no event name to shape a reply for. Exit 2 is the
-        // one answer Claude Code reads as "block" at every event (stdout is ignored then).
-        (true, None) => {
-            return AgentReply {
-                exit_code: 2,
-                ..AgentReply::json(&block, vec![reason])
-            }
-        }
-        _ => HookReply::default(),
-    };
-    AgentReply::json(&out, vec![format!("hookd: {error}")])
 }

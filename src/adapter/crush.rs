@@ -7,13 +7,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::claude::event;
-use super::{
-    additional_context, object_and_event, translate_common, Adapter, AdapterError, AgentEvent,
-    AgentReply, Reading, Register, Scope, Shape, Translation,
-};
-use crate::catalog::HookPoint;
-use crate::decision::Decision;
-use crate::dispatch::Outcome;
+use super::kit::*;
 
 /// Crush's adapter.
 #[derive(Clone, Copy, Debug)]
@@ -52,17 +46,17 @@ struct CrushReply {
     updated_prompt: Option<String>,
 }
 
+/// Crush, as data.
+const PROFILE: Profile = Profile {
+    name: "crush",
+    title: "Crush",
+    events: EVENTS,
+    shape: Shape::Flat,
+};
+
 impl Adapter for Crush {
-    fn name(&self) -> &'static str {
-        "crush"
-    }
-
-    fn title(&self) -> &'static str {
-        "Crush"
-    }
-
-    fn events(&self) -> &'static [AgentEvent] {
-        EVENTS
+    fn profile(&self) -> &'static Profile {
+        &PROFILE
     }
 
     fn event_field(&self) -> &'static str {
@@ -84,34 +78,90 @@ impl Adapter for Crush {
             .and_then(Value::as_str)
             .is_some_and(|e| !e.is_empty());
         let result = obj.get("tool_result").or_else(|| obj.get("tool_response"));
-        translate_common(
-            self,
-            obj,
-            Reading {
-                event,
-                result,
-                failed,
-            },
-        )
+        translate_common(self, obj, Reading::of(event, result, failed))
     }
 
+    /// Crush's reply for `outcome`: deny and halt as exit codes (every Crush version honours them),
+    /// the rest as its JSON envelope.
     fn reply(&self, _event: &str, outcome: &Outcome) -> AgentReply {
-        reply(outcome)
+        let mut out = CrushReply::default();
+        let mut notes = Vec::new();
+        match &outcome.decision {
+            Decision::Tool(t) => {
+                if t.base.halt {
+                    return exit(
+                        HALT_EXIT,
+                        t.base.halt_reason.as_deref(),
+                        "turn halted by hookd",
+                    );
+                }
+                if t.deny {
+                    // Crush gives stderr to the model: only the reason, never `operator_hint`.
+                    return exit(2, t.reason.as_deref(), "denied by hookd");
+                }
+                out.updated_input = t.updated_input.clone();
+                out.context =
+                    additional_context(outcome, t.base.context.as_deref(), &t.base.context_files);
+            }
+            Decision::Prompt(p) => {
+                if p.base.halt {
+                    return exit(
+                        HALT_EXIT,
+                        p.base.halt_reason.as_deref(),
+                        "turn halted by hookd",
+                    );
+                }
+                if p.deny {
+                    return exit(2, p.reason.as_deref(), "prompt denied by hookd");
+                }
+                out.updated_prompt = p.updated_prompt.clone();
+                out.context =
+                    additional_context(outcome, p.base.context.as_deref(), &p.base.context_files);
+            }
+            Decision::Context(c) => {
+                if c.halt {
+                    return exit(HALT_EXIT, c.halt_reason.as_deref(), "turn halted by hookd");
+                }
+                out.context = additional_context(outcome, c.context.as_deref(), &c.context_files);
+            }
+            Decision::Stop(s) => {
+                if s.continue_ {
+                    out.decision = Some("block");
+                    out.reason = s.reason.clone();
+                } else if let Some(refused) = &s.continue_refused {
+                    notes.push(format!("hookd: {refused}"));
+                }
+            }
+            Decision::Observe {} => {}
+        }
+        let empty = out.decision.is_none()
+            && out.context.is_none()
+            && out.updated_input.is_none()
+            && out.updated_prompt.is_none();
+        if !empty {
+            out.version = Some(1);
+        }
+        AgentReply::json(&out, notes)
     }
 
+    /// When hookd itself failed: let Crush go on, or with `--fail-closed` deny the tool call.
     fn failure_reply(&self, event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
-        failure_reply(event, error, fail_closed)
+        // Exit 2 is Crush's deny; a payload hookd could not read (no event name) is denied too.
+        if fail_closed && matches!(event, None | Some("PreToolUse") | Some("UserPromptSubmit")) {
+            return AgentReply {
+                stdout: String::new(),
+                exit_code: 2,
+                notes: vec![format!("hookd failed: {error}")],
+            };
+        }
+        AgentReply {
+            stdout: "{}".into(),
+            exit_code: 0,
+            notes: vec![format!("hookd: {error}")],
+        }
     }
 
-    fn shape(&self) -> Shape {
-        Shape::Flat
-    }
-
-    fn settings_path(
-        &self,
-        scope: Scope,
-        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<PathBuf, AdapterError> {
+    fn settings_path(&self, scope: Scope, env: Env<'_>) -> Result<PathBuf, AdapterError> {
         match scope {
             Scope::Project => {
                 let dir = super::cwd()?;
@@ -150,85 +200,5 @@ fn exit(code: i32, reason: Option<&str>, fallback: &str) -> AgentReply {
         stdout: String::new(),
         exit_code: code,
         notes: vec![reason.unwrap_or(fallback).to_string()],
-    }
-}
-
-/// Crush's reply for `outcome`: deny and halt as exit codes (every Crush version honours them),
-/// the rest as its JSON envelope.
-fn reply(outcome: &Outcome) -> AgentReply {
-    let mut out = CrushReply::default();
-    let mut notes = Vec::new();
-    match &outcome.decision {
-        Decision::Tool(t) => {
-            if t.base.halt {
-                return exit(
-                    HALT_EXIT,
-                    t.base.halt_reason.as_deref(),
-                    "turn halted by hookd",
-                );
-            }
-            if t.deny {
-                // Crush gives stderr to the model: only the reason, never `operator_hint`.
-                return exit(2, t.reason.as_deref(), "denied by hookd");
-            }
-            out.updated_input = t.updated_input.clone();
-            out.context =
-                additional_context(outcome, t.base.context.as_deref(), &t.base.context_files);
-        }
-        Decision::Prompt(p) => {
-            if p.base.halt {
-                return exit(
-                    HALT_EXIT,
-                    p.base.halt_reason.as_deref(),
-                    "turn halted by hookd",
-                );
-            }
-            if p.deny {
-                return exit(2, p.reason.as_deref(), "prompt denied by hookd");
-            }
-            out.updated_prompt = p.updated_prompt.clone();
-            out.context =
-                additional_context(outcome, p.base.context.as_deref(), &p.base.context_files);
-        }
-        Decision::Context(c) => {
-            if c.halt {
-                return exit(HALT_EXIT, c.halt_reason.as_deref(), "turn halted by hookd");
-            }
-            out.context = additional_context(outcome, c.context.as_deref(), &c.context_files);
-        }
-        Decision::Stop(s) => {
-            if s.continue_ {
-                out.decision = Some("block");
-                out.reason = s.reason.clone();
-            } else if let Some(refused) = &s.continue_refused {
-                notes.push(format!("hookd: {refused}"));
-            }
-        }
-        Decision::Observe {} => {}
-    }
-    let empty = out.decision.is_none()
-        && out.context.is_none()
-        && out.updated_input.is_none()
-        && out.updated_prompt.is_none();
-    if !empty {
-        out.version = Some(1);
-    }
-    AgentReply::json(&out, notes)
-}
-
-/// When hookd itself failed: let Crush go on, or with `--fail-closed` deny the tool call.
-fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
-    // Exit 2 is Crush's deny; a payload hookd could not read (no event name) is denied too.
-    if fail_closed && matches!(event, None | Some("PreToolUse") | Some("UserPromptSubmit")) {
-        return AgentReply {
-            stdout: String::new(),
-            exit_code: 2,
-            notes: vec![format!("hookd failed: {error}")],
-        };
-    }
-    AgentReply {
-        stdout: "{}".into(),
-        exit_code: 0,
-        notes: vec![format!("hookd: {error}")],
     }
 }

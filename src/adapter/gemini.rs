@@ -6,14 +6,8 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use super::claude::event;
+use super::kit::*;
 use super::reply::{HookReply, Specific};
-use super::{
-    additional_context, object_and_event, translate_common, Adapter, AdapterError, AgentEvent,
-    AgentReply, Reading, Register, Scope, Shape, Translation,
-};
-use crate::catalog::HookPoint;
-use crate::decision::Decision;
-use crate::dispatch::Outcome;
 
 /// Gemini CLI's adapter.
 #[derive(Clone, Copy, Debug)]
@@ -44,17 +38,17 @@ const EVENTS: &[AgentEvent] = &[
     event("PreCompress", None, Register::No),
 ];
 
+/// Gemini CLI, as data.
+const PROFILE: Profile = Profile {
+    name: "gemini",
+    title: "Gemini CLI",
+    events: EVENTS,
+    shape: Shape::Nested,
+};
+
 impl Adapter for Gemini {
-    fn name(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn title(&self) -> &'static str {
-        "Gemini CLI"
-    }
-
-    fn events(&self) -> &'static [AgentEvent] {
-        EVENTS
+    fn profile(&self) -> &'static Profile {
+        &PROFILE
     }
 
     fn translate(&self, payload: &Value) -> Result<Translation, AdapterError> {
@@ -78,38 +72,81 @@ impl Adapter for Gemini {
         let failed = result
             .and_then(|r| r.get("error"))
             .is_some_and(|e| !e.is_null());
-        let mut t = translate_common(
-            self,
-            obj,
-            Reading {
-                event,
-                result,
-                failed,
-            },
-        )?;
+        let mut t = translate_common(self, obj, Reading::of(event, result, failed))?;
         if let (Some(r), Some(_)) = (finish, t.point) {
             t.context.set("finish_reason", r);
         }
         Ok(t)
     }
 
+    /// Gemini CLI's reply to `event` for `outcome`.
     fn reply(&self, event: &str, outcome: &Outcome) -> AgentReply {
-        reply(event, outcome)
+        let mut out = HookReply::default();
+        let mut notes = Vec::new();
+        match &outcome.decision {
+            Decision::Prompt(p) => {
+                out = HookReply::to_prompt(p, (event, outcome), ("deny", "Gemini CLI"), &mut notes)
+            }
+            Decision::Tool(t) => {
+                // How to allow it is for the operator (stderr), never in the reason the model reads.
+                notes.extend(t.operator_hint.iter().map(|h| format!("hookd: {h}")));
+                if t.deny || t.base.halt {
+                    out.decision = Some("deny");
+                    out.reason = t.reason.clone().or_else(|| t.base.halt_reason.clone());
+                    if t.base.halt {
+                        out.halt(t.base.halt_reason.as_ref());
+                    }
+                } else {
+                    if let Some(input) = &t.updated_input {
+                        out.hook_specific_output = Some(Specific {
+                            tool_input: Some(input.clone()),
+                            ..Specific::new(event)
+                        });
+                    }
+                    if additional_context(outcome, t.base.context.as_deref(), &t.base.context_files)
+                        .is_some()
+                    {
+                        notes.push("hookd: Gemini CLI takes no context before a tool runs; it was not injected".into());
+                    }
+                }
+            }
+            Decision::Context(c) => {
+                if c.halt {
+                    out.halt(c.halt_reason.as_ref());
+                } else if let Some(text) =
+                    additional_context(outcome, c.context.as_deref(), &c.context_files)
+                {
+                    if event == "AfterTool" {
+                        out.hook_specific_output = Some(Specific::context(event, text));
+                    } else {
+                        notes.push(format!(
+                            "hookd: Gemini CLI takes no context at {event}; it was not injected"
+                        ));
+                    }
+                }
+            }
+            // AfterAgent: a deny rejects the response and sends the reason as a new prompt.
+            Decision::Stop(s) => out = HookReply::to_stop(s, "deny"),
+            Decision::Observe {} => {}
+        }
+        AgentReply::json(&out, notes)
     }
 
+    /// When hookd itself failed: let Gemini CLI go on, or with `--fail-closed` deny.
     fn failure_reply(&self, event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
-        failure_reply(event, error, fail_closed)
+        let reason = format!("hookd failed: {error}");
+        let deny = HookReply::refusal("deny", Some(reason.clone()));
+        let out = match (fail_closed, event) {
+            (true, Some("BeforeTool" | "BeforeAgent")) => deny,
+            // No event name to shape a reply for: deny on stdout and exit 2, which Gemini CLI reads
+            // as a blocking error at every event, with stderr as the reason.
+            (true, None) => return HookReply::unreadable_payload(&deny, reason),
+            _ => HookReply::default(),
+        };
+        AgentReply::json(&out, vec![format!("hookd: {error}")])
     }
 
-    fn shape(&self) -> Shape {
-        Shape::Nested
-    }
-
-    fn settings_path(
-        &self,
-        scope: Scope,
-        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<PathBuf, AdapterError> {
+    fn settings_path(&self, scope: Scope, env: Env<'_>) -> Result<PathBuf, AdapterError> {
         match scope {
             Scope::Project => Ok(super::cwd()?.join(".gemini/settings.json")),
             // GEMINI_CLI_HOME replaces the home directory for everything Gemini CLI keeps.
@@ -133,102 +170,4 @@ fn finish_reason(obj: &Map<String, Value>) -> Option<String> {
         "MAX_TOKENS" => "length".to_string(),
         other => other.to_ascii_lowercase(),
     })
-}
-
-/// Gemini CLI's reply to `event` for `outcome`.
-fn reply(event: &str, outcome: &Outcome) -> AgentReply {
-    let mut out = HookReply::default();
-    let mut notes = Vec::new();
-    match &outcome.decision {
-        Decision::Prompt(p) => {
-            if p.base.halt {
-                out.halt(p.base.halt_reason.as_ref());
-            } else if p.deny {
-                out.decision = Some("deny");
-                out.reason = p.reason.clone();
-            } else if let Some(c) =
-                additional_context(outcome, p.base.context.as_deref(), &p.base.context_files)
-            {
-                out.hook_specific_output = Some(Specific::context(event, c));
-            }
-            if p.updated_prompt.is_some() {
-                notes.push(
-                    "hookd: Gemini CLI cannot replace a prompt; `updated_prompt` was not applied"
-                        .into(),
-                );
-            }
-        }
-        Decision::Tool(t) => {
-            // How to allow it is for the operator (stderr), never in the reason the model reads.
-            notes.extend(t.operator_hint.iter().map(|h| format!("hookd: {h}")));
-            if t.deny || t.base.halt {
-                out.decision = Some("deny");
-                out.reason = t.reason.clone().or_else(|| t.base.halt_reason.clone());
-                if t.base.halt {
-                    out.halt(t.base.halt_reason.as_ref());
-                }
-            } else {
-                if let Some(input) = &t.updated_input {
-                    out.hook_specific_output = Some(Specific {
-                        tool_input: Some(input.clone()),
-                        ..Specific::new(event)
-                    });
-                }
-                if additional_context(outcome, t.base.context.as_deref(), &t.base.context_files)
-                    .is_some()
-                {
-                    notes.push("hookd: Gemini CLI takes no context before a tool runs; it was not injected".into());
-                }
-            }
-        }
-        Decision::Context(c) => {
-            if c.halt {
-                out.halt(c.halt_reason.as_ref());
-            } else if let Some(text) =
-                additional_context(outcome, c.context.as_deref(), &c.context_files)
-            {
-                if event == "AfterTool" {
-                    out.hook_specific_output = Some(Specific::context(event, text));
-                } else {
-                    notes.push(format!(
-                        "hookd: Gemini CLI takes no context at {event}; it was not injected"
-                    ));
-                }
-            }
-        }
-        Decision::Stop(s) => {
-            if s.continue_ {
-                // AfterAgent: a deny rejects the response and sends the reason as a new prompt.
-                out.decision = Some("deny");
-                out.reason = s.reason.clone();
-            } else if let Some(refused) = &s.continue_refused {
-                out.system_message = Some(refused.clone());
-            }
-        }
-        Decision::Observe {} => {}
-    }
-    AgentReply::json(&out, notes)
-}
-
-/// When hookd itself failed: let Gemini CLI go on, or with `--fail-closed` deny.
-fn failure_reply(event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply {
-    let reason = format!("hookd failed: {error}");
-    let deny = HookReply {
-        decision: Some("deny"),
-        reason: Some(reason.clone()),
-        ..Default::default()
-    };
-    let out = match (fail_closed, event) {
-        (true, Some("BeforeTool" | "BeforeAgent")) => deny,
-        // No event name to shape a reply for: deny on stdout and exit 2, which Gemini CLI reads
-        // as a blocking error at every event, with stderr as the reason.
-        (true, None) => {
-            return AgentReply {
-                exit_code: 2,
-                ..AgentReply::json(&deny, vec![reason])
-            }
-        }
-        _ => HookReply::default(),
-    };
-    AgentReply::json(&out, vec![format!("hookd: {error}")])
 }

@@ -22,6 +22,20 @@ use crate::catalog::HookPoint;
 use crate::dispatch::{Context, Outcome};
 
 pub use install::{Scope, Shape};
+
+/// How an adapter reads a variable of the environment (the caller's snapshot, or the process).
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
+
+/// What every agent's module uses of this one and of the engine.
+mod kit {
+    pub(super) use super::{
+        additional_context, object_and_event, translate_common, Adapter, AdapterError, AgentEvent,
+        AgentReply, Env, Profile, Reading, Register, Scope, Shape, Translation,
+    };
+    pub(super) use crate::catalog::HookPoint;
+    pub(super) use crate::decision::Decision;
+    pub(super) use crate::dispatch::Outcome;
+}
 pub use payload::parse as parse_payload;
 pub use project_env::{drop_agent_env, enter_agent_project, set_for_agent, Entered};
 
@@ -48,15 +62,37 @@ pub enum Register {
     WithMatcher,
 }
 
-/// One agent hookd speaks to.
-pub trait Adapter: Send + Sync {
+/// What an agent is, as data: its names, its events, how its settings hold hooks.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Profile {
     /// The name on the command line (`claude-code`).
-    fn name(&self) -> &'static str;
+    pub name: &'static str,
     /// The name people know it by (`Claude Code`).
-    fn title(&self) -> &'static str;
+    pub title: &'static str,
     /// Every event hookd knows from this agent; one table drives translation, install and the
     /// note for an unknown event.
-    fn events(&self) -> &'static [AgentEvent];
+    pub events: &'static [AgentEvent],
+    /// How its settings file holds hooks.
+    pub shape: Shape,
+}
+
+/// One agent hookd speaks to.
+pub trait Adapter: Send + Sync {
+    /// What it is: names, events, settings shape.
+    fn profile(&self) -> &'static Profile;
+    /// The name on the command line (`claude-code`).
+    fn name(&self) -> &'static str {
+        self.profile().name
+    }
+    /// The name people know it by (`Claude Code`).
+    fn title(&self) -> &'static str {
+        self.profile().title
+    }
+    /// Every event hookd knows from this agent.
+    fn events(&self) -> &'static [AgentEvent] {
+        self.profile().events
+    }
     /// The payload field that names the event.
     fn event_field(&self) -> &'static str {
         "hook_event_name"
@@ -73,14 +109,12 @@ pub trait Adapter: Send + Sync {
     /// let the agent go on, or with `fail_closed` deny in every form the agent understands.
     fn failure_reply(&self, event: Option<&str>, error: &str, fail_closed: bool) -> AgentReply;
     /// How its settings file holds hooks.
-    fn shape(&self) -> Shape;
+    fn shape(&self) -> Shape {
+        self.profile().shape
+    }
     /// Where its settings file is for `scope`; `env` reads the environment (the agents' own
     /// config-location variables are honoured).
-    fn settings_path(
-        &self,
-        scope: Scope,
-        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<PathBuf, AdapterError>;
+    fn settings_path(&self, scope: Scope, env: Env<'_>) -> Result<PathBuf, AdapterError>;
     /// True when the agent shows the adapter's stderr to the model on a deny: then nothing but
     /// the reason may go there (no configuration warnings, no operator hints).
     fn stderr_is_reason(&self) -> bool {
@@ -142,6 +176,17 @@ pub(crate) struct Reading<'a> {
     pub result: Option<&'a Value>,
     /// Whether the tool failed.
     pub failed: bool,
+}
+
+impl<'a> Reading<'a> {
+    /// How one agent's payload reads: its event, its tool's result, whether the tool failed.
+    pub(crate) fn of(event: &'a str, result: Option<&'a Value>, failed: bool) -> Self {
+        Reading {
+            event,
+            result,
+            failed,
+        }
+    }
 }
 
 /// The shared part of every translation: find the event's point, pass the whole payload to

@@ -4,6 +4,10 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::{additional_context, AgentReply};
+use crate::decision::{PromptDecision, StopDecision};
+use crate::dispatch::Outcome;
+
 /// The top level of a reply on stdout.
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -81,5 +85,62 @@ impl HookReply {
     pub(crate) fn halt(&mut self, reason: Option<&String>) {
         self.continue_ = Some(false);
         self.stop_reason = reason.cloned();
+    }
+
+    /// A refusal in the agent's word for it (`block`, `deny`), with the reason the model reads.
+    pub(crate) fn refusal(word: &'static str, reason: Option<String>) -> Self {
+        HookReply {
+            decision: Some(word),
+            reason,
+            ..HookReply::default()
+        }
+    }
+
+    /// The reply to a prompt (`refuse`: the agent's word for a block): halt, refusal, or the
+    /// context to add; a rewrite neither agent can apply is said in `notes`.
+    pub(crate) fn to_prompt(
+        p: &PromptDecision,
+        (event, outcome): (&str, &Outcome),
+        (refuse, agent): (&'static str, &str),
+        notes: &mut Vec<String>,
+    ) -> Self {
+        let mut out = HookReply::default();
+        if p.base.halt {
+            out.halt(p.base.halt_reason.as_ref());
+        } else if p.deny {
+            out = HookReply::refusal(refuse, p.reason.clone());
+        } else if let Some(c) =
+            additional_context(outcome, p.base.context.as_deref(), &p.base.context_files)
+        {
+            out.hook_specific_output = Some(Specific::context(event, c));
+        }
+        if p.updated_prompt.is_some() {
+            notes.push(format!(
+                "hookd: {agent} cannot replace a prompt; `updated_prompt` was not applied"
+            ));
+        }
+        out
+    }
+
+    /// The reply at the end of a turn: `continue` as a refusal of the stop (its reason the next
+    /// prompt), or the loop guard's refusal of it as a line for the user.
+    pub(crate) fn to_stop(s: &StopDecision, refuse: &'static str) -> Self {
+        if s.continue_ {
+            HookReply::refusal(refuse, s.reason.clone())
+        } else {
+            HookReply {
+                system_message: s.continue_refused.clone(),
+                ..HookReply::default()
+            }
+        }
+    }
+
+    /// hookd's own failure when the payload named no event: `refusal` on stdout and exit 2,
+    /// which both agents read as blocking at every event, the reason on stderr.
+    pub(crate) fn unreadable_payload(refusal: &HookReply, reason: String) -> AgentReply {
+        AgentReply {
+            exit_code: 2,
+            ..AgentReply::json(refusal, vec![reason])
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! read exactly those simple commands with exactly those words. Newlines, `&` (background),
 //! subshells, groups and everything a part may not contain are refused.
 
+use super::parse::Quote as Q;
 use brush_parser::ast::{self, CommandPrefixOrSuffixItem as Item};
 use brush_parser::{Parser, ParserOptions};
 
@@ -53,16 +54,6 @@ fn refuse<T>(reason: DenyReason, detail: impl Into<String>) -> Result<T, Refusal
         reason,
         detail: detail.into(),
     })
-}
-
-/// Where the splitter is: outside quotes, or in which kind.
-#[derive(PartialEq)]
-enum Q {
-    None,
-    Single,
-    Double,
-    /// `$'…'`, where `\'` does not end the string.
-    Ansi,
 }
 
 /// Split `command` at the list and pipeline operators outside quotes. Only splits; what each

@@ -487,15 +487,18 @@ fn prefilter(command: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// Where the prefilter is: outside quotes, or in which kind.
+/// Where a reader of command text is (the prefilter, the compound splitter): outside quotes,
+/// or in which kind.
 #[derive(PartialEq)]
-enum Q {
+pub(super) enum Quote {
     None,
     Single,
     Double,
     /// `$'…'`: ANSI-C quoting, where `\'` does not end the string.
     Ansi,
 }
+
+use Quote as Q;
 
 /// A backslash and what it escapes (`escaped`, followed by `then`), in quoting state `q`.
 fn escaped(escaped: Option<char>, then: Option<char>, q: &Q) -> Result<(), Refusal> {

@@ -46,77 +46,104 @@ struct Spec {
 
 const NONE: &[&str] = &[];
 
+/// A wrapper that takes no option and no operand (`nohup CMD`); the table's rows start here.
+const BARE: Spec = Spec {
+    short_value: "",
+    short_flag: "",
+    long_value: NONE,
+    long_optional: NONE,
+    long_flag: NONE,
+    refused: NONE,
+    operands: 0,
+};
+
 /// What each wrapper takes, by its names (its options per [`Spec`]).
 const SPECS: &[(&[&str], Spec)] = &[
     (
         &["timeout"],
-        s(
-            "sk",
-            "v",
-            &["signal", "kill-after"],
-            NONE,
-            &["preserve-status", "foreground", "verbose"],
-            NONE,
-            1,
-        ),
+        Spec {
+            short_value: "sk",
+            short_flag: "v",
+            long_value: &["signal", "kill-after"],
+            long_flag: &["preserve-status", "foreground", "verbose"],
+            operands: 1,
+            ..BARE
+        },
     ),
-    (&["nice"], s("n", "", &["adjustment"], NONE, NONE, NONE, 0)),
+    (
+        &["nice"],
+        Spec {
+            short_value: "n",
+            long_value: &["adjustment"],
+            ..BARE
+        },
+    ),
     // bash's builtins, in a model's command only (hooks run without a shell):
     // `command -v/-V` describe a name instead of running it.
-    (&["command"], s("", "p", NONE, NONE, NONE, &["v", "V"], 0)),
-    (&["exec"], s("a", "cl", NONE, NONE, NONE, NONE, 0)),
+    (
+        &["command"],
+        Spec {
+            short_flag: "p",
+            refused: &["v", "V"],
+            ..BARE
+        },
+    ),
+    (
+        &["exec"],
+        Spec {
+            short_value: "a",
+            short_flag: "cl",
+            ..BARE
+        },
+    ),
     (
         &["nohup", "unbuffer", "catchsegv", "dbus-run-session"],
-        s("", "", NONE, NONE, NONE, NONE, 0),
+        BARE,
     ),
     (
         &["stdbuf"],
-        s(
-            "ioe",
-            "",
-            &["input", "output", "error"],
-            NONE,
-            NONE,
-            NONE,
-            0,
-        ),
+        Spec {
+            short_value: "ioe",
+            long_value: &["input", "output", "error"],
+            ..BARE
+        },
     ),
     (
         &["ionice"],
-        s(
-            "cn",
-            "tu",
-            &["class", "classdata"],
-            NONE,
-            &["ignore"],
-            &["p", "P", "u", "pid", "pgid", "uid"],
-            0,
-        ),
+        Spec {
+            short_value: "cn",
+            short_flag: "tu",
+            long_value: &["class", "classdata"],
+            long_flag: &["ignore"],
+            refused: &["p", "P", "u", "pid", "pgid", "uid"],
+            ..BARE
+        },
     ),
     (
         &["setsid"],
-        s("", "cfw", NONE, NONE, &["ctty", "fork", "wait"], NONE, 0),
+        Spec {
+            short_flag: "cfw",
+            long_flag: &["ctty", "fork", "wait"],
+            ..BARE
+        },
     ),
     (
         &["taskset"],
-        s(
-            "",
-            "ac",
-            NONE,
-            NONE,
-            &["all-tasks", "cpu-list"],
-            &["p", "pid"],
-            1,
-        ),
+        Spec {
+            short_flag: "ac",
+            long_flag: &["all-tasks", "cpu-list"],
+            refused: &["p", "pid"],
+            operands: 1,
+            ..BARE
+        },
     ),
     (
         &["chrt"],
-        s(
-            "TPD",
-            "bdfiorRamv",
-            &["sched-runtime", "sched-period", "sched-deadline"],
-            NONE,
-            &[
+        Spec {
+            short_value: "TPD",
+            short_flag: "bdfiorRamv",
+            long_value: &["sched-runtime", "sched-period", "sched-deadline"],
+            long_flag: &[
                 "batch",
                 "deadline",
                 "fifo",
@@ -128,18 +155,18 @@ const SPECS: &[(&[&str], Spec)] = &[
                 "max",
                 "verbose",
             ],
-            &["p", "m", "pid", "max"],
-            1,
-        ),
+            refused: &["p", "m", "pid", "max"],
+            operands: 1,
+            ..BARE
+        },
     ),
     (
         &["flock"],
-        s(
-            "Ew",
-            "sxunoF",
-            &["conflict-exit-code", "timeout", "wait"],
-            NONE,
-            &[
+        Spec {
+            short_value: "Ew",
+            short_flag: "sxunoF",
+            long_value: &["conflict-exit-code", "timeout", "wait"],
+            long_flag: &[
                 "shared",
                 "exclusive",
                 "unlock",
@@ -149,28 +176,27 @@ const SPECS: &[(&[&str], Spec)] = &[
                 "no-fork",
                 "verbose",
             ],
-            &["c", "command"],
-            1,
-        ),
+            refused: &["c", "command"],
+            operands: 1,
+            ..BARE
+        },
     ),
     (
         &["time"],
-        s(
-            "of",
-            "apvq",
-            &["output", "format"],
-            NONE,
-            &["append", "portability", "verbose", "quiet"],
-            NONE,
-            0,
-        ),
+        Spec {
+            short_value: "of",
+            short_flag: "apvq",
+            long_value: &["output", "format"],
+            long_flag: &["append", "portability", "verbose", "quiet"],
+            ..BARE
+        },
     ),
     (
         &["strace", "ltrace"],
-        s(
-            "abeEIoOpPsSuUX",
-            "cCdDfFhiqrtTvVwxyYzZkn",
-            &[
+        Spec {
+            short_value: "abeEIoOpPsSuUX",
+            short_flag: "cCdDfFhiqrtTvVwxyYzZkn",
+            long_value: &[
                 "output",
                 "signal",
                 "trace",
@@ -180,39 +206,17 @@ const SPECS: &[(&[&str], Spec)] = &[
                 "attach",
                 "trace-path",
             ],
-            NONE,
-            &[
+            long_flag: &[
                 "follow-forks",
                 "output-separately",
                 "summary-only",
                 "summary",
             ],
-            &["p", "attach"],
-            0,
-        ),
+            refused: &["p", "attach"],
+            ..BARE
+        },
     ),
 ];
-
-/// A wrapper's [`Spec`], built in a table row.
-const fn s(
-    short_value: &'static str,
-    short_flag: &'static str,
-    long_value: &'static [&'static str],
-    long_optional: &'static [&'static str],
-    long_flag: &'static [&'static str],
-    refused: &'static [&'static str],
-    operands: usize,
-) -> Spec {
-    Spec {
-        short_value,
-        short_flag,
-        long_value,
-        long_optional,
-        long_flag,
-        refused,
-        operands,
-    }
-}
 
 fn spec(program: &str) -> Option<Spec> {
     SPECS
@@ -377,28 +381,41 @@ pub(super) fn inner(argv: &[String]) -> Inner {
     }
 }
 
+/// Where a wrapper's options end, reading from `argv[1]`: after `--`, or at the first word
+/// `read` calls an operand (`None`); `read` says how many words an option takes, itself
+/// included, or why the gate cannot read past it.
+fn options_end(
+    argv: &[String],
+    mut read: impl FnMut(&str) -> Option<Result<usize, String>>,
+) -> Result<usize, String> {
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        if w == "--" {
+            return Ok(i + 1);
+        }
+        match read(w) {
+            Some(words) => i += words?,
+            None => break,
+        }
+    }
+    Ok(i)
+}
+
 /// A wrapper read by its [`Spec`]. These wrappers stop reading options at the first operand
 /// (their getopt strings start with `+`): what follows their fixed operands is the command.
 fn by_spec(program: &str, spec: &Spec, argv: &[String]) -> Inner {
-    let mut i = 1;
-    while i < argv.len() {
-        let w = argv[i].as_str();
-        if w == "--" {
-            i += 1;
-            break;
-        }
-        let read = if let Some((name, value)) = long_name(w) {
-            spec.long(program, w, name, value)
-        } else if let Some(letters) = w.strip_prefix('-').filter(|l| !l.is_empty()) {
-            spec.short(program, letters)
+    let options = options_end(argv, |w| {
+        if let Some((name, value)) = long_name(w) {
+            Some(spec.long(program, w, name, value))
         } else {
-            break;
-        };
-        match read {
-            Ok(words) => i += words,
-            Err(why) => return Inner::Unknown(why),
+            let letters = w.strip_prefix('-').filter(|l| !l.is_empty())?;
+            Some(spec.short(program, letters))
         }
-    }
+    });
+    let mut i = match options {
+        Ok(i) => i,
+        Err(why) => return Inner::Unknown(why),
+    };
     i += spec.operands;
     // `flock FILE -c STRING` runs a shell string.
     if argv
@@ -521,48 +538,38 @@ const XARGS_LONG_FLAG: &[&str] = &[
 /// `xargs [OPTIONS] [COMMAND [ARGS]]`: the command (default `echo`) gets words from xargs's
 /// input appended, or put in place of `-I`'s placeholder.
 fn xargs(argv: &[String]) -> Inner {
-    let mut i = 1;
-    while i < argv.len() {
-        let w = argv[i].as_str();
-        if w == "--" {
-            i += 1;
-            break;
-        }
+    let options = options_end(argv, |w| {
         if let Some((name, value)) = long_name(w) {
             let is = |list: &[&str]| list.iter().any(|f| abbreviates(name, f));
-            if is(XARGS_LONG_VALUE) {
-                i += if value.is_some() { 1 } else { 2 };
+            return Some(if is(XARGS_LONG_VALUE) {
+                Ok(if value.is_some() { 1 } else { 2 })
             } else if is(XARGS_LONG_OPTIONAL) || is(XARGS_LONG_FLAG) {
-                i += 1;
+                Ok(1)
             } else {
-                return Inner::Unknown(format!("`xargs` option `{w}` is not one the gate reads"));
-            }
-            continue;
+                Err(format!("`xargs` option `{w}` is not one the gate reads"))
+            });
         }
-        if let Some(letters) = w.strip_prefix('-').filter(|l| !l.is_empty()) {
-            let mut next = i + 1;
-            for (at, c) in letters.char_indices() {
-                // `-e[EOF]`, `-i[REPLACE]`, `-l[N]` take only an attached value.
-                if matches!(c, 'e' | 'i' | 'l') {
-                    break;
-                }
-                if XARGS_VALUE.contains(c) {
-                    if at + 1 == letters.len() {
-                        next += 1;
-                    }
-                    break;
-                }
-                if !XARGS_FLAG.contains(c) {
-                    return Inner::Unknown(format!(
-                        "`xargs` option `-{c}` is not one the gate reads"
-                    ));
-                }
+        let letters = w.strip_prefix('-').filter(|l| !l.is_empty())?;
+        for (at, c) in letters.char_indices() {
+            // `-e[EOF]`, `-i[REPLACE]`, `-l[N]` take only an attached value.
+            if matches!(c, 'e' | 'i' | 'l') {
+                break;
             }
-            i = next;
-            continue;
+            if XARGS_VALUE.contains(c) {
+                return Some(Ok(if at + 1 == letters.len() { 2 } else { 1 }));
+            }
+            if !XARGS_FLAG.contains(c) {
+                return Some(Err(format!(
+                    "`xargs` option `-{c}` is not one the gate reads"
+                )));
+            }
         }
-        break;
-    }
+        Some(Ok(1))
+    });
+    let i = match options {
+        Ok(i) => i,
+        Err(why) => return Inner::Unknown(why),
+    };
     if i >= argv.len() {
         // The default command is `echo`.
         return Inner::None;
