@@ -55,82 +55,91 @@ pub(crate) fn parse_reply(stdout: &str, caps: Capabilities) -> Result<Option<Rep
     let obj: Map<String, Value> =
         serde_json::from_str(text.trim_end()).map_err(ReplyError::NotJson)?;
     let mut r = Reply::default();
-    let drop_field = |r: &mut Reply, key: &str| r.ignored.push(key.to_string());
     for (key, value) in &obj {
-        let wrong = |expected: &'static str| {
-            Err(ReplyError::Field {
-                key: key.clone(),
-                expected,
-            })
-        };
-        match key.as_str() {
-            "decision" => match value.as_str() {
-                Some("allow") => r.allow = caps.deny,
-                Some("deny") if caps.deny => r.deny = true,
-                Some("deny") => drop_field(&mut r, key),
-                _ => return wrong("\"allow\" or \"deny\""),
-            },
-            "reason" => match value {
-                Value::String(s) => r.reason = Some(s.clone()),
-                Value::Null => {}
-                _ => return wrong("a string"),
-            },
-            "context" => {
-                let items = match value {
-                    Value::String(s) => vec![s.clone()],
-                    Value::Array(a) if a.iter().all(Value::is_string) => a
-                        .iter()
-                        .filter_map(|v| v.as_str().map(String::from))
-                        .collect(),
-                    Value::Null => vec![],
-                    _ => return wrong("a string or a list of strings"),
-                };
-                if caps.add_context {
-                    r.context = items.into_iter().filter(|s| !s.is_empty()).collect();
-                } else if !items.is_empty() {
-                    drop_field(&mut r, key);
-                }
-            }
-            "updated_input" => match value {
-                Value::Object(m) if caps.replace_input => r.updated_input = Some(m.clone()),
-                Value::Object(_) => drop_field(&mut r, key),
-                _ => return wrong("an object"),
-            },
-            "updated_prompt" => match value {
-                Value::String(s) if caps.update_prompt => r.updated_prompt = Some(s.clone()),
-                Value::String(_) => drop_field(&mut r, key),
-                _ => return wrong("a string"),
-            },
-            "halt" => match value {
-                Value::Bool(b) if caps.halt => r.halt = *b,
-                Value::Bool(false) => {}
-                Value::Bool(true) => drop_field(&mut r, key),
-                _ => return wrong("true or false"),
-            },
-            "continue" => match value {
-                Value::Bool(b) if caps.continue_ => r.continue_ = *b,
-                Value::Bool(false) => {}
-                Value::Bool(true) => drop_field(&mut r, key),
-                _ => return wrong("true or false"),
-            },
-            "context_files" => match value {
-                Value::Array(a) if a.iter().all(Value::is_string) => {
-                    if caps.add_context {
-                        r.context_files = a
-                            .iter()
-                            .filter_map(|v| v.as_str().map(String::from))
-                            .collect();
-                    } else if !a.is_empty() {
-                        drop_field(&mut r, key);
-                    }
-                }
-                _ => return wrong("a list of strings"),
-            },
-            _ => drop_field(&mut r, key),
-        }
+        read_field(&mut r, key, value, caps).map_err(|expected| ReplyError::Field {
+            key: key.clone(),
+            expected,
+        })?;
     }
     r.ignored.sort();
     Ok(Some(r))
+}
+
+/// One field of a reply read into `r` as its point allows (a field it may not set is listed
+/// as ignored); `Err` names the type the field must have.
+fn read_field(
+    r: &mut Reply,
+    key: &str,
+    value: &Value,
+    caps: Capabilities,
+) -> Result<(), &'static str> {
+    let drop_field = |r: &mut Reply, key: &str| r.ignored.push(key.to_string());
+    match key {
+        "decision" => match value.as_str() {
+            Some("allow") => r.allow = caps.deny,
+            Some("deny") if caps.deny => r.deny = true,
+            Some("deny") => drop_field(r, key),
+            _ => return Err("\"allow\" or \"deny\""),
+        },
+        "reason" => match value {
+            Value::String(s) => r.reason = Some(s.clone()),
+            Value::Null => {}
+            _ => return Err("a string"),
+        },
+        "context" => {
+            let items = match value {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(a) if a.iter().all(Value::is_string) => a
+                    .iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect(),
+                Value::Null => vec![],
+                _ => return Err("a string or a list of strings"),
+            };
+            if caps.add_context {
+                r.context = items.into_iter().filter(|s| !s.is_empty()).collect();
+            } else if !items.is_empty() {
+                drop_field(r, key);
+            }
+        }
+        "updated_input" => match value {
+            Value::Object(m) if caps.replace_input => r.updated_input = Some(m.clone()),
+            Value::Object(_) => drop_field(r, key),
+            _ => return Err("an object"),
+        },
+        "updated_prompt" => match value {
+            Value::String(s) if caps.update_prompt => r.updated_prompt = Some(s.clone()),
+            Value::String(_) => drop_field(r, key),
+            _ => return Err("a string"),
+        },
+        "halt" => match value {
+            Value::Bool(b) if caps.halt => r.halt = *b,
+            Value::Bool(false) => {}
+            Value::Bool(true) => drop_field(r, key),
+            _ => return Err("true or false"),
+        },
+        "continue" => match value {
+            Value::Bool(b) if caps.continue_ => r.continue_ = *b,
+            Value::Bool(false) => {}
+            Value::Bool(true) => drop_field(r, key),
+            _ => return Err("true or false"),
+        },
+        "context_files" => match value {
+            Value::Array(a) if a.iter().all(Value::is_string) => {
+                if caps.add_context {
+                    r.context_files = a
+                        .iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect();
+                } else if !a.is_empty() {
+                    drop_field(r, key);
+                }
+            }
+            _ => return Err("a list of strings"),
+        },
+        _ => drop_field(r, key),
+    }
+    Ok(())
 }
 
 /// One hook's contribution, in config order.
