@@ -183,11 +183,7 @@ impl EngineBuilder {
                     .gate_shell_tools
                     .then(|| self.config.policy.shell_tools.clone()),
                 places: if self.config.policy.gate_shell_tools {
-                    crate::gate::protect::Places::from_process(
-                        &self.config.project_dir,
-                        &self.config.sources,
-                        self.config.config_dir.as_deref(),
-                    )
+                    self.config.places()
                 } else {
                     Default::default()
                 },

@@ -88,11 +88,27 @@ pub(super) fn load_dirs(
     config.trust = trust;
     config.fingerprint = fingerprint;
     config.config_dir = opts.config_dir.clone();
+    config.place_vars = Some(place_vars(opts));
     tracing::debug!(target: "hookd::config", sources = ?config.sources, trust = ?config.trust, hooks = config.hooks.hooks.len(), reminders = config.reminders.reminders.len(), "configuration loaded");
     config.ignored_allow = ignored_allow;
     config.ignored_reminders = ignored_reminders;
     config.ignored_switches = ignored_switches;
     Ok(config)
+}
+
+/// The variables naming places, from what loading was given: its environment, and its home.
+fn place_vars(opts: &LoadOptions) -> std::collections::BTreeMap<String, String> {
+    let places = crate::gate::protect::Places::VARS;
+    let mut vars: std::collections::BTreeMap<String, String> = opts
+        .env
+        .iter()
+        .filter(|(k, _)| places.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(home) = &opts.home_dir {
+        vars.insert("HOME".into(), home.display().to_string());
+    }
+    vars
 }
 
 /// Every directory's config.yaml, hooks.yaml and reminders.yaml (`$INFER_REMINDERS_CONFIG`

@@ -114,7 +114,9 @@ impl LoadOptions {
             home_dir,
             env: std::env::vars()
                 .filter(|(k, _)| {
-                    k.starts_with("INFER_") || k.starts_with("HOOKD_") || k == "XDG_CONFIG_HOME"
+                    k.starts_with("INFER_")
+                        || k.starts_with("HOOKD_")
+                        || crate::gate::protect::Places::VARS.contains(&k.as_str())
                 })
                 .collect(),
             trust_project: false,
@@ -170,6 +172,9 @@ const CONFIG_VARS: &[&str] = &[
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Config {
+    /// The variables naming hookd's and the agents' places, as loading saw them (`None` for a
+    /// configuration built otherwise: then the process's are read when an engine is built).
+    pub(crate) place_vars: Option<BTreeMap<String, String>>,
     /// `hooks.yaml`, with `INFER_HOOKS_ENABLED` applied.
     pub hooks: HooksConfig,
     /// The safety policy, resolved once from the user's file, a trusted project's, the
@@ -203,6 +208,19 @@ pub struct Config {
 }
 
 impl Config {
+    /// Where hookd's and the agents' files are for this configuration: the places of the
+    /// environment it was loaded with (or the process's, for one built otherwise).
+    pub(crate) fn places(&self) -> crate::gate::protect::Places {
+        use crate::gate::protect::Places;
+        let config_dir = self.config_dir.as_deref();
+        match &self.place_vars {
+            Some(vars) => Places::new(&self.project_dir, &self.sources, config_dir, |k| {
+                vars.get(k).filter(|v| !v.is_empty()).map(PathBuf::from)
+            }),
+            None => Places::from_process(&self.project_dir, &self.sources, config_dir),
+        }
+    }
+
     /// The warnings as printed for people, one block each (the project's text escaped).
     pub fn warning_lines(&self) -> Vec<String> {
         self.warnings
@@ -228,6 +246,7 @@ impl Config {
             ignored_allow: Vec::new(),
             ignored_reminders: 0,
             ignored_switches: Vec::new(),
+            place_vars: None,
         }
     }
 
@@ -427,6 +446,7 @@ impl Loader {
             ignored_allow: Vec::new(),
             ignored_reminders: 0,
             ignored_switches: Vec::new(),
+            place_vars: None,
         })
     }
 }

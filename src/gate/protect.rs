@@ -135,13 +135,38 @@ pub(crate) struct Places {
 }
 
 impl Places {
-    /// The process environment's places for a project.
+    /// The variables that name places (read by [`Places::new`]).
+    pub(crate) const VARS: [&'static str; 10] = [
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+        "HOOKD_STATE_DIR",
+        "HOOKD_TRUST_FILE",
+        "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
+        "CRUSH_GLOBAL_CONFIG",
+        "CRUSH_GLOBAL_DATA",
+    ];
+
+    /// The process environment's places for a project (for a configuration not loaded by
+    /// `config::load`, which keeps the places of the environment it was given).
     pub fn from_process(
         project_dir: &Path,
         sources: &[String],
         config_dir: Option<&Path>,
     ) -> Places {
-        let var = crate::paths::env_dir;
+        Places::new(project_dir, sources, config_dir, crate::paths::env_dir)
+    }
+
+    /// The places for a project, `var` reading the variables in [`Places::VARS`] (a non-empty
+    /// value as a path).
+    pub fn new(
+        project_dir: &Path,
+        sources: &[String],
+        config_dir: Option<&Path>,
+        var: impl Fn(&str) -> Option<PathBuf>,
+    ) -> Places {
         Places {
             home: var("HOME"),
             project_dir: project_dir.to_path_buf(),
@@ -564,6 +589,12 @@ impl OwnFiles {
             sources,
             config_dir,
         )))
+    }
+
+    /// Those at `places` (a loaded configuration's: `Config::places`).
+    #[cfg(feature = "adapters")]
+    pub(crate) fn at(places: &Places) -> Self {
+        OwnFiles(ProtectedPaths::new(places))
     }
 
     /// Why the model's command, admitted by the allow-list as `verdict`, is refused anyway:

@@ -61,11 +61,7 @@ pub fn model_verdict(
 ) -> VerdictReport {
     let mut verdict = gate_of(config).model_verdict(command, mode);
     if verdict.denied.is_none() {
-        let own = gate::OwnFiles::from_process(
-            &config.project_dir,
-            &config.sources,
-            config.config_dir.as_deref(),
-        );
+        let own = gate::OwnFiles::at(&config.places());
         verdict.denied = own.command(&verdict, cwd);
     }
     let text = if json {

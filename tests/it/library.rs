@@ -232,3 +232,50 @@ fn cancelling_one_engine_leaves_another_engines_runs_alone() {
     assert!(oa.commands.is_empty(), "{:?}", oa.commands);
     assert_eq!(ob.commands[0].status, hookd::CommandStatus::Ok);
 }
+
+/// An embedder's `LoadOptions` decide where hookd's and the agents' files are: the model's
+/// write to `$CLAUDE_CONFIG_DIR/settings.json` named only in the options (not in this
+/// process's environment) is refused, and a file beside it is not.
+#[test]
+fn the_places_kept_from_loading_are_the_ones_the_gate_protects() {
+    let t = tempfile::tempdir().unwrap();
+    let (home, project, cc) = (
+        t.path().join("home"),
+        t.path().join("p"),
+        t.path().join("cc"),
+    );
+    for d in [&home, &project, &cc] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    assert!(std::env::var_os("CLAUDE_CONFIG_DIR").is_none());
+    let opts = hookd::LoadOptions {
+        project_dir: project.clone(),
+        home_dir: Some(home),
+        env: [
+            ("CLAUDE_CONFIG_DIR", cc.display().to_string()),
+            ("HOOKD_GATE_SHELL_TOOLS", "1".to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+        ..Default::default()
+    };
+    let engine = Engine::builder(hookd::load(&opts).unwrap()).build();
+    let write = |path: &std::path::Path| {
+        let mut ctx = Context::new();
+        ctx.set("session_id", "s").set(
+            "tool",
+            serde_json::json!({"name": "Write", "input": {"file_path": path, "content": "{}"}}),
+        );
+        let outcome = engine.dispatch(HookPoint::PreTool, &ctx).unwrap();
+        serde_json::to_value(&outcome).unwrap()["decision"]["deny"] == true
+    };
+    assert!(
+        write(&cc.join("settings.json")),
+        "the agent's settings were writable"
+    );
+    assert!(
+        !write(&cc.join("notes.txt")),
+        "a file beside them was refused"
+    );
+}
