@@ -172,7 +172,7 @@ fn percent_encode(s: &str) -> String {
         .collect()
 }
 
-/// One event as printed: its JSON line as it is (`json`), else [`line`].
+/// One event as printed: its JSON line as it is (`json`), else [`line()`].
 pub fn shown(json_line: &str, json: bool) -> String {
     if json {
         json_line.to_string()
