@@ -25,17 +25,28 @@ pub fn home() -> Option<PathBuf> {
 /// `~/.infer/hookd.sock`.
 #[cfg(feature = "daemon")]
 pub(crate) fn default_socket() -> Option<PathBuf> {
-    env_dir("HOOKD_SOCKET")
-        .or_else(|| env_dir("XDG_RUNTIME_DIR").map(|d| d.join("hookd.sock")))
-        .or_else(|| home().map(|h| h.join(".infer/hookd.sock")))
+    socket_in(env_dir)
+}
+
+/// The daemon's socket as the variables `var` reads name it (see [`default_socket`]).
+#[cfg(feature = "daemon")]
+pub(crate) fn socket_in(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
+    var("HOOKD_SOCKET")
+        .or_else(|| var("XDG_RUNTIME_DIR").map(|d| d.join("hookd.sock")))
+        .or_else(|| var("HOME").map(|h| h.join(".infer/hookd.sock")))
 }
 
 /// Session state: `$HOOKD_STATE_DIR`, else `$XDG_STATE_HOME/hookd`, else
 /// `~/.local/state/hookd`.
 pub(crate) fn state_dir() -> Option<PathBuf> {
-    env_dir("HOOKD_STATE_DIR")
-        .or_else(|| env_dir("XDG_STATE_HOME").map(|p| p.join("hookd")))
-        .or_else(|| home().map(|h| h.join(".local/state/hookd")))
+    state_dir_in(env_dir)
+}
+
+/// Session state as the variables `var` reads name it (see [`state_dir`]).
+pub(crate) fn state_dir_in(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
+    var("HOOKD_STATE_DIR")
+        .or_else(|| var("XDG_STATE_HOME").map(|p| p.join("hookd")))
+        .or_else(|| var("HOME").map(|h| h.join(".local/state/hookd")))
 }
 
 /// The project directory for a run started in `start`: the nearest directory at or above it

@@ -82,21 +82,34 @@ impl DaemonWait {
     }
 }
 
-/// What a daemon must share with this client to answer it: the digest of its settings, and
-/// whether it gates the model's shell commands.
+/// Where the daemon is, and what it must share with this client to answer it: the digest of
+/// its settings, the project, and whether it gates the model's shell commands.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct ClientSettings {
+    /// The daemon's socket (none: no daemon is asked).
+    pub socket: Option<PathBuf>,
     /// [`LoadOptions::inputs`] of this client (none when it could not be read).
     pub inputs: Option<String>,
+    /// The client's project: a daemon serving another one refuses it.
+    pub project: Option<PathBuf>,
     /// `--gate-shell-tools` on this client.
     pub gate_shell_tools: bool,
 }
 
 impl ClientSettings {
-    /// A client that loads with `options`.
+    /// A client that loads with `options`: the socket its variables name, its project.
     pub fn new(options: Option<&LoadOptions>, gate_shell_tools: bool) -> Self {
+        let socket = options.and_then(|o| {
+            crate::paths::socket_in(|k| match k {
+                "HOME" => o.home_dir.clone(),
+                _ => o.env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from),
+            })
+        });
         ClientSettings {
+            socket,
             inputs: options.map(LoadOptions::inputs),
+            project: options.map(|o| o.project_dir.clone()),
             gate_shell_tools,
         }
     }
@@ -133,11 +146,11 @@ pub fn via_daemon(
     client: &ClientSettings,
     accept: Duration,
 ) -> Option<Reached> {
-    let socket = crate::daemon::default_socket()?;
+    let socket = client.socket.clone()?;
     let request = crate::daemon::wire::DispatchRequest {
         point: point.name().to_string(),
         context: Some(context.to_value()),
-        project: crate::paths::project_here(),
+        project: client.project.clone(),
         inputs: client.inputs.clone(),
         gate_shell_tools: client.gate_shell_tools,
     };
@@ -231,7 +244,9 @@ pub fn route(
             )),
         }),
         None if required => Err(RouteError::NoDaemon(
-            crate::daemon::default_socket()
+            client
+                .socket
+                .as_ref()
                 .map(|s| s.display().to_string())
                 .unwrap_or_else(|| "(no socket path: set HOOKD_SOCKET)".into()),
         )),
@@ -283,7 +298,8 @@ impl Here {
                 Err(source) => return Err(EventsFileError { path, source }),
             },
         };
-        let store: Arc<dyn StateStore> = match FileStore::default_dir() {
+        let state = crate::paths::state_dir_in(|k| config.place(k));
+        let store: Arc<dyn StateStore> = match state {
             Some(dir) => Arc::new(FileStore::new(dir)),
             None => Arc::new(MemoryStore::default()),
         };

@@ -211,13 +211,17 @@ impl Config {
     /// Where hookd's and the agents' files are for this configuration: the places of the
     /// environment it was loaded with (or the process's, for one built otherwise).
     pub(crate) fn places(&self) -> crate::gate::protect::Places {
-        use crate::gate::protect::Places;
         let config_dir = self.config_dir.as_deref();
+        let var = |k: &str| self.place(k);
+        crate::gate::protect::Places::new(&self.project_dir, &self.sources, config_dir, var)
+    }
+
+    /// A variable naming a place, as loading saw it (or the process's, for a configuration
+    /// built otherwise); a non-empty value as a path.
+    pub(crate) fn place(&self, name: &str) -> Option<PathBuf> {
         match &self.place_vars {
-            Some(vars) => Places::new(&self.project_dir, &self.sources, config_dir, |k| {
-                vars.get(k).filter(|v| !v.is_empty()).map(PathBuf::from)
-            }),
-            None => Places::from_process(&self.project_dir, &self.sources, config_dir),
+            Some(vars) => vars.get(name).filter(|v| !v.is_empty()).map(PathBuf::from),
+            None => crate::paths::env_dir(name),
         }
     }
 

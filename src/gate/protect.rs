@@ -136,8 +136,9 @@ pub(crate) struct Places {
 
 impl Places {
     /// The variables that name places (read by [`Places::new`]).
-    pub(crate) const VARS: [&'static str; 10] = [
+    pub(crate) const VARS: [&'static str; 11] = [
         "HOME",
+        "HOOKD_SOCKET",
         "XDG_CONFIG_HOME",
         "XDG_STATE_HOME",
         "XDG_RUNTIME_DIR",
