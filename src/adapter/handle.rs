@@ -22,6 +22,8 @@ pub struct Arrival {
     pub diagnostics: Vec<String>,
     /// What the repository's files set for the agent, now gone from this process.
     pub project_env: Vec<crate::runner::ProjectVar>,
+    /// Place variables the scrub removed or changed, with the agent's values (still protected).
+    pub moved_places: Vec<(String, std::path::PathBuf)>,
 }
 
 impl Arrival {
@@ -33,6 +35,7 @@ impl Arrival {
             payload,
             diagnostics: entered.notes,
             project_env: entered.project_env,
+            moved_places: entered.moved_places,
         }
     }
 }
@@ -54,6 +57,9 @@ pub struct Call {
     pub client: ClientSettings,
     /// How the engine is built when the dispatch runs here.
     pub here: Here,
+    /// Place variables the scrub took away ([`Arrival::moved_places`]): protected here, and a
+    /// daemon (which does not know them) is not asked.
+    pub moved_places: Vec<(String, std::path::PathBuf)>,
 }
 
 impl Call {
@@ -68,6 +74,7 @@ impl Call {
             daemon: None,
             client,
             here: Here::default(),
+            moved_places: Vec::new(),
         }
     }
 }
@@ -172,7 +179,9 @@ impl Answer<'_> {
             (_, Some(why)) | (Err(why), None) => return self.failure(event, why, false),
             (Ok(o), None) => o,
         };
-        let config = match config::load(opts) {
+        let mut opts = opts.clone();
+        opts.also_places = call.moved_places.clone();
+        let config = match config::load(&opts) {
             Ok(c) => c,
             Err(e) => return self.failure(event, &e.report(), false),
         };

@@ -319,6 +319,10 @@ pub struct Entered {
     pub notes: Vec<String>,
     /// The repository's variables other than hookd's own, with the values the agent had.
     pub project_env: Vec<ProjectVar>,
+    /// Variables naming hookd's or the agents' places (`CLAUDE_CONFIG_DIR`, `HOME`, …) that the
+    /// scrub removed or changed, with the values the agent had: still protected, since which of
+    /// the user's and the repository's values the agent itself uses cannot be told from here.
+    pub moved_places: Vec<(String, std::path::PathBuf)>,
 }
 
 /// Drop from this process's environment what the agent's project's files set for its agent,
@@ -393,8 +397,14 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
         set.extend(set_by(std::slice::from_ref(here), stop.as_deref(), &env));
         starts.push(here.clone());
     }
-    let project_env = drop_what_it_set(&set, &starts, here.as_deref(), &mut notes);
-    Entered { notes, project_env }
+    let mut moved_places = Vec::new();
+    let said = (&mut notes, &mut moved_places);
+    let project_env = drop_what_it_set(&set, &starts, here.as_deref(), said);
+    Entered {
+        notes,
+        project_env,
+        moved_places,
+    }
 }
 
 /// Drop from this process's environment what `set` (read from `starts`) set for the agent:
@@ -404,7 +414,7 @@ fn drop_what_it_set(
     set: &[Assignment],
     starts: &[PathBuf],
     here: Option<&Path>,
-    notes: &mut Vec<String>,
+    (notes, moved): (&mut Vec<String>, &mut Vec<(String, PathBuf)>),
 ) -> Vec<ProjectVar> {
     let names = self::names(set);
     if names.is_empty() {
@@ -423,6 +433,9 @@ fn drop_what_it_set(
         None
     };
     let s = scrub(&names, &env, &projects, user_home);
+    let places = crate::gate::protect::Places::VARS;
+    let before: Vec<(&str, Option<std::ffi::OsString>)> =
+        places.iter().map(|k| (*k, std::env::var_os(k))).collect();
     let project_env = project_vars(
         set,
         &|k: &str| std::env::var_os(k),
@@ -436,6 +449,12 @@ fn drop_what_it_set(
     }
     for v in &project_env {
         std::env::remove_var(&v.name);
+    }
+    for (k, old) in before {
+        if let Some(old) = old.filter(|v| !v.is_empty() && std::env::var_os(k).as_ref() != Some(v))
+        {
+            moved.push((k.to_string(), std::path::PathBuf::from(old)));
+        }
     }
     notes.extend(s.notes);
     let present: Vec<&str> = project_env.iter().map(|v| v.name.as_str()).collect();

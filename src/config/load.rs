@@ -89,6 +89,7 @@ pub(super) fn load_dirs(
     config.fingerprint = fingerprint;
     config.config_dir = opts.config_dir.clone();
     config.place_vars = Some(place_vars(opts));
+    config.also_places = opts.also_places.clone();
     tracing::debug!(target: "hookd::config", sources = ?config.sources, trust = ?config.trust, hooks = config.hooks.hooks.len(), reminders = config.reminders.reminders.len(), "configuration loaded");
     config.ignored_allow = ignored_allow;
     config.ignored_reminders = ignored_reminders;

@@ -101,6 +101,9 @@ pub struct LoadOptions {
     /// What the command line says about the policy (`--gate-shell-tools`, `--fail-closed`):
     /// like the environment, it can only tighten what the files set.
     pub flags: PolicyLayer,
+    /// Places to protect besides those the variables name: values of place variables (`NAME`,
+    /// path) that an adapter's scrub took away, which the agent may still use.
+    pub also_places: Vec<(String, PathBuf)>,
 }
 
 impl LoadOptions {
@@ -123,6 +126,7 @@ impl LoadOptions {
             trust_file: None,
             allow_lists_only: false,
             flags: PolicyLayer::default(),
+            also_places: Vec::new(),
         }
         .with_default_trust_file())
     }
@@ -175,6 +179,8 @@ pub struct Config {
     /// The variables naming hookd's and the agents' places, as loading saw them (`None` for a
     /// configuration built otherwise: then the process's are read when an engine is built).
     pub(crate) place_vars: Option<BTreeMap<String, String>>,
+    /// Places protected besides those (see [`LoadOptions::also_places`]).
+    pub(crate) also_places: Vec<(String, PathBuf)>,
     /// `hooks.yaml`, with `INFER_HOOKS_ENABLED` applied.
     pub hooks: HooksConfig,
     /// The safety policy, resolved once from the user's file, a trusted project's, the
@@ -212,8 +218,16 @@ impl Config {
     /// environment it was loaded with (or the process's, for one built otherwise).
     pub(crate) fn places(&self) -> crate::gate::protect::Places {
         let config_dir = self.config_dir.as_deref();
+        use crate::gate::protect::Places;
         let var = |k: &str| self.place(k);
-        crate::gate::protect::Places::new(&self.project_dir, &self.sources, config_dir, var)
+        let mut places = Places::new(&self.project_dir, &self.sources, config_dir, var);
+        for (name, path) in &self.also_places {
+            let var = |k: &str| (k == name).then(|| path.clone());
+            places
+                .extra
+                .push(Places::new(&self.project_dir, &[], None, var));
+        }
+        places
     }
 
     /// A variable naming a place, as loading saw it (or the process's, for a configuration
@@ -251,6 +265,7 @@ impl Config {
             ignored_reminders: 0,
             ignored_switches: Vec::new(),
             place_vars: None,
+            also_places: Vec::new(),
         }
     }
 
@@ -451,6 +466,7 @@ impl Loader {
             ignored_reminders: 0,
             ignored_switches: Vec::new(),
             place_vars: None,
+            also_places: Vec::new(),
         })
     }
 }

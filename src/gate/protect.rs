@@ -132,6 +132,8 @@ pub(crate) struct Places {
     pub crush_global_config: Option<PathBuf>,
     /// `$CRUSH_GLOBAL_DATA`: the directory holding Crush's data `crush.json`.
     pub crush_global_data: Option<PathBuf>,
+    /// More places, protected too (values of these variables an adapter's scrub took away).
+    pub extra: Vec<Places>,
 }
 
 impl Places {
@@ -188,6 +190,7 @@ impl Places {
             gemini_cli_home: var("GEMINI_CLI_HOME"),
             crush_global_config: var("CRUSH_GLOBAL_CONFIG"),
             crush_global_data: var("CRUSH_GLOBAL_DATA"),
+            extra: Vec::new(),
         }
     }
 }
@@ -254,6 +257,7 @@ fn rules(p: &Places) -> Vec<Rule> {
             rules.push(Rule::File(dir.join(file)));
         }
     }
+    rules.extend(p.extra.iter().flat_map(self::rules));
     rules
 }
 

@@ -231,3 +231,44 @@ fn the_scrubs_notes_escape_what_the_repository_wrote() {
         "{said}"
     );
 }
+
+/// The user moved Claude Code's settings with `CLAUDE_CONFIG_DIR`; a repository names the same
+/// variable in its `.claude/settings.json`. The scrub drops the variable (the repository's
+/// files set it), and hookd lost the user's settings directory from its protected places: the
+/// model's Write over the user's real settings.json (which would remove hookd's hooks for the
+/// next session) was allowed. The value the agent had is now kept as a place to protect, for
+/// the agent's own value and the repository's alike; a file beside it stays writable.
+#[test]
+fn a_repository_naming_the_agents_config_dir_does_not_unprotect_the_users_one() {
+    let p = gated();
+    let real = p.home.path().join("claude-real");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::write(real.join("settings.json"), "{}").unwrap();
+    let decoy = p.path().join("decoy").display().to_string();
+    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    std::fs::write(
+        p.path().join(".claude/settings.json"),
+        json!({"env": {"CLAUDE_CONFIG_DIR": decoy}}).to_string(),
+    )
+    .unwrap();
+    let write = |target: std::path::PathBuf, agent_has: &str| {
+        let mut cmd = p.cmd_untrusted(&["adapter", "claude-code", "--no-daemon"]);
+        cmd.env("CLAUDE_CONFIG_DIR", agent_has);
+        let input = json!({"file_path": target, "content": "{}"});
+        stdout(&with_stdin(cmd, &claude_pre_tool(&p, "Write", input)))
+    };
+    for agent_has in [real.display().to_string(), decoy.clone()] {
+        let out = write(real.join("settings.json"), &agent_has);
+        let protected = agent_has != decoy;
+        assert_eq!(
+            out.contains("\"permissionDecision\":\"deny\""),
+            protected,
+            "agent's CLAUDE_CONFIG_DIR {agent_has}: {out}"
+        );
+        let beside = write(real.join("notes.txt"), &agent_has);
+        assert!(!beside.contains("deny"), "{beside}");
+    }
+    // The repository's own value is protected too (harmless: a directory it chose).
+    let out = write(p.path().join("decoy/settings.json"), &decoy);
+    assert!(out.contains("\"permissionDecision\":\"deny\""), "{out}");
+}
