@@ -452,21 +452,12 @@ impl Loader {
         let allow = AllowLists::from_lists(lists.map(|l| l.unwrap_or_default()));
         Ok(Config {
             hooks,
-            policy: Policy::default(),
             reminders,
             allow,
             warnings: self.diags,
             sources: self.sources,
-            project_dir,
-            config_dir: None,
             allow_file,
-            trust: ProjectTrust::NotApplicable,
-            fingerprint: None,
-            ignored_allow: Vec::new(),
-            ignored_reminders: 0,
-            ignored_switches: Vec::new(),
-            place_vars: None,
-            also_places: Vec::new(),
+            ..Config::empty(project_dir)
         })
     }
 }
