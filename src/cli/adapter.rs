@@ -3,7 +3,7 @@
 use super::dispatch::{here, interruptible};
 use super::error::Done;
 use super::install::Agent;
-use super::load::{checked_options, options, ConfigArgs};
+use super::load::{not_a_directory, options, ConfigArgs};
 use super::{given_path, out, path_arg, read_stdin};
 use hookd::adapter::handle::{self, Arrival};
 use hookd::config::PolicyLayer;
@@ -53,7 +53,7 @@ pub(super) fn run(mut a: Args, early: Option<Arrival>) -> Done {
     diagnostics.extend(wait_note);
     let flags = PolicyLayer::flags(a.cfg.gate_shell_tools, a.cfg.fail_closed);
     let mut call = handle::Call::new(options(&a.cfg).map_err(|e| e.to_string()), flags);
-    call.unusable = checked_options(&a.cfg).err().map(|e| e.to_string());
+    call.unusable = not_a_directory(&a.cfg).map(|e| e.to_string());
     // With --config-dir the daemon's configuration is not this call's.
     call.daemon = (!no_daemon && a.cfg.config_dir.is_none()).then_some(wait);
     call.here = here(given_path(a.events), early.project_env);

@@ -47,12 +47,13 @@ pub(super) fn load_for(cfg: ConfigArgs, allow_lists_only: bool) -> Result<Config
 /// [`options`], refusing a `--config-dir` that is not a directory.
 pub(super) fn checked_options(cfg: &ConfigArgs) -> Result<LoadOptions, Error> {
     let opts = options(cfg)?;
-    if let Some(dir) = &opts.config_dir {
-        if !dir.is_dir() {
-            return Err(Error::NotADirectory(dir.clone()));
-        }
-    }
-    Ok(opts)
+    not_a_directory(cfg).map_or(Ok(opts), Err)
+}
+
+/// A `--config-dir` that is not a directory, as the error loading stops with.
+pub(super) fn not_a_directory(cfg: &ConfigArgs) -> Option<Error> {
+    let dir = cfg.config_dir.as_ref().filter(|d| !d.is_dir())?;
+    Some(Error::NotADirectory(dir.clone()))
 }
 
 /// What loading reads, from the process and these flags: the flags are the policy's
