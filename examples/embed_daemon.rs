@@ -11,6 +11,7 @@ use std::time::Duration;
 use hookd::config::LoadOptions;
 use hookd::daemon::client::{self, Answer};
 use hookd::daemon::wire::DispatchRequest;
+use hookd::host::Host;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
@@ -25,8 +26,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "enabled: true\nhooks: [{name: note, hook: post_session, command: 'echo session ended'}]\n",
     )?;
     let socket = dir.path().join("hookd.sock");
-    // As `hookd serve --config-dir DIR --socket PATH` would read it.
-    let builder = hookd::daemon::Builder::new(LoadOptions::from_process(Some(config_dir))?)?
+    // As `hookd serve --config-dir DIR --socket PATH` would read it: this process's variables
+    // and directory, taken once here (the library never reads the process itself).
+    let host = Host::of_this_process();
+    let builder = hookd::daemon::Builder::new(LoadOptions::from_host(&host, Some(config_dir))?)?
         .socket(&socket)
         .grace(Duration::from_secs(2));
 

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use hookd::events::Collector;
+use hookd::host::Host;
 use hookd::{Config, Context, Engine, HookPoint};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -27,7 +28,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )),
     )?;
     let events = Arc::new(Collector::default());
-    let engine = Engine::builder(config).sink(events.clone()).build();
+    // The hooks' environment, their PATH and the places the gate protects come from a `Host`:
+    // here this process's, read once (without it, hooks get a bare PATH and nothing else).
+    let engine = Engine::builder(config)
+        .host(Host::of_this_process())
+        .sink(events.clone())
+        .build();
 
     // What the agent knows at `post_tool`: a shell call that failed.
     let mut context = Context::new();

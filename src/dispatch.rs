@@ -77,6 +77,17 @@ impl EngineBuilder {
         self
     }
 
+    /// The process the engine works for (default: the configuration's, see
+    /// [`Config::host`]): its variables are the hooks' environment before hookd removes what
+    /// it removes, its `PATH` finds their programs, the places it names are protected, and
+    /// confined commands write in its `TMPDIR`. A configuration from [`Config::from_yaml`] has
+    /// an empty one: hooks get `PATH=/usr/local/bin:/usr/bin:/bin` and no home is protected
+    /// until one is given (`Host::of_this_process()` for this process's).
+    pub fn host(mut self, host: crate::host::Host) -> Self {
+        self.config.set_host(host);
+        self
+    }
+
     /// What a repository's files set for the agent (see `adapter::enter_agent_project`): its
     /// variables are removed from hooks' environment unless the user's `env.keep` keeps the
     /// user's own value of one, or a trusted project's keeps its own.
@@ -151,6 +162,7 @@ impl EngineBuilder {
         }
         let reminders = ReminderProvider::new(&self.config.reminders);
         let environment = Arc::new(crate::runner::Environment {
+            host: self.config.host().clone(),
             keep: self.config.hooks.env_keep.clone(),
             project_keep: if self.config.trust.allows_project() {
                 self.config.hooks.project_env_keep.clone()

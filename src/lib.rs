@@ -25,6 +25,8 @@
 //!
 //! One dispatch flows through the modules in this order:
 //!
+//! - [`host`]: the process's variables and directory as a value ([`host::Host`]); the binary
+//!   reads them once, and everything below reads that value.
 //! - [`catalog`]: the fixed [`HookPoint`]s, what a hook at each may decide, and their docs.
 //! - [`config`]: the `.infer/` files (home, then a trusted project) → a validated [`Config`];
 //!   every error a [`Diagnostic`] with file, line and column.
@@ -65,6 +67,7 @@ pub mod dispatch;
 pub mod display;
 pub mod events;
 pub mod gate;
+pub mod host;
 mod kinds;
 #[cfg(feature = "otlp")]
 pub mod otlp;

@@ -1,6 +1,6 @@
-//! Where things are: the directories the environment names (one reading of `HOME` and the XDG
-//! variables for every module), and the project a run belongs to. The infer CLI reads the `.infer/` of its
-//! working directory; hookd does the same when there is one, and otherwise looks up the tree
+//! Where things are: the directories variables name (one reading of `HOME` and the XDG
+//! variables for every module, from a [`crate::host::Host`]), and the project a run belongs
+//! to. The infer CLI reads the `.infer/` of its working directory; hookd does the same when there is one, and otherwise looks up the tree
 //! for the nearest `.infer/`, stopping at the repository root (a directory with `.git`) and
 //! never reaching into the home directory, whose `.infer/` is the user's own.
 
@@ -9,26 +9,16 @@ use std::path::{Path, PathBuf};
 /// The project configuration files a fingerprint covers, in `.infer/`.
 pub const PROJECT_FILES: [&str; 3] = ["config.yaml", "hooks.yaml", "reminders.yaml"];
 
-/// A directory the environment names: set and not empty.
-pub(crate) fn env_dir(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
+/// The user's home directory from the user database, not from `HOME` (which a repository may
+/// have set for its agent, and which a host may not have at all).
+pub(crate) fn user_home() -> Option<PathBuf> {
+    nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.dir)
 }
 
-/// `$HOME`.
-pub fn home() -> Option<PathBuf> {
-    env_dir("HOME")
-}
-
-/// The daemon's socket: `$HOOKD_SOCKET`, else `$XDG_RUNTIME_DIR/hookd.sock`, else
-/// `~/.infer/hookd.sock`.
-#[cfg(feature = "daemon")]
-pub(crate) fn default_socket() -> Option<PathBuf> {
-    socket_in(env_dir)
-}
-
-/// The daemon's socket as the variables `var` reads name it (see [`default_socket`]).
+/// The daemon's socket as the variables `var` reads name it (see [`crate::host::Host::socket`]).
 #[cfg(feature = "daemon")]
 pub(crate) fn socket_in(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
     var("HOOKD_SOCKET")
@@ -36,13 +26,7 @@ pub(crate) fn socket_in(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf
         .or_else(|| var("HOME").map(|h| h.join(".infer/hookd.sock")))
 }
 
-/// Session state: `$HOOKD_STATE_DIR`, else `$XDG_STATE_HOME/hookd`, else
-/// `~/.local/state/hookd`.
-pub(crate) fn state_dir() -> Option<PathBuf> {
-    state_dir_in(env_dir)
-}
-
-/// Session state as the variables `var` reads name it (see [`state_dir`]).
+/// Session state as the variables `var` reads name it (see [`crate::host::Host::state_dir`]).
 pub(crate) fn state_dir_in(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
     var("HOOKD_STATE_DIR")
         .or_else(|| var("XDG_STATE_HOME").map(|p| p.join("hookd")))
@@ -69,14 +53,6 @@ pub fn find_project(start: &Path, home: Option<&Path>) -> PathBuf {
         dir = d.parent();
     }
     start.to_path_buf()
-}
-
-/// The project of this process's directory (see [`find_project`]).
-pub fn project_here() -> Option<PathBuf> {
-    let home = crate::paths::home();
-    std::env::current_dir()
-        .ok()
-        .map(|d| crate::paths::find_project(&d, home.as_deref()))
 }
 
 #[cfg(test)]

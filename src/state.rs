@@ -287,11 +287,6 @@ impl FileStore {
         FileStore { dir: dir.into() }
     }
 
-    /// `$HOOKD_STATE_DIR`, else `$XDG_STATE_HOME/hookd`, else `~/.local/state/hookd`.
-    pub fn default_dir() -> Option<PathBuf> {
-        crate::paths::state_dir()
-    }
-
     /// The file for `session`: a readable prefix plus a hash, so any id maps to a safe name.
     pub fn path_for(&self, session: &str) -> PathBuf {
         let readable: String = session

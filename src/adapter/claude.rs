@@ -148,14 +148,14 @@ impl Adapter for ClaudeCode {
         AgentReply::json(&out, vec![format!("hookd: {error}")])
     }
 
-    fn settings_path(&self, scope: Scope, env: Env<'_>) -> Result<PathBuf, AdapterError> {
+    fn settings_path(&self, scope: Scope, host: &Host) -> Result<PathBuf, AdapterError> {
         Ok(match scope {
-            Scope::Project => super::cwd()?.join(".claude/settings.json"),
-            Scope::Local => super::cwd()?.join(".claude/settings.local.json"),
+            Scope::Project => super::cwd(host)?.join(".claude/settings.json"),
+            Scope::Local => super::cwd(host)?.join(".claude/settings.local.json"),
             // Claude Code keeps its user settings in CLAUDE_CONFIG_DIR when that is set.
-            Scope::User => match env("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-                Some(dir) => PathBuf::from(dir).join("settings.json"),
-                None => super::home(env)?.join(".claude/settings.json"),
+            Scope::User => match host.dir("CLAUDE_CONFIG_DIR") {
+                Some(dir) => dir.join("settings.json"),
+                None => super::home(host)?.join(".claude/settings.json"),
             },
         })
     }

@@ -161,10 +161,10 @@ impl Adapter for Crush {
         }
     }
 
-    fn settings_path(&self, scope: Scope, env: Env<'_>) -> Result<PathBuf, AdapterError> {
+    fn settings_path(&self, scope: Scope, host: &Host) -> Result<PathBuf, AdapterError> {
         match scope {
             Scope::Project => {
-                let dir = super::cwd()?;
+                let dir = super::cwd(host)?;
                 // Crush reads either name; use the one the project already has.
                 Ok(
                     if dir.join(".crush.json").exists() && !dir.join("crush.json").exists() {
@@ -176,12 +176,12 @@ impl Adapter for Crush {
             }
             Scope::User => {
                 // Crush's own override names the directory that holds crush.json.
-                if let Some(dir) = env("CRUSH_GLOBAL_CONFIG").filter(|d| !d.is_empty()) {
-                    return Ok(PathBuf::from(dir).join("crush.json"));
+                if let Some(dir) = host.dir("CRUSH_GLOBAL_CONFIG") {
+                    return Ok(dir.join("crush.json"));
                 }
-                let base = match env("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-                    Some(x) => PathBuf::from(x),
-                    None => super::home(env)?.join(".config"),
+                let base = match host.dir("XDG_CONFIG_HOME") {
+                    Some(x) => x,
+                    None => super::home(host)?.join(".config"),
                 };
                 Ok(base.join("crush/crush.json"))
             }

@@ -146,13 +146,13 @@ impl Adapter for Gemini {
         AgentReply::json(&out, vec![format!("hookd: {error}")])
     }
 
-    fn settings_path(&self, scope: Scope, env: Env<'_>) -> Result<PathBuf, AdapterError> {
+    fn settings_path(&self, scope: Scope, host: &Host) -> Result<PathBuf, AdapterError> {
         match scope {
-            Scope::Project => Ok(super::cwd()?.join(".gemini/settings.json")),
+            Scope::Project => Ok(super::cwd(host)?.join(".gemini/settings.json")),
             // GEMINI_CLI_HOME replaces the home directory for everything Gemini CLI keeps.
-            Scope::User => Ok(match env("GEMINI_CLI_HOME").filter(|d| !d.is_empty()) {
-                Some(h) => PathBuf::from(h).join(".gemini/settings.json"),
-                None => super::home(env)?.join(".gemini/settings.json"),
+            Scope::User => Ok(match host.dir("GEMINI_CLI_HOME") {
+                Some(h) => h.join(".gemini/settings.json"),
+                None => super::home(host)?.join(".gemini/settings.json"),
             }),
             Scope::Local => Err(AdapterError::NoLocalScope),
         }

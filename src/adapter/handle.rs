@@ -6,6 +6,7 @@ use super::{Adapter, AgentReply};
 use crate::catalog::HookPoint;
 use crate::config::{self, LoadOptions, Policy, PolicyLayer};
 use crate::dispatch::Outcome;
+use crate::host::Host;
 use crate::route::{self, ClientSettings, Here, Reached};
 use std::cell::OnceCell;
 use std::time::Duration;
@@ -24,18 +25,34 @@ pub struct Arrival {
     pub project_env: Vec<crate::runner::ProjectVar>,
     /// Place variables the scrub removed or changed, with the agent's values (still protected).
     pub moved_places: Vec<(String, std::path::PathBuf)>,
+    /// The process as the call should see it: in the agent's project, without what the
+    /// project set. The binary makes its own process match it before anything else reads it.
+    pub host: Host,
 }
 
 impl Arrival {
-    /// Read the payload from `text`, move to the agent's project, drop the project's variables.
-    pub fn enter(text: Result<String, String>) -> Arrival {
+    /// Read the payload from `text`; from `host` (the process as the agent started it), move to
+    /// the agent's project and drop the project's variables.
+    pub fn enter(text: Result<String, String>, mut host: Host) -> Arrival {
         let payload = text.and_then(|t| super::parse_payload(&t).map_err(|e| e.to_string()));
-        let entered = super::enter_agent_project(payload.as_ref().ok());
+        let entered = super::enter_agent_project(payload.as_ref().ok(), &mut host);
         Arrival {
             payload,
             diagnostics: entered.notes,
             project_env: entered.project_env,
             moved_places: entered.moved_places,
+            host,
+        }
+    }
+
+    /// Make this process the arrival's host (see [`Host::make_this_process`]): the binary's
+    /// edge, called first, while the process has one thread. A directory it cannot enter is
+    /// said with the reply.
+    pub fn settle(&mut self) {
+        if let (Err(e), Some(dir)) = (self.host.make_this_process(), self.host.cwd()) {
+            let dir = dir.display();
+            let line = format!("hookd: cannot work in the agent's project {dir}: {e}");
+            self.diagnostics.push(line);
         }
     }
 }

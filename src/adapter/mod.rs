@@ -14,23 +14,21 @@ pub(crate) mod payload;
 pub(crate) mod project_env;
 mod reply;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::catalog::HookPoint;
 use crate::dispatch::{Context, Outcome};
+use crate::host::Host;
 
 pub use install::{Scope, Shape};
-
-/// How an adapter reads a variable of the environment (the caller's snapshot, or the process).
-pub type Env<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
 
 /// What every agent's module uses of this one and of the engine.
 mod kit {
     pub(super) use super::{
         additional_context, object_and_event, translate_common, Adapter, AdapterError, AgentEvent,
-        AgentReply, Env, Profile, Reading, Register, Scope, Shape, Translation,
+        AgentReply, Host, Profile, Reading, Register, Scope, Shape, Translation,
     };
     pub(super) use crate::catalog::HookPoint;
     pub(super) use crate::decision::Decision;
@@ -114,7 +112,7 @@ pub trait Adapter: Send + Sync {
     }
     /// Where its settings file is for `scope`; `env` reads the environment (the agents' own
     /// config-location variables are honoured).
-    fn settings_path(&self, scope: Scope, env: Env<'_>) -> Result<PathBuf, AdapterError>;
+    fn settings_path(&self, scope: Scope, host: &Host) -> Result<PathBuf, AdapterError>;
     /// True when the agent shows the adapter's stderr to the model on a deny: then nothing but
     /// the reason may go there (no configuration warnings, no operator hints).
     fn stderr_is_reason(&self) -> bool {
@@ -269,19 +267,14 @@ pub(crate) fn additional_context(
     (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
-/// `$HOME`, or an error naming it.
-pub(crate) fn home(
-    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-) -> Result<PathBuf, AdapterError> {
-    env("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .ok_or(AdapterError::NoHome)
+/// The host's `$HOME`, or an error naming it.
+pub(crate) fn home(host: &Host) -> Result<PathBuf, AdapterError> {
+    host.home().ok_or(AdapterError::NoHome)
 }
 
-/// The current directory, or an error saying so.
-pub(crate) fn cwd() -> Result<PathBuf, AdapterError> {
-    std::env::current_dir().map_err(AdapterError::CurrentDir)
+/// The host's directory, or an error saying so.
+pub(crate) fn cwd(host: &Host) -> Result<&Path, AdapterError> {
+    host.cwd().ok_or(AdapterError::CurrentDir)
 }
 
 /// Why an agent's payload could not be read, or its settings file not found.
@@ -304,8 +297,8 @@ pub enum AdapterError {
     #[error("HOME is not set")]
     NoHome,
     /// The current directory is gone or unreadable.
-    #[error("cannot determine the current directory: {0}")]
-    CurrentDir(#[source] std::io::Error),
+    #[error("cannot determine the current directory")]
+    CurrentDir,
     /// The agent has no settings file of that scope.
     #[error("only Claude Code has a local settings file; use --scope project or --scope user")]
     NoLocalScope,

@@ -14,6 +14,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::host::Host;
 use crate::runner::{steers_hookd, ProjectVar};
 
 /// Switches a project may turn on but not off.
@@ -106,10 +107,11 @@ pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>, env: EnvLookup) ->
 }
 
 /// What a repository's files set for an agent started in one of `starts`: each variable with
-/// the file that sets it, as `hookd adapter` reads them (for `hookd check`).
-pub fn set_for_agent(starts: &[PathBuf]) -> Vec<(String, PathBuf)> {
+/// the file that sets it, as `hookd adapter` reads them (for `hookd check`); `home` is the
+/// host's `$HOME`.
+pub fn set_for_agent(starts: &[PathBuf], home: Option<&Path>) -> Vec<(String, PathBuf)> {
     let every_name = |_: &str| Some(String::new());
-    set_by(starts, walk_stop(starts).as_deref(), &every_name)
+    set_by(starts, walk_stop(home, starts).as_deref(), &every_name)
         .into_iter()
         .map(|a| (a.name, a.file))
         .collect()
@@ -297,14 +299,6 @@ pub(crate) fn scrub(
     s
 }
 
-/// The user's home directory from the user database, not from `HOME`.
-pub(crate) fn user_home() -> Option<PathBuf> {
-    nix::unistd::User::from_uid(nix::unistd::getuid())
-        .ok()
-        .flatten()
-        .map(|u| u.dir)
-}
-
 /// The variables in which an agent says where its project is. A project's files may set them
 /// too, and the project they name decides which files hookd reads for the scrub.
 const PROJECT_VARS: [&str; 2] = ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"];
@@ -325,22 +319,24 @@ pub struct Entered {
     pub moved_places: Vec<(String, std::path::PathBuf)>,
 }
 
-/// Drop from this process's environment what the agent's project's files set for its agent,
-/// as [`enter_agent_project`] does, staying in the working directory (`hookd exec`: an agent
-/// runs a model's confined call through its own shell, whose environment a repository may
-/// have set: its `HOME` would choose which `config.yaml` applies, its `TMPDIR` where confined
-/// commands may write). Called first, while this process has one thread.
-pub fn drop_agent_env() {
-    let here = std::env::current_dir();
-    let _ = enter_agent_project(None);
-    if let Ok(here) = here {
-        let _ = std::env::set_current_dir(here);
+/// Drop from `host` what the agent's project's files set for its agent, as
+/// [`enter_agent_project`] does, staying in its working directory (`hookd exec`: an agent runs
+/// a model's confined call through its own shell, whose environment a repository may have set:
+/// its `HOME` would choose which `config.yaml` applies, its `TMPDIR` where confined commands
+/// may write).
+pub fn drop_agent_env(mut host: Host) -> Host {
+    let here = host.cwd().map(Path::to_path_buf);
+    enter_agent_project(None, &mut host);
+    if let Some(here) = here {
+        host.set_cwd(here);
     }
+    host
 }
 
-/// Enter the agent's project and drop from this process's environment what the project's files
-/// set for its agent (see `adapter::project_env`). Called first, while this process has one
-/// thread.
+/// Enter the agent's project in `host` and drop from it what the project's files set for its
+/// agent (see `adapter::project_env`). `host` is the process as the agent started it; the
+/// binary then makes its own process match (`Host` is a value: nothing here touches the
+/// process).
 ///
 /// The project is `CLAUDE_PROJECT_DIR` (Claude Code; Gemini CLI sets it too, with
 /// `GEMINI_PROJECT_DIR`), else the payload's `cwd`, absolute ones only; then the project that
@@ -348,23 +344,24 @@ pub fn drop_agent_env() {
 /// files are read from where the agent may have started: the directory it started hookd in,
 /// the payload's `cwd`, and the project directory it names. The repository must not choose
 /// where hookd looks for what it set: a project variable those files set is not believed.
-pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
+pub fn enter_agent_project(payload: Option<&serde_json::Value>, host: &mut Host) -> Entered {
     let mut notes = Vec::new();
-    let home = crate::paths::home();
+    let home = host.home();
     let cwd = payload
         .and_then(|p| p.get("cwd"))
         .and_then(|c| c.as_str())
         .map(PathBuf::from)
         .filter(|d| d.is_absolute() && d.is_dir());
     let mut starts: Vec<PathBuf> = Vec::new();
-    starts.extend(std::env::current_dir().ok());
+    starts.extend(host.cwd().map(Path::to_path_buf));
     starts.extend(cwd.clone().filter(|c| !starts.contains(c)));
-    let stop = walk_stop(&starts);
-    let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
+    let stop = walk_stop(home.as_deref(), &starts);
+    let seen = host.clone();
+    let env = |k: &str| seen.var_text(k);
     let mut set = set_by(&starts, stop.as_deref(), &env);
     let names = names(&set);
     let from_env = PROJECT_VARS.iter().find_map(|k| {
-        let v = std::env::var_os(k).filter(|v| !v.is_empty())?;
+        let v = host.var(k).filter(|v| !v.is_empty())?;
         if names.contains(*k) {
             notes.push(format!(
                 "hookd: ignoring {k}={}: the project's files set it, and a repository may not say where the project is",
@@ -383,23 +380,17 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
             set.extend(set_by(std::slice::from_ref(dir), stop.as_deref(), &env));
             starts.push(dir.clone());
         }
-        let project = crate::paths::find_project(dir, home.as_deref());
         // The project is the agent's: hookd works there, whatever directory it was started in.
-        if let Err(e) = std::env::set_current_dir(&project) {
-            notes.push(format!(
-                "hookd: cannot work in the agent's project {}: {e}",
-                project.display()
-            ));
-        }
+        host.set_cwd(crate::paths::find_project(dir, home.as_deref()));
     }
-    let here = std::env::current_dir().ok();
+    let here = host.cwd().map(Path::to_path_buf);
     if let Some(here) = here.as_ref().filter(|h| !starts.contains(h)) {
         set.extend(set_by(std::slice::from_ref(here), stop.as_deref(), &env));
         starts.push(here.clone());
     }
     let mut moved_places = Vec::new();
     let said = (&mut notes, &mut moved_places);
-    let project_env = drop_what_it_set(&set, &starts, here.as_deref(), said);
+    let project_env = drop_what_it_set(host, &set, &starts, said);
     Entered {
         notes,
         project_env,
@@ -407,52 +398,49 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>) -> Entered {
     }
 }
 
-/// Drop from this process's environment what `set` (read from `starts`) set for the agent:
-/// restore what the scrub can (a `HOME` from the user database), remove the rest; returns
-/// what was removed, to keep from the hooks too.
+/// Drop from `host` what `set` (read from `starts`) set for the agent: restore what the scrub
+/// can (a `HOME` from the user database), remove the rest; returns what was removed, to keep
+/// from the hooks too.
 fn drop_what_it_set(
+    host: &mut Host,
     set: &[Assignment],
     starts: &[PathBuf],
-    here: Option<&Path>,
     (notes, moved): (&mut Vec<String>, &mut Vec<(String, PathBuf)>),
 ) -> Vec<ProjectVar> {
     let names = self::names(set);
     if names.is_empty() {
         return Vec::new();
     }
-    let home = crate::paths::home();
-    let env = |k: &str| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned());
+    let home = host.home();
     let projects: Vec<PathBuf> = starts
         .iter()
         .map(|d| crate::paths::find_project(d, home.as_deref()))
         .chain(starts.iter().cloned())
         .collect();
     let user_home = if names.contains("HOME") {
-        user_home()
+        crate::paths::user_home()
     } else {
         None
     };
-    let s = scrub(&names, &env, &projects, user_home);
+    let s = scrub(&names, &|k: &str| host.var_text(k), &projects, user_home);
     let places = crate::gate::protect::Places::VARS;
-    let before: Vec<(&str, Option<std::ffi::OsString>)> =
-        places.iter().map(|k| (*k, std::env::var_os(k))).collect();
-    let project_env = project_vars(
-        set,
-        &|k: &str| std::env::var_os(k),
-        here.unwrap_or(Path::new("/")),
-    );
+    let before: Vec<(&str, Option<std::ffi::OsString>)> = places
+        .iter()
+        .map(|k| (*k, host.var(k).map(ToOwned::to_owned)))
+        .collect();
+    let here = host.cwd().unwrap_or(Path::new("/")).to_path_buf();
+    let project_env = project_vars(set, &|k: &str| host.var(k).map(ToOwned::to_owned), &here);
     for k in &s.remove {
-        std::env::remove_var(k);
+        host.remove_var(k);
     }
     for (k, v) in &s.set {
-        std::env::set_var(k, v);
+        host.set_var(k, v);
     }
     for v in &project_env {
-        std::env::remove_var(&v.name);
+        host.remove_var(&v.name);
     }
     for (k, old) in before {
-        if let Some(old) = old.filter(|v| !v.is_empty() && std::env::var_os(k).as_ref() != Some(v))
-        {
+        if let Some(old) = old.filter(|v| !v.is_empty() && host.var(k) != Some(v.as_os_str())) {
             moved.push((k.to_string(), std::path::PathBuf::from(old)));
         }
     }
@@ -470,10 +458,9 @@ fn drop_what_it_set(
 /// Where the walk up for `.env` files stops: the home directory, whose files are the user's.
 /// `HOME` itself may be the project's doing: where it would stop a walk, the user database
 /// says where the home really is (looked up only then: it costs a file read).
-fn walk_stop(starts: &[PathBuf]) -> Option<PathBuf> {
-    crate::paths::home()
-        .filter(|h| starts.iter().any(|s| s.starts_with(h)))
-        .and_then(|_| user_home())
+fn walk_stop(home: Option<&Path>, starts: &[PathBuf]) -> Option<PathBuf> {
+    home.filter(|h| starts.iter().any(|s| s.starts_with(h)))
+        .and_then(|_| crate::paths::user_home())
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use super::dispatch::{here, interruptible};
 use super::error::Done;
 use super::install::Agent;
 use super::load::{not_a_directory, options, ConfigArgs};
-use super::{given_path, out, path_arg, read_stdin};
+use super::{given_path, out, path_arg};
 use hookd::adapter::handle::{self, Arrival};
 use hookd::config::PolicyLayer;
 use hookd::config::Switch;
@@ -38,7 +38,7 @@ pub(super) struct Args {
 /// `hookd adapter AGENT`. `early` is what `main` prepared before parsing; it is always there
 /// when `hookd adapter` is the first argument, as clap requires, and prepared here otherwise.
 pub(super) fn run(mut a: Args, early: Option<Arrival>) -> Done {
-    let early = early.unwrap_or_else(|| Arrival::enter(read_stdin()));
+    let early = early.unwrap_or_else(super::arrive);
     let mut diagnostics = early.diagnostics;
     // A safety switch: a value hookd cannot read turns it on, never silently off.
     a.cfg.fail_closed = Switch::is_on(a.fail_closed.as_ref(), true);

@@ -36,9 +36,8 @@ pub(super) fn run(a: Args) -> Done {
         });
         return read.map(|()| 0).map_err(Error::library);
     }
-    let Some(socket) =
-        hookd::daemon::default_socket().filter(|s| hookd::daemon::client::answers(s))
-    else {
+    let socket = hookd::host::Host::of_this_process().socket();
+    let Some(socket) = socket.filter(|s| hookd::daemon::client::answers(s)) else {
         return Err(Error::Cannot(
             "no hookd daemon answers (see `hookd serve`); to read an events file, pass --file FILE"
                 .into(),

@@ -4,6 +4,7 @@ use super::error::{Done, Error};
 use super::out;
 use clap::Subcommand;
 use hookd::adapter::claude_permissions;
+use hookd::host::Host;
 use std::path::PathBuf;
 
 /// Where `hookd import` reads rules from.
@@ -26,7 +27,8 @@ fn import_claude_code(file: Option<PathBuf>, json: bool) -> Done {
         Some(f) => vec![f],
         None => {
             let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
-            let project = hookd::paths::find_project(&cwd, hookd::paths::home().as_deref());
+            let project =
+                hookd::paths::find_project(&cwd, Host::of_this_process().home().as_deref());
             let found = claude_permissions::project_settings(&project);
             if found.is_empty() {
                 return Err(Error::Cannot(format!(

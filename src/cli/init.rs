@@ -5,7 +5,8 @@ use super::error::{Done, Error};
 use super::install::{self, Agent};
 use super::out;
 use hookd::adapter::Scope;
-use hookd::config::{write_starter, Starter};
+use hookd::config::{next_step, write_starter, Starter};
+use hookd::host::Host;
 use std::path::PathBuf;
 
 /// `hookd init`'s arguments.
@@ -26,7 +27,7 @@ pub(super) struct Args {
 
 /// `hookd init`.
 pub(super) fn run(a: Args) -> Done {
-    let home = || hookd::paths::home().map(|h| h.join(".infer"));
+    let home = || Host::of_this_process().home().map(|h| h.join(".infer"));
     let dir = a
         .config_dir
         .clone()
@@ -44,17 +45,6 @@ pub(super) fn run(a: Args) -> Done {
             follow_symlinks: false,
         })?;
     }
-    let check = match &a.config_dir {
-        Some(d) => format!("hookd check --config-dir {}", d.display()),
-        None => "hookd check".into(),
-    };
-    out(&format!(
-        "next: review what it runs and allows with `{check}`{}\n",
-        if a.agent.is_none() {
-            ", then connect an agent: `hookd install claude-code --scope user` (or gemini, crush)"
-        } else {
-            ""
-        }
-    ));
+    out(&next_step(a.config_dir.as_deref(), a.agent.is_some()));
     Ok(0)
 }

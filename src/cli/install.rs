@@ -65,7 +65,7 @@ impl Agent {
 fn install(agent: Agent, scope: Scope, remove: bool, opts: install::InstallOptions<'_>) -> Done {
     let spec = agent.adapter();
     let path = spec
-        .settings_path(scope, &|name| std::env::var_os(name))
+        .settings_path(scope, &hookd::host::Host::of_this_process())
         .map_err(Error::library)?;
     let change = if remove {
         install::uninstall(spec, &path, opts)

@@ -2,6 +2,7 @@
 
 use super::error::Error;
 use hookd::config::{self, Config, LoadOptions};
+use hookd::host::Host;
 use std::path::PathBuf;
 
 /// Where configuration comes from (shared by the subcommands that load it).
@@ -60,7 +61,8 @@ pub(super) fn not_a_directory(cfg: &ConfigArgs) -> Option<Error> {
 /// command-line layer, which `config::load` resolves with the files (and a daemon's reloads
 /// with it).
 pub(super) fn options(cfg: &ConfigArgs) -> Result<LoadOptions, Error> {
-    let mut opts = LoadOptions::from_process(cfg.config_dir.clone()).map_err(Error::CurrentDir)?;
+    let mut opts = LoadOptions::from_host(&Host::of_this_process(), cfg.config_dir.clone())
+        .map_err(Error::CurrentDir)?;
     opts.trust_project = cfg.trust_project;
     opts.flags = config::PolicyLayer::flags(cfg.gate_shell_tools, cfg.fail_closed);
     Ok(opts)

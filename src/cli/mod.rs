@@ -26,6 +26,7 @@ use clap::{Parser, Subcommand};
 use hookd::catalog::HookPoint;
 use hookd::config::Mode;
 pub(super) use hookd::display::plural;
+use hookd::host::Host;
 use std::io::{IsTerminal, Write};
 
 /// hookd: YAML-configured hooks for AI coding agents, gated by a bash allow-list.
@@ -89,11 +90,18 @@ pub(crate) fn early() -> Option<hookd::adapter::handle::Arrival> {
     let sub = std::env::args_os().nth(1);
     if sub.as_deref() == Some(std::ffi::OsStr::new("exec")) {
         // What the repository set for its agent, dropped before anything reads it.
-        hookd::adapter::drop_agent_env();
+        let _ = hookd::adapter::drop_agent_env(Host::of_this_process()).make_this_process();
         return None;
     }
-    (sub.as_deref() == Some(std::ffi::OsStr::new("adapter")))
-        .then(|| hookd::adapter::handle::Arrival::enter(read_stdin()))
+    (sub.as_deref() == Some(std::ffi::OsStr::new("adapter"))).then(arrive)
+}
+
+/// An adapter call arrives: its payload read, this process moved into the agent's project and
+/// rid of what that project set for its agent (decided by `Arrival::enter` on a value).
+pub(super) fn arrive() -> hookd::adapter::handle::Arrival {
+    let mut a = hookd::adapter::handle::Arrival::enter(read_stdin(), Host::of_this_process());
+    a.settle();
+    a
 }
 
 /// clap's value parser for a file argument whose variable may be set empty (`HOOKD_EVENTS=`):
@@ -171,8 +179,7 @@ pub(crate) fn run(cli: Cli, early: Option<hookd::adapter::handle::Arrival>) -> D
 /// telemetry goes.
 pub(super) fn around() -> hookd::review::Around {
     hookd::review::Around {
-        cwd: std::env::current_dir().ok(),
-        vars: std::env::vars_os().collect(),
+        host: Host::of_this_process(),
         telemetry: telemetry::exporter().map(|e| e.settings().describe()),
     }
 }

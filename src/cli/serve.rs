@@ -3,6 +3,7 @@
 use super::error::{Done, Error};
 use super::load::{checked_options, print_warnings, ConfigArgs};
 use hookd::daemon::announcement;
+use hookd::host::Host;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -88,7 +89,7 @@ pub(super) fn run(a: Args) -> Done {
         })
         .grace(Duration::from_secs(s.grace))
         .sessions(Duration::from_secs(s.session_idle), s.max_sessions as usize);
-    if let Some(socket) = s.socket.or_else(hookd::daemon::default_socket) {
+    if let Some(socket) = s.socket.or_else(|| Host::of_this_process().socket()) {
         builder = builder.socket(socket);
     }
     if let Some(addr) = s.listen {

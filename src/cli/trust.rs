@@ -4,6 +4,7 @@ use super::error::{Done, Error};
 use super::{around, out};
 use hookd::config::{self, LoadOptions};
 use hookd::display::visible;
+use hookd::host::Host;
 
 /// `hookd trust`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -18,7 +19,8 @@ pub(super) struct Args {
 
 /// `hookd trust`.
 pub(super) fn run(a: Args) -> Done {
-    let mut opts = LoadOptions::from_process(None).map_err(Error::CurrentDir)?;
+    let mut opts =
+        LoadOptions::from_host(&Host::of_this_process(), None).map_err(Error::CurrentDir)?;
     let Some(store_path) = opts.trust_file.clone() else {
         return Err(Error::Cannot(
             "no place for trust records: set HOME, XDG_CONFIG_HOME or HOOKD_TRUST_FILE".into(),
@@ -27,16 +29,7 @@ pub(super) fn run(a: Args) -> Done {
     let store = config::TrustStore::new(store_path);
     let project = visible(&opts.project_dir.display().to_string()).into_owned();
     if a.list {
-        let records = store.list().map_err(Error::library)?;
-        if records.is_empty() {
-            out(&format!(
-                "no project is trusted ({})\n",
-                store.path().display()
-            ));
-        }
-        for (path, r) in records {
-            out(&r.listing(&path));
-        }
+        out(&store.list_text().map_err(Error::library)?);
         return Ok(0);
     }
     if a.revoke {

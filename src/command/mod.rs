@@ -630,8 +630,8 @@ impl CommandProvider {
     /// `sh scripts/lint.sh`) runs the project's code: it runs only when the project is trusted
     /// and its trust covered exactly that file, unchanged. The skip, otherwise.
     fn users_hook_runs_project_code(&self, argv: &[String]) -> Option<Skip> {
-        let path = std::env::var_os("PATH");
-        let code = crate::config::project_code(&self.project_dir, argv, path.as_deref());
+        let path = self.environment.host.path();
+        let code = crate::config::project_code(&self.project_dir, argv, path);
         let why = if let Some(f) = self.trust.uncovered(self.recheck.as_ref(), &code) {
             match self.trust {
                 ProjectTrust::Trusted { .. } => format!("the project's trust does not cover {f}"),

@@ -190,10 +190,6 @@ fn output_cap(d: &mut Decoder<'_>, node: &Node) -> Option<usize> {
     }
 }
 
-pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> HooksConfig {
-    decode_file(d, root).config
-}
-
 /// One `hooks.yaml` as read, with what layering needs to know beyond its content.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct HooksFile {

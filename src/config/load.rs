@@ -88,28 +88,13 @@ pub(super) fn load_dirs(
     config.trust = trust;
     config.fingerprint = fingerprint;
     config.config_dir = opts.config_dir.clone();
-    config.place_vars = Some(place_vars(opts));
+    config.set_host(opts.effective_host());
     config.also_places = opts.also_places.clone();
     tracing::debug!(target: "hookd::config", sources = ?config.sources, trust = ?config.trust, hooks = config.hooks.hooks.len(), reminders = config.reminders.reminders.len(), "configuration loaded");
     config.ignored_allow = ignored_allow;
     config.ignored_reminders = ignored_reminders;
     config.ignored_switches = ignored_switches;
     Ok(config)
-}
-
-/// The variables naming places, from what loading was given: its environment, and its home.
-fn place_vars(opts: &LoadOptions) -> std::collections::BTreeMap<String, String> {
-    let places = crate::gate::protect::Places::VARS;
-    let mut vars: std::collections::BTreeMap<String, String> = opts
-        .env
-        .iter()
-        .filter(|(k, _)| places.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    if let Some(home) = &opts.home_dir {
-        vars.insert("HOME".into(), home.display().to_string());
-    }
-    vars
 }
 
 /// Every directory's config.yaml, hooks.yaml and reminders.yaml (`$INFER_REMINDERS_CONFIG`
@@ -232,14 +217,14 @@ fn project_trust(
     let project = &opts.project_dir;
     // The user's own hooks that run the project's code (`./fmt.sh`, `sh scripts/lint.sh`):
     // that code is the project's, so the project's trust decides, and covers those files.
-    let path = std::env::var_os("PATH");
+    let path = opts.host.path();
     let user_code: Vec<Vec<String>> = match user_hooks.config.enabled {
         true => user_hooks
             .config
             .hooks
             .iter()
             .filter_map(|h| crate::gate::argv_of(&h.command))
-            .filter(|argv| !trust::project_code(project, argv, path.as_deref()).is_empty())
+            .filter(|argv| !trust::project_code(project, argv, path).is_empty())
             .collect(),
         false => Vec::new(),
     };
@@ -352,11 +337,10 @@ fn resolve_policy(
             p.sandbox = project_sandbox;
             p
         });
-    let mut policy = match project.as_ref().filter(|_| trusted) {
+    let policy = match project.as_ref().filter(|_| trusted) {
         Some(project) => Policy::resolve(&user, &[project, env_layer, &opts.flags]),
         None => Policy::resolve(&user, &[env_layer, &opts.flags]),
     };
-    policy.sandbox.home = opts.home_dir.clone();
     let ignored = project
         .filter(|_| !trusted)
         .map(|p| p.switches_on())

@@ -19,6 +19,8 @@ mod yaml;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::host::Host;
+
 pub use diag::{Diagnostic, Severity};
 pub use hooks::{
     HookSpec, HooksConfig, OnError, OnResult, DEFAULT_GRACE_SECS, DEFAULT_MAX_CONTINUES,
@@ -28,7 +30,7 @@ pub use policy::{Policy, PolicyLayer, SandboxLayer, SandboxPolicy};
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, When};
 pub use safety::user_policy;
 pub use shape::SchemaFile;
-pub use starter::{write_starter, Starter, StarterError, Wrote};
+pub use starter::{next_step, write_starter, Starter, StarterError, Wrote};
 // The allow-list belongs to the gate, the shared words to `kinds`; here for loading's users.
 pub use crate::gate::{AllowEntry, AllowLists};
 pub use crate::kinds::{Mode, Origin, Source, Trigger, UnknownMode};
@@ -80,7 +82,8 @@ fn render(diags: &[Diagnostic]) -> String {
         .join("\n\n")
 }
 
-/// Where to look, and the environment to honour. `from_process` reads the real ones.
+/// Where to look, and the environment to honour. [`LoadOptions::from_host`] takes them from a
+/// [`Host`] (the binary's: this process's).
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     /// `--config-dir DIR`: read only DIR.
@@ -104,18 +107,31 @@ pub struct LoadOptions {
     /// Places to protect besides those the variables name: values of place variables (`NAME`,
     /// path) that an adapter's scrub took away, which the agent may still use.
     pub also_places: Vec<(String, PathBuf)>,
+    /// The process the configuration is for: its variables are the hooks' environment (before
+    /// hookd removes what it removes), its `PATH` finds their programs, its `TMPDIR` is where
+    /// confined commands write. `env` and `home_dir` are laid over it. Default: empty.
+    pub host: Host,
 }
 
 impl LoadOptions {
-    /// The project of the current directory (its own `.infer/`, else the nearest one up to the
-    /// repository root: see docs/configuration.md), `$HOME` and the process environment.
-    pub fn from_process(config_dir: Option<PathBuf>) -> std::io::Result<Self> {
-        let home_dir = crate::paths::home();
+    /// The project of the host's directory (its own `.infer/`, else the nearest one up to the
+    /// repository root: see docs/configuration.md), its `$HOME` and its environment. An error
+    /// when the host has no working directory.
+    pub fn from_host(host: &Host, config_dir: Option<PathBuf>) -> std::io::Result<Self> {
+        let home_dir = host.home();
+        let Some(project_dir) = host.project() else {
+            let why = "the host's working directory is gone or unreadable";
+            return Err(std::io::Error::new(std::io::ErrorKind::NotFound, why));
+        };
         Ok(LoadOptions {
             config_dir,
-            project_dir: crate::paths::find_project(&std::env::current_dir()?, home_dir.as_deref()),
+            project_dir,
             home_dir,
-            env: std::env::vars()
+            env: host
+                .vars()
+                .filter_map(|(k, v)| {
+                    Some((k.to_str()?.to_string(), v.to_string_lossy().into_owned()))
+                })
                 .filter(|(k, _)| {
                     k.starts_with("INFER_")
                         || k.starts_with("HOOKD_")
@@ -127,8 +143,22 @@ impl LoadOptions {
             allow_lists_only: false,
             flags: PolicyLayer::default(),
             also_places: Vec::new(),
+            host: host.clone(),
         }
         .with_default_trust_file())
+    }
+
+    /// The host a loaded configuration keeps: [`LoadOptions::host`] with the options'
+    /// variables and home laid over it.
+    pub(crate) fn effective_host(&self) -> Host {
+        let mut host = self.host.clone();
+        for (k, v) in &self.env {
+            host.set_var(k, v);
+        }
+        if let Some(home) = &self.home_dir {
+            host.set_var("HOME", home);
+        }
+        host
     }
 
     /// A digest of what decides the configuration besides its files and the project: the
@@ -176,9 +206,9 @@ const CONFIG_VARS: &[&str] = &[
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Config {
-    /// The variables naming hookd's and the agents' places, as loading saw them (`None` for a
-    /// configuration built otherwise: then the process's are read when an engine is built).
-    pub(crate) place_vars: Option<BTreeMap<String, String>>,
+    /// The process the configuration is for, as loading saw it (see [`LoadOptions::host`]);
+    /// empty for one built otherwise until [`crate::dispatch::EngineBuilder::host`] gives one.
+    pub(crate) host: Host,
     /// Places protected besides those (see [`LoadOptions::also_places`]).
     pub(crate) also_places: Vec<(String, PathBuf)>,
     /// `hooks.yaml`, with `INFER_HOOKS_ENABLED` applied.
@@ -214,29 +244,48 @@ pub struct Config {
 }
 
 impl Config {
-    /// Where hookd's and the agents' files are for this configuration: the places of the
-    /// environment it was loaded with (or the process's, for one built otherwise).
+    /// Where hookd's and the agents' files are for this configuration: the places its host
+    /// names (relative ones taken from the host's directory; the user database's home when
+    /// the host names none).
     pub(crate) fn places(&self) -> crate::gate::protect::Places {
         let config_dir = self.config_dir.as_deref();
         use crate::gate::protect::Places;
-        let var = |k: &str| self.place(k);
+        // A host without a home (a configuration from text, an embedder's bare host) still
+        // protects the user's: the one the user database names.
+        let var = |k: &str| match (k, self.place(k)) {
+            ("HOME", None) => crate::paths::user_home(),
+            (_, v) => v,
+        };
+        let base = self.host.cwd().unwrap_or(Path::new("/")).to_path_buf();
         let mut places = Places::new(&self.project_dir, &self.sources, config_dir, var);
         for (name, path) in &self.also_places {
             let var = |k: &str| (k == name).then(|| path.clone());
-            places
-                .extra
-                .push(Places::new(&self.project_dir, &[], None, var));
+            let mut extra = Places::new(&self.project_dir, &[], None, var);
+            extra.base = base.clone();
+            places.extra.push(extra);
         }
+        places.base = base;
         places
     }
 
-    /// A variable naming a place, as loading saw it (or the process's, for a configuration
-    /// built otherwise); a non-empty value as a path.
+    /// A variable naming a place, as the host has it; a non-empty value as a path.
     pub(crate) fn place(&self, name: &str) -> Option<PathBuf> {
-        match &self.place_vars {
-            Some(vars) => vars.get(name).filter(|v| !v.is_empty()).map(PathBuf::from),
-            None => crate::paths::env_dir(name),
-        }
+        self.host.dir(name)
+    }
+
+    /// The process this configuration is for (see [`LoadOptions::host`]).
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// For the process `host`: the places it names are protected, the hooks' environment is
+    /// made from its variables, and the sandbox keeps its home, temporary and state
+    /// directories as it names them.
+    pub fn set_host(&mut self, host: Host) {
+        self.policy.sandbox.home = host.home();
+        self.policy.sandbox.temp = Some(host.temp_dir());
+        self.policy.sandbox.state = host.state_dir();
+        self.host = host;
     }
 
     /// The warnings as printed for people, one block each (the project's text escaped).
@@ -264,13 +313,16 @@ impl Config {
             ignored_allow: Vec::new(),
             ignored_reminders: 0,
             ignored_switches: Vec::new(),
-            place_vars: None,
+            host: Host::default(),
             also_places: Vec::new(),
         }
     }
 
     /// Parse configuration from texts, as a library user embedding hookd would: each is
-    /// `(display name, YAML)`. Nothing is read from disk or the environment.
+    /// `(display name, YAML)`, read as the user's own layer (its `gate_shell_tools`,
+    /// `fail_closed`, `max_continues`, `shell_tools` and `sandbox` apply as written). Nothing
+    /// is read from disk or the environment: the configuration's [`Host`] is empty until
+    /// [`crate::dispatch::EngineBuilder::host`] (or [`Config::set_host`]) gives one.
     pub fn from_yaml(
         project_dir: impl Into<PathBuf>,
         config_yaml: Option<(&str, &str)>,
@@ -280,19 +332,33 @@ impl Config {
         let mut l = Loader::default();
         let mut lists: [Option<Vec<AllowEntry>>; 5] = Default::default();
         let mut allow_file = ".infer/config.yaml".to_string();
+        // The texts are the user's own layer: their policy keys (`gate_shell_tools`,
+        // `fail_closed`, `max_continues`, `shell_tools`, `sandbox`) apply as written.
+        let mut sandbox = SandboxLayer::default();
         if let Some((name, text)) = config_yaml {
             allow_file = name.to_string();
             if let Some(fl) = l.source(name, text, Source::Embedded, settings::decode) {
                 lists = fl.lists;
+                sandbox = fl.sandbox;
             }
         }
         let hooks = hooks_yaml
-            .and_then(|(n, t)| l.source(n, t, Source::Embedded, hooks::decode))
+            .and_then(|(n, t)| l.source(n, t, Source::Embedded, hooks::decode_file))
             .unwrap_or_default();
         let reminders = reminders_yaml
             .and_then(|(n, t)| l.source(n, t, Source::Embedded, reminders::decode))
             .unwrap_or_default();
-        l.finish(project_dir.into(), hooks, reminders, lists, allow_file)
+        let mut config = l.finish(
+            project_dir.into(),
+            hooks.config,
+            reminders,
+            lists,
+            allow_file,
+        )?;
+        let mut user = hooks.policy;
+        user.sandbox = sandbox;
+        config.policy = Policy::resolve(&user, &[]);
+        Ok(config)
     }
 }
 

@@ -116,6 +116,8 @@ impl Policy {
             write: user.sandbox.write.clone(),
             read_deny: user.sandbox.read_deny.clone(),
             home: None,
+            temp: None,
+            state: None,
         };
         for layer in tightening {
             p.gate_shell_tools |= layer.gate_shell_tools == Some(true);

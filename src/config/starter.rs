@@ -88,6 +88,22 @@ pub struct StarterError {
     pub source: std::io::Error,
 }
 
+/// What `hookd init` tells a person to do next: review the configuration (`config_dir`, when
+/// it was written elsewhere than `~/.infer`), then connect an agent unless one was.
+pub fn next_step(config_dir: Option<&Path>, agent_installed: bool) -> String {
+    let check = match config_dir {
+        Some(d) => format!("hookd check --config-dir {}", d.display()),
+        None => "hookd check".into(),
+    };
+    let connect = match agent_installed {
+        true => "",
+        false => {
+            ", then connect an agent: `hookd install claude-code --scope user` (or gemini, crush)"
+        }
+    };
+    format!("next: review what it runs and allows with `{check}`{connect}\n")
+}
+
 /// Write `starter`'s files into `dir` (created), and their schemas into `dir/schemas/`.
 pub fn write_starter(dir: &Path, starter: Starter) -> Result<Vec<Wrote>, StarterError> {
     let schemas = dir.join("schemas");

@@ -581,6 +581,16 @@ impl TrustStore {
         Ok(self.read()?.projects.into_iter().collect())
     }
 
+    /// The trusted projects as `hookd trust --list` prints them (a line saying there are none,
+    /// naming the store, when there are none).
+    pub fn list_text(&self) -> Result<String, TrustError> {
+        let records = self.list()?;
+        if records.is_empty() {
+            return Ok(format!("no project is trusted ({})\n", self.path.display()));
+        }
+        Ok(records.iter().map(|(p, r)| r.listing(p)).collect())
+    }
+
     fn update(&self, f: impl FnOnce(&mut TrustFile) -> bool) -> Result<bool, TrustError> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         fs::create_dir_all(dir).map_err(|e| self.io(e))?;

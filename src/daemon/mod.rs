@@ -96,12 +96,6 @@ pub struct ServeOptions {
     pub inputs: Option<String>,
 }
 
-/// The default socket: `$HOOKD_SOCKET`, else `$XDG_RUNTIME_DIR/hookd.sock`, else
-/// `~/.infer/hookd.sock`.
-pub fn default_socket() -> Option<PathBuf> {
-    crate::paths::default_socket()
-}
-
 /// The engine in use; a reload swaps it, dispatches already running finish on the old one.
 type Current = Arc<RwLock<Arc<Engine>>>;
 

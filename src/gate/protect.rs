@@ -106,10 +106,12 @@ pub(crate) struct ProtectedPaths {
     roots: Vec<PathBuf>,
 }
 
-/// Where the environment puts hookd's and the agents' files (the process environment, read
-/// once; tests set it).
+/// Where the environment puts hookd's and the agents' files (a host's variables; tests set
+/// them).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Places {
+    /// The directory relative places are read from (the host's; `/` when it has none).
+    pub base: PathBuf,
     pub home: Option<PathBuf>,
     pub project_dir: PathBuf,
     pub xdg_config_home: Option<PathBuf>,
@@ -152,16 +154,6 @@ impl Places {
         "CRUSH_GLOBAL_DATA",
     ];
 
-    /// The process environment's places for a project (for a configuration not loaded by
-    /// `config::load`, which keeps the places of the environment it was given).
-    pub fn from_process(
-        project_dir: &Path,
-        sources: &[String],
-        config_dir: Option<&Path>,
-    ) -> Places {
-        Places::new(project_dir, sources, config_dir, crate::paths::env_dir)
-    }
-
     /// The places for a project, `var` reading the variables in [`Places::VARS`] (a non-empty
     /// value as a path).
     pub fn new(
@@ -171,6 +163,7 @@ impl Places {
         var: impl Fn(&str) -> Option<PathBuf>,
     ) -> Places {
         Places {
+            base: PathBuf::from("/"),
             home: var("HOME"),
             project_dir: project_dir.to_path_buf(),
             xdg_config_home: var("XDG_CONFIG_HOME"),
@@ -268,7 +261,7 @@ impl ProtectedPaths {
     pub fn new(p: &Places) -> ProtectedPaths {
         let rules = rules(p);
         // Relative places (a library user's `project_dir` of `.`) are made absolute first.
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let cwd = &p.base;
         let mut all = Vec::with_capacity(rules.len() * 2);
         for r in rules {
             let r = match r {
@@ -584,18 +577,6 @@ pub(crate) fn file_denial(named: &str, place: &str) -> Denied {
 pub struct OwnFiles(ProtectedPaths);
 
 impl OwnFiles {
-    /// Those of the project at `project_dir`, with the configuration files `sources` and
-    /// `config_dir` read from, and the places the process environment names (`HOME`,
-    /// `XDG_*`, `HOOKD_STATE_DIR`, `HOOKD_TRUST_FILE`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME`,
-    /// `CRUSH_GLOBAL_CONFIG`, `CRUSH_GLOBAL_DATA`).
-    pub fn from_process(project_dir: &Path, sources: &[String], config_dir: Option<&Path>) -> Self {
-        OwnFiles(ProtectedPaths::new(&Places::from_process(
-            project_dir,
-            sources,
-            config_dir,
-        )))
-    }
-
     /// Those at `places` (a loaded configuration's: `Config::places`).
     #[cfg(feature = "adapters")]
     pub(crate) fn at(places: &Places) -> Self {

@@ -83,7 +83,7 @@ fn hook_lines(
         Verdict::Allowed(a) if !untrusted => a
             .argv
             .first()
-            .and_then(|p| crate::runner::find_program(p, &config.project_dir).err()),
+            .and_then(|p| crate::runner::find_program(p, &config.project_dir, config.host()).err()),
         _ => None,
     };
     if let Some(why) = &missing {
@@ -194,8 +194,7 @@ pub(super) fn coverage_line(config: &Config, command: &str) -> Option<String> {
 /// says so, and whether the project's trust covers them (when not, the hook is skipped).
 fn project_code_line(config: &Config, command: &str, around: &Around) -> Option<(String, bool)> {
     let argv = gate::argv_of(command)?;
-    let path = around.var("PATH");
-    let code = config::project_code(&config.project_dir, &argv, path.as_deref());
+    let code = config::project_code(&config.project_dir, &argv, around.host.path());
     if code.is_empty() {
         return None;
     }

@@ -103,8 +103,8 @@ pub(super) fn environment_lines(config: &Config, around: &Around) -> String {
     }
     s.push_str(&set_for_agent_lines(config, around));
     let mut here: Vec<String> = around
-        .vars
-        .iter()
+        .host
+        .vars()
         .filter_map(|(k, _)| k.to_str().map(String::from))
         .filter(|k| crate::runner::runs_code(k) && !keep.matches(k))
         .collect();
@@ -121,9 +121,15 @@ pub(super) fn environment_lines(config: &Config, around: &Around) -> String {
 /// One line per file of the project that sets variables for the agent.
 fn set_for_agent_lines(config: &Config, around: &Around) -> String {
     let mut starts = vec![config.project_dir.clone()];
-    starts.extend(around.cwd.clone().filter(|d| *d != config.project_dir));
+    starts.extend(
+        around
+            .host
+            .cwd()
+            .filter(|d| *d != config.project_dir)
+            .map(Into::into),
+    );
     let mut by_file: Vec<(PathBuf, Vec<String>)> = Vec::new();
-    for (name, file) in adapter::set_for_agent(&starts) {
+    for (name, file) in adapter::set_for_agent(&starts, around.host.home().as_deref()) {
         match by_file.iter_mut().find(|(f, _)| *f == file) {
             Some((_, names)) => names.push(name),
             None => by_file.push((file, vec![name])),
@@ -153,7 +159,7 @@ pub(super) fn missing_installs(around: &Around) -> Vec<String> {
     let mut out = Vec::new();
     for agent in adapter::all() {
         for scope in [Scope::Project, Scope::Local, Scope::User] {
-            let Ok(path) = agent.settings_path(scope, &|name| around.var(name)) else {
+            let Ok(path) = agent.settings_path(scope, &around.host) else {
                 continue;
             };
             let Ok(Some(programs)) = adapter::install::installed_programs(agent, &path) else {

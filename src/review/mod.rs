@@ -14,27 +14,14 @@ pub use check::{check, CheckReport};
 pub use trust::{trust_review, TrustReview};
 pub use verdict::{command_verdict, model_verdict, verdict_json, VerdictReport};
 
-use std::ffi::OsString;
-use std::path::PathBuf;
+use crate::host::Host;
 
 /// What a report reads of the process it runs in, read by the caller (the binary's edge):
-/// the directory it works in and its environment.
+/// the process as a [`Host`], and where telemetry goes.
 #[derive(Clone, Debug, Default)]
 pub struct Around {
-    /// The current directory, if it can be read.
-    pub cwd: Option<PathBuf>,
-    /// The environment's variables.
-    pub vars: Vec<(OsString, OsString)>,
+    /// The process: its directory and its environment.
+    pub host: Host,
     /// Where OpenTelemetry export goes, if anywhere (one line, header names only).
     pub telemetry: Option<String>,
-}
-
-impl Around {
-    /// One variable's value.
-    pub fn var(&self, name: &str) -> Option<OsString> {
-        self.vars
-            .iter()
-            .find(|(k, _)| k.as_os_str() == name)
-            .map(|(_, v)| v.clone())
-    }
 }

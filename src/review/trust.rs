@@ -69,7 +69,7 @@ fn from_project(o: &config::Origin) -> bool {
 
 /// The user's own hooks that run the project's files: trusting runs that code too.
 fn users_hooks(config: &Config, around: &Around) -> String {
-    let path = around.var("PATH");
+    let path = around.host.path();
     let mut s = String::new();
     for h in config
         .hooks
@@ -80,7 +80,7 @@ fn users_hooks(config: &Config, around: &Around) -> String {
         let Some(argv) = gate::argv_of(&h.command) else {
             continue;
         };
-        let code = config::project_code(&config.project_dir, &argv, path.as_deref());
+        let code = config::project_code(&config.project_dir, &argv, path);
         if !code.is_empty() {
             s.push_str(&format!(
                 "  be run by your own hook {} `{}` ({}): {}\n",

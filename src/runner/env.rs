@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::host::Host;
+
 pub use crate::kinds::{EnvCause, RemovedVar};
 
 /// Variables removed by name: each makes a shell, runtime or tool run code or change parsing.
@@ -152,9 +154,12 @@ pub struct ProjectVar {
     pub users: bool,
 }
 
-/// What a hook's environment is made from besides the process's own.
+/// What a hook's environment is made from: the host's variables, what the user keeps, what a
+/// repository set.
 #[derive(Clone, Debug, Default)]
 pub struct Environment {
+    /// The process the hooks run for (the caller's): its variables are the base.
+    pub host: Host,
     /// The user's `env.keep`: these reach hooks whatever hookd would remove, with the user's
     /// value (never a repository's).
     pub keep: Keep,
@@ -166,7 +171,13 @@ pub struct Environment {
 }
 
 impl Environment {
-    /// The environment for a hook, from the process's `vars`: `PATH` keeps only absolute
+    /// The environment for a hook, from the host's variables (see [`Environment::build`]).
+    pub fn for_hook(&self) -> (Vec<(OsString, OsString)>, Vec<RemovedVar>) {
+        let vars = self.host.vars().map(|(k, v)| (k.to_owned(), v.to_owned()));
+        self.build(vars)
+    }
+
+    /// The environment for a hook, from `vars`: `PATH` keeps only absolute
     /// entries, code-running variables and the project's go unless kept, secrets always go.
     /// Returns the variables and what was removed, sorted by name.
     pub fn build(
@@ -303,6 +314,7 @@ mod tests {
             users,
         };
         let env = Environment {
+            host: Host::default(),
             keep: Keep::new(["RUSTC_WRAPPER".to_string(), "PYTHONPATH".to_string()]),
             project_keep: Keep::new(["DATABASE_URL".to_string(), "GIT_CONFIG_*".to_string()]),
             project: vec![

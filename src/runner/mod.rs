@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
+use crate::host::Host;
+
 pub use capture::Captured;
 pub(crate) use env::steering_name;
 pub(crate) use env::steering_names;
@@ -243,15 +245,15 @@ enum NotFound {
     OnPath(String),
 }
 
-/// Where a hook run from `cwd` with this process's `PATH` (sanitized as for a run) would find
+/// Where a hook run from `cwd` with `host`'s `PATH` (sanitized as for a run) would find
 /// `program`, or the sentence a run that cannot start reports (`` `gofmt` was not found on
 /// PATH; is it installed? ``): what `hookd check` asks before any hook runs.
-pub fn find_program(program: &str, cwd: &Path) -> Result<PathBuf, String> {
-    let path = std::env::var_os("PATH").map(|p| env::clean_path(&p));
+pub fn find_program(program: &str, cwd: &Path, host: &Host) -> Result<PathBuf, String> {
+    let path = host.path().map(env::clean_path);
     resolve(program, cwd, path.as_ref()).map_err(|e| e.to_string())
 }
 
-/// Where a run would find `program`, with the process's `path` sanitized as for a run.
+/// Where a run would find `program`, with the host's `path` sanitized as for a run.
 pub(crate) fn program_path(
     program: &str,
     cwd: &Path,
@@ -409,7 +411,7 @@ fn command(spec: &RunSpec, cancel: &Cancel) -> Result<(Command, Removed), (Strin
         let why = format!("working directory {} does not exist", spec.cwd.display());
         return Err((why, Vec::new()));
     }
-    let (vars, env_removed) = spec.environment.build(std::env::vars_os());
+    let (vars, env_removed) = spec.environment.for_hook();
     let path = vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v);
     let resolved = match resolve(program, &spec.cwd, path) {
         Ok(p) => p,

@@ -38,6 +38,13 @@ pub struct SandboxPolicy {
     /// The user's home, where those credential stores are.
     #[serde(skip)]
     pub home: Option<PathBuf>,
+    /// The host's temporary directory (`$TMPDIR`), writable unless it holds a home; `None`:
+    /// `/tmp`.
+    #[serde(skip)]
+    pub temp: Option<PathBuf>,
+    /// hookd's session state as the host names it (`$HOOKD_STATE_DIR`, …): hidden.
+    #[serde(skip)]
+    pub state: Option<PathBuf>,
 }
 
 /// What this kernel offers the sandbox.
@@ -192,11 +199,16 @@ impl Confinement {
         // The home `HOME` names and the one the user database does (a repository's settings
         // may have set `HOME` for the agent).
         let mut homes: Vec<PathBuf> = policy.home.iter().cloned().collect();
-        homes.extend(passwd_home().filter(|h| !homes.contains(h)));
+        homes.extend(crate::paths::user_home().filter(|h| !homes.contains(h)));
         let home_hidden = homes
             .into_iter()
             .flat_map(|h| HIDDEN_IN_HOME.iter().map(move |rel| h.join(rel)));
-        let state = crate::paths::state_dir();
+        // Session state where the host puts it, and where it is by default for the user.
+        let state = policy.state.iter().cloned().chain(
+            crate::paths::user_home()
+                .map(|h| h.join(".local/state/hookd"))
+                .filter(|s| policy.state.as_ref() != Some(s)),
+        );
         for path in home_hidden
             .chain(state)
             .chain(policy.read_deny.iter().cloned())
@@ -262,23 +274,16 @@ fn cstring(s: String) -> Result<CString, Unavailable> {
 }
 
 /// The user's home as the user database has it.
-fn passwd_home() -> Option<PathBuf> {
-    nix::unistd::User::from_uid(nix::unistd::getuid())
-        .ok()
-        .flatten()
-        .map(|u| u.dir)
-}
-
-/// The temporary directory confined commands may write: `$TMPDIR` (else `/tmp`), unless it
-/// holds a home directory (`TMPDIR=$HOME` would make the home writable): then `/tmp`.
+/// The temporary directory confined commands may write: the host's `$TMPDIR` (else `/tmp`),
+/// unless it holds a home directory (`TMPDIR=$HOME` would make the home writable): then `/tmp`.
 pub fn temp_dir(policy: &SandboxPolicy) -> PathBuf {
-    let tmp = std::env::temp_dir();
+    let tmp = policy.temp.clone().unwrap_or_else(|| PathBuf::from("/tmp"));
     let real = tmp.canonicalize().unwrap_or_else(|_| tmp.clone());
     let holds_home = policy
         .home
         .iter()
         .cloned()
-        .chain(passwd_home())
+        .chain(crate::paths::user_home())
         .any(|h| h.canonicalize().unwrap_or(h).starts_with(&real));
     if holds_home {
         PathBuf::from("/tmp")

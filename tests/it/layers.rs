@@ -169,3 +169,56 @@ fn the_cycle_finder_finds_a_cycle() {
             .collect()
     );
 }
+
+/// The places in `text`'s code (comments and unit tests left out) that read or change the
+/// process's environment or directory.
+fn process_reads(text: &str) -> Vec<String> {
+    const READS: [&str; 11] = [
+        "env::var(",
+        "env::vars(",
+        "env::var_os(",
+        "env::vars_os(",
+        "env::current_dir(",
+        "env::set_current_dir(",
+        "env::set_var(",
+        "env::remove_var(",
+        "env::temp_dir(",
+        "env::home_dir(",
+        "use std::env;",
+    ];
+    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+    code.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .filter(|l| READS.iter().any(|r| l.contains(r)))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn the_library_reads_the_process_only_through_its_host() {
+    // The binary (src/cli, main.rs) reads the process at its edge and hands the library a
+    // `Host`; host.rs is the one module that reads or changes the process for it. Anywhere
+    // else, a read would make an embedder's engine see this process instead of its `Host`.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).unwrap();
+        if rel.starts_with("cli") || rel == Path::new("main.rs") || rel == Path::new("host.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        found.extend(
+            process_reads(&text)
+                .into_iter()
+                .map(|l| format!("{}: {l}", rel.display())),
+        );
+    }
+    assert!(found.is_empty(), "{found:#?}");
+    // The reader sees a read, and not one in a comment or a unit test.
+    assert_eq!(
+        process_reads("let p = std::env::var_os(\"PATH\"); // env::var(\nlet h = host.var(\"HOME\");\n#[cfg(test)]\nmod tests { std::env::current_dir() }"),
+        ["let p = std::env::var_os(\"PATH\");"]
+    );
+}

@@ -279,3 +279,23 @@ fn the_places_kept_from_loading_are_the_ones_the_gate_protects() {
         "a file beside them was refused"
     );
 }
+
+/// An embedder's hooks.yaml and config.yaml texts are the user's layer: their policy keys
+/// apply (they were once dropped, leaving `gate_shell_tools: true` silently off).
+#[test]
+fn a_configuration_from_text_keeps_its_policy() {
+    let config = Config::from_yaml(
+        ".",
+        Some(("config.yaml", "sandbox: {enabled: true, network: true}")),
+        Some((
+            "hooks.yaml",
+            "gate_shell_tools: true\nfail_closed: true\nmax_continues: 2",
+        )),
+        None,
+    )
+    .unwrap();
+    let p = &config.policy;
+    assert!(p.gate_shell_tools && p.fail_closed, "{p:?}");
+    assert_eq!(p.max_continues, 2);
+    assert!(p.sandbox.enabled && p.sandbox.network, "{p:?}");
+}

@@ -23,6 +23,7 @@ mod gate_props;
 mod gate_table;
 mod golden;
 mod headless;
+mod host;
 mod import;
 mod layers;
 mod library;
