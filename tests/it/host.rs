@@ -90,15 +90,7 @@ fn the_places_a_host_names_are_protected_and_a_bare_host_still_protects_the_user
         )
         .unwrap()
     };
-    let denied = |engine: &Engine, path: &Path| {
-        let mut ctx = Context::new();
-        ctx.set("session_id", "s").set(
-            "tool",
-            serde_json::json!({"name": "Write", "input": {"file_path": path, "content": "{}"}}),
-        );
-        let outcome = engine.dispatch(HookPoint::PreTool, &ctx).unwrap();
-        serde_json::to_value(&outcome).unwrap()["decision"]["deny"] == true
-    };
+    let denied = crate::support::write_refused;
     // hookd's session state under the home (an agent's `.claude/settings*.json` is protected
     // wherever it is: no home needed for that one).
     let state = Path::new(".local/state/hookd/s.json");

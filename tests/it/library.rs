@@ -261,15 +261,7 @@ fn the_places_kept_from_loading_are_the_ones_the_gate_protects() {
         ..Default::default()
     };
     let engine = Engine::builder(hookd::load(&opts).unwrap()).build();
-    let write = |path: &std::path::Path| {
-        let mut ctx = Context::new();
-        ctx.set("session_id", "s").set(
-            "tool",
-            serde_json::json!({"name": "Write", "input": {"file_path": path, "content": "{}"}}),
-        );
-        let outcome = engine.dispatch(HookPoint::PreTool, &ctx).unwrap();
-        serde_json::to_value(&outcome).unwrap()["decision"]["deny"] == true
-    };
+    let write = |path: &std::path::Path| crate::support::write_refused(&engine, path);
     assert!(
         write(&cc.join("settings.json")),
         "the agent's settings were writable"

@@ -217,3 +217,15 @@ pub fn regex_escape(s: &str) -> String {
         })
         .collect()
 }
+
+/// Whether `engine` refuses the model's Write of `path` at `pre_tool` (an embedded engine,
+/// asked as an adapter would).
+pub fn write_refused(engine: &hookd::Engine, path: &Path) -> bool {
+    let mut ctx = hookd::Context::new();
+    ctx.set("session_id", "s").set(
+        "tool",
+        serde_json::json!({"name": "Write", "input": {"file_path": path, "content": "{}"}}),
+    );
+    let outcome = engine.dispatch(hookd::HookPoint::PreTool, &ctx).unwrap();
+    serde_json::to_value(&outcome).unwrap()["decision"]["deny"] == true
+}
