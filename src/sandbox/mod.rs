@@ -160,6 +160,25 @@ pub struct Confinement {
     summary: String,
 }
 
+/// What a confined command may not read: the credential stores in the home `HOME` names and
+/// in the one the user database does (a repository's settings may have set `HOME` for the
+/// agent), hookd's session state where the host puts it and where it is by default, and the
+/// policy's `read_deny`.
+fn hidden(policy: &SandboxPolicy) -> Vec<PathBuf> {
+    let user = crate::paths::user_home();
+    let mut homes: Vec<PathBuf> = policy.home.iter().cloned().collect();
+    homes.extend(user.clone().filter(|h| !homes.contains(h)));
+    let mut out: Vec<PathBuf> = homes
+        .iter()
+        .flat_map(|h| HIDDEN_IN_HOME.iter().map(move |rel| h.join(rel)))
+        .collect();
+    out.extend(policy.state.iter().cloned());
+    let default_state = user.map(|h| h.join(".local/state/hookd"));
+    out.extend(default_state.filter(|s| policy.state.as_ref() != Some(s)));
+    out.extend(policy.read_deny.iter().cloned());
+    out
+}
+
 impl Confinement {
     /// Prepare the confinement of a command run in `project` under `policy`.
     pub fn prepare(policy: &SandboxPolicy, project: &Path) -> Result<Confinement, Unavailable> {
@@ -196,23 +215,7 @@ impl Confinement {
         }
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
-        // The home `HOME` names and the one the user database does (a repository's settings
-        // may have set `HOME` for the agent).
-        let mut homes: Vec<PathBuf> = policy.home.iter().cloned().collect();
-        homes.extend(crate::paths::user_home().filter(|h| !homes.contains(h)));
-        let home_hidden = homes
-            .into_iter()
-            .flat_map(|h| HIDDEN_IN_HOME.iter().map(move |rel| h.join(rel)));
-        // Session state where the host puts it, and where it is by default for the user.
-        let state = policy.state.iter().cloned().chain(
-            crate::paths::user_home()
-                .map(|h| h.join(".local/state/hookd"))
-                .filter(|s| policy.state.as_ref() != Some(s)),
-        );
-        for path in home_hidden
-            .chain(state)
-            .chain(policy.read_deny.iter().cloned())
-        {
+        for path in hidden(policy) {
             match std::fs::metadata(&path) {
                 Ok(m) if m.is_dir() => hidden_dirs.push(c_path(&path)?),
                 Ok(_) => hidden_files.push(c_path(&path)?),
