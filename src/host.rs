@@ -9,8 +9,10 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 /// A process's variables and directory. Empty by default: no variables (hooks then get a
-/// `PATH` of `/usr/local/bin:/usr/bin:/bin` and nothing else), no directory.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// `PATH` of `/usr/local/bin:/usr/bin:/bin` and nothing else), no directory. Its `Debug` shows
+/// the variables' names, never their values (an environment holds tokens and keys, and a
+/// `Config` or `LoadOptions` printed for debugging carries its host).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Host {
     vars: BTreeMap<OsString, OsString>,
     cwd: Option<PathBuf>,
@@ -141,6 +143,15 @@ impl Host {
     }
 }
 
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("vars", &self.vars.keys().collect::<Vec<_>>())
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +170,13 @@ mod tests {
         assert_eq!(h.project(), Some(PathBuf::from("/nowhere")));
         assert_eq!(Host::default().home(), None);
         assert_eq!(Host::default().project(), None);
+    }
+
+    #[test]
+    fn debug_names_the_variables_and_hides_their_values() {
+        let h = Host::default().with_var("ANTHROPIC_API_KEY", "sk-secret");
+        let shown = format!("{h:?}");
+        assert!(shown.contains("ANTHROPIC_API_KEY"), "{shown}");
+        assert!(!shown.contains("sk-secret"), "{shown}");
     }
 }
