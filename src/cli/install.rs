@@ -3,6 +3,7 @@
 use super::error::{Done, Error};
 use super::out;
 use hookd::adapter::{self, install, Scope};
+use hookd::config::remember_install;
 
 /// `hookd install`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -63,10 +64,8 @@ impl Agent {
 
 /// Install (or with `remove`, uninstall) and say what changed.
 fn install(agent: Agent, scope: Scope, remove: bool, opts: install::InstallOptions<'_>) -> Done {
-    let spec = agent.adapter();
-    let path = spec
-        .settings_path(scope, &hookd::host::Host::of_this_process())
-        .map_err(Error::library)?;
+    let (spec, host) = (agent.adapter(), hookd::host::Host::of_this_process());
+    let path = spec.settings_path(scope, &host).map_err(Error::library)?;
     let change = if remove {
         install::uninstall(spec, &path, opts)
     } else {
@@ -74,6 +73,11 @@ fn install(agent: Agent, scope: Scope, remove: bool, opts: install::InstallOptio
             .and_then(|p| p.canonicalize())
             .map_err(|e| Error::Cannot(format!("cannot find this hookd binary: {e}")))?;
         let change = install::install(spec, &path, &hookd, opts);
+        // Protected from the model wherever the agent is told its settings are later.
+        if let (Ok(_), Scope::User, Some(home)) = (&change, scope, host.home()) {
+            let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+            remember_install(&home, &[&path, &real]).map_err(Error::library)?;
+        }
         if matches!(change, Ok(install::Change::Written { .. })) && matches!(scope, Scope::Project)
         {
             eprintln!("{}", install::shared_install_warning(spec, &path, &hookd));

@@ -5,6 +5,7 @@ mod decode;
 mod diag;
 mod fsread;
 mod hooks;
+mod installs;
 mod load;
 mod policy;
 mod reminders;
@@ -26,6 +27,7 @@ pub use hooks::{
     HookSpec, HooksConfig, OnError, OnResult, DEFAULT_GRACE_SECS, DEFAULT_MAX_CONTINUES,
     DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_SECS, MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS,
 };
+pub use installs::{remember as remember_install, RECORD as INSTALLS_RECORD};
 pub use policy::{Policy, PolicyLayer, SandboxLayer, SandboxPolicy};
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, When};
 pub use safety::user_policy;
@@ -263,6 +265,10 @@ impl Config {
             let mut extra = Places::new(&self.project_dir, &[], None, var);
             extra.base = base.clone();
             places.extra.push(extra);
+        }
+        // Where `hookd install --scope user` put hookd's hooks, whatever the variables say now.
+        if let Some(home) = var("HOME") {
+            places.installed = installs::recorded(&home);
         }
         places.base = base;
         places
@@ -587,13 +593,16 @@ fn layers(opts: &LoadOptions) -> Vec<(PathBuf, Source)> {
 
 impl LoadOptions {
     /// Every file whose change can change what [`load`] returns, present or not: each
-    /// configuration file of each layer it reads, and the trust records (trusting a project
-    /// takes effect without a restart). A daemon watches these to reload.
+    /// configuration file of each layer it reads, the trust records (trusting a project takes
+    /// effect without a restart) and the record of user-scope installs (protected places). A
+    /// daemon watches these to reload.
     pub fn watched_files(&self) -> Vec<PathBuf> {
+        let home = self.home_dir.as_ref();
         layers(self)
             .iter()
             .flat_map(|(d, _)| PROJECT_FILES.iter().map(move |f| d.join(f)))
             .chain(self.trust_file.clone())
+            .chain(home.map(|h| h.join(installs::RECORD)))
             .collect()
     }
 }

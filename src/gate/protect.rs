@@ -134,6 +134,9 @@ pub(crate) struct Places {
     pub crush_global_config: Option<PathBuf>,
     /// `$CRUSH_GLOBAL_DATA`: the directory holding Crush's data `crush.json`.
     pub crush_global_data: Option<PathBuf>,
+    /// The agents' settings files `hookd install --scope user` put hookd's hooks in (its
+    /// record): protected with their siblings of the same stem (`settings.local.json`).
+    pub installed: Vec<PathBuf>,
     /// More places, protected too (values of these variables an adapter's scrub took away).
     pub extra: Vec<Places>,
 }
@@ -183,6 +186,7 @@ impl Places {
             gemini_cli_home: var("GEMINI_CLI_HOME"),
             crush_global_config: var("CRUSH_GLOBAL_CONFIG"),
             crush_global_data: var("CRUSH_GLOBAL_DATA"),
+            installed: Vec::new(),
             extra: Vec::new(),
         }
     }
@@ -245,6 +249,13 @@ fn rules(p: &Places) -> Vec<Rule> {
         rules.push(Rule::File(t.clone()));
     }
     rules.extend(p.sources.iter().cloned().map(Rule::File));
+    for f in &p.installed {
+        rules.push(Rule::File(f.clone()));
+        let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned());
+        if let (Some(dir), Some(stem)) = (f.parent(), stem) {
+            rules.push(Rule::Prefixed(dir.to_path_buf(), stem));
+        }
+    }
     for dir in &p.config_dirs {
         for file in crate::paths::PROJECT_FILES {
             rules.push(Rule::File(dir.join(file)));

@@ -272,3 +272,51 @@ fn a_repository_naming_the_agents_config_dir_does_not_unprotect_the_users_one() 
     let out = write(p.path().join("decoy/settings.json"), &decoy);
     assert!(out.contains("\"permissionDecision\":\"deny\""), "{out}");
 }
+
+/// The case the scrub cannot see: Claude Code hands its hooks the repository's
+/// `CLAUDE_CONFIG_DIR` in place of the user's, so hookd never learns where the user's settings
+/// are. Once `hookd install --scope user` put hookd's hooks there, its record protects them
+/// (and `settings.local.json` beside them) whatever the agent is told; a file beside them stays
+/// writable, and before the install the model's Write was allowed (the limit, shown).
+#[test]
+fn the_settings_hookd_was_installed_in_stay_protected_when_the_agent_is_told_another_dir() {
+    let p = gated();
+    let real = p.home.path().join("claude-real");
+    std::fs::create_dir_all(&real).unwrap();
+    let decoy = p.path().join("decoy").display().to_string();
+    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    std::fs::write(
+        p.path().join(".claude/settings.json"),
+        json!({"env": {"CLAUDE_CONFIG_DIR": decoy}}).to_string(),
+    )
+    .unwrap();
+    let write = |target: std::path::PathBuf| {
+        let mut cmd = p.cmd_untrusted(&["adapter", "claude-code", "--no-daemon"]);
+        cmd.env("CLAUDE_CONFIG_DIR", &decoy);
+        let input = json!({"file_path": target, "content": "{}"});
+        stdout(&with_stdin(cmd, &claude_pre_tool(&p, "Write", input)))
+    };
+    let denied = |out: &str| out.contains("\"permissionDecision\":\"deny\"");
+    assert!(
+        !denied(&write(real.join("settings.json"))),
+        "the limit is gone?"
+    );
+
+    let mut install = p.cmd_untrusted(&["install", "claude-code", "--scope", "user"]);
+    install.env("CLAUDE_CONFIG_DIR", &real);
+    let done = install.output().unwrap();
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert!(real.join("settings.json").is_file());
+    let record = std::fs::read_to_string(p.home.path().join(".infer/installed.json")).unwrap();
+    assert!(record.contains("claude-real/settings.json"), "{record}");
+
+    for file in ["settings.json", "settings.local.json"] {
+        let out = write(real.join(file));
+        assert!(denied(&out), "{file}: {out}");
+    }
+    let beside = write(real.join("notes.txt"));
+    assert!(!denied(&beside), "{beside}");
+    // The record itself is the user's configuration: the model may not edit it away.
+    let out = write(p.home.path().join(".infer/installed.json"));
+    assert!(denied(&out), "{out}");
+}
