@@ -79,8 +79,25 @@ fn user_scope_install_honours_the_agents_own_config_location_variables() {
         );
         assert!(settings(&written)["hooks"].is_object(), "{agent}");
     }
-    // Nothing went to the default places under HOME.
-    assert_eq!(std::fs::read_dir(p.home.path()).unwrap().count(), 0);
+    // Nothing went to the default places under HOME: only hookd's record of where it
+    // installed (protected from the model whatever the agent is told later).
+    let names = |d: std::path::PathBuf| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(p.home.path().to_path_buf()), [".infer"]);
+    assert_eq!(
+        names(p.home.path().join(".infer")),
+        ["installed.json", "installed.lock"]
+    );
+    let record = std::fs::read_to_string(p.home.path().join(".infer/installed.json")).unwrap();
+    for dir in ["crush-config", "gemini-home", "claude-config"] {
+        assert!(record.contains(dir), "{dir}: {record}");
+    }
 }
 
 /// A copy of the hookd binary at `dir/hookd`.

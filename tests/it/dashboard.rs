@@ -292,8 +292,8 @@ fn the_page_shows_sessions_hooks_the_denial_and_the_skip_in_chromium() {
     let browser = Browser::launch(&exe);
     let mut tab = browser.open(d.dashboard.as_deref().unwrap());
     tab.wait_for(
-        "document.body.innerText.includes('tests-pass') && document.querySelectorAll('#sessions tbody tr').length === 2",
-        "the events and both sessions",
+        "document.body.innerText.includes('tests-pass') && document.querySelectorAll('#sessions tbody tr').length === 2 && document.body.innerText.includes('claude-code') && document.body.innerText.includes('gemini')",
+        "the events and both sessions with their agents",
     );
     let text = tab
         .eval("document.body.innerText")
