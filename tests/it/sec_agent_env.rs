@@ -232,6 +232,22 @@ fn the_scrubs_notes_escape_what_the_repository_wrote() {
     );
 }
 
+/// A gated project whose `.claude/settings.json` names a decoy `CLAUDE_CONFIG_DIR` for its
+/// agent, and the user's real settings directory (under the home, created empty).
+fn decoyed() -> (Project, std::path::PathBuf, String) {
+    let p = gated();
+    let real = p.home.path().join("claude-real");
+    std::fs::create_dir_all(&real).unwrap();
+    let decoy = p.path().join("decoy").display().to_string();
+    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    std::fs::write(
+        p.path().join(".claude/settings.json"),
+        json!({"env": {"CLAUDE_CONFIG_DIR": decoy}}).to_string(),
+    )
+    .unwrap();
+    (p, real, decoy)
+}
+
 /// The user moved Claude Code's settings with `CLAUDE_CONFIG_DIR`; a repository names the same
 /// variable in its `.claude/settings.json`. The scrub drops the variable (the repository's
 /// files set it), and hookd lost the user's settings directory from its protected places: the
@@ -240,17 +256,8 @@ fn the_scrubs_notes_escape_what_the_repository_wrote() {
 /// the agent's own value and the repository's alike; a file beside it stays writable.
 #[test]
 fn a_repository_naming_the_agents_config_dir_does_not_unprotect_the_users_one() {
-    let p = gated();
-    let real = p.home.path().join("claude-real");
-    std::fs::create_dir_all(&real).unwrap();
+    let (p, real, decoy) = decoyed();
     std::fs::write(real.join("settings.json"), "{}").unwrap();
-    let decoy = p.path().join("decoy").display().to_string();
-    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
-    std::fs::write(
-        p.path().join(".claude/settings.json"),
-        json!({"env": {"CLAUDE_CONFIG_DIR": decoy}}).to_string(),
-    )
-    .unwrap();
     let write = |target: std::path::PathBuf, agent_has: &str| {
         let mut cmd = p.cmd_untrusted(&["adapter", "claude-code", "--no-daemon"]);
         cmd.env("CLAUDE_CONFIG_DIR", agent_has);
@@ -280,16 +287,7 @@ fn a_repository_naming_the_agents_config_dir_does_not_unprotect_the_users_one() 
 /// writable, and before the install the model's Write was allowed (the limit, shown).
 #[test]
 fn the_settings_hookd_was_installed_in_stay_protected_when_the_agent_is_told_another_dir() {
-    let p = gated();
-    let real = p.home.path().join("claude-real");
-    std::fs::create_dir_all(&real).unwrap();
-    let decoy = p.path().join("decoy").display().to_string();
-    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
-    std::fs::write(
-        p.path().join(".claude/settings.json"),
-        json!({"env": {"CLAUDE_CONFIG_DIR": decoy}}).to_string(),
-    )
-    .unwrap();
+    let (p, real, decoy) = decoyed();
     let write = |target: std::path::PathBuf| {
         let mut cmd = p.cmd_untrusted(&["adapter", "claude-code", "--no-daemon"]);
         cmd.env("CLAUDE_CONFIG_DIR", &decoy);
