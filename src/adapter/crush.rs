@@ -86,44 +86,19 @@ impl Adapter for Crush {
     fn reply(&self, _event: &str, outcome: &Outcome) -> AgentReply {
         let mut out = CrushReply::default();
         let mut notes = Vec::new();
-        match &outcome.decision {
+        // What the point's decision shares (halt, context), and a denial with its fallback words.
+        let (base, denied) = match &outcome.decision {
             Decision::Tool(t) => {
-                if t.base.halt {
-                    return exit(
-                        HALT_EXIT,
-                        t.base.halt_reason.as_deref(),
-                        "turn halted by hookd",
-                    );
-                }
-                if t.deny {
-                    // Crush gives stderr to the model: only the reason, never `operator_hint`.
-                    return exit(2, t.reason.as_deref(), "denied by hookd");
-                }
                 out.updated_input = t.updated_input.clone();
-                out.context =
-                    additional_context(outcome, t.base.context.as_deref(), &t.base.context_files);
+                let denied = t.deny.then_some((t.reason.as_deref(), "denied by hookd"));
+                (Some(&t.base), denied)
             }
             Decision::Prompt(p) => {
-                if p.base.halt {
-                    return exit(
-                        HALT_EXIT,
-                        p.base.halt_reason.as_deref(),
-                        "turn halted by hookd",
-                    );
-                }
-                if p.deny {
-                    return exit(2, p.reason.as_deref(), "prompt denied by hookd");
-                }
                 out.updated_prompt = p.updated_prompt.clone();
-                out.context =
-                    additional_context(outcome, p.base.context.as_deref(), &p.base.context_files);
+                let denied = p.deny.then_some((p.reason.as_deref(), "prompt denied by hookd"));
+                (Some(&p.base), denied)
             }
-            Decision::Context(c) => {
-                if c.halt {
-                    return exit(HALT_EXIT, c.halt_reason.as_deref(), "turn halted by hookd");
-                }
-                out.context = additional_context(outcome, c.context.as_deref(), &c.context_files);
-            }
+            Decision::Context(c) => (Some(c), None),
             Decision::Stop(s) => {
                 if s.continue_ {
                     out.decision = Some("block");
@@ -131,8 +106,19 @@ impl Adapter for Crush {
                 } else if let Some(refused) = &s.continue_refused {
                     notes.push(format!("hookd: {refused}"));
                 }
+                (None, None)
             }
-            Decision::Observe {} => {}
+            Decision::Observe {} => (None, None),
+        };
+        if let Some(b) = base {
+            if b.halt {
+                return exit(HALT_EXIT, b.halt_reason.as_deref(), "turn halted by hookd");
+            }
+            if let Some((reason, fallback)) = denied {
+                // Crush gives stderr to the model: only the reason, never `operator_hint`.
+                return exit(2, reason, fallback);
+            }
+            out.context = additional_context(outcome, b.context.as_deref(), &b.context_files);
         }
         let empty = out.decision.is_none()
             && out.context.is_none()
