@@ -132,14 +132,18 @@ impl Host {
     /// Session state: `$HOOKD_STATE_DIR`, else `$XDG_STATE_HOME/hookd`, else
     /// `~/.local/state/hookd`.
     pub fn state_dir(&self) -> Option<PathBuf> {
-        crate::paths::state_dir_in(|k| self.dir(k))
+        self.dir("HOOKD_STATE_DIR")
+            .or_else(|| self.dir("XDG_STATE_HOME").map(|p| p.join("hookd")))
+            .or_else(|| self.home().map(|h| h.join(".local/state/hookd")))
     }
 
     /// The daemon's socket: `$HOOKD_SOCKET`, else `$XDG_RUNTIME_DIR/hookd.sock`, else
     /// `~/.infer/hookd.sock`.
     #[cfg(feature = "daemon")]
     pub fn socket(&self) -> Option<PathBuf> {
-        crate::paths::socket_in(|k| self.dir(k))
+        self.dir("HOOKD_SOCKET")
+            .or_else(|| self.dir("XDG_RUNTIME_DIR").map(|d| d.join("hookd.sock")))
+            .or_else(|| self.home().map(|h| h.join(".infer/hookd.sock")))
     }
 }
 

@@ -1,8 +1,8 @@
-//! Where things are: the directories variables name (one reading of `HOME` and the XDG
-//! variables for every module, from a [`crate::host::Host`]), and the project a run belongs
-//! to. The infer CLI reads the `.infer/` of its working directory; hookd does the same when there is one, and otherwise looks up the tree
-//! for the nearest `.infer/`, stopping at the repository root (a directory with `.git`) and
-//! never reaching into the home directory, whose `.infer/` is the user's own.
+//! Where things are: the project a run belongs to, and the user's home as the user database
+//! says (the places variables name are read from a [`crate::host::Host`]). The infer CLI reads
+//! the `.infer/` of its working directory; hookd does the same when there is one, and otherwise
+//! looks up the tree for the nearest `.infer/`, stopping at the repository root (a directory
+//! with `.git`) and never reaching into the home directory, whose `.infer/` is the user's own.
 
 use std::path::{Path, PathBuf};
 
@@ -16,21 +16,6 @@ pub(crate) fn user_home() -> Option<PathBuf> {
         .ok()
         .flatten()
         .map(|u| u.dir)
-}
-
-/// The daemon's socket as the variables `var` reads name it (see [`crate::host::Host::socket`]).
-#[cfg(feature = "daemon")]
-pub(crate) fn socket_in(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
-    var("HOOKD_SOCKET")
-        .or_else(|| var("XDG_RUNTIME_DIR").map(|d| d.join("hookd.sock")))
-        .or_else(|| var("HOME").map(|h| h.join(".infer/hookd.sock")))
-}
-
-/// Session state as the variables `var` reads name it (see [`crate::host::Host::state_dir`]).
-pub(crate) fn state_dir_in(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
-    var("HOOKD_STATE_DIR")
-        .or_else(|| var("XDG_STATE_HOME").map(|p| p.join("hookd")))
-        .or_else(|| var("HOME").map(|h| h.join(".local/state/hookd")))
 }
 
 /// The project directory for a run started in `start`: the nearest directory at or above it

@@ -100,12 +100,7 @@ pub struct ClientSettings {
 impl ClientSettings {
     /// A client that loads with `options`: the socket its variables name, its project.
     pub fn new(options: Option<&LoadOptions>, gate_shell_tools: bool) -> Self {
-        let socket = options.and_then(|o| {
-            crate::paths::socket_in(|k| match k {
-                "HOME" => o.home_dir.clone(),
-                _ => o.env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from),
-            })
-        });
+        let socket = options.and_then(|o| o.effective_host().socket());
         ClientSettings {
             socket,
             inputs: options.map(LoadOptions::inputs),
@@ -298,7 +293,7 @@ impl Here {
                 Err(source) => return Err(EventsFileError { path, source }),
             },
         };
-        let state = crate::paths::state_dir_in(|k| config.place(k));
+        let state = config.host().state_dir();
         let store: Arc<dyn StateStore> = match state {
             Some(dir) => Arc::new(FileStore::new(dir)),
             None => Arc::new(MemoryStore::default()),

@@ -95,7 +95,9 @@ impl Adapter for Crush {
             }
             Decision::Prompt(p) => {
                 out.updated_prompt = p.updated_prompt.clone();
-                let denied = p.deny.then_some((p.reason.as_deref(), "prompt denied by hookd"));
+                let denied = p
+                    .deny
+                    .then_some((p.reason.as_deref(), "prompt denied by hookd"));
                 (Some(&p.base), denied)
             }
             Decision::Context(c) => (Some(c), None),
