@@ -142,7 +142,8 @@ pub enum Scope {
     /// The project's personal settings, not committed (Claude Code's `.claude/settings.local.json`).
     Local,
     /// Your settings, for every project (`~/.claude/settings.json`, `~/.gemini/settings.json`,
-    /// `~/.config/crush/crush.json`).
+    /// `~/.config/crush/crush.json`); `hookd install` records the file in
+    /// `~/.infer/installed.json`, which keeps it from the model's writes under `gate_shell_tools`.
     User,
 }
 

@@ -254,7 +254,7 @@ impl Config {
         use crate::gate::protect::Places;
         // A host without a home (a configuration from text, an embedder's bare host) still
         // protects the user's: the one the user database names.
-        let var = |k: &str| match (k, self.place(k)) {
+        let var = |k: &str| match (k, self.host.dir(k)) {
             ("HOME", None) => crate::paths::user_home(),
             (_, v) => v,
         };
@@ -272,11 +272,6 @@ impl Config {
         }
         places.base = base;
         places
-    }
-
-    /// A variable naming a place, as the host has it; a non-empty value as a path.
-    pub(crate) fn place(&self, name: &str) -> Option<PathBuf> {
-        self.host.dir(name)
     }
 
     /// The process this configuration is for (see [`LoadOptions::host`]).
