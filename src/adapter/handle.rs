@@ -185,10 +185,10 @@ impl Answer<'_> {
         // A running daemon answers for every session on the machine, only a client with the
         // same settings; its Outcome is the one this process would have computed. One it could
         // not use: dispatch here, for the same verdict; never an answer not the daemon's.
-        if let Some(o) = call
-            .daemon
-            .and_then(|w| self.via_daemon(point, &t.context, &call.client, w))
-        {
+        // Nor a daemon when the scrub took place variables away: it protects the places of its
+        // own environment, not the ones the agent was handed.
+        let daemon = call.daemon.filter(|_| call.moved_places.is_empty());
+        if let Some(o) = daemon.and_then(|w| self.via_daemon(point, &t.context, &call.client, w)) {
             return self.with_outcome(&t.event, &o);
         }
         let event = Some(t.event.as_str());

@@ -318,3 +318,24 @@ fn the_settings_hookd_was_installed_in_stay_protected_when_the_agent_is_told_ano
     let out = write(p.home.path().join(".infer/installed.json"));
     assert!(denied(&out), "{out}");
 }
+
+/// The first attack with a daemon running for the user: the daemon does not know the places the
+/// scrub took away (it protects those of its own environment), so it is not asked; the call is
+/// answered in the adapter's process, where they are protected.
+#[test]
+fn a_daemon_that_does_not_know_the_moved_settings_is_not_asked() {
+    let (p, real, _decoy) = decoyed();
+    let d = crate::support::daemon::start_with(&p, &[], false);
+    let mut cmd = p.cmd_untrusted(&["adapter", "claude-code"]);
+    cmd.env("HOOKD_SOCKET", &d.socket)
+        .env("CLAUDE_CONFIG_DIR", &real);
+    let input = json!({"file_path": real.join("settings.json"), "content": "{}"});
+    let out = with_stdin(cmd, &claude_pre_tool(&p, "Write", input));
+    assert!(
+        stdout(&out).contains("\"permissionDecision\":\"deny\""),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    // (Before the fix the daemon answered, and allowed it: without a daemon it was denied.)
+}
