@@ -164,14 +164,20 @@ impl LoadOptions {
     }
 
     /// A digest of what decides the configuration besides its files and the project: the
-    /// home, `--config-dir`, the variables loading reads and `--trust-project`. A daemon
+    /// home, `--config-dir`, the variables loading reads and those naming protected places
+    /// (`CLAUDE_CONFIG_DIR`, `XDG_STATE_HOME`, …), and `--trust-project`. A daemon
     /// answers a client's dispatch only when both digests match. (`--gate-shell-tools` travels
     /// on its own: a daemon whose configuration gates the shell tools, by flag or by
     /// hooks.yaml, answers a client that asks for the gate.)
     pub fn inputs(&self) -> String {
         use sha2::{Digest, Sha256};
+        // The variables that decide what is loaded, and those naming the places the gate
+        // protects: a daemon protecting other places than this client's must not answer it.
+        // (Not `HOOKD_SOCKET`: it names the daemon, which may have been given `--socket`.)
+        let places = crate::gate::protect::Places::VARS.iter();
         let env: BTreeMap<&str, &str> = CONFIG_VARS
             .iter()
+            .chain(places.filter(|k| !matches!(**k, "HOME" | "HOOKD_SOCKET")))
             .filter_map(|k| self.env.get(*k).map(|v| (*k, v.as_str())))
             .collect();
         let text = serde_json::json!({

@@ -324,7 +324,7 @@ fn refuse(
         }
     }
     let reason = match (&req.inputs, &state.inputs) {
-        (Some(theirs), Some(ours)) if theirs != ours => "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables or --trust-project); the client dispatched in its own process",
+        (Some(theirs), Some(ours)) if theirs != ours => "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables, the variables naming protected places such as CLAUDE_CONFIG_DIR or XDG_STATE_HOME, or --trust-project); the client dispatched in its own process",
         _ if req.gate_shell_tools && !engine.config().policy.gate_shell_tools => "the client gates the model's shell commands (--gate-shell-tools) and this daemon's configuration does not; the client dispatched in its own process: start the daemon with --gate-shell-tools, or set `gate_shell_tools: true` in ~/.infer/hooks.yaml",
         _ => return None,
     };

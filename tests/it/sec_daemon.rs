@@ -491,3 +491,35 @@ fn session_ids_and_sessions_are_bounded() {
     assert_eq!(turn("s9"), 2, "the most recent sessions are kept");
     assert_eq!(turn(&long), 1, "the least recent was forgotten");
 }
+
+/// A daemon protects the places its own environment names. A client whose agent moved its
+/// settings (`CLAUDE_CONFIG_DIR`) where the daemon's environment does not say must not be
+/// answered by it: the model's Write over those settings went through such a daemon. The
+/// digest covers the place variables; the client dispatches here, where they are protected.
+#[test]
+fn a_daemon_protecting_other_places_does_not_answer() {
+    let p = gated();
+    let moved = tempfile::tempdir().unwrap();
+    let d = crate::support::daemon::start_with(&p, &[], false);
+    let payload = json!({
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": p.path(),
+        "tool_name": "Write",
+        "tool_input": {"file_path": moved.path().join("settings.json"), "content": "{}"}
+    })
+    .to_string();
+    let mut cmd = p.cmd_untrusted(&["adapter", "claude-code"]);
+    cmd.env("HOOKD_SOCKET", &d.socket)
+        .env("CLAUDE_CONFIG_DIR", moved.path());
+    let out = with_stdin(cmd, &payload);
+    let (said, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        said.contains("\"permissionDecision\":\"deny\""),
+        "{said}\n{err}"
+    );
+    assert!(err.contains("dispatching in this process"), "{err}");
+}
