@@ -163,7 +163,7 @@ fn env_keep(d: &mut Decoder<'_>, node: &Node) -> Keep {
         } else if let Some(steering) = crate::runner::steering_name(&name) {
             d.error(
                 item.pos,
-                format!("`{name}` cannot be kept: {steering} steers hookd itself or is its secret"),
+                format!("`{name}` cannot be kept: {steering} steers hookd itself, names a place it protects, or is its secret"),
                 Some("hookd never removes your own value of it and never hands a repository's to hooks; remove it from `env.keep`".into()),
             );
         } else if !names.contains(&name) {

@@ -88,8 +88,8 @@ pub(super) fn load_dirs(
     config.trust = trust;
     config.fingerprint = fingerprint;
     config.config_dir = opts.config_dir.clone();
-    config.set_host(opts.effective_host());
     config.also_places = opts.also_places.clone();
+    config.set_host(opts.effective_host());
     tracing::debug!(target: "hookd::config", sources = ?config.sources, trust = ?config.trust, hooks = config.hooks.hooks.len(), reminders = config.reminders.reminders.len(), "configuration loaded");
     config.ignored_allow = ignored_allow;
     config.ignored_reminders = ignored_reminders;

@@ -137,7 +137,7 @@ impl LoadOptions {
                 .filter(|(k, _)| {
                     k.starts_with("INFER_")
                         || k.starts_with("HOOKD_")
-                        || crate::gate::protect::Places::VARS.contains(&k.as_str())
+                        || crate::vars::has(k, crate::vars::Role::Place)
                 })
                 .collect(),
             trust_project: false,
@@ -174,11 +174,11 @@ impl LoadOptions {
         // The variables that decide what is loaded, and those naming the places the gate
         // protects: a daemon protecting other places than this client's must not answer it.
         // (Not `HOOKD_SOCKET`: it names the daemon, which may have been given `--socket`.)
-        let places = crate::gate::protect::Places::VARS.iter();
-        let env: BTreeMap<&str, &str> = CONFIG_VARS
-            .iter()
-            .chain(places.filter(|k| !matches!(**k, "HOME" | "HOOKD_SOCKET")))
-            .filter_map(|k| self.env.get(*k).map(|v| (*k, v.as_str())))
+        use crate::vars::{with, Role};
+        let places = with(Role::Place).filter(|k| !matches!(*k, "HOME" | "HOOKD_SOCKET"));
+        let env: BTreeMap<&str, &str> = with(Role::Config)
+            .chain(places)
+            .filter_map(|k| self.env.get(k).map(|v| (k, v.as_str())))
             .collect();
         let text = serde_json::json!({
             "home": self.home_dir,
@@ -197,18 +197,6 @@ impl LoadOptions {
         self
     }
 }
-
-/// The environment variables configuration loading reads (see [`LoadOptions::inputs`]).
-const CONFIG_VARS: &[&str] = &[
-    "INFER_HOOKS_ENABLED",
-    "INFER_REMINDERS_ENABLED",
-    "INFER_REMINDERS_CONFIG",
-    "INFER_TOOLS_BASH_ALLOW_APPEND",
-    "HOOKD_GATE_SHELL_TOOLS",
-    "HOOKD_TRUST_PROJECT",
-    "HOOKD_TRUST_FILE",
-    "XDG_CONFIG_HOME",
-];
 
 /// A loaded, valid configuration.
 #[derive(Clone, Debug)]
@@ -272,6 +260,10 @@ impl Config {
             extra.base = base.clone();
             places.extra.push(extra);
         }
+        // The user database's home is the user's too, whatever `HOME` says.
+        if let Some(home) = crate::paths::user_home() {
+            places.anchors.add_home(home);
+        }
         // Where `hookd install --scope user` put hookd's hooks, whatever the variables say now.
         if let Some(home) = var("HOME") {
             places.installed = installs::recorded(&home);
@@ -293,6 +285,23 @@ impl Config {
         self.policy.sandbox.temp = Some(host.temp_dir());
         self.policy.sandbox.state = host.state_dir();
         self.host = host;
+        self.hold_places();
+    }
+
+    /// The sandbox's places from the catalog at this configuration's places (the gate's), so
+    /// that the two hold the same ones.
+    pub(crate) fn hold_places(&mut self) {
+        use crate::places::SandboxPlaces;
+        let places = self.places();
+        let mut held = SandboxPlaces::of(&places.anchors, &places.runtime());
+        for (dir, stem) in places.installed_prefixes() {
+            held.prefixed
+                .push((dir, stem, crate::places::Sandbox::ReadOnly));
+        }
+        for extra in &places.extra {
+            held.extend(SandboxPlaces::of(&extra.anchors, &[]));
+        }
+        self.policy.sandbox.places = held;
     }
 
     /// The warnings as printed for people, one block each (the project's text escaped).
@@ -365,6 +374,7 @@ impl Config {
         let mut user = hooks.policy;
         user.sandbox = sandbox;
         config.policy = Policy::resolve(&user, &[]);
+        config.hold_places();
         Ok(config)
     }
 }

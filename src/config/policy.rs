@@ -118,6 +118,7 @@ impl Policy {
             home: None,
             temp: None,
             state: None,
+            places: Default::default(),
         };
         for layer in tightening {
             p.gate_shell_tools |= layer.gate_shell_tools == Some(true);

@@ -219,6 +219,15 @@ pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
             libc::MS_REC | libc::MS_PRIVATE,
             std::ptr::null(),
         ))?;
+        for path in &c.pinned {
+            check(libc::mount(
+                path.as_ptr(),
+                path.as_ptr(),
+                null,
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ))?;
+        }
         for (path, kept) in &c.read_only {
             check(libc::mount(
                 path.as_ptr(),
@@ -252,6 +261,13 @@ pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
                 libc::MS_BIND,
                 std::ptr::null(),
             ))?;
+        }
+        // The working directory was entered before the mounts, so it still stands on the
+        // mounts beneath them (a pinned project's read-only places would be bypassed by relative
+        // paths): enter it again by its path, through the mounts just made.
+        let mut cwd = [0u8; libc::PATH_MAX as usize];
+        if !libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
+            check(libc::chdir(cwd.as_ptr().cast()))?;
         }
         check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
         if let Some(filter) = &c.network_filter {

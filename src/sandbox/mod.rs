@@ -23,6 +23,8 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
+use crate::places::{Anchors, Sandbox, SandboxPlaces};
+
 /// The sandbox every command hookd lets run is confined by (see docs/security.md).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -45,6 +47,10 @@ pub struct SandboxPolicy {
     /// hookd's session state as the host names it (`$HOOKD_STATE_DIR`, …): hidden.
     #[serde(skip)]
     pub state: Option<PathBuf>,
+    /// The places held read-only, pinned or hidden, from the catalog of places
+    /// ([`crate::places`]) at the host's anchors; empty: those of the homes alone.
+    #[serde(skip)]
+    pub places: SandboxPlaces,
 }
 
 /// What this kernel offers the sandbox.
@@ -103,42 +109,9 @@ pub enum Unavailable {
     Prepare(String),
 }
 
-/// The credential stores confined commands never read, below the home directory.
-pub const HIDDEN_IN_HOME: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".config/gh",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".config/hookd",
-];
-
-/// Places inside the project that stay read-only: hookd's and the agents' settings, git's
-/// configuration and hooks (ordinary git work, which writes `.git/objects`, `.git/refs` and
-/// `.git/index`, keeps working).
-pub const READ_ONLY_IN_PROJECT: &[&str] = &[
-    ".infer",
-    ".claude",
-    ".gemini",
-    "crush.json",
-    ".crush.json",
-    ".git/config",
-    ".git/config.worktree",
-    ".git/hooks",
-    ".git/info",
-];
-
-/// Directories among [`READ_ONLY_IN_PROJECT`] that are created (empty) when absent, so that
-/// they can be held read-only too: a confined command must not create them.
+/// Directories the catalog holds read-only at the project's root that are created (empty) when
+/// absent, so that they can be held read-only too: a confined command must not create them
+/// (git does not see an empty directory).
 const CREATED_WHEN_ABSENT: &[&str] = &[".infer", ".claude", ".gemini", ".git/hooks"];
 
 /// One command's confinement, prepared in the parent.
@@ -148,6 +121,9 @@ pub struct Confinement {
     setgroups: CString,
     uid_map: CString,
     gid_map: CString,
+    /// Directories bound onto themselves first, so that they cannot be moved or removed (a
+    /// mount point cannot): `.git`, and the ancestors of held places inside writable ones.
+    pinned: Vec<CString>,
     /// Read-only bind mounts: the path and the flags its mount already has (a remount in a
     /// user namespace must keep them).
     read_only: Vec<(CString, u64)>,
@@ -160,28 +136,157 @@ pub struct Confinement {
     summary: String,
 }
 
-/// What a confined command may not read: the credential stores in the home `HOME` names and
-/// in the one the user database does (a repository's settings may have set `HOME` for the
-/// agent), hookd's session state where the host puts it and where it is by default, and the
-/// policy's `read_deny`.
-fn hidden(policy: &SandboxPolicy) -> Vec<PathBuf> {
-    let user = crate::paths::user_home();
+/// The catalog's places for `policy`: its own, or, when it has none (a configuration without
+/// a host), those of its home and the user database's.
+fn places_of(policy: &SandboxPolicy) -> SandboxPlaces {
+    if policy.places != SandboxPlaces::default() {
+        return policy.places.clone();
+    }
     let mut homes: Vec<PathBuf> = policy.home.iter().cloned().collect();
-    homes.extend(user.clone().filter(|h| !homes.contains(h)));
-    let mut out: Vec<PathBuf> = homes
-        .iter()
-        .flat_map(|h| HIDDEN_IN_HOME.iter().map(move |rel| h.join(rel)))
-        .collect();
+    let user = crate::paths::user_home();
+    homes.extend(user.filter(|h| !homes.contains(h)));
+    SandboxPlaces::of(&Anchors::new(homes, |_| None), &[])
+}
+
+/// What a confined command may not read: the catalog's hidden places (credential stores,
+/// histories, hookd's own) in the home `HOME` names and in the one the user database does (a
+/// repository's settings may have set `HOME` for the agent), hookd's session state where the
+/// host puts it and where it is by default, and the policy's `read_deny`.
+fn hidden(policy: &SandboxPolicy, places: &SandboxPlaces) -> Vec<PathBuf> {
+    let mut out = places.hidden.clone();
+    out.extend(
+        places
+            .prefixed_now()
+            .into_iter()
+            .filter(|(_, what)| *what == Sandbox::Hidden)
+            .map(|(p, _)| p),
+    );
     out.extend(policy.state.iter().cloned());
-    let default_state = user.map(|h| h.join(".local/state/hookd"));
+    let default_state = crate::paths::user_home().map(|h| h.join(".local/state/hookd"));
     out.extend(default_state.filter(|s| policy.state.as_ref() != Some(s)));
     out.extend(policy.read_deny.iter().cloned());
     out
 }
 
+/// The places a confined command may not write or move, found on disk: `pinned` (bound onto
+/// themselves) and `read_only`, each sorted outermost first.
+#[derive(Default)]
+struct Held {
+    pinned: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+}
+
+impl Held {
+    /// Hold `path` as `what`, where it exists. A symbolic link fails: the link lies in a
+    /// writable place, so a bind through it would protect its target and leave the link free
+    /// to be replaced; the command must not run (Codex refuses the same).
+    fn hold(&mut self, path: PathBuf, what: Sandbox) -> Result<(), Unavailable> {
+        match path.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => Err(Unavailable::Prepare(format!(
+                "{} is a symbolic link: the sandbox holds it read-only and cannot hold a link (replace the link with the directory or file itself)",
+                path.display()
+            ))),
+            Ok(_) => {
+                match what {
+                    Sandbox::Pinned => self.pinned.push(path),
+                    _ => self.read_only.push(path),
+                }
+                Ok(())
+            }
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Pin every ancestor of `path` strictly between a writable root and `path`: renaming an
+    /// ancestor would carry the mount away and leave the name free (`mv ~/.config x`).
+    fn pin_ancestors(&mut self, path: &Path, writable: &[PathBuf]) {
+        for root in writable.iter().filter(|w| path.starts_with(w)) {
+            let mut dir = path.parent();
+            while let Some(d) = dir.filter(|d| d != root && d.starts_with(root)) {
+                if d.is_dir() && !self.pinned.iter().any(|p| p == d) {
+                    self.pinned.push(d.to_path_buf());
+                }
+                dir = d.parent();
+            }
+        }
+    }
+
+    fn sort(&mut self) {
+        let depth = |p: &PathBuf| p.components().count();
+        self.pinned.sort_by_key(depth);
+        self.pinned.dedup();
+        self.read_only.sort_by_key(depth);
+        self.read_only.dedup();
+    }
+}
+
+/// The directories whose protected names are held: the project's root and each directory from
+/// it down to `cwd` when `cwd` is inside it (an agent started in `web/` reads `web/.claude/`).
+fn name_dirs(project: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![project.to_path_buf()];
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    if let Ok(rel) = cwd.strip_prefix(project) {
+        let mut d = project.to_path_buf();
+        for c in rel.components() {
+            d.push(c);
+            dirs.push(d.clone());
+        }
+    }
+    dirs
+}
+
+/// What `policy` holds for a command in `project` run from `cwd`, with `writable` the places
+/// it may write.
+fn held(
+    places: &SandboxPlaces,
+    project: &Path,
+    cwd: &Path,
+    writable: &[PathBuf],
+) -> Result<Held, Unavailable> {
+    let mut held = Held::default();
+    for dir in name_dirs(project, cwd) {
+        let git_dir = dir.join(".git").is_dir();
+        for (name, what) in &places.by_name {
+            if name.starts_with(".git/") && !git_dir {
+                continue;
+            }
+            let path = dir.join(name);
+            if dir == project && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists() {
+                // Held read-only from now on; git does not see an empty directory.
+                let _ = std::fs::create_dir(&path);
+            }
+            held.hold(path, *what)?;
+        }
+    }
+    let prefixed = places.prefixed_now();
+    let read_only = places.read_only.iter().cloned().chain(
+        prefixed
+            .into_iter()
+            .filter(|(_, what)| *what == Sandbox::ReadOnly)
+            .map(|(p, _)| p),
+    );
+    for path in read_only {
+        let real = resolve(&path);
+        if writable.iter().any(|w| real.starts_with(w)) {
+            held.hold(path, Sandbox::ReadOnly)?;
+        }
+    }
+    held.sort();
+    Ok(held)
+}
+
 impl Confinement {
-    /// Prepare the confinement of a command run in `project` under `policy`.
+    /// Prepare the confinement of a command run in `project` (from its root) under `policy`.
     pub fn prepare(policy: &SandboxPolicy, project: &Path) -> Result<Confinement, Unavailable> {
+        Confinement::prepare_in(policy, project, project)
+    }
+
+    /// Prepare the confinement of a command run in `project` from `cwd` under `policy`.
+    pub fn prepare_in(
+        policy: &SandboxPolicy,
+        project: &Path,
+        cwd: &Path,
+    ) -> Result<Confinement, Unavailable> {
         let missing = support().missing();
         if !missing.is_empty() {
             return Err(Unavailable::Kernel(missing));
@@ -193,35 +298,33 @@ impl Confinement {
         writable.extend(policy.write.iter().cloned());
         let ruleset = linux::ruleset(&writable).map_err(Unavailable::Prepare)?;
 
-        let mut read_only = Vec::new();
-        let git_dir = project.join(".git").is_dir();
-        for rel in READ_ONLY_IN_PROJECT {
-            if rel.starts_with(".git/") && !git_dir {
-                continue;
-            }
-            let path = project.join(rel);
-            if !path.exists() && CREATED_WHEN_ABSENT.contains(rel) {
-                // Held read-only from now on; git does not see an empty directory.
-                let _ = std::fs::create_dir(&path);
-            }
-            // Not through a symlink: the link itself is in the project and could be replaced
-            // by a confined command, but what it points to is not the project's to protect.
-            match path.symlink_metadata() {
-                Ok(m) if !m.file_type().is_symlink() => {
-                    read_only.push((c_path(&path)?, linux::mount_flags(&path)));
-                }
-                _ => {}
-            }
-        }
+        let places = places_of(policy);
+        let real_writable: Vec<PathBuf> = writable.iter().map(|w| resolve(w)).collect();
+        let mut held = held(&places, &project, cwd, &real_writable)?;
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
-        for path in hidden(policy) {
+        for path in hidden(policy, &places) {
             match std::fs::metadata(&path) {
                 Ok(m) if m.is_dir() => hidden_dirs.push(c_path(&path)?),
                 Ok(_) => hidden_files.push(c_path(&path)?),
-                Err(_) => {}
+                Err(_) => continue,
             }
+            held.pin_ancestors(&resolve(&path), &real_writable);
         }
+        for path in held.read_only.clone() {
+            held.pin_ancestors(&resolve(&path), &real_writable);
+        }
+        held.sort();
+        let pinned = held
+            .pinned
+            .iter()
+            .map(|p| c_path(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let read_only = held
+            .read_only
+            .iter()
+            .map(|p| Ok((c_path(p)?, linux::mount_flags(p))))
+            .collect::<Result<Vec<_>, Unavailable>>()?;
         let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
         let summary = format!(
             "writes: {}; network: {}",
@@ -237,6 +340,7 @@ impl Confinement {
             setgroups: CString::from(c"deny"),
             uid_map: cstring(format!("{uid} {uid} 1"))?,
             gid_map: cstring(format!("{gid} {gid} 1"))?,
+            pinned,
             read_only,
             hidden_dirs,
             hidden_files,
@@ -348,7 +452,7 @@ pub fn run(
     cwd: &Path,
 ) -> Result<i32, RunError> {
     use std::os::unix::process::ExitStatusExt;
-    let confinement = Confinement::prepare(policy, project)?;
+    let confinement = Confinement::prepare_in(policy, project, cwd)?;
     let status = command(std::sync::Arc::new(confinement), argv, cwd)
         .status()
         .map_err(|source| RunError::Start {
@@ -368,26 +472,39 @@ pub fn run(
 pub fn write_refused(policy: &SandboxPolicy, project: &Path, path: &Path) -> Option<String> {
     let real = resolve(path);
     let project = resolve(project);
-    if let Some(rel) = READ_ONLY_IN_PROJECT
-        .iter()
-        .find(|rel| real.starts_with(project.join(rel)))
-    {
+    let writable = writable_places(policy, &project);
+    if !writable.iter().any(|w| real.starts_with(resolve(w))) {
         return Some(format!(
-            "inside `{rel}` of the project, which the sandbox keeps read-only"
+            "outside the places the sandbox lets commands write ({})",
+            writable
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
-    let writable = writable_places(policy, &project);
-    if writable.iter().any(|w| real.starts_with(resolve(w))) {
-        return None;
+    if let Some(rel) = real
+        .strip_prefix(&project)
+        .ok()
+        .and_then(crate::places::by_name)
+    {
+        return Some(format!(
+            "inside `{}` of the project, which the sandbox keeps read-only",
+            rel.display()
+        ));
     }
-    Some(format!(
-        "outside the places the sandbox lets commands write ({})",
-        writable
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    let places = places_of(policy);
+    places
+        .read_only
+        .iter()
+        .chain(&places.hidden)
+        .find(|p| real.starts_with(resolve(p)))
+        .map(|p| {
+            format!(
+                "inside {}, which the sandbox keeps from confined commands",
+                p.display()
+            )
+        })
 }
 
 /// `path` with `.`, `..` and every symlink resolved, component by component, as far as they

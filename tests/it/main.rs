@@ -31,6 +31,7 @@ mod lookup;
 mod model_commands;
 mod operator;
 mod otlp;
+mod places;
 mod runner;
 mod sandbox;
 mod sandbox_agents;
