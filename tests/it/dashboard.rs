@@ -283,7 +283,10 @@ fn per_session_streams_and_the_sessions_list() {
 #[test]
 fn the_page_shows_sessions_hooks_the_denial_and_the_skip_in_chromium() {
     let Some(exe) = chromium() else {
-        eprintln!("skipped: chromium not installed (apt-get install chromium)");
+        crate::support::unavailable(
+            "chromium",
+            "chromium not installed (apt-get install chromium)",
+        );
         return;
     };
     let p = project();
@@ -388,7 +391,10 @@ fn the_page_shows_sessions_hooks_the_denial_and_the_skip_in_chromium() {
 #[test]
 fn the_page_resumes_after_the_daemon_restarts() {
     let Some(exe) = chromium() else {
-        eprintln!("skipped: chromium not installed (apt-get install chromium)");
+        crate::support::unavailable(
+            "chromium",
+            "chromium not installed (apt-get install chromium)",
+        );
         return;
     };
     let p = project();
@@ -567,7 +573,10 @@ pub(crate) fn installed(program: &str) -> bool {
 #[test]
 fn the_alerting_rules_pass_promtool_and_their_unit_tests() {
     if !installed("promtool") {
-        eprintln!("skipped: promtool not installed (apt-get install prometheus)");
+        crate::support::unavailable(
+            "promtool",
+            "promtool not installed (apt-get install prometheus)",
+        );
         return;
     }
     let dir = repo("dashboards/prometheus");
@@ -621,7 +630,10 @@ fn http_get(port: u16, path: &str) -> Option<String> {
 #[test]
 fn a_real_prometheus_scrapes_hookd_with_the_token_file() {
     if !installed("prometheus") {
-        eprintln!("skipped: prometheus not installed (apt-get install prometheus)");
+        crate::support::unavailable(
+            "prometheus",
+            "prometheus not installed (apt-get install prometheus)",
+        );
         return;
     }
     let p = project();

@@ -39,9 +39,12 @@ pub(crate) fn project() -> (Project, PathBuf) {
 pub(crate) fn confinable() -> bool {
     let missing = hookd::sandbox::support().missing();
     if !missing.is_empty() {
-        eprintln!(
-            "skipped: this kernel cannot confine: it lacks {}",
-            missing.join(" and ")
+        crate::support::unavailable(
+            "sandbox",
+            &format!(
+                "this kernel cannot confine: it lacks {}",
+                missing.join(" and ")
+            ),
         );
     }
     missing.is_empty()
@@ -478,7 +481,10 @@ fn a_repository_cannot_widen_the_sandbox_through_the_agents_environment() {
         .map(std::path::PathBuf::from)
         .filter(|h| h.is_dir() && !h.starts_with("/tmp") && h != Path::new("/"))
     else {
-        eprintln!("skipped: this process's HOME is not a directory outside /tmp");
+        crate::support::unavailable(
+            "home",
+            "this process's HOME is not a directory outside /tmp",
+        );
         return;
     };
     let real = tempfile::tempdir_in(&base).unwrap();

@@ -231,7 +231,7 @@ fn adapter(p: &Project, socket: Option<&std::path::Path>, payload: &str) -> (Opt
 #[test]
 fn a_daemon_of_another_user_is_not_trusted() {
     if !is_root() {
-        eprintln!("skipped: running a daemon as another user needs root");
+        crate::support::unavailable("root", "running a daemon as another user needs root");
         return;
     }
     use std::os::unix::fs::PermissionsExt;
@@ -293,7 +293,7 @@ fn another_user_on_a_loosened_socket_is_refused_by_the_daemon() {
             .output()
             .is_err()
     {
-        eprintln!("skipped: needs root and curl");
+        crate::support::unavailable("curl", "needs root and curl");
         return;
     }
     use std::os::unix::fs::PermissionsExt;
