@@ -29,6 +29,14 @@ pub(super) fn run(a: Args) -> Done {
         }
     }
     out(&report.text);
+    if a.strict && !report.seams.is_empty() {
+        return Err(Error::No(format!(
+            "hookd check --strict: the project's agent files open {} way{} around hookd:\n  {}",
+            report.seams.len(),
+            plural(report.seams.len()),
+            report.seams.join("\n  ")
+        )));
+    }
     let refused = &report.refused;
     if a.strict && !refused.is_empty() {
         return Err(Error::No(format!(

@@ -40,7 +40,7 @@ pub use switch::{parse_bool, Switch};
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
 pub use crate::paths::PROJECT_FILES;
 #[cfg(feature = "adapters")]
-pub(crate) use fsread::open_regular;
+pub(crate) use fsread::{open_regular, read_head, read_regular, ReadError};
 pub use trust::{
     fingerprint, project_code, still_matches, Fingerprint, ProjectTrust, TrustCause, TrustError,
     TrustRecord, TrustStore,

@@ -2,7 +2,7 @@
 //! hook point what would run, be refused or skipped.
 
 use super::hooks::point_sections;
-use super::lines::{environment_lines, missing_installs, sandbox_line, trust_line};
+use super::lines::{environment_lines, missing_installs, sandbox_line, seam_lines, trust_line};
 use super::{plural, Around};
 use crate::config::{Config, Mode};
 use crate::dispatch::Engine;
@@ -24,6 +24,9 @@ pub struct CheckReport {
     pub text: String,
     /// The hooks that would not run (refused, skipped, switched off, missing), for `--strict`.
     pub refused: Vec<String>,
+    /// What the project's agent files do around hookd (a start-up variable, hooks switched
+    /// off, hooks of their own, a bypass mode), for `--strict`.
+    pub seams: Vec<String>,
 }
 
 /// Review `config` for `mode`.
@@ -56,6 +59,8 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
     let (line, cannot) = sandbox_line(config);
     text.push_str(&line);
     refused.extend(cannot);
+    let (lines, seams) = seam_lines(config, around);
+    text.push_str(&lines);
     if let Some(t) = &around.telemetry {
         text.push_str(&format!("OpenTelemetry: {t}\n"));
     }
@@ -75,6 +80,7 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
         notes,
         text,
         refused,
+        seams,
     }
 }
 

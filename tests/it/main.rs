@@ -36,6 +36,7 @@ mod runner;
 mod sandbox;
 mod sandbox_agents;
 mod schema;
+mod seams;
 mod sec_adapters;
 mod sec_agent_env;
 mod sec_daemon;
