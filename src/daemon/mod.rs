@@ -8,7 +8,7 @@ pub use builder::{announcement, Builder, LOG_KEEP};
 pub mod client;
 mod dashboard;
 mod metrics;
-pub use auth::{new_token_file, token_file, TokenError};
+pub use auth::{kept_token_file, new_token_file, token_file, TokenError};
 pub use dashboard::key as dashboard_key;
 pub mod hub;
 pub mod listen;
@@ -671,7 +671,8 @@ async fn wind_down(
         futures_util::future::join_all(tasks),
     )
     .await;
-    for path in opts.socket.iter().chain(&opts.token_file) {
+    // The token file stays: the next start serves with the same token (`--new-token` rotates).
+    for path in opts.socket.iter() {
         let _ = std::fs::remove_file(path);
     }
 }

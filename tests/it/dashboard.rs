@@ -455,6 +455,75 @@ fn the_page_resumes_after_the_daemon_restarts() {
     assert_eq!(seqs, (1..=8).rev().collect::<Vec<u64>>());
 }
 
+/// Issue 42 item 4: the counters count the last minute by the events' own time (a replayed
+/// backlog is history), and a page whose key the daemon refuses after `--new-token` says so
+/// instead of "reconnecting…" for ever.
+#[test]
+fn the_counters_skip_history_and_a_refused_key_is_said() {
+    let Some(exe) = chromium() else {
+        crate::support::unavailable(
+            "chromium",
+            "chromium not installed (apt-get install chromium)",
+        );
+        return;
+    };
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let log_arg = log.to_str().unwrap().to_string();
+    let d = start(&p, &["--events", &log_arg]);
+    play(&d);
+    Command::new("kill")
+        .args(["-TERM", &d.child.id().to_string()])
+        .status()
+        .unwrap();
+    drop(d);
+    // The same events, an hour old.
+    let old: String = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v["timestamp"] = json!("2026-01-01T00:00:00Z");
+            format!("{v}\n")
+        })
+        .collect();
+    std::fs::write(&log, old).unwrap();
+    let d = start(&p, &["--events", &log_arg]);
+    let listen = format!("127.0.0.1:{}", d.port);
+    let browser = Browser::launch(&exe);
+    let mut tab = browser.open(&d.dashboard.clone().unwrap());
+    tab.wait_for(
+        "document.querySelectorAll('#timeline tbody tr').length === 6",
+        "the replayed events in the timeline",
+    );
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(tab.eval("document.getElementById('c-events').textContent"), json!("0"));
+    dispatch(
+        &d,
+        "post_tool",
+        json!({"session_id": "now", "tool": {"name": "Bash", "input": {"command": "ls"}}}),
+    );
+    tab.wait_for(
+        "document.getElementById('c-events').textContent !== '0'",
+        "the new event counted",
+    );
+    Command::new("kill")
+        .args(["-TERM", &d.child.id().to_string()])
+        .status()
+        .unwrap();
+    drop(d);
+    let _d = start(&p, &["--events", &log_arg, "--listen", &listen, "--new-token"]);
+    tab.wait_for(
+        "document.getElementById('conn').textContent === 'key refused'",
+        "the page saying its key is refused",
+    );
+    let note = tab.eval("document.getElementById('note').textContent");
+    assert_eq!(
+        note,
+        json!("The daemon refused this page's key: it was started with another token (hookd serve --new-token, or --token). Open the dashboard: address it printed when it started.")
+    );
+}
+
 // ---- Grafana, alerting rules, and a real Prometheus ----
 
 fn repo(path: &str) -> PathBuf {
