@@ -143,6 +143,28 @@ pub fn session_key(session: &str) -> std::borrow::Cow<'_, str> {
     format!("sha256:{hex}").into()
 }
 
+/// Characters of a session id `hookd events` shows before cutting it with `…`.
+pub const SHOWN_SESSION_CHARS: usize = 12;
+
+/// A session id as `hookd events` shows it in its column: whole, or its first
+/// [`SHOWN_SESSION_CHARS`] characters and `…`, which [`session_selects`] accepts.
+pub fn session_shown(session: &str) -> std::borrow::Cow<'_, str> {
+    match session.char_indices().nth(SHOWN_SESSION_CHARS) {
+        Some((i, _)) => format!("{}…", &session[..i]).into(),
+        None => session.into(),
+    }
+}
+
+/// Whether `--session WANTED` (of `hookd events`, or the daemon's `?session=`) selects the
+/// session `id`: the id itself, its [`session_key`] (or the id of a key), or, ended with `…`
+/// as `hookd events` shows it, any id it begins.
+pub fn session_selects(wanted: &str, id: &str) -> bool {
+    if let Some(prefix) = wanted.strip_suffix('…') {
+        return id.starts_with(prefix);
+    }
+    wanted == id || session_key(wanted) == session_key(id)
+}
+
 #[derive(Debug, Default)]
 struct Sessions {
     map: HashMap<String, (SessionState, Instant)>,

@@ -76,9 +76,18 @@ pub(super) fn run(a: Args) -> Done {
         Err(e @ RouteError::Lost(_)) => return Err(Error::DaemonGone(format!("error: {e}"))),
         Err(e) => return Err(Error::Cannot(e.to_string())),
     }
-    let config = load(a.cfg)?;
-    print_warnings(&config);
     let here = here(events, Vec::new());
+    let config = match load(a.cfg) {
+        Err(Error::Config(e)) => {
+            let session = context.get("session_id").and_then(|s| s.as_str());
+            if let Err(w) = here.config_failed(a.point, session.unwrap_or(""), &e, None) {
+                eprintln!("hookd: {w}");
+            }
+            return Err(Error::Config(e));
+        }
+        loaded => loaded?,
+    };
+    print_warnings(&config);
     let cancel = here.cancel.clone();
     let engine = here.engine(config).map_err(Error::library)?;
     let (result, caught) = interruptible(&cancel, || engine.dispatch(a.point, &context));

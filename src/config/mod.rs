@@ -64,6 +64,21 @@ impl ConfigError {
         self.diagnostics.iter().filter(|d| d.is_error())
     }
 
+    /// The `config_error` event of this error: its first error and every diagnostic.
+    pub fn event(&self, cause: crate::kinds::ReloadCause) -> crate::events::ConfigError {
+        let first = self.errors().next();
+        crate::events::ConfigError {
+            file: first.map(|d| d.file.clone()).unwrap_or_default(),
+            line: first.map(|d| d.line).unwrap_or(0),
+            message: first.map(|d| d.message.clone()).unwrap_or_default(),
+            diagnostics: self.to_string(),
+            cause,
+            hook: None,
+            session_id: None,
+            fail_closed: None,
+        }
+    }
+
     /// The error as printed for people: every diagnostic (the project's text escaped), then
     /// the count of errors.
     pub fn report(&self) -> String {
