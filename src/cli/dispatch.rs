@@ -2,7 +2,7 @@
 
 use super::error::{Done, Error};
 use super::load::{load, options, print_warnings, ConfigArgs};
-use super::{given_path, out, parse_mode, path_arg, read_stdin};
+use super::{given_path, out, path_arg, read_stdin, ModeArg};
 use hookd::catalog::HookPoint;
 use hookd::config::Mode;
 use hookd::dispatch::Context;
@@ -21,7 +21,7 @@ pub(super) struct Args {
     #[command(flatten)]
     pub(super) cfg: ConfigArgs,
     /// The mode (overrides the context's `mode`; default standard).
-    #[arg(long, value_parser = parse_mode)]
+    #[arg(long, value_parser = ModeArg, value_name = "MODE")]
     pub(super) mode: Option<Mode>,
     /// The session (overrides the context's `session_id`).
     #[arg(long, value_name = "ID")]

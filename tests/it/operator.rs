@@ -591,10 +591,24 @@ fn completions_offer_the_hook_points_and_the_manual_covers_every_subcommand() {
         "{}",
         stderr(&o)
     );
+    // After `--mode`, the modes (not the directory's files).
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("source ./hookd.bash; COMP_WORDS=(hookd dispatch pre_tool --mode ''); COMP_CWORD=4; COMP_LINE='hookd dispatch pre_tool --mode '; COMP_POINT=${#COMP_LINE}; _hookd hookd '' --mode; printf '%s\\n' \"${COMPREPLY[@]}\" | sort")
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        "all\nauto\nplan\nreadonly\nstandard\n",
+        "{}",
+        stderr(&o)
+    );
     for shell in ["zsh", "fish"] {
         let o = p.run(&["completions", shell]);
         assert!(o.status.success());
         assert!(stdout(&o).contains("post_queue_drain"), "{shell}");
+        assert!(stdout(&o).contains("readonly"), "{shell}");
     }
     let man = stdout(&p.run(&["man"]));
     assert!(
@@ -622,9 +636,24 @@ fn completions_offer_the_hook_points_and_the_manual_covers_every_subcommand() {
         "hookd-completions",
         "hookd-man",
         "hookd-exec",
+        "hookd-import-claude-code",
     ] {
         assert!(pages.contains(&sub), "{sub} missing from {pages:?}");
     }
+    // Pages name each other as the commands are typed: no `hookd-events(1)` that `man` would
+    // not find, no page of a `help` subcommand.
+    assert!(!man.contains("(1)"), "{man}");
+    assert!(!pages.contains(&"hookd-help"), "{pages:?}");
+    assert!(man.contains(".TP\n\\fBhookd events\\fR\nPrint the event stream for a person: from the running daemon, or from an events file\n"), "{man}");
+    // Each synopsis is the command as typed, with the values its options take.
+    let synopses: Vec<&str> = man
+        .split(".SH SYNOPSIS\n")
+        .skip(1)
+        .map(|s| s.lines().next().unwrap())
+        .collect();
+    assert!(synopses.contains(&"\\fBhookd events\\fR [\\-f|\\-\\-follow] [\\-\\-since <SEQ>] [\\-\\-file <FILE>] [\\-\\-json] [\\-\\-session <ID>] [\\-\\-summary] [\\-h|\\-\\-help]"), "{synopses:?}");
+    assert!(synopses.contains(&"\\fBhookd dispatch\\fR [\\-\\-config\\-dir <DIR>] [\\-\\-trust\\-project] [\\-\\-gate\\-shell\\-tools] [\\-\\-mode <MODE>] [\\-\\-session\\-id <ID>] [\\-\\-turn <N>] [\\-\\-events <FILE>] [\\-\\-daemon] [\\-\\-no\\-daemon] [\\-\\-daemon\\-timeout\\-ms <MS>] [\\-\\-pretty] [\\-h|\\-\\-help] <POINT>"), "{synopses:?}");
+    assert_eq!(synopses.len(), pages.len());
 }
 
 #[test]
