@@ -22,8 +22,11 @@ pub struct CheckReport {
     pub notes: Vec<String>,
     /// The report proper (stdout).
     pub text: String,
-    /// The hooks that would not run (refused, skipped, switched off, missing), for `--strict`.
+    /// Why hooks would not run (refused, skipped, switched off, missing), for `--strict`: one
+    /// line per hook, or per file or kernel that stops several.
     pub refused: Vec<String>,
+    /// How many hooks would not run.
+    pub not_run: usize,
 }
 
 /// Review `config` for `mode`.
@@ -55,15 +58,25 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
     let mut text = in_effect(config, &refused, around);
     let (line, cannot) = sandbox_line(config);
     text.push_str(&line);
+    let confined_out = cannot.is_some();
     refused.extend(cannot);
     if let Some(t) = &around.telemetry {
         text.push_str(&format!("OpenTelemetry: {t}\n"));
     }
+    let entries = config.allow.for_mode(mode).count();
     text.push_str(&format!(
-        "allow-list for mode {mode}: {} entries\n",
-        config.allow.for_mode(mode).count()
+        "allow-list for mode {mode}: {entries} entr{}\n",
+        if entries == 1 { "y" } else { "ies" }
     ));
-    text.push_str(&point_sections(&engine, mode, around, &mut refused));
+    let (sections, hooks_not_run) = point_sections(&engine, mode, around, &mut refused);
+    text.push_str(&sections);
+    // A kernel that cannot confine them skips every hook that is on.
+    let not_run = config.hooks.off_hooks
+        + if confined_out {
+            config.hooks.hooks.len()
+        } else {
+            hooks_not_run
+        };
     let warned = config.warnings.len() + all.len();
     text.push_str(&format!(
         "\nhookd check: configuration is valid ({warned} warning{})\n",
@@ -75,6 +88,7 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
         notes,
         text,
         refused,
+        not_run,
     }
 }
 

@@ -273,7 +273,7 @@ fn mode_all_is_the_shared_list_alone() {
         .status
         .success());
     assert!(
-        stdout(&p.run(&["check", "--mode", "all"])).contains("allow-list for mode all: 1 entries")
+        stdout(&p.run(&["check", "--mode", "all"])).contains("allow-list for mode all: 1 entry\n")
     );
     // An agent that says so in its context gets the same.
     let out = p.run_with_stdin(

@@ -88,6 +88,16 @@ fn check_strict_fails_when_any_hook_would_not_run() {
         stderr(&out),
         "hookd check --strict: 1 hook would not run:\n  hooks are off in .infer/hooks.yaml: its 1 hook did not run; set `enabled: true` there (or INFER_HOOKS_ENABLED=true) to run it\n"
     );
+    // The count is of hooks, not of lines: a file switched off holds two.
+    p.write(
+        "hooks.yaml",
+        "hooks:\n  - {name: ok, hook: post_session, command: 'true'}\n  - {name: two, hook: post_session, command: 'true'}\n",
+    );
+    let out = p.run(&["check", "--strict"]);
+    assert_eq!(
+        stderr(&out),
+        "hookd check --strict: 2 hooks would not run:\n  hooks are off in .infer/hooks.yaml: its 2 hooks did not run; set `enabled: true` there (or INFER_HOOKS_ENABLED=true) to run them\n"
+    );
     // All good: 0.
     p.write(
         "hooks.yaml",
