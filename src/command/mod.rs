@@ -75,6 +75,8 @@ impl Hook {
 pub(crate) struct CommandProvider {
     pub by_point: [Vec<Hook>; 8],
     pub gate: Arc<Gate>,
+    /// The gate for the user's own hooks: its hints name the user's `config.yaml`.
+    pub user_gate: Arc<Gate>,
     pub project_dir: PathBuf,
     pub grace: Duration,
     pub max_output: usize,
@@ -694,7 +696,12 @@ impl CommandProvider {
                 }
             }
         }
-        match self.gate.verdict(&hook.spec.command, at.mode) {
+        let gate = if hook.spec.origin.source == crate::config::Source::Project {
+            &self.gate
+        } else {
+            &self.user_gate
+        };
+        match gate.verdict(&hook.spec.command, at.mode) {
             Verdict::Denied(d) => Ran::Skipped(d.into()),
             Verdict::Allowed(a) => {
                 if hook.spec.origin.source != crate::config::Source::Project {

@@ -253,6 +253,9 @@ pub struct Config {
     pub config_dir: Option<PathBuf>,
     /// The `config.yaml` a user should edit to allow a command.
     pub allow_file: String,
+    /// The user's own `config.yaml` (or `--config-dir`'s), to allow a command of the user's
+    /// own hooks; empty when it is [`Config::allow_file`].
+    pub user_allow_file: String,
     /// Whether the project's `.infer/` may act.
     pub trust: ProjectTrust,
     /// The fingerprint of the project's configuration, when one was read.
@@ -330,6 +333,7 @@ impl Config {
             project_dir: project_dir.into(),
             config_dir: None,
             allow_file: ".infer/config.yaml".into(),
+            user_allow_file: String::new(),
             trust: ProjectTrust::NotApplicable,
             fingerprint: None,
             ignored_allow: Vec::new(),

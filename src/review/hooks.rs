@@ -41,7 +41,7 @@ pub(super) fn point_sections(
         s.push_str(&format!("\n{point}\n"));
         for h in hooks {
             let gates = Gates {
-                now: engine.gate(),
+                now: engine.gate_for(h.origin.source),
                 trusted: &trusted_gate,
             };
             let before = refused.len();

@@ -724,3 +724,27 @@ fn init_writes_a_first_configuration_that_check_passes_and_never_overwrites() {
     );
     assert!(stdout(&o).ends_with("next: review what it runs and allows with `hookd check`\n"));
 }
+
+#[test]
+fn a_refused_hook_of_the_users_is_allowed_in_the_users_file_not_the_projects() {
+    let p = Project::new();
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: up, hook: post_session, command: 'curl x'}\n",
+    );
+    // The project has a config.yaml of its own: the model's commands are allowed there.
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^true$']}}}}\n",
+    );
+    let home = p.home.path().join(".infer/config.yaml");
+    let hint = format!("to allow exactly this command, add '^curl x$' to tools.bash.mode.standard.allow (or tools.bash.mode.all.allow) in {}, or append it with INFER_TOOLS_BASH_ALLOW_APPEND", home.display());
+    let check = stdout(&p.run(&["check"]));
+    assert!(check.contains(&format!("      hint: {hint}\n")), "{check}");
+    let out = with_stdin(p.cmd(&["dispatch", "post_session", "--events", "-"]), "{}");
+    let skipped = crate::support::json_lines(&stderr(&out))
+        .into_iter()
+        .find(|e| e["type"] == "hook_command_skipped")
+        .unwrap();
+    assert_eq!(skipped["hint"], hint.as_str());
+}
