@@ -535,8 +535,8 @@ impl Loader {
         lists: [Option<Vec<AllowEntry>>; 5],
         allow_file: String,
     ) -> Result<Config, ConfigError> {
+        Diagnostic::sort(&mut self.diags);
         if self.diags.iter().any(|d| d.is_error()) {
-            self.diags.sort_by_key(|d| !d.is_error());
             return Err(ConfigError {
                 diagnostics: self.diags,
             });
