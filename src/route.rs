@@ -303,7 +303,7 @@ impl Here {
     /// that an audit trail shows a session that hookd refused from its first prompt on.
     pub fn config_failed(
         &self,
-        point: crate::HookPoint,
+        point: HookPoint,
         session: &str,
         error: &crate::config::ConfigError,
         fail_closed: Option<bool>,

@@ -381,6 +381,21 @@ impl StateStore for FileStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_as_shown_selects_the_sessions_it_begins_and_no_other() {
+        let id = "027567bf-78d4-43b7-8b98-7b6d86ce3708";
+        assert_eq!(session_shown(id), "027567bf-78d…");
+        assert_eq!(session_shown("s1"), "s1");
+        for wanted in [id, "027567bf-78d…", "0…"] {
+            assert!(session_selects(wanted, id), "{wanted}");
+        }
+        // Cut without `…` is not the id; a long id's digest selects it.
+        assert!(!session_selects("027567bf-78d", id));
+        assert!(!session_selects("s1…", id));
+        let long = "x".repeat(300);
+        assert!(session_selects(&session_key(&long), &long));
+    }
     use std::sync::Arc;
 
     #[test]
