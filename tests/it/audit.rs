@@ -170,6 +170,29 @@ fn a_ci_job_tells_how_each_session_ended_from_the_audit_file_alone() {
         untimed(&stdout(&shown)),
         "#6      HH:MM:SS.mmm  s2            pre_session      config_error         (dispatch) .infer/hooks.yaml:2: invalid YAML: while parsing a node, did not find expected node content (no hook ran; failing open)\n"
     );
+    // Failing closed, the prompt is blocked and the event says so.
+    let mut cmd = p.cmd(&["adapter", "claude-code", "--no-daemon", "--fail-closed"]);
+    cmd.env("HOOKD_EVENTS", &log);
+    let payload = serde_json::json!({"session_id": "s3", "cwd": p.path(), "hook_event_name": "UserPromptSubmit", "prompt": "hi"});
+    let o = with_stdin(cmd, &payload.to_string());
+    assert!(
+        stdout(&o).contains(r#""decision":"block""#),
+        "{}",
+        stdout(&o)
+    );
+    let events = json_lines(&std::fs::read_to_string(&log).unwrap());
+    assert_eq!(events.last().unwrap()["fail_closed"], true);
+    assert_eq!(events.last().unwrap()["session_id"], "s3");
+    // `hookd dispatch` says it too, and fails as it always did.
+    let mut cmd = p.cmd(&["dispatch", "pre_tool", "--no-daemon", "--session-id", "s4"]);
+    cmd.arg("--events").arg(&log);
+    let o = with_stdin(cmd, "{}");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let shown = p.run(&["events", "--file", file, "--session", "s4"]);
+    assert_eq!(
+        untimed(&stdout(&shown)),
+        "#8      HH:MM:SS.mmm  s4            pre_tool         config_error         (dispatch) .infer/hooks.yaml:2: invalid YAML: while parsing a node, did not find expected node content (no hook ran)\n"
+    );
     // `--summary` reads events; following them or printing their JSON is something else.
     let o = p.run(&["events", "--file", file, "--summary", "--follow"]);
     assert_eq!(o.status.code(), Some(2));

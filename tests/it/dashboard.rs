@@ -276,6 +276,10 @@ fn per_session_streams_and_the_sessions_list() {
         .collect();
     assert_eq!(lines.len(), 3, "{}", stdout(&out));
     assert!(lines.iter().all(|e| e["session_id"] == "beta"));
+    // The daemon takes a session cut with `…`, as `hookd events` shows a long one.
+    let mut cmd = p.cmd(&["events", "--session", "bet…", "--json"]);
+    cmd.env("HOOKD_SOCKET", &d.socket);
+    assert_eq!(stdout(&cmd.output().unwrap()), stdout(&out));
 }
 
 // ---- a real browser ----
