@@ -444,6 +444,9 @@ pub enum ReloadCause {
     Changed,
     /// SIGHUP.
     Sighup,
+    /// Not a reload: an agent's call (a one-shot `hookd adapter` or `hookd dispatch`) loaded it
+    /// to dispatch, and no hook ran.
+    Dispatch,
 }
 
 impl ReloadCause {
@@ -452,6 +455,7 @@ impl ReloadCause {
         match self {
             ReloadCause::Changed => "changed",
             ReloadCause::Sighup => "sighup",
+            ReloadCause::Dispatch => "dispatch",
         }
     }
 }

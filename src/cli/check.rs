@@ -41,8 +41,8 @@ pub(super) fn run(a: Args) -> Done {
     if a.strict && !refused.is_empty() {
         return Err(Error::No(format!(
             "hookd check --strict: {} hook{} would not run:\n  {}",
-            refused.len(),
-            plural(refused.len()),
+            report.not_run,
+            plural(report.not_run),
             refused.join("\n  ")
         )));
     }

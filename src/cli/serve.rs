@@ -42,7 +42,7 @@ pub(super) struct ServeArgs {
     #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
     events_max_bytes: u64,
     /// Seconds running dispatches may take to finish after SIGTERM before their hooks are killed.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     grace: u64,
     /// Forget a session's reminder state (turns, `once` reminders, stop guard) after this many
     /// seconds without a dispatch.

@@ -75,6 +75,8 @@ impl Hook {
 pub(crate) struct CommandProvider {
     pub by_point: [Vec<Hook>; 8],
     pub gate: Arc<Gate>,
+    /// The gate for the user's own hooks: its hints name the user's `config.yaml`.
+    pub user_gate: Arc<Gate>,
     pub project_dir: PathBuf,
     pub grace: Duration,
     pub max_output: usize,
@@ -121,6 +123,8 @@ enum Ran {
         argv: Vec<String>,
         allowed_by: String,
         report: RunReport,
+        /// When it was started (the runner measures how long it took).
+        started: std::time::SystemTime,
     },
 }
 
@@ -306,7 +310,7 @@ impl CommandProvider {
     fn gate_shell_command(&self, call: &mut Call<'_>) -> Option<(Contribution, String)> {
         let tool = call.view.tool.as_ref().and_then(|t| t.name)?;
         let input = call.context.tool("input").cloned();
-        let (command, denied) = match self.gate_input(call, tool, input.as_ref()) {
+        let (named, denied) = match self.gate_input(call, tool, input.as_ref()) {
             Gated::Ungated => return None,
             Gated::Allowed {
                 command,
@@ -317,12 +321,12 @@ impl CommandProvider {
                 self.emit_allowed(call, tool, command, path, entries);
                 return None;
             }
-            Gated::Denied(command, denied) => (command, denied),
+            Gated::Denied(named, denied) => (named, denied),
         };
         tracing::debug!(tool, reason = %denied.reason, detail = %denied.detail, "the shell gate denies this call");
         let reason = format!("hookd refused this {tool} call: {}", denied.detail);
         let hint = denied.hint.clone();
-        self.emit_denied(call, tool, command, denied);
+        self.emit_denied(call, tool, named, denied);
         Some((
             Contribution {
                 name: "hookd-gate".into(),
@@ -350,7 +354,7 @@ impl CommandProvider {
         let Some(tool) = call.view.tool.as_ref().and_then(|v| v.name) else {
             return;
         };
-        let Gated::Denied(command, denied) = self.gate_input(call, tool, Some(&updated)) else {
+        let Gated::Denied(named, denied) = self.gate_input(call, tool, Some(&updated)) else {
             return;
         };
         t.deny = true;
@@ -364,7 +368,7 @@ impl CommandProvider {
             .map(|r| format!("hookd denied this tool call: {r}"));
         t.updated_input = None;
         t.operator_hint = Some(denied.hint.clone());
-        self.emit_denied(call, tool, command, denied);
+        self.emit_denied(call, tool, named, denied);
     }
 
     /// With the sandbox on, a shell tool call that goes ahead is rewritten so that the agent
@@ -475,7 +479,7 @@ impl CommandProvider {
             .map(PathBuf::from)
             .unwrap_or_else(|| self.project_dir.clone());
         if let Some((named, denied)) = self.sandbox_denies_write(tool, input, &cwd) {
-            return Gated::Denied(named, denied);
+            return Gated::Denied(Named::Path(named), denied);
         }
         let Some(names) = self.shell_gate.as_ref() else {
             return Gated::Ungated;
@@ -495,7 +499,7 @@ impl CommandProvider {
                 .map_or(cwd.clone(), |d| cwd.join(d));
             let Some(c) = command else {
                 return Gated::Denied(
-                    String::new(),
+                    Named::Command(String::new()),
                     Denied {
                         reason: crate::gate::DenyReason::Empty,
                         detail: format!("the {tool} call has no `command` to check"),
@@ -509,7 +513,7 @@ impl CommandProvider {
                 .clone()
                 .or_else(|| self.protected().touched_by(&verdict, cwd));
             match denied {
-                Some(d) => Gated::Denied(c.to_string(), d),
+                Some(d) => Gated::Denied(Named::Command(c.to_string()), d),
                 None => Gated::Allowed {
                     command: Some(c.to_string()),
                     path: None,
@@ -523,7 +527,7 @@ impl CommandProvider {
             if FILE_TOOLS.contains(&tool) {
                 if let Some(t) = self.protected().written_by(input, &cwd) {
                     let denied = crate::gate::protect::file_denial(&t.named, &t.place);
-                    return Gated::Denied(t.named, denied);
+                    return Gated::Denied(Named::Path(t.named), denied);
                 }
             }
             Gated::Allowed {
@@ -559,15 +563,19 @@ impl CommandProvider {
     /// The event keeps what the model sent cut to the gate's own limit: a refused call of
     /// megabytes (denied as too long) must not make an event, a log line and a dashboard row
     /// of megabytes, ten thousand times over in the daemon's ring.
-    fn emit_denied(&self, call: &mut Call<'_>, tool: &str, command: String, denied: Denied) {
+    fn emit_denied(&self, call: &mut Call<'_>, tool: &str, named: Named, denied: Denied) {
         use crate::display::clip;
         let most = crate::gate::MAX_COMMAND_BYTES;
+        let (Named::Command(text) | Named::Path(text)) = &named;
+        let text = match clip(text, most) {
+            std::borrow::Cow::Borrowed(_) => text.clone(),
+            cut => cut.into_owned(),
+        };
         call.emit(Event::ToolCommandDenied(events::ToolCommandDenied {
             tool: clip(tool, MOST_TOOL_NAME_BYTES).into_owned(),
-            command: match clip(&command, most) {
-                std::borrow::Cow::Borrowed(_) => command,
-                cut => cut.into_owned(),
-            },
+            // A file tool's path stays in `command` too, as events of older versions had it.
+            path: matches!(named, Named::Path(_)).then(|| text.clone()),
+            command: text,
             mode: call.mode,
             reason: denied.reason,
             detail: clip(&denied.detail, most).into_owned(),
@@ -596,7 +604,13 @@ enum Gated {
         entries: Vec<String>,
     },
     /// It may not: the command (or path) as the model wrote it, and why.
-    Denied(String, Denied),
+    Denied(Named, Denied),
+}
+
+/// What a refused tool call named: a shell tool's command, or a file tool's path.
+enum Named {
+    Command(String),
+    Path(String),
 }
 
 /// Why a hook was not run, with what was wrong and what to do.
@@ -682,7 +696,12 @@ impl CommandProvider {
                 }
             }
         }
-        match self.gate.verdict(&hook.spec.command, at.mode) {
+        let gate = if hook.spec.origin.source == crate::config::Source::Project {
+            &self.gate
+        } else {
+            &self.user_gate
+        };
+        match gate.verdict(&hook.spec.command, at.mode) {
             Verdict::Denied(d) => Ran::Skipped(d.into()),
             Verdict::Allowed(a) => {
                 if hook.spec.origin.source != crate::config::Source::Project {
@@ -725,11 +744,13 @@ impl CommandProvider {
                     grace: self.grace,
                     max_output: hook.spec.max_output.unwrap_or(self.max_output),
                 };
+                let started = std::time::SystemTime::now();
                 let report = self.runner.run(&spec, &self.cancel);
                 Ran::Ran {
                     argv: a.argv,
                     allowed_by: format!("{} ({})", a.entry.pattern, a.entry.origin),
                     report,
+                    started,
                 }
             }
         }

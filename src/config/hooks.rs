@@ -118,6 +118,9 @@ pub struct HooksConfig {
     /// dispatch says so rather than doing nothing silently.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub off: Vec<String>,
+    /// How many hooks those files hold.
+    #[serde(skip)]
+    pub off_hooks: usize,
 }
 
 impl Default for HooksConfig {
@@ -130,6 +133,7 @@ impl Default for HooksConfig {
             env_keep: Keep::default(),
             project_env_keep: Keep::default(),
             off: Vec::new(),
+            off_hooks: 0,
         }
     }
 }
@@ -216,6 +220,7 @@ pub(crate) fn layer(
     if !out.enabled {
         if let Some(note) = off_note(&out.hooks) {
             out.off.push(note);
+            out.off_hooks += out.hooks.len();
         }
         out.hooks.clear();
     }
@@ -228,6 +233,7 @@ pub(crate) fn layer(
     if !p.enabled {
         if let Some(note) = off_note(&p.hooks) {
             out.off.push(note);
+            out.off_hooks += p.hooks.len();
         }
     }
     if p.enabled {

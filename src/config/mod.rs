@@ -64,6 +64,21 @@ impl ConfigError {
         self.diagnostics.iter().filter(|d| d.is_error())
     }
 
+    /// The `config_error` event of this error: its first error and every diagnostic.
+    pub fn event(&self, cause: crate::kinds::ReloadCause) -> crate::events::ConfigError {
+        let first = self.errors().next();
+        crate::events::ConfigError {
+            file: first.map(|d| d.file.clone()).unwrap_or_default(),
+            line: first.map(|d| d.line).unwrap_or(0),
+            message: first.map(|d| d.message.clone()).unwrap_or_default(),
+            diagnostics: self.to_string(),
+            cause,
+            hook: None,
+            session_id: None,
+            fail_closed: None,
+        }
+    }
+
     /// The error as printed for people: every diagnostic (the project's text escaped), then
     /// the count of errors.
     pub fn report(&self) -> String {
@@ -226,6 +241,9 @@ pub struct Config {
     pub config_dir: Option<PathBuf>,
     /// The `config.yaml` a user should edit to allow a command.
     pub allow_file: String,
+    /// The user's own `config.yaml` (or `--config-dir`'s), to allow a command of the user's
+    /// own hooks; empty when it is [`Config::allow_file`].
+    pub user_allow_file: String,
     /// Whether the project's `.infer/` may act.
     pub trust: ProjectTrust,
     /// The fingerprint of the project's configuration, when one was read.
@@ -324,6 +342,7 @@ impl Config {
             project_dir: project_dir.into(),
             config_dir: None,
             allow_file: ".infer/config.yaml".into(),
+            user_allow_file: String::new(),
             trust: ProjectTrust::NotApplicable,
             fingerprint: None,
             ignored_allow: Vec::new(),
@@ -526,8 +545,8 @@ impl Loader {
         lists: [Option<Vec<AllowEntry>>; 5],
         allow_file: String,
     ) -> Result<Config, ConfigError> {
+        Diagnostic::sort(&mut self.diags);
         if self.diags.iter().any(|d| d.is_error()) {
-            self.diags.sort_by_key(|d| !d.is_error());
             return Err(ConfigError {
                 diagnostics: self.diags,
             });

@@ -152,16 +152,11 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: crate::kinds:
             (Some(Arc::new(new)), Event::ConfigReloaded(event))
         }
         Err(e) => {
-            let first = e.errors().next();
-            let diagnostics = e.to_string();
-            eprintln!("{diagnostics}\n\nhookd: the changed configuration is invalid; still using the previous one");
-            let event = crate::events::ConfigError {
-                file: first.map(|d| d.file.clone()).unwrap_or_default(),
-                line: first.map(|d| d.line).unwrap_or(0),
-                message: first.map(|d| d.message.clone()).unwrap_or_default(),
-                diagnostics,
-                cause,
-            };
+            let event = e.event(cause);
+            eprintln!(
+                "{}\n\nhookd: the changed configuration is invalid; still using the previous one",
+                event.diagnostics
+            );
             (None, Event::ConfigError(event))
         }
     };

@@ -9,6 +9,7 @@ mod attack_model;
 mod attack_options;
 mod attack_project_code;
 mod attack_wrappers;
+mod audit;
 mod cdp;
 mod claude;
 mod config_errors;
