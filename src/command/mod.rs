@@ -368,7 +368,7 @@ impl CommandProvider {
     }
 
     /// With the sandbox on, a shell tool call that goes ahead is rewritten so that the agent
-    /// runs it confined: `hookd exec --shell 'COMMAND'` (see [`crate::sandbox::shell_rewrite`]),
+    /// runs it confined: `hookd exec --shell='COMMAND'` (see [`crate::sandbox::shell_rewrite`]),
     /// the command inside exactly the one that was checked. Without a hookd program to run it
     /// with (an embedder that named none), the call is denied: never run unconfined.
     fn confine_shell_call(&self, call: &mut Call<'_>, decision: &mut Decision) {
@@ -417,7 +417,15 @@ impl CommandProvider {
         let Some(program) = &self.exec_program else {
             return;
         };
-        let wrapped = crate::sandbox::shell_rewrite(program, command);
+        // A shell that keeps its directory gets it back through a file in hookd's state
+        // directory; without one, the directory is not carried (the command still runs).
+        let channel = match self.sandbox.as_ref().and_then(|s| s.state.as_ref()) {
+            Some(state) if !crate::sandbox::FRESH_SHELL_TOOLS.contains(&tool) => {
+                Some(crate::sandbox::channel_file(state))
+            }
+            _ => None,
+        };
+        let wrapped = crate::sandbox::shell_rewrite(program, command, channel.as_deref());
         input.insert("command".into(), Value::String(wrapped));
         t.updated_input = Some(Value::Object(input));
         t.confined = true;

@@ -1,0 +1,292 @@
+//! The model's shell call rewritten so that the agent runs it confined, in its own shell, and
+//! how `hookd exec --shell` carries the directory the command ends in back to that shell.
+//!
+//! The rewrite uses no command substitution, backticks or process substitution (Gemini CLI
+//! refuses any shell call that holds one outside single quotes), and only shell builtins around
+//! the command (no program a repository's `PATH` could replace runs unconfined). The directory
+//! comes back through a file in hookd's state directory, which confined commands cannot see:
+//! `hookd exec` writes it after the command has ended, and only with a directory inside the
+//! project; the agent's shell reads it with the `read` builtin.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use nix::libc;
+
+use super::{RunError, SandboxPolicy};
+
+/// The descriptor on which the confined shell reports the directory it ends in to `hookd exec`.
+const REPORT_FD: i32 = 3;
+
+/// The directory of hookd's state directory that holds the channel files.
+const CHANNEL_DIR: &str = "cwd";
+
+/// Channel files older than this are removed by the next `hookd exec` that carries one.
+const STALE: Duration = Duration::from_secs(600);
+
+/// How much of the report is read: its end, where the last line is.
+const REPORT_TAIL: u64 = 8192;
+
+/// Shell tools whose agent runs each call in a new shell, in the directory the call names
+/// (Gemini CLI's `run_shell_command` takes `dir_path`): there is no directory to carry back,
+/// so their rewrite is the bare `hookd exec` call (Gemini CLI's policy engine also asks the user
+/// about any redirection in a call it would otherwise allow).
+pub const FRESH_SHELL_TOOLS: &[&str] = &["run_shell_command"];
+
+/// `text` as one single-quoted shell word: every byte as it is, `'` written `'\''`.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// A model's shell call rewritten so that the agent runs it confined, in the agent's own shell:
+/// `PROGRAM exec --shell='COMMAND'`, where `COMMAND` is, byte for byte, the one that was checked.
+///
+/// With a `channel` (a file [`channel_file`] named), the words after it carry back the
+/// directory the command ends in (agents such as Claude Code and Crush keep their shell's
+/// directory from one call to the next) and its exit status:
+/// `PROGRAM exec --cwd-file='CHANNEL' --shell='COMMAND'; __hookd_status=$?; REPLY=;
+/// read -r 2>/dev/null <'CHANNEL'; [ -n "$REPLY" ] && cd "$REPLY" 2>/dev/null;
+/// (exit $__hookd_status)`. Builtins only, no substitution of any kind; the command's stdout
+/// and stderr stay where they were.
+pub fn shell_rewrite(program: &Path, command: &str, channel: Option<&Path>) -> String {
+    let program = shell_quote(&program.display().to_string());
+    let command = shell_quote(command);
+    match channel {
+        None => format!("{program} exec --shell={command}"),
+        Some(file) => {
+            let file = shell_quote(&file.display().to_string());
+            format!(
+                "{program} exec --cwd-file={file} --shell={command}; __hookd_status=$?; \
+                 REPLY=; read -r 2>/dev/null <{file}; \
+                 [ -n \"$REPLY\" ] && cd \"$REPLY\" 2>/dev/null; (exit $__hookd_status)"
+            )
+        }
+    }
+}
+
+/// A new channel file's name in hookd's `state` directory, unique to this call.
+pub fn channel_file(state: &Path) -> PathBuf {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    state
+        .join(CHANNEL_DIR)
+        .join(format!("{nanos:x}-{:x}-{n:x}", std::process::id()))
+}
+
+/// The argv `hookd exec --shell COMMAND` runs: bash with `COMMAND` as its script, preceded,
+/// with `report`, by a trap that writes the directory it ends in to descriptor 3.
+pub fn shell_argv(command: &str, report: bool) -> Vec<String> {
+    let script = if report {
+        format!("trap 'pwd -P >&{REPORT_FD} 2>/dev/null' EXIT\n{command}")
+    } else {
+        command.to_string()
+    };
+    vec!["bash".into(), "-c".into(), script]
+}
+
+/// What [`run_shell`] did.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ShellRun {
+    /// The command's exit status as a shell reports it (128 + N when signal N ended it).
+    pub status: i32,
+    /// Why the directory was not carried back, for the agent's shell's stderr.
+    pub note: Option<String>,
+}
+
+/// Run the shell `command` confined by `policy` in `cwd` (see [`super::run`]); with a
+/// `channel`, write there, once it has ended, the directory it ended in, if that is a directory
+/// inside `project`. The channel must be in hookd's state directory (`policy.state`), which
+/// confined commands cannot see, and that directory must lie outside every place they may write.
+pub fn run_shell(
+    policy: &SandboxPolicy,
+    project: &Path,
+    command: &str,
+    cwd: &Path,
+    channel: Option<&Path>,
+) -> Result<ShellRun, RunError> {
+    let mut note = None;
+    let channel = match channel.map(|c| open_channel(policy, project, c)) {
+        Some(Ok(c)) => Some(c),
+        Some(Err(why)) => {
+            note = Some(format!(
+                "hookd: {why}; the shell stays where the call started"
+            ));
+            None
+        }
+        None => None,
+    };
+    let report = match channel {
+        Some(_) => Some(report_file().map_err(|source| RunError::Start {
+            program: "bash".into(),
+            source,
+        })?),
+        None => None,
+    };
+    let argv = shell_argv(command, report.is_some());
+    let confinement = super::Confinement::prepare(policy, project)?;
+    let mut cmd = super::command(std::sync::Arc::new(confinement), &argv, cwd);
+    if let Some(fd) = &report {
+        let fd = fd.as_raw_fd();
+        // SAFETY: dup2 and fcntl are async-signal-safe; `fd` stays open until after the spawn.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || onto_report_fd(fd));
+        }
+    }
+    let status = cmd.status().map_err(|source| RunError::Start {
+        program: "bash".into(),
+        source,
+    })?;
+    use std::os::unix::process::ExitStatusExt;
+    let status = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    if let (Some(file), Some(report)) = (channel, report) {
+        if let Err(why) = carry_back(project, report, &file) {
+            note = Some(format!(
+                "hookd: {why}; the shell stays where the call started"
+            ));
+        }
+    }
+    Ok(ShellRun { status, note })
+}
+
+/// In the child: `fd` becomes descriptor 3, kept open across exec.
+fn onto_report_fd(fd: i32) -> std::io::Result<()> {
+    // SAFETY: raw syscalls on descriptors this process holds.
+    let r = unsafe {
+        if fd == REPORT_FD {
+            libc::fcntl(fd, libc::F_SETFD, 0)
+        } else {
+            libc::dup2(fd, REPORT_FD)
+        }
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// An anonymous file the confined shell reports its directory to: whatever the command writes
+/// there is only read as a directory to check, never run.
+fn report_file() -> std::io::Result<OwnedFd> {
+    use nix::sys::memfd::{memfd_create, MFdFlags};
+    memfd_create(c"hookd-cwd", MFdFlags::MFD_CLOEXEC).map_err(std::io::Error::from)
+}
+
+/// Check that `file` can be a channel no confined command writes, and make it ready: its
+/// directory is `policy.state`'s channel directory, created (0700) when absent, reached
+/// without a symlink and outside every writable place; no file of that name is left.
+fn open_channel(policy: &SandboxPolicy, project: &Path, file: &Path) -> Result<PathBuf, String> {
+    let dir = file.parent().unwrap_or(Path::new(""));
+    let expected = policy.state.as_ref().map(|s| s.join(CHANNEL_DIR));
+    if expected.as_deref() != Some(dir) {
+        return Err(format!(
+            "the directory channel {} is not in hookd's state directory ({})",
+            file.display(),
+            policy
+                .state
+                .as_ref()
+                .map_or("none".into(), |s| s.display().to_string())
+        ));
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("the directory channel's directory {}: {e}", dir.display()))?;
+    if dir.canonicalize().ok().as_deref() != Some(dir) {
+        return Err(format!(
+            "the directory channel's directory {} is reached through a symlink or `..`",
+            dir.display()
+        ));
+    }
+    let writable = super::writable_places(policy, project);
+    if let Some(w) = writable
+        .iter()
+        .map(|w| w.canonicalize().unwrap_or_else(|_| w.clone()))
+        .find(|w| dir.starts_with(w))
+    {
+        return Err(format!(
+            "the directory channel's directory {} is inside {}, where confined commands write",
+            dir.display(),
+            w.display()
+        ));
+    }
+    match std::fs::remove_file(file) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("the directory channel {}: {e}", file.display())),
+    }
+    sweep(dir);
+    Ok(file.to_path_buf())
+}
+
+/// Remove channel files older than [`STALE`] (the agent's shell reads them and leaves them).
+fn sweep(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE);
+        if old {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Read the directory the confined shell reported last and, when it is a directory inside
+/// `project`, write it (resolved) to the channel `file`, which must not exist yet.
+fn carry_back(project: &Path, report: OwnedFd, file: &Path) -> Result<(), String> {
+    let mut report = std::fs::File::from(report);
+    let len = report.seek(SeekFrom::End(0)).unwrap_or(0);
+    let mut text = Vec::new();
+    let _ = report.seek(SeekFrom::Start(len.saturating_sub(REPORT_TAIL)));
+    let _ = report.read_to_end(&mut text);
+    let text = String::from_utf8_lossy(&text);
+    let Some(last) = text.lines().rev().find(|l| !l.is_empty()) else {
+        // No report: the command replaced the trap, or its shell did not start.
+        return Ok(());
+    };
+    let project = project
+        .canonicalize()
+        .map_err(|e| format!("the project {}: {e}", project.display()))?;
+    let dir = Path::new(last)
+        .canonicalize()
+        .ok()
+        .filter(|d| Path::new(last).is_absolute() && d.is_dir() && d.starts_with(&project))
+        .ok_or_else(|| {
+            format!(
+                "the command ended in {last}, which is not a directory inside the project {}",
+                project.display()
+            )
+        })?;
+    let line = format!("{}\n", dir.display());
+    if line.matches('\n').count() != 1 {
+        return Err(format!(
+            "the command ended in {last:?}, a name with a newline"
+        ));
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(file)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .map_err(|e| format!("the directory channel {}: {e}", file.display()))
+}
