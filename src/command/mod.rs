@@ -369,8 +369,9 @@ impl CommandProvider {
 
     /// With the sandbox on, a shell tool call that goes ahead is rewritten so that the agent
     /// runs it confined: `hookd exec --shell='COMMAND'` (see [`crate::sandbox::shell_rewrite`]),
-    /// the command inside exactly the one that was checked. Without a hookd program to run it
-    /// with (an embedder that named none), the call is denied: never run unconfined.
+    /// the command inside exactly the one that was checked. Where it cannot be confined (the
+    /// kernel, an embedder that named no hookd program) the call is denied: never run
+    /// unconfined; see [`crate::sandbox::confined_call`].
     fn confine_shell_call(&self, call: &mut Call<'_>, decision: &mut Decision) {
         if call.point != HookPoint::PreTool || !self.confines() {
             return;
@@ -396,36 +397,19 @@ impl CommandProvider {
         let Some(command) = input.get("command").and_then(Value::as_str) else {
             return;
         };
-        let missing = crate::sandbox::support().missing();
-        let refused = match &self.exec_program {
-            _ if !missing.is_empty() => Some(format!(
-                "the sandbox is on and this machine's kernel cannot confine it (it lacks {})",
-                missing.join(" and ")
-            )),
-            None => Some(
-                "the sandbox is on and this hookd has no program to run it confined with".into(),
-            ),
-            Some(_) => None,
-        };
-        if let Some(why) = refused {
-            t.deny = true;
-            t.reason = Some(format!("hookd refused this {tool} call: {why}"));
-            t.synthetic_result = t.reason.clone();
-            t.updated_input = None;
-            return;
-        }
-        let Some(program) = &self.exec_program else {
-            return;
-        };
-        // A shell that keeps its directory gets it back through a file in hookd's state
-        // directory; without one, the directory is not carried (the command still runs).
-        let channel = match self.sandbox.as_ref().and_then(|s| s.state.as_ref()) {
-            Some(state) if !crate::sandbox::FRESH_SHELL_TOOLS.contains(&tool) => {
-                Some(crate::sandbox::channel_file(state))
-            }
-            _ => None,
-        };
-        let wrapped = crate::sandbox::shell_rewrite(program, command, channel.as_deref());
+        let state = self.sandbox.as_ref().and_then(|s| s.state.as_deref());
+        let wrapped =
+            match crate::sandbox::confined_call(self.exec_program.as_deref(), state, tool, command)
+            {
+                Ok(w) => w,
+                Err(why) => {
+                    t.deny = true;
+                    t.reason = Some(format!("hookd refused this {tool} call: {why}"));
+                    t.synthetic_result = t.reason.clone();
+                    t.updated_input = None;
+                    return;
+                }
+            };
         input.insert("command".into(), Value::String(wrapped));
         t.updated_input = Some(Value::Object(input));
         t.confined = true;

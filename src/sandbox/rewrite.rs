@@ -13,6 +13,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 use nix::libc;
@@ -31,11 +32,113 @@ const STALE: Duration = Duration::from_secs(600);
 /// How much of the report is read: its end, where the last line is.
 const REPORT_TAIL: u64 = 8192;
 
-/// Shell tools whose agent runs each call in a new shell, in the directory the call names
-/// (Gemini CLI's `run_shell_command` takes `dir_path`): there is no directory to carry back,
-/// so their rewrite is the bare `hookd exec` call (Gemini CLI's policy engine also asks the user
-/// about any redirection in a call it would otherwise allow).
-pub const FRESH_SHELL_TOOLS: &[&str] = &["run_shell_command"];
+/// Gemini CLI's shell tool. Gemini CLI runs each call in a new shell, in the directory the call
+/// names (`dir_path`): there is no directory to carry back, so its rewrite is the bare
+/// `hookd exec` call (its policy engine also asks the user about any redirection in a call it
+/// would otherwise allow). It refuses a call that holds command substitution; the rewrite
+/// quotes the model's command, so hookd refuses such a call itself ([`gemini_refuses`]).
+pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
+
+/// The rewrite of a model's call of the shell tool `tool` with `command` (see
+/// [`shell_rewrite`]), or why it cannot run confined: the kernel cannot confine, there is no
+/// hookd `program` to run it with, or Gemini CLI would have refused it. With hookd's `state`
+/// directory, a shell that keeps its directory gets it back through a channel file there.
+pub fn confined_call(
+    program: Option<&Path>,
+    state: Option<&Path>,
+    tool: &str,
+    command: &str,
+) -> Result<String, String> {
+    let missing = super::support().missing();
+    if !missing.is_empty() {
+        return Err(format!(
+            "the sandbox is on and this machine's kernel cannot confine it (it lacks {})",
+            missing.join(" and ")
+        ));
+    }
+    let Some(program) = program else {
+        return Err(
+            "the sandbox is on and this hookd has no program to run it confined with".into(),
+        );
+    };
+    if tool == GEMINI_SHELL_TOOL && gemini_refuses(command) {
+        return Err(
+            "it holds command substitution ($(), backticks, <() or >()), which Gemini \
+                    CLI does not run"
+                .into(),
+        );
+    }
+    let channel = state
+        .filter(|_| tool != GEMINI_SHELL_TOOL)
+        .map(channel_file);
+    Ok(shell_rewrite(program, command, channel.as_deref()))
+}
+
+/// Whether Gemini CLI refuses `command` as "Command injection detected": its
+/// `stripShellWrapper` then `detectBashSubstitution` (`packages/core/src/utils/shell-utils.ts`,
+/// applied by `packages/core/src/tools/shell.ts`; the same in the 0.61.0 release). A
+/// double-quoted `bash -c "…"` is judged with its backslashes removed (Gemini CLI unescapes it
+/// with shell-quote's parser), which refuses at least what it refuses.
+pub fn gemini_refuses(command: &str) -> bool {
+    static WRAPPER: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    let wrapper = WRAPPER.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)^\s*(?:(?:(?:\S+/)?(?:sh|bash|zsh))\s+-c|cmd\.exe\s+/c|powershell(?:\.exe)?\s+(?:-NoProfile\s+)?-Command|pwsh(?:\.exe)?\s+(?:-NoProfile\s+)?-Command)\s+",
+        )
+        .ok()
+    });
+    let Some(m) = wrapper.as_ref().and_then(|w| w.find(command)) else {
+        return bash_substitution(command.trim());
+    };
+    let rest = command[m.end()..].trim();
+    let quoted = |q: char| rest.len() >= 2 && rest.starts_with(q) && rest.ends_with(q);
+    if quoted('"') {
+        let inner = &rest[1..rest.len() - 1];
+        bash_substitution(inner) || bash_substitution(&inner.replace('\\', ""))
+    } else if quoted('\'') {
+        bash_substitution(&rest[1..rest.len() - 1])
+    } else {
+        bash_substitution(rest)
+    }
+}
+
+/// Gemini CLI's `detectBashSubstitution`, line for line: `$(`, or `<(`/`>(` outside double
+/// quotes, or a backtick, outside single quotes and not escaped. JavaScript walks UTF-16 code
+/// units; every character it looks at is ASCII, so walking chars is the same.
+fn bash_substitution(command: &str) -> bool {
+    let c: Vec<char> = command.chars().collect();
+    let (mut single, mut double) = (false, false);
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if ch == '\'' && !double {
+            single = !single;
+            i += 1;
+            continue;
+        }
+        if ch == '"' && !single {
+            double = !double;
+            i += 1;
+            continue;
+        }
+        if single {
+            i += 1;
+            continue;
+        }
+        if ch == '\\' && i + 1 < c.len() {
+            if !double || ['$', '`', '"', '\\', '\n'].contains(&c[i + 1]) {
+                i += 2;
+                continue;
+            }
+        }
+        let next = c.get(i + 1) == Some(&'(');
+        if (ch == '$' && next) || (!double && (ch == '<' || ch == '>') && next) || ch == '`' {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
 
 /// `text` as one single-quoted shell word: every byte as it is, `'` written `'\''`.
 pub fn shell_quote(text: &str) -> String {

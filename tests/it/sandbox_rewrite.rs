@@ -10,55 +10,13 @@ use crate::sandbox::{confinable, hookd, project};
 use crate::sandbox_agents::{as_the_agent, bash_reply};
 use crate::support::{stderr, stdout, with_stdin, Project};
 
-/// Gemini CLI's own check, ported line for line: `detectBashSubstitution` in
-/// `packages/core/src/utils/shell-utils.ts` (google-gemini/gemini-cli at 5411f113ca; the same
-/// function is in the 0.61.0 npm bundle), which `ShellToolInvocation.execute`
-/// (`packages/core/src/tools/shell.ts`) applies to the whole command: true means "Command
-/// injection detected … the command was blocked". JavaScript walks UTF-16 code units; every
-/// character it looks at is ASCII, so walking chars is the same.
+/// Gemini CLI's own check, ported in the library (`hookd::sandbox::gemini_refuses`): its
+/// `stripShellWrapper` and `detectBashSubstitution` in `packages/core/src/utils/shell-utils.ts`
+/// (google-gemini/gemini-cli at 5411f113ca; the same functions are in the 0.61.0 npm bundle),
+/// which `ShellToolInvocation.execute` (`packages/core/src/tools/shell.ts`) applies to the whole
+/// command: true means "Command injection detected … the command was blocked".
 fn gemini_refuses(command: &str) -> bool {
-    let c: Vec<char> = command.chars().collect();
-    let (mut single, mut double) = (false, false);
-    let mut i = 0;
-    while i < c.len() {
-        let ch = c[i];
-        if ch == '\'' && !double {
-            single = !single;
-            i += 1;
-            continue;
-        }
-        if ch == '"' && !single {
-            double = !double;
-            i += 1;
-            continue;
-        }
-        if single {
-            i += 1;
-            continue;
-        }
-        if ch == '\\' && i + 1 < c.len() {
-            if double {
-                if ['$', '`', '"', '\\', '\n'].contains(&c[i + 1]) {
-                    i += 2;
-                    continue;
-                }
-            } else {
-                i += 2;
-                continue;
-            }
-        }
-        if ch == '$' && c.get(i + 1) == Some(&'(') {
-            return true;
-        }
-        if !double && (ch == '<' || ch == '>') && c.get(i + 1) == Some(&'(') {
-            return true;
-        }
-        if ch == '`' {
-            return true;
-        }
-        i += 1;
-    }
-    false
+    hookd::sandbox::gemini_refuses(command)
 }
 
 #[test]
@@ -73,6 +31,9 @@ fn the_port_agrees_with_gemini_clis_own_cases() {
         "echo \"$(id)\"",
         "echo \"`id`\"",
         "x=$(pwd); cd \"$x\"",
+        "bash -c 'echo $(id)'",
+        "/bin/sh -c \"echo \\$(id)\"",
+        "BASH -c $(id)",
     ] {
         assert!(gemini_refuses(refused), "{refused}");
     }
@@ -84,17 +45,17 @@ fn the_port_agrees_with_gemini_clis_own_cases() {
         "echo \"<(x)\"",
         "ls > out.txt 2>&1 < in.txt",
         "echo ${HOME} $? $$",
+        "bash -c 'echo hi'",
     ] {
         assert!(!gemini_refuses(allowed), "{allowed}");
     }
 }
 
-/// The rewrite of `command` each agent's adapter replies with.
-fn rewrites(p: &Project, tmp: &Path, command: &str) -> Vec<(&'static str, String)> {
+/// The rewrite of `command` each agent's adapter replies with (`None`: refused).
+fn rewrites(p: &Project, tmp: &Path, command: &str) -> Vec<(&'static str, Option<String>)> {
     let claude = bash_reply(p, tmp, command)["hookSpecificOutput"]["updatedInput"]["command"]
         .as_str()
-        .unwrap()
-        .to_string();
+        .map(String::from);
     let gemini = serde_json::json!({
         "session_id": "s", "cwd": p.path(), "hook_event_name": "BeforeTool",
         "tool_name": "run_shell_command", "tool_input": {"command": command, "dir_path": "."},
@@ -106,8 +67,7 @@ fn rewrites(p: &Project, tmp: &Path, command: &str) -> Vec<(&'static str, String
     let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     let gemini = r["hookSpecificOutput"]["tool_input"]["command"]
         .as_str()
-        .unwrap()
-        .to_string();
+        .map(String::from);
     let crush = serde_json::json!({
         "event": "PreToolUse", "cwd": p.path(), "session_id": "c",
         "tool_name": "bash", "tool_input": {"command": command},
@@ -117,7 +77,7 @@ fn rewrites(p: &Project, tmp: &Path, command: &str) -> Vec<(&'static str, String
         &crush.to_string(),
     );
     let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-    let crush = r["updated_input"]["command"].as_str().unwrap().to_string();
+    let crush = r["updated_input"]["command"].as_str().map(String::from);
     vec![
         ("claude-code", claude),
         ("gemini", gemini),
@@ -138,6 +98,10 @@ fn no_agents_rewrite_holds_a_substitution() {
         "printf '%s\\n' \"$(pwd)\"",
     ] {
         for (agent, rewrite) in rewrites(&p, &tmp, command) {
+            // Gemini CLI refuses a substitution in the model's command: so does hookd there.
+            let refused = agent == "gemini" && gemini_refuses(command);
+            assert_eq!(rewrite.is_none(), refused, "{agent}: {command}");
+            let Some(rewrite) = rewrite else { continue };
             let quoted = hookd::sandbox::shell_quote(command);
             assert_eq!(rewrite.matches(&quoted).count(), 1, "{agent}: {rewrite}");
             let around = rewrite.replace(&quoted, "'CMD'");
@@ -149,8 +113,9 @@ fn no_agents_rewrite_holds_a_substitution() {
     }
     // Claude Code's and Crush's shells keep their directory: theirs carries it back.
     let r = rewrites(&p, &tmp, "make test");
-    assert!(r[0].1.contains(" exec --cwd-file="), "{}", r[0].1);
-    assert!(r[2].1.ends_with("; (exit $__hookd_status)"), "{}", r[2].1);
+    let (claude, crush) = (r[0].1.clone().unwrap(), r[2].1.clone().unwrap());
+    assert!(claude.contains(" exec --cwd-file="), "{claude}");
+    assert!(crush.ends_with("; (exit $__hookd_status)"), "{crush}");
 }
 
 proptest::proptest! {
@@ -272,4 +237,37 @@ fn the_exit_status_and_output_come_through_the_rewrite() {
         assert_eq!(stdout(&o), format!("{out}status={status}\n"), "{command}");
         assert_eq!(stderr(&o), err, "{command}");
     }
+}
+
+#[test]
+fn a_substitution_gemini_cli_would_refuse_is_refused_under_the_sandbox_too() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    // Quoted inside the rewrite, the model's substitution would be hidden from Gemini CLI's
+    // check: hookd refuses it as Gemini CLI would have.
+    let payload = serde_json::json!({
+        "session_id": "s", "cwd": p.path(), "hook_event_name": "BeforeTool",
+        "tool_name": "run_shell_command", "tool_input": {"command": "echo $(id)"},
+    });
+    let o = with_stdin(
+        hookd(&p, &tmp, &["adapter", "gemini", "--no-daemon"]),
+        &payload.to_string(),
+    );
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(r["decision"], "deny", "{r}");
+    assert_eq!(
+        r["reason"],
+        "hookd refused this run_shell_command call: it holds command substitution ($(), \
+         backticks, <() or >()), which Gemini CLI does not run",
+        "{r}"
+    );
+    // Claude Code runs substitutions itself: confined, the call goes ahead.
+    let r = bash_reply(&p, &tmp, "echo $(id)");
+    assert!(r["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap()
+        .contains("--shell='echo $(id)'"));
 }
