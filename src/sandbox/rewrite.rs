@@ -125,11 +125,12 @@ fn bash_substitution(command: &str) -> bool {
             i += 1;
             continue;
         }
-        if ch == '\\' && i + 1 < c.len() {
-            if !double || ['$', '`', '"', '\\', '\n'].contains(&c[i + 1]) {
-                i += 2;
-                continue;
-            }
+        if ch == '\\'
+            && i + 1 < c.len()
+            && (!double || ['$', '`', '"', '\\', '\n'].contains(&c[i + 1]))
+        {
+            i += 2;
+            continue;
         }
         let next = c.get(i + 1) == Some(&'(');
         if (ch == '$' && next) || (!double && (ch == '<' || ch == '>') && next) || ch == '`' {
