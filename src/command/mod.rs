@@ -397,19 +397,24 @@ impl CommandProvider {
         let Some(command) = input.get("command").and_then(Value::as_str) else {
             return;
         };
-        let state = self.sandbox.as_ref().and_then(|s| s.state.as_deref());
-        let wrapped =
-            match crate::sandbox::confined_call(self.exec_program.as_deref(), state, tool, command)
-            {
-                Ok(w) => w,
-                Err(why) => {
-                    t.deny = true;
-                    t.reason = Some(format!("hookd refused this {tool} call: {why}"));
-                    t.synthetic_result = t.reason.clone();
-                    t.updated_input = None;
-                    return;
-                }
-            };
+        let Some(policy) = &self.sandbox else { return };
+        let program = self.exec_program.as_deref();
+        let wrapped = match crate::sandbox::confined_call(
+            program,
+            policy,
+            &self.project_dir,
+            tool,
+            command,
+        ) {
+            Ok(w) => w,
+            Err(why) => {
+                t.deny = true;
+                t.reason = Some(format!("hookd refused this {tool} call: {why}"));
+                t.synthetic_result = t.reason.clone();
+                t.updated_input = None;
+                return;
+            }
+        };
         input.insert("command".into(), Value::String(wrapped));
         t.updated_input = Some(Value::Object(input));
         t.confined = true;

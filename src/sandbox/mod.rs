@@ -18,8 +18,8 @@ mod linux;
 mod rewrite;
 
 pub use rewrite::{
-    channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote, shell_rewrite,
-    ShellRun, GEMINI_SHELL_TOOL,
+    channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
+    shell_rewrite, ShellRun, GEMINI_SHELL_TOOL,
 };
 
 use std::ffi::CString;

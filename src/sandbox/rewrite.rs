@@ -41,11 +41,14 @@ pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
 
 /// The rewrite of a model's call of the shell tool `tool` with `command` (see
 /// [`shell_rewrite`]), or why it cannot run confined: the kernel cannot confine, there is no
-/// hookd `program` to run it with, or Gemini CLI would have refused it. With hookd's `state`
-/// directory, a shell that keeps its directory gets it back through a channel file there.
+/// hookd `program` to run it with, or Gemini CLI would have refused it. A shell that keeps its
+/// directory gets it back through a channel file in hookd's state directory (`policy.state`)
+/// when that directory is one confined commands cannot write (see [`channel_dir`]); else the
+/// directory is not carried.
 pub fn confined_call(
     program: Option<&Path>,
-    state: Option<&Path>,
+    policy: &SandboxPolicy,
+    project: &Path,
     tool: &str,
     command: &str,
 ) -> Result<String, String> {
@@ -68,9 +71,10 @@ pub fn confined_call(
                 .into(),
         );
     }
-    let channel = state
-        .filter(|_| tool != GEMINI_SHELL_TOOL)
-        .map(channel_file);
+    let channel = match channel_dir(policy, project) {
+        Ok(dir) if tool != GEMINI_SHELL_TOOL => Some(channel_file(&dir)),
+        _ => None,
+    };
     Ok(shell_rewrite(program, command, channel.as_deref()))
 }
 
@@ -172,17 +176,16 @@ pub fn shell_rewrite(program: &Path, command: &str, channel: Option<&Path>) -> S
     }
 }
 
-/// A new channel file's name in hookd's `state` directory, unique to this call.
-pub fn channel_file(state: &Path) -> PathBuf {
+/// A new channel file's name in the channel directory `dir` ([`channel_dir`]), unique to this
+/// call.
+pub fn channel_file(dir: &Path) -> PathBuf {
     static COUNT: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default();
     let n = COUNT.fetch_add(1, Ordering::Relaxed);
-    state
-        .join(CHANNEL_DIR)
-        .join(format!("{nanos:x}-{:x}-{n:x}", std::process::id()))
+    dir.join(format!("{nanos:x}-{:x}-{n:x}", std::process::id()))
 }
 
 /// The argv `hookd exec --shell COMMAND` runs: bash with `COMMAND` as its script, preceded,
@@ -287,28 +290,21 @@ fn report_file() -> std::io::Result<OwnedFd> {
     memfd_create(c"hookd-cwd", MFdFlags::MFD_CLOEXEC).map_err(std::io::Error::from)
 }
 
-/// Check that `file` can be a channel no confined command writes, and make it ready: its
-/// directory is `policy.state`'s channel directory, created (0700) when absent, reached
-/// without a symlink and outside every writable place; no file of that name is left.
-fn open_channel(policy: &SandboxPolicy, project: &Path, file: &Path) -> Result<PathBuf, String> {
-    let dir = file.parent().unwrap_or(Path::new(""));
-    let expected = policy.state.as_ref().map(|s| s.join(CHANNEL_DIR));
-    if expected.as_deref() != Some(dir) {
-        return Err(format!(
-            "the directory channel {} is not in hookd's state directory ({})",
-            file.display(),
-            policy
-                .state
-                .as_ref()
-                .map_or("none".into(), |s| s.display().to_string())
-        ));
-    }
+/// The channel directory of `policy`'s hookd state directory, created (0700) when absent, or
+/// why it cannot be a channel no confined command writes: there is no state directory, it is
+/// reached through a symlink or `..`, or it lies inside a place confined commands may write
+/// (they could write the channel file the agent's shell reads).
+pub fn channel_dir(policy: &SandboxPolicy, project: &Path) -> Result<PathBuf, String> {
+    let Some(state) = &policy.state else {
+        return Err("hookd has no state directory for the directory channel".into());
+    };
+    let dir = state.join(CHANNEL_DIR);
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(dir)
+        .create(&dir)
         .map_err(|e| format!("the directory channel's directory {}: {e}", dir.display()))?;
-    if dir.canonicalize().ok().as_deref() != Some(dir) {
+    if dir.canonicalize().ok().as_deref() != Some(&dir) {
         return Err(format!(
             "the directory channel's directory {} is reached through a symlink or `..`",
             dir.display()
@@ -326,12 +322,26 @@ fn open_channel(policy: &SandboxPolicy, project: &Path, file: &Path) -> Result<P
             w.display()
         ));
     }
+    Ok(dir)
+}
+
+/// Check that `file` is a channel no confined command writes (in [`channel_dir`]), and make it
+/// ready: no file of that name is left, and stale ones are swept.
+fn open_channel(policy: &SandboxPolicy, project: &Path, file: &Path) -> Result<PathBuf, String> {
+    let dir = channel_dir(policy, project)?;
+    if file.parent() != Some(dir.as_path()) {
+        return Err(format!(
+            "the directory channel {} is not in {}",
+            file.display(),
+            dir.display()
+        ));
+    }
     match std::fs::remove_file(file) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("the directory channel {}: {e}", file.display())),
     }
-    sweep(dir);
+    sweep(&dir);
     Ok(file.to_path_buf())
 }
 

@@ -271,3 +271,76 @@ fn a_substitution_gemini_cli_would_refuse_is_refused_under_the_sandbox_too() {
         .unwrap()
         .contains("--shell='echo $(id)'"));
 }
+
+#[test]
+fn a_state_directory_confined_commands_may_write_carries_no_directory() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    // hookd's state directory inside the writable temporary directory: hidden from confined
+    // commands, but one can move the directory above it away and write a channel file at its
+    // old path, so the rewrite names none.
+    let state = tmp.join("a/state");
+    let mut adapter = hookd(&p, &tmp, &["adapter", "claude-code", "--no-daemon"]);
+    adapter.env("HOOKD_STATE_DIR", &state);
+    // The attack: the confined command reads the channel's name from `hookd exec`'s command
+    // line, moves the directory above the state directory away, and writes the home directory
+    // at the channel's path.
+    let attack = "f=$(tr '\\0' '\\n' < /proc/$PPID/cmdline | sed -n 's/^--cwd-file=//p'); \
+                  mv \"$TMPDIR/a\" \"$TMPDIR/moved\" && mkdir -p \"${f%/*}\" && \
+                  printf '%s\\n' \"$HOME\" > \"$f\"; mkdir -p sub && cd sub";
+    let input = serde_json::json!({"command": attack});
+    let r = crate::support::claude_pre_tool(adapter, p.path(), "Bash", input);
+    let cmd = r["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("{cmd}\necho \"cwd=$PWD\""))
+        .current_dir(p.path())
+        .env("HOME", p.home.path())
+        .env("TMPDIR", &tmp)
+        .env("HOOKD_STATE_DIR", &state)
+        .output()
+        .unwrap();
+    let root = p.path().canonicalize().unwrap();
+    assert!(
+        stdout(&out).ends_with(&format!("cwd={}\n", root.display())),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_eq!(
+        cmd,
+        format!(
+            "'{}' exec --shell={}",
+            env!("CARGO_BIN_EXE_hookd"),
+            hookd::sandbox::shell_quote(attack)
+        )
+    );
+    // And `hookd exec` refuses such a channel when asked for one.
+    let file = state.join("cwd/x");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hookd"))
+        .args(["exec", "--shell", "mkdir -p sub && cd sub"])
+        .arg(format!("--cwd-file={}", file.display()))
+        .current_dir(p.path())
+        .env("HOME", p.home.path())
+        .env("TMPDIR", &tmp)
+        .env("HOOKD_STATE_DIR", &state)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let tmp_real = tmp.canonicalize().unwrap();
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "hookd: the directory channel's directory {}/a/state/cwd is inside {}, where confined \
+             commands write; the shell stays where the call started\n",
+            tmp_real.display(),
+            tmp_real.display()
+        )
+    );
+    assert!(!file.exists());
+}
