@@ -66,14 +66,14 @@ pub fn confined_call(
     };
     if tool == GEMINI_SHELL_TOOL && gemini_refuses(command) {
         return Err(
-            "it holds command substitution ($(), backticks, <() or >()), which Gemini \
-                    CLI does not run"
+            "it holds command substitution ($(), backticks, <() or >()), which Gemini CLI does \
+             not run"
                 .into(),
         );
     }
-    let channel = match channel_dir(policy, project) {
-        Ok(dir) if tool != GEMINI_SHELL_TOOL => Some(channel_file(&dir)),
-        _ => None,
+    let channel = match tool {
+        GEMINI_SHELL_TOOL => None,
+        _ => channel_dir(policy, project).ok().map(|d| channel_file(&d)),
     };
     Ok(shell_rewrite(program, command, channel.as_deref()))
 }
