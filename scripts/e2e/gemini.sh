@@ -57,12 +57,12 @@ tools: {bash: {mode: {all: {allow: ['^make test$', '^make escape$', '^git add -A
 YAML
 printf 'enabled: true\ngate_shell_tools: true\nhooks: []\n' > "$work/home/.infer/hooks.yaml"
 
-run_gemini() {  # the model asks for the commands given, one per turn
+run_gemini() {  # the model asks for the commands given ($1), one per turn; $2: approval flag
   printf '%s\n' "$1" > "$work/commands"
   : > "$work/server.log"; rm -f "$work/events.jsonl"
   env HOME="$work/home" TMPDIR="$work/tmp" GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" GEMINI_API_KEY=fake-key \
       HOOKD_EVENTS="$work/events.jsonl" HOOKD_STATE_DIR="$work/state" \
-      timeout 180 "$gemini" -p "RUNTOOL please" --yolo --output-format json >"$work/gemini.out" 2>"$work/gemini.err" || true
+      timeout 180 "$gemini" -p "RUNTOOL please" ${2---yolo} --output-format json >"$work/gemini.out" 2>"$work/gemini.err" || true
 }
 results() { grep -a 'fake-gemini: function_response' "$work/server.log" || true; }
 fail() { echo "FAIL: $*"; echo "-- events"; cat "$work/events.jsonl" 2>/dev/null; echo "-- gemini"; tail -30 "$work/gemini.out" "$work/gemini.err"; echo "-- server"; tail -20 "$work/server.log"; exit 1; }
@@ -91,4 +91,10 @@ run_gemini '["make escape"]'
 [ -e "$work/home/escaped" ] && fail "the confined command wrote the home directory"
 results | grep -q 'Permission denied' || fail "the tool result does not show the refused write"
 echo "ok: the write to the home directory was refused"
-echo "4 passed, 0 failed"
+echo "== 5: without --yolo, Gemini CLI's policy allows the confined calls by hookd's program"
+printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}, "tools": {"allowed": ["run_shell_command(%s exec)"]}}\n' \
+  "$(printf %s "'$hookd'" | sed 's/"/\\"/g')" > "$work/home/.gemini/settings.json"
+run_gemini '["make test"]' ""
+results | grep -q 'make-test-output-42' || fail "the confined call did not run without --yolo"
+echo "ok: allowed by the rule for '$hookd' exec"
+echo "5 passed, 0 failed"
