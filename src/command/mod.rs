@@ -372,9 +372,10 @@ impl CommandProvider {
     }
 
     /// With the sandbox on, a shell tool call that goes ahead is rewritten so that the agent
-    /// runs it confined: `hookd exec --shell 'COMMAND'` (see [`crate::sandbox::shell_rewrite`]),
-    /// the command inside exactly the one that was checked. Without a hookd program to run it
-    /// with (an embedder that named none), the call is denied: never run unconfined.
+    /// runs it confined: `hookd exec --shell='COMMAND'` (see [`crate::sandbox::shell_rewrite`]),
+    /// the command inside exactly the one that was checked. Where it cannot be confined (the
+    /// kernel, an embedder that named no hookd program) the call is denied: never run
+    /// unconfined; see [`crate::sandbox::confined_call`].
     fn confine_shell_call(&self, call: &mut Call<'_>, decision: &mut Decision) {
         if call.point != HookPoint::PreTool || !self.confines() {
             return;
@@ -400,28 +401,24 @@ impl CommandProvider {
         let Some(command) = input.get("command").and_then(Value::as_str) else {
             return;
         };
-        let missing = crate::sandbox::support().missing();
-        let refused = match &self.exec_program {
-            _ if !missing.is_empty() => Some(format!(
-                "the sandbox is on and this machine's kernel cannot confine it (it lacks {})",
-                missing.join(" and ")
-            )),
-            None => Some(
-                "the sandbox is on and this hookd has no program to run it confined with".into(),
-            ),
-            Some(_) => None,
+        let Some(policy) = &self.sandbox else { return };
+        let program = self.exec_program.as_deref();
+        let wrapped = match crate::sandbox::confined_call(
+            program,
+            policy,
+            &self.project_dir,
+            tool,
+            command,
+        ) {
+            Ok(w) => w,
+            Err(why) => {
+                t.deny = true;
+                t.reason = Some(format!("hookd refused this {tool} call: {why}"));
+                t.synthetic_result = t.reason.clone();
+                t.updated_input = None;
+                return;
+            }
         };
-        if let Some(why) = refused {
-            t.deny = true;
-            t.reason = Some(format!("hookd refused this {tool} call: {why}"));
-            t.synthetic_result = t.reason.clone();
-            t.updated_input = None;
-            return;
-        }
-        let Some(program) = &self.exec_program else {
-            return;
-        };
-        let wrapped = crate::sandbox::shell_rewrite(program, command);
         input.insert("command".into(), Value::String(wrapped));
         t.updated_input = Some(Value::Object(input));
         t.confined = true;

@@ -15,6 +15,12 @@
 //! missing.
 
 mod linux;
+mod rewrite;
+
+pub use rewrite::{
+    channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
+    shell_rewrite, ShellRun, GEMINI_SHELL_TOOL,
+};
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -545,35 +551,4 @@ fn resolve(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// `text` as one single-quoted shell word: every byte as it is, `'` written `'\''`.
-pub fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
-
-/// A model's shell call rewritten so that the agent runs it confined, in the agent's own shell:
-/// `PROGRAM exec --cwd-fd 3 --shell='COMMAND'`, where `COMMAND` is, byte for byte, the one that
-/// was checked. The words around it use shell builtins only (no program a repository's `PATH`
-/// could replace runs unconfined): they carry back the directory the command ends in (agents
-/// such as Claude Code keep their shell's directory from one call to the next) and its exit
-/// status, and leave its stdout and stderr where they were.
-pub fn shell_rewrite(program: &Path, command: &str) -> String {
-    format!(
-        "{{ __hookd_cwd=$({} exec --cwd-fd 3 --shell={} 3>&1 1>&4 4>&-); }} 4>&1; \
-         __hookd_status=$?; [ -n \"$__hookd_cwd\" ] && cd -- \"$__hookd_cwd\" 2>/dev/null; \
-         (exit $__hookd_status)",
-        shell_quote(&program.display().to_string()),
-        shell_quote(command)
-    )
-}
-
-/// The argv `hookd exec --shell COMMAND` runs: bash with `COMMAND` as its script, preceded,
-/// with `cwd_fd`, by a trap that writes the directory it ends in to that descriptor.
-pub fn shell_argv(command: &str, cwd_fd: Option<u8>) -> Vec<String> {
-    let script = match cwd_fd {
-        Some(fd) => format!("trap 'pwd -P >&{fd} 2>/dev/null' EXIT\n{command}"),
-        None => command.to_string(),
-    };
-    vec!["bash".into(), "-c".into(), script]
 }

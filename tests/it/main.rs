@@ -36,6 +36,7 @@ mod places;
 mod runner;
 mod sandbox;
 mod sandbox_agents;
+mod sandbox_rewrite;
 mod schema;
 mod seams;
 mod sec_adapters;

@@ -563,7 +563,7 @@ fn a_confined_model_command_does_not_get_what_the_repository_set_for_the_agent()
     std::fs::remove_file(p.path().join("fsmonitor-ran")).unwrap();
     // Rewritten to run confined, it does not get them.
     let rewritten =
-        hookd::sandbox::shell_rewrite(Path::new(env!("CARGO_BIN_EXE_hookd")), "git status");
+        hookd::sandbox::shell_rewrite(Path::new(env!("CARGO_BIN_EXE_hookd")), "git status", None);
     let o = agent_shell(&rewritten);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!p.path().join("fsmonitor-ran").exists());
