@@ -463,6 +463,42 @@ impl CommandProvider {
             })
     }
 
+    /// A shell call hookd gates or confines, in a session whose repository set a variable that
+    /// makes the agent's shell (or the loader) run its code first (`BASH_ENV` in
+    /// `.claude/settings.json` `env`, `LD_PRELOAD` in a `.env`): whatever hookd decides, that
+    /// code runs unconfined before `hookd exec` exists, so every such call is denied. The
+    /// model reads that its shell is set up by the repository; the operator's hint names the
+    /// files and variables.
+    fn startup_set(&self, tool: &str) -> Option<Denied> {
+        let gated = self
+            .shell_gate
+            .as_ref()
+            .is_some_and(|g| g.iter().any(|n| n == tool));
+        let confined = self.confines() && self.shell_tools.iter().any(|n| n == tool);
+        if !(gated || confined) {
+            return None;
+        }
+        let set: Vec<String> = self
+            .environment
+            .project
+            .iter()
+            .filter(|v| runner::runs_code(&v.name))
+            .map(|v| format!("{} sets {}", v.source, v.name))
+            .collect();
+        if set.is_empty() {
+            return None;
+        }
+        Some(Denied {
+            reason: crate::gate::DenyReason::AgentStartup,
+            detail: "the repository's agent settings make the agent's shell run their code before hookd can check or confine a command".into(),
+            hint: format!(
+                "{}: {}",
+                crate::display::visible(&set.join("; ")),
+                crate::gate::DenyReason::AgentStartup.advice()
+            ),
+        })
+    }
+
     /// The gate's verdict on a `pre_tool` call's input.
     fn gate_input(&self, call: &Call<'_>, tool: &str, input: Option<&Value>) -> Gated {
         if call.point != HookPoint::PreTool {
@@ -477,6 +513,10 @@ impl CommandProvider {
             .unwrap_or_else(|| self.project_dir.clone());
         if let Some((named, denied)) = self.sandbox_denies_write(tool, input, &cwd) {
             return Gated::Denied(Named::Path(named), denied);
+        }
+        if let Some(denied) = self.startup_set(tool) {
+            let command = input.and_then(|i| i.get("command")).and_then(Value::as_str);
+            return Gated::Denied(Named::Command(command.unwrap_or_default().into()), denied);
         }
         let Some(names) = self.shell_gate.as_ref() else {
             return Gated::Ungated;
