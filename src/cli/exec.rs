@@ -37,7 +37,9 @@ pub(super) fn run(a: Args) -> Done {
         Some(command) => hookd::sandbox::shell_argv(command, a.cwd_fd),
         None => a.argv,
     };
-    match hookd::sandbox::run(&config.policy.sandbox, &config.project_dir, &argv, &cwd) {
+    let keep_fd = a.cwd_fd.map(std::os::fd::RawFd::from);
+    let (policy, project) = (&config.policy.sandbox, &config.project_dir);
+    match hookd::sandbox::run(policy, project, &argv, &cwd, keep_fd) {
         Ok(code) => Ok(code),
         Err(RunError::Unavailable(e)) => Err(Error::Confine(e.to_string())),
         Err(e) => Err(Error::Cannot(e.to_string())),
