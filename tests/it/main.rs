@@ -37,6 +37,7 @@ mod sandbox_agents;
 mod schema;
 mod sec_adapters;
 mod sec_agent_env;
+mod sec_child;
 mod sec_daemon;
 mod sec_gate;
 mod sec_layering;
