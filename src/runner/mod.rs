@@ -336,8 +336,8 @@ pub fn run(spec: &RunSpec) -> RunReport {
 }
 
 /// Run `spec` to completion within its bounds, stopped early by `cancel`. Never returns while a
-/// process of the group lives (a descendant that left the group with `setsid` is outside
-/// hookd's reach; see docs).
+/// process the command started lives: its waiter kills what it left, detached or not (see
+/// `sandbox::prepare_spawn` and docs/security.md).
 pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     let started = Instant::now();
     // The waiter writes a byte here when the command left processes behind (it kills them).

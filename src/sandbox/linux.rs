@@ -30,16 +30,16 @@ pub(super) fn probe() -> Support {
     }
 }
 
-/// Whether a child may create the namespaces (a fork that tries and exits).
+/// Whether a child may create the namespaces and mount a /proc of its PID namespace (a fork
+/// that tries and exits; a container that masks parts of /proc refuses the mount).
 fn namespaces_work() -> bool {
     use nix::sys::wait::{waitpid, WaitStatus};
     use nix::unistd::{fork, ForkResult};
-    // SAFETY: the child makes two raw syscalls and exits without returning into Rust code.
+    // SAFETY: the child makes raw syscalls and exits without returning into Rust code.
     match unsafe { fork() } {
         Ok(ForkResult::Child) => {
-            // SAFETY: unshare and _exit are async-signal-safe.
-            let ok = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } == 0;
-            unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+            // SAFETY: unshare, mount, fork, waitpid and _exit are async-signal-safe.
+            unsafe { libc::_exit(if proc_in_new_namespaces() { 0 } else { 1 }) }
         }
         Ok(ForkResult::Parent { child }) => loop {
             match waitpid(child, None) {
@@ -49,6 +49,43 @@ fn namespaces_work() -> bool {
             }
         },
         Err(_) => false,
+    }
+}
+
+/// In a throwaway child: new user, mount and PID namespaces, and pid 1 mounting /proc.
+unsafe fn proc_in_new_namespaces() -> bool {
+    let null = std::ptr::null::<libc::c_char>();
+    // SAFETY: raw syscalls; the caller exits right after.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) != 0
+            || libc::mount(
+                null,
+                c"/".as_ptr(),
+                null,
+                libc::MS_REC | libc::MS_PRIVATE,
+                null.cast(),
+            ) != 0
+        {
+            return false;
+        }
+        match libc::fork() {
+            -1 => false,
+            0 => {
+                let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                let proc = c"proc".as_ptr();
+                let r = libc::mount(proc, c"/proc".as_ptr(), proc, flags, null.cast());
+                libc::_exit(if r == 0 { 0 } else { 1 })
+            }
+            pid => {
+                let mut status = 0;
+                while libc::waitpid(pid, &mut status, 0) < 0 {
+                    if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                        return false;
+                    }
+                }
+                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+            }
+        }
     }
 }
 

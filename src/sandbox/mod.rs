@@ -57,7 +57,8 @@ pub struct SandboxPolicy {
 pub struct Support {
     /// The Landlock ABI version, when Landlock is enabled.
     pub landlock_abi: Option<i32>,
-    /// Whether an unprivileged process may create user, mount and network namespaces.
+    /// Whether an unprivileged process may create user, mount and PID namespaces and mount a
+    /// /proc of its PID namespace.
     pub namespaces: bool,
 }
 
@@ -79,9 +80,11 @@ impl Support {
         }
         if !self.namespaces {
             out.push(
-                "unprivileged user namespaces (for the read-only places inside the project and \
-                 the network; some distributions restrict them, e.g. Ubuntu's AppArmor \
-                 `kernel.apparmor_restrict_unprivileged_userns`)"
+                "unprivileged user namespaces, with a PID namespace that may mount its own /proc \
+                 (for the read-only places inside the project, the network and the processes; \
+                 some distributions restrict them, e.g. Ubuntu's AppArmor \
+                 `kernel.apparmor_restrict_unprivileged_userns`; a container that masks parts of \
+                 /proc refuses the mount)"
                     .into(),
             );
         }

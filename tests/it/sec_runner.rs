@@ -157,7 +157,8 @@ fn footprint(pid: u32) -> (usize, usize, usize) {
 #[test]
 fn escaped_helpers_cost_the_daemon_no_thread_no_descriptor_and_no_zombie() {
     // Each run leaves one helper holding the hook's output for 30 s and one that exits at once;
-    // both left the hook's group, so the daemon (a child subreaper) adopts them.
+    // both left the hook's group; the hook's waiter kills them when it ends (where it could
+    // not, the daemon, a child subreaper, would adopt them).
     let p = scripted(
         "  - {name: leak, hook: post_tool, command: ./leak.sh}\n",
         &[(
