@@ -47,7 +47,7 @@ pub(super) fn run(a: Args) -> Done {
                 },
             )
         }
-        None => hookd::sandbox::run(policy, project, &a.argv, &cwd),
+        None => hookd::sandbox::run(policy, project, &a.argv, &cwd, None),
     };
     match ran {
         Ok(code) => Ok(code),
