@@ -132,8 +132,22 @@ if "$hookd" exec -- true 2>/dev/null; then
   [ -e "$work/home/escaped" ] && fail "make escape wrote the home directory"
   results | grep -q 'escaped: Permission denied' || fail "the tool result does not show make escape's refused write"
   echo "ok: make test's output reached the model, committed $(git log --oneline -1), curl refused with the reason, make escape's write refused"
+
+  echo "== 6: the user's own Claude Code deny rule still holds for a call hookd would confine"
+  mkdir -p "$work/home/.claude"
+  printf '{"permissions": {"deny": ["Bash(git add:*)"]}}\n' > "$work/home/.claude/settings.json"
+  printf "tools: {bash: {mode: {all: {allow: ['^git add -A$', '^git status --short$']}}}}\n" > .infer/config.yaml
+  echo new > denied-add.txt
+  printf '%s\n' '["git add -A", "git status --short"]' > "$work/tool-command"
+  : > "$work/server.log"
+  run_claude
+  git diff --cached --quiet || fail "git add ran although the user's own rule denies it"
+  results | grep -q 'denied by your Claude Code rule Bash(git add:\*)' || fail "the model was not told the user's rule denied it"
+  results | grep -q '?? denied-add.txt' || fail "the allowed call did not run confined"
+  rm -f "$work/home/.claude/settings.json" denied-add.txt
+  echo "ok: git add denied by the user's rule, git status ran confined"
 else
   echo "skipped: this kernel cannot confine (hookd check says why)"
 fi
 rm -f "$work/tool-command"
-echo "5 passed, 0 failed"
+echo "6 passed, 0 failed"

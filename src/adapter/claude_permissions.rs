@@ -241,6 +241,17 @@ fn translate(rule: &str) -> Result<String, String> {
     Ok(format!("^{}$", pieces.join(".*")))
 }
 
+/// What a `Bash(…)` rule matches, as a regular expression over a whole command (`Bash` and
+/// `Bash(*)`: any command); `None` for a rule of another tool or one that does not compile.
+pub(crate) fn rule_regex(rule: &str) -> Option<regex::Regex> {
+    let pattern = match translate(rule) {
+        Ok(p) => p,
+        Err(why) if why.starts_with("any command") => ".*".to_string(),
+        Err(_) => return None,
+    };
+    regex::Regex::new(&pattern).ok()
+}
+
 /// `suggested_entry` without its final `$`.
 fn strip_end(entry: &str) -> &str {
     entry.strip_suffix('$').unwrap_or(entry)

@@ -189,7 +189,7 @@ impl Answer<'_> {
         // own environment, not the ones the agent was handed.
         let daemon = call.daemon.filter(|_| call.moved_places.is_empty());
         if let Some(o) = daemon.and_then(|w| self.via_daemon(point, &t.context, &call.client, w)) {
-            return self.with_outcome(&t.event, &o);
+            return self.with_outcome(&t.event, o, call);
         }
         let event = Some(t.event.as_str());
         let opts = match (&call.options, &call.unusable) {
@@ -221,7 +221,7 @@ impl Answer<'_> {
             Err(e) => return self.failure(event, &format!("error: {e}"), project_closed),
         };
         match engine.dispatch(point, &t.context) {
-            Ok(outcome) => self.with_outcome(&t.event, &outcome),
+            Ok(outcome) => self.with_outcome(&t.event, outcome, call),
             Err(e) => self.failure(event, &format!("error: {e}"), project_closed),
         }
     }
@@ -252,10 +252,18 @@ impl Answer<'_> {
     }
 
     /// The reply to an Outcome; its notices (hooks switched off…) join hookd's diagnostics.
-    fn with_outcome(&mut self, event: &str, outcome: &Outcome) -> AgentReply {
+    fn with_outcome(&mut self, event: &str, mut outcome: Outcome, call: &Call) -> AgentReply {
         self.diagnostics
             .extend(outcome.notices.iter().map(|n| format!("hookd: {n}")));
-        self.agent.reply(event, outcome)
+        // The agent's own deny and ask rules still hold for a call hookd rewrote to run
+        // confined (they would not match the rewrite).
+        if let Ok(opts) = &call.options {
+            let host = opts.effective_host();
+            if let Some(note) = super::own_rules::apply(self.agent, &host, &mut outcome) {
+                self.diagnostics.push(note);
+            }
+        }
+        self.agent.reply(event, &outcome)
     }
 
     /// An event hookd does not act on: an empty reply, and a note when the agent's table does

@@ -217,3 +217,59 @@ proptest::proptest! {
         proptest::prop_assert_eq!(String::from_utf8(o.stdout).unwrap(), text);
     }
 }
+
+/// Issue 41 item 5: with the sandbox on, hookd answers `allow` for the rewritten call, which
+/// Claude Code's own rules would not match: the user's `permissions.deny` and `ask` rules are
+/// applied to the model's own command first (whole and part by part), as Claude Code would.
+/// Performed through the adapter, then the reply is run as the agent would run it.
+#[test]
+fn the_users_own_claude_code_rules_still_hold_for_a_confined_call() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^git( .*)?$', '^touch [a-z-]+$']}}}}\n",
+    );
+    p.write_home("hooks.yaml", "gate_shell_tools: true\nhooks: []\n");
+    std::fs::create_dir_all(p.home.path().join(".claude")).unwrap();
+    std::fs::write(
+        p.home.path().join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Bash(git add:*)"], "ask": ["Bash(git push *)"]}}"#,
+    )
+    .unwrap();
+    // The deny rule refuses `git add`, alone or as a part.
+    for command in ["git add -A", "touch made-here && git add -A"] {
+        let r = bash_reply(&p, &tmp, command);
+        assert_eq!(
+            r["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{command}: {r}"
+        );
+        assert_eq!(
+            r["hookSpecificOutput"]["permissionDecisionReason"],
+            "Permission to use Bash has been denied by your Claude Code rule Bash(git add:*)"
+        );
+        assert!(r["hookSpecificOutput"].get("updatedInput").is_none(), "{r}");
+    }
+    assert!(!p.path().join("made-here").exists());
+    // The ask rule: no decision and no rewrite; Claude Code asks (or refuses in -p mode).
+    let r = bash_reply(&p, &tmp, "git push origin main");
+    assert_eq!(
+        r["hookSpecificOutput"].get("permissionDecision"),
+        None,
+        "{r}"
+    );
+    assert!(r["hookSpecificOutput"].get("updatedInput").is_none(), "{r}");
+    // Other commands are rewritten and allowed, and run confined as before.
+    let r = bash_reply(&p, &tmp, "git status --short");
+    assert_eq!(
+        r["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{r}"
+    );
+    let rewritten = r["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap();
+    assert!(rewritten.contains("exec"), "{rewritten}");
+    assert!(as_the_agent(&p, &tmp, rewritten).contains("status=0"));
+}
