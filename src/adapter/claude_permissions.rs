@@ -243,6 +243,7 @@ fn translate(rule: &str) -> Result<String, String> {
 
 /// What a `Bash(…)` rule matches, as a regular expression over a whole command (`Bash` and
 /// `Bash(*)`: any command); `None` for a rule of another tool or one that does not compile.
+#[cfg(feature = "daemon")]
 pub(crate) fn rule_regex(rule: &str) -> Option<regex::Regex> {
     let pattern = match translate(rule) {
         Ok(p) => p,

@@ -10,6 +10,7 @@ pub mod gemini;
 #[cfg(feature = "daemon")]
 pub mod handle;
 pub mod install;
+#[cfg(feature = "daemon")]
 mod own_rules;
 pub(crate) mod payload;
 pub(crate) mod project_env;

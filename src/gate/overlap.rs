@@ -23,7 +23,7 @@ pub(crate) fn common_command(a: &str, b: &str) -> Option<String> {
     let build = |p: &str| {
         dense::Builder::new()
             .configure(dense::Config::new().start_kind(regex_automata::dfa::StartKind::Anchored))
-            .build(&super::anchored(p))
+            .build(&super::allow::anchored(p))
             .ok()
     };
     let (da, db) = (build(a)?, build(b)?);
