@@ -175,16 +175,26 @@ fn sigterm_with_a_hook_running_leaves_no_process_and_no_socket() {
     // Wait for the hook's `sleep 30` to be running.
     let start = Instant::now();
     let sleeper = loop {
-        // The daemon's own child: other tests may run a `sleep 30` of their own meanwhile.
-        let out = std::process::Command::new("pgrep")
-            .args(["-P", &d.child.id().to_string(), "-f", "^sleep 30$"])
+        // The daemon's grandchild (a hook runs under its waiter): other tests may run a
+        // `sleep 30` of their own meanwhile.
+        let waiters = std::process::Command::new("pgrep")
+            .args(["-P", &d.child.id().to_string()])
             .output()
             .unwrap();
-        if let Some(pid) = String::from_utf8_lossy(&out.stdout)
+        let found = String::from_utf8_lossy(&waiters.stdout)
             .split_whitespace()
-            .next()
-        {
-            break pid.parse::<i32>().unwrap();
+            .find_map(|waiter| {
+                let out = std::process::Command::new("pgrep")
+                    .args(["-P", waiter, "-f", "^sleep 30$"])
+                    .output()
+                    .unwrap();
+                let out = String::from_utf8_lossy(&out.stdout).into_owned();
+                out.split_whitespace()
+                    .next()
+                    .map(|p| p.parse::<i32>().unwrap())
+            });
+        if let Some(pid) = found {
+            break pid;
         }
         assert!(
             start.elapsed() < Duration::from_secs(10),
