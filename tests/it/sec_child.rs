@@ -131,10 +131,9 @@ fn nothing_a_confined_command_starts_outlives_it() {
 
 #[test]
 fn a_hooks_setsid_child_is_reaped_every_time_confined_or_not() {
-    if !confinable() {
-        return;
-    }
-    for sandbox in [false, true] {
+    // Unconfined everywhere; confined where the kernel can.
+    let modes: &[bool] = if confinable() { &[false, true] } else { &[false] };
+    for &sandbox in modes {
         let (p, tmp) = project();
         let out = tmp.join("out");
         std::fs::create_dir_all(&out).unwrap();
