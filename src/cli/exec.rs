@@ -3,6 +3,7 @@
 use super::error::{Done, Error};
 use super::load::{load, ConfigArgs};
 use hookd::sandbox::RunError;
+use nix::sys::signal::{signal, SigHandler, Signal};
 
 /// `hookd exec`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -36,6 +37,14 @@ pub(super) fn run(a: Args) -> Done {
     let config = load(a.cfg)?;
     let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
     let (policy, project) = (&config.policy.sandbox, &config.project_dir);
+    // Ctrl-C and Ctrl-\ in a terminal reach the command through its waiter (it has no terminal
+    // of its own); hookd waits for it and passes on how it ended, as a shell does. A handler
+    // that does nothing, not "ignore": the command must not inherit an ignored SIGINT.
+    extern "C" fn wait_on(_: nix::libc::c_int) {}
+    for sig in [Signal::SIGINT, Signal::SIGQUIT] {
+        // SAFETY: the handler does nothing, so it is async-signal-safe.
+        let _ = unsafe { signal(sig, SigHandler::Handler(wait_on)) };
+    }
     let ran = match &a.shell {
         Some(command) => {
             hookd::sandbox::run_shell(policy, project, command, &cwd, a.cwd_file.as_deref()).map(

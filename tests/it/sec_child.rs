@@ -131,10 +131,13 @@ fn nothing_a_confined_command_starts_outlives_it() {
 
 #[test]
 fn a_hooks_setsid_child_is_reaped_every_time_confined_or_not() {
-    if !confinable() {
-        return;
-    }
-    for sandbox in [false, true] {
+    // Unconfined everywhere; confined where the kernel can.
+    let modes: &[bool] = if confinable() {
+        &[false, true]
+    } else {
+        &[false]
+    };
+    for &sandbox in modes {
         let (p, tmp) = project();
         let out = tmp.join("out");
         std::fs::create_dir_all(&out).unwrap();
@@ -247,4 +250,55 @@ fn the_callers_processes_are_out_of_its_sight() {
     assert!(pids.iter().all(|p| *p < 10), "{out}");
     assert_eq!(lines[1], "unreachable", "{out}");
     assert_eq!(lines[2], "2", "{out}");
+}
+
+#[test]
+fn ctrl_c_in_the_terminal_reaches_the_command_and_hookd_exec_reports_how_it_ended() {
+    if !confinable() || !Path::new(PYTHON).exists() {
+        return;
+    }
+    // A bash on a terminal runs two `hookd exec`; the terminal gets Ctrl-C at 1 s and at 2 s.
+    const DRIVER: &str = r#"
+import os, pty, sys, select, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "-c", sys.argv[1]])
+out = b""
+start = time.time()
+sent = 0
+while True:
+    if sent < 2 and time.time() - start > 1 + sent:
+        os.write(fd, b"\x03")
+        sent += 1
+    try:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            d = os.read(fd, 1024)
+            if not d:
+                break
+            out += d
+    except OSError:
+        break
+    if time.time() - start > 8:
+        break
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+"#;
+    let (p, tmp) = project();
+    let exec = env!("CARGO_BIN_EXE_hookd");
+    let script = format!(
+        "'{exec}' exec -- sh -c 'trap \"echo got INT; exit 3\" INT; sleep 10 & wait'; \
+         echo \"status $?\"; '{exec}' exec -- sleep 10; echo \"status $?\""
+    );
+    let started = Instant::now();
+    let o = as_caller(&p, &tmp, PYTHON)
+        .args(["-c", DRIVER, &script])
+        .output()
+        .unwrap();
+    let out = stdout(&o).replace('\r', "");
+    // The first command traps it and exits 3; the second dies of it (128 + 2). hookd waited for
+    // each and passed on how it ended; neither `sleep 10` held the terminal.
+    assert!(out.contains("got INT\nstatus 3\n"), "{out}");
+    assert!(out.contains("status 130\n"), "{out}");
+    assert!(started.elapsed() < Duration::from_secs(6), "{out}");
 }
