@@ -37,7 +37,8 @@ pub(super) fn run(a: Args) -> Done {
         Some(command) => hookd::sandbox::shell_argv(command, a.cwd_fd),
         None => a.argv,
     };
-    match hookd::sandbox::run(&config.policy.sandbox, &config.project_dir, &argv, &cwd) {
+    let sandbox = &config.policy.sandbox;
+    match hookd::sandbox::run(sandbox, &config.project_dir, &argv, &cwd, config.host()) {
         Ok(code) => Ok(code),
         Err(RunError::Unavailable(e)) => Err(Error::Confine(e.to_string())),
         Err(e) => Err(Error::Cannot(e.to_string())),

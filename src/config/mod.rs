@@ -292,6 +292,11 @@ impl Config {
         self.policy.sandbox.home = host.home();
         self.policy.sandbox.temp = Some(host.temp_dir());
         self.policy.sandbox.state = host.state_dir();
+        self.policy.sandbox.runtime = host.dir("XDG_RUNTIME_DIR");
+        #[cfg(feature = "daemon")]
+        {
+            self.policy.sandbox.socket = host.socket();
+        }
         self.host = host;
     }
 

@@ -15,6 +15,9 @@
 //! missing.
 
 mod linux;
+mod places;
+
+pub use places::SOCKET_VARIABLES;
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -45,6 +48,16 @@ pub struct SandboxPolicy {
     /// hookd's session state as the host names it (`$HOOKD_STATE_DIR`, …): hidden.
     #[serde(skip)]
     pub state: Option<PathBuf>,
+    /// Unix sockets a confined command may connect to although something outside made them
+    /// (`sandbox.unix_sockets`, the user's layer only).
+    pub unix_sockets: Vec<PathBuf>,
+    /// The user's runtime directory as the host names it (`$XDG_RUNTIME_DIR`): covered, as
+    /// `/run/user/UID` is.
+    #[serde(skip)]
+    pub runtime: Option<PathBuf>,
+    /// hookd's daemon socket as the host names it (its token beside it): hidden.
+    #[serde(skip)]
+    pub socket: Option<PathBuf>,
 }
 
 /// What this kernel offers the sandbox.
@@ -120,6 +133,12 @@ pub const HIDDEN_IN_HOME: &[&str] = &[
     ".cargo/credentials",
     ".cargo/credentials.toml",
     ".config/hookd",
+    // Sockets of services the user runs: screen's sessions, Docker Desktop's engine, git's
+    // credential cache (it hands a cached token to whoever connects).
+    ".screen",
+    ".docker/run",
+    ".cache/git/credential",
+    ".git-credential-cache",
 ];
 
 /// Places inside the project that stay read-only: hookd's and the agents' settings, git's
@@ -155,8 +174,18 @@ pub struct Confinement {
     hidden_dirs: Vec<CString>,
     /// Files hidden under `/dev/null`.
     hidden_files: Vec<CString>,
-    /// The seccomp program that cuts the network (`None`: the network is allowed).
+    /// The seccomp program: socket families by allow-list, io_uring, the terminal injection
+    /// `ioctl`s (always set; an `Option` for the child's code).
     network_filter: Option<seccompiler::BpfProgram>,
+    /// The private temporary directory and socket places, in mount order.
+    places: Vec<places::Mount>,
+    /// The temporary directory, as the command sees it (its own, empty).
+    temp: PathBuf,
+    /// The Landlock rights granted on the command's own temporary directory (a rule the child
+    /// adds once its tmpfs is mounted).
+    temp_rights: u64,
+    /// `sandbox.unix_sockets`: variables naming one are kept.
+    unix_sockets: Vec<PathBuf>,
     summary: String,
 }
 
@@ -189,47 +218,33 @@ impl Confinement {
         let project = project
             .canonicalize()
             .map_err(|e| Unavailable::Prepare(format!("the project {}: {e}", project.display())))?;
-        let mut writable = vec![project.clone(), temp_dir(policy)];
+        let temp = temp_dir(policy);
+        let read_only = read_only_places(&project)?;
+        let hidden = hidden(policy);
+        let places = places::plan(policy, &project, &hidden)?;
+        let mut writable = vec![project.clone()];
+        // The host's temporary directory only where it is not replaced by the command's own.
+        writable.extend((!places.temp_covered).then(|| temp.clone()));
         writable.extend(policy.write.iter().cloned());
-        let ruleset = linux::ruleset(&writable).map_err(Unavailable::Prepare)?;
-
-        let mut read_only = Vec::new();
-        let git_dir = project.join(".git").is_dir();
-        for rel in READ_ONLY_IN_PROJECT {
-            if rel.starts_with(".git/") && !git_dir {
-                continue;
-            }
-            let path = project.join(rel);
-            if !path.exists() && CREATED_WHEN_ABSENT.contains(rel) {
-                // Held read-only from now on; git does not see an empty directory.
-                let _ = std::fs::create_dir(&path);
-            }
-            // Not through a symlink: the link itself is in the project and could be replaced
-            // by a confined command, but what it points to is not the project's to protect.
-            match path.symlink_metadata() {
-                Ok(m) if !m.file_type().is_symlink() => {
-                    read_only.push((c_path(&path)?, linux::mount_flags(&path)));
-                }
-                _ => {}
-            }
-        }
+        let ruleset =
+            linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
-        for path in hidden(policy) {
-            match std::fs::metadata(&path) {
-                Ok(m) if m.is_dir() => hidden_dirs.push(c_path(&path)?),
-                Ok(_) => hidden_files.push(c_path(&path)?),
+        for path in hidden.iter().chain(&places.hidden_files) {
+            match std::fs::metadata(path) {
+                Ok(m) if m.is_dir() => hidden_dirs.push(c_path(path)?),
+                Ok(_) => hidden_files.push(c_path(path)?),
                 Err(_) => {}
             }
         }
         let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
+        let mut writes: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
+        if places.temp_covered {
+            writes.insert(1, format!("{} (its own, empty)", temp.display()));
+        }
         let summary = format!(
             "writes: {}; network: {}",
-            writable
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
+            writes.join(", "),
             if policy.network { "on" } else { "off" }
         );
         Ok(Confinement {
@@ -240,11 +255,13 @@ impl Confinement {
             read_only,
             hidden_dirs,
             hidden_files,
-            network_filter: if policy.network {
-                None
-            } else {
-                Some(linux::network_filter().map_err(Unavailable::Prepare)?)
-            },
+            network_filter: Some(
+                linux::network_filter(policy.network).map_err(Unavailable::Prepare)?,
+            ),
+            places: places.mounts,
+            temp_rights: linux::temp_rights(),
+            temp,
+            unix_sockets: policy.unix_sockets.clone(),
             summary,
         })
     }
@@ -264,6 +281,44 @@ impl Confinement {
     pub fn summary(&self) -> &str {
         &self.summary
     }
+
+    /// The temporary directory the command gets (`TMPDIR`): its own, empty at the start, where
+    /// the host's was.
+    pub fn temp_dir(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Whether the command gets the variable `name` of value `value`: not one naming a socket
+    /// or a session outside ([`SOCKET_VARIABLES`]), unless it names a socket the policy lists.
+    pub fn keeps_var(&self, name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
+        places::keeps_var(&self.unix_sockets, name, value)
+    }
+}
+
+/// The places inside `project` that are held read-only (bind mounts), the ones to create
+/// first created (see [`CREATED_WHEN_ABSENT`]).
+fn read_only_places(project: &Path) -> Result<Vec<(CString, u64)>, Unavailable> {
+    let mut read_only = Vec::new();
+    let git_dir = project.join(".git").is_dir();
+    for rel in READ_ONLY_IN_PROJECT {
+        if rel.starts_with(".git/") && !git_dir {
+            continue;
+        }
+        let path = project.join(rel);
+        if !path.exists() && CREATED_WHEN_ABSENT.contains(rel) {
+            // Held read-only from now on; git does not see an empty directory.
+            let _ = std::fs::create_dir(&path);
+        }
+        // Not through a symlink: the link itself is in the project and could be replaced
+        // by a confined command, but what it points to is not the project's to protect.
+        match path.symlink_metadata() {
+            Ok(m) if !m.file_type().is_symlink() => {
+                read_only.push((c_path(&path)?, linux::mount_flags(&path)));
+            }
+            _ => {}
+        }
+    }
+    Ok(read_only)
 }
 
 fn c_path(path: &Path) -> Result<CString, Unavailable> {
@@ -304,15 +359,24 @@ pub fn writable_places(policy: &SandboxPolicy, project: &Path) -> Vec<PathBuf> {
 }
 
 /// `argv` as a [`std::process::Command`] that enters `confinement` between fork and exec
-/// (`hookd exec`): stdio inherited, run in `cwd`.
-pub fn command(
+/// (`hookd exec`): stdio inherited, run in `cwd`, with the variables `vars` less those naming
+/// sockets outside (see [`Confinement::keeps_var`]) and `TMPDIR` its own.
+pub fn command<'a>(
     confinement: std::sync::Arc<Confinement>,
     argv: &[String],
     cwd: &Path,
+    vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
 ) -> std::process::Command {
     use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..]).current_dir(cwd);
+    cmd.args(&argv[1..])
+        .current_dir(cwd)
+        .env_clear()
+        .envs(
+            vars.into_iter()
+                .filter(|(k, v)| confinement.keeps_var(k, v)),
+        )
+        .env("TMPDIR", confinement.temp_dir());
     // SAFETY: `enter` makes raw syscalls only, on what `prepare` allocated in the parent.
     unsafe {
         cmd.pre_exec(move || confinement.enter());
@@ -338,18 +402,19 @@ pub enum RunError {
     },
 }
 
-/// Run `argv` confined by `policy` (even where `enabled` is off) in `cwd`, stdio inherited:
-/// its exit status as a shell reports it (128 + N when signal N ended it). It never runs
-/// unconfined.
+/// Run `argv` confined by `policy` (even where `enabled` is off) in `cwd`, stdio inherited,
+/// with `host`'s variables as [`command`] passes them on: its exit status as a shell reports it
+/// (128 + N when signal N ended it). It never runs unconfined.
 pub fn run(
     policy: &SandboxPolicy,
     project: &Path,
     argv: &[String],
     cwd: &Path,
+    host: &crate::host::Host,
 ) -> Result<i32, RunError> {
     use std::os::unix::process::ExitStatusExt;
     let confinement = Confinement::prepare(policy, project)?;
-    let status = command(std::sync::Arc::new(confinement), argv, cwd)
+    let status = command(std::sync::Arc::new(confinement), argv, cwd, host.vars())
         .status()
         .map_err(|source| RunError::Start {
             program: argv.first().cloned().unwrap_or_default(),
