@@ -139,6 +139,9 @@ pub const HIDDEN_IN_HOME: &[&str] = &[
     ".docker/run",
     ".cache/git/credential",
     ".git-credential-cache",
+    // hookd's daemon where it is when there is no runtime directory, and its token.
+    ".infer/hookd.sock",
+    ".infer/hookd.token",
 ];
 
 /// Places inside the project that stay read-only: hookd's and the agents' settings, git's

@@ -34,6 +34,7 @@ mod otlp;
 mod runner;
 mod sandbox;
 mod sandbox_agents;
+mod sandbox_sockets;
 mod schema;
 mod sec_adapters;
 mod sec_agent_env;
