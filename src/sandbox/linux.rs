@@ -218,9 +218,11 @@ pub(super) fn network_filter(network: bool) -> Result<seccompiler::BpfProgram, S
         SeccompCmpOp::Ne,
         libc::AF_UNIX as u64,
     )?])?];
+    // `c_ulong` is u32 on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
     let ioctl_rules = TERMINAL_INJECTION
         .iter()
-        .map(|r| rule(vec![cond(1, SeccompCmpOp::Eq, *r as u64)?]))
+        .map(|r| rule(vec![cond(1, SeccompCmpOp::Eq, u64::from(*r))?]))
         .collect::<Result<Vec<_>, _>>()?;
     let mut numbers = vec![
         (libc::SYS_socket, socket_rules),
@@ -398,7 +400,6 @@ const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 /// the read-only covers are made read-only last.
 pub(super) unsafe fn private_places(c: &Confinement) -> std::io::Result<()> {
     use super::places::{Kind, MAX_SHOWN};
-    let null = std::ptr::null::<libc::c_char>();
     let mut trees: [libc::c_int; MAX_SHOWN] = [-1; MAX_SHOWN];
     // SAFETY: raw syscalls on C strings prepared by the parent and on descriptors opened here;
     // nothing allocates.
@@ -419,79 +420,99 @@ pub(super) unsafe fn private_places(c: &Confinement) -> std::io::Result<()> {
             }
             *slot = fd as libc::c_int;
         }
-        let mut next = 0;
+        let mut next = trees.iter();
         for m in &c.places {
             for dir in &m.parents {
                 libc::mkdir(dir.as_ptr(), 0o755);
             }
             match m.kind {
-                Kind::Cover { writable } => {
-                    libc::mkdir(m.path.as_ptr(), 0o755);
-                    let data = if writable {
-                        c"mode=1777"
-                    } else {
-                        c"mode=0755,size=64k"
-                    };
-                    check(libc::mount(
-                        c"tmpfs".as_ptr(),
-                        m.path.as_ptr(),
-                        c"tmpfs".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV,
-                        data.as_ptr().cast(),
-                    ))?;
-                    if writable {
-                        grant(c.ruleset.as_raw_fd(), &m.path, c.temp_rights)?;
-                    }
-                }
+                Kind::Cover { writable } => cover(c, &m.path, writable)?,
                 Kind::Show { dir, read_only } => {
-                    if dir {
-                        libc::mkdir(m.path.as_ptr(), 0o755);
-                    } else {
-                        let fd = libc::open(
-                            m.path.as_ptr(),
-                            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
-                            0o600,
-                        );
-                        if fd >= 0 {
-                            libc::close(fd);
-                        }
-                    }
-                    let tree = trees[next];
-                    next += 1;
-                    let r = libc::syscall(
-                        libc::SYS_move_mount,
-                        tree,
-                        c"".as_ptr(),
-                        libc::AT_FDCWD,
-                        m.path.as_ptr(),
-                        MOVE_MOUNT_F_EMPTY_PATH,
-                    );
-                    libc::close(tree);
-                    if r != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    if let Some(kept) = read_only {
-                        check(libc::mount(
-                            null,
-                            m.path.as_ptr(),
-                            null,
-                            libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | kept,
-                            std::ptr::null(),
-                        ))?;
-                    }
+                    let tree = next.next().copied().unwrap_or(-1);
+                    show(&m.path, tree, dir, read_only)?;
                 }
             }
         }
         for m in &c.places {
             if m.kind == (Kind::Cover { writable: false }) {
                 check(libc::mount(
-                    null,
+                    std::ptr::null(),
                     m.path.as_ptr(),
-                    null,
+                    std::ptr::null(),
                     libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
                     c"mode=0755,size=64k".as_ptr().cast(),
                 ))?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// A fresh tmpfs on `path` (made first where it lies beneath another cover); writable ones are
+/// granted to the ruleset.
+unsafe fn cover(c: &Confinement, path: &std::ffi::CStr, writable: bool) -> std::io::Result<()> {
+    let data = if writable {
+        c"mode=1777"
+    } else {
+        c"mode=0755,size=64k"
+    };
+    // SAFETY: raw syscalls on C strings prepared by the parent.
+    unsafe {
+        libc::mkdir(path.as_ptr(), 0o755);
+        check(libc::mount(
+            c"tmpfs".as_ptr(),
+            path.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            data.as_ptr().cast(),
+        ))?;
+        if writable {
+            grant(c.ruleset.as_raw_fd(), path, c.temp_rights)?;
+        }
+    }
+    Ok(())
+}
+
+/// The cloned mount tree `tree` put back on `path` (its mount point made first: a directory,
+/// or an empty file for a socket), then closed; read-only with `read_only`'s flags kept.
+unsafe fn show(
+    path: &std::ffi::CStr,
+    tree: libc::c_int,
+    dir: bool,
+    read_only: Option<u64>,
+) -> std::io::Result<()> {
+    // SAFETY: raw syscalls on a C string prepared by the parent and a descriptor opened here.
+    unsafe {
+        if dir {
+            libc::mkdir(path.as_ptr(), 0o755);
+        } else {
+            let flags = libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW;
+            let fd = libc::open(path.as_ptr(), flags, 0o600);
+            if fd >= 0 {
+                libc::close(fd);
+            }
+        }
+        let r = libc::syscall(
+            libc::SYS_move_mount,
+            tree,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        );
+        let e = std::io::Error::last_os_error();
+        libc::close(tree);
+        if r != 0 {
+            return Err(e);
+        }
+        if let Some(kept) = read_only {
+            check(libc::mount(
+                std::ptr::null(),
+                path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | kept,
+                std::ptr::null(),
+            ))?;
         }
     }
     Ok(())
