@@ -543,3 +543,49 @@ fn a_home_below_the_temporary_directory_keeps_its_files() {
         stderr(&o)
     );
 }
+
+/// A hook run confined gets the same: no variable naming a socket outside, its own `TMPDIR`,
+/// and no socket made outside.
+#[test]
+fn a_confined_hook_gets_no_socket_outside() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let slash_tmp = tempfile::tempdir_in("/tmp").unwrap();
+    let agent = slash_tmp.path().join("agent.sock");
+    let _l = Listener::path(&agent, out.path(), "agent");
+    std::fs::write(p.path().join("connect.py"), CONNECT).unwrap();
+    let script = format!(
+        "env > hook-env.txt; python3 connect.py '{}' > hook-connect.txt",
+        agent.display()
+    );
+    std::fs::write(p.path().join("hook.sh"), &script).unwrap();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^sh hook\\.sh$']}}}}\n",
+    );
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: h, hook: post_session, command: 'sh hook.sh'}]\n",
+    );
+    let mut c = hookd(&p, &tmp, &["dispatch", "post_session"]);
+    c.env("SSH_AUTH_SOCK", &agent)
+        .env("TMUX", "/tmp/tmux-0/default,1,0");
+    let o = crate::support::with_stdin(c, "{}");
+    assert!(o.status.success(), "{}", stderr(&o));
+    settle();
+    let env = std::fs::read_to_string(p.path().join("hook-env.txt")).unwrap();
+    assert!(
+        !env.contains("SSH_AUTH_SOCK=") && !env.contains("TMUX="),
+        "{env}"
+    );
+    assert!(
+        env.contains(&format!("TMPDIR={}\n", tmp.display())),
+        "{env}"
+    );
+    let connect = std::fs::read_to_string(p.path().join("hook-connect.txt")).unwrap();
+    assert_eq!(connect, format!("{} ENOENT\n", agent.display()));
+    assert_eq!(markers(out.path()), Vec::<String>::new());
+}
