@@ -433,6 +433,15 @@ pub(super) unsafe fn private_places(c: &Confinement) -> std::io::Result<()> {
                 }
             }
         }
+        // The working directory was entered before the covers: enter it again through them,
+        // or `..` from it would lead into the host's own `/tmp`.
+        if !c.places.is_empty() {
+            let mut cwd = [0u8; 4096];
+            if libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
+                return Err(std::io::Error::last_os_error());
+            }
+            check(libc::chdir(cwd.as_ptr().cast()))?;
+        }
         for m in &c.places {
             if m.kind == (Kind::Cover { writable: false }) {
                 check(libc::mount(

@@ -589,3 +589,49 @@ fn a_confined_hook_gets_no_socket_outside() {
     assert_eq!(connect, format!("{} ENOENT\n", agent.display()));
     assert_eq!(markers(out.path()), Vec::<String>::new());
 }
+
+/// A project below `/tmp` shows through the command's own `/tmp`, and the working directory is
+/// entered again through it: `..` leads to the command's `/tmp`, not the host's (where tmux's
+/// socket is).
+#[test]
+fn a_project_below_tmp_leads_to_the_commands_own_tmp_only() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = tempfile::tempdir_in("/tmp").unwrap();
+    let proj = base.path().join("proj");
+    std::fs::create_dir_all(proj.join("src")).unwrap();
+    let ok = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&proj)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let _l = Listener::path(&base.path().join("tmux.sock"), out.path(), "tmux");
+    std::fs::write(proj.join("connect.py"), CONNECT).unwrap();
+    let script = "python3 connect.py ../tmux.sock; cd src && pwd -P && git status --short | wc -l";
+    let run = |confine: bool| {
+        let mut c = if confine {
+            hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        } else {
+            let mut c = Command::new("sh");
+            c.args(["-c", script]);
+            c
+        };
+        c.current_dir(&proj).output().unwrap()
+    };
+    let expected =
+        |result: &str| format!("../tmux.sock {result}\n{}\n1\n", proj.join("src").display());
+    let o = run(false);
+    settle();
+    assert_eq!(stdout(&o), expected("connected"));
+    assert_eq!(markers(out.path()), ["tmux"]);
+    std::fs::remove_file(out.path().join("tmux")).unwrap();
+    let o = run(true);
+    settle();
+    assert_eq!(stdout(&o), expected("ENOENT"), "{}", stderr(&o));
+    assert_eq!(markers(out.path()), Vec::<String>::new());
+}
