@@ -1,13 +1,15 @@
 //! Confinement for the commands hookd lets run: the kernel, not the command's words, bounds
 //! what an admitted program (and every process it starts) may write, read and reach.
 //!
-//! Two mechanisms, both unprivileged: Landlock (the outer write boundary: only the project,
-//! the temporary directory and the policy's `write` places; no link or rename of a file from
-//! outside into them) and a user + mount (+ network) namespace (inside the project, `.infer/`,
+//! Three mechanisms, all unprivileged: Landlock (the outer write boundary: only the project,
+//! the command's own temporary directory and the policy's `write` places; no link or rename of
+//! a file from outside into them), a user + mount namespace (inside the project, `.infer/`,
 //! `.git/hooks`, `.git/config` and the agents' settings bound read-only; credential stores
-//! hidden under empty read-only mounts; no network interface but a down loopback). Landlock
-//! only grants: a hole in a granted tree needs the mounts. Both are inherited by every
-//! descendant and cannot be dropped (no_new_privs; a Landlocked process cannot change mounts).
+//! hidden under empty read-only mounts; an empty tmpfs over `/tmp`, `$TMPDIR` and the places
+//! where services keep their sockets, see `places.rs`) and a seccomp filter (socket families by
+//! allow-list, io_uring, terminal injection). Landlock only grants: a hole in a granted tree
+//! needs the mounts. All are inherited by every descendant and cannot be dropped
+//! (no_new_privs; a Landlocked process cannot change mounts).
 //!
 //! [`Confinement::prepare`] does everything that allocates, in the parent; the forked child
 //! only makes syscalls ([`Confinement::enter`]). Where the kernel cannot enforce the policy
