@@ -61,10 +61,24 @@ const SOCKET_DIRS: &[&str] = &[
     "/var/run/docker",
     "/run/containerd",
     "/run/podman",
+    "/run/buildkit",
+    "/run/libvirt",
+    "/var/run/libvirt",
 ];
 
-/// Single sockets hidden under `/dev/null`.
-const SOCKET_FILES: &[&str] = &["/run/docker.sock", "/var/run/docker.sock"];
+/// Single sockets hidden under `/dev/null`: container engines, snapd, and systemd's private
+/// manager socket (root's `systemctl` and `systemd-run` go through it: a command confined as
+/// root would start units outside).
+const SOCKET_FILES: &[&str] = &[
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/systemd/private",
+    "/run/snapd.socket",
+    "/run/snapd-snap.socket",
+    "/var/lib/lxd/unix.socket",
+    "/var/snap/lxd/common/lxd/unix.socket",
+    "/var/lib/incus/unix.socket",
+];
 
 /// The most places shown again through the private ones (the child keeps their mount trees in
 /// an array on its stack).
