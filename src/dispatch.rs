@@ -154,6 +154,11 @@ impl EngineBuilder {
             Gate::new(&self.config.allow, self.config.allow_file.clone())
                 .with_untrusted(&self.config.ignored_allow),
         );
+        // The user's hooks are allowed in the user's own file: their hints name it.
+        let user_gate = match self.config.user_allow_file.as_str() {
+            "" => gate.clone(),
+            file => Arc::new(gate.naming(file)),
+        };
         let mut by_point: [Vec<Hook>; 8] = Default::default();
         if self.config.hooks.enabled {
             for h in &self.config.hooks.hooks {
@@ -176,6 +181,7 @@ impl EngineBuilder {
             Box::new(CommandProvider {
                 by_point,
                 gate: gate.clone(),
+                user_gate: user_gate.clone(),
                 project_dir: self.config.project_dir.clone(),
                 grace: self.grace.unwrap_or(self.config.hooks.grace),
                 max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
@@ -213,6 +219,7 @@ impl EngineBuilder {
             store: self.store,
             mode: self.mode,
             gate,
+            user_gate,
             config: Arc::new(self.config),
         }
     }
@@ -249,6 +256,8 @@ pub struct Engine {
     store: Arc<dyn StateStore>,
     mode: Mode,
     gate: Arc<Gate>,
+    /// The same, naming the user's own file in its hints (for the user's hooks).
+    user_gate: Arc<Gate>,
     config: Arc<Config>,
 }
 
@@ -274,6 +283,16 @@ impl Engine {
     /// The gate compiled from the configuration.
     pub fn gate(&self) -> &Gate {
         &self.gate
+    }
+
+    /// The gate for a hook written by `source`: its hints name the file that would allow it
+    /// (the user's own `config.yaml` for the user's hooks).
+    pub(crate) fn gate_for(&self, source: crate::config::Source) -> &Gate {
+        if source == crate::config::Source::Project {
+            &self.gate
+        } else {
+            &self.user_gate
+        }
     }
 
     /// The configuration.

@@ -254,6 +254,9 @@ pub enum DenyReason {
     /// A tool call of the model would write, or a command it proposed names, one of hookd's
     /// own files (configuration, trust store, state, installed agent settings).
     ProtectedPath,
+    /// The repository's agent files set a variable that makes the agent's shell or the loader
+    /// run code before hookd can gate or confine the model's shell call (`BASH_ENV`, …).
+    AgentStartup,
 }
 
 impl DenyReason {
@@ -278,6 +281,7 @@ impl DenyReason {
             DenyReason::DangerousArgument => "dangerous_argument",
             DenyReason::Unparsable => "unparsable",
             DenyReason::ProtectedPath => "protected_path",
+            DenyReason::AgentStartup => "agent_startup",
         }
     }
 
@@ -302,6 +306,7 @@ impl DenyReason {
             DenyReason::DangerousArgument => "options and program text that run other programs or write files their words do not name (`find -exec`, `tar --to-command`, `sed e`, `awk system`) are admitted only by an entry that names the option, or that allows this exact command",
             DenyReason::Unparsable => "simplify the command to one program with plain or quoted arguments",
             DenyReason::ProtectedPath => "with gate_shell_tools on, the model may not write or name hookd's configuration, trust store, state or the agents' hook settings; edit the file yourself, outside the agent",
+            DenyReason::AgentStartup => "remove the variable from the repository's agent settings (`hookd check` names each file and variable), then start a new session: no allow entry lifts this",
         }
     }
 }
@@ -444,6 +449,9 @@ pub enum ReloadCause {
     Changed,
     /// SIGHUP.
     Sighup,
+    /// Not a reload: an agent's call (a one-shot `hookd adapter` or `hookd dispatch`) loaded it
+    /// to dispatch, and no hook ran.
+    Dispatch,
 }
 
 impl ReloadCause {
@@ -452,6 +460,7 @@ impl ReloadCause {
         match self {
             ReloadCause::Changed => "changed",
             ReloadCause::Sighup => "sighup",
+            ReloadCause::Dispatch => "dispatch",
         }
     }
 }

@@ -32,6 +32,9 @@
 //!   every error a [`Diagnostic`] with file, line and column.
 //! - [`dispatch`]: the seam. [`Engine::dispatch`] reads the [`Context`], asks each provider
 //!   (reminders, then command hooks) what is due, and returns an [`Outcome`].
+//! - [`places`] and [`vars`]: the catalogs of the places hookd protects (what the gate and
+//!   the sandbox each do with them) and of the environment variables it reads; every list of
+//!   either is derived from them.
 //! - [`gate`]: may this command run? One plain command admitted by an allow entry
 //!   ([`Gate::verdict`]), or a model's command part by part ([`Gate::model_verdict`]).
 //! - [`runner`]: an admitted command run without a shell, in its own process group, with a
@@ -73,6 +76,7 @@ mod kinds;
 pub mod otlp;
 mod outcome;
 pub mod paths;
+pub mod places;
 mod provider;
 mod reminder;
 #[cfg(feature = "adapters")]
@@ -84,6 +88,7 @@ pub mod sandbox;
 pub mod state;
 mod suggest;
 pub mod tail;
+pub mod vars;
 mod view;
 
 pub use catalog::HookPoint;

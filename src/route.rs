@@ -283,16 +283,47 @@ impl Here {
         self.telemetry = Some((exporter.clone(), exporter));
     }
 
-    /// The engine for one dispatch in this process, with session state in files.
-    pub fn engine(self, config: Config) -> Result<Engine, EventsFileError> {
-        let sink: Arc<dyn EventSink> = match self.events {
+    /// Where this process's events go: the events file (or stderr), if any.
+    fn file_sink(&self) -> Result<Arc<dyn EventSink>, EventsFileError> {
+        Ok(match &self.events {
             None => Arc::new(NullSink),
             Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
-            Some(path) => match SharedLog::open(&path) {
+            Some(path) => match SharedLog::open(path) {
                 Ok(s) => Arc::new(s),
-                Err(source) => return Err(EventsFileError { path, source }),
+                Err(source) => {
+                    let path = path.clone();
+                    return Err(EventsFileError { path, source });
+                }
             },
+        })
+    }
+
+    /// An agent's call at `point` of `session` found the configuration invalid, and no hook
+    /// ran (hookd failing closed or not, when the caller decides it): said as a `config_error` event (`cause: dispatch`) where this call's events go, so
+    /// that an audit trail shows a session that hookd refused from its first prompt on.
+    pub fn config_failed(
+        &self,
+        point: HookPoint,
+        session: &str,
+        error: &crate::config::ConfigError,
+        fail_closed: Option<bool>,
+    ) -> Result<(), EventsFileError> {
+        let mut event = error.event(crate::kinds::ReloadCause::Dispatch);
+        event.hook = Some(point);
+        event.session_id = Some(crate::state::session_key(session).into_owned());
+        event.fail_closed = fail_closed;
+        let sink = self.file_sink()?;
+        let sink: Arc<dyn EventSink> = match &self.telemetry {
+            Some((_, export)) => Arc::new(Fanout(vec![sink, export.clone()])),
+            None => sink,
         };
+        crate::events::Stream::new(sink, 0).emit(crate::events::Event::ConfigError(event));
+        Ok(())
+    }
+
+    /// The engine for one dispatch in this process, with session state in files.
+    pub fn engine(self, config: Config) -> Result<Engine, EventsFileError> {
+        let sink = self.file_sink()?;
         let state = config.host().state_dir();
         let store: Arc<dyn StateStore> = match state {
             Some(dir) => Arc::new(FileStore::new(dir)),

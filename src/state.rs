@@ -143,6 +143,28 @@ pub fn session_key(session: &str) -> std::borrow::Cow<'_, str> {
     format!("sha256:{hex}").into()
 }
 
+/// Characters of a session id `hookd events` shows before cutting it with `…`.
+pub const SHOWN_SESSION_CHARS: usize = 12;
+
+/// A session id as `hookd events` shows it in its column: whole, or its first
+/// [`SHOWN_SESSION_CHARS`] characters and `…`, which [`session_selects`] accepts.
+pub fn session_shown(session: &str) -> std::borrow::Cow<'_, str> {
+    match session.char_indices().nth(SHOWN_SESSION_CHARS) {
+        Some((i, _)) => format!("{}…", &session[..i]).into(),
+        None => session.into(),
+    }
+}
+
+/// Whether `--session WANTED` (of `hookd events`, or the daemon's `?session=`) selects the
+/// session `id`: the id itself, its [`session_key`] (or the id of a key), or, ended with `…`
+/// as `hookd events` shows it, any id it begins.
+pub fn session_selects(wanted: &str, id: &str) -> bool {
+    if let Some(prefix) = wanted.strip_suffix('…') {
+        return id.starts_with(prefix);
+    }
+    wanted == id || session_key(wanted) == session_key(id)
+}
+
 #[derive(Debug, Default)]
 struct Sessions {
     map: HashMap<String, (SessionState, Instant)>,
@@ -359,6 +381,21 @@ impl StateStore for FileStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_as_shown_selects_the_sessions_it_begins_and_no_other() {
+        let id = "027567bf-78d4-43b7-8b98-7b6d86ce3708";
+        assert_eq!(session_shown(id), "027567bf-78d…");
+        assert_eq!(session_shown("s1"), "s1");
+        for wanted in [id, "027567bf-78d…", "0…"] {
+            assert!(session_selects(wanted, id), "{wanted}");
+        }
+        // Cut without `…` is not the id; a long id's digest selects it.
+        assert!(!session_selects("027567bf-78d", id));
+        assert!(!session_selects("s1…", id));
+        let long = "x".repeat(300);
+        assert!(session_selects(&session_key(&long), &long));
+    }
     use std::sync::Arc;
 
     #[test]

@@ -2,12 +2,17 @@
 # Opt-in end-to-end test: the real Claude Code (from npm, about 360 MB) routes its hooks through
 # hookd, against a scripted model server on 127.0.0.1. Not run by CI (too large to download on
 # every run). Usage: scripts/e2e/claude-code.sh [claude-code version]
+# CLAUDE=/path/to/claude uses an installed one; HOOKD=/path/to/hookd skips the release build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 version=${1:-2.1.330}
-cargo build --release --quiet
-hookd="$PWD/target/release/hookd"
+if [ -n "${HOOKD:-}" ]; then
+  hookd=$HOOKD
+else
+  cargo build --release --quiet
+  hookd="$PWD/target/release/hookd"
+fi
 work=$(mktemp -d)
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
@@ -92,22 +97,43 @@ grep -q '"name":"GIT_CONFIG_COUNT","cause":"project","source":".claude/settings.
 grep -q "by post_session" "$repo/fsmonitor.log" 2>/dev/null && fail "the repository's program ran in the user's hook"
 echo "ok: the user's hook ran without the repository's variables"
 
-echo "== 4: the sandbox: the model's Bash call runs confined in Claude Code itself"
+echo "== 4: the sandbox: the model's Bash calls run confined in Claude Code itself"
+results() { grep -a 'fake-anthropic: tool_result' "$work/server.log" || true; }
 if "$hookd" exec -- true 2>/dev/null; then
   cd "$project"
   mkdir -p "$work/home/.infer"
   printf 'sandbox: {enabled: true}\n' > "$work/home/.infer/config.yaml"
   printf 'enabled: true\nhooks: []\n' > .infer/hooks.yaml
   printf 'tools: {bash: {mode: {all: {allow: []}}}}\n' > .infer/config.yaml
-  # Not gated: Claude Code's --allowedTools Bash lets it run; hookd confines it.
-  printf 'mkdir -p sub && cd sub && touch confined-marker && echo pwned >> %s/escaped; pwd' "$work/home" > "$work/tool-command"
+  # Not gated: Claude Code's --allowedTools Bash lets it run; hookd confines it. The second
+  # call runs where the first ended (Claude Code keeps its shell's directory).
+  python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
+    "mkdir -p sub && cd sub && touch confined-marker && echo pwned >> $work/home/escaped; pwd" \
+    "pwd && echo second-call" > "$work/tool-command"
+  : > "$work/server.log"
   run_claude
   [ -e sub/confined-marker ] || fail "the model's command did not run"
   [ -e "$work/home/escaped" ] && fail "the model's command wrote the home directory"
-  grep -q 'tool_result.*Permission denied' "$work/server.log" || fail "the tool result does not show the refused write"
-  echo "ok: the model's command ran confined (its write to the home directory was refused)"
+  results | grep -q 'Permission denied' || fail "the tool result does not show the refused write"
+  results | grep -q "$project/sub\\\\nsecond-call" || fail "the next call did not run where the first ended"
+  echo "ok: the model's command ran confined (its write to the home directory was refused); the next call ran in sub/"
+
+  echo "== 5: gated and confined: make test, git commit, a refused command, a confined write outside"
+  printf 'enabled: true\ngate_shell_tools: true\nhooks: []\n' > .infer/hooks.yaml
+  printf "tools: {bash: {mode: {all: {allow: ['^make test$', '^make escape$', '^git add -A$', '^git commit -m x$']}}}}\n" > .infer/config.yaml
+  git config user.email e2e@example.com; git config user.name e2e
+  printf 'test:\n\t@echo "make-test-output-$$((6*7))"\nescape:\n\techo pwned > %s/escaped\n' "$work/home" > Makefile
+  printf '%s\n' '["make test", "git add -A && git commit -m x", "curl http://example.com", "make escape"]' > "$work/tool-command"
+  : > "$work/server.log"
+  run_claude
+  results | grep -q 'make-test-output-42' || fail "make test's output did not reach the model"
+  [ "$(git log --format=%s -1 2>/dev/null)" = x ] || fail "git commit did not work confined"
+  results | grep -q 'hookd refused this Bash call' || fail "the model was not told why curl was refused"
+  [ -e "$work/home/escaped" ] && fail "make escape wrote the home directory"
+  results | grep -q 'escaped: Permission denied' || fail "the tool result does not show make escape's refused write"
+  echo "ok: make test's output reached the model, committed $(git log --oneline -1), curl refused with the reason, make escape's write refused"
 else
   echo "skipped: this kernel cannot confine (hookd check says why)"
 fi
 rm -f "$work/tool-command"
-echo "4 passed, 0 failed"
+echo "5 passed, 0 failed"

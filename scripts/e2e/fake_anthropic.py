@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A scripted Anthropic Messages API on loopback for hookd's end-to-end test with Claude Code.
 
-A prompt containing RUNTOOL gets one Bash tool call (`echo ok-tool`, or the text of the file
-$FAKE_TOOL_COMMAND_FILE names); once a tool result comes
-back, or for any other prompt, the answer is plain text. Every request is logged to stderr.
+A prompt containing RUNTOOL gets Bash tool calls, one per turn: `echo ok-tool`, or the commands
+in the file $FAKE_TOOL_COMMAND_FILE names (a JSON list of commands, or one command as plain
+text); once the last command's result comes back, or for any other prompt, the answer is plain
+text. Every request is logged to stderr.
 Serves 127.0.0.1 only, stops after --max-requests requests or --seconds seconds.
 """
 import argparse, json, os, sys, threading, time
@@ -13,13 +14,14 @@ def blocks_of(message):
     content = message.get("content", "")
     return content if isinstance(content, list) else [{"type": "text", "text": content}]
 
-def tool_command():
-    """The Bash command to ask for: $FAKE_TOOL_COMMAND_FILE's text when that file exists (read
-    at each request, so one server serves several scenarios), else `echo ok-tool`."""
+def tool_commands():
+    """The Bash commands to ask for: $FAKE_TOOL_COMMAND_FILE's when that file exists (read at
+    each request, so one server serves several scenarios), else `echo ok-tool`."""
     path = os.environ.get("FAKE_TOOL_COMMAND_FILE")
     if path and os.path.exists(path):
-        return open(path).read().strip()
-    return "echo ok-tool"
+        text = open(path).read().strip()
+        return json.loads(text) if text.startswith("[") else [text]
+    return ["echo ok-tool"]
 
 def answer(body):
     """Claude Code puts reminders and the prompt in several blocks and messages: look at all."""
@@ -27,12 +29,14 @@ def answer(body):
     results = [b for b in blocks if b.get("type") == "tool_result"]
     if results:
         sys.stderr.write("fake-anthropic: tool_result " + json.dumps(results[-1]) + "\n")
-        return [{"type": "text", "text": "done"}], "end_turn"
-    if any("RUNTOOL" in str(b.get("text", "")) for b in blocks):
-        return [{"type": "tool_use", "id": "toolu_01", "name": "Bash",
-                 "input": {"command": tool_command(),
+    if not any("RUNTOOL" in str(b.get("text", "")) for b in blocks):
+        return [{"type": "text", "text": "ok"}], "end_turn"
+    commands = tool_commands()
+    if len(results) < len(commands):
+        return [{"type": "tool_use", "id": f"toolu_{len(results) + 1:02}", "name": "Bash",
+                 "input": {"command": commands[len(results)],
                            "description": "run"}}], "tool_use"
-    return [{"type": "text", "text": "ok"}], "end_turn"
+    return [{"type": "text", "text": "done"}], "end_turn"
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"

@@ -200,7 +200,18 @@ impl Answer<'_> {
         opts.also_places = call.moved_places.clone();
         let config = match config::load(&opts) {
             Ok(c) => c,
-            Err(e) => return self.failure(event, &e.report(), false),
+            Err(e) => {
+                // An event too, so an audit trail does not stay empty (its own failure noted).
+                let session = t.context.get("session_id").and_then(|s| s.as_str());
+                let closed = self.closed_for(event);
+                if let Err(w) =
+                    call.here
+                        .config_failed(point, session.unwrap_or(""), &e, Some(closed))
+                {
+                    self.diagnostics.push(format!("hookd: {w}"));
+                }
+                return self.failure(event, &e.report(), false);
+            }
         };
         // The policy resolved with the project's file (a trusted one may turn fail_closed on).
         let project_closed = config.policy.fail_closed;

@@ -38,6 +38,15 @@ pub enum InstallError {
         /// What is not as expected, and what to do.
         what: &'static str,
     },
+    /// Its `env` sets variables that make the agent's shell or the loader run code before
+    /// hookd exists for a call: hookd's hooks there would not hold.
+    #[error("{path}: its `env` sets {names}: the agent's shell (or the dynamic loader) runs the repository's code before hookd can gate or confine a call, so hookd's hooks in this file would not hold. Remove it from `env`, or run again with --force to install anyway")]
+    RunsCode {
+        /// The settings file.
+        path: PathBuf,
+        /// The variables, comma-separated.
+        names: String,
+    },
     /// It, or its directory, is a symbolic link, and following was not asked for.
     #[error("{path}: {what} {} is a symbolic link; hookd does not write through links (a repository can point one at your files). Check where it leads, then run again with --follow-symlinks to write there", link.display())]
     Link {
@@ -156,6 +165,10 @@ pub struct InstallOptions<'a> {
     /// Write through a settings file (or its directory) that is a symlink, to the file it names.
     /// Off by default: a cloned repository's `.claude/settings.json` may point anywhere.
     pub follow_symlinks: bool,
+    /// Install into a settings file whose `env` sets a variable that runs code in the agent's
+    /// shell before hookd can confine a call (`BASH_ENV`, `LD_PRELOAD`, …): refused unless
+    /// this is set.
+    pub force: bool,
 }
 
 /// The command the agent runs: this hookd binary's adapter.
@@ -308,6 +321,20 @@ pub fn install(
     let existing = read(path)?;
     let existed = existing.is_some();
     let mut settings = existing.unwrap_or_else(|| json!({}));
+    let runs_code: Vec<&str> = settings
+        .get("env")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|env| env.keys())
+        .map(String::as_str)
+        .filter(|k| crate::runner::runs_code(k))
+        .collect();
+    if !runs_code.is_empty() && !opts.force {
+        return Err(InstallError::RunsCode {
+            path: path.to_path_buf(),
+            names: runs_code.join(", "),
+        });
+    }
     let command = adapter_command_with(hookd, spec.name(), opts.flags);
     let err = |what: &'static str| InstallError::Shape {
         path: path.to_path_buf(),

@@ -13,6 +13,7 @@ pub mod install;
 pub(crate) mod payload;
 pub(crate) mod project_env;
 mod reply;
+pub mod seams;
 
 use std::path::{Path, PathBuf};
 

@@ -17,9 +17,6 @@ use std::path::{Path, PathBuf};
 use crate::host::Host;
 use crate::runner::{steers_hookd, ProjectVar};
 
-/// Switches a project may turn on but not off.
-const ONLY_ON: &[&str] = &["HOOKD_FAIL_CLOSED", "HOOKD_GATE_SHELL_TOOLS"];
-
 /// What to do with the process environment.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Scrub {
@@ -245,7 +242,7 @@ pub(crate) fn scrub(
         let Some(value) = env(name) else { continue };
         // The value is the repository's: shown with control characters escaped.
         let shown = crate::display::visible(&value);
-        if ONLY_ON.contains(&name.as_str()) {
+        if crate::vars::has(name, crate::vars::Role::OnlyOn) {
             if crate::config::parse_bool(&value) != Some(true) {
                 s.remove.push(name.clone());
                 s.notes.push(format!(
@@ -423,11 +420,10 @@ fn drop_what_it_set(
         None
     };
     let s = scrub(&names, &|k: &str| host.var_text(k), &projects, user_home);
-    let places = crate::gate::protect::Places::VARS;
-    let before: Vec<(&str, Option<std::ffi::OsString>)> = places
-        .iter()
-        .map(|k| (*k, host.var(k).map(ToOwned::to_owned)))
-        .collect();
+    let before: Vec<(&str, Option<std::ffi::OsString>)> =
+        crate::vars::with(crate::vars::Role::Place)
+            .map(|k| (k, host.var(k).map(ToOwned::to_owned)))
+            .collect();
     let here = host.cwd().unwrap_or(Path::new("/")).to_path_buf();
     let project_env = project_vars(set, &|k: &str| host.var(k).map(ToOwned::to_owned), &here);
     for k in &s.remove {

@@ -29,12 +29,20 @@ pub(super) fn run(a: Args) -> Done {
         }
     }
     out(&report.text);
+    if a.strict && !report.seams.is_empty() {
+        return Err(Error::No(format!(
+            "hookd check --strict: the project's agent files open {} way{} around hookd:\n  {}",
+            report.seams.len(),
+            plural(report.seams.len()),
+            report.seams.join("\n  ")
+        )));
+    }
     let refused = &report.refused;
     if a.strict && !refused.is_empty() {
         return Err(Error::No(format!(
             "hookd check --strict: {} hook{} would not run:\n  {}",
-            refused.len(),
-            plural(refused.len()),
+            report.not_run,
+            plural(report.not_run),
             refused.join("\n  ")
         )));
     }

@@ -1,7 +1,7 @@
-//! `hookd completions SHELL` and `hookd man`: generated from the one command-line definition
-//! (clap_complete, clap_mangen), so they never disagree with what hookd accepts.
+//! `hookd completions SHELL`: generated from the one command-line definition (clap_complete),
+//! so it never disagrees with what hookd accepts.
 
-use super::error::{Done, Error};
+use super::error::Done;
 use clap::CommandFactory;
 use clap_complete::Shell;
 
@@ -31,22 +31,5 @@ pub(super) fn run(a: Args) -> Done {
         ));
     }
     super::out(&script);
-    Ok(0)
-}
-
-/// Print the manual page: hookd's own, then one section per subcommand (`hookd-check(1)`…).
-pub(super) fn man() -> Done {
-    let cmd = super::Cli::command();
-    let mut out = Vec::new();
-    let render = |man: clap_mangen::Man, out: &mut Vec<u8>| {
-        man.render(out)
-            .map_err(|e| Error::Cannot(format!("cannot render the manual page: {e}")))
-    };
-    render(clap_mangen::Man::new(cmd.clone()), &mut out)?;
-    for sub in cmd.get_subcommands() {
-        let page = clap_mangen::Man::new(sub.clone()).title(format!("hookd-{}", sub.get_name()));
-        render(page, &mut out)?;
-    }
-    super::out(&String::from_utf8_lossy(&out));
     Ok(0)
 }

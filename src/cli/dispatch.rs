@@ -2,7 +2,7 @@
 
 use super::error::{Done, Error};
 use super::load::{load, options, print_warnings, ConfigArgs};
-use super::{given_path, out, parse_mode, path_arg, read_stdin};
+use super::{given_path, out, path_arg, read_stdin, ModeArg};
 use hookd::catalog::HookPoint;
 use hookd::config::Mode;
 use hookd::dispatch::Context;
@@ -21,7 +21,7 @@ pub(super) struct Args {
     #[command(flatten)]
     pub(super) cfg: ConfigArgs,
     /// The mode (overrides the context's `mode`; default standard).
-    #[arg(long, value_parser = parse_mode)]
+    #[arg(long, value_parser = ModeArg, value_name = "MODE")]
     pub(super) mode: Option<Mode>,
     /// The session (overrides the context's `session_id`).
     #[arg(long, value_name = "ID")]
@@ -76,9 +76,18 @@ pub(super) fn run(a: Args) -> Done {
         Err(e @ RouteError::Lost(_)) => return Err(Error::DaemonGone(format!("error: {e}"))),
         Err(e) => return Err(Error::Cannot(e.to_string())),
     }
-    let config = load(a.cfg)?;
-    print_warnings(&config);
     let here = here(events, Vec::new());
+    let config = match load(a.cfg) {
+        Err(Error::Config(e)) => {
+            let session = context.get("session_id").and_then(|s| s.as_str());
+            if let Err(w) = here.config_failed(a.point, session.unwrap_or(""), &e, None) {
+                eprintln!("hookd: {w}");
+            }
+            return Err(Error::Config(e));
+        }
+        loaded => loaded?,
+    };
+    print_warnings(&config);
     let cancel = here.cancel.clone();
     let engine = here.engine(config).map_err(Error::library)?;
     let (result, caught) = interruptible(&cancel, || engine.dispatch(a.point, &context));

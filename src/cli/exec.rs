@@ -13,10 +13,12 @@ pub(super) struct Args {
     /// call confined (the adapters rewrite the call to this).
     #[arg(long, value_name = "COMMAND", conflicts_with = "argv")]
     pub(super) shell: Option<String>,
-    /// With --shell: write the directory the command ends in to descriptor FD (the agent's
-    /// shell goes there afterwards, as it would have after the command itself).
-    #[arg(long, value_name = "FD", requires = "shell")]
-    pub(super) cwd_fd: Option<u8>,
+    /// With --shell: once the command has ended, write the directory it ended in to FILE, if
+    /// that is a directory inside the project (the agent's shell goes there afterwards, as it
+    /// would have after the command itself). FILE must be in hookd's state directory, which
+    /// confined commands cannot see.
+    #[arg(long, value_name = "FILE", requires = "shell")]
+    pub(super) cwd_file: Option<std::path::PathBuf>,
     /// The program and its arguments (after `--`).
     #[arg(
         required_unless_present = "shell",
@@ -33,12 +35,21 @@ pub(super) struct Args {
 pub(super) fn run(a: Args) -> Done {
     let config = load(a.cfg)?;
     let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
-    let argv = match &a.shell {
-        Some(command) => hookd::sandbox::shell_argv(command, a.cwd_fd),
-        None => a.argv,
+    let (policy, project) = (&config.policy.sandbox, &config.project_dir);
+    let host = config.host();
+    let ran = match &a.shell {
+        Some(command) => {
+            let channel = a.cwd_file.as_deref();
+            hookd::sandbox::run_shell(policy, project, command, &cwd, channel, host).map(|r| {
+                if let Some(note) = r.note {
+                    eprintln!("{note}");
+                }
+                r.status
+            })
+        }
+        None => hookd::sandbox::run(policy, project, &a.argv, &cwd, host),
     };
-    let sandbox = &config.policy.sandbox;
-    match hookd::sandbox::run(sandbox, &config.project_dir, &argv, &cwd, config.host()) {
+    match ran {
         Ok(code) => Ok(code),
         Err(RunError::Unavailable(e)) => Err(Error::Confine(e.to_string())),
         Err(e) => Err(Error::Cannot(e.to_string())),

@@ -43,6 +43,7 @@ pub(super) fn run(a: Args) -> Done {
             fail_closed: a.headless,
             gate_shell_tools: a.headless,
             follow_symlinks: false,
+            force: false,
         })?;
     }
     out(&next_step(a.config_dir.as_deref(), a.agent.is_some()));

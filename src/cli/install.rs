@@ -25,6 +25,11 @@ pub(super) struct Args {
     /// Write through a settings file or directory that is a symbolic link.
     #[arg(long)]
     pub(super) follow_symlinks: bool,
+    /// Install even into a settings file whose `env` sets a variable that runs code in the
+    /// agent's shell before hookd can confine a call (`BASH_ENV`, `LD_PRELOAD`, …): the
+    /// repository's code would run first, unconfined.
+    #[arg(long)]
+    pub(super) force: bool,
 }
 
 /// `hookd uninstall`'s arguments.
@@ -99,6 +104,7 @@ pub(super) fn run(a: Args) -> Done {
     let opts = install::InstallOptions {
         flags: &flags,
         follow_symlinks: a.follow_symlinks,
+        force: a.force,
     };
     install(a.agent, a.scope, false, opts)
 }
@@ -108,6 +114,7 @@ pub(super) fn run_uninstall(a: UninstallArgs) -> Done {
     let opts = install::InstallOptions {
         flags: &[],
         follow_symlinks: a.follow_symlinks,
+        force: true,
     };
     install(a.agent, a.scope, true, opts)
 }

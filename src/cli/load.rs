@@ -30,7 +30,7 @@ pub(super) struct GateArgs {
     #[command(flatten)]
     pub(super) cfg: ConfigArgs,
     /// The mode whose allow-list decides the verdicts.
-    #[arg(long, default_value = "standard", value_parser = super::parse_mode)]
+    #[arg(long, default_value = "standard", value_parser = super::ModeArg)]
     pub(super) mode: hookd::config::Mode,
 }
 

@@ -13,6 +13,7 @@ mod imports;
 mod init;
 mod install;
 mod load;
+mod man;
 mod points;
 mod schema;
 mod serve;
@@ -119,6 +120,35 @@ pub(super) fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse::<Mode>().map_err(|e| e.to_string())
 }
 
+/// The mode argument: [`parse_mode`]'s messages, and the modes' names for completions (not
+/// file names) and help.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ModeArg;
+
+impl clap::builder::TypedValueParser for ModeArg {
+    type Value = Mode;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Mode, clap::Error> {
+        let parse: fn(&str) -> Result<Mode, String> = parse_mode;
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            Mode::ALL
+                .into_iter()
+                .map(|m| clap::builder::PossibleValue::new(m.name())),
+        ))
+    }
+}
+
 /// The hook point argument: [`parse_point`]'s messages, and the catalog's names for
 /// completions and help.
 #[derive(Clone, Copy, Debug)]
@@ -171,7 +201,7 @@ pub(crate) fn run(cli: Cli, early: Option<hookd::adapter::handle::Arrival>) -> D
         Command::Completions(a) => completions::run(a),
         Command::Schema(a) => schema::run(a),
         Command::Init(a) => init::run(a),
-        Command::Man => completions::man(),
+        Command::Man => man::man(),
     }
 }
 

@@ -27,9 +27,14 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     listen: Option<std::net::SocketAddr>,
     /// The token HTTP requests must carry as `Authorization: Bearer TOKEN` (also HOOKD_TOKEN).
-    /// Without one, `--listen` generates a token and keeps it in a 0600 file beside the socket.
+    /// Without one, `--listen` keeps a token in a 0600 file beside the socket: the same across
+    /// restarts, so open dashboards and scrapers resume.
     #[arg(long, env = "HOOKD_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Replace the kept token with a new one (open dashboards must then be reopened with the
+    /// new `dashboard:` address).
+    #[arg(long, conflicts_with = "token")]
+    new_token: bool,
     /// Also append events as JSON lines to FILE (rotated by size: FILE.1 … FILE.3).
     #[arg(long, value_name = "FILE")]
     events: Option<PathBuf>,
@@ -37,7 +42,7 @@ pub(super) struct ServeArgs {
     #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
     events_max_bytes: u64,
     /// Seconds running dispatches may take to finish after SIGTERM before their hooks are killed.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     grace: u64,
     /// Forget a session's reminder state (turns, `once` reminders, stop guard) after this many
     /// seconds without a dispatch.
@@ -104,9 +109,11 @@ pub(super) fn run(a: Args) -> Done {
     if let Some(e) = super::telemetry::exporter() {
         builder = builder.export(e);
     }
-    // HTTP on loopback without --token: a fresh one in a 0600 file beside the socket, for the
-    // operator's curl and Prometheus' `credentials_file`.
-    let told = builder.token_file().map_err(Error::library)?;
+    // HTTP on loopback without --token: the one kept in a 0600 file beside the socket (new with
+    // --new-token), for the operator's curl and Prometheus' `credentials_file`.
+    let told = builder
+        .kept_token_file(s.new_token)
+        .map_err(Error::library)?;
     let key = builder.token().map(hookd::daemon::dashboard_key);
     builder
         .run_until_signalled(|listening| {

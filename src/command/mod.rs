@@ -75,6 +75,8 @@ impl Hook {
 pub(crate) struct CommandProvider {
     pub by_point: [Vec<Hook>; 8],
     pub gate: Arc<Gate>,
+    /// The gate for the user's own hooks: its hints name the user's `config.yaml`.
+    pub user_gate: Arc<Gate>,
     pub project_dir: PathBuf,
     pub grace: Duration,
     pub max_output: usize,
@@ -121,6 +123,8 @@ enum Ran {
         argv: Vec<String>,
         allowed_by: String,
         report: RunReport,
+        /// When it was started (the runner measures how long it took).
+        started: std::time::SystemTime,
     },
 }
 
@@ -306,7 +310,7 @@ impl CommandProvider {
     fn gate_shell_command(&self, call: &mut Call<'_>) -> Option<(Contribution, String)> {
         let tool = call.view.tool.as_ref().and_then(|t| t.name)?;
         let input = call.context.tool("input").cloned();
-        let (command, denied) = match self.gate_input(call, tool, input.as_ref()) {
+        let (named, denied) = match self.gate_input(call, tool, input.as_ref()) {
             Gated::Ungated => return None,
             Gated::Allowed {
                 command,
@@ -317,12 +321,12 @@ impl CommandProvider {
                 self.emit_allowed(call, tool, command, path, entries);
                 return None;
             }
-            Gated::Denied(command, denied) => (command, denied),
+            Gated::Denied(named, denied) => (named, denied),
         };
         tracing::debug!(tool, reason = %denied.reason, detail = %denied.detail, "the shell gate denies this call");
         let reason = format!("hookd refused this {tool} call: {}", denied.detail);
         let hint = denied.hint.clone();
-        self.emit_denied(call, tool, command, denied);
+        self.emit_denied(call, tool, named, denied);
         Some((
             Contribution {
                 name: "hookd-gate".into(),
@@ -350,7 +354,7 @@ impl CommandProvider {
         let Some(tool) = call.view.tool.as_ref().and_then(|v| v.name) else {
             return;
         };
-        let Gated::Denied(command, denied) = self.gate_input(call, tool, Some(&updated)) else {
+        let Gated::Denied(named, denied) = self.gate_input(call, tool, Some(&updated)) else {
             return;
         };
         t.deny = true;
@@ -364,13 +368,14 @@ impl CommandProvider {
             .map(|r| format!("hookd denied this tool call: {r}"));
         t.updated_input = None;
         t.operator_hint = Some(denied.hint.clone());
-        self.emit_denied(call, tool, command, denied);
+        self.emit_denied(call, tool, named, denied);
     }
 
     /// With the sandbox on, a shell tool call that goes ahead is rewritten so that the agent
-    /// runs it confined: `hookd exec --shell 'COMMAND'` (see [`crate::sandbox::shell_rewrite`]),
-    /// the command inside exactly the one that was checked. Without a hookd program to run it
-    /// with (an embedder that named none), the call is denied: never run unconfined.
+    /// runs it confined: `hookd exec --shell='COMMAND'` (see [`crate::sandbox::shell_rewrite`]),
+    /// the command inside exactly the one that was checked. Where it cannot be confined (the
+    /// kernel, an embedder that named no hookd program) the call is denied: never run
+    /// unconfined; see [`crate::sandbox::confined_call`].
     fn confine_shell_call(&self, call: &mut Call<'_>, decision: &mut Decision) {
         if call.point != HookPoint::PreTool || !self.confines() {
             return;
@@ -396,28 +401,24 @@ impl CommandProvider {
         let Some(command) = input.get("command").and_then(Value::as_str) else {
             return;
         };
-        let missing = crate::sandbox::support().missing();
-        let refused = match &self.exec_program {
-            _ if !missing.is_empty() => Some(format!(
-                "the sandbox is on and this machine's kernel cannot confine it (it lacks {})",
-                missing.join(" and ")
-            )),
-            None => Some(
-                "the sandbox is on and this hookd has no program to run it confined with".into(),
-            ),
-            Some(_) => None,
+        let Some(policy) = &self.sandbox else { return };
+        let program = self.exec_program.as_deref();
+        let wrapped = match crate::sandbox::confined_call(
+            program,
+            policy,
+            &self.project_dir,
+            tool,
+            command,
+        ) {
+            Ok(w) => w,
+            Err(why) => {
+                t.deny = true;
+                t.reason = Some(format!("hookd refused this {tool} call: {why}"));
+                t.synthetic_result = t.reason.clone();
+                t.updated_input = None;
+                return;
+            }
         };
-        if let Some(why) = refused {
-            t.deny = true;
-            t.reason = Some(format!("hookd refused this {tool} call: {why}"));
-            t.synthetic_result = t.reason.clone();
-            t.updated_input = None;
-            return;
-        }
-        let Some(program) = &self.exec_program else {
-            return;
-        };
-        let wrapped = crate::sandbox::shell_rewrite(program, command);
         input.insert("command".into(), Value::String(wrapped));
         t.updated_input = Some(Value::Object(input));
         t.confined = true;
@@ -462,6 +463,42 @@ impl CommandProvider {
             })
     }
 
+    /// A shell call hookd gates or confines, in a session whose repository set a variable that
+    /// makes the agent's shell (or the loader) run its code first (`BASH_ENV` in
+    /// `.claude/settings.json` `env`, `LD_PRELOAD` in a `.env`): whatever hookd decides, that
+    /// code runs unconfined before `hookd exec` exists, so every such call is denied. The
+    /// model reads that its shell is set up by the repository; the operator's hint names the
+    /// files and variables.
+    fn startup_set(&self, tool: &str) -> Option<Denied> {
+        let gated = self
+            .shell_gate
+            .as_ref()
+            .is_some_and(|g| g.iter().any(|n| n == tool));
+        let confined = self.confines() && self.shell_tools.iter().any(|n| n == tool);
+        if !(gated || confined) {
+            return None;
+        }
+        let set: Vec<String> = self
+            .environment
+            .project
+            .iter()
+            .filter(|v| runner::runs_code(&v.name))
+            .map(|v| format!("{} sets {}", v.source, v.name))
+            .collect();
+        if set.is_empty() {
+            return None;
+        }
+        Some(Denied {
+            reason: crate::gate::DenyReason::AgentStartup,
+            detail: "the repository's agent settings make the agent's shell run their code before hookd can check or confine a command".into(),
+            hint: format!(
+                "{}: {}",
+                crate::display::visible(&set.join("; ")),
+                crate::gate::DenyReason::AgentStartup.advice()
+            ),
+        })
+    }
+
     /// The gate's verdict on a `pre_tool` call's input.
     fn gate_input(&self, call: &Call<'_>, tool: &str, input: Option<&Value>) -> Gated {
         if call.point != HookPoint::PreTool {
@@ -475,7 +512,11 @@ impl CommandProvider {
             .map(PathBuf::from)
             .unwrap_or_else(|| self.project_dir.clone());
         if let Some((named, denied)) = self.sandbox_denies_write(tool, input, &cwd) {
-            return Gated::Denied(named, denied);
+            return Gated::Denied(Named::Path(named), denied);
+        }
+        if let Some(denied) = self.startup_set(tool) {
+            let command = input.and_then(|i| i.get("command")).and_then(Value::as_str);
+            return Gated::Denied(Named::Command(command.unwrap_or_default().into()), denied);
         }
         let Some(names) = self.shell_gate.as_ref() else {
             return Gated::Ungated;
@@ -495,7 +536,7 @@ impl CommandProvider {
                 .map_or(cwd.clone(), |d| cwd.join(d));
             let Some(c) = command else {
                 return Gated::Denied(
-                    String::new(),
+                    Named::Command(String::new()),
                     Denied {
                         reason: crate::gate::DenyReason::Empty,
                         detail: format!("the {tool} call has no `command` to check"),
@@ -509,7 +550,7 @@ impl CommandProvider {
                 .clone()
                 .or_else(|| self.protected().touched_by(&verdict, cwd));
             match denied {
-                Some(d) => Gated::Denied(c.to_string(), d),
+                Some(d) => Gated::Denied(Named::Command(c.to_string()), d),
                 None => Gated::Allowed {
                     command: Some(c.to_string()),
                     path: None,
@@ -523,7 +564,7 @@ impl CommandProvider {
             if FILE_TOOLS.contains(&tool) {
                 if let Some(t) = self.protected().written_by(input, &cwd) {
                     let denied = crate::gate::protect::file_denial(&t.named, &t.place);
-                    return Gated::Denied(t.named, denied);
+                    return Gated::Denied(Named::Path(t.named), denied);
                 }
             }
             Gated::Allowed {
@@ -559,15 +600,19 @@ impl CommandProvider {
     /// The event keeps what the model sent cut to the gate's own limit: a refused call of
     /// megabytes (denied as too long) must not make an event, a log line and a dashboard row
     /// of megabytes, ten thousand times over in the daemon's ring.
-    fn emit_denied(&self, call: &mut Call<'_>, tool: &str, command: String, denied: Denied) {
+    fn emit_denied(&self, call: &mut Call<'_>, tool: &str, named: Named, denied: Denied) {
         use crate::display::clip;
         let most = crate::gate::MAX_COMMAND_BYTES;
+        let (Named::Command(text) | Named::Path(text)) = &named;
+        let text = match clip(text, most) {
+            std::borrow::Cow::Borrowed(_) => text.clone(),
+            cut => cut.into_owned(),
+        };
         call.emit(Event::ToolCommandDenied(events::ToolCommandDenied {
             tool: clip(tool, MOST_TOOL_NAME_BYTES).into_owned(),
-            command: match clip(&command, most) {
-                std::borrow::Cow::Borrowed(_) => command,
-                cut => cut.into_owned(),
-            },
+            // A file tool's path stays in `command` too, as events of older versions had it.
+            path: matches!(named, Named::Path(_)).then(|| text.clone()),
+            command: text,
             mode: call.mode,
             reason: denied.reason,
             detail: clip(&denied.detail, most).into_owned(),
@@ -596,7 +641,13 @@ enum Gated {
         entries: Vec<String>,
     },
     /// It may not: the command (or path) as the model wrote it, and why.
-    Denied(String, Denied),
+    Denied(Named, Denied),
+}
+
+/// What a refused tool call named: a shell tool's command, or a file tool's path.
+enum Named {
+    Command(String),
+    Path(String),
 }
 
 /// Why a hook was not run, with what was wrong and what to do.
@@ -682,7 +733,12 @@ impl CommandProvider {
                 }
             }
         }
-        match self.gate.verdict(&hook.spec.command, at.mode) {
+        let gate = if hook.spec.origin.source == crate::config::Source::Project {
+            &self.gate
+        } else {
+            &self.user_gate
+        };
+        match gate.verdict(&hook.spec.command, at.mode) {
             Verdict::Denied(d) => Ran::Skipped(d.into()),
             Verdict::Allowed(a) => {
                 if hook.spec.origin.source != crate::config::Source::Project {
@@ -725,11 +781,13 @@ impl CommandProvider {
                     grace: self.grace,
                     max_output: hook.spec.max_output.unwrap_or(self.max_output),
                 };
+                let started = std::time::SystemTime::now();
                 let report = self.runner.run(&spec, &self.cancel);
                 Ran::Ran {
                     argv: a.argv,
                     allowed_by: format!("{} ({})", a.entry.pattern, a.entry.origin),
                     report,
+                    started,
                 }
             }
         }

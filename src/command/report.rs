@@ -30,6 +30,7 @@ impl CommandProvider {
                 argv,
                 allowed_by,
                 report,
+                started,
             } => {
                 tracing::debug!(
                     target: "hookd::command",
@@ -41,7 +42,7 @@ impl CommandProvider {
                     duration_ms = report.duration.as_millis() as u64,
                     "ran"
                 );
-                ran_hook(spec, (argv, allowed_by), report, call, caps)
+                ran_hook(spec, (argv, allowed_by), (started, report), call, caps)
             }
         }
     }
@@ -159,7 +160,7 @@ fn judge(spec: &HookSpec, r: &RunReport, caps: Capabilities) -> Judged {
 fn ran_hook(
     spec: &HookSpec,
     (argv, allowed_by): (Vec<String>, String),
-    r: RunReport,
+    (started, r): (std::time::SystemTime, RunReport),
     call: &mut Call<'_>,
     caps: Capabilities,
 ) -> Reply {
@@ -178,6 +179,8 @@ fn ran_hook(
         turn: call.outcome.turn,
         exit_code,
         duration_ms,
+        started_at: humantime::format_rfc3339_nanos(started).to_string(),
+        duration_ns: u64::try_from(r.duration.as_nanos()).unwrap_or(u64::MAX),
         output: format!("{}{}", r.stdout.text, r.stderr.text),
         error,
         session_id: call.session_id.to_string(),

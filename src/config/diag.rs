@@ -80,13 +80,27 @@ impl Diagnostic {
         }
     }
 
-    /// `file:line:col`, or just the file when there is no position.
+    /// `file:line:col`, `file:line` when the column is unknown, or just the file when there
+    /// is no position (never a column 0: columns are 1-based).
     pub fn location(&self) -> String {
-        if self.line == 0 {
-            self.file.clone()
-        } else {
-            format!("{}:{}:{}", self.file, self.line, self.col)
+        match (self.line, self.col) {
+            (0, _) => self.file.clone(),
+            (line, 0) => format!("{}:{line}", self.file),
+            (line, col) => format!("{}:{line}:{col}", self.file),
         }
+    }
+
+    /// Diagnostics as they are shown: errors first, then warnings; each file's in the order
+    /// of its lines (files in the order they were read).
+    pub(crate) fn sort(diags: &mut [Diagnostic]) {
+        let mut files: Vec<String> = Vec::new();
+        for d in diags.iter() {
+            if !files.contains(&d.file) {
+                files.push(d.file.clone());
+            }
+        }
+        let rank = |f: &str| files.iter().position(|x| x == f).unwrap_or(usize::MAX);
+        diags.sort_by_key(|d| (!d.is_error(), rank(&d.file), d.line, d.col));
     }
 
     /// True for errors.

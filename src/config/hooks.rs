@@ -118,6 +118,9 @@ pub struct HooksConfig {
     /// dispatch says so rather than doing nothing silently.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub off: Vec<String>,
+    /// How many hooks those files hold.
+    #[serde(skip)]
+    pub off_hooks: usize,
 }
 
 impl Default for HooksConfig {
@@ -130,6 +133,7 @@ impl Default for HooksConfig {
             env_keep: Keep::default(),
             project_env_keep: Keep::default(),
             off: Vec::new(),
+            off_hooks: 0,
         }
     }
 }
@@ -163,7 +167,7 @@ fn env_keep(d: &mut Decoder<'_>, node: &Node) -> Keep {
         } else if let Some(steering) = crate::runner::steering_name(&name) {
             d.error(
                 item.pos,
-                format!("`{name}` cannot be kept: {steering} steers hookd itself or is its secret"),
+                format!("`{name}` cannot be kept: {steering} steers hookd itself, names a place it protects, or is its secret"),
                 Some("hookd never removes your own value of it and never hands a repository's to hooks; remove it from `env.keep`".into()),
             );
         } else if !names.contains(&name) {
@@ -216,6 +220,7 @@ pub(crate) fn layer(
     if !out.enabled {
         if let Some(note) = off_note(&out.hooks) {
             out.off.push(note);
+            out.off_hooks += out.hooks.len();
         }
         out.hooks.clear();
     }
@@ -228,6 +233,7 @@ pub(crate) fn layer(
     if !p.enabled {
         if let Some(note) = off_note(&p.hooks) {
             out.off.push(note);
+            out.off_hooks += p.hooks.len();
         }
     }
     if p.enabled {

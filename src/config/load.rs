@@ -31,6 +31,14 @@ pub(super) fn load_dirs(
     let project = &opts.project_dir;
     let mut files = read_files(&mut l, opts, &dirs);
     let allow_file = allow_file(&dirs, project);
+    // The user's own file: for the user's hooks, whatever the project has.
+    let user_allow_file = dirs
+        .iter()
+        .rev()
+        .find(|(_, s)| *s != Source::Project)
+        .map(|(d, _)| display(&d.join("config.yaml"), project))
+        .filter(|f| *f != allow_file)
+        .unwrap_or_default();
     let gate_env = env_overrides(&mut l, opts, &mut files);
     let project_hooks = take(&mut files.hooks, true);
     let user_hooks = take(&mut files.hooks, false).unwrap_or_default();
@@ -84,12 +92,13 @@ pub(super) fn load_dirs(
         reminders::layer(user_reminders, project_reminders, trusted, &mut layered);
     l.diags.extend(layered);
     let mut config = l.finish(project.clone(), hooks, reminders, lists, allow_file)?;
+    config.user_allow_file = user_allow_file;
     config.policy = policy;
     config.trust = trust;
     config.fingerprint = fingerprint;
     config.config_dir = opts.config_dir.clone();
-    config.set_host(opts.effective_host());
     config.also_places = opts.also_places.clone();
+    config.set_host(opts.effective_host());
     tracing::debug!(target: "hookd::config", sources = ?config.sources, trust = ?config.trust, hooks = config.hooks.hooks.len(), reminders = config.reminders.reminders.len(), "configuration loaded");
     config.ignored_allow = ignored_allow;
     config.ignored_reminders = ignored_reminders;

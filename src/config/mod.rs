@@ -40,7 +40,7 @@ pub use switch::{parse_bool, Switch};
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
 pub use crate::paths::PROJECT_FILES;
 #[cfg(feature = "adapters")]
-pub(crate) use fsread::open_regular;
+pub(crate) use fsread::{open_regular, read_head, read_regular, ReadError};
 pub use trust::{
     fingerprint, project_code, still_matches, Fingerprint, ProjectTrust, TrustCause, TrustError,
     TrustRecord, TrustStore,
@@ -62,6 +62,21 @@ impl ConfigError {
     /// Only the errors.
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics.iter().filter(|d| d.is_error())
+    }
+
+    /// The `config_error` event of this error: its first error and every diagnostic.
+    pub fn event(&self, cause: crate::kinds::ReloadCause) -> crate::events::ConfigError {
+        let first = self.errors().next();
+        crate::events::ConfigError {
+            file: first.map(|d| d.file.clone()).unwrap_or_default(),
+            line: first.map(|d| d.line).unwrap_or(0),
+            message: first.map(|d| d.message.clone()).unwrap_or_default(),
+            diagnostics: self.to_string(),
+            cause,
+            hook: None,
+            session_id: None,
+            fail_closed: None,
+        }
     }
 
     /// The error as printed for people: every diagnostic (the project's text escaped), then
@@ -137,7 +152,7 @@ impl LoadOptions {
                 .filter(|(k, _)| {
                     k.starts_with("INFER_")
                         || k.starts_with("HOOKD_")
-                        || crate::gate::protect::Places::VARS.contains(&k.as_str())
+                        || crate::vars::has(k, crate::vars::Role::Place)
                 })
                 .collect(),
             trust_project: false,
@@ -174,11 +189,11 @@ impl LoadOptions {
         // The variables that decide what is loaded, and those naming the places the gate
         // protects: a daemon protecting other places than this client's must not answer it.
         // (Not `HOOKD_SOCKET`: it names the daemon, which may have been given `--socket`.)
-        let places = crate::gate::protect::Places::VARS.iter();
-        let env: BTreeMap<&str, &str> = CONFIG_VARS
-            .iter()
-            .chain(places.filter(|k| !matches!(**k, "HOME" | "HOOKD_SOCKET")))
-            .filter_map(|k| self.env.get(*k).map(|v| (*k, v.as_str())))
+        use crate::vars::{with, Role};
+        let places = with(Role::Place).filter(|k| !matches!(*k, "HOME" | "HOOKD_SOCKET"));
+        let env: BTreeMap<&str, &str> = with(Role::Config)
+            .chain(places)
+            .filter_map(|k| self.env.get(k).map(|v| (k, v.as_str())))
             .collect();
         let text = serde_json::json!({
             "home": self.home_dir,
@@ -197,18 +212,6 @@ impl LoadOptions {
         self
     }
 }
-
-/// The environment variables configuration loading reads (see [`LoadOptions::inputs`]).
-const CONFIG_VARS: &[&str] = &[
-    "INFER_HOOKS_ENABLED",
-    "INFER_REMINDERS_ENABLED",
-    "INFER_REMINDERS_CONFIG",
-    "INFER_TOOLS_BASH_ALLOW_APPEND",
-    "HOOKD_GATE_SHELL_TOOLS",
-    "HOOKD_TRUST_PROJECT",
-    "HOOKD_TRUST_FILE",
-    "XDG_CONFIG_HOME",
-];
 
 /// A loaded, valid configuration.
 #[derive(Clone, Debug)]
@@ -238,6 +241,9 @@ pub struct Config {
     pub config_dir: Option<PathBuf>,
     /// The `config.yaml` a user should edit to allow a command.
     pub allow_file: String,
+    /// The user's own `config.yaml` (or `--config-dir`'s), to allow a command of the user's
+    /// own hooks; empty when it is [`Config::allow_file`].
+    pub user_allow_file: String,
     /// Whether the project's `.infer/` may act.
     pub trust: ProjectTrust,
     /// The fingerprint of the project's configuration, when one was read.
@@ -272,6 +278,10 @@ impl Config {
             extra.base = base.clone();
             places.extra.push(extra);
         }
+        // The user database's home is the user's too, whatever `HOME` says.
+        if let Some(home) = crate::paths::user_home() {
+            places.anchors.add_home(home);
+        }
         // Where `hookd install --scope user` put hookd's hooks, whatever the variables say now.
         if let Some(home) = var("HOME") {
             places.installed = installs::recorded(&home);
@@ -293,11 +303,24 @@ impl Config {
         self.policy.sandbox.temp = Some(host.temp_dir());
         self.policy.sandbox.state = host.state_dir();
         self.policy.sandbox.runtime = host.dir("XDG_RUNTIME_DIR");
-        #[cfg(feature = "daemon")]
-        {
-            self.policy.sandbox.socket = host.socket();
-        }
         self.host = host;
+        self.hold_places();
+    }
+
+    /// The sandbox's places from the catalog at this configuration's places (the gate's), so
+    /// that the two hold the same ones.
+    pub(crate) fn hold_places(&mut self) {
+        use crate::places::SandboxPlaces;
+        let places = self.places();
+        let mut held = SandboxPlaces::of(&places.anchors, &places.runtime());
+        for (dir, stem) in places.installed_prefixes() {
+            held.prefixed
+                .push((dir, stem, crate::places::Sandbox::ReadOnly));
+        }
+        for extra in &places.extra {
+            held.extend(SandboxPlaces::of(&extra.anchors, &[]));
+        }
+        self.policy.sandbox.places = held;
     }
 
     /// The warnings as printed for people, one block each (the project's text escaped).
@@ -320,6 +343,7 @@ impl Config {
             project_dir: project_dir.into(),
             config_dir: None,
             allow_file: ".infer/config.yaml".into(),
+            user_allow_file: String::new(),
             trust: ProjectTrust::NotApplicable,
             fingerprint: None,
             ignored_allow: Vec::new(),
@@ -370,6 +394,7 @@ impl Config {
         let mut user = hooks.policy;
         user.sandbox = sandbox;
         config.policy = Policy::resolve(&user, &[]);
+        config.hold_places();
         Ok(config)
     }
 }
@@ -521,8 +546,8 @@ impl Loader {
         lists: [Option<Vec<AllowEntry>>; 5],
         allow_file: String,
     ) -> Result<Config, ConfigError> {
+        Diagnostic::sort(&mut self.diags);
         if self.diags.iter().any(|d| d.is_error()) {
-            self.diags.sort_by_key(|d| !d.is_error());
             return Err(ConfigError {
                 diagnostics: self.diags,
             });

@@ -122,7 +122,7 @@ impl Policy {
             temp: None,
             state: None,
             runtime: None,
-            socket: None,
+            places: Default::default(),
         };
         for layer in tightening {
             p.gate_shell_tools |= layer.gate_shell_tools == Some(true);

@@ -546,11 +546,11 @@ fn ty(t: &Ty) -> Value {
     }
 }
 
-/// What `env.keep` may not name: a variable that steers hookd or is its secret, or a prefix of
+/// What `env.keep` may not name: a variable of hookd's catalog (`crate::vars`), or a prefix of
 /// one followed by `*`.
 fn steering_pattern() -> String {
     let mut alts = Vec::new();
-    for name in crate::runner::steering_names() {
+    for name in crate::vars::VARS.iter().map(|v| v.name) {
         alts.push(regex::escape(name));
         for end in 1..=name.len() {
             alts.push(format!("{}\\*", regex::escape(&name[..end])));

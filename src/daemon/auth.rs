@@ -26,9 +26,37 @@ pub(crate) fn write_token_file(path: &Path, token: &str) -> std::io::Result<()> 
     crate::atomic::write_private(path, token.as_bytes())
 }
 
-/// A token for a daemon whose HTTP side has none given: generated, and written to
-/// [`token_file`] beside `socket` (its directory created) for the operator's curl and
-/// Prometheus' `credentials_file`. Returns the token and the file.
+/// A token for a daemon whose HTTP side has none given, kept in [`token_file`] beside `socket`
+/// (its directory created) for the operator's curl and Prometheus' `credentials_file`: the
+/// one a previous start kept there, so that an open dashboard page (its key derives from the
+/// token) and a scraper resume after a restart; a new one when `rotate` is set or the file is
+/// not one this user alone can read holding a token of hookd's shape. Returns the token and
+/// the file.
+pub fn kept_token_file(socket: &Path, rotate: bool) -> Result<(String, PathBuf), TokenError> {
+    let path = token_file(socket);
+    if !rotate {
+        if let Some(token) = kept_token(&path) {
+            return Ok((token, path));
+        }
+    }
+    new_token_file(socket)
+}
+
+/// The token in `path` if it is a regular file of this user's, unreadable by anyone else, that
+/// holds 64 hex digits (what [`generate_token`] writes).
+fn kept_token(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let private = meta.mode() & 0o077 == 0 && meta.uid() == nix::unistd::getuid().as_raw();
+    if !meta.file_type().is_file() || !private {
+        return None;
+    }
+    let bytes = crate::config::read_regular(path, 64).ok()?;
+    let token = String::from_utf8(bytes).ok()?;
+    (token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit())).then_some(token)
+}
+
+/// A new token, written to [`token_file`] beside `socket` (see [`kept_token_file`]).
 pub fn new_token_file(socket: &Path) -> Result<(String, PathBuf), TokenError> {
     let path = token_file(socket);
     let token = generate_token().map_err(TokenError::Random)?;

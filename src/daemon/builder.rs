@@ -101,9 +101,17 @@ impl Builder {
         self
     }
 
-    /// For HTTP on loopback without a token: generate one into a 0600 file beside the socket
-    /// (removed at shutdown); its path, or `None` when a token was given or there is no HTTP.
+    /// For HTTP on loopback without a token: the one kept in a 0600 file beside the socket by
+    /// an earlier start, else a new one written there (kept at shutdown; see
+    /// [`super::kept_token_file`]); its path, or `None` when a token was given or there is no
+    /// HTTP.
     pub fn token_file(&mut self) -> Result<Option<PathBuf>, DaemonError> {
+        self.kept_token_file(false)
+    }
+
+    /// [`Builder::token_file`], with a new token when `rotate` is set (`hookd serve
+    /// --new-token`).
+    pub fn kept_token_file(&mut self, rotate: bool) -> Result<Option<PathBuf>, DaemonError> {
         let (Some(addr), None) = (self.serve.listen, &self.serve.token) else {
             return Ok(None);
         };
@@ -113,7 +121,7 @@ impl Builder {
         let Some(socket) = self.serve.socket.as_deref() else {
             return Err(DaemonError::NoToken(addr));
         };
-        let (token, path) = super::new_token_file(socket).map_err(DaemonError::Token)?;
+        let (token, path) = super::kept_token_file(socket, rotate).map_err(DaemonError::Token)?;
         self.serve.token = Some(token);
         self.serve.token_file = Some(path.clone());
         Ok(Some(path))

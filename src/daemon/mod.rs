@@ -8,7 +8,7 @@ pub use builder::{announcement, Builder, LOG_KEEP};
 pub mod client;
 mod dashboard;
 mod metrics;
-pub use auth::{new_token_file, token_file, TokenError};
+pub use auth::{kept_token_file, new_token_file, token_file, TokenError};
 pub use dashboard::key as dashboard_key;
 pub mod hub;
 pub mod listen;
@@ -152,16 +152,11 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: crate::kinds:
             (Some(Arc::new(new)), Event::ConfigReloaded(event))
         }
         Err(e) => {
-            let first = e.errors().next();
-            let diagnostics = e.to_string();
-            eprintln!("{diagnostics}\n\nhookd: the changed configuration is invalid; still using the previous one");
-            let event = crate::events::ConfigError {
-                file: first.map(|d| d.file.clone()).unwrap_or_default(),
-                line: first.map(|d| d.line).unwrap_or(0),
-                message: first.map(|d| d.message.clone()).unwrap_or_default(),
-                diagnostics,
-                cause,
-            };
+            let event = e.event(cause);
+            eprintln!(
+                "{}\n\nhookd: the changed configuration is invalid; still using the previous one",
+                event.diagnostics
+            );
             (None, Event::ConfigError(event))
         }
     };
@@ -671,7 +666,8 @@ async fn wind_down(
         futures_util::future::join_all(tasks),
     )
     .await;
-    for path in opts.socket.iter().chain(&opts.token_file) {
+    // The token file stays: the next start serves with the same token (`--new-token` rotates).
+    for path in opts.socket.iter() {
         let _ = std::fs::remove_file(path);
     }
 }

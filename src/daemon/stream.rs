@@ -38,10 +38,8 @@ fn wanted_by(wanted: Option<&str>, session: Option<&str>) -> bool {
     match (wanted, session) {
         (None, _) | (_, None) => true,
         // Events name an over-long id by its digest (older logs may hold it whole); the
-        // digest and the whole id both select it.
-        (Some(w), Some(s)) => {
-            w == s || crate::state::session_key(s) == crate::state::session_key(w)
-        }
+        // digest and the whole id both select it, and so does the id as `hookd events` shows it.
+        (Some(w), Some(s)) => crate::state::session_selects(w, s),
     }
 }
 

@@ -469,7 +469,8 @@ fn literal_prefix(pattern: &str) -> String {
 /// Allow-lists per mode, each compiled once, on its first verdict (a dispatch that runs no
 /// command never pays for compiling).
 pub struct Gate {
-    lists: Vec<(Mode, OnceLock<Vec<Compiled>>)>,
+    /// Shared with the gates [`Gate::naming`] makes: compiled once for all of them.
+    lists: std::sync::Arc<Vec<(Mode, OnceLock<Vec<Compiled>>)>>,
     allow: AllowLists,
     allow_file: String,
     /// Entries of a project that is not trusted: they admit nothing, but a command one of them
@@ -489,10 +490,12 @@ impl Gate {
     /// Prepare the lists; nothing is compiled yet.
     pub fn new(allow: &AllowLists, allow_file: impl Into<String>) -> Gate {
         Gate {
-            lists: Mode::ALL
-                .into_iter()
-                .map(|mode| (mode, OnceLock::new()))
-                .collect(),
+            lists: std::sync::Arc::new(
+                Mode::ALL
+                    .into_iter()
+                    .map(|mode| (mode, OnceLock::new()))
+                    .collect(),
+            ),
             allow: allow.clone(),
             allow_file: allow_file.into(),
             untrusted: Vec::new(),
@@ -504,6 +507,17 @@ impl Gate {
     pub fn with_untrusted(mut self, entries: &[AllowEntry]) -> Gate {
         self.untrusted = entries.to_vec();
         self
+    }
+
+    /// The same gate (its lists compiled once, for both), whose hints name `allow_file` as the
+    /// file to edit: for a user's hook, the user's own `config.yaml`, not the project's.
+    pub fn naming(&self, allow_file: impl Into<String>) -> Gate {
+        Gate {
+            lists: self.lists.clone(),
+            allow: self.allow.clone(),
+            allow_file: allow_file.into(),
+            untrusted: self.untrusted.clone(),
+        }
     }
 
     fn list(&self, mode: Mode) -> &[Compiled] {

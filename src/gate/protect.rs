@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use super::{Denied, DenyReason};
+use crate::places::{Anchors, Gate, Shape, PLACES};
 
 /// File tools that write, by agent: Claude Code and infer (`Write`, `Edit`, `MultiEdit`,
 /// `NotebookEdit`, infer's `Delete`), Gemini CLI (`write_file`, `replace`), Crush (`write`,
@@ -107,33 +108,20 @@ pub(crate) struct ProtectedPaths {
 }
 
 /// Where the environment puts hookd's and the agents' files (a host's variables; tests set
-/// them).
+/// them): the anchors of the catalog of places (`crate::places`) and hookd's run-time places.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Places {
     /// The directory relative places are read from (the host's; `/` when it has none).
     pub base: PathBuf,
     pub home: Option<PathBuf>,
     pub project_dir: PathBuf,
-    pub xdg_config_home: Option<PathBuf>,
-    pub xdg_state_home: Option<PathBuf>,
-    pub xdg_runtime_dir: Option<PathBuf>,
-    pub state_dir: Option<PathBuf>,
-    pub trust_file: Option<PathBuf>,
+    /// The catalog's anchors: the homes, the configuration homes, the variables naming places.
+    pub anchors: Anchors,
     /// Configuration files read, e.g. those of `--config-dir`.
     pub sources: Vec<PathBuf>,
     /// Directories configuration is read from (`--config-dir`): its files are protected even
     /// before they exist, or the model could create one the next run reads as the user's.
     pub config_dirs: Vec<PathBuf>,
-    /// The agents' own settings locations, where `hookd install --scope user` puts hookd's
-    /// hooks when they are moved: `$CLAUDE_CONFIG_DIR`, `$GEMINI_CLI_HOME`,
-    /// `$CRUSH_GLOBAL_CONFIG`, `$CRUSH_GLOBAL_DATA`.
-    pub claude_config_dir: Option<PathBuf>,
-    /// `$GEMINI_CLI_HOME`: Gemini CLI's home in place of `$HOME`.
-    pub gemini_cli_home: Option<PathBuf>,
-    /// `$CRUSH_GLOBAL_CONFIG`: the directory holding Crush's user `crush.json`.
-    pub crush_global_config: Option<PathBuf>,
-    /// `$CRUSH_GLOBAL_DATA`: the directory holding Crush's data `crush.json`.
-    pub crush_global_data: Option<PathBuf>,
     /// The agents' settings files `hookd install --scope user` put hookd's hooks in (its
     /// record): protected with their siblings of the same stem (`settings.local.json`).
     pub installed: Vec<PathBuf>,
@@ -142,38 +130,20 @@ pub(crate) struct Places {
 }
 
 impl Places {
-    /// The variables that name places (read by [`Places::new`]).
-    pub(crate) const VARS: [&'static str; 11] = [
-        "HOME",
-        "HOOKD_SOCKET",
-        "XDG_CONFIG_HOME",
-        "XDG_STATE_HOME",
-        "XDG_RUNTIME_DIR",
-        "HOOKD_STATE_DIR",
-        "HOOKD_TRUST_FILE",
-        "CLAUDE_CONFIG_DIR",
-        "GEMINI_CLI_HOME",
-        "CRUSH_GLOBAL_CONFIG",
-        "CRUSH_GLOBAL_DATA",
-    ];
-
-    /// The places for a project, `var` reading the variables in [`Places::VARS`] (a non-empty
-    /// value as a path).
+    /// The places for a project, `var` reading the variables that name places
+    /// ([`crate::places::place_vars`], `HOME`, `XDG_CONFIG_HOME`; a non-empty value as a path).
     pub fn new(
         project_dir: &Path,
         sources: &[String],
         config_dir: Option<&Path>,
         var: impl Fn(&str) -> Option<PathBuf>,
     ) -> Places {
+        let home = var("HOME");
         Places {
             base: PathBuf::from("/"),
-            home: var("HOME"),
+            anchors: Anchors::new(home.iter().cloned().collect(), &var),
+            home,
             project_dir: project_dir.to_path_buf(),
-            xdg_config_home: var("XDG_CONFIG_HOME"),
-            xdg_state_home: var("XDG_STATE_HOME"),
-            xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
-            state_dir: var("HOOKD_STATE_DIR"),
-            trust_file: var("HOOKD_TRUST_FILE"),
             // Files are named as read: absolute, or relative to the project (variables,
             // named without a `/`, are not files).
             sources: sources
@@ -182,71 +152,62 @@ impl Places {
                 .map(|s| project_dir.join(s))
                 .collect(),
             config_dirs: config_dir.iter().map(|d| project_dir.join(d)).collect(),
-            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
-            gemini_cli_home: var("GEMINI_CLI_HOME"),
-            crush_global_config: var("CRUSH_GLOBAL_CONFIG"),
-            crush_global_data: var("CRUSH_GLOBAL_DATA"),
             installed: Vec::new(),
             extra: Vec::new(),
         }
     }
+
+    /// hookd's run-time places as files: the files read and `--config-dir`'s files.
+    pub fn runtime(&self) -> Vec<PathBuf> {
+        let mut out = self.sources.clone();
+        for dir in &self.config_dirs {
+            out.extend(crate::paths::PROJECT_FILES.iter().map(|f| dir.join(f)));
+        }
+        for p in &self.extra {
+            out.extend(p.runtime());
+        }
+        out
+    }
+
+    /// The recorded installs as prefixed places: each file's directory and stem
+    /// (`settings.json` holds `settings.local.json` too).
+    pub fn installed_prefixes(&self) -> Vec<(PathBuf, String)> {
+        self.installed
+            .iter()
+            .filter_map(|f| {
+                let stem = f.file_stem()?.to_string_lossy().into_owned();
+                Some((f.parent()?.to_path_buf(), stem))
+            })
+            .collect()
+    }
 }
 
-/// The protected places of `p`, as given (made absolute by [`ProtectedPaths::new`]).
+/// The rule protecting `path` shaped as `shape`.
+fn rule(path: PathBuf, shape: Shape) -> Rule {
+    match shape {
+        Shape::Dir => Rule::Dir(path),
+        Shape::Prefix => match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => {
+                Rule::Prefixed(dir.to_path_buf(), name.to_string_lossy().into_owned())
+            }
+            _ => Rule::File(path),
+        },
+        _ => Rule::File(path),
+    }
+}
+
+/// The protected places of `p`, as given (made absolute by [`ProtectedPaths::new`]): the
+/// catalog's rows the gate protects, at the project's root and at `p`'s anchors, and hookd's
+/// run-time places.
 fn rules(p: &Places) -> Vec<Rule> {
     let mut rules = Vec::new();
-    let project = &p.project_dir;
-    rules.push(Rule::Dir(project.join(".infer")));
-    rules.push(Rule::Prefixed(project.join(".claude"), "settings".into()));
-    rules.push(Rule::File(project.join(".gemini/settings.json")));
-    rules.push(Rule::File(project.join("crush.json")));
-    rules.push(Rule::File(project.join(".crush.json")));
-    let config_homes = p
-        .xdg_config_home
-        .iter()
-        .cloned()
-        .chain(p.home.iter().map(|h| h.join(".config")));
-    for c in config_homes {
-        rules.push(Rule::Dir(c.join("hookd")));
-        rules.push(Rule::File(c.join("crush/crush.json")));
+    for place in crate::places::anywhere().filter(|r| r.gate == Gate::Protect) {
+        rules.push(rule(p.project_dir.join(place.path), place.shape));
     }
-    if let Some(h) = &p.home {
-        rules.push(Rule::Dir(h.join(".infer")));
-        rules.push(Rule::Dir(h.join(".local/state/hookd")));
-        rules.push(Rule::File(h.join(".local/share/crush/crush.json")));
-        rules.push(Rule::Prefixed(h.join(".claude"), "settings".into()));
-        rules.push(Rule::File(h.join(".gemini/settings.json")));
-        // Gemini CLI loads these into its environment, and hookd's adapter takes what the
-        // user's home sets there as the user's (a project's are scrubbed).
-        rules.push(Rule::File(h.join(".gemini/.env")));
-        rules.push(Rule::File(h.join(".env")));
-    }
-    // Where the agents keep their user settings when moved by their own variables.
-    if let Some(d) = &p.claude_config_dir {
-        rules.push(Rule::Prefixed(d.clone(), "settings".into()));
-    }
-    if let Some(h) = &p.gemini_cli_home {
-        rules.push(Rule::File(h.join(".gemini/settings.json")));
-        rules.push(Rule::File(h.join(".gemini/.env")));
-        rules.push(Rule::File(h.join(".env")));
-    }
-    for d in [&p.crush_global_config, &p.crush_global_data]
-        .into_iter()
-        .flatten()
-    {
-        rules.push(Rule::File(d.join("crush.json")));
-    }
-    if let Some(s) = &p.xdg_state_home {
-        rules.push(Rule::Dir(s.join("hookd")));
-    }
-    if let Some(r) = &p.xdg_runtime_dir {
-        rules.push(Rule::Prefixed(r.clone(), "hookd".into()));
-    }
-    if let Some(s) = &p.state_dir {
-        rules.push(Rule::Dir(s.clone()));
-    }
-    if let Some(t) = &p.trust_file {
-        rules.push(Rule::File(t.clone()));
+    for place in PLACES.iter().filter(|r| r.gate == Gate::Protect) {
+        for path in p.anchors.paths(place) {
+            rules.push(rule(path, place.shape));
+        }
     }
     rules.extend(p.sources.iter().cloned().map(Rule::File));
     for f in &p.installed {
@@ -290,9 +251,13 @@ impl ProtectedPaths {
         }
         // Directories that may hold protected places but may be named freely: `/`, the home
         // and the project, and the directories above them.
-        let roots = [p.home.as_deref(), Some(p.project_dir.as_path())]
-            .into_iter()
-            .flatten()
+        let roots = p
+            .anchors
+            .homes
+            .iter()
+            .map(PathBuf::as_path)
+            .chain(p.home.as_deref())
+            .chain([p.project_dir.as_path()])
             .flat_map(|d| {
                 let d = normalize(&cwd.join(d));
                 [resolve(&d), d]
@@ -608,64 +573,19 @@ impl OwnFiles {
     }
 }
 
-/// The settings hookd or an agent reads wherever they are, by name: an agent started in a
-/// subdirectory reads that directory's (`hookd install --scope project` run there writes
-/// them), and another project's are as much hookd's as this one's. A `.infer` directory and
-/// what is in it; `.claude/settings*`; `.gemini/settings.json` and `.gemini/.env`;
-/// `crush.json` and `.crush.json`; and the `.claude` and `.gemini` directories themselves,
-/// which hold them. Also a repository's `.git/config` and `.git/hooks/`: what they name
-/// (`core.fsmonitor`, `core.pager`, a `pre-commit` hook) runs when the user's own hook or the
-/// agent runs `git status` or `git commit`, past the gate. The place is returned as a path
-/// text up to the name.
+/// The place protected by name (`crate::places::by_name`: a `.infer` or `.claude` directory,
+/// a `.env`, a repository's `.git/hooks/`, … in any directory) that `path` is or is inside, as
+/// a path text up to the name.
 fn by_name(path: &Path) -> Option<String> {
-    let mut up_to = PathBuf::new();
-    let mut parent: Option<&std::ffi::OsStr> = None;
-    let mut components = path.components().peekable();
-    while let Some(c) = components.next() {
-        up_to.push(c.as_os_str());
-        let Component::Normal(name) = c else {
-            continue;
-        };
-        let last = components.peek().is_none();
-        let text = name.to_str().unwrap_or_default();
-        let in_git = parent.is_some_and(|p| p == ".git");
-        let hit = text == ".infer"
-            || (in_git && text == "hooks")
-            || (last && in_git && matches!(text, "config" | "config.worktree"))
-            || (last
-                && (matches!(text, ".claude" | ".gemini" | "crush.json" | ".crush.json")
-                    || match parent.and_then(|p| p.to_str()) {
-                        Some(".claude") => text.starts_with("settings"),
-                        Some(".gemini") => matches!(text, "settings.json" | ".env"),
-                        _ => false,
-                    }));
-        if hit {
-            return Some(up_to.display().to_string());
-        }
-        parent = Some(name);
-    }
-    None
+    crate::places::by_name(path).map(|p| p.display().to_string())
 }
 
 /// A directory that is, or is inside, a place `by_name` protects, or that holds one on disk
-/// (`.git`, `.claude`, `.gemini`, `.infer`, `crush.json`, `.crush.json`): what lands in it
-/// unnamed (an archive's members, a directory's contents) may replace one.
+/// (a `.git`, `.claude`, `.env`, …): what lands in it unnamed (an archive's members, a
+/// directory's contents) may replace one.
 fn holds_by_name(dir: &Path) -> bool {
-    const HELD: &[&str] = &[
-        ".git",
-        ".claude",
-        ".gemini",
-        ".infer",
-        "crush.json",
-        ".crush.json",
-    ];
     by_name(dir).is_some()
-        || dir
-            .file_name()
-            .is_some_and(|n| n == ".git" || n == ".claude" || n == ".gemini")
-        || HELD
-            .iter()
-            .any(|name| std::fs::symlink_metadata(dir.join(name)).is_ok())
+        || crate::places::anywhere().any(|p| std::fs::symlink_metadata(dir.join(p.path)).is_ok())
 }
 
 /// `path` with `.` dropped and `..` applied to what precedes it, without looking at the disk.
@@ -781,12 +701,21 @@ mod tests {
             "../.infer/hooks.yaml",
             "../.claude/settings.local.json",
             "../crush.json",
+            // The whole `.claude` directory: its skills and agents declare hooks.
+            "../.claude/commands/x.md",
+            "../.env",
         ] {
             assert!(p.protected(word, &cwd).is_some(), "{word}");
         }
         let detour = format!("{}/../home/./.gemini/settings.json", home.display());
         assert!(p.protected(&detour, &cwd).is_some(), "{detour}");
-        for word in ["main.rs", "../.claude/commands/x.md", "~/.inferx", "-f"] {
+        for word in [
+            "main.rs",
+            "../.claude-notes/x.md",
+            "~/.inferx",
+            "-f",
+            "../.env.example",
+        ] {
             assert!(p.protected(word, &cwd).is_none(), "{word}");
         }
         let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();

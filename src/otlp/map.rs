@@ -136,12 +136,18 @@ pub(crate) fn spans(d: &Dispatched<'_>) -> Vec<Span> {
             Event::ToolCommandDenied(t) => {
                 root.attributes
                     .push(kv("hookd.cause", string(t.reason.as_str().into())));
+                // A file tool names a path, a shell tool a command: each its own attribute.
+                let named = match &t.path {
+                    Some(path) => kv("hookd.tool.path", string(path.clone())),
+                    None => kv("hookd.tool.command", string(t.command.clone())),
+                };
                 Span {
                     start_time_unix_nano: end,
                     end_time_unix_nano: end,
                     name: "tool_command_denied".into(),
                     attributes: vec![
-                        kv("hookd.tool.command", string(t.command.clone())),
+                        kv("hookd.tool.name", string(t.tool.clone())),
+                        named,
                         kv("hookd.cause", string(t.reason.as_str().into())),
                     ],
                     ..Default::default()
@@ -161,9 +167,16 @@ pub(crate) fn spans(d: &Dispatched<'_>) -> Vec<Span> {
     out
 }
 
-/// A hook's run, from its start to its end (`end`, when its event was written).
-fn hook_span(h: &crate::events::HookCommand, d: &Dispatched<'_>, end: u64) -> Span {
-    let start = end.saturating_sub(h.duration_ms.saturating_mul(1_000_000));
+/// A hook's run, from its measured start to its end (`started_at` and `duration_ns`); an event
+/// without them (an embedder's own) is taken to end when it was written (`written`).
+fn hook_span(h: &crate::events::HookCommand, d: &Dispatched<'_>, written: u64) -> Span {
+    let (start, end) = match humantime::parse_rfc3339(&h.started_at) {
+        Ok(t) => (nanos(t), nanos(t).saturating_add(h.duration_ns)),
+        Err(_) => (
+            written.saturating_sub(h.duration_ms.saturating_mul(1_000_000)),
+            written,
+        ),
+    };
     let timeout = d
         .config
         .hooks
@@ -188,6 +201,10 @@ fn hook_span(h: &crate::events::HookCommand, d: &Dispatched<'_>, end: u64) -> Sp
             kv(
                 "hookd.hook.duration_ms",
                 int(i64::try_from(h.duration_ms).unwrap_or(i64::MAX)),
+            ),
+            kv(
+                "hookd.hook.duration_ns",
+                int(i64::try_from(h.duration_ns).unwrap_or(i64::MAX)),
             ),
         ],
         status: failed.then(|| Status {

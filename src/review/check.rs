@@ -2,7 +2,7 @@
 //! hook point what would run, be refused or skipped.
 
 use super::hooks::point_sections;
-use super::lines::{environment_lines, missing_installs, sandbox_line, trust_line};
+use super::lines::{environment_lines, missing_installs, sandbox_line, seam_lines, trust_line};
 use super::{plural, Around};
 use crate::config::{Config, Mode};
 use crate::dispatch::Engine;
@@ -22,8 +22,14 @@ pub struct CheckReport {
     pub notes: Vec<String>,
     /// The report proper (stdout).
     pub text: String,
-    /// The hooks that would not run (refused, skipped, switched off, missing), for `--strict`.
+    /// Why hooks would not run (refused, skipped, switched off, missing), for `--strict`: one
+    /// line per hook, or per file or kernel that stops several.
     pub refused: Vec<String>,
+    /// What the project's agent files do around hookd (a start-up variable, hooks switched
+    /// off, hooks of their own, a bypass mode), for `--strict`.
+    pub seams: Vec<String>,
+    /// How many hooks would not run.
+    pub not_run: usize,
 }
 
 /// Review `config` for `mode`.
@@ -55,15 +61,27 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
     let mut text = in_effect(config, &refused, around);
     let (line, cannot) = sandbox_line(config);
     text.push_str(&line);
+    let confined_out = cannot.is_some();
     refused.extend(cannot);
+    let (lines, seams) = seam_lines(config, around);
+    text.push_str(&lines);
     if let Some(t) = &around.telemetry {
         text.push_str(&format!("OpenTelemetry: {t}\n"));
     }
+    let entries = config.allow.for_mode(mode).count();
     text.push_str(&format!(
-        "allow-list for mode {mode}: {} entries\n",
-        config.allow.for_mode(mode).count()
+        "allow-list for mode {mode}: {entries} entr{}\n",
+        if entries == 1 { "y" } else { "ies" }
     ));
-    text.push_str(&point_sections(&engine, mode, around, &mut refused));
+    let (sections, hooks_not_run) = point_sections(&engine, mode, around, &mut refused);
+    text.push_str(&sections);
+    // A kernel that cannot confine them skips every hook that is on.
+    let not_run = config.hooks.off_hooks
+        + if confined_out {
+            config.hooks.hooks.len()
+        } else {
+            hooks_not_run
+        };
     let warned = config.warnings.len() + all.len();
     text.push_str(&format!(
         "\nhookd check: configuration is valid ({warned} warning{})\n",
@@ -75,6 +93,8 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
         notes,
         text,
         refused,
+        seams,
+        not_run,
     }
 }
 

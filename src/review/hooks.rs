@@ -8,13 +8,14 @@ use crate::dispatch::Engine;
 use crate::display::visible;
 use crate::gate::{self, Verdict};
 
-/// Every point with something configured, in loop order; what would not run goes to `refused`.
+/// Every point with something configured, in loop order; what would not run goes to `refused`,
+/// and how many hooks that is to the second value.
 pub(super) fn point_sections(
     engine: &Engine,
     mode: Mode,
     around: &Around,
     refused: &mut Vec<String>,
-) -> String {
+) -> (String, usize) {
     let config = engine.config();
     // The gate as it will be once the project is trusted: its ignored entries added.
     let trusted_gate = {
@@ -26,6 +27,7 @@ pub(super) fn point_sections(
         )
     };
     let mut s = String::new();
+    let mut not_run = 0;
     for point in HookPoint::ALL {
         let hooks = config.hooks.hooks.iter().filter(|h| h.hook == point);
         let reminders = config
@@ -39,10 +41,13 @@ pub(super) fn point_sections(
         s.push_str(&format!("\n{point}\n"));
         for h in hooks {
             let gates = Gates {
-                now: engine.gate(),
+                now: engine.gate_for(h.origin.source),
                 trusted: &trusted_gate,
             };
+            let before = refused.len();
             s.push_str(&hook_lines(config, h, gates, mode, around, refused));
+            // One hook, however many reasons it has not to run.
+            not_run += usize::from(refused.len() > before);
         }
         for r in reminders {
             s.push_str(&format!(
@@ -52,7 +57,7 @@ pub(super) fn point_sections(
             ));
         }
     }
-    s
+    (s, not_run)
 }
 
 /// The gate in effect, and the one once the project is trusted.

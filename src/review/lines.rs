@@ -144,7 +144,7 @@ fn set_for_agent_lines(config: &Config, around: &Around) -> String {
             n => format!(" and {n} more"),
         };
         s.push_str(&format!(
-            "  {} sets {}{more} for the agent: removed from hooks run by `hookd adapter`\n",
+            "  {} sets {}{more} for the agent: removed from the hooks hookd runs (the agent itself still has them)\n",
             visible(&file.display().to_string()),
             visible(&names[..names.len().min(SHOWN)].join(", "))
         ));
@@ -193,4 +193,36 @@ fn missing_install(agent: &str, scope: Scope, path: &Path, program: &str) -> Str
             ""
         }
     )
+}
+
+/// What the project's agent files do around hookd (`adapter::seams`), for `hookd check` and
+/// `hookd trust`: one line each, and the same lines for `--strict`.
+pub(super) fn seam_lines(config: &Config, around: &Around) -> (String, Vec<String>) {
+    let mut starts = vec![config.project_dir.clone()];
+    starts.extend(
+        around
+            .host
+            .cwd()
+            .filter(|d| *d != config.project_dir)
+            .map(Into::into),
+    );
+    let found: Vec<String> = adapter::seams::found(&starts, around.host.home().as_deref())
+        .into_iter()
+        .map(|mut f| {
+            if let Ok(rel) = f.file.strip_prefix(&config.project_dir) {
+                f.file = rel.to_path_buf();
+            }
+            f.to_string()
+        })
+        .collect();
+    if found.is_empty() {
+        return (String::new(), found);
+    }
+    let mut s = String::from(
+        "the project's agent files open ways around hookd (remove them, or do not run an agent here unattended):\n",
+    );
+    for f in &found {
+        s.push_str(&format!("  {f}\n"));
+    }
+    (s, found)
 }

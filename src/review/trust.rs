@@ -52,6 +52,14 @@ pub fn trust_review(config: &Config, around: &Around) -> Option<TrustReview> {
             visible(&keep.names().join(", "))
         ));
     }
+    // Not covered by trust (the agents read these files whatever hookd trusts), but what the
+    // user is about to work with.
+    let (seams, _) = super::lines::seam_lines(config, around);
+    if !seams.is_empty() {
+        s.push_str(&format!(
+            "Beside its .infer/ (trust does not cover them), {seams}"
+        ));
+    }
     s.push_str(&format!(
         "Fingerprint sha256:{} over {}\n",
         fingerprint.sha256,

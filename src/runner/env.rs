@@ -44,52 +44,25 @@ const REMOVED_PREFIXES: &[&str] = &[
     "GIT_CONFIG_KEY_",
     "GIT_CONFIG_VALUE_",
 ];
-/// hookd's own secrets: the daemon's HTTP token is for clients of the daemon, not its hooks.
-/// Never kept, whatever a keep list says.
-const SECRETS: &[&str] = &["HOOKD_TOKEN"];
-/// Variables that steer hookd itself (what it loads, trusts, reads, where it reports) and the
-/// process's `HOME` and `PATH`: a repository's files may not set them (the adapter's scrub
-/// drops or corrects them first), and no keep list hands a repository's value to hooks.
-pub(crate) const STEERING: &[&str] = &[
-    "HOOKD_TRUST_PROJECT",
-    "HOOKD_TRUST_FILE",
-    "INFER_TOOLS_BASH_ALLOW_APPEND",
-    "INFER_HOOKS_ENABLED",
-    "INFER_REMINDERS_ENABLED",
-    "INFER_REMINDERS_CONFIG",
-    "HOOKD_STATE_DIR",
-    "HOOKD_EVENTS",
-    "HOOKD_SOCKET",
-    // hookd's logs go to stderr, which some agents show the model.
-    "HOOKD_LOG",
-    "HOOKD_FAIL_CLOSED",
-    "HOOKD_GATE_SHELL_TOOLS",
-    "XDG_CONFIG_HOME",
-    "XDG_STATE_HOME",
-    "XDG_RUNTIME_DIR",
-    "HOME",
-    "PATH",
-];
-
-/// The variables `env.keep` may not name: those that steer hookd, and its secrets.
-pub(crate) fn steering_names() -> impl Iterator<Item = &'static str> {
-    STEERING.iter().chain(SECRETS).copied()
-}
-
-/// Whether `name` steers hookd itself (see [`STEERING`]).
+/// Whether `name` steers hookd itself (what it loads, trusts, reads, where it reports, and the
+/// process's `HOME` and `PATH`): a repository's files may not set it (the adapter's scrub drops
+/// or corrects it first), and no keep list hands a repository's value to hooks
+/// ([`crate::vars::Role::Steering`]).
 pub(crate) fn steers_hookd(name: &str) -> bool {
-    STEERING.contains(&name)
+    crate::vars::has(name, crate::vars::Role::Steering)
 }
 
-/// The first variable that steers hookd or is its secret and that `pattern` (a name, or a
-/// prefix followed by `*`) would name, if any: a keep list may not name those.
+/// Whether `name` is one of hookd's secrets ([`crate::vars::Role::Secret`]): never handed to
+/// hooks, whatever a keep list says.
+fn secret(name: &str) -> bool {
+    crate::vars::has(name, crate::vars::Role::Secret)
+}
+
+/// The variable of hookd's catalog that `pattern` (a name, or a prefix followed by `*`) would
+/// name, if any: a keep list may not name one (it steers hookd, names a place it protects, or
+/// is its secret).
 pub(crate) fn steering_name(pattern: &str) -> Option<&'static str> {
-    let keep = Keep::new([pattern.to_string()]);
-    STEERING
-        .iter()
-        .chain(SECRETS)
-        .copied()
-        .find(|s| keep.matches(s))
+    crate::vars::named_by_pattern(pattern)
 }
 
 /// `PATH` when the caller has none.
@@ -196,7 +169,7 @@ impl Environment {
         let mut path = None;
         for (k, v) in vars {
             let name = k.to_string_lossy();
-            if SECRETS.iter().any(|s| *s == name) || project.iter().any(|p| p.name == name) {
+            if secret(&name) || project.iter().any(|p| p.name == name) {
                 continue;
             }
             if k == "PATH" {

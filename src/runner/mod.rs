@@ -22,7 +22,6 @@ use crate::host::Host;
 
 pub use capture::Captured;
 pub(crate) use env::steering_name;
-pub(crate) use env::steering_names;
 #[cfg(feature = "adapters")]
 pub(crate) use env::steers_hookd;
 pub use env::{runs_code, EnvCause, Environment, Keep, ProjectVar, RemovedVar};

@@ -330,6 +330,15 @@ pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
             libc::MS_REC | libc::MS_PRIVATE,
             std::ptr::null(),
         ))?;
+        for path in &c.pinned {
+            check(libc::mount(
+                path.as_ptr(),
+                path.as_ptr(),
+                null,
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ))?;
+        }
         for (path, kept) in &c.read_only {
             check(libc::mount(
                 path.as_ptr(),
@@ -365,6 +374,13 @@ pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
             ))?;
         }
         private_places(c)?;
+        // The working directory was entered before the mounts, so it still stands on the
+        // mounts beneath them (a pinned project's read-only places would be bypassed by relative
+        // paths): enter it again by its path, through the mounts just made.
+        let mut cwd = [0u8; libc::PATH_MAX as usize];
+        if !libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
+            check(libc::chdir(cwd.as_ptr().cast()))?;
+        }
         check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
         if let Some(filter) = &c.network_filter {
             let prog = libc::sock_fprog {
@@ -394,12 +410,12 @@ const OPEN_TREE_CLONE: libc::c_uint = 1;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 
-/// The command's private places ([`super::places`]), in the child after the read-only and hidden
+/// The command's private places ([`super::private`]), in the child after the read-only and hidden
 /// mounts: the trees of the places shown again are cloned first (with what is mounted inside
 /// them), then, in path order, each cover gets a fresh tmpfs and each shown place its tree back;
 /// the read-only covers are made read-only last.
 pub(super) unsafe fn private_places(c: &Confinement) -> std::io::Result<()> {
-    use super::places::{Kind, MAX_SHOWN};
+    use super::private::{Kind, MAX_SHOWN};
     let mut trees: [libc::c_int; MAX_SHOWN] = [-1; MAX_SHOWN];
     // SAFETY: raw syscalls on C strings prepared by the parent and on descriptors opened here;
     // nothing allocates.
@@ -432,15 +448,6 @@ pub(super) unsafe fn private_places(c: &Confinement) -> std::io::Result<()> {
                     show(&m.path, tree, dir, read_only)?;
                 }
             }
-        }
-        // The working directory was entered before the covers: enter it again through them,
-        // or `..` from it would lead into the host's own `/tmp`.
-        if !c.places.is_empty() {
-            let mut cwd = [0u8; 4096];
-            if libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
-                return Err(std::io::Error::last_os_error());
-            }
-            check(libc::chdir(cwd.as_ptr().cast()))?;
         }
         for m in &c.places {
             if m.kind == (Kind::Cover { writable: false }) {

@@ -17,9 +17,15 @@
 //! missing.
 
 mod linux;
-mod places;
+mod rewrite;
 
-pub use places::SOCKET_VARIABLES;
+pub use rewrite::{
+    channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
+    shell_rewrite, ShellRun, GEMINI_SHELL_TOOL,
+};
+mod private;
+
+pub use private::SOCKET_VARIABLES;
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -27,6 +33,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde::Serialize;
+
+use crate::places::{Anchors, Sandbox, SandboxPlaces};
 
 /// The sandbox every command hookd lets run is confined by (see docs/security.md).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -50,6 +58,10 @@ pub struct SandboxPolicy {
     /// hookd's session state as the host names it (`$HOOKD_STATE_DIR`, …): hidden.
     #[serde(skip)]
     pub state: Option<PathBuf>,
+    /// The places held read-only, pinned or hidden, from the catalog of places
+    /// ([`crate::places`]) at the host's anchors; empty: those of the homes alone.
+    #[serde(skip)]
+    pub places: SandboxPlaces,
     /// Unix sockets a confined command may connect to although something outside made them
     /// (`sandbox.unix_sockets`, the user's layer only).
     pub unix_sockets: Vec<PathBuf>,
@@ -57,9 +69,6 @@ pub struct SandboxPolicy {
     /// `/run/user/UID` is.
     #[serde(skip)]
     pub runtime: Option<PathBuf>,
-    /// hookd's daemon socket as the host names it (its token beside it): hidden.
-    #[serde(skip)]
-    pub socket: Option<PathBuf>,
 }
 
 /// What this kernel offers the sandbox.
@@ -118,51 +127,9 @@ pub enum Unavailable {
     Prepare(String),
 }
 
-/// The credential stores confined commands never read, below the home directory.
-pub const HIDDEN_IN_HOME: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".config/gh",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".config/hookd",
-    // Sockets of services the user runs: screen's sessions, Docker Desktop's engine, git's
-    // credential cache (it hands a cached token to whoever connects).
-    ".screen",
-    ".docker/run",
-    ".cache/git/credential",
-    ".git-credential-cache",
-    // hookd's daemon where it is when there is no runtime directory, and its token.
-    ".infer/hookd.sock",
-    ".infer/hookd.token",
-];
-
-/// Places inside the project that stay read-only: hookd's and the agents' settings, git's
-/// configuration and hooks (ordinary git work, which writes `.git/objects`, `.git/refs` and
-/// `.git/index`, keeps working).
-pub const READ_ONLY_IN_PROJECT: &[&str] = &[
-    ".infer",
-    ".claude",
-    ".gemini",
-    "crush.json",
-    ".crush.json",
-    ".git/config",
-    ".git/config.worktree",
-    ".git/hooks",
-    ".git/info",
-];
-
-/// Directories among [`READ_ONLY_IN_PROJECT`] that are created (empty) when absent, so that
-/// they can be held read-only too: a confined command must not create them.
+/// Directories the catalog holds read-only at the project's root that are created (empty) when
+/// absent, so that they can be held read-only too: a confined command must not create them
+/// (git does not see an empty directory).
 const CREATED_WHEN_ABSENT: &[&str] = &[".infer", ".claude", ".gemini", ".git/hooks"];
 
 /// One command's confinement, prepared in the parent.
@@ -172,6 +139,9 @@ pub struct Confinement {
     setgroups: CString,
     uid_map: CString,
     gid_map: CString,
+    /// Directories bound onto themselves first, so that they cannot be moved or removed (a
+    /// mount point cannot): `.git`, and the ancestors of held places inside writable ones.
+    pinned: Vec<CString>,
     /// Read-only bind mounts: the path and the flags its mount already has (a remount in a
     /// user namespace must keep them).
     read_only: Vec<(CString, u64)>,
@@ -183,7 +153,7 @@ pub struct Confinement {
     /// `ioctl`s (always set; an `Option` for the child's code).
     network_filter: Option<seccompiler::BpfProgram>,
     /// The private temporary directory and socket places, in mount order.
-    places: Vec<places::Mount>,
+    places: Vec<private::Mount>,
     /// The temporary directory, as the command sees it (its own, empty).
     temp: PathBuf,
     /// The Landlock rights granted on the command's own temporary directory (a rule the child
@@ -194,28 +164,157 @@ pub struct Confinement {
     summary: String,
 }
 
-/// What a confined command may not read: the credential stores in the home `HOME` names and
-/// in the one the user database does (a repository's settings may have set `HOME` for the
-/// agent), hookd's session state where the host puts it and where it is by default, and the
-/// policy's `read_deny`.
-fn hidden(policy: &SandboxPolicy) -> Vec<PathBuf> {
-    let user = crate::paths::user_home();
+/// The catalog's places for `policy`: its own, or, when it has none (a configuration without
+/// a host), those of its home and the user database's.
+fn places_of(policy: &SandboxPolicy) -> SandboxPlaces {
+    if policy.places != SandboxPlaces::default() {
+        return policy.places.clone();
+    }
     let mut homes: Vec<PathBuf> = policy.home.iter().cloned().collect();
-    homes.extend(user.clone().filter(|h| !homes.contains(h)));
-    let mut out: Vec<PathBuf> = homes
-        .iter()
-        .flat_map(|h| HIDDEN_IN_HOME.iter().map(move |rel| h.join(rel)))
-        .collect();
+    let user = crate::paths::user_home();
+    homes.extend(user.filter(|h| !homes.contains(h)));
+    SandboxPlaces::of(&Anchors::new(homes, |_| None), &[])
+}
+
+/// What a confined command may not read: the catalog's hidden places (credential stores,
+/// histories, hookd's own) in the home `HOME` names and in the one the user database does (a
+/// repository's settings may have set `HOME` for the agent), hookd's session state where the
+/// host puts it and where it is by default, and the policy's `read_deny`.
+fn hidden(policy: &SandboxPolicy, places: &SandboxPlaces) -> Vec<PathBuf> {
+    let mut out = places.hidden.clone();
+    out.extend(
+        places
+            .prefixed_now()
+            .into_iter()
+            .filter(|(_, what)| *what == Sandbox::Hidden)
+            .map(|(p, _)| p),
+    );
     out.extend(policy.state.iter().cloned());
-    let default_state = user.map(|h| h.join(".local/state/hookd"));
+    let default_state = crate::paths::user_home().map(|h| h.join(".local/state/hookd"));
     out.extend(default_state.filter(|s| policy.state.as_ref() != Some(s)));
     out.extend(policy.read_deny.iter().cloned());
     out
 }
 
+/// The places a confined command may not write or move, found on disk: `pinned` (bound onto
+/// themselves) and `read_only`, each sorted outermost first.
+#[derive(Default)]
+struct Held {
+    pinned: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+}
+
+impl Held {
+    /// Hold `path` as `what`, where it exists. A symbolic link fails: the link lies in a
+    /// writable place, so a bind through it would protect its target and leave the link free
+    /// to be replaced; the command must not run (Codex refuses the same).
+    fn hold(&mut self, path: PathBuf, what: Sandbox) -> Result<(), Unavailable> {
+        match path.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => Err(Unavailable::Prepare(format!(
+                "{} is a symbolic link: the sandbox holds it read-only and cannot hold a link (replace the link with the directory or file itself)",
+                path.display()
+            ))),
+            Ok(_) => {
+                match what {
+                    Sandbox::Pinned => self.pinned.push(path),
+                    _ => self.read_only.push(path),
+                }
+                Ok(())
+            }
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Pin every ancestor of `path` strictly between a writable root and `path`: renaming an
+    /// ancestor would carry the mount away and leave the name free (`mv ~/.config x`).
+    fn pin_ancestors(&mut self, path: &Path, writable: &[PathBuf]) {
+        for root in writable.iter().filter(|w| path.starts_with(w)) {
+            let mut dir = path.parent();
+            while let Some(d) = dir.filter(|d| d != root && d.starts_with(root)) {
+                if d.is_dir() && !self.pinned.iter().any(|p| p == d) {
+                    self.pinned.push(d.to_path_buf());
+                }
+                dir = d.parent();
+            }
+        }
+    }
+
+    fn sort(&mut self) {
+        let depth = |p: &PathBuf| p.components().count();
+        self.pinned.sort_by_key(depth);
+        self.pinned.dedup();
+        self.read_only.sort_by_key(depth);
+        self.read_only.dedup();
+    }
+}
+
+/// The directories whose protected names are held: the project's root and each directory from
+/// it down to `cwd` when `cwd` is inside it (an agent started in `web/` reads `web/.claude/`).
+fn name_dirs(project: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![project.to_path_buf()];
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    if let Ok(rel) = cwd.strip_prefix(project) {
+        let mut d = project.to_path_buf();
+        for c in rel.components() {
+            d.push(c);
+            dirs.push(d.clone());
+        }
+    }
+    dirs
+}
+
+/// What `policy` holds for a command in `project` run from `cwd`, with `writable` the places
+/// it may write.
+fn held(
+    places: &SandboxPlaces,
+    project: &Path,
+    cwd: &Path,
+    writable: &[PathBuf],
+) -> Result<Held, Unavailable> {
+    let mut held = Held::default();
+    for dir in name_dirs(project, cwd) {
+        let git_dir = dir.join(".git").is_dir();
+        for (name, what) in &places.by_name {
+            if name.starts_with(".git/") && !git_dir {
+                continue;
+            }
+            let path = dir.join(name);
+            if dir == project && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists() {
+                // Held read-only from now on; git does not see an empty directory.
+                let _ = std::fs::create_dir(&path);
+            }
+            held.hold(path, *what)?;
+        }
+    }
+    let prefixed = places.prefixed_now();
+    let read_only = places.read_only.iter().cloned().chain(
+        prefixed
+            .into_iter()
+            .filter(|(_, what)| *what == Sandbox::ReadOnly)
+            .map(|(p, _)| p),
+    );
+    for path in read_only {
+        let real = resolve(&path);
+        if writable.iter().any(|w| real.starts_with(w)) {
+            held.hold(path, Sandbox::ReadOnly)?;
+        }
+    }
+    held.sort();
+    Ok(held)
+}
+
 impl Confinement {
-    /// Prepare the confinement of a command run in `project` under `policy`.
+    /// Prepare the confinement of a command run in `project` (from its root) under `policy`.
     pub fn prepare(policy: &SandboxPolicy, project: &Path) -> Result<Confinement, Unavailable> {
+        Confinement::prepare_in(policy, project, project)
+    }
+
+    /// Prepare the confinement of a command run in `project` from `cwd` under `policy`.
+    pub fn prepare_in(
+        policy: &SandboxPolicy,
+        project: &Path,
+        cwd: &Path,
+    ) -> Result<Confinement, Unavailable> {
         let missing = support().missing();
         if !missing.is_empty() {
             return Err(Unavailable::Kernel(missing));
@@ -224,46 +323,57 @@ impl Confinement {
             .canonicalize()
             .map_err(|e| Unavailable::Prepare(format!("the project {}: {e}", project.display())))?;
         let temp = temp_dir(policy);
-        let read_only = read_only_places(&project)?;
-        let hidden = hidden(policy);
-        let places = places::plan(policy, &project, &hidden)?;
+        let places = places_of(policy);
+        let hidden = hidden(policy, &places);
+        let private = private::plan(policy, &project, &hidden)?;
         let mut writable = vec![project.clone()];
         // The host's temporary directory only where it is not replaced by the command's own.
-        writable.extend((!places.temp_covered).then(|| temp.clone()));
+        writable.extend((!private.temp_covered).then(|| temp.clone()));
         writable.extend(policy.write.iter().cloned());
         let ruleset =
             linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;
+        let real_writable: Vec<PathBuf> = writable.iter().map(|w| resolve(w)).collect();
+        let mut held = held(&places, &project, cwd, &real_writable)?;
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
-        for path in hidden.iter().chain(&places.hidden_files) {
+        for path in hidden.iter().chain(&private.hidden_files) {
             match std::fs::metadata(path) {
                 Ok(m) if m.is_dir() => hidden_dirs.push(c_path(path)?),
                 Ok(_) => hidden_files.push(c_path(path)?),
-                Err(_) => {}
+                Err(_) => continue,
             }
+            held.pin_ancestors(&resolve(path), &real_writable);
         }
+        for path in held.read_only.clone() {
+            held.pin_ancestors(&resolve(&path), &real_writable);
+        }
+        held.sort();
+        let pinned = held
+            .pinned
+            .iter()
+            .map(|p| c_path(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let read_only = held
+            .read_only
+            .iter()
+            .map(|p| Ok((c_path(p)?, linux::mount_flags(p))))
+            .collect::<Result<Vec<_>, Unavailable>>()?;
         let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
-        let mut writes: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
-        if places.temp_covered {
-            writes.insert(1, format!("{} (its own, empty)", temp.display()));
-        }
-        let summary = format!(
-            "writes: {}; network: {}",
-            writes.join(", "),
-            if policy.network { "on" } else { "off" }
-        );
+        let own_temp = private.temp_covered.then_some(temp.as_path());
+        let summary = summary(&writable, own_temp, policy.network);
         Ok(Confinement {
             ruleset,
             setgroups: CString::from(c"deny"),
             uid_map: cstring(format!("{uid} {uid} 1"))?,
             gid_map: cstring(format!("{gid} {gid} 1"))?,
+            pinned,
             read_only,
             hidden_dirs,
             hidden_files,
             network_filter: Some(
                 linux::network_filter(policy.network).map_err(Unavailable::Prepare)?,
             ),
-            places: places.mounts,
+            places: private.mounts,
             temp_rights: linux::temp_rights(),
             temp,
             unix_sockets: policy.unix_sockets.clone(),
@@ -296,34 +406,22 @@ impl Confinement {
     /// Whether the command gets the variable `name` of value `value`: not one naming a socket
     /// or a session outside ([`SOCKET_VARIABLES`]), unless it names a socket the policy lists.
     pub fn keeps_var(&self, name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
-        places::keeps_var(&self.unix_sockets, name, value)
+        private::keeps_var(&self.unix_sockets, name, value)
     }
 }
 
-/// The places inside `project` that are held read-only (bind mounts), the ones to create
-/// first created (see [`CREATED_WHEN_ABSENT`]).
-fn read_only_places(project: &Path) -> Result<Vec<(CString, u64)>, Unavailable> {
-    let mut read_only = Vec::new();
-    let git_dir = project.join(".git").is_dir();
-    for rel in READ_ONLY_IN_PROJECT {
-        if rel.starts_with(".git/") && !git_dir {
-            continue;
-        }
-        let path = project.join(rel);
-        if !path.exists() && CREATED_WHEN_ABSENT.contains(rel) {
-            // Held read-only from now on; git does not see an empty directory.
-            let _ = std::fs::create_dir(&path);
-        }
-        // Not through a symlink: the link itself is in the project and could be replaced
-        // by a confined command, but what it points to is not the project's to protect.
-        match path.symlink_metadata() {
-            Ok(m) if !m.file_type().is_symlink() => {
-                read_only.push((c_path(&path)?, linux::mount_flags(&path)));
-            }
-            _ => {}
-        }
+/// What the command may write and reach, in a line: the writable places (the command's own
+/// temporary directory, `own_temp`, second) and the network.
+fn summary(writable: &[PathBuf], own_temp: Option<&Path>, network: bool) -> String {
+    let mut writes: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
+    if let Some(t) = own_temp {
+        writes.insert(1, format!("{} (its own, empty)", t.display()));
     }
-    Ok(read_only)
+    format!(
+        "writes: {}; network: {}",
+        writes.join(", "),
+        if network { "on" } else { "off" }
+    )
 }
 
 fn c_path(path: &Path) -> Result<CString, Unavailable> {
@@ -418,7 +516,7 @@ pub fn run(
     host: &crate::host::Host,
 ) -> Result<i32, RunError> {
     use std::os::unix::process::ExitStatusExt;
-    let confinement = Confinement::prepare(policy, project)?;
+    let confinement = Confinement::prepare_in(policy, project, cwd)?;
     let status = command(std::sync::Arc::new(confinement), argv, cwd, host.vars())
         .status()
         .map_err(|source| RunError::Start {
@@ -438,26 +536,39 @@ pub fn run(
 pub fn write_refused(policy: &SandboxPolicy, project: &Path, path: &Path) -> Option<String> {
     let real = resolve(path);
     let project = resolve(project);
-    if let Some(rel) = READ_ONLY_IN_PROJECT
-        .iter()
-        .find(|rel| real.starts_with(project.join(rel)))
-    {
+    let writable = writable_places(policy, &project);
+    if !writable.iter().any(|w| real.starts_with(resolve(w))) {
         return Some(format!(
-            "inside `{rel}` of the project, which the sandbox keeps read-only"
+            "outside the places the sandbox lets commands write ({})",
+            writable
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
-    let writable = writable_places(policy, &project);
-    if writable.iter().any(|w| real.starts_with(resolve(w))) {
-        return None;
+    if let Some(rel) = real
+        .strip_prefix(&project)
+        .ok()
+        .and_then(crate::places::by_name)
+    {
+        return Some(format!(
+            "inside `{}` of the project, which the sandbox keeps read-only",
+            rel.display()
+        ));
     }
-    Some(format!(
-        "outside the places the sandbox lets commands write ({})",
-        writable
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    let places = places_of(policy);
+    places
+        .read_only
+        .iter()
+        .chain(&places.hidden)
+        .find(|p| real.starts_with(resolve(p)))
+        .map(|p| {
+            format!(
+                "inside {}, which the sandbox keeps from confined commands",
+                p.display()
+            )
+        })
 }
 
 /// `path` with `.`, `..` and every symlink resolved, component by component, as far as they
@@ -498,35 +609,4 @@ fn resolve(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// `text` as one single-quoted shell word: every byte as it is, `'` written `'\''`.
-pub fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
-
-/// A model's shell call rewritten so that the agent runs it confined, in the agent's own shell:
-/// `PROGRAM exec --cwd-fd 3 --shell='COMMAND'`, where `COMMAND` is, byte for byte, the one that
-/// was checked. The words around it use shell builtins only (no program a repository's `PATH`
-/// could replace runs unconfined): they carry back the directory the command ends in (agents
-/// such as Claude Code keep their shell's directory from one call to the next) and its exit
-/// status, and leave its stdout and stderr where they were.
-pub fn shell_rewrite(program: &Path, command: &str) -> String {
-    format!(
-        "{{ __hookd_cwd=$({} exec --cwd-fd 3 --shell={} 3>&1 1>&4 4>&-); }} 4>&1; \
-         __hookd_status=$?; [ -n \"$__hookd_cwd\" ] && cd -- \"$__hookd_cwd\" 2>/dev/null; \
-         (exit $__hookd_status)",
-        shell_quote(&program.display().to_string()),
-        shell_quote(command)
-    )
-}
-
-/// The argv `hookd exec --shell COMMAND` runs: bash with `COMMAND` as its script, preceded,
-/// with `cwd_fd`, by a trap that writes the directory it ends in to that descriptor.
-pub fn shell_argv(command: &str, cwd_fd: Option<u8>) -> Vec<String> {
-    let script = match cwd_fd {
-        Some(fd) => format!("trap 'pwd -P >&{fd} 2>/dev/null' EXIT\n{command}"),
-        None => command.to_string(),
-    };
-    vec!["bash".into(), "-c".into(), script]
 }

@@ -390,6 +390,39 @@ fn a_keep_list_is_the_users_and_a_trusted_projects_only() {
     }
 }
 
+/// Issue 39 item 2: `env.keep` refuses every variable of hookd's catalog, those that steer it
+/// and those that name a place it protects (each was accepted before the catalog), with the
+/// whole message a user reads.
+#[test]
+fn env_keep_refuses_every_variable_that_steers_hookd_or_names_a_place() {
+    let p = Project::new();
+    for name in [
+        "HOOKD_NO_DAEMON",
+        "HOOKD_DAEMON_TIMEOUT_MS",
+        "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
+        "XDG_DATA_HOME",
+        "CARGO_HOME",
+        "KUBECONFIG",
+    ] {
+        p.write_home(
+            "hooks.yaml",
+            &format!("enabled: true\nenv:\n  keep: [{name}]\nhooks: []\n"),
+        );
+        let check = p.cmd_untrusted(&["check"]).output().unwrap();
+        let said = stderr(&check);
+        assert_eq!(check.status.code(), Some(1), "{name}: {said}");
+        let line = format!(
+            "error: `{name}` cannot be kept: {name} steers hookd itself, names a place it protects, or is its secret"
+        );
+        assert!(said.contains(&line), "{name}: {said}");
+        assert!(
+            said.contains("= help: hookd never removes your own value of it and never hands a repository's to hooks; remove it from `env.keep`"),
+            "{said}"
+        );
+    }
+}
+
 /// Issue 32, item 1: the agent started in a subdirectory (`web/`) reads that directory's
 /// files: Claude Code its `web/.claude/settings.json`, Gemini CLI the first `.env` up from
 /// `web/`. The repository trusted itself through them (its `.infer/` allows `.*` and runs

@@ -391,6 +391,11 @@ fn the_places_hookd_was_installed_to_are_protected_as_the_agents_find_them() {
         format!("{}/.gemini/.env", gh.display()),
         "sub/.infer/config.yaml".to_string(),
         "web/.claude/settings.local.json".to_string(),
+        // The whole directory: its skills and agents declare hooks (issue 39).
+        "web/.claude/skills/pwn/SKILL.md".to_string(),
+        "web/.claude/commands/review.md".to_string(),
+        "web/.env".to_string(),
+        "web/.mcp.json".to_string(),
     ]);
     for target in &targets {
         let reply = reply_with(
@@ -421,12 +426,7 @@ fn the_places_hookd_was_installed_to_are_protected_as_the_agents_find_them() {
         );
     }
     // What sits next to them is the model's to write.
-    for target in [
-        "web/.claude/commands/review.md",
-        "web/src/main.rs",
-        "web/.env",
-        "web/crush.json.md",
-    ] {
+    for target in ["web/src/main.rs", "web/.env.example", "web/crush.json.md"] {
         let reply = reply_with(
             &p,
             &env,

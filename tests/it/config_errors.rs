@@ -273,7 +273,7 @@ fn mode_all_is_the_shared_list_alone() {
         .status
         .success());
     assert!(
-        stdout(&p.run(&["check", "--mode", "all"])).contains("allow-list for mode all: 1 entries")
+        stdout(&p.run(&["check", "--mode", "all"])).contains("allow-list for mode all: 1 entry\n")
     );
     // An agent that says so in its context gets the same.
     let out = p.run_with_stdin(
@@ -297,5 +297,28 @@ fn a_guidance_key_no_mode_has_is_warned_about() {
         stderr(&out).starts_with("warning: unknown key `auto-with-judge` in `guidance` is ignored\n  --> .infer/reminders.yaml:9:7"),
         "{}",
         stderr(&out)
+    );
+}
+
+#[test]
+fn diagnostics_come_in_the_order_of_their_lines_and_columns_are_never_zero() {
+    let p = Project::new();
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: a, hook: post_session, command: 'true'}\n",
+    );
+    // The unknown key at the end is found first (the file's own keys are read before its
+    // hooks); the duplicate name has a line and no column.
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: a, hook: post_session, command: 'true', tiemout: 3}\nfoo: 1\n",
+    );
+    let out = p.run(&["check"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "warning: hook `a` has the name of one of your own hooks; the project's is ignored\n  --> .infer/hooks.yaml:3\n  = help: rename it in the project's hooks.yaml\n\n\
+         warning: unknown key `tiemout` in a hook is ignored\n  --> .infer/hooks.yaml:3:52\n  |\n3 |   - {name: a, hook: post_session, command: 'true', tiemout: 3}\n  |                                                    ^^^^^^^\n  = help: did you mean `timeout`? (known keys: name, hook, command, timeout, max_output, matcher, on, include_sub_agents, on_error, parallel, description)\n\n\
+         warning: unknown key `foo` in hooks.yaml is ignored\n  --> .infer/hooks.yaml:4:1\n  |\n4 | foo: 1\n  | ^^^\n  = help: known keys: enabled, hooks, max_output, grace, parallel, max_continues, gate_shell_tools, shell_tools, fail_closed, env\n\n"
     );
 }

@@ -255,7 +255,10 @@ fn metrics_are_valid_prometheus_text() {
             .output_with_stdin(text.as_bytes());
         assert!(ok, "promtool: {said}\n{text}");
     } else {
-        eprintln!("promtool: skipped: not installed (apt-get install prometheus)");
+        crate::support::unavailable(
+            "promtool",
+            "promtool not installed (apt-get install prometheus)",
+        );
     }
 }
 

@@ -276,6 +276,10 @@ fn per_session_streams_and_the_sessions_list() {
         .collect();
     assert_eq!(lines.len(), 3, "{}", stdout(&out));
     assert!(lines.iter().all(|e| e["session_id"] == "beta"));
+    // The daemon takes a session cut with `…`, as `hookd events` shows a long one.
+    let mut cmd = p.cmd(&["events", "--session", "bet…", "--json"]);
+    cmd.env("HOOKD_SOCKET", &d.socket);
+    assert_eq!(stdout(&cmd.output().unwrap()), stdout(&out));
 }
 
 // ---- a real browser ----
@@ -283,7 +287,10 @@ fn per_session_streams_and_the_sessions_list() {
 #[test]
 fn the_page_shows_sessions_hooks_the_denial_and_the_skip_in_chromium() {
     let Some(exe) = chromium() else {
-        eprintln!("skipped: chromium not installed (apt-get install chromium)");
+        crate::support::unavailable(
+            "chromium",
+            "chromium not installed (apt-get install chromium)",
+        );
         return;
     };
     let p = project();
@@ -388,7 +395,10 @@ fn the_page_shows_sessions_hooks_the_denial_and_the_skip_in_chromium() {
 #[test]
 fn the_page_resumes_after_the_daemon_restarts() {
     let Some(exe) = chromium() else {
-        eprintln!("skipped: chromium not installed (apt-get install chromium)");
+        crate::support::unavailable(
+            "chromium",
+            "chromium not installed (apt-get install chromium)",
+        );
         return;
     };
     let p = project();
@@ -447,6 +457,71 @@ fn the_page_resumes_after_the_daemon_restarts() {
     let seqs = tab.eval("[...document.querySelectorAll('#timeline tbody tr td:first-child')].map(td => +td.textContent)");
     let seqs: Vec<u64> = serde_json::from_value(seqs).unwrap();
     assert_eq!(seqs, (1..=8).rev().collect::<Vec<u64>>());
+}
+
+/// Issue 42 item 4: the counters count the last minute by the events' own time (a replayed
+/// backlog is history), and a page whose key the daemon refuses after `--new-token` says so
+/// instead of "reconnecting…" for ever.
+#[test]
+fn the_counters_skip_history_and_a_refused_key_is_said() {
+    let Some(exe) = chromium() else {
+        crate::support::unavailable(
+            "chromium",
+            "chromium not installed (apt-get install chromium)",
+        );
+        return;
+    };
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let log_arg = log.to_str().unwrap().to_string();
+    let d = start(&p, &["--events", &log_arg]);
+    let listen = format!("127.0.0.1:{}", d.port);
+    play(&d);
+    let browser = Browser::launch(&exe);
+    let counted = "document.getElementById('c-events').textContent";
+    let mut tab = browser.open(&d.dashboard.clone().unwrap());
+    tab.wait_for(
+        "document.getElementById('c-events').textContent === '6'",
+        "the fresh events counted in the last minute",
+    );
+    drop(tab);
+    // A minute later, a page opened now gets the same events replayed from the daemon's ring:
+    // in its timeline, not in its last minute.
+    std::thread::sleep(Duration::from_secs(61));
+    let mut tab = browser.open(&d.dashboard.clone().unwrap());
+    tab.wait_for(
+        "document.querySelectorAll('#timeline tbody tr').length === 6",
+        "the replayed events in the timeline",
+    );
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(tab.eval(counted), json!("0"));
+    dispatch(
+        &d,
+        "post_tool",
+        json!({"session_id": "now", "tool": {"name": "Bash", "input": {"command": "ls"}}}),
+    );
+    tab.wait_for(
+        "document.getElementById('c-events').textContent !== '0'",
+        "the new event counted",
+    );
+    Command::new("kill")
+        .args(["-TERM", &d.child.id().to_string()])
+        .status()
+        .unwrap();
+    drop(d);
+    let _d = start(
+        &p,
+        &["--events", &log_arg, "--listen", &listen, "--new-token"],
+    );
+    tab.wait_for(
+        "document.getElementById('conn').textContent === 'key refused'",
+        "the page saying its key is refused",
+    );
+    let note = tab.eval("document.getElementById('note').textContent");
+    assert_eq!(
+        note,
+        json!("The daemon refused this page's key: it was started with another token (hookd serve --new-token, or --token). Open the dashboard: address it printed when it started.")
+    );
 }
 
 // ---- Grafana, alerting rules, and a real Prometheus ----
@@ -567,7 +642,10 @@ pub(crate) fn installed(program: &str) -> bool {
 #[test]
 fn the_alerting_rules_pass_promtool_and_their_unit_tests() {
     if !installed("promtool") {
-        eprintln!("skipped: promtool not installed (apt-get install prometheus)");
+        crate::support::unavailable(
+            "promtool",
+            "promtool not installed (apt-get install prometheus)",
+        );
         return;
     }
     let dir = repo("dashboards/prometheus");
@@ -621,7 +699,10 @@ fn http_get(port: u16, path: &str) -> Option<String> {
 #[test]
 fn a_real_prometheus_scrapes_hookd_with_the_token_file() {
     if !installed("prometheus") {
-        eprintln!("skipped: prometheus not installed (apt-get install prometheus)");
+        crate::support::unavailable(
+            "prometheus",
+            "prometheus not installed (apt-get install prometheus)",
+        );
         return;
     }
     let p = project();

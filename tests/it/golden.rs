@@ -7,7 +7,7 @@ use hookd::events::Collector;
 use hookd::{Config, Context, Engine, HookPoint};
 
 pub fn golden(name: &str, mut value: serde_json::Value) {
-    for volatile in ["timestamp", "duration_ms"] {
+    for volatile in ["timestamp", "duration_ms", "started_at", "duration_ns"] {
         if value.get(volatile).is_some() {
             value[volatile] = serde_json::json!(format!("<{volatile}>"));
         }

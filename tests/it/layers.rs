@@ -129,7 +129,7 @@ fn the_shared_words_and_the_gate_sit_below_configuration() {
     };
     allowed("kinds", &["catalog", "suggest"]);
     allowed("catalog", &["suggest"]);
-    allowed("gate", &["kinds", "paths"]);
+    allowed("gate", &["kinds", "paths", "places"]);
     allowed("events", &["catalog", "kinds"]);
     allowed("view", &[]);
 }

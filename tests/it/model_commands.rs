@@ -577,7 +577,7 @@ mod cli {
             "config.yaml",
             "tools: {bash: {mode: {all: {allow: ['^cd [a-z.]+$', '^tail -[0-9]+ [a-z./]+$']}}}}\n",
         );
-        let inside = p2.home.path().join(".claude/projects");
+        let inside = p2.home.path().join("work");
         std::fs::create_dir_all(&inside).unwrap();
         let call = |command: &str| {
             let payload = json!({
@@ -591,8 +591,8 @@ mod cli {
             );
             serde_json::from_str::<Value>(&stdout(&o)).unwrap()
         };
-        assert_eq!(call("tail -5 settings.json"), json!({}));
-        let reply = call("cd .. && tail -5 settings.json");
+        assert_eq!(call("tail -5 .bashrc"), json!({}));
+        let reply = call("cd .. && tail -5 .bashrc");
         assert_eq!(
             reply["hookSpecificOutput"]["permissionDecision"], "deny",
             "{reply}"

@@ -88,6 +88,16 @@ fn check_strict_fails_when_any_hook_would_not_run() {
         stderr(&out),
         "hookd check --strict: 1 hook would not run:\n  hooks are off in .infer/hooks.yaml: its 1 hook did not run; set `enabled: true` there (or INFER_HOOKS_ENABLED=true) to run it\n"
     );
+    // The count is of hooks, not of lines: a file switched off holds two.
+    p.write(
+        "hooks.yaml",
+        "hooks:\n  - {name: ok, hook: post_session, command: 'true'}\n  - {name: two, hook: post_session, command: 'true'}\n",
+    );
+    let out = p.run(&["check", "--strict"]);
+    assert_eq!(
+        stderr(&out),
+        "hookd check --strict: 2 hooks would not run:\n  hooks are off in .infer/hooks.yaml: its 2 hooks did not run; set `enabled: true` there (or INFER_HOOKS_ENABLED=true) to run them\n"
+    );
     // All good: 0.
     p.write(
         "hooks.yaml",
@@ -591,10 +601,24 @@ fn completions_offer_the_hook_points_and_the_manual_covers_every_subcommand() {
         "{}",
         stderr(&o)
     );
+    // After `--mode`, the modes (not the directory's files).
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("source ./hookd.bash; COMP_WORDS=(hookd dispatch pre_tool --mode ''); COMP_CWORD=4; COMP_LINE='hookd dispatch pre_tool --mode '; COMP_POINT=${#COMP_LINE}; _hookd hookd '' --mode; printf '%s\\n' \"${COMPREPLY[@]}\" | sort")
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        "all\nauto\nplan\nreadonly\nstandard\n",
+        "{}",
+        stderr(&o)
+    );
     for shell in ["zsh", "fish"] {
         let o = p.run(&["completions", shell]);
         assert!(o.status.success());
         assert!(stdout(&o).contains("post_queue_drain"), "{shell}");
+        assert!(stdout(&o).contains("readonly"), "{shell}");
     }
     let man = stdout(&p.run(&["man"]));
     assert!(
@@ -622,9 +646,24 @@ fn completions_offer_the_hook_points_and_the_manual_covers_every_subcommand() {
         "hookd-completions",
         "hookd-man",
         "hookd-exec",
+        "hookd-import-claude-code",
     ] {
         assert!(pages.contains(&sub), "{sub} missing from {pages:?}");
     }
+    // Pages name each other as the commands are typed: no `hookd-events(1)` that `man` would
+    // not find, no page of a `help` subcommand.
+    assert!(!man.contains("(1)"), "{man}");
+    assert!(!pages.contains(&"hookd-help"), "{pages:?}");
+    assert!(man.contains(".TP\n\\fBhookd events\\fR\nPrint the event stream for a person: from the running daemon, or from an events file\n"), "{man}");
+    // Each synopsis is the command as typed, with the values its options take.
+    let synopses: Vec<&str> = man
+        .split(".SH SYNOPSIS\n")
+        .skip(1)
+        .map(|s| s.lines().next().unwrap())
+        .collect();
+    assert!(synopses.contains(&"\\fBhookd events\\fR [\\-f|\\-\\-follow] [\\-\\-since <SEQ>] [\\-\\-file <FILE>] [\\-\\-json] [\\-\\-session <ID>] [\\-\\-summary] [\\-h|\\-\\-help]"), "{synopses:?}");
+    assert!(synopses.contains(&"\\fBhookd dispatch\\fR [\\-\\-config\\-dir <DIR>] [\\-\\-trust\\-project] [\\-\\-gate\\-shell\\-tools] [\\-\\-mode <MODE>] [\\-\\-session\\-id <ID>] [\\-\\-turn <N>] [\\-\\-events <FILE>] [\\-\\-daemon] [\\-\\-no\\-daemon] [\\-\\-daemon\\-timeout\\-ms <MS>] [\\-\\-pretty] [\\-h|\\-\\-help] <POINT>"), "{synopses:?}");
+    assert_eq!(synopses.len(), pages.len());
 }
 
 #[test]
@@ -684,4 +723,28 @@ fn init_writes_a_first_configuration_that_check_passes_and_never_overwrites() {
         "{settings}"
     );
     assert!(stdout(&o).ends_with("next: review what it runs and allows with `hookd check`\n"));
+}
+
+#[test]
+fn a_refused_hook_of_the_users_is_allowed_in_the_users_file_not_the_projects() {
+    let p = Project::new();
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: up, hook: post_session, command: 'curl x'}\n",
+    );
+    // The project has a config.yaml of its own: the model's commands are allowed there.
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^true$']}}}}\n",
+    );
+    let home = p.home.path().join(".infer/config.yaml");
+    let hint = format!("to allow exactly this command, add '^curl x$' to tools.bash.mode.standard.allow (or tools.bash.mode.all.allow) in {}, or append it with INFER_TOOLS_BASH_ALLOW_APPEND", home.display());
+    let check = stdout(&p.run(&["check"]));
+    assert!(check.contains(&format!("      hint: {hint}\n")), "{check}");
+    let out = with_stdin(p.cmd(&["dispatch", "post_session", "--events", "-"]), "{}");
+    let skipped = crate::support::json_lines(&stderr(&out))
+        .into_iter()
+        .find(|e| e["type"] == "hook_command_skipped")
+        .unwrap();
+    assert_eq!(skipped["hint"], hint.as_str());
 }

@@ -426,3 +426,66 @@ fn check_says_where_telemetry_goes() {
     let plain = p.run(&["check"]);
     assert!(!stdout(&plain).contains("OpenTelemetry"));
 }
+
+#[test]
+fn hook_spans_carry_the_measured_times_and_a_write_denial_its_path() {
+    let r = Receiver::start();
+    let p = Project::new();
+    // A hook of well under a millisecond's precision to lose, and the user's gate on.
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\ngate_shell_tools: true\nhooks:\n  - {name: nap, hook: post_tool, command: 'sleep 0.0123'}\n",
+    );
+    p.write_home(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^sleep 0\\.0123$']}}}}\n",
+    );
+    let log = p.path().join("events.jsonl");
+    let otel = ("OTEL_EXPORTER_OTLP_ENDPOINT", r.endpoint());
+    let mut cmd = p.cmd(&["dispatch", "post_tool", "--no-daemon", "--session-id", "s"]);
+    cmd.env(otel.0, &otel.1).env("HOOKD_EVENTS", &log);
+    let o = with_stdin(cmd, "{}");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let hooks = p.home.path().join(".infer/hooks.yaml");
+    let write = serde_json::json!({"tool": {"name": "Write", "input": {"file_path": hooks, "content": "x"}}});
+    let mut cmd = p.cmd(&["dispatch", "pre_tool", "--no-daemon", "--session-id", "s"]);
+    cmd.env(otel.0, &otel.1);
+    let o = with_stdin(cmd, &write.to_string());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let traces: Vec<(_, ExportTraceServiceRequest)> =
+        r.decoded("/v1/traces", Duration::from_secs(5));
+    let spans: Vec<Span> = traces
+        .iter()
+        .flat_map(|(_, t)| t.resource_spans[0].scope_spans[0].spans.clone())
+        .collect();
+    // The hook's span is its event's measured start and duration, to the nanosecond.
+    let event = crate::support::json_lines(&std::fs::read_to_string(&log).unwrap())
+        .into_iter()
+        .find(|e| e["type"] == "hook_command")
+        .unwrap();
+    let started = humantime::parse_rfc3339(event["started_at"].as_str().unwrap()).unwrap();
+    let start = started
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let nap = spans.iter().find(|s| s.name == "nap").unwrap();
+    assert_eq!(nap.start_time_unix_nano, start);
+    let took = event["duration_ns"].as_u64().unwrap();
+    assert_eq!(nap.end_time_unix_nano - nap.start_time_unix_nano, took);
+    assert!(took >= 12_300_000, "{took}");
+    assert_eq!(
+        attr(&nap.attributes, "hookd.hook.duration_ns"),
+        Some(&any_value::Value::IntValue(took as i64))
+    );
+    // The Write's denial names the path as a path, not as a command.
+    let denied = spans
+        .iter()
+        .find(|s| s.name == "tool_command_denied")
+        .unwrap();
+    assert_eq!(
+        text(&denied.attributes, "hookd.tool.path"),
+        hooks.display().to_string()
+    );
+    assert_eq!(text(&denied.attributes, "hookd.tool.name"), "Write");
+    assert_eq!(attr(&denied.attributes, "hookd.tool.command"), None);
+}

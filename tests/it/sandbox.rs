@@ -39,9 +39,12 @@ pub(crate) fn project() -> (Project, PathBuf) {
 pub(crate) fn confinable() -> bool {
     let missing = hookd::sandbox::support().missing();
     if !missing.is_empty() {
-        eprintln!(
-            "skipped: this kernel cannot confine: it lacks {}",
-            missing.join(" and ")
+        crate::support::unavailable(
+            "sandbox",
+            &format!(
+                "this kernel cannot confine: it lacks {}",
+                missing.join(" and ")
+            ),
         );
     }
     missing.is_empty()
@@ -479,7 +482,10 @@ fn a_repository_cannot_widen_the_sandbox_through_the_agents_environment() {
         .map(std::path::PathBuf::from)
         .filter(|h| h.is_dir() && !h.starts_with("/tmp") && h != Path::new("/"))
     else {
-        eprintln!("skipped: this process's HOME is not a directory outside /tmp");
+        crate::support::unavailable(
+            "home",
+            "this process's HOME is not a directory outside /tmp",
+        );
         return;
     };
     let real = tempfile::tempdir_in(&base).unwrap();
@@ -558,7 +564,7 @@ fn a_confined_model_command_does_not_get_what_the_repository_set_for_the_agent()
     std::fs::remove_file(p.path().join("fsmonitor-ran")).unwrap();
     // Rewritten to run confined, it does not get them.
     let rewritten =
-        hookd::sandbox::shell_rewrite(Path::new(env!("CARGO_BIN_EXE_hookd")), "git status");
+        hookd::sandbox::shell_rewrite(Path::new(env!("CARGO_BIN_EXE_hookd")), "git status", None);
     let o = agent_shell(&rewritten);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!p.path().join("fsmonitor-ran").exists());

@@ -397,7 +397,8 @@ fn the_model_cannot_write_hookds_configuration_with_a_file_tool() {
         assert_eq!(events[0]["reason"], "protected_path", "{input}");
     }
     // Ordinary files stay the model's to write.
-    for path in ["src/main.rs", ".claude/commands/x.md", "notes/infer.md"] {
+    // (The whole `.claude` is protected: its skills and agents declare hooks.)
+    for path in ["src/main.rs", ".claude-notes/x.md", "notes/infer.md"] {
         let (reply, _, _) = claude_gated(
             &p,
             &claude(&p, "Write", json!({"file_path": path, "content": "x"})),

@@ -229,3 +229,63 @@ pub fn write_refused(engine: &hookd::Engine, path: &Path) -> bool {
     let outcome = engine.dispatch(hookd::HookPoint::PreTool, &ctx).unwrap();
     serde_json::to_value(&outcome).unwrap()["decision"]["deny"] == true
 }
+
+/// A test cannot run here for want of `feature` (`sandbox`, `chromium`, `promtool`,
+/// `prometheus`, `root`, `curl`, `home`): it says "skipped" on stderr and the caller returns,
+/// unless `HOOKD_TEST_REQUIRE` names the feature (a comma-separated list, or `all`): then the
+/// test fails, so a run that must exercise it (`.ci/run` sets the variable) cannot pass
+/// without it.
+pub fn unavailable(feature: &str, why: &str) {
+    let required = std::env::var("HOOKD_TEST_REQUIRE").unwrap_or_default();
+    let required = required
+        .split(',')
+        .map(str::trim)
+        .any(|f| f == feature || f == "all");
+    assert!(
+        !required,
+        "HOOKD_TEST_REQUIRE names {feature}, which this machine lacks: {why}"
+    );
+    eprintln!("skipped: {why}");
+}
+
+#[cfg(test)]
+mod tests {
+    /// Run by `a_missing_feature_fails_the_run_that_requires_it` in a child process.
+    #[test]
+    #[ignore = "run as a child by the test below"]
+    fn needs_a_feature_no_machine_has() {
+        super::unavailable("no-machine-has-this", "a feature no machine has");
+    }
+
+    #[test]
+    fn a_missing_feature_fails_the_run_that_requires_it() {
+        let run = |require: Option<&str>| {
+            let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+            c.args([
+                "--exact",
+                "support::tests::needs_a_feature_no_machine_has",
+                "--ignored",
+                "--nocapture",
+            ]);
+            c.env_remove("HOOKD_TEST_REQUIRE");
+            if let Some(r) = require {
+                c.env("HOOKD_TEST_REQUIRE", r);
+            }
+            c.output().unwrap()
+        };
+        let skipped = run(None);
+        assert!(skipped.status.success(), "{}", super::stdout(&skipped));
+        assert!(super::stderr(&skipped).contains("skipped: a feature no machine has"));
+        for require in ["no-machine-has-this", "sandbox,no-machine-has-this", "all"] {
+            let failed = run(Some(require));
+            assert!(!failed.status.success(), "{require}");
+            let said = format!("{}{}", super::stdout(&failed), super::stderr(&failed));
+            assert!(
+                said.contains(
+                    "HOOKD_TEST_REQUIRE names no-machine-has-this, which this machine lacks: a feature no machine has"
+                ),
+                "{said}"
+            );
+        }
+    }
+}

@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::HookPoint;
 use crate::kinds::{DenyReason, Mode, SkipReason, Trigger};
 
+mod summary;
+pub use summary::Summary;
+
 /// A command hook ran (or was started and failed to).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -29,8 +32,15 @@ pub struct HookCommand {
     pub turn: u64,
     /// Exit code, or -1 when it did not exit normally (timeout, signal, failed to start).
     pub exit_code: i32,
-    /// Wall time.
+    /// Wall time, in whole milliseconds (the agent CLI's field).
     pub duration_ms: u64,
+    /// When it was started: RFC 3339, UTC, nanoseconds (absent in events of older versions).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub started_at: String,
+    /// Wall time from its start to the end of its output, in nanoseconds (0 in events of older
+    /// versions).
+    #[serde(default)]
+    pub duration_ns: u64,
     /// stdout then stderr, each capped (compatible with the original's combined output).
     pub output: String,
     /// Empty on success; otherwise why it failed, for people.
@@ -114,8 +124,11 @@ pub struct HookCommandSkipped {
 pub struct ToolCommandDenied {
     /// The tool (`Bash`, ...).
     pub tool: String,
-    /// The command the model proposed.
+    /// The command the model proposed; for a file tool, the path it named (as `path`).
     pub command: String,
+    /// The file a file tool call named (`Write`, `Edit`, ...); absent for a shell tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     /// The mode whose allow-list was consulted.
     pub mode: Mode,
     /// The gate's category.
@@ -181,7 +194,8 @@ pub struct ConfigReloaded {
     pub cause: crate::kinds::ReloadCause,
 }
 
-/// The daemon found a changed configuration invalid and keeps the one it was using.
+/// The daemon found a changed configuration invalid and keeps the one it was using; or an
+/// agent's call found it invalid, and no hook ran (`cause: dispatch`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -194,8 +208,18 @@ pub struct ConfigError {
     pub message: String,
     /// Every diagnostic, as `hookd check` prints them.
     pub diagnostics: String,
-    /// Why it tried to reload: `changed` or `sighup`.
+    /// Why it tried to reload: `changed` or `sighup`; `dispatch` for an agent's call.
     pub cause: crate::kinds::ReloadCause,
+    /// For an agent's call: the point it asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook: Option<HookPoint>,
+    /// For an agent's call: its session (absent for the daemon's reloads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// For an agent's call: whether hookd failed closed (denied the tool call, blocked the
+    /// prompt where the agent can be told so) or let the agent go on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_closed: Option<bool>,
 }
 
 /// A reminder was injected.
@@ -300,10 +324,10 @@ impl Event {
             Event::SystemReminder(e) => Some(e.hook),
             Event::ClientRefused(e) => Some(e.hook),
             Event::ContinueRefused(e) => Some(e.hook),
-            Event::ToolCommandDenied(_)
-            | Event::ToolCallAllowed(_)
-            | Event::ConfigReloaded(_)
-            | Event::ConfigError(_) => None,
+            // The gate decides on the model's tool calls before they run.
+            Event::ToolCommandDenied(_) | Event::ToolCallAllowed(_) => Some(HookPoint::PreTool),
+            Event::ConfigError(e) => e.hook,
+            Event::ConfigReloaded(_) => None,
         }
     }
 
@@ -325,110 +349,8 @@ impl Event {
             Event::ToolCallAllowed(e) => Some(&e.session_id),
             Event::ClientRefused(e) => Some(&e.session_id),
             Event::ContinueRefused(e) => Some(&e.session_id),
-            Event::ConfigReloaded(_) | Event::ConfigError(_) => None,
-        }
-    }
-}
-
-/// One event as `hookd events` shows it: its columns and what happened. Read from the event's
-/// JSON field by field and leniently, so that an events file written by another version of
-/// hookd (fields missing, or added) still reads; project text is included as it is, and
-/// whoever prints it escapes it for the terminal.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Summary {
-    /// `seq`, as written.
-    pub seq: String,
-    /// The time of day from `timestamp` (`HH:MM:SS.mmm`).
-    pub time: String,
-    /// `session_id`.
-    pub session: String,
-    /// The hook point (`hook`).
-    pub point: String,
-    /// The event's `type`.
-    pub kind: String,
-    /// What happened.
-    pub what: String,
-}
-
-impl Summary {
-    /// The summary of one event's JSON.
-    pub fn of(e: &serde_json::Value) -> Summary {
-        let str_of = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-        let kind = str_of("type");
-        let what = match kind.as_str() {
-            "hook_command" => {
-                let how = if e["timed_out"] == true {
-                    "timed out".to_string()
-                } else {
-                    format!("exit {}", e["exit_code"])
-                };
-                format!(
-                    "{} ({how}, {}ms) `{}`",
-                    str_of("name"),
-                    e["duration_ms"],
-                    str_of("command")
-                )
-            }
-            "hook_command_skipped" => format!(
-                "{} skipped: {} `{}`",
-                str_of("name"),
-                str_of("reason"),
-                str_of("command")
-            ),
-            "system_reminder" => {
-                let text: String = str_of("content").chars().take(60).collect();
-                format!(
-                    "{} ({}): {}",
-                    str_of("name"),
-                    str_of("trigger"),
-                    text.replace('\n', " ")
-                )
-            }
-            "tool_command_denied" => format!(
-                "{} denied: {} `{}`",
-                str_of("tool"),
-                str_of("reason"),
-                str_of("command")
-            ),
-            "config_reloaded" => format!(
-                "({}) {}",
-                str_of("cause"),
-                e["sources"]
-                    .as_array()
-                    .map(|a| a
-                        .iter()
-                        .filter_map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "))
-                    .unwrap_or_default()
-            ),
-            "tool_call_allowed" => format!(
-                "{} allowed `{}`",
-                str_of("tool"),
-                e.get("command")
-                    .or_else(|| e.get("path"))
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-            ),
-            "client_refused" => format!("{}: {}", e["status"], str_of("reason")),
-            "continue_refused" => str_of("reason"),
-            "config_error" => format!(
-                "({}) {}:{}: {} (previous configuration kept)",
-                str_of("cause"),
-                str_of("file"),
-                e["line"],
-                str_of("message")
-            ),
-            _ => String::new(),
-        };
-        Summary {
-            seq: e["seq"].to_string(),
-            time: str_of("timestamp").get(11..23).unwrap_or("").to_string(),
-            session: str_of("session_id"),
-            point: str_of("hook"),
-            kind,
-            what,
+            Event::ConfigError(e) => e.session_id.as_deref(),
+            Event::ConfigReloaded(_) => None,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The event stream read back for people (`hookd events`): from an events file and its rotated
 //! ones, or from a running daemon; after a sequence number, one session's, following or not.
 
+pub mod sessions;
+
 use crate::display::visible;
 use std::path::Path;
 use std::time::Duration;
@@ -32,9 +34,9 @@ impl Query {
         let v = serde_json::from_str::<serde_json::Value>(line).unwrap_or_default();
         v["seq"].as_u64().unwrap_or(0) > self.since
             && self.session.as_deref().is_none_or(|s| {
-                v["session_id"].as_str().is_none_or(|id| {
-                    id == s || crate::state::session_key(id) == crate::state::session_key(s)
-                })
+                v["session_id"]
+                    .as_str()
+                    .is_none_or(|id| crate::state::session_selects(s, id))
             })
     }
 }
@@ -188,11 +190,8 @@ pub fn line(json: &str) -> String {
         return visible(json).into_owned();
     };
     let s = crate::events::Summary::of(&e);
-    // The session, short enough for a column: its first 12 characters.
-    let session = match s.session.char_indices().nth(12) {
-        Some((i, _)) => format!("{}…", &s.session[..i]),
-        None => s.session.clone(),
-    };
+    // The session, short enough for a column, as `--session` accepts it.
+    let session = crate::state::session_shown(&s.session);
     // Names, commands and reasons come from a project's files: one line, nothing hidden.
     visible(&format!(
         "#{:<6} {:<12}  {session:<13} {:<16} {:<20} {}",

@@ -218,7 +218,6 @@ pub(super) fn plan(
         .iter()
         .filter_map(|f| real(Path::new(f)))
         .collect();
-    files.extend(hookd_socket(policy));
     files.sort();
     files.dedup();
     Ok(Places {
@@ -235,16 +234,6 @@ pub(super) fn plan(
         hidden_files: files,
         temp_covered,
     })
-}
-
-/// hookd's daemon socket as the host names it, and its token beside it (`hookd.token`).
-fn hookd_socket(policy: &SandboxPolicy) -> Vec<PathBuf> {
-    policy
-        .socket
-        .iter()
-        .flat_map(|s| [s.clone(), s.with_extension("token")])
-        .filter(|p| p.symlink_metadata().is_ok())
-        .collect()
 }
 
 /// The directories strictly between `outer` and `inner` (beneath it), outermost first.

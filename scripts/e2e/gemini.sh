@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Opt-in end-to-end test: the real Gemini CLI (from npm) runs the model's shell calls confined by
+# hookd's sandbox, against a scripted Gemini API on 127.0.0.1 (scripts/e2e/fake_gemini.py). Not
+# run by CI (a download of about 200 MB). Usage: scripts/e2e/gemini.sh [gemini-cli version]
+# GEMINI=/path/to/gemini uses an installed one; HOOKD=/path/to/hookd skips the release build.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+version=${1:-0.61.0}
+if [ -n "${HOOKD:-}" ]; then
+  hookd=$HOOKD
+else
+  cargo build --release --quiet
+  hookd="$PWD/target/release/hookd"
+fi
+work=$(mktemp -d)
+server_pid=""
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+# The temporary directory is writable in the sandbox: keep the home and hookd's state out of it.
+mkdir -p "$work/tmp" "$work/home/.gemini" "$work/home/.infer"
+
+if [ -n "${GEMINI:-}" ]; then
+  gemini=$GEMINI
+else
+  echo "== installing @google/gemini-cli@$version"
+  npm install --silent --no-audit --no-fund --prefix "$work/npm" "@google/gemini-cli@$version" >/dev/null
+  gemini="$work/npm/node_modules/.bin/gemini"
+fi
+echo "gemini $("$gemini" --version)"
+
+if ! "$hookd" exec -- true 2>/dev/null; then
+  echo "skipped: this kernel cannot confine (hookd check says why)"
+  exit 0
+fi
+
+FAKE_TOOL_COMMAND_FILE="$work/commands" python3 scripts/e2e/fake_gemini.py --port-file "$work/port" \
+  --seconds 600 --dump "$work/requests.jsonl" 2>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+port=$(cat "$work/port")
+
+project="$work/project"; mkdir -p "$project"
+cd "$project"
+git init -q .
+git config user.email e2e@example.com
+git config user.name e2e
+printf 'test:\n\t@echo "make-test-output-$$((6*7))"\nescape:\n\techo pwned > %s/escaped\n' "$work/home" > Makefile
+HOME="$work/home" "$hookd" install gemini >/dev/null 2>&1
+# Gemini CLI offline: an API key it never checks, and the project trusted (else it ignores the
+# project's settings, hooks included).
+printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}}\n' \
+  > "$work/home/.gemini/settings.json"
+printf '{"%s": "TRUST_FOLDER"}\n' "$project" > "$work/home/.gemini/trustedFolders.json"
+cat > "$work/home/.infer/config.yaml" <<'YAML'
+sandbox: {enabled: true}
+tools: {bash: {mode: {all: {allow: ['^make test$', '^make escape$', '^git add -A$', '^git commit -m x$']}}}}
+YAML
+printf 'enabled: true\ngate_shell_tools: true\nhooks: []\n' > "$work/home/.infer/hooks.yaml"
+
+run_gemini() {  # the model asks for the commands given ($1), one per turn; $2: approval flag
+  printf '%s\n' "$1" > "$work/commands"
+  : > "$work/server.log"; rm -f "$work/events.jsonl"
+  env HOME="$work/home" TMPDIR="$work/tmp" GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" GEMINI_API_KEY=fake-key \
+      HOOKD_EVENTS="$work/events.jsonl" HOOKD_STATE_DIR="$work/state" \
+      timeout 180 "$gemini" -p "RUNTOOL please" ${2---yolo} --output-format json >"$work/gemini.out" 2>"$work/gemini.err" || true
+}
+results() { grep -a 'fake-gemini: function_response' "$work/server.log" || true; }
+fail() { echo "FAIL: $*"; echo "-- events"; cat "$work/events.jsonl" 2>/dev/null; echo "-- gemini"; tail -30 "$work/gemini.out" "$work/gemini.err"; echo "-- server"; tail -20 "$work/server.log"; exit 1; }
+
+echo "== 1: an allowed make test runs confined and its output reaches the model"
+run_gemini '["make test"]'
+results | grep -q 'make-test-output-42' || fail "the command's output did not reach the model"
+results | grep -q 'Command injection detected' && fail "Gemini CLI refused the rewrite"
+grep -q '"type":"tool_command_denied"' "$work/events.jsonl" && fail "an allowed command was denied"
+echo "ok: $(results | grep -o 'make-test-output-42' | head -1) reached the model"
+
+echo "== 2: git add -A && git commit -m x works confined"
+echo change > file.txt
+run_gemini '["git add -A && git commit -m x"]'
+[ "$(git log --format=%s -1 2>/dev/null)" = x ] || fail "no commit"
+echo "ok: committed $(git log --oneline -1)"
+
+echo "== 3: a refused command is told why"
+run_gemini '["curl http://example.com"]'
+results | grep -q 'hookd' || fail "the model was not told hookd refused it"
+grep -q '"type":"tool_command_denied"' "$work/events.jsonl" || fail "no tool_command_denied event"
+echo "ok: $(results | grep -o 'Tool execution blocked: [^"]*' | head -1 | cut -c1-160)"
+
+echo "== 4: a confined write outside the project fails (the allowed make escape)"
+run_gemini '["make escape"]'
+[ -e "$work/home/escaped" ] && fail "the confined command wrote the home directory"
+results | grep -q 'Permission denied' || fail "the tool result does not show the refused write"
+echo "ok: the write to the home directory was refused"
+echo "== 5: without --yolo, Gemini CLI's policy allows the confined calls by hookd's program"
+printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}, "tools": {"allowed": ["run_shell_command(%s exec)"]}}\n' \
+  "$(printf %s "'$hookd'" | sed 's/"/\\"/g')" > "$work/home/.gemini/settings.json"
+run_gemini '["make test"]' ""
+results | grep -q 'make-test-output-42' || fail "the confined call did not run without --yolo"
+echo "ok: allowed by the rule for '$hookd' exec"
+echo "5 passed, 0 failed"

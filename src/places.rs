@@ -1,0 +1,616 @@
+//! The one catalog of places hookd protects: where each is anchored, its shape, what the gate
+//! does when the model's calls touch it and what the sandbox does for confined commands. The
+//! gate's protected paths (`gate::protect`), the sandbox's read-only and hidden places
+//! ([`SandboxPlaces`]) and docs/security.md's table are all read from [`PLACES`].
+//!
+//! The rule the table keeps: a place the gate protects is never writable by a confined command,
+//! and a place the sandbox holds is never written by the model's tools. Where the two cannot
+//! give the same answer (a kernel mount needs a place that exists), the row says so in `differs`,
+//! and `places_agree_or_say_why` checks that every such row does.
+
+use std::path::{Path, PathBuf};
+
+/// Where a place is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Anchor {
+    /// A name in any directory: the project's root and every directory below it, and any
+    /// other repository (an agent started in `web/` reads `web/.claude/`).
+    Anywhere,
+    /// Inside a git directory: `.git/NAME` wherever a `.git` is.
+    GitDir,
+    /// The user's home (`$HOME`, and the home the user database names).
+    Home,
+    /// The configuration home: `$XDG_CONFIG_HOME`, and `~/.config`.
+    ConfigHome,
+    /// The directory (or, with [`Shape::File`] and an empty path, the file) a variable names,
+    /// when it is set. A colon-separated list names several (`KUBECONFIG`).
+    Var(&'static str),
+    /// Named at run time by hookd's own state: the configuration files read, the files of
+    /// `--config-dir`, the settings `hookd install --scope user` wrote.
+    Runtime(Runtime),
+}
+
+/// The places hookd learns at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Runtime {
+    /// Every configuration file read.
+    Sources,
+    /// `hooks.yaml`, `config.yaml` and `reminders.yaml` of `--config-dir`, existing or not.
+    ConfigDir,
+    /// The agents' settings files `hookd install --scope user` put hookd's hooks in (recorded
+    /// in `~/.infer/installed.json`), with their siblings of the same stem.
+    Installed,
+}
+
+/// What the path names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Shape {
+    /// A directory and everything in it.
+    Dir,
+    /// Exactly this file.
+    File,
+    /// The files of the parent directory whose name starts with the last component
+    /// (`.claude/settings` covers `settings.json` and `settings.local.json`).
+    Prefix,
+    /// The directory itself, which may not be moved, replaced or removed; what is inside is
+    /// governed by other rows (`.git`: its objects and refs stay writable for git's work).
+    Pinned,
+}
+
+/// What the gate does with the model's calls that touch a place (with `gate_shell_tools`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Gate {
+    /// A file tool writing it, or a shell command naming it, is denied as `protected_path`.
+    Protect,
+    /// Nothing.
+    Open,
+}
+
+/// What the sandbox does for a confined command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Sandbox {
+    /// Never writable: held read-only (a bind mount) wherever it lies in a writable place.
+    ReadOnly,
+    /// Unreadable: an empty read-only mount (a directory) or `/dev/null` (a file) over it.
+    Hidden,
+    /// Cannot be moved or removed (a mount point), its contents as other rows say.
+    Pinned,
+    /// Nothing.
+    Open,
+}
+
+/// One protected place.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Place {
+    /// Where it is.
+    pub anchor: Anchor,
+    /// The path from the anchor (`/`-separated; empty for the anchor itself).
+    pub path: &'static str,
+    /// What the path names.
+    pub shape: Shape,
+    /// What the gate does.
+    pub gate: Gate,
+    /// What the sandbox does.
+    pub sandbox: Sandbox,
+    /// Why it is protected, for the docs.
+    pub why: &'static str,
+    /// Where the gate's and the sandbox's answers differ, why (empty: they agree).
+    pub differs: &'static str,
+}
+
+const fn row(
+    anchor: Anchor,
+    path: &'static str,
+    shape: Shape,
+    sandbox: Sandbox,
+    why: &'static str,
+) -> Place {
+    Place {
+        anchor,
+        path,
+        shape,
+        gate: Gate::Protect,
+        sandbox,
+        why,
+        differs: "",
+    }
+}
+
+use Anchor::{Anywhere, ConfigHome, GitDir, Home, Var};
+use Sandbox::{Hidden, ReadOnly};
+use Shape::{Dir, File, Prefix};
+
+const AGENT_SETTINGS: &str = "an agent's settings: its hooks, permissions and environment";
+const RUNS_LATER: &str = "loaded by an agent or a tool on its own at its next start";
+const GIT_RUNS: &str =
+    "git runs what it names at the user's next unconfined `git status` or `git commit`";
+const HOOKD_OWN: &str = "hookd's own configuration, trust, state or daemon";
+const SECRET: &str = "a credential store";
+const HISTORY: &str = "past sessions' commands and output";
+const SOCKETS: &str =
+    "a service's sockets: whoever connects acts with the user's sessions or credentials";
+const STARTUP: &str = "the shell or git runs it at the user's next start";
+
+/// Every place hookd protects, in the order docs/security.md lists them.
+#[rustfmt::skip]
+pub const PLACES: &[Place] = &[
+    // hookd's and the agents' settings, by name wherever they are.
+    row(Anywhere, ".infer", Dir, ReadOnly, HOOKD_OWN),
+    row(Anywhere, ".claude", Dir, ReadOnly, "an agent's settings, skills, agents and commands: their frontmatter declares hooks"),
+    row(Anywhere, ".gemini", Dir, ReadOnly, AGENT_SETTINGS),
+    row(Anywhere, "crush.json", File, ReadOnly, AGENT_SETTINGS),
+    row(Anywhere, ".crush.json", File, ReadOnly, AGENT_SETTINGS),
+    row(Anywhere, ".mcp.json", File, ReadOnly, "MCP servers an agent starts"),
+    row(Anywhere, ".env", File, ReadOnly, RUNS_LATER),
+    row(Anywhere, ".envrc", File, ReadOnly, RUNS_LATER),
+    row(Anywhere, ".vscode", Dir, ReadOnly, RUNS_LATER),
+    row(Anywhere, ".idea", Dir, ReadOnly, RUNS_LATER),
+    row(Anywhere, ".gitmodules", File, ReadOnly, GIT_RUNS),
+    // git's configuration and indirections.
+    row(Anywhere, ".git", Shape::Pinned, Sandbox::Pinned, "moving it away and making a new one replaces its configuration"),
+    row(GitDir, "config", Prefix, ReadOnly, GIT_RUNS),
+    row(GitDir, "hooks", Dir, ReadOnly, GIT_RUNS),
+    row(GitDir, "info", Dir, ReadOnly, GIT_RUNS),
+    row(GitDir, "commondir", File, ReadOnly, "git takes its configuration and hooks from where it points"),
+    row(GitDir, "modules", Dir, ReadOnly, "submodules' configuration and hooks"),
+    row(GitDir, "worktrees", Dir, ReadOnly, "linked work trees' configuration"),
+    // hookd's own, and the agents' user settings.
+    row(Home, ".infer", Dir, ReadOnly, HOOKD_OWN),
+    row(Home, ".local/state/hookd", Dir, Hidden, HOOKD_OWN),
+    row(ConfigHome, "hookd", Dir, Hidden, HOOKD_OWN),
+    row(Var("XDG_STATE_HOME"), "hookd", Dir, Hidden, HOOKD_OWN),
+    row(Var("HOOKD_STATE_DIR"), "", Dir, Hidden, HOOKD_OWN),
+    row(Var("HOOKD_TRUST_FILE"), "", File, Hidden, HOOKD_OWN),
+    row(Var("XDG_RUNTIME_DIR"), "hookd", Prefix, Hidden, "hookd's daemon socket and token"),
+    row(Var("HOOKD_SOCKET"), "", File, Hidden, "hookd's daemon socket"),
+    row(Home, ".infer/hookd.sock", File, Hidden, "hookd's daemon socket (no runtime directory)"),
+    row(Home, ".infer/hookd.token", File, Hidden, "hookd's daemon token (no runtime directory)"),
+    // Sockets of services the user runs: screen's sessions, Docker Desktop's engine, git's
+    // credential cache (it hands a cached token to whoever connects).
+    row(Home, ".screen", Dir, Hidden, SOCKETS),
+    row(Home, ".docker/run", Dir, Hidden, SOCKETS),
+    row(Home, ".cache/git/credential", Dir, Hidden, SOCKETS),
+    row(Var("XDG_CACHE_HOME"), "git/credential", Dir, Hidden, SOCKETS),
+    row(Home, ".git-credential-cache", Dir, Hidden, SOCKETS),
+    row(Home, ".claude/settings", Prefix, ReadOnly, AGENT_SETTINGS),
+    row(Var("CLAUDE_CONFIG_DIR"), "settings", Prefix, ReadOnly, AGENT_SETTINGS),
+    row(Home, ".gemini/settings.json", File, ReadOnly, AGENT_SETTINGS),
+    row(Home, ".gemini/.env", File, ReadOnly, RUNS_LATER),
+    row(Var("GEMINI_CLI_HOME"), ".gemini/settings.json", File, ReadOnly, AGENT_SETTINGS),
+    row(Var("GEMINI_CLI_HOME"), ".gemini/.env", File, ReadOnly, RUNS_LATER),
+    row(Var("GEMINI_CLI_HOME"), ".env", File, ReadOnly, RUNS_LATER),
+    row(ConfigHome, "crush/crush.json", File, ReadOnly, AGENT_SETTINGS),
+    row(Home, ".local/share/crush/crush.json", File, ReadOnly, AGENT_SETTINGS),
+    row(Var("XDG_DATA_HOME"), "crush/crush.json", File, ReadOnly, AGENT_SETTINGS),
+    row(Var("CRUSH_GLOBAL_CONFIG"), "crush.json", File, ReadOnly, AGENT_SETTINGS),
+    row(Var("CRUSH_GLOBAL_DATA"), "crush.json", File, ReadOnly, AGENT_SETTINGS),
+    row(Anchor::Runtime(Runtime::Sources), "", File, ReadOnly, HOOKD_OWN),
+    row(Anchor::Runtime(Runtime::ConfigDir), "", File, ReadOnly, HOOKD_OWN),
+    row(Anchor::Runtime(Runtime::Installed), "", Prefix, ReadOnly, AGENT_SETTINGS),
+    // The shell's and git's start-up files (they matter where the home is writable: an agent
+    // started in the home directory).
+    row(Home, ".bashrc", File, ReadOnly, STARTUP),
+    row(Home, ".bash_profile", File, ReadOnly, STARTUP),
+    row(Home, ".bash_login", File, ReadOnly, STARTUP),
+    row(Home, ".bash_logout", File, ReadOnly, STARTUP),
+    row(Home, ".profile", File, ReadOnly, STARTUP),
+    row(Home, ".zshenv", File, ReadOnly, STARTUP),
+    row(Home, ".zprofile", File, ReadOnly, STARTUP),
+    row(Home, ".zshrc", File, ReadOnly, STARTUP),
+    row(Home, ".zlogin", File, ReadOnly, STARTUP),
+    row(Home, ".gitconfig", File, ReadOnly, STARTUP),
+    row(ConfigHome, "git/config", File, ReadOnly, STARTUP),
+    row(ConfigHome, "fish/config.fish", File, ReadOnly, STARTUP),
+    // Credential stores, where each tool looks for them.
+    row(Home, ".ssh", Dir, Hidden, SECRET),
+    row(Home, ".gnupg", Dir, Hidden, SECRET),
+    row(Var("GNUPGHOME"), "", Dir, Hidden, SECRET),
+    row(Home, ".aws", Dir, Hidden, SECRET),
+    row(Var("AWS_SHARED_CREDENTIALS_FILE"), "", File, Hidden, SECRET),
+    row(Var("AWS_CONFIG_FILE"), "", File, Hidden, SECRET),
+    row(Home, ".azure", Dir, Hidden, SECRET),
+    row(ConfigHome, "gcloud", Dir, Hidden, SECRET),
+    row(Home, ".kube", Dir, Hidden, SECRET),
+    row(Var("KUBECONFIG"), "", File, Hidden, SECRET),
+    row(Home, ".docker/config.json", File, Hidden, SECRET),
+    row(Var("DOCKER_CONFIG"), "config.json", File, Hidden, SECRET),
+    row(Home, ".netrc", File, Hidden, SECRET),
+    row(Var("NETRC"), "", File, Hidden, SECRET),
+    row(Home, ".git-credentials", File, Hidden, SECRET),
+    row(ConfigHome, "git/credentials", File, Hidden, SECRET),
+    row(ConfigHome, "gh", Dir, Hidden, SECRET),
+    row(Var("GH_CONFIG_DIR"), "", Dir, Hidden, SECRET),
+    row(Home, ".npmrc", File, Hidden, SECRET),
+    row(Home, ".pypirc", File, Hidden, SECRET),
+    row(Home, ".cargo/credentials", File, Hidden, SECRET),
+    row(Home, ".cargo/credentials.toml", File, Hidden, SECRET),
+    row(Var("CARGO_HOME"), "credentials", File, Hidden, SECRET),
+    row(Var("CARGO_HOME"), "credentials.toml", File, Hidden, SECRET),
+    row(Home, ".local/share/keyrings", Dir, Hidden, SECRET),
+    row(Var("XDG_DATA_HOME"), "keyrings", Dir, Hidden, SECRET),
+    row(Home, ".password-store", Dir, Hidden, SECRET),
+    // The agents' own credentials and transcripts.
+    row(Home, ".claude/.credentials.json", File, Hidden, SECRET),
+    row(Var("CLAUDE_CONFIG_DIR"), ".credentials.json", File, Hidden, SECRET),
+    row(Home, ".claude.json", File, Hidden, "Claude Code's account and per-project state"),
+    row(Home, ".gemini/oauth_creds.json", File, Hidden, SECRET),
+    row(Var("GEMINI_CLI_HOME"), ".gemini/oauth_creds.json", File, Hidden, SECRET),
+    row(Home, ".codex/auth.json", File, Hidden, SECRET),
+    row(Var("CODEX_HOME"), "auth.json", File, Hidden, SECRET),
+    row(Home, ".claude/projects", Dir, Hidden, HISTORY),
+    row(Var("CLAUDE_CONFIG_DIR"), "projects", Dir, Hidden, HISTORY),
+    row(Home, ".gemini/tmp", Dir, Hidden, HISTORY),
+    row(Var("GEMINI_CLI_HOME"), ".gemini/tmp", Dir, Hidden, HISTORY),
+    row(Home, ".codex/sessions", Dir, Hidden, HISTORY),
+    // Shell and REPL histories.
+    row(Home, ".bash_history", File, Hidden, HISTORY),
+    row(Home, ".zsh_history", File, Hidden, HISTORY),
+    row(Home, ".histfile", File, Hidden, HISTORY),
+    row(Home, ".local/share/fish/fish_history", File, Hidden, HISTORY),
+    row(Var("XDG_DATA_HOME"), "fish/fish_history", File, Hidden, HISTORY),
+    row(Home, ".python_history", File, Hidden, HISTORY),
+    row(Home, ".node_repl_history", File, Hidden, HISTORY),
+    row(Home, ".psql_history", File, Hidden, HISTORY),
+    row(Home, ".mysql_history", File, Hidden, HISTORY),
+    row(Home, ".sqlite_history", File, Hidden, HISTORY),
+];
+
+/// Every variable a row of [`PLACES`] is anchored at (the variables that name places).
+pub fn place_vars() -> impl Iterator<Item = &'static str> {
+    let mut seen: Vec<&'static str> = Vec::new();
+    for p in PLACES {
+        if let Anchor::Var(v) = p.anchor {
+            if !seen.contains(&v) {
+                seen.push(v);
+            }
+        }
+    }
+    seen.into_iter()
+}
+
+/// The places' anchors resolved for one process: what the rows are relative to.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Anchors {
+    /// The homes: `$HOME`, and the user database's when it differs.
+    pub homes: Vec<PathBuf>,
+    /// `$XDG_CONFIG_HOME`, and `~/.config` for each home.
+    pub config_homes: Vec<PathBuf>,
+    /// A variable's value as a path (non-empty).
+    pub vars: Vec<(&'static str, PathBuf)>,
+}
+
+impl Anchors {
+    /// The anchors of `homes` and the variables `var` reads (a non-empty value as a path).
+    pub fn new(homes: Vec<PathBuf>, var: impl Fn(&str) -> Option<PathBuf>) -> Anchors {
+        let mut config_homes: Vec<PathBuf> = var("XDG_CONFIG_HOME").into_iter().collect();
+        for h in &homes {
+            let c = h.join(".config");
+            if !config_homes.contains(&c) {
+                config_homes.push(c);
+            }
+        }
+        let vars = place_vars()
+            .chain(["XDG_CONFIG_HOME"])
+            .filter_map(|v| var(v).map(|p| (v, p)))
+            .collect();
+        Anchors {
+            homes,
+            config_homes,
+            vars,
+        }
+    }
+
+    /// Another home whose places are protected too (the user database's, when `$HOME` names
+    /// another directory).
+    pub fn add_home(&mut self, home: PathBuf) {
+        if !self.homes.contains(&home) {
+            let config = home.join(".config");
+            if !self.config_homes.contains(&config) {
+                self.config_homes.push(config);
+            }
+            self.homes.push(home);
+        }
+    }
+
+    /// The absolute places of `place` (none for [`Anchor::Anywhere`], [`Anchor::GitDir`] and
+    /// [`Anchor::Runtime`], which are not at one place).
+    pub fn paths(&self, place: &Place) -> Vec<PathBuf> {
+        let join = |base: &Path| {
+            if place.path.is_empty() {
+                base.to_path_buf()
+            } else {
+                base.join(place.path)
+            }
+        };
+        match place.anchor {
+            Anchor::Home => self.homes.iter().map(|h| join(h)).collect(),
+            Anchor::ConfigHome => self.config_homes.iter().map(|c| join(c)).collect(),
+            Anchor::Var(name) => self
+                .vars
+                .iter()
+                .filter(|(v, _)| *v == name)
+                .flat_map(|(_, value)| {
+                    // `KUBECONFIG` is a list; a directory variable is one path.
+                    let text = value.to_string_lossy().into_owned();
+                    let parts: Vec<PathBuf> = if place.path.is_empty() && text.contains(':') {
+                        text.split(':')
+                            .filter(|s| !s.is_empty())
+                            .map(PathBuf::from)
+                            .collect()
+                    } else {
+                        vec![value.clone()]
+                    };
+                    parts.into_iter().map(|p| join(&p)).collect::<Vec<_>>()
+                })
+                .collect(),
+            Anchor::Anywhere | Anchor::GitDir | Anchor::Runtime(_) => Vec::new(),
+        }
+    }
+}
+
+/// The names protected in any directory ([`Anchor::Anywhere`]), with their shape.
+pub fn anywhere() -> impl Iterator<Item = &'static Place> {
+    PLACES.iter().filter(|p| p.anchor == Anchor::Anywhere)
+}
+
+/// The places inside a git directory ([`Anchor::GitDir`]).
+pub fn in_git_dir() -> impl Iterator<Item = &'static Place> {
+    PLACES.iter().filter(|p| p.anchor == Anchor::GitDir)
+}
+
+/// The place, among those protected by name, that `path` is or is inside (a `.infer`
+/// directory, a `.claude/…` file, a `.git/hooks/…` file, a `.env`): the path up to the name.
+/// A [`Shape::Pinned`] name counts only as the last component (`.git` itself, not what is in
+/// it).
+pub fn by_name(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut up_to = PathBuf::new();
+    let mut parent: Option<&std::ffi::OsStr> = None;
+    let mut components = path.components().peekable();
+    while let Some(c) = components.next() {
+        up_to.push(c.as_os_str());
+        let Component::Normal(name) = c else {
+            continue;
+        };
+        let last = components.peek().is_none();
+        let text = name.to_str().unwrap_or_default();
+        let in_git = parent.is_some_and(|p| p == ".git");
+        let hit = |p: &Place| match p.shape {
+            Shape::Dir => p.path == text,
+            Shape::File | Shape::Pinned => last && p.path == text,
+            Shape::Prefix => last && text.starts_with(p.path),
+        };
+        if anywhere().any(hit) || (in_git && in_git_dir().any(hit)) {
+            return Some(up_to);
+        }
+        parent = Some(name);
+    }
+    None
+}
+
+/// What the sandbox holds, as data for [`crate::sandbox::SandboxPolicy`]: computed from the
+/// catalog and the anchors of one process.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SandboxPlaces {
+    /// Absolute places held read-only where they lie in a writable place.
+    pub read_only: Vec<PathBuf>,
+    /// Absolute places made unreadable.
+    pub hidden: Vec<PathBuf>,
+    /// Files of a directory held by the start of their name (`$XDG_RUNTIME_DIR/hookd*`:
+    /// the daemon's socket and token), found when a command is confined.
+    pub prefixed: Vec<(PathBuf, String, Sandbox)>,
+    /// Names held read-only in the project's root and in every directory from it to the
+    /// command's working directory (and, for `.git`, pinned); paths inside a git directory
+    /// as `.git/NAME`.
+    pub by_name: Vec<(String, Sandbox)>,
+}
+
+impl SandboxPlaces {
+    /// The places of the catalog at `anchors`, plus hookd's run-time ones (`runtime`).
+    pub(crate) fn of(anchors: &Anchors, runtime: &[PathBuf]) -> SandboxPlaces {
+        let mut out = SandboxPlaces::default();
+        for place in PLACES {
+            if place.shape == Shape::Prefix {
+                for path in anchors.paths(place) {
+                    if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+                        let name = name.to_string_lossy().into_owned();
+                        out.prefixed.push((dir.to_path_buf(), name, place.sandbox));
+                    }
+                }
+                continue;
+            }
+            let list = match place.sandbox {
+                Sandbox::ReadOnly => &mut out.read_only,
+                Sandbox::Hidden => &mut out.hidden,
+                Sandbox::Pinned | Sandbox::Open => continue,
+            };
+            list.extend(anchors.paths(place));
+        }
+        out.read_only.extend(runtime.iter().cloned());
+        for place in PLACES {
+            let name = match place.anchor {
+                Anchor::Anywhere => place.path.to_string(),
+                Anchor::GitDir => format!(".git/{}", place.path),
+                _ => continue,
+            };
+            if place.sandbox != Sandbox::Open {
+                out.by_name.push((name, place.sandbox));
+            }
+        }
+        out
+    }
+}
+
+impl SandboxPlaces {
+    /// The files the prefixed places name now, with what the sandbox does to each.
+    pub fn prefixed_now(&self) -> Vec<(PathBuf, Sandbox)> {
+        let mut out = Vec::new();
+        for (dir, prefix, what) in &self.prefixed {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().starts_with(prefix.as_str()) {
+                    out.push((e.path(), *what));
+                }
+            }
+        }
+        out
+    }
+
+    /// Add `other`'s places (those of another set of anchors).
+    pub(crate) fn extend(&mut self, other: SandboxPlaces) {
+        for p in other.read_only {
+            if !self.read_only.contains(&p) {
+                self.read_only.push(p);
+            }
+        }
+        for p in other.hidden {
+            if !self.hidden.contains(&p) {
+                self.hidden.push(p);
+            }
+        }
+        for p in other.prefixed {
+            if !self.prefixed.contains(&p) {
+                self.prefixed.push(p);
+            }
+        }
+    }
+}
+
+/// The catalog as a Markdown table (docs/security.md's "Places" section; `hookd places
+/// --markdown` prints it).
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "| place | what | the model's tools (gate) | confined commands (sandbox) | why |\n| --- | --- | --- | --- | --- |\n",
+    );
+    for p in PLACES {
+        let gate = match p.gate {
+            Gate::Protect => "refused",
+            Gate::Open => "allowed",
+        };
+        let sandbox = match p.sandbox {
+            Sandbox::ReadOnly => "read-only",
+            Sandbox::Hidden => "hidden",
+            Sandbox::Pinned => "cannot be moved",
+            Sandbox::Open => "writable",
+        };
+        let differs = if p.differs.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", p.differs)
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {gate} | {sandbox}{differs} | {} |\n",
+            shown(p),
+            shape_word(p.shape),
+            p.why
+        ));
+    }
+    out
+}
+
+/// A row's place as a person reads it (`~/.ssh`, `$CARGO_HOME/credentials`, `<any>/.env`).
+pub fn shown(p: &Place) -> String {
+    let tail = |base: &str| {
+        if p.path.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}/{}", p.path)
+        }
+    };
+    let star = if p.shape == Shape::Prefix { "*" } else { "" };
+    let text = match p.anchor {
+        Anchor::Anywhere => tail("…"),
+        Anchor::GitDir => tail("….git"),
+        Anchor::Home => tail("~"),
+        Anchor::ConfigHome => tail("$XDG_CONFIG_HOME|~/.config"),
+        Anchor::Var(v) => tail(&format!("${v}")),
+        Anchor::Runtime(Runtime::Sources) => "every configuration file read".into(),
+        Anchor::Runtime(Runtime::ConfigDir) => "--config-dir's three files".into(),
+        Anchor::Runtime(Runtime::Installed) => {
+            "the settings `hookd install --scope user` wrote".into()
+        }
+    };
+    format!("{text}{star}")
+}
+
+fn shape_word(s: Shape) -> &'static str {
+    match s {
+        Shape::Dir => "directory",
+        Shape::File => "file",
+        Shape::Prefix => "files by prefix",
+        Shape::Pinned => "directory itself",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_agree_or_say_why() {
+        for p in PLACES {
+            let agree = match p.gate {
+                Gate::Protect => p.sandbox != Sandbox::Open,
+                Gate::Open => p.sandbox == Sandbox::Open,
+            };
+            assert!(
+                agree || !p.differs.is_empty(),
+                "{}: gate and sandbox differ",
+                shown(p)
+            );
+        }
+    }
+
+    #[test]
+    fn names_are_found_at_any_depth() {
+        for (path, place) in [
+            ("/p/.infer/hooks.yaml", "/p/.infer"),
+            ("/p/web/.claude/skills/x/SKILL.md", "/p/web/.claude"),
+            ("/p/.env", "/p/.env"),
+            ("/p/a/b/.mcp.json", "/p/a/b/.mcp.json"),
+            ("/p/.git", "/p/.git"),
+            ("/p/.git/config.worktree", "/p/.git/config.worktree"),
+            ("/p/.git/modules/m/config", "/p/.git/modules"),
+            ("/p/sub/.git/hooks/pre-commit", "/p/sub/.git/hooks"),
+        ] {
+            assert_eq!(
+                by_name(Path::new(path)),
+                Some(PathBuf::from(place)),
+                "{path}"
+            );
+        }
+        for path in [
+            "/p/.git/objects/ab",
+            "/p/.git/HEAD",
+            "/p/src/env",
+            "/p/.envx",
+            "/p/x/.infers",
+        ] {
+            assert_eq!(by_name(Path::new(path)), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_list_variable_names_each_file() {
+        let a = Anchors::new(vec![PathBuf::from("/h")], |v| {
+            (v == "KUBECONFIG").then(|| PathBuf::from("/a/k1:/b/k2"))
+        });
+        let kube = PLACES
+            .iter()
+            .find(|p| p.anchor == Anchor::Var("KUBECONFIG"))
+            .unwrap();
+        assert_eq!(
+            a.paths(kube),
+            [PathBuf::from("/a/k1"), PathBuf::from("/b/k2")]
+        );
+    }
+}

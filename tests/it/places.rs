@@ -1,0 +1,220 @@
+//! Issue 39 item 1: one catalog of places. For a list of places, the gate (the model's `Write`
+//! through the Claude Code adapter) and the sandbox (a confined command writing the file for
+//! real) give the same answer; the table of both answers is printed.
+
+use std::path::Path;
+
+use crate::sandbox::{confinable, hookd, project};
+use crate::support::{claude_pre_tool, stderr, Project};
+
+/// Whether the gate refuses the model's `Write` of `path` (from `cwd`).
+fn gate_refuses(p: &Project, tmp: &Path, cwd: &Path, path: &str) -> bool {
+    let adapter = hookd(
+        p,
+        tmp,
+        &[
+            "adapter",
+            "claude-code",
+            "--no-daemon",
+            "--gate-shell-tools",
+        ],
+    );
+    let input = serde_json::json!({"file_path": path, "content": "x"});
+    let reply = claude_pre_tool(adapter, cwd, "Write", input);
+    if std::env::var_os("PLACES_DEBUG").is_some() {
+        eprintln!("{path}: {reply}");
+    }
+    reply["hookSpecificOutput"]["permissionDecision"] == "deny"
+}
+
+/// Whether the sandbox keeps a confined command (run from `cwd`) from changing the existing
+/// file `path`: performed for real, and read back.
+fn sandbox_refuses(p: &Project, tmp: &Path, cwd: &Path, path: &str) -> bool {
+    let file = cwd.join(path);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "original\n").unwrap();
+    let mut c = hookd(
+        p,
+        tmp,
+        &[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "printf pwned > \"$1\"",
+            "sh",
+            path,
+        ],
+    );
+    c.current_dir(cwd);
+    let o = c.output().unwrap();
+    assert_ne!(o.status.code(), Some(126), "{path}: {}", stderr(&o));
+    let after = std::fs::read_to_string(&file).unwrap_or_default();
+    if std::env::var_os("PLACES_DEBUG").is_some() {
+        eprintln!("{path}: {:?} {after:?} {}", o.status, stderr(&o));
+    }
+    after == "original\n"
+}
+
+#[test]
+fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let home = p.home.path().display().to_string();
+    // The home is writable too (as for an agent started there): its places must be held.
+    p.write_home(
+        "config.yaml",
+        &format!("sandbox: {{enabled: true, write: ['{home}']}}\n"),
+    );
+    std::fs::create_dir_all(p.path().join("web")).unwrap();
+    let web = p.path().join("web");
+    let mut rows = Vec::new();
+    let cases: &[(&Path, &str, bool)] = &[
+        (p.path(), ".infer/notes.txt", true),
+        (p.path(), ".claude/settings.json", true),
+        (p.path(), ".claude/skills/pwn/SKILL.md", true),
+        (p.path(), ".gemini/settings.json", true),
+        (p.path(), "crush.json", true),
+        (p.path(), ".mcp.json", true),
+        (p.path(), ".env", true),
+        (p.path(), ".envrc", true),
+        (p.path(), ".vscode/tasks.json", true),
+        (p.path(), ".idea/workspace.xml", true),
+        (p.path(), ".gitmodules", true),
+        (p.path(), ".git/config", true),
+        (p.path(), ".git/hooks/pre-commit", true),
+        (p.path(), ".git/info/attributes", true),
+        (p.path(), ".git/commondir", true),
+        (p.path(), ".git/modules/m/config", true),
+        (&web, ".claude/settings.json", true),
+        (&web, ".env", true),
+        (p.path(), "src/main.rs", false),
+        (p.path(), ".env.example", false),
+        (p.path(), ".git/description", false),
+        (&web, "package.json", false),
+    ];
+    let home_cases = [
+        (".bashrc", true),
+        (".gitconfig", true),
+        (".infer/notes.txt", true),
+        (".claude/settings.json", true),
+        (".config/hookd/trust.json", true),
+        (".claude/.credentials.json", true),
+        (".ssh/id_ed25519", true),
+        ("notes.txt", false),
+    ];
+    for (cwd, path, protected) in cases {
+        let gate = gate_refuses(&p, &tmp, cwd, path);
+        let sandbox = sandbox_refuses(&p, &tmp, cwd, path);
+        let rel = cwd.strip_prefix(p.path()).unwrap().join(path);
+        rows.push((rel.display().to_string(), *protected, gate, sandbox));
+    }
+    for (path, protected) in home_cases {
+        let full = p.home.path().join(path).display().to_string();
+        let gate = gate_refuses(&p, &tmp, p.path(), &full);
+        let sandbox = sandbox_refuses(&p, &tmp, p.home.path(), path);
+        rows.push((format!("~/{path}"), protected, gate, sandbox));
+    }
+    let table: Vec<String> = rows
+        .iter()
+        .map(|(path, protected, gate, sandbox)| {
+            let word = |refused: bool| if refused { "refused" } else { "allowed" };
+            format!(
+                "{path:<32} catalog: {:<9} gate: {:<7} sandbox: {}",
+                if *protected { "protected" } else { "open" },
+                word(*gate),
+                word(*sandbox)
+            )
+        })
+        .collect();
+    eprintln!("{}", table.join("\n"));
+    let wrong: Vec<&String> = rows
+        .iter()
+        .zip(&table)
+        .filter(|((_, protected, gate, sandbox), _)| gate != protected || sandbox != protected)
+        .map(|(_, line)| line)
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "the gate or the sandbox disagrees with the catalog:\n{wrong:#?}"
+    );
+}
+
+#[test]
+fn held_places_cannot_be_moved_away_and_replaced() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let home = p.home.path().display().to_string();
+    p.write_home(
+        "config.yaml",
+        &format!("sandbox: {{enabled: true, write: ['{home}']}}\n"),
+    );
+    std::fs::create_dir_all(p.home.path().join(".config/hookd")).unwrap();
+    std::fs::write(p.home.path().join(".config/hookd/trust.json"), "{}\n").unwrap();
+    let attacks = [
+        // Unconfined, each works: the markers prove it; confined, each must fail.
+        (
+            p.path().to_path_buf(),
+            "mv .git .git-old && mkdir .git && touch \"$OUT/git\"",
+        ),
+        (
+            p.home.path().to_path_buf(),
+            "mv .config .config-moved && touch \"$OUT/config\"",
+        ),
+    ];
+    for (cwd, script) in &attacks {
+        let out = tempfile::tempdir_in(p.home.path()).unwrap();
+        let mut c = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script]);
+        c.current_dir(cwd).env("OUT", out.path());
+        let o = c.output().unwrap();
+        let marks = std::fs::read_dir(out.path()).unwrap().count();
+        assert_eq!(marks, 0, "{script} worked confined: {}", stderr(&o));
+        // The same, unconfined, works (and is put back).
+        let o = std::process::Command::new("sh")
+            .args(["-c", script])
+            .current_dir(cwd)
+            .env("OUT", out.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            std::fs::read_dir(out.path()).unwrap().count(),
+            1,
+            "{script} did not work unconfined: {}",
+            stderr(&o)
+        );
+        let _ = std::fs::remove_dir(cwd.join(".git"));
+        let _ = std::fs::rename(cwd.join(".git-old"), cwd.join(".git"));
+        let _ = std::fs::rename(cwd.join(".config-moved"), cwd.join(".config"));
+    }
+}
+
+#[test]
+fn a_held_place_that_is_a_symlink_stops_the_command() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    std::fs::create_dir_all(p.path().join("cfg/claude")).unwrap();
+    std::os::unix::fs::symlink("cfg/claude", p.path().join(".claude")).unwrap();
+    let marker = p.path().join("ran");
+    let o = hookd(&p, &tmp, &["exec", "--", "touch", "ran"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert!(!marker.exists(), "the command ran");
+    let real = p.path().canonicalize().unwrap().join(".claude");
+    assert!(
+        stderr(&o).contains(&format!(
+            "{} is a symbolic link: the sandbox holds it read-only and cannot hold a link",
+            real.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
