@@ -47,7 +47,7 @@ pub(super) fn run(a: Args) -> Done {
                 r.status
             })
         }
-        None => hookd::sandbox::run(policy, project, &a.argv, &cwd, host),
+        None => hookd::sandbox::run(policy, project, &a.argv, &cwd, None, host),
     };
     match ran {
         Ok(code) => Ok(code),

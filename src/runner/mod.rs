@@ -335,11 +335,18 @@ pub fn run(spec: &RunSpec) -> RunReport {
 }
 
 /// Run `spec` to completion within its bounds, stopped early by `cancel`. Never returns while a
-/// process of the group lives (a descendant that left the group with `setsid` is outside
-/// hookd's reach; see docs).
+/// process the command started lives: its waiter kills what it left, detached or not (see
+/// `sandbox::prepare_spawn` and docs/security.md).
 pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     let started = Instant::now();
-    let (mut cmd, env_removed) = match command(spec, cancel) {
+    // The waiter writes a byte here when the command left processes behind (it kills them).
+    use nix::fcntl::OFlag;
+    let (leftovers, leftovers_w) = match nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK) {
+        Ok((r, w)) => (Some(r), Some(w)),
+        Err(_) => (None, None),
+    };
+    let raw = leftovers_w.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+    let (mut cmd, env_removed) = match command(spec, cancel, raw) {
         Ok(c) => c,
         Err((why, env_removed)) => {
             return RunReport {
@@ -358,6 +365,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
             };
         }
     };
+    drop(leftovers_w);
     let pid = Pid::from_raw(child.id() as i32);
     let pgid = pid; // process_group(0): the child leads its own group
     let mut pipes = pipes::Pipes::new(
@@ -379,6 +387,9 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     signal_group(pgid, Signal::SIGKILL);
     let status = child.wait();
     reap_group(pgid);
+    if leftovers.is_some_and(|r| nix::unistd::read(&r, &mut [0u8]) == Ok(1)) {
+        report.leaked = true;
+    }
     report.duration = started.elapsed();
     (report.stdout, report.stderr) = pipes.finish();
     match status {
@@ -397,9 +408,13 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
 }
 
 /// The command to spawn: the program resolved on the hook's PATH, its sanitized environment,
-/// its own process group, piped stdio; inherited descriptors closed and the sandbox entered
-/// between fork and exec. Or why it cannot start, with what was removed from its environment.
-fn command(spec: &RunSpec, cancel: &Cancel) -> Result<(Command, Removed), (String, Removed)> {
+/// its own process group, piped stdio; started as every command is (`sandbox::prepare_spawn`:
+/// inherited descriptors closed, the sandbox entered, nothing it starts outliving it). Or why it cannot start, with what was removed from its environment.
+fn command(
+    spec: &RunSpec,
+    cancel: &Cancel,
+    leftovers: Option<std::os::fd::RawFd>,
+) -> Result<(Command, Removed), (String, Removed)> {
     let Some(program) = spec.argv.first() else {
         return Err(("empty command".into(), Vec::new()));
     };
@@ -432,19 +447,7 @@ fn command(spec: &RunSpec, cancel: &Cancel) -> Result<(Command, Removed), (Strin
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let confinement = spec.confinement.clone();
-    // SAFETY: the closure runs in the forked child before exec and only makes raw syscalls
-    // (close_range, fcntl, and the sandbox's unshare, mount, prctl, landlock), which are
-    // async-signal-safe; it allocates and locks nothing (the confinement was prepared before).
-    unsafe {
-        cmd.pre_exec(move || {
-            close_inherited_descriptors();
-            match &confinement {
-                Some(c) => c.enter(),
-                None => Ok(()),
-            }
-        });
-    }
+    crate::sandbox::prepare_spawn(&mut cmd, spec.confinement.clone(), None, leftovers);
     Ok((cmd, env_removed))
 }
 
@@ -534,21 +537,3 @@ fn final_note(report: &mut RunReport, spec: &RunSpec, cancel: &Cancel) -> Option
 /// The note for a run whose output a process outside the group kept open.
 pub const HELD_OPEN: &str = "a process that left the command's process group (setsid) kept its \
      output open; hookd used what was written until then";
-
-/// Whatever descriptor the caller of hookd leaked to it (one opened without `O_CLOEXEC`, a
-/// daemon's socket, a token file) must not reach a hook: every descriptor above 2 is marked
-/// close-on-exec in the child. Marked, not closed, so std's own exec-error pipe keeps working.
-fn close_inherited_descriptors() {
-    use nix::libc;
-    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-    // SAFETY: plain syscalls on descriptor numbers; no memory is touched.
-    let done =
-        unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) } == 0;
-    if !done {
-        // Kernels before 5.11: mark them one by one (numbers that are not open fail with EBADF).
-        for fd in 3..65_536 {
-            // SAFETY: F_SETFD on a number that may not be open just fails with EBADF.
-            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-        }
-    }
-}

@@ -30,16 +30,16 @@ pub(super) fn probe() -> Support {
     }
 }
 
-/// Whether a child may create the namespaces (a fork that tries and exits).
+/// Whether a child may create the namespaces and mount a /proc of its PID namespace (a fork
+/// that tries and exits; a container that masks parts of /proc refuses the mount).
 fn namespaces_work() -> bool {
     use nix::sys::wait::{waitpid, WaitStatus};
     use nix::unistd::{fork, ForkResult};
-    // SAFETY: the child makes two raw syscalls and exits without returning into Rust code.
+    // SAFETY: the child makes raw syscalls and exits without returning into Rust code.
     match unsafe { fork() } {
         Ok(ForkResult::Child) => {
-            // SAFETY: unshare and _exit are async-signal-safe.
-            let ok = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } == 0;
-            unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+            // SAFETY: unshare, mount, fork, waitpid and _exit are async-signal-safe.
+            unsafe { libc::_exit(if proc_in_new_namespaces() { 0 } else { 1 }) }
         }
         Ok(ForkResult::Parent { child }) => loop {
             match waitpid(child, None) {
@@ -49,6 +49,43 @@ fn namespaces_work() -> bool {
             }
         },
         Err(_) => false,
+    }
+}
+
+/// In a throwaway child: new user, mount and PID namespaces, and pid 1 mounting /proc.
+unsafe fn proc_in_new_namespaces() -> bool {
+    let null = std::ptr::null::<libc::c_char>();
+    // SAFETY: raw syscalls; the caller exits right after.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) != 0
+            || libc::mount(
+                null,
+                c"/".as_ptr(),
+                null,
+                libc::MS_REC | libc::MS_PRIVATE,
+                null.cast(),
+            ) != 0
+        {
+            return false;
+        }
+        match libc::fork() {
+            -1 => false,
+            0 => {
+                let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                let proc = c"proc".as_ptr();
+                let r = libc::mount(proc, c"/proc".as_ptr(), proc, flags, null.cast());
+                libc::_exit(if r == 0 { 0 } else { 1 })
+            }
+            pid => {
+                let mut status = 0;
+                while libc::waitpid(pid, &mut status, 0) < 0 {
+                    if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                        return false;
+                    }
+                }
+                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+            }
+        }
     }
 }
 
@@ -313,12 +350,16 @@ unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> std::io::R
     Ok(())
 }
 
-/// See [`Confinement::enter`].
-pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
+/// The first half of entering the confinement, in the process that will wait for the command
+/// (see `spawn`): new user, mount and PID namespaces (the next child this process forks is pid 1
+/// of the PID namespace), this user mapped to itself, and mounts made private.
+pub(super) unsafe fn unshare(c: &Confinement) -> std::io::Result<()> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
     unsafe {
-        check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+        check(libc::unshare(
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID,
+        ))?;
         write_file(c"/proc/self/setgroups", &c.setgroups)?;
         write_file(c"/proc/self/uid_map", &c.uid_map)?;
         write_file(c"/proc/self/gid_map", &c.gid_map)?;
@@ -330,6 +371,56 @@ pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
             libc::MS_REC | libc::MS_PRIVATE,
             std::ptr::null(),
         ))?;
+    }
+    Ok(())
+}
+
+/// The second half, in pid 1 of the new PID namespace: a /proc of this namespace only, the
+/// read-only and hidden places, no capability at all, then no_new_privs, the network filter
+/// and Landlock. Everything forked from here on inherits all of it.
+pub(super) unsafe fn confine(c: &Confinement) -> std::io::Result<()> {
+    // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
+    unsafe {
+        // The caller's processes (an agent's shell and its descriptors) are not in it.
+        check(libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        ))?;
+        mounts(c)?;
+        drop_capabilities()?;
+        check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+        if let Some(filter) = &c.network_filter {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            check(libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog,
+            ))?;
+        }
+        let r = libc::syscall(
+            libc::SYS_landlock_restrict_self,
+            c.ruleset.as_raw_fd(),
+            0u32,
+        );
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The pinned places bound onto themselves, the read-only places bound read-only, the hidden
+/// ones covered; then the working directory entered again through them.
+unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
+    let null = std::ptr::null::<libc::c_char>();
+    // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
+    unsafe {
         for path in &c.pinned {
             check(libc::mount(
                 path.as_ptr(),
@@ -381,23 +472,59 @@ pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
         if !libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
             check(libc::chdir(cwd.as_ptr().cast()))?;
         }
-        check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-        if let Some(filter) = &c.network_filter {
-            let prog = libc::sock_fprog {
-                len: filter.len() as u16,
-                filter: filter.as_ptr() as *mut libc::sock_filter,
-            };
-            check(libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER,
-                &prog as *const libc::sock_fprog,
-            ))?;
+    }
+    Ok(())
+}
+
+/// No capability, now or after any exec: the bounding set emptied, root given nothing by exec
+/// (securebits `NOROOT`, locked), the ambient set cleared, then every set zeroed. (Run as root,
+/// the user namespace's uid 0 would otherwise keep a full set across exec.)
+unsafe fn drop_capabilities() -> std::io::Result<()> {
+    const SECURE: libc::c_ulong = (1 << 0) // NOROOT
+        | (1 << 1) // NOROOT_LOCKED
+        | (1 << 2) // NO_SETUID_FIXUP
+        | (1 << 3) // NO_SETUID_FIXUP_LOCKED
+        | (1 << 5) // KEEP_CAPS_LOCKED
+        | (1 << 6) // NO_CAP_AMBIENT_RAISE
+        | (1 << 7); // NO_CAP_AMBIENT_RAISE_LOCKED
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    // SAFETY: prctl and capset on values on this stack.
+    unsafe {
+        for cap in 0..64 {
+            // EINVAL past the last capability this kernel knows.
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 {
+                break;
+            }
         }
-        let r = libc::syscall(
-            libc::SYS_landlock_restrict_self,
-            c.ruleset.as_raw_fd(),
-            0u32,
-        );
+        check(libc::prctl(libc::PR_SET_SECUREBITS, SECURE, 0, 0, 0))?;
+        check(libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        ))?;
+        let mut header = Header {
+            version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
+            pid: 0,
+        };
+        let data = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        let r = libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr());
         if r != 0 {
             return Err(std::io::Error::last_os_error());
         }

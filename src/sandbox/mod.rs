@@ -12,7 +12,8 @@
 //! (no_new_privs; a Landlocked process cannot change mounts).
 //!
 //! [`Confinement::prepare`] does everything that allocates, in the parent; the forked child
-//! only makes syscalls ([`Confinement::enter`]). Where the kernel cannot enforce the policy
+//! only makes syscalls (`spawn`: the one way hooks and `hookd exec` start, with a PID namespace
+//! that nothing the command starts outlives). Where the kernel cannot enforce the policy
 //! ([`support`]), nothing runs unconfined: [`Confinement::prepare`] fails and says what is
 //! missing.
 
@@ -23,6 +24,9 @@ pub use rewrite::{
     channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
     shell_rewrite, ShellRun, GEMINI_SHELL_TOOL,
 };
+mod spawn;
+
+pub(crate) use spawn::prepare as prepare_spawn;
 mod private;
 
 pub use private::SOCKET_VARIABLES;
@@ -77,7 +81,8 @@ pub struct SandboxPolicy {
 pub struct Support {
     /// The Landlock ABI version, when Landlock is enabled.
     pub landlock_abi: Option<i32>,
-    /// Whether an unprivileged process may create user, mount and network namespaces.
+    /// Whether an unprivileged process may create user, mount and PID namespaces and mount a
+    /// /proc of its PID namespace.
     pub namespaces: bool,
 }
 
@@ -99,9 +104,11 @@ impl Support {
         }
         if !self.namespaces {
             out.push(
-                "unprivileged user namespaces (for the read-only places inside the project and \
-                 the network; some distributions restrict them, e.g. Ubuntu's AppArmor \
-                 `kernel.apparmor_restrict_unprivileged_userns`)"
+                "unprivileged user namespaces, with a PID namespace that may mount its own /proc \
+                 (for the read-only places inside the project, the network and the processes; \
+                 some distributions restrict them, e.g. Ubuntu's AppArmor \
+                 `kernel.apparmor_restrict_unprivileged_userns`; a container that masks parts of \
+                 /proc refuses the mount)"
                     .into(),
             );
         }
@@ -381,17 +388,6 @@ impl Confinement {
         })
     }
 
-    /// Enter the confinement: in the forked child, before exec.
-    ///
-    /// # Safety
-    ///
-    /// Only in a child between fork and exec: it changes the calling process's namespaces,
-    /// mounts and Landlock domain for good. It makes raw syscalls only (no allocation, no lock).
-    pub unsafe fn enter(&self) -> std::io::Result<()> {
-        // SAFETY: the caller's contract.
-        unsafe { linux::enter(self) }
-    }
-
     /// What the command may write and reach, for events and people.
     pub fn summary(&self) -> &str {
         &self.summary
@@ -461,30 +457,38 @@ pub fn writable_places(policy: &SandboxPolicy, project: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// `argv` as a [`std::process::Command`] that enters `confinement` between fork and exec
-/// (`hookd exec`): stdio inherited, run in `cwd`, with the variables `vars` less those naming
-/// sockets outside (see [`Confinement::keeps_var`]) and `TMPDIR` its own.
+/// `argv` as a [`std::process::Command`] that runs confined by `confinement` (`hookd exec`):
+/// stdio inherited, run in `cwd`, in a new session (no controlling terminal) and PID namespace
+/// (nothing it starts outlives it), with no descriptor above 2 but `keep_fd`, with the
+/// variables `vars` less those naming sockets outside ([`Confinement::keeps_var`]) and
+/// `TMPDIR` its own.
 pub fn command<'a>(
     confinement: std::sync::Arc<Confinement>,
     argv: &[String],
     cwd: &Path,
+    keep_fd: Option<std::os::fd::RawFd>,
     vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
 ) -> std::process::Command {
-    use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .current_dir(cwd)
-        .env_clear()
+    cmd.args(&argv[1..]).current_dir(cwd);
+    confined_env(&mut cmd, &confinement, vars);
+    spawn::prepare(&mut cmd, Some(confinement), keep_fd, None);
+    cmd
+}
+
+/// `cmd`'s environment for a confined command: `vars` less those naming sockets outside
+/// ([`Confinement::keeps_var`]), and `TMPDIR` the command's own.
+pub(crate) fn confined_env<'a>(
+    cmd: &mut std::process::Command,
+    confinement: &Confinement,
+    vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
+) {
+    cmd.env_clear()
         .envs(
             vars.into_iter()
                 .filter(|(k, v)| confinement.keeps_var(k, v)),
         )
         .env("TMPDIR", confinement.temp_dir());
-    // SAFETY: `enter` makes raw syscalls only, on what `prepare` allocated in the parent.
-    unsafe {
-        cmd.pre_exec(move || confinement.enter());
-    }
-    cmd
 }
 
 /// Why [`run`] did not run a command.
@@ -505,24 +509,31 @@ pub enum RunError {
     },
 }
 
-/// Run `argv` confined by `policy` (even where `enabled` is off) in `cwd`, stdio inherited,
-/// with `host`'s variables as [`command`] passes them on: its exit status as a shell reports it
-/// (128 + N when signal N ended it). It never runs unconfined.
+/// Run `argv` confined by `policy` (even where `enabled` is off) in `cwd`, stdio inherited, no
+/// other descriptor but `keep_fd`, with `host`'s variables as [`command`] passes them on: its
+/// exit status as a shell reports it (128 + N when signal N ended it). It never runs unconfined.
 pub fn run(
     policy: &SandboxPolicy,
     project: &Path,
     argv: &[String],
     cwd: &Path,
+    keep_fd: Option<std::os::fd::RawFd>,
     host: &crate::host::Host,
 ) -> Result<i32, RunError> {
     use std::os::unix::process::ExitStatusExt;
     let confinement = Confinement::prepare_in(policy, project, cwd)?;
-    let status = command(std::sync::Arc::new(confinement), argv, cwd, host.vars())
-        .status()
-        .map_err(|source| RunError::Start {
-            program: argv.first().cloned().unwrap_or_default(),
-            source,
-        })?;
+    let status = command(
+        std::sync::Arc::new(confinement),
+        argv,
+        cwd,
+        keep_fd,
+        host.vars(),
+    )
+    .status()
+    .map_err(|source| RunError::Start {
+        program: argv.first().cloned().unwrap_or_default(),
+        source,
+    })?;
     Ok(status
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))

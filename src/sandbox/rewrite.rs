@@ -241,14 +241,19 @@ pub fn run_shell(
     };
     let argv = shell_argv(command, report.is_some());
     let confinement = super::Confinement::prepare_in(policy, project, cwd)?;
-    let mut cmd = super::command(std::sync::Arc::new(confinement), &argv, cwd, host.vars());
-    if let Some(fd) = &report {
+    let mut cmd = std::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..]).current_dir(cwd);
+    super::confined_env(&mut cmd, &confinement, host.vars());
+    // The report goes onto its descriptor first: the spawn then closes every other one.
+    let keep = report.as_ref().map(|fd| {
         let fd = fd.as_raw_fd();
         // SAFETY: dup2 and fcntl are async-signal-safe; `fd` stays open until after the spawn.
         unsafe {
             std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || onto_report_fd(fd));
         }
-    }
+        REPORT_FD
+    });
+    super::spawn::prepare(&mut cmd, Some(std::sync::Arc::new(confinement)), keep, None);
     let status = cmd.status().map_err(|source| RunError::Start {
         program: "bash".into(),
         source,

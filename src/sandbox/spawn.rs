@@ -1,0 +1,373 @@
+//! The one way hookd starts a command, for hooks and `hookd exec` alike: what it inherits (no
+//! descriptor but stdio and one named), and what cannot outlive it.
+//!
+//! Between fork and exec the forked child (the waiter) stays behind and waits. Confined, it
+//! enters new user, mount and PID namespaces and forks pid 1 of the namespace, which confines
+//! itself (a /proc of the namespace alone, the mounts, no capability, the filters), starts a new
+//! session (no controlling terminal: `TIOCSTI` and `TIOCLINUX` are refused) and forks the
+//! command; when the command ends pid 1 exits, and the kernel kills whatever is left in the
+//! namespace, detached or not. Unconfined, the waiter is a child subreaper outside the command's
+//! process group: when the command ends it kills and reaps every descendant left, `setsid` ones
+//! included. Either way the waiter ends as the command did (its exit code or its signal), and
+//! signals sent to it are passed on to the command.
+
+use std::os::fd::RawFd;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+
+use nix::libc;
+
+use super::Confinement;
+
+/// Where this process passes the signals it catches on: a pid, or minus a process group.
+static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
+
+/// The signals passed on to the command (those a terminal, a timeout or a user sends).
+const FORWARDED: [libc::c_int; 8] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGWINCH,
+    libc::SIGCONT,
+];
+
+extern "C" fn forward(sig: libc::c_int) {
+    let to = FORWARD_TO.load(Ordering::Relaxed);
+    if to != 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe { libc::kill(to, sig) };
+    }
+}
+
+/// Make `cmd` start the way every command hookd runs starts (see the module's header):
+/// confined by `confinement` when there is one; `keep_fd` the one descriptor above 2 it
+/// inherits; `leftovers`, when given, the write end (close-on-exec) of a pipe the waiter writes
+/// a byte to when the command left processes behind that had to be killed.
+pub(crate) fn prepare(
+    cmd: &mut Command,
+    confinement: Option<Arc<Confinement>>,
+    keep_fd: Option<RawFd>,
+    leftovers: Option<RawFd>,
+) {
+    // SAFETY: the closure runs in the forked child before exec and makes raw syscalls only
+    // (close_range, fcntl, sigprocmask, fork, wait, and the sandbox's unshare, mount, prctl,
+    // landlock), on what was prepared before the fork; it allocates and locks nothing.
+    unsafe {
+        cmd.pre_exec(move || start(confinement.as_deref(), keep_fd, leftovers.unwrap_or(-1)));
+    }
+}
+
+/// In the forked child: returns only in the process that is to exec the command.
+unsafe fn start(
+    confinement: Option<&Confinement>,
+    keep_fd: Option<RawFd>,
+    leftovers: RawFd,
+) -> std::io::Result<()> {
+    close_inherited_descriptors();
+    // SAFETY: plain syscalls on this stack's values.
+    unsafe {
+        if let Some(fd) = keep_fd {
+            // Not open (EBADF): nothing to keep; the command finds it closed, as it would have.
+            libc::fcntl(fd, libc::F_SETFD, 0);
+        }
+        // Signals wait until each process has its handlers; the command gets `old` back.
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::sigprocmask(libc::SIG_SETMASK, &all, &mut old);
+        match confinement {
+            Some(c) => confined(c, &old, leftovers),
+            None => unconfined(&old, leftovers),
+        }
+    }
+}
+
+/// The waiter of a confined command: the namespaces, then pid 1 forked.
+unsafe fn confined(c: &Confinement, old: &libc::sigset_t, leftovers: RawFd) -> std::io::Result<()> {
+    // SAFETY: the caller's contract; raw syscalls only.
+    unsafe {
+        super::linux::unshare(c)?;
+        let mut pair = [-1; 2];
+        check(libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            pair.as_mut_ptr(),
+        ))?;
+        match libc::fork() {
+            -1 => Err(std::io::Error::last_os_error()),
+            0 => {
+                libc::close(pair[0]);
+                pid_one(c, pair[1], old)
+            }
+            pid1 => {
+                libc::close(pair[1]);
+                close_all_but(pair[0], leftovers);
+                FORWARD_TO.store(pid1, Ordering::Relaxed);
+                handle(FORWARDED.iter(), forward as *const () as libc::sighandler_t);
+                let status = wait_for(pid1);
+                // What pid 1 reported of the command; its own end when it reported nothing.
+                let mut reported = [0i32; 2];
+                let n = libc::read(pair[0], reported.as_mut_ptr().cast(), 8);
+                if n == 8 && reported[1] != 0 {
+                    libc::write(leftovers, c"1".as_ptr().cast(), 1);
+                }
+                exit_as(if n == 8 { reported[0] } else { status })
+            }
+        }
+    }
+}
+
+/// Pid 1 of the namespace: confine, a new session, fork the command, wait for it, report its
+/// status to the waiter and exit (which ends everything left in the namespace).
+unsafe fn pid_one(c: &Confinement, report: RawFd, old: &libc::sigset_t) -> std::io::Result<()> {
+    // SAFETY: the caller's contract; raw syscalls only.
+    unsafe {
+        // Killed with the waiter (a SIGKILL to it, to its group): then nothing is left either.
+        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        let mut alive = libc::pollfd {
+            fd: report,
+            events: 0,
+            revents: 0,
+        };
+        if libc::poll(&mut alive, 1, 0) != 0 {
+            libc::_exit(1); // the waiter died before the death signal was set
+        }
+        check(libc::setsid())?;
+        super::linux::confine(c)?;
+        match libc::fork() {
+            -1 => Err(std::io::Error::last_os_error()),
+            0 => {
+                // The command leads its own group in the new session; signals as it had them.
+                check(libc::setpgid(0, 0))?;
+                libc::sigprocmask(libc::SIG_SETMASK, old, std::ptr::null_mut());
+                Ok(())
+            }
+            command => {
+                close_all_but(report, -1);
+                FORWARD_TO.store(-command, Ordering::Relaxed);
+                handle(FORWARDED.iter(), forward as *const () as libc::sighandler_t);
+                // Orphans of the namespace are reaped until the command itself ends.
+                let status = wait_for(command);
+                let left = i32::from(has_children());
+                libc::write(report, [status, left].as_ptr().cast(), 8);
+                libc::_exit(0)
+            }
+        }
+    }
+}
+
+/// The waiter of an unconfined command: a child subreaper outside the command's group (so a
+/// kill of the group leaves it to clean up), which kills what the command left.
+unsafe fn unconfined(old: &libc::sigset_t, leftovers: RawFd) -> std::io::Result<()> {
+    // SAFETY: the caller's contract; raw syscalls only.
+    unsafe {
+        check(libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))?;
+        match libc::fork() {
+            -1 => Err(std::io::Error::last_os_error()),
+            0 => {
+                libc::sigprocmask(libc::SIG_SETMASK, old, std::ptr::null_mut());
+                Ok(())
+            }
+            command => {
+                close_all_but(leftovers, -1);
+                // Leave the group the runner signals for the caller's: the command's signals
+                // reach it there, and the waiter (ignoring the caller's) lives to clean up.
+                if libc::getpgid(0) == libc::getpid() {
+                    libc::setpgid(0, libc::getpgid(libc::getppid()));
+                }
+                let ignored = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
+                handle(ignored.iter(), libc::SIG_IGN);
+                let status = wait_for(command);
+                if has_children() {
+                    libc::write(leftovers, c"1".as_ptr().cast(), 1);
+                    kill_descendants();
+                }
+                exit_as(status)
+            }
+        }
+    }
+}
+
+/// Set `action` for `signals`, then unblock every signal.
+unsafe fn handle<'a>(signals: impl Iterator<Item = &'a libc::c_int>, action: libc::sighandler_t) {
+    // SAFETY: sigaction and sigprocmask on this stack's values.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = action;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        for sig in signals {
+            libc::sigaction(*sig, &sa, std::ptr::null_mut());
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    }
+}
+
+/// Reap children until `pid` ends: its wait status.
+unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid on this stack's value.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r == pid {
+            return status;
+        }
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return libc::W_EXITCODE(1, 0);
+        }
+    }
+}
+
+/// Whether this process has a child (/proc lists it).
+unsafe fn has_children() -> bool {
+    let mut byte = 0u8;
+    // SAFETY: open, read and close on this stack's values.
+    unsafe {
+        let fd = libc::open(
+            c"/proc/thread-self/children".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return false;
+        }
+        let n = libc::read(fd, (&raw mut byte).cast(), 1);
+        libc::close(fd);
+        n == 1
+    }
+}
+
+/// SIGKILL every child (this process is a subreaper: every descendant left becomes one as its
+/// parent dies) and reap it, until none is left. Where /proc does not list them, they are left.
+unsafe fn kill_descendants() {
+    let mut buf = [0u8; 4096];
+    loop {
+        // SAFETY: open, read, kill and close on this stack's values.
+        unsafe {
+            let fd = libc::open(
+                c"/proc/thread-self/children".as_ptr(),
+                libc::O_RDONLY | libc::O_CLOEXEC,
+            );
+            if fd < 0 {
+                return;
+            }
+            let mut pid: libc::pid_t = 0;
+            loop {
+                let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+                if n <= 0 {
+                    break;
+                }
+                for &b in &buf[..n as usize] {
+                    if b.is_ascii_digit() {
+                        pid = pid * 10 + libc::pid_t::from(b - b'0');
+                    } else if pid != 0 {
+                        libc::kill(pid, libc::SIGKILL);
+                        pid = 0;
+                    }
+                }
+            }
+            if pid != 0 {
+                libc::kill(pid, libc::SIGKILL);
+            }
+            libc::close(fd);
+            if libc::waitpid(-1, std::ptr::null_mut(), 0) < 0
+                && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
+            {
+                return; // ECHILD: none left
+            }
+        }
+    }
+}
+
+/// End this process as wait status `status` says the command ended.
+unsafe fn exit_as(status: libc::c_int) -> ! {
+    // SAFETY: plain syscalls; the process ends here.
+    unsafe {
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            libc::signal(sig, libc::SIG_DFL);
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), sig);
+            libc::_exit(128 + sig)
+        }
+        libc::_exit(if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            1
+        })
+    }
+}
+
+/// Close every descriptor above 2 but `a` and `b` (`-1`: none), std's exec-error pipe among
+/// them: only the process that execs may hold it.
+unsafe fn close_all_but(a: RawFd, b: RawFd) {
+    let (low, high) = (a.min(b), a.max(b));
+    let mut first: u32 = 3;
+    for keep in [low, high] {
+        if keep < 3 {
+            continue;
+        }
+        // SAFETY: close_range on descriptor numbers.
+        unsafe { close_range(first, keep as u32 - 1) };
+        first = keep as u32 + 1;
+    }
+    // SAFETY: as above.
+    unsafe { close_range(first, u32::MAX) };
+}
+
+/// Close descriptors `first..=last`.
+unsafe fn close_range(first: u32, last: u32) {
+    if first > last {
+        return;
+    }
+    // SAFETY: close_range and close on descriptor numbers.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, first, last, 0u32) != 0 {
+            // Kernels before 5.9.
+            for fd in first..=last.min(65_535) {
+                libc::close(fd as RawFd);
+            }
+        }
+    }
+}
+
+/// Whatever descriptor the caller of hookd leaked to it (one opened without `O_CLOEXEC`, a
+/// daemon's socket, a token file) must not reach the command: every descriptor above 2 is
+/// marked close-on-exec. Marked, not closed, so std's own exec-error pipe keeps working.
+fn close_inherited_descriptors() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: plain syscalls on descriptor numbers; no memory is touched.
+    let done =
+        unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) } == 0;
+    if !done {
+        // Kernels before 5.11: mark them one by one (numbers that are not open fail with EBADF).
+        for fd in 3..65_536 {
+            // SAFETY: F_SETFD on a number that may not be open just fails with EBADF.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+    }
+}
+
+/// A syscall's 0-or-error result as `io::Result`.
+fn check(r: libc::c_int) -> std::io::Result<()> {
+    if r >= 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -1,0 +1,255 @@
+//! Issue 40 items 5, 7 and 8, issue 39 item 4: what a command hookd runs inherits from its
+//! caller (no controlling terminal, no descriptor, no capability, no view of the caller's
+//! processes) and what can outlive it (nothing, detached or not). Each attack is performed for
+//! real; a marker that must not appear, or an errno, says it failed.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::sandbox::{confinable, hookd, project};
+use crate::support::{json_lines, stderr, stdout, with_stdin, Project};
+
+/// `program` run as hookd's caller in `p` (the environment `hookd(p, tmp, …)` has).
+fn as_caller(p: &Project, tmp: &Path, program: &str) -> Command {
+    let hookd = hookd(p, tmp, &[]);
+    let mut c = Command::new(program);
+    c.env_clear()
+        .envs(hookd.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(p.path());
+    c
+}
+
+/// The python3 the tests drive a terminal with (not a version manager's shim, which needs the
+/// real home).
+const PYTHON: &str = "/usr/bin/python3";
+
+/// Run `prefix python3 -c INJECT` in a bash that has a pseudo-terminal as its controlling
+/// terminal (python3's `pty.fork`), then let that bash read one character: what INJECT said and
+/// what the bash read.
+fn on_a_terminal(p: &Project, tmp: &Path, prefix: &str) -> String {
+    const DRIVER: &str = r#"
+import os, pty, sys, select
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "-c", sys.argv[1] + ' /usr/bin/python3 -c "$INJECT"; read -t 1 -n 1 c; echo "shell read: [$c]"'])
+out = b""
+while True:
+    try:
+        r, _, _ = select.select([fd], [], [], 5)
+        if not r:
+            break
+        d = os.read(fd, 1024)
+        if not d:
+            break
+        out += d
+    except OSError:
+        break
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+"#;
+    // Pushes `Z` into the terminal's input, as if typed: the shell would read it.
+    const INJECT: &str = "import fcntl, termios\ntry:\n    fcntl.ioctl(0, termios.TIOCSTI, b'Z')\n    print('injected')\nexcept OSError as e:\n    print('refused', e.errno)\n";
+    let o = as_caller(p, tmp, PYTHON)
+        .args(["-c", DRIVER, prefix])
+        .env("INJECT", INJECT)
+        .output()
+        .unwrap();
+    stdout(&o).replace('\r', "")
+}
+
+#[test]
+fn a_confined_command_cannot_type_into_the_callers_terminal() {
+    if !confinable() || !Path::new(PYTHON).exists() {
+        return;
+    }
+    let (p, tmp) = project();
+    // Unconfined, the injection works: the shell reads what the command pushed.
+    let out = on_a_terminal(&p, &tmp, "");
+    assert!(
+        out.contains("injected\n") && out.contains("shell read: [Z]"),
+        "{out}"
+    );
+    // Through `hookd exec` (as docs/headless.md runs it, in a terminal): refused, by the
+    // seccomp filter (EACCES, `sandbox_sockets::terminal_injection_is_refused`) before the new
+    // session's missing controlling terminal would (EPERM).
+    let out = on_a_terminal(
+        &p,
+        &tmp,
+        concat!("'", env!("CARGO_BIN_EXE_hookd"), "' exec --"),
+    );
+    assert!(
+        out.contains("refused 13\n") || out.contains("refused 1\n"),
+        "{out}"
+    );
+    assert!(out.contains("shell read: []"), "{out}");
+}
+
+/// Background children, plain and detached, that would leave markers in `$OUT` later.
+const LEAVE_BEHIND: &str = r#"
+(sleep 0.5; touch "$OUT/background") &
+setsid sh -c 'sleep 0.5; touch "$OUT/setsid"' &
+nohup sh -c 'sleep 0.5; touch "$OUT/nohup"' >/dev/null 2>&1 &
+echo started
+"#;
+
+#[test]
+fn nothing_a_confined_command_starts_outlives_it() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tmp.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // Unconfined, each survives its shell.
+    let ok = Command::new("sh")
+        .args(["-c", LEAVE_BEHIND])
+        .env("OUT", &out)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    std::thread::sleep(Duration::from_millis(1200));
+    let survived = crate::sandbox::markers(&out);
+    assert_eq!(survived, ["background", "nohup", "setsid"]);
+    for m in survived {
+        std::fs::remove_file(out.join(m)).unwrap();
+    }
+    let started = Instant::now();
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", LEAVE_BEHIND])
+        .env("OUT", &out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "started\n");
+    // It did not wait for them either.
+    assert!(started.elapsed() < Duration::from_millis(450));
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(crate::sandbox::markers(&out), Vec::<String>::new());
+    // A signal that ends the command is its exit status, as a shell reports it.
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", "kill -KILL $$"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
+}
+
+#[test]
+fn a_hooks_setsid_child_is_reaped_every_time_confined_or_not() {
+    if !confinable() {
+        return;
+    }
+    for sandbox in [false, true] {
+        let (p, tmp) = project();
+        let out = tmp.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(p.path().join("leave.sh"), LEAVE_BEHIND).unwrap();
+        p.write_home(
+            "config.yaml",
+            &format!(
+                "sandbox: {{enabled: {sandbox}}}\ntools: {{bash: {{mode: {{all: {{allow: ['^sh leave\\.sh$']}}}}}}}}\n"
+            ),
+        );
+        p.write_home(
+            "hooks.yaml",
+            "enabled: true\nhooks: [{name: leave, hook: post_session, command: 'sh leave.sh'}]\n",
+        );
+        for run in 0..5 {
+            let mut dispatch = hookd(&p, &tmp, &["dispatch", "post_session", "--events", "-"]);
+            dispatch.env("OUT", &out);
+            let o = with_stdin(dispatch, "{}");
+            assert!(o.status.success(), "{}", stderr(&o));
+            let events = json_lines(&stderr(&o));
+            let ran = events.iter().find(|e| e["type"] == "hook_command").unwrap();
+            assert_eq!(ran["stdout"], "started\n", "{ran}");
+            assert_eq!(ran["leaked"], true, "sandbox {sandbox}, run {run}: {ran}");
+            assert_eq!(ran["sandbox"].is_string(), sandbox, "{ran}");
+        }
+        std::thread::sleep(Duration::from_millis(1200));
+        assert_eq!(
+            crate::sandbox::markers(&out),
+            Vec::<String>::new(),
+            "sandbox: {sandbox}"
+        );
+    }
+}
+
+/// `hookd exec -- sh -c SCRIPT` in `p`: its output.
+fn exec(p: &Project, tmp: &Path, script: &str) -> String {
+    let o = hookd(p, tmp, &["exec", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn a_confined_command_holds_no_capability() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let caps = exec(&p, &tmp, "grep ^Cap /proc/self/status");
+    assert_eq!(
+        caps,
+        "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n\
+         CapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\n"
+    );
+    // Nor does it get one back by exec as root (the user namespace's uid 0 when run as root).
+    let caps = exec(&p, &tmp, "sh -c 'grep ^CapEff /proc/self/status'");
+    assert_eq!(caps, "CapEff:\t0000000000000000\n");
+}
+
+#[test]
+fn a_descriptor_the_caller_opened_is_not_inherited() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let outside = p.home.path().join("outside.txt");
+    let open = format!("exec 7>>'{}'", outside.display());
+    // Unconfined, a program the caller runs writes through it.
+    let o = as_caller(&p, &tmp, "bash")
+        .args(["-c", &format!("{open}; sh -c 'echo through >&7'")])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "through\n");
+    std::fs::write(&outside, "").unwrap();
+    let script = format!(
+        "{open}; '{}' exec -- sh -c 'echo through >&7' 2>&1; echo \"status $?\"",
+        env!("CARGO_BIN_EXE_hookd")
+    );
+    let o = as_caller(&p, &tmp, "bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert!(out.contains("7: Bad file descriptor"), "{out}");
+    assert!(out.ends_with("status 2\n"), "{out}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "");
+}
+
+#[test]
+fn the_callers_processes_are_out_of_its_sight() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    // This test process stands for the agent's shell that ran `hookd exec`.
+    let me = std::process::id();
+    let script = format!(
+        "ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\\n' ' '; echo; \
+         ls /proc/{me}/fd >/dev/null 2>&1 && echo reached || echo unreachable; echo $$"
+    );
+    let out = exec(&p, &tmp, &script);
+    let lines: Vec<&str> = out.lines().collect();
+    // pid 1 (the waiter in the namespace), the shell (2) and what it runs for the listing.
+    let pids: Vec<u32> = lines[0]
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert!(pids.iter().all(|p| *p < 10), "{out}");
+    assert_eq!(lines[1], "unreachable", "{out}");
+    assert_eq!(lines[2], "2", "{out}");
+}
