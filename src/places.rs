@@ -176,7 +176,6 @@ pub const PLACES: &[Place] = &[
     row(Home, ".screen", Dir, Hidden, SOCKETS),
     row(Home, ".docker/run", Dir, Hidden, SOCKETS),
     row(Home, ".cache/git/credential", Dir, Hidden, SOCKETS),
-    row(Var("XDG_CACHE_HOME"), "git/credential", Dir, Hidden, SOCKETS),
     row(Home, ".git-credential-cache", Dir, Hidden, SOCKETS),
     row(Home, ".claude/settings", Prefix, ReadOnly, AGENT_SETTINGS),
     row(Var("CLAUDE_CONFIG_DIR"), "settings", Prefix, ReadOnly, AGENT_SETTINGS),
