@@ -133,6 +133,8 @@ const GIT_RUNS: &str =
 const HOOKD_OWN: &str = "hookd's own configuration, trust, state or daemon";
 const SECRET: &str = "a credential store";
 const HISTORY: &str = "past sessions' commands and output";
+const SOCKETS: &str =
+    "a service's sockets: whoever connects acts with the user's sessions or credentials";
 const STARTUP: &str = "the shell or git runs it at the user's next start";
 
 /// Every place hookd protects, in the order docs/security.md lists them.
@@ -167,6 +169,14 @@ pub const PLACES: &[Place] = &[
     row(Var("HOOKD_TRUST_FILE"), "", File, Hidden, HOOKD_OWN),
     row(Var("XDG_RUNTIME_DIR"), "hookd", Prefix, Hidden, "hookd's daemon socket and token"),
     row(Var("HOOKD_SOCKET"), "", File, Hidden, "hookd's daemon socket"),
+    row(Home, ".infer/hookd.sock", File, Hidden, "hookd's daemon socket (no runtime directory)"),
+    row(Home, ".infer/hookd.token", File, Hidden, "hookd's daemon token (no runtime directory)"),
+    // Sockets of services the user runs: screen's sessions, Docker Desktop's engine, git's
+    // credential cache (it hands a cached token to whoever connects).
+    row(Home, ".screen", Dir, Hidden, SOCKETS),
+    row(Home, ".docker/run", Dir, Hidden, SOCKETS),
+    row(Home, ".cache/git/credential", Dir, Hidden, SOCKETS),
+    row(Home, ".git-credential-cache", Dir, Hidden, SOCKETS),
     row(Home, ".claude/settings", Prefix, ReadOnly, AGENT_SETTINGS),
     row(Var("CLAUDE_CONFIG_DIR"), "settings", Prefix, ReadOnly, AGENT_SETTINGS),
     row(Home, ".gemini/settings.json", File, ReadOnly, AGENT_SETTINGS),

@@ -45,18 +45,18 @@ pub(super) fn run(a: Args) -> Done {
         // SAFETY: the handler does nothing, so it is async-signal-safe.
         let _ = unsafe { signal(sig, SigHandler::Handler(wait_on)) };
     }
+    let host = config.host();
     let ran = match &a.shell {
         Some(command) => {
-            hookd::sandbox::run_shell(policy, project, command, &cwd, a.cwd_file.as_deref()).map(
-                |r| {
-                    if let Some(note) = r.note {
-                        eprintln!("{note}");
-                    }
-                    r.status
-                },
-            )
+            let channel = a.cwd_file.as_deref();
+            hookd::sandbox::run_shell(policy, project, command, &cwd, channel, host).map(|r| {
+                if let Some(note) = r.note {
+                    eprintln!("{note}");
+                }
+                r.status
+            })
         }
-        None => hookd::sandbox::run(policy, project, &a.argv, &cwd, None),
+        None => hookd::sandbox::run(policy, project, &a.argv, &cwd, None, host),
     };
     match ran {
         Ok(code) => Ok(code),

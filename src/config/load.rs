@@ -297,7 +297,8 @@ fn sandboxes(files: &mut Files, opts: &LoadOptions) -> (SandboxLayer, SandboxLay
             .find(|(s, _)| (*s == Source::Project) == project)
             .map(|(_, fl)| std::mem::take(&mut fl.sandbox))
             .unwrap_or_default();
-        for p in layer.write.iter_mut().chain(layer.read_deny.iter_mut()) {
+        let lists = layer.write.iter_mut().chain(layer.read_deny.iter_mut());
+        for p in lists.chain(layer.unix_sockets.iter_mut()) {
             *p = expand_home(p, opts.home_dir.as_deref());
         }
         layer

@@ -304,6 +304,7 @@ impl Config {
         self.policy.sandbox.home = host.home();
         self.policy.sandbox.temp = Some(host.temp_dir());
         self.policy.sandbox.state = host.state_dir();
+        self.policy.sandbox.runtime = host.dir("XDG_RUNTIME_DIR");
         self.host = host;
         self.hold_places();
     }

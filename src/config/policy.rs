@@ -42,6 +42,8 @@ pub struct SandboxLayer {
     pub write: Vec<PathBuf>,
     /// `read_deny`: more places confined commands may not read.
     pub read_deny: Vec<PathBuf>,
+    /// `unix_sockets`: sockets made outside that confined commands may connect to.
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 impl PolicyLayer {
@@ -115,9 +117,11 @@ impl Policy {
             network: user.sandbox.network.unwrap_or(false),
             write: user.sandbox.write.clone(),
             read_deny: user.sandbox.read_deny.clone(),
+            unix_sockets: user.sandbox.unix_sockets.clone(),
             home: None,
             temp: None,
             state: None,
+            runtime: None,
             places: Default::default(),
         };
         for layer in tightening {
@@ -128,8 +132,9 @@ impl Policy {
             }
             p.add_tools(&layer.shell_tools);
             // The sandbox: switched on, never off; the network switched off, never on; more
-            // places hidden. Where commands write is the user's alone (a layer's `write` is
-            // not read here: the decoder warns about a project's).
+            // places hidden. Where commands write and which sockets they reach is the user's
+            // alone (a layer's `write` and `unix_sockets` are not read here: the decoder warns
+            // about a project's).
             let s = &layer.sandbox;
             p.sandbox.enabled |= s.enabled == Some(true);
             p.sandbox.network &= s.network != Some(false);

@@ -84,7 +84,8 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
     out
 }
 
-/// `sandbox: {enabled, network, write, read_deny}` (docs/security.md, "The sandbox").
+/// `sandbox: {enabled, network, write, read_deny, unix_sockets}` (docs/security.md, "The
+/// sandbox").
 fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
     let mut out = super::SandboxLayer::default();
     let Some(f) = d.fields(node, "`sandbox`", &super::shape::SANDBOX.names()) else {
@@ -96,7 +97,11 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
     if let Some(n) = f.get("network") {
         out.network = d.bool(n, "`sandbox.network`");
     }
-    for (key, list) in [("write", &mut out.write), ("read_deny", &mut out.read_deny)] {
+    for (key, list) in [
+        ("write", &mut out.write),
+        ("read_deny", &mut out.read_deny),
+        ("unix_sockets", &mut out.unix_sockets),
+    ] {
         let Some(n) = f.get(key) else { continue };
         for item in d.seq(n, &format!("`sandbox.{key}`")).unwrap_or_default() {
             let Some(path) = d.string(item, "a path") else {
@@ -110,13 +115,18 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
                 );
                 continue;
             }
-            if key == "write" && d.origin_source == super::Source::Project {
+            if key != "read_deny" && d.origin_source == super::Source::Project {
+                let what = if key == "write" {
+                    "where confined commands write"
+                } else {
+                    "which sockets confined commands reach"
+                };
                 d.warn(
                     item.pos,
-                    format!(
-                        "a project cannot widen where confined commands write; `{path}` is ignored"
-                    ),
-                    Some("put it under `sandbox.write` in your own ~/.infer/config.yaml".into()),
+                    format!("a project cannot widen {what}; `{path}` is ignored"),
+                    Some(format!(
+                        "put it under `sandbox.{key}` in your own ~/.infer/config.yaml"
+                    )),
                 );
                 continue;
             }

@@ -430,6 +430,11 @@ pub(crate) const SANDBOX: Shape = Shape {
             Ty::List(&Ty::Path),
             "More places confined commands may not read.",
         ),
+        key(
+            "unix_sockets",
+            Ty::List(&Ty::Path),
+            "Unix sockets made outside that confined commands may connect to (your own file only).",
+        ),
     ],
     required: &[],
     open: false,

@@ -425,7 +425,12 @@ fn command(
         let why = format!("working directory {} does not exist", spec.cwd.display());
         return Err((why, Vec::new()));
     }
-    let (vars, env_removed) = spec.environment.for_hook();
+    let (mut vars, env_removed) = spec.environment.for_hook();
+    if let Some(c) = &spec.confinement {
+        // Nothing that names a socket or a session outside; its own temporary directory.
+        vars.retain(|(k, v)| c.keeps_var(k, v) && k != "TMPDIR");
+        vars.push(("TMPDIR".into(), c.temp_dir().into()));
+    }
     let path = vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v);
     let resolved = match resolve(program, &spec.cwd, path) {
         Ok(p) => p,

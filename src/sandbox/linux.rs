@@ -95,9 +95,54 @@ fn write_rights(abi: ABI) -> landlock::BitFlags<AccessFs> {
     AccessFs::from_write(abi) & !AccessFs::Execute
 }
 
+/// The rights a rule on the command's own temporary directory grants: every write right the
+/// ruleset handles (the ABI it was made for, or less: the kernel then refuses the rule).
+pub(super) fn temp_rights() -> u64 {
+    write_rights(ABI::V3).bits()
+}
+
+/// Grant `rights` beneath `path` in the ruleset `ruleset`: in the child, for a place that did
+/// not exist when the ruleset was made (the command's own temporary directory).
+unsafe fn grant(ruleset: libc::c_int, path: &std::ffi::CStr, rights: u64) -> std::io::Result<()> {
+    #[repr(C, packed)]
+    struct PathBeneathAttr {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+    // SAFETY: raw syscalls on a C string and a struct on the stack.
+    unsafe {
+        let fd = libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+        );
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let attr = PathBeneathAttr {
+            allowed_access: rights,
+            parent_fd: fd,
+        };
+        let r = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        );
+        let e = std::io::Error::last_os_error();
+        libc::close(fd);
+        if r != 0 {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
 /// A ruleset that lets writes happen beneath `writable` (and to the few devices every program
-/// writes) and nowhere else; the fd the child restricts itself with.
-pub(super) fn ruleset(writable: &[PathBuf]) -> Result<OwnedFd, String> {
+/// writes) and nowhere else; where the kernel offers it (ABI 9), connections to pathname Unix
+/// sockets made outside the command only to `sockets`. The fd the child restricts itself with.
+pub(super) fn ruleset(writable: &[PathBuf], sockets: &[PathBuf]) -> Result<OwnedFd, String> {
     let abi = ABI::V3;
     let rights = write_rights(abi);
     let mut ruleset = Ruleset::default()
@@ -108,6 +153,10 @@ pub(super) fn ruleset(writable: &[PathBuf]) -> Result<OwnedFd, String> {
         // to abstract Unix sockets made outside.
         .set_compatibility(CompatLevel::BestEffort)
         .scope(Scope::AbstractUnixSocket | Scope::Signal)
+        .map_err(|e| e.to_string())?
+        // Where the kernel offers it (ABI 9): no connecting to a pathname Unix socket made
+        // outside, but to the listed ones (sockets the command makes itself stay reachable).
+        .handle_access(AccessFs::ResolveUnix)
         .map_err(|e| e.to_string())?
         .create()
         .map_err(|e| e.to_string())?;
@@ -140,25 +189,83 @@ pub(super) fn ruleset(writable: &[PathBuf]) -> Result<OwnedFd, String> {
             .add_rule(PathBeneath::new(fd, granted))
             .map_err(|e| format!("{}: {e}", place.display()))?;
     }
+    for socket in sockets {
+        let Ok(fd) = PathFd::new(socket) else {
+            continue;
+        };
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, AccessFs::ResolveUnix))
+            .map_err(|e| format!("{}: {e}", socket.display()))?;
+    }
     Option::<OwnedFd>::from(ruleset)
         .ok_or_else(|| format!("Landlock ABI {MIN_LANDLOCK_ABI} is not available on this kernel"))
 }
 
-/// The network filter: `socket(2)` for IPv4 and IPv6 (and io_uring, which can open sockets
-/// without that call) fails with EACCES; Unix sockets and everything else are untouched. A
-/// syscall of another ABI (32-bit, x32) than the native one ends the process.
-pub(super) fn network_filter() -> Result<seccompiler::BpfProgram, String> {
+/// The socket families a confined command may open: Unix sockets always; with the network on,
+/// IPv4, IPv6 and netlink's routing protocol (what `getaddrinfo`'s `AI_ADDRCONFIG`,
+/// `getifaddrs` and `ip addr` read). Everything else (`AF_PACKET`, `AF_VSOCK`, Bluetooth,
+/// `AF_ALG`, other netlink protocols, …) is refused: an allow-list, so a family a later kernel
+/// adds is refused too.
+pub(super) fn socket_families(network: bool) -> &'static [libc::c_int] {
+    if network {
+        &[
+            libc::AF_UNIX,
+            libc::AF_INET,
+            libc::AF_INET6,
+            libc::AF_NETLINK,
+        ]
+    } else {
+        &[libc::AF_UNIX]
+    }
+}
+
+/// The terminal `ioctl`s that put input in a terminal's queue, as if typed (`TIOCSTI`), or
+/// reach the Linux console's functions (`TIOCLINUX`, which can paste the selection): a command
+/// that shares the agent's or the user's terminal would type the next command there.
+const TERMINAL_INJECTION: [libc::c_ulong; 2] = [libc::TIOCSTI, libc::TIOCLINUX];
+
+/// The seccomp filter every confined command gets: `socket(2)` and `socketpair(2)` of a family
+/// outside [`socket_families`] (and a netlink socket of a protocol other than routing), the
+/// terminal injection `ioctl`s, and io_uring (which opens sockets and runs `ioctl`s without
+/// those calls) fail with EACCES. A syscall of another ABI (32-bit) than the native one ends
+/// the process; x32's numbers get the same rules.
+pub(super) fn network_filter(network: bool) -> Result<seccompiler::BpfProgram, String> {
     use seccompiler::{
         SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
     };
-    let family = |f: libc::c_int| -> Result<SeccompRule, String> {
-        let c = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, f as u64)
-            .map_err(|e| e.to_string())?;
-        SeccompRule::new(vec![c]).map_err(|e| e.to_string())
+    let cond = |arg: u8, op: SeccompCmpOp, v: u64| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, v).map_err(|e| e.to_string())
     };
-    let mut rules = std::collections::BTreeMap::new();
-    let socket_rules = vec![family(libc::AF_INET)?, family(libc::AF_INET6)?];
-    let mut numbers = vec![(libc::SYS_socket, socket_rules)];
+    let rule = |c: Vec<SeccompCondition>| SeccompRule::new(c).map_err(|e| e.to_string());
+    // Refused: a family that is none of the allowed ones (every condition holds)…
+    let outside = socket_families(network)
+        .iter()
+        .map(|f| cond(0, SeccompCmpOp::Ne, *f as u64))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut socket_rules = vec![rule(outside)?];
+    // …or netlink for anything but the routing tables.
+    if network {
+        socket_rules.push(rule(vec![
+            cond(0, SeccompCmpOp::Eq, libc::AF_NETLINK as u64)?,
+            cond(2, SeccompCmpOp::Ne, libc::NETLINK_ROUTE as u64)?,
+        ])?);
+    }
+    let pair_rules = vec![rule(vec![cond(
+        0,
+        SeccompCmpOp::Ne,
+        libc::AF_UNIX as u64,
+    )?])?];
+    // `c_ulong` is u32 on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
+    let ioctl_rules = TERMINAL_INJECTION
+        .iter()
+        .map(|r| rule(vec![cond(1, SeccompCmpOp::Eq, u64::from(*r))?]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut numbers = vec![
+        (libc::SYS_socket, socket_rules),
+        (libc::SYS_socketpair, pair_rules),
+        (libc::SYS_ioctl, ioctl_rules.clone()),
+    ];
     for nr in [
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
@@ -166,12 +273,16 @@ pub(super) fn network_filter() -> Result<seccompiler::BpfProgram, String> {
     ] {
         numbers.push((nr, Vec::new()));
     }
+    let mut rules = std::collections::BTreeMap::new();
     for (nr, r) in numbers {
         // x32 reaches the same calls with bit 30 set, under the x86_64 ABI's audit value.
         #[cfg(target_arch = "x86_64")]
         rules.insert(nr | 0x4000_0000, r.clone());
         rules.insert(nr, r);
     }
+    // x32's own `ioctl` (its number 514, not 16).
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(514 | 0x4000_0000, ioctl_rules);
     let arch = std::env::consts::ARCH
         .try_into()
         .map_err(|e: seccompiler::BackendError| e.to_string())?;
@@ -353,6 +464,7 @@ unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
                 std::ptr::null(),
             ))?;
         }
+        private_places(c)?;
         // The working directory was entered before the mounts, so it still stands on the
         // mounts beneath them (a pinned project's read-only places would be bypassed by relative
         // paths): enter it again by its path, through the mounts just made.
@@ -415,6 +527,135 @@ unsafe fn drop_capabilities() -> std::io::Result<()> {
         let r = libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr());
         if r != 0 {
             return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// `open_tree(2)`'s and `move_mount(2)`'s flags (not all in `libc` for every target).
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+
+/// The command's private places ([`super::private`]), in the child after the read-only and hidden
+/// mounts: the trees of the places shown again are cloned first (with what is mounted inside
+/// them), then, in path order, each cover gets a fresh tmpfs and each shown place its tree back;
+/// the read-only covers are made read-only last.
+pub(super) unsafe fn private_places(c: &Confinement) -> std::io::Result<()> {
+    use super::private::{Kind, MAX_SHOWN};
+    let mut trees: [libc::c_int; MAX_SHOWN] = [-1; MAX_SHOWN];
+    // SAFETY: raw syscalls on C strings prepared by the parent and on descriptors opened here;
+    // nothing allocates.
+    unsafe {
+        let shown = c
+            .places
+            .iter()
+            .filter(|m| matches!(m.kind, Kind::Show { .. }));
+        for (slot, m) in trees.iter_mut().zip(shown) {
+            let fd = libc::syscall(
+                libc::SYS_open_tree,
+                libc::AT_FDCWD,
+                m.path.as_ptr(),
+                OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | AT_RECURSIVE,
+            );
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            *slot = fd as libc::c_int;
+        }
+        let mut next = trees.iter();
+        for m in &c.places {
+            for dir in &m.parents {
+                libc::mkdir(dir.as_ptr(), 0o755);
+            }
+            match m.kind {
+                Kind::Cover { writable } => cover(c, &m.path, writable)?,
+                Kind::Show { dir, read_only } => {
+                    let tree = next.next().copied().unwrap_or(-1);
+                    show(&m.path, tree, dir, read_only)?;
+                }
+            }
+        }
+        for m in &c.places {
+            if m.kind == (Kind::Cover { writable: false }) {
+                check(libc::mount(
+                    std::ptr::null(),
+                    m.path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+                    c"mode=0755,size=64k".as_ptr().cast(),
+                ))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A fresh tmpfs on `path` (made first where it lies beneath another cover); writable ones are
+/// granted to the ruleset.
+unsafe fn cover(c: &Confinement, path: &std::ffi::CStr, writable: bool) -> std::io::Result<()> {
+    let data = if writable {
+        c"mode=1777"
+    } else {
+        c"mode=0755,size=64k"
+    };
+    // SAFETY: raw syscalls on C strings prepared by the parent.
+    unsafe {
+        libc::mkdir(path.as_ptr(), 0o755);
+        check(libc::mount(
+            c"tmpfs".as_ptr(),
+            path.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            data.as_ptr().cast(),
+        ))?;
+        if writable {
+            grant(c.ruleset.as_raw_fd(), path, c.temp_rights)?;
+        }
+    }
+    Ok(())
+}
+
+/// The cloned mount tree `tree` put back on `path` (its mount point made first: a directory,
+/// or an empty file for a socket), then closed; read-only with `read_only`'s flags kept.
+unsafe fn show(
+    path: &std::ffi::CStr,
+    tree: libc::c_int,
+    dir: bool,
+    read_only: Option<u64>,
+) -> std::io::Result<()> {
+    // SAFETY: raw syscalls on a C string prepared by the parent and a descriptor opened here.
+    unsafe {
+        if dir {
+            libc::mkdir(path.as_ptr(), 0o755);
+        } else {
+            let flags = libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW;
+            let fd = libc::open(path.as_ptr(), flags, 0o600);
+            if fd >= 0 {
+                libc::close(fd);
+            }
+        }
+        let r = libc::syscall(
+            libc::SYS_move_mount,
+            tree,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        );
+        let e = std::io::Error::last_os_error();
+        libc::close(tree);
+        if r != 0 {
+            return Err(e);
+        }
+        if let Some(kept) = read_only {
+            check(libc::mount(
+                std::ptr::null(),
+                path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | kept,
+                std::ptr::null(),
+            ))?;
         }
     }
     Ok(())

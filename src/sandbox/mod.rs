@@ -1,13 +1,15 @@
 //! Confinement for the commands hookd lets run: the kernel, not the command's words, bounds
 //! what an admitted program (and every process it starts) may write, read and reach.
 //!
-//! Two mechanisms, both unprivileged: Landlock (the outer write boundary: only the project,
-//! the temporary directory and the policy's `write` places; no link or rename of a file from
-//! outside into them) and a user + mount (+ network) namespace (inside the project, `.infer/`,
+//! Three mechanisms, all unprivileged: Landlock (the outer write boundary: only the project,
+//! the command's own temporary directory and the policy's `write` places; no link or rename of
+//! a file from outside into them), a user + mount namespace (inside the project, `.infer/`,
 //! `.git/hooks`, `.git/config` and the agents' settings bound read-only; credential stores
-//! hidden under empty read-only mounts; no network interface but a down loopback). Landlock
-//! only grants: a hole in a granted tree needs the mounts. Both are inherited by every
-//! descendant and cannot be dropped (no_new_privs; a Landlocked process cannot change mounts).
+//! hidden under empty read-only mounts; an empty tmpfs over `/tmp`, `$TMPDIR` and the places
+//! where services keep their sockets, see `places.rs`) and a seccomp filter (socket families by
+//! allow-list, io_uring, terminal injection). Landlock only grants: a hole in a granted tree
+//! needs the mounts. All are inherited by every descendant and cannot be dropped
+//! (no_new_privs; a Landlocked process cannot change mounts).
 //!
 //! [`Confinement::prepare`] does everything that allocates, in the parent; the forked child
 //! only makes syscalls (`spawn`: the one way hooks and `hookd exec` start, with a PID namespace
@@ -25,6 +27,9 @@ pub use rewrite::{
 mod spawn;
 
 pub(crate) use spawn::prepare as prepare_spawn;
+mod private;
+
+pub use private::SOCKET_VARIABLES;
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -61,6 +66,13 @@ pub struct SandboxPolicy {
     /// ([`crate::places`]) at the host's anchors; empty: those of the homes alone.
     #[serde(skip)]
     pub places: SandboxPlaces,
+    /// Unix sockets a confined command may connect to although something outside made them
+    /// (`sandbox.unix_sockets`, the user's layer only).
+    pub unix_sockets: Vec<PathBuf>,
+    /// The user's runtime directory as the host names it (`$XDG_RUNTIME_DIR`): covered, as
+    /// `/run/user/UID` is.
+    #[serde(skip)]
+    pub runtime: Option<PathBuf>,
 }
 
 /// What this kernel offers the sandbox.
@@ -144,8 +156,18 @@ pub struct Confinement {
     hidden_dirs: Vec<CString>,
     /// Files hidden under `/dev/null`.
     hidden_files: Vec<CString>,
-    /// The seccomp program that cuts the network (`None`: the network is allowed).
+    /// The seccomp program: socket families by allow-list, io_uring, the terminal injection
+    /// `ioctl`s (always set; an `Option` for the child's code).
     network_filter: Option<seccompiler::BpfProgram>,
+    /// The private temporary directory and socket places, in mount order.
+    places: Vec<private::Mount>,
+    /// The temporary directory, as the command sees it (its own, empty).
+    temp: PathBuf,
+    /// The Landlock rights granted on the command's own temporary directory (a rule the child
+    /// adds once its tmpfs is mounted).
+    temp_rights: u64,
+    /// `sandbox.unix_sockets`: variables naming one are kept.
+    unix_sockets: Vec<PathBuf>,
     summary: String,
 }
 
@@ -307,22 +329,27 @@ impl Confinement {
         let project = project
             .canonicalize()
             .map_err(|e| Unavailable::Prepare(format!("the project {}: {e}", project.display())))?;
-        let mut writable = vec![project.clone(), temp_dir(policy)];
-        writable.extend(policy.write.iter().cloned());
-        let ruleset = linux::ruleset(&writable).map_err(Unavailable::Prepare)?;
-
+        let temp = temp_dir(policy);
         let places = places_of(policy);
+        let hidden = hidden(policy, &places);
+        let private = private::plan(policy, &project, &hidden)?;
+        let mut writable = vec![project.clone()];
+        // The host's temporary directory only where it is not replaced by the command's own.
+        writable.extend((!private.temp_covered).then(|| temp.clone()));
+        writable.extend(policy.write.iter().cloned());
+        let ruleset =
+            linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;
         let real_writable: Vec<PathBuf> = writable.iter().map(|w| resolve(w)).collect();
         let mut held = held(&places, &project, cwd, &real_writable)?;
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
-        for path in hidden(policy, &places) {
-            match std::fs::metadata(&path) {
-                Ok(m) if m.is_dir() => hidden_dirs.push(c_path(&path)?),
-                Ok(_) => hidden_files.push(c_path(&path)?),
+        for path in hidden.iter().chain(&private.hidden_files) {
+            match std::fs::metadata(path) {
+                Ok(m) if m.is_dir() => hidden_dirs.push(c_path(path)?),
+                Ok(_) => hidden_files.push(c_path(path)?),
                 Err(_) => continue,
             }
-            held.pin_ancestors(&resolve(&path), &real_writable);
+            held.pin_ancestors(&resolve(path), &real_writable);
         }
         for path in held.read_only.clone() {
             held.pin_ancestors(&resolve(&path), &real_writable);
@@ -339,15 +366,8 @@ impl Confinement {
             .map(|p| Ok((c_path(p)?, linux::mount_flags(p))))
             .collect::<Result<Vec<_>, Unavailable>>()?;
         let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
-        let summary = format!(
-            "writes: {}; network: {}",
-            writable
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            if policy.network { "on" } else { "off" }
-        );
+        let own_temp = private.temp_covered.then_some(temp.as_path());
+        let summary = summary(&writable, own_temp, policy.network);
         Ok(Confinement {
             ruleset,
             setgroups: CString::from(c"deny"),
@@ -357,11 +377,13 @@ impl Confinement {
             read_only,
             hidden_dirs,
             hidden_files,
-            network_filter: if policy.network {
-                None
-            } else {
-                Some(linux::network_filter().map_err(Unavailable::Prepare)?)
-            },
+            network_filter: Some(
+                linux::network_filter(policy.network).map_err(Unavailable::Prepare)?,
+            ),
+            places: private.mounts,
+            temp_rights: linux::temp_rights(),
+            temp,
+            unix_sockets: policy.unix_sockets.clone(),
             summary,
         })
     }
@@ -370,6 +392,32 @@ impl Confinement {
     pub fn summary(&self) -> &str {
         &self.summary
     }
+
+    /// The temporary directory the command gets (`TMPDIR`): its own, empty at the start, where
+    /// the host's was.
+    pub fn temp_dir(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Whether the command gets the variable `name` of value `value`: not one naming a socket
+    /// or a session outside ([`SOCKET_VARIABLES`]), unless it names a socket the policy lists.
+    pub fn keeps_var(&self, name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
+        private::keeps_var(&self.unix_sockets, name, value)
+    }
+}
+
+/// What the command may write and reach, in a line: the writable places (the command's own
+/// temporary directory, `own_temp`, second) and the network.
+fn summary(writable: &[PathBuf], own_temp: Option<&Path>, network: bool) -> String {
+    let mut writes: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
+    if let Some(t) = own_temp {
+        writes.insert(1, format!("{} (its own, empty)", t.display()));
+    }
+    format!(
+        "writes: {}; network: {}",
+        writes.join(", "),
+        if network { "on" } else { "off" }
+    )
 }
 
 fn c_path(path: &Path) -> Result<CString, Unavailable> {
@@ -411,17 +459,36 @@ pub fn writable_places(policy: &SandboxPolicy, project: &Path) -> Vec<PathBuf> {
 
 /// `argv` as a [`std::process::Command`] that runs confined by `confinement` (`hookd exec`):
 /// stdio inherited, run in `cwd`, in a new session (no controlling terminal) and PID namespace
-/// (nothing it starts outlives it), with no descriptor above 2 but `keep_fd`.
-pub fn command(
+/// (nothing it starts outlives it), with no descriptor above 2 but `keep_fd`, with the
+/// variables `vars` less those naming sockets outside ([`Confinement::keeps_var`]) and
+/// `TMPDIR` its own.
+pub fn command<'a>(
     confinement: std::sync::Arc<Confinement>,
     argv: &[String],
     cwd: &Path,
     keep_fd: Option<std::os::fd::RawFd>,
+    vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
 ) -> std::process::Command {
     let mut cmd = std::process::Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(cwd);
+    confined_env(&mut cmd, &confinement, vars);
     spawn::prepare(&mut cmd, Some(confinement), keep_fd, None);
     cmd
+}
+
+/// `cmd`'s environment for a confined command: `vars` less those naming sockets outside
+/// ([`Confinement::keeps_var`]), and `TMPDIR` the command's own.
+pub(crate) fn confined_env<'a>(
+    cmd: &mut std::process::Command,
+    confinement: &Confinement,
+    vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
+) {
+    cmd.env_clear()
+        .envs(
+            vars.into_iter()
+                .filter(|(k, v)| confinement.keeps_var(k, v)),
+        )
+        .env("TMPDIR", confinement.temp_dir());
 }
 
 /// Why [`run`] did not run a command.
@@ -443,23 +510,30 @@ pub enum RunError {
 }
 
 /// Run `argv` confined by `policy` (even where `enabled` is off) in `cwd`, stdio inherited, no
-/// other descriptor but `keep_fd` ([`command`]): its exit status as a shell reports it (128 + N
-/// when signal N ended it). It never runs unconfined.
+/// other descriptor but `keep_fd`, with `host`'s variables as [`command`] passes them on: its
+/// exit status as a shell reports it (128 + N when signal N ended it). It never runs unconfined.
 pub fn run(
     policy: &SandboxPolicy,
     project: &Path,
     argv: &[String],
     cwd: &Path,
     keep_fd: Option<std::os::fd::RawFd>,
+    host: &crate::host::Host,
 ) -> Result<i32, RunError> {
     use std::os::unix::process::ExitStatusExt;
     let confinement = Confinement::prepare_in(policy, project, cwd)?;
-    let status = command(std::sync::Arc::new(confinement), argv, cwd, keep_fd)
-        .status()
-        .map_err(|source| RunError::Start {
-            program: argv.first().cloned().unwrap_or_default(),
-            source,
-        })?;
+    let status = command(
+        std::sync::Arc::new(confinement),
+        argv,
+        cwd,
+        keep_fd,
+        host.vars(),
+    )
+    .status()
+    .map_err(|source| RunError::Start {
+        program: argv.first().cloned().unwrap_or_default(),
+        source,
+    })?;
     Ok(status
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))

@@ -219,6 +219,7 @@ pub fn run_shell(
     command: &str,
     cwd: &Path,
     channel: Option<&Path>,
+    host: &crate::host::Host,
 ) -> Result<ShellRun, RunError> {
     let mut note = None;
     let channel = match channel.map(|c| open_channel(policy, project, c)) {
@@ -242,6 +243,7 @@ pub fn run_shell(
     let confinement = super::Confinement::prepare_in(policy, project, cwd)?;
     let mut cmd = std::process::Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(cwd);
+    super::confined_env(&mut cmd, &confinement, host.vars());
     // The report goes onto its descriptor first: the spawn then closes every other one.
     let keep = report.as_ref().map(|fd| {
         let fd = fd.as_raw_fd();

@@ -37,6 +37,7 @@ mod runner;
 mod sandbox;
 mod sandbox_agents;
 mod sandbox_rewrite;
+mod sandbox_sockets;
 mod schema;
 mod seams;
 mod sec_adapters;

@@ -56,7 +56,8 @@ pub(crate) fn hookd(p: &Project, tmp: &Path, args: &[&str]) -> Command {
     c
 }
 
-/// The escapes, each leaving its marker in `$OUT` (a directory the test reads) when it works.
+/// The escapes, each leaving its marker in `$OUT` (a directory of the project the test reads;
+/// the temporary directory of a confined command is its own) when it works.
 const ESCAPES: &str = r#"
 echo pwned >> "$H/.bashrc" && touch "$OUT/home"
 ln -s "$H/.profile" link && echo pwned > link && touch "$OUT/symlink"
@@ -128,27 +129,27 @@ fn every_escape_works_unconfined_and_fails_under_hookd_exec() {
     let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let env = |c: &mut Command| {
         c.env("H", p.home.path())
-            .env("OUT", tmp.join("out"))
+            .env("OUT", p.path().join("out"))
             .env("PORT", port.to_string());
     };
     // Unconfined, every escape works (markers land in the temporary directory).
-    std::fs::create_dir_all(tmp.join("out")).unwrap();
+    std::fs::create_dir_all(p.path().join("out")).unwrap();
     let mut c = Command::new("bash");
     c.arg("-c").arg(ESCAPES).current_dir(p.path());
     env(&mut c);
     assert!(c.status().unwrap().success());
     std::thread::sleep(std::time::Duration::from_millis(600));
-    assert_eq!(markers(&tmp.join("out")), ALL);
+    assert_eq!(markers(&p.path().join("out")), ALL);
     reset(&p);
-    std::fs::remove_dir_all(tmp.join("out")).unwrap();
+    std::fs::remove_dir_all(p.path().join("out")).unwrap();
 
     // Confined, only the work inside the project does.
-    std::fs::create_dir_all(tmp.join("out")).unwrap();
+    std::fs::create_dir_all(p.path().join("out")).unwrap();
     let mut c = hookd(&p, &tmp, &["exec", "--", "bash", "-c", ESCAPES]);
     env(&mut c);
     let o = c.output().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(600));
-    assert_eq!(markers(&tmp.join("out")), ["inside"], "{}", stderr(&o));
+    assert_eq!(markers(&p.path().join("out")), ["inside"], "{}", stderr(&o));
     assert!(!p.home.path().join(".bashrc").exists());
     assert_eq!(
         std::fs::read_to_string(p.home.path().join(".profile")).unwrap(),
@@ -190,14 +191,14 @@ fn a_hook_runs_confined_when_the_sandbox_is_on() {
     }
     let (p, tmp) = project();
     let (_l, port) = listener();
-    std::fs::create_dir_all(tmp.join("out")).unwrap();
+    std::fs::create_dir_all(p.path().join("out")).unwrap();
     let script = p.path().join("escape.sh");
     std::fs::write(
         &script,
         format!(
             "H='{}'\nOUT='{}'\nPORT={port}\n{ESCAPES}",
             p.home.path().display(),
-            tmp.join("out").display()
+            p.path().join("out").display()
         ),
     )
     .unwrap();
@@ -215,7 +216,7 @@ fn a_hook_runs_confined_when_the_sandbox_is_on() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     std::thread::sleep(std::time::Duration::from_millis(600));
-    assert_eq!(markers(&tmp.join("out")), ["inside"]);
+    assert_eq!(markers(&p.path().join("out")), ["inside"]);
     let events = json_lines(&stderr(&o));
     let ran: &Value = events.iter().find(|e| e["type"] == "hook_command").unwrap();
     let sandbox = ran["sandbox"].as_str().unwrap();

@@ -1,0 +1,281 @@
+//! What a confined command does not share with its agent: a temporary directory of its own (an
+//! empty tmpfs over `/tmp` and `$TMPDIR`), empty places where the host's services keep their
+//! sockets (the user's runtime directory, screen's, D-Bus's, Docker's), the variables that name
+//! such sockets, and what of the host shows through those places again (the project, the home,
+//! `sandbox.write`, `sandbox.unix_sockets`). Planned here, in the parent; mounted by the child
+//! (`linux::private_places`).
+
+use std::ffi::{CString, OsStr};
+use std::path::{Path, PathBuf};
+
+use super::{c_path, temp_dir, SandboxPolicy, Unavailable};
+
+/// Variables that name a socket, a session, a display or a service outside the sandbox (an
+/// agent, a terminal multiplexer, a bus, a container engine, an editor, hookd's daemon): not
+/// handed to a confined command, unless the value is a socket listed in `sandbox.unix_sockets`.
+/// `TMPDIR` is set to the command's own temporary directory.
+pub const SOCKET_VARIABLES: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "GNOME_KEYRING_CONTROL",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "DBUS_STARTER_ADDRESS",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "TMUX",
+    "TMUX_PANE",
+    "TMUX_TMPDIR",
+    "STY",
+    "WINDOW",
+    "ZELLIJ",
+    "ZELLIJ_SESSION_NAME",
+    "XDG_RUNTIME_DIR",
+    "WAYLAND_DISPLAY",
+    "DISPLAY",
+    "XAUTHORITY",
+    "PULSE_SERVER",
+    "NOTIFY_SOCKET",
+    "VSCODE_IPC_HOOK_CLI",
+    "VSCODE_GIT_IPC_HANDLE",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_UNIX_SOCKET",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "SWAYSOCK",
+    "I3SOCK",
+    "HOOKD_SOCKET",
+    "HOOKD_TOKEN",
+];
+
+/// Where services keep their sockets: each covered by an empty read-only tmpfs (the user's
+/// runtime directory, `/run/user/UID` and `$XDG_RUNTIME_DIR`, is added: systemd's user manager,
+/// the session bus, gpg-agent, keyrings, editors, Wayland, hookd's socket by default).
+const SOCKET_DIRS: &[&str] = &[
+    "/run/screen",
+    "/var/run/screen",
+    "/run/dbus",
+    "/var/run/dbus",
+    "/run/docker",
+    "/var/run/docker",
+    "/run/containerd",
+    "/run/podman",
+    "/run/buildkit",
+    "/run/libvirt",
+    "/var/run/libvirt",
+];
+
+/// Single sockets hidden under `/dev/null`: container engines, snapd, and systemd's private
+/// manager socket (root's `systemctl` and `systemd-run` go through it: a command confined as
+/// root would start units outside).
+const SOCKET_FILES: &[&str] = &[
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/systemd/private",
+    "/run/snapd.socket",
+    "/run/snapd-snap.socket",
+    "/var/lib/lxd/unix.socket",
+    "/var/snap/lxd/common/lxd/unix.socket",
+    "/var/lib/incus/unix.socket",
+];
+
+/// The most places shown again through the private ones (the child keeps their mount trees in
+/// an array on its stack).
+pub(super) const MAX_SHOWN: usize = 64;
+
+/// One mount of the command's private places, in the order they are made (by path: what is
+/// beneath another place comes after it).
+#[derive(Debug)]
+pub(super) struct Mount {
+    pub(super) path: CString,
+    /// Directories to make first, outermost first (where it lies beneath another mount).
+    pub(super) parents: Vec<CString>,
+    pub(super) kind: Kind,
+}
+
+/// What a [`Mount`] puts there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// A fresh tmpfs: the temporary directory (writable, as the host's was), or an empty,
+    /// read-only place where sockets were.
+    Cover { writable: bool },
+    /// The host's own place, shown again beneath a cover (its mount tree, cloned before the
+    /// covers were made); held read-only (a home below the temporary directory) keeping these
+    /// mount flags.
+    Show { dir: bool, read_only: Option<u64> },
+}
+
+/// The private places of one command.
+#[derive(Debug, Default)]
+pub(super) struct Places {
+    pub(super) mounts: Vec<Mount>,
+    /// Sockets to hide under `/dev/null` (with the other hidden files).
+    pub(super) hidden_files: Vec<PathBuf>,
+    /// The temporary directory is one of the covers (the host's is then out of reach, and
+    /// Landlock grants the tmpfs instead).
+    pub(super) temp_covered: bool,
+}
+
+fn real(p: &Path) -> Option<PathBuf> {
+    p.canonicalize().ok()
+}
+
+/// The homes whose credential stores are hidden ([`super::hidden`]'s), as they are on disk.
+fn homes(policy: &SandboxPolicy) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = policy.home.iter().cloned().collect();
+    out.extend(crate::paths::user_home());
+    out.iter().filter_map(|h| real(h)).collect()
+}
+
+/// The directories to cover, as they are on disk (existing ones only), each with whether it is
+/// writable: `/tmp` and the temporary directory; the user's runtime directories
+/// (`/run/user/UID`, `$XDG_RUNTIME_DIR`) and [`SOCKET_DIRS`]. A place that stays writable
+/// (`writable`) is not covered.
+fn covers(policy: &SandboxPolicy, writable: &[PathBuf]) -> Vec<(PathBuf, bool)> {
+    let uid = nix::unistd::getuid();
+    let mut wanted: Vec<(PathBuf, bool)> = vec![
+        (PathBuf::from("/tmp"), true),
+        (temp_dir(policy), true),
+        (PathBuf::from(format!("/run/user/{uid}")), false),
+    ];
+    wanted.extend(policy.runtime.iter().map(|p| (p.clone(), false)));
+    wanted.extend(SOCKET_DIRS.iter().map(|p| (PathBuf::from(p), false)));
+    let mut out: Vec<(PathBuf, bool)> = Vec::new();
+    for (path, w) in wanted {
+        let Some(path) = real(&path).filter(|p| p.is_dir() && p != Path::new("/")) else {
+            continue;
+        };
+        if !writable.contains(&path) && !out.iter().any(|(c, _)| *c == path) {
+            out.push((path, w));
+        }
+    }
+    out
+}
+
+/// Plan the private places of a command run in `project` (canonical) under `policy`; `hidden`
+/// are the places hidden anyway (a place listed inside one stays hidden).
+pub(super) fn plan(
+    policy: &SandboxPolicy,
+    project: &Path,
+    hidden: &[PathBuf],
+) -> Result<Places, Unavailable> {
+    let mut writable: Vec<PathBuf> = vec![project.to_path_buf()];
+    writable.extend(policy.write.iter().filter_map(|w| real(w)));
+    let covers = covers(policy, &writable);
+    let temp_covered = real(&temp_dir(policy)).is_some_and(|t| covers.contains(&(t, true)));
+    // The cover `p` lies strictly beneath, the deepest.
+    let under = |p: &Path| -> Option<&PathBuf> {
+        covers
+            .iter()
+            .filter(|(c, _)| p != c && p.starts_with(c))
+            .map(|(c, _)| c)
+            .max()
+    };
+    let mut mounts: Vec<(PathBuf, Vec<CString>, Kind)> = Vec::new();
+    for (path, w) in &covers {
+        let parents = match under(path) {
+            Some(outer) => between(outer, path)?,
+            None => Vec::new(),
+        };
+        mounts.push((path.clone(), parents, Kind::Cover { writable: *w }));
+    }
+    // What shows through: the project and `write` as they are, the homes read-only, the listed
+    // sockets; not what is hidden anyway.
+    let mut show: Vec<(PathBuf, bool)> = writable.into_iter().map(|p| (p, false)).collect();
+    show.extend(homes(policy).into_iter().map(|h| (h, true)));
+    show.extend(
+        policy
+            .unix_sockets
+            .iter()
+            .filter_map(|s| real(s))
+            .map(|s| (s, false)),
+    );
+    show.sort();
+    show.dedup_by(|a, b| a.0 == b.0);
+    for (path, ro) in show {
+        let Some(outer) = under(&path) else { continue };
+        if hidden.iter().any(|h| path.starts_with(h)) {
+            continue;
+        }
+        let kind = Kind::Show {
+            dir: path.is_dir(),
+            read_only: ro.then(|| super::linux::mount_flags(&path)),
+        };
+        mounts.push((path.clone(), between(outer, &path)?, kind));
+    }
+    let shown = mounts
+        .iter()
+        .filter(|m| matches!(m.2, Kind::Show { .. }))
+        .count();
+    if shown > MAX_SHOWN {
+        return Err(Unavailable::Prepare(format!(
+            "more than {MAX_SHOWN} places would show through the command's temporary directory"
+        )));
+    }
+    mounts.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut files: Vec<PathBuf> = SOCKET_FILES
+        .iter()
+        .filter_map(|f| real(Path::new(f)))
+        .collect();
+    files.sort();
+    files.dedup();
+    Ok(Places {
+        mounts: mounts
+            .into_iter()
+            .map(|(path, parents, kind)| {
+                Ok(Mount {
+                    path: c_path(&path)?,
+                    parents,
+                    kind,
+                })
+            })
+            .collect::<Result<_, Unavailable>>()?,
+        hidden_files: files,
+        temp_covered,
+    })
+}
+
+/// The directories strictly between `outer` and `inner` (beneath it), outermost first.
+fn between(outer: &Path, inner: &Path) -> Result<Vec<CString>, Unavailable> {
+    let mut dirs: Vec<&Path> = inner
+        .ancestors()
+        .skip(1)
+        .take_while(|a| *a != outer && a.starts_with(outer))
+        .collect();
+    dirs.reverse();
+    dirs.into_iter().map(c_path).collect()
+}
+
+/// Whether a confined command keeps the variable `name` of value `value`: not one of
+/// [`SOCKET_VARIABLES`], unless it names a socket the policy lists.
+pub(super) fn keeps_var(policy_sockets: &[PathBuf], name: &OsStr, value: &OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return true;
+    };
+    !SOCKET_VARIABLES.contains(&name) || policy_sockets.iter().any(|s| s.as_os_str() == value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn between_lists_the_directories_to_make() {
+        let d = between(Path::new("/tmp"), Path::new("/tmp/a/b/p")).unwrap();
+        assert_eq!(d, [c"/tmp/a".to_owned(), c"/tmp/a/b".to_owned()]);
+        assert!(between(Path::new("/tmp"), Path::new("/tmp/p"))
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn socket_variables_go_unless_they_name_a_listed_socket() {
+        let listed = [PathBuf::from("/tmp/agent.sock")];
+        let keeps = |n: &str, v: &str| keeps_var(&listed, OsStr::new(n), OsStr::new(v));
+        assert!(!keeps("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"));
+        assert!(keeps("SSH_AUTH_SOCK", "/tmp/agent.sock"));
+        assert!(!keeps("TMUX", "/tmp/tmux-0/default,1,0"));
+        assert!(keeps("TERM", "xterm"));
+    }
+}
