@@ -80,6 +80,37 @@ pub const VARS: &[Var] = &[
     var("NETRC", &[Place], ""),
 ];
 
+/// The variables that carry a secret by their name, as patterns matched without regard to case
+/// (`*` any run of characters): a confined command does not get them unless the user's
+/// `sandbox.env.keep` names them (Codex's default excludes, `*KEY*`, `*SECRET*`, `*TOKEN*`, are
+/// the anchor).
+pub const SECRET_PATTERNS: &[&str] = &[
+    "*KEY*",
+    "*SECRET*",
+    "*TOKEN*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*CREDENTIAL*",
+    "AWS_*",
+    "AZURE_*",
+];
+
+/// Whether `name` carries a secret: one of hookd's secrets ([`Role::Secret`]) or a name
+/// [`SECRET_PATTERNS`] matches.
+pub fn carries_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    has(name, Role::Secret)
+        || SECRET_PATTERNS.iter().any(|p| {
+            let inner = p.trim_matches('*');
+            match (p.starts_with('*'), p.ends_with('*')) {
+                (true, true) => upper.contains(inner),
+                (false, true) => upper.starts_with(inner),
+                (true, false) => upper.ends_with(inner),
+                (false, false) => upper == inner,
+            }
+        })
+}
+
 /// The names with `role`.
 pub fn with(role: Role) -> impl Iterator<Item = &'static str> {
     VARS.iter()
@@ -139,6 +170,26 @@ mod tests {
                     || matches!(v, "HOME" | "XDG_CONFIG_HOME"),
                 "{v} is a place variable no place is anchored at"
             );
+        }
+    }
+
+    #[test]
+    fn secrets_are_found_by_their_names() {
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_PROFILE",
+            "HOOKD_TOKEN",
+            "NPM_CONFIG__AUTHTOKEN",
+            "DB_PASSWORD",
+            "gh_token",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ] {
+            assert!(carries_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "LANG", "CARGO_HOME", "TERM", "RUST_LOG"] {
+            assert!(!carries_secret(name), "{name}");
         }
     }
 

@@ -114,7 +114,7 @@ if "$hookd" exec -- true 2>/dev/null; then
   run_claude
   [ -e sub/confined-marker ] || fail "the model's command did not run"
   [ -e "$work/home/escaped" ] && fail "the model's command wrote the home directory"
-  results | grep -q 'Permission denied' || fail "the tool result does not show the refused write"
+  results | grep -qE 'Permission denied|Read-only file system' || fail "the tool result does not show the refused write"
   results | grep -q "$project/sub\\\\nsecond-call" || fail "the next call did not run where the first ended"
   echo "ok: the model's command ran confined (its write to the home directory was refused); the next call ran in sub/"
 
@@ -130,7 +130,7 @@ if "$hookd" exec -- true 2>/dev/null; then
   [ "$(git log --format=%s -1 2>/dev/null)" = x ] || fail "git commit did not work confined"
   results | grep -q 'hookd refused this Bash call' || fail "the model was not told why curl was refused"
   [ -e "$work/home/escaped" ] && fail "make escape wrote the home directory"
-  results | grep -q 'escaped: Permission denied' || fail "the tool result does not show make escape's refused write"
+  results | grep -qE 'escaped: (Permission denied|Read-only file system)' || fail "the tool result does not show make escape's refused write"
   echo "ok: make test's output reached the model, committed $(git log --oneline -1), curl refused with the reason, make escape's write refused"
 
   echo "== 6: the user's own Claude Code deny rule still holds for a call hookd would confine"
@@ -146,8 +146,18 @@ if "$hookd" exec -- true 2>/dev/null; then
   results | grep -q '?? denied-add.txt' || fail "the allowed call did not run confined"
   rm -f "$work/home/.claude/settings.json" denied-add.txt
   echo "ok: git add denied by the user's rule, git status ran confined"
+
+  echo "== 7: the agent's API key and a token in its environment do not reach the confined command"
+  printf "tools: {bash: {mode: {all: {allow: ['^env$']}}}}\n" > .infer/config.yaml
+  printf '%s\n' '["env"]' > "$work/tool-command"
+  : > "$work/server.log"
+  GITHUB_TOKEN=ghp-e2e-secret run_claude
+  results | grep -q 'PATH=' || fail "env did not run confined"
+  results | grep -q 'sk-test' && fail "ANTHROPIC_API_KEY reached the confined command"
+  results | grep -q 'ghp-e2e-secret' && fail "GITHUB_TOKEN reached the confined command"
+  echo "ok: the confined env shows neither the API key nor the token"
 else
   echo "skipped: this kernel cannot confine (hookd check says why)"
 fi
 rm -f "$work/tool-command"
-echo "6 passed, 0 failed"
+echo "7 passed, 0 failed"

@@ -139,7 +139,7 @@ impl Default for HooksConfig {
 }
 
 /// `env: {keep: [NAME, PREFIX*, …]}`: the variables hooks get although hookd would remove them.
-fn env_keep(d: &mut Decoder<'_>, node: &Node) -> Keep {
+pub(super) fn env_keep(d: &mut Decoder<'_>, node: &Node) -> Keep {
     let mut names = Vec::new();
     let Some(f) = d.fields(node, "`env`", &["keep"]) else {
         return Keep::default();

@@ -44,6 +44,8 @@ pub struct SandboxLayer {
     pub read_deny: Vec<PathBuf>,
     /// `unix_sockets`: sockets made outside that confined commands may connect to.
     pub unix_sockets: Vec<PathBuf>,
+    /// `env.keep`: secret-carrying variables confined commands get all the same.
+    pub env_keep: Vec<String>,
 }
 
 impl PolicyLayer {
@@ -118,6 +120,7 @@ impl Policy {
             write: user.sandbox.write.clone(),
             read_deny: user.sandbox.read_deny.clone(),
             unix_sockets: user.sandbox.unix_sockets.clone(),
+            keep_env: user.sandbox.env_keep.clone(),
             home: None,
             temp: None,
             state: None,

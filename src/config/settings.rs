@@ -84,7 +84,7 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
     out
 }
 
-/// `sandbox: {enabled, network, write, read_deny, unix_sockets}` (docs/security.md, "The
+/// `sandbox: {enabled, network, write, read_deny, unix_sockets, env}` (docs/security.md, "The
 /// sandbox").
 fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
     let mut out = super::SandboxLayer::default();
@@ -96,6 +96,20 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
     }
     if let Some(n) = f.get("network") {
         out.network = d.bool(n, "`sandbox.network`");
+    }
+    if let Some(n) = f.get("env") {
+        let keep = super::hooks::env_keep(d, n);
+        if d.origin_source == super::Source::Project {
+            if !keep.names().is_empty() {
+                d.warn(
+                    n.pos,
+                    "a project cannot hand confined commands more of your secrets; `sandbox.env` is ignored".to_string(),
+                    Some("put it under `sandbox.env.keep` in your own ~/.infer/config.yaml".into()),
+                );
+            }
+        } else {
+            out.env_keep = keep.names().to_vec();
+        }
     }
     for (key, list) in [
         ("write", &mut out.write),

@@ -435,6 +435,11 @@ pub(crate) const SANDBOX: Shape = Shape {
             Ty::List(&Ty::Path),
             "Unix sockets made outside that confined commands may connect to (your own file only).",
         ),
+        key(
+            "env",
+            Ty::Object(&ENV),
+            "The environment confined commands get: `keep` names secret-carrying variables they get all the same (your own file only).",
+        ),
     ],
     required: &[],
     open: false,

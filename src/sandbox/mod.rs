@@ -69,6 +69,9 @@ pub struct SandboxPolicy {
     /// Unix sockets a confined command may connect to although something outside made them
     /// (`sandbox.unix_sockets`, the user's layer only).
     pub unix_sockets: Vec<PathBuf>,
+    /// Secret-carrying variables confined commands get all the same: names, or a prefix and
+    /// `*` (`sandbox.env.keep`, the user's layer only; see [`crate::vars::carries_secret`]).
+    pub keep_env: Vec<String>,
     /// The user's runtime directory as the host names it (`$XDG_RUNTIME_DIR`): covered, as
     /// `/run/user/UID` is.
     #[serde(skip)]
@@ -168,6 +171,8 @@ pub struct Confinement {
     temp_rights: u64,
     /// `sandbox.unix_sockets`: variables naming one are kept.
     unix_sockets: Vec<PathBuf>,
+    /// `sandbox.env.keep`: secret-carrying variables kept all the same.
+    keep_env: Vec<String>,
     summary: String,
 }
 
@@ -384,6 +389,7 @@ impl Confinement {
             temp_rights: linux::temp_rights(),
             temp,
             unix_sockets: policy.unix_sockets.clone(),
+            keep_env: policy.keep_env.clone(),
             summary,
         })
     }
@@ -400,9 +406,23 @@ impl Confinement {
     }
 
     /// Whether the command gets the variable `name` of value `value`: not one naming a socket
-    /// or a session outside ([`SOCKET_VARIABLES`]), unless it names a socket the policy lists.
+    /// or a session outside ([`SOCKET_VARIABLES`]), unless it names a socket the policy lists,
+    /// nor one carrying a secret, unless `sandbox.env.keep` keeps it.
     pub fn keeps_var(&self, name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
-        private::keeps_var(&self.unix_sockets, name, value)
+        private::keeps_var(&self.unix_sockets, name, value) && !self.secret_gone(name)
+    }
+
+    /// Whether the variable `name` carries a secret ([`crate::vars::carries_secret`]) that
+    /// `sandbox.env.keep` does not keep: a confined command does not get it.
+    fn secret_gone(&self, name: &std::ffi::OsStr) -> bool {
+        let Some(name) = name.to_str() else {
+            return false;
+        };
+        let kept = self.keep_env.iter().any(|k| match k.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => k == name,
+        });
+        crate::vars::carries_secret(name) && !kept
     }
 }
 

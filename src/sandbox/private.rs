@@ -15,6 +15,8 @@ use super::{c_path, temp_dir, SandboxPolicy, Unavailable};
 /// handed to a confined command, unless the value is a socket listed in `sandbox.unix_sockets`.
 /// `TMPDIR` is set to the command's own temporary directory.
 pub const SOCKET_VARIABLES: &[&str] = &[
+    // Claude Code's own channel to its session (a socket and the token beside it).
+    "CLAUDE_CODE_MESSAGING_SOCKET",
     "SSH_AUTH_SOCK",
     "SSH_AGENT_PID",
     "GPG_AGENT_INFO",
