@@ -171,3 +171,36 @@ fn the_readmes_command_table_is_what_the_cli_accepts() {
         }
     }
 }
+
+/// The README's layout names every module of `src/` (a file or a folder), and nothing that is
+/// not there (issue 39 item 8).
+#[test]
+fn the_readmes_layout_is_the_source_tree() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let layout = readme
+        .split("## Layout\n\n```\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("a layout block");
+    let named: Vec<&str> = layout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.contains('/') || w.ends_with(".rs"))
+        .collect();
+    for path in &named {
+        assert!(root.join(path).exists(), "the layout names {path}, which is not there");
+    }
+    for entry in std::fs::read_dir(root.join("src")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if matches!(name.as_str(), "lib.rs" | "main.rs") {
+            continue;
+        }
+        let shown = if name.ends_with(".rs") {
+            format!("src/{name}")
+        } else {
+            format!("src/{name}/")
+        };
+        assert!(named.contains(&shown.as_str()), "the layout does not name {shown}");
+    }
+}
