@@ -118,8 +118,8 @@ pub(super) fn environment_lines(config: &Config, around: &Around) -> String {
     s
 }
 
-/// One line per file of the project that sets variables for the agent.
-fn set_for_agent_lines(config: &Config, around: &Around) -> String {
+/// Where an agent may start: the project, and the directory hookd was run from.
+fn agent_starts(config: &Config, around: &Around) -> Vec<PathBuf> {
     let mut starts = vec![config.project_dir.clone()];
     starts.extend(
         around
@@ -128,6 +128,12 @@ fn set_for_agent_lines(config: &Config, around: &Around) -> String {
             .filter(|d| *d != config.project_dir)
             .map(Into::into),
     );
+    starts
+}
+
+/// One line per file of the project that sets variables for the agent.
+fn set_for_agent_lines(config: &Config, around: &Around) -> String {
+    let starts = agent_starts(config, around);
     let mut by_file: Vec<(PathBuf, Vec<String>)> = Vec::new();
     for (name, file) in adapter::set_for_agent(&starts, around.host.home().as_deref()) {
         match by_file.iter_mut().find(|(f, _)| *f == file) {
@@ -198,14 +204,7 @@ fn missing_install(agent: &str, scope: Scope, path: &Path, program: &str) -> Str
 /// What the project's agent files do around hookd (`adapter::seams`), for `hookd check` and
 /// `hookd trust`: one line each, and the same lines for `--strict`.
 pub(super) fn seam_lines(config: &Config, around: &Around) -> (String, Vec<String>) {
-    let mut starts = vec![config.project_dir.clone()];
-    starts.extend(
-        around
-            .host
-            .cwd()
-            .filter(|d| *d != config.project_dir)
-            .map(Into::into),
-    );
+    let starts = agent_starts(config, around);
     let found: Vec<String> = adapter::seams::found(&starts, around.host.home().as_deref())
         .into_iter()
         .map(|mut f| {
