@@ -83,9 +83,14 @@ pub const VARS: &[Var] = &[
 /// The variables that carry a secret by their name, as patterns matched without regard to case
 /// (`*` any run of characters): a confined command does not get them unless the user's
 /// `sandbox.env.keep` names them (Codex's default excludes, `*KEY*`, `*SECRET*`, `*TOKEN*`, are
-/// the anchor).
+/// the anchor; a bare `*KEY*` would take git's `GIT_CONFIG_KEY_0` from its `GIT_CONFIG_COUNT`,
+/// which Gemini CLI sets for its shell, and git then refuses to start).
 pub const SECRET_PATTERNS: &[&str] = &[
-    "*KEY*",
+    "*_KEY",
+    "*API_KEY*",
+    "*APIKEY*",
+    "*ACCESS_KEY*",
+    "*PRIVATE_KEY*",
     "*SECRET*",
     "*TOKEN*",
     "*PASSWORD*",
@@ -185,10 +190,24 @@ mod tests {
             "DB_PASSWORD",
             "gh_token",
             "GOOGLE_APPLICATION_CREDENTIALS",
+            "STRIPE_SECRET",
+            "SSH_PRIVATE_KEY_FILE",
+            "GEMINI_API_KEY",
+            "OPENAI_APIKEY",
+            "SIGNING_KEY",
         ] {
             assert!(carries_secret(name), "{name}");
         }
-        for name in ["PATH", "HOME", "LANG", "CARGO_HOME", "TERM", "RUST_LOG"] {
+        for name in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "CARGO_HOME",
+            "TERM",
+            "RUST_LOG",
+            "GIT_CONFIG_KEY_0",
+            "KEYTIMEOUT",
+        ] {
             assert!(!carries_secret(name), "{name}");
         }
     }

@@ -65,7 +65,7 @@ run_gemini() {  # the model asks for the commands given ($1), one per turn; $2: 
       timeout 180 "$gemini" -p "RUNTOOL please" ${2---yolo} --output-format json >"$work/gemini.out" 2>"$work/gemini.err" || true
 }
 results() { grep -a 'fake-gemini: function_response' "$work/server.log" || true; }
-fail() { echo "FAIL: $*"; echo "-- events"; cat "$work/events.jsonl" 2>/dev/null; echo "-- gemini"; tail -30 "$work/gemini.out" "$work/gemini.err"; echo "-- server"; tail -20 "$work/server.log"; exit 1; }
+fail() { echo "FAIL: $*"; echo "-- events"; cat "$work/events.jsonl" 2>/dev/null; echo "-- gemini"; tail -n 30 "$work/gemini.out" "$work/gemini.err"; echo "-- server"; tail -n 20 "$work/server.log"; exit 1; }
 
 echo "== 1: an allowed make test runs confined and its output reaches the model"
 run_gemini '["make test"]'
@@ -89,7 +89,7 @@ echo "ok: $(results | grep -o 'Tool execution blocked: [^"]*' | head -1 | cut -c
 echo "== 4: a confined write outside the project fails (the allowed make escape)"
 run_gemini '["make escape"]'
 [ -e "$work/home/escaped" ] && fail "the confined command wrote the home directory"
-results | grep -q 'Permission denied' || fail "the tool result does not show the refused write"
+results | grep -qE 'Permission denied|Read-only file system' || fail "the tool result does not show the refused write"
 echo "ok: the write to the home directory was refused"
 echo "== 5: without --yolo, Gemini CLI's policy allows the confined calls by hookd's program"
 printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}, "tools": {"allowed": ["run_shell_command(%s exec)"]}}\n' \

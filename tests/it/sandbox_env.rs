@@ -122,3 +122,26 @@ fn a_project_cannot_keep_secrets_and_nothing_keeps_hookds_token() {
         stderr(&o)
     );
 }
+
+/// Gemini CLI hands its shell git's configuration as `GIT_CONFIG_COUNT` with
+/// `GIT_CONFIG_KEY_0`/`GIT_CONFIG_VALUE_0` (found with the real Gemini CLI 0.61.0: an earlier
+/// secret pattern, `*KEY*`, took the key and left the count, and every confined `git` failed
+/// with "missing config key GIT_CONFIG_KEY_0"). The agent's git configuration reaches its
+/// confined git whole.
+#[test]
+fn the_agents_git_configuration_reaches_a_confined_git_whole() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let o = hookd(&p, &tmp, &["exec", "--", "git", "config", "--get", "core.pager"])
+        .current_dir(p.path())
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "core.pager")
+        .env("GIT_CONFIG_VALUE_0", "cat")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "cat\n");
+}
