@@ -82,9 +82,9 @@ fn a_confined_command_cannot_type_into_the_callers_terminal() {
 
 /// Background children, plain and detached, that would leave markers in `$OUT` later.
 const LEAVE_BEHIND: &str = r#"
-(sleep 0.5; touch "$OUT/background") &
-setsid sh -c 'sleep 0.5; touch "$OUT/setsid"' &
-nohup sh -c 'sleep 0.5; touch "$OUT/nohup"' >/dev/null 2>&1 &
+(sleep 1; touch "$OUT/background") &
+setsid sh -c 'sleep 1; touch "$OUT/setsid"' &
+nohup sh -c 'sleep 1; touch "$OUT/nohup"' >/dev/null 2>&1 &
 echo started
 "#;
 
@@ -105,7 +105,7 @@ fn nothing_a_confined_command_starts_outlives_it() {
         .unwrap()
         .success();
     assert!(ok);
-    std::thread::sleep(Duration::from_millis(1200));
+    std::thread::sleep(Duration::from_millis(1500));
     let survived = crate::sandbox::markers(&out);
     assert_eq!(survived, ["background", "nohup", "setsid"]);
     for m in survived {
@@ -119,8 +119,8 @@ fn nothing_a_confined_command_starts_outlives_it() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "started\n");
     // It did not wait for them either.
-    assert!(started.elapsed() < Duration::from_millis(450));
-    std::thread::sleep(Duration::from_millis(1200));
+    assert!(started.elapsed() < Duration::from_millis(900));
+    std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(crate::sandbox::markers(&out), Vec::<String>::new());
     // A signal that ends the command is its exit status, as a shell reports it.
     let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", "kill -KILL $$"])
@@ -132,7 +132,11 @@ fn nothing_a_confined_command_starts_outlives_it() {
 #[test]
 fn a_hooks_setsid_child_is_reaped_every_time_confined_or_not() {
     // Unconfined everywhere; confined where the kernel can.
-    let modes: &[bool] = if confinable() { &[false, true] } else { &[false] };
+    let modes: &[bool] = if confinable() {
+        &[false, true]
+    } else {
+        &[false]
+    };
     for &sandbox in modes {
         let (p, tmp) = project();
         let out = tmp.join("out");
@@ -159,7 +163,7 @@ fn a_hooks_setsid_child_is_reaped_every_time_confined_or_not() {
             assert_eq!(ran["leaked"], true, "sandbox {sandbox}, run {run}: {ran}");
             assert_eq!(ran["sandbox"].is_string(), sandbox, "{ran}");
         }
-        std::thread::sleep(Duration::from_millis(1200));
+        std::thread::sleep(Duration::from_millis(1500));
         assert_eq!(
             crate::sandbox::markers(&out),
             Vec::<String>::new(),
