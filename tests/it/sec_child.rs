@@ -302,3 +302,42 @@ sys.stdout.write(out.decode(errors="replace"))
     assert!(out.contains("status 130\n"), "{out}");
     assert!(started.elapsed() < Duration::from_secs(6), "{out}");
 }
+
+#[test]
+fn a_hook_that_calls_setsid_itself_cannot_leave_the_group_hookd_signals() {
+    // `setsid` calls setsid() in place unless its caller leads a process group. Were the
+    // command not the leader of the group hookd signals, it would leave it, the timeout would
+    // reach nothing and the dispatch would wait the 30 s.
+    let modes: &[bool] = if confinable() {
+        &[false, true]
+    } else {
+        &[false]
+    };
+    for &sandbox in modes {
+        let (p, tmp) = project();
+        p.write_home(
+            "config.yaml",
+            &format!(
+                "sandbox: {{enabled: {sandbox}}}\ntools: {{bash: {{mode: {{all: {{allow: ['^setsid sleep 30$']}}}}}}}}\n"
+            ),
+        );
+        p.write_home(
+            "hooks.yaml",
+            "enabled: true\nhooks: [{name: away, hook: post_session, command: 'setsid sleep 30', timeout: 1}]\n",
+        );
+        let started = Instant::now();
+        let o = with_stdin(
+            hookd(&p, &tmp, &["dispatch", "post_session", "--events", "-"]),
+            "{}",
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(5), "sandbox {sandbox}: {took:?}");
+        let events = json_lines(&stderr(&o));
+        let ran = events.iter().find(|e| e["type"] == "hook_command").unwrap();
+        // It leads its group, so `setsid` had to fork: the forked `sleep` was left behind when
+        // the command ended, and killed.
+        assert_eq!(ran["leaked"], true, "{ran}");
+        assert_eq!(ran["timed_out"], false, "{ran}");
+    }
+}
