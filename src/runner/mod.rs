@@ -171,24 +171,37 @@ impl Runner for Processes {
     }
 }
 
-/// Registers a running group (for the orphan reaper and its cancel token) for as long as it
-/// lives.
-struct Registered(i32, Cancel);
+/// Registers a running command (for the orphan reaper and its cancel token) for as long as it
+/// lives: its waiter's pid and the process group to signal.
+struct Registered {
+    pid: i32,
+    pgid: i32,
+    cancel: Cancel,
+}
 
 impl Registered {
-    /// Spawn `cmd` and register its group in one step under the lock, so that `reap_orphans`
-    /// never sees an unregistered leader of ours and reaps it in its runner's place.
+    /// Spawn `cmd` and register it in one step under the lock, so that `reap_orphans` never
+    /// sees an unregistered waiter of ours and reaps it in its runner's place. The group to
+    /// signal is the one the waiter names on `report` (the command's own group, unconfined: it
+    /// leads it, so it cannot leave it), else the waiter's.
     fn spawn(
         cmd: &mut Command,
         cancel: &Cancel,
+        report: Option<&std::os::fd::OwnedFd>,
     ) -> std::io::Result<(std::process::Child, Registered)> {
         let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
         let child = cmd.spawn()?;
-        let pgid = child.id() as i32;
-        running.push(pgid);
+        let pid = child.id() as i32;
+        let mut named = [0u8; 4];
+        let pgid = match report.map(|r| nix::unistd::read(r, &mut named)) {
+            Some(Ok(4)) => i32::from_ne_bytes(named),
+            _ => pid,
+        };
+        running.extend([pid, pgid]);
         drop(running);
         cancel.register(pgid);
-        Ok((child, Registered(pgid, cancel.clone())))
+        let cancel = cancel.clone();
+        Ok((child, Registered { pid, pgid, cancel }))
     }
 }
 
@@ -226,9 +239,9 @@ pub fn reap_orphans() -> usize {
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.1.unregister(self.0);
+        self.cancel.unregister(self.pgid);
         let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
-        running.retain(|p| *p != self.0);
+        running.retain(|p| *p != self.pid && *p != self.pgid);
     }
 }
 
@@ -339,7 +352,8 @@ pub fn run(spec: &RunSpec) -> RunReport {
 /// `sandbox::prepare_spawn` and docs/security.md).
 pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     let started = Instant::now();
-    // The waiter writes a byte here when the command left processes behind (it kills them).
+    // The waiter names the group to signal here, then writes a byte when the command left
+    // processes behind (it kills them).
     use nix::fcntl::OFlag;
     let (leftovers, leftovers_w) = match nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK) {
         Ok((r, w)) => (Some(r), Some(w)),
@@ -356,7 +370,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
         }
     };
     become_subreaper();
-    let (mut child, _registered) = match Registered::spawn(&mut cmd, cancel) {
+    let (mut child, registered) = match Registered::spawn(&mut cmd, cancel, leftovers.as_ref()) {
         Ok(c) => c,
         Err(e) => {
             return RunReport {
@@ -366,8 +380,8 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
         }
     };
     drop(leftovers_w);
-    let pid = Pid::from_raw(child.id() as i32);
-    let pgid = pid; // process_group(0): the child leads its own group
+    let pid = Pid::from_raw(registered.pid);
+    let pgid = Pid::from_raw(registered.pgid);
     let mut pipes = pipes::Pipes::new(
         child.stdin.take(),
         spec.stdin.clone(),
@@ -380,7 +394,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
         confined: spec.confinement.as_ref().map(|c| c.summary().to_string()),
         ..RunReport::default()
     };
-    bound(&mut pipes, pid, spec, started, &mut report);
+    bound(&mut pipes, (pid, pgid), spec, started, &mut report);
     drain(&mut pipes, pgid, &mut report);
     // Descendants that closed their output but still run are killed too. (The unreaped leader
     // is still a group member, so success here says nothing about descendants.)
@@ -465,16 +479,15 @@ fn spawn_failure(program: &str, e: &std::io::Error) -> String {
     }
 }
 
-/// Serve the pipes until the leader exits or the timeout: then SIGTERM (and SIGCONT) to the
-/// group, the grace period, SIGKILL.
+/// Serve the pipes until the waiter `pid` exits or the timeout: then SIGTERM (and SIGCONT) to
+/// the group `pgid`, the grace period, SIGKILL.
 fn bound(
     pipes: &mut pipes::Pipes,
-    pid: Pid,
+    (pid, pgid): (Pid, Pid),
     spec: &RunSpec,
     started: Instant,
     report: &mut RunReport,
 ) {
-    let pgid = pid;
     match pipes::exit_watch(pid) {
         Ok(exit) => {
             let exit = Some(exit.as_fd());

@@ -46,8 +46,10 @@ extern "C" fn forward(sig: libc::c_int) {
 
 /// Make `cmd` start the way every command hookd runs starts (see the module's header):
 /// confined by `confinement` when there is one; `keep_fd` the one descriptor above 2 it
-/// inherits; `leftovers`, when given, the write end (close-on-exec) of a pipe the waiter writes
-/// a byte to when the command left processes behind that had to be killed.
+/// inherits; `leftovers`, when given, the write end (close-on-exec) of a pipe on which the
+/// waiter first names the process group to signal (4 bytes, native order: the command's own
+/// group unconfined, the waiter's confined), written before `spawn` returns, then writes a
+/// byte when the command left processes behind that had to be killed.
 pub(crate) fn prepare(
     cmd: &mut Command,
     confinement: Option<Arc<Confinement>>,
@@ -107,6 +109,9 @@ unsafe fn confined(c: &Confinement, old: &libc::sigset_t, leftovers: RawFd) -> s
             }
             pid1 => {
                 libc::close(pair[1]);
+                // Signals to the waiter's group reach pid 1 through the waiter.
+                let me = libc::getpid();
+                libc::write(leftovers, (&raw const me).cast(), 4);
                 close_all_but(pair[0], leftovers);
                 FORWARD_TO.store(pid1, Ordering::Relaxed);
                 handle(FORWARDED.iter(), forward as *const () as libc::sighandler_t);
@@ -171,16 +176,18 @@ unsafe fn unconfined(old: &libc::sigset_t, leftovers: RawFd) -> std::io::Result<
         match libc::fork() {
             -1 => Err(std::io::Error::last_os_error()),
             0 => {
+                // The command leads its own group: it cannot leave it (setsid fails for a
+                // group leader), so a signal to the group always reaches it.
+                check(libc::setpgid(0, 0))?;
                 libc::sigprocmask(libc::SIG_SETMASK, old, std::ptr::null_mut());
                 Ok(())
             }
             command => {
+                // The runner signals the command's group, never the waiter's: a SIGKILL at the
+                // timeout leaves the waiter to clean up.
+                libc::setpgid(command, command);
+                libc::write(leftovers, (&raw const command).cast(), 4);
                 close_all_but(leftovers, -1);
-                // Leave the group the runner signals for the caller's: the command's signals
-                // reach it there, and the waiter (ignoring the caller's) lives to clean up.
-                if libc::getpgid(0) == libc::getpid() {
-                    libc::setpgid(0, libc::getpgid(libc::getppid()));
-                }
                 let ignored = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
                 handle(ignored.iter(), libc::SIG_IGN);
                 let status = wait_for(command);

@@ -87,9 +87,9 @@ fn a_confined_command_cannot_type_into_the_callers_terminal() {
 
 /// Background children, plain and detached, that would leave markers in `$OUT` later.
 const LEAVE_BEHIND: &str = r#"
-(sleep 0.5; touch "$OUT/background") &
-setsid sh -c 'sleep 0.5; touch "$OUT/setsid"' &
-nohup sh -c 'sleep 0.5; touch "$OUT/nohup"' >/dev/null 2>&1 &
+(sleep 1; touch "$OUT/background") &
+setsid sh -c 'sleep 1; touch "$OUT/setsid"' &
+nohup sh -c 'sleep 1; touch "$OUT/nohup"' >/dev/null 2>&1 &
 echo started
 "#;
 
@@ -110,7 +110,7 @@ fn nothing_a_confined_command_starts_outlives_it() {
         .unwrap()
         .success();
     assert!(ok);
-    std::thread::sleep(Duration::from_millis(1200));
+    std::thread::sleep(Duration::from_millis(1500));
     let survived = crate::sandbox::markers(&out);
     assert_eq!(survived, ["background", "nohup", "setsid"]);
     for m in survived {
@@ -124,8 +124,8 @@ fn nothing_a_confined_command_starts_outlives_it() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "started\n");
     // It did not wait for them either.
-    assert!(started.elapsed() < Duration::from_millis(450));
-    std::thread::sleep(Duration::from_millis(1200));
+    assert!(started.elapsed() < Duration::from_millis(900));
+    std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(crate::sandbox::markers(&out), Vec::<String>::new());
     // A signal that ends the command is its exit status, as a shell reports it.
     let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", "kill -KILL $$"])
@@ -168,7 +168,7 @@ fn a_hooks_setsid_child_is_reaped_every_time_confined_or_not() {
             assert_eq!(ran["leaked"], true, "sandbox {sandbox}, run {run}: {ran}");
             assert_eq!(ran["sandbox"].is_string(), sandbox, "{ran}");
         }
-        std::thread::sleep(Duration::from_millis(1200));
+        std::thread::sleep(Duration::from_millis(1500));
         assert_eq!(
             crate::sandbox::markers(&out),
             Vec::<String>::new(),
@@ -306,4 +306,43 @@ sys.stdout.write(out.decode(errors="replace"))
     assert!(out.contains("got INT\nstatus 3\n"), "{out}");
     assert!(out.contains("status 130\n"), "{out}");
     assert!(started.elapsed() < Duration::from_secs(6), "{out}");
+}
+
+#[test]
+fn a_hook_that_calls_setsid_itself_cannot_leave_the_group_hookd_signals() {
+    // `setsid` calls setsid() in place unless its caller leads a process group. Were the
+    // command not the leader of the group hookd signals, it would leave it, the timeout would
+    // reach nothing and the dispatch would wait the 30 s.
+    let modes: &[bool] = if confinable() {
+        &[false, true]
+    } else {
+        &[false]
+    };
+    for &sandbox in modes {
+        let (p, tmp) = project();
+        p.write_home(
+            "config.yaml",
+            &format!(
+                "sandbox: {{enabled: {sandbox}}}\ntools: {{bash: {{mode: {{all: {{allow: ['^setsid sleep 30$']}}}}}}}}\n"
+            ),
+        );
+        p.write_home(
+            "hooks.yaml",
+            "enabled: true\nhooks: [{name: away, hook: post_session, command: 'setsid sleep 30', timeout: 1}]\n",
+        );
+        let started = Instant::now();
+        let o = with_stdin(
+            hookd(&p, &tmp, &["dispatch", "post_session", "--events", "-"]),
+            "{}",
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(5), "sandbox {sandbox}: {took:?}");
+        let events = json_lines(&stderr(&o));
+        let ran = events.iter().find(|e| e["type"] == "hook_command").unwrap();
+        // It leads its group, so `setsid` had to fork: the forked `sleep` was left behind when
+        // the command ended, and killed.
+        assert_eq!(ran["leaked"], true, "{ran}");
+        assert_eq!(ran["timed_out"], false, "{ran}");
+    }
 }

@@ -89,8 +89,8 @@ impl Drop for Helpers {
 }
 
 /// Prints its verdict, then leaves a helper in its own session holding stdout, which would
-/// leave its marker 1 s later.
-const HOLD: &str = "setsid sh -c 'sleep 1; touch helper-ran' &\necho $! >> helpers";
+/// leave its marker 2 s later.
+const HOLD: &str = "setsid sh -c 'sleep 2; touch helper-ran' &\necho $! >> helpers";
 
 #[test]
 fn a_guard_whose_setsid_helper_holds_stdout_keeps_its_deny_and_the_helper_ends_with_it() {
@@ -119,8 +119,8 @@ fn a_guard_whose_setsid_helper_holds_stdout_keeps_its_deny_and_the_helper_ends_w
     assert_eq!(ev["held_open"], false, "{ev}");
     assert_eq!(ev["error"], "", "{ev}");
     assert_eq!(ev["decision"], "deny", "{ev}");
-    assert!(took < Duration::from_secs(1), "{took:?}");
-    std::thread::sleep(Duration::from_millis(1500));
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+    std::thread::sleep(Duration::from_millis(2500));
     assert!(
         !p.path().join("helper-ran").exists(),
         "the helper outlived its hook"
