@@ -189,7 +189,10 @@ fn the_readmes_layout_is_the_source_tree() {
         .filter(|w| w.contains('/') || w.ends_with(".rs"))
         .collect();
     for path in &named {
-        assert!(root.join(path).exists(), "the layout names {path}, which is not there");
+        assert!(
+            root.join(path).exists(),
+            "the layout names {path}, which is not there"
+        );
     }
     for entry in std::fs::read_dir(root.join("src")).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
@@ -201,6 +204,9 @@ fn the_readmes_layout_is_the_source_tree() {
         } else {
             format!("src/{name}/")
         };
-        assert!(named.contains(&shown.as_str()), "the layout does not name {shown}");
+        assert!(
+            named.contains(&shown.as_str()),
+            "the layout does not name {shown}"
+        );
     }
 }

@@ -135,13 +135,17 @@ fn the_agents_git_configuration_reaches_a_confined_git_whole() {
     }
     let (p, tmp) = project();
     p.write_home("config.yaml", "sandbox: {enabled: true}\n");
-    let o = hookd(&p, &tmp, &["exec", "--", "git", "config", "--get", "core.pager"])
-        .current_dir(p.path())
-        .env("GIT_CONFIG_COUNT", "1")
-        .env("GIT_CONFIG_KEY_0", "core.pager")
-        .env("GIT_CONFIG_VALUE_0", "cat")
-        .output()
-        .unwrap();
+    let o = hookd(
+        &p,
+        &tmp,
+        &["exec", "--", "git", "config", "--get", "core.pager"],
+    )
+    .current_dir(p.path())
+    .env("GIT_CONFIG_COUNT", "1")
+    .env("GIT_CONFIG_KEY_0", "core.pager")
+    .env("GIT_CONFIG_VALUE_0", "cat")
+    .output()
+    .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "cat\n");
 }
