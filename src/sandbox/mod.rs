@@ -291,7 +291,9 @@ fn held(
                 continue;
             }
             let path = dir.join(name);
-            if dir == project && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists() {
+            // Never at the filesystem's root (a command run from `/` has no project).
+            let creates = dir == project && project.parent().is_some();
+            if creates && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists() {
                 // Held read-only from now on; git does not see an empty directory.
                 let _ = std::fs::create_dir(&path);
             }
