@@ -77,9 +77,9 @@ impl Ci {
         stdout(&out) + &stderr(&out)
     }
 
-    /// The agent's hook command for `event`, as `hookd install` wrote it.
+    /// The agent's hook command for `event`, as `hookd install --scope user` wrote it.
     fn hook_command(&self, settings: &str, event: &str) -> String {
-        let text = std::fs::read_to_string(self.path().join(settings)).unwrap();
+        let text = std::fs::read_to_string(self.home.path().join(settings)).unwrap();
         let v: Value = serde_json::from_str(&text).unwrap();
         v["hooks"][event][0]["hooks"][0]["command"]
             .as_str()
@@ -226,10 +226,8 @@ fn the_headless_walkthrough_runs_as_written() {
     assert_eq!(blocks[0], "hookd init --headless\n");
     for block in &blocks {
         let printed = ci.run_block(block);
-        // The home's files and the repository's do not collide: `hookd check` warns of nothing.
-        if block.contains("hookd check") {
-            assert!(!printed.contains("warning:"), "{block}\n{printed}");
-        }
+        // The home's files and the repository's do not collide: nothing warns.
+        assert!(!printed.contains("warning:"), "{block}\n{printed}");
         // The agents' turn: play each recorded call, then go on with the next block.
         let called = ci.path().join("agents.called");
         if let Ok(calls) = std::fs::read_to_string(&called) {
