@@ -228,6 +228,10 @@ fn the_headless_walkthrough_runs_as_written() {
         let printed = ci.run_block(block);
         // The home's files and the repository's do not collide: nothing warns.
         assert!(!printed.contains("warning:"), "{block}\n{printed}");
+        // The shipped home fails closed before the repository is trusted.
+        if block == "hookd check\n" {
+            assert!(!printed.contains("fail_closed is off"), "{printed}");
+        }
         // The agents' turn: play each recorded call, then go on with the next block.
         let called = ci.path().join("agents.called");
         if let Ok(calls) = std::fs::read_to_string(&called) {
