@@ -10,7 +10,7 @@ pub(super) struct Args {
     #[command(flatten)]
     pub(super) gate: GateArgs,
     /// Exit 1 when any hook would be refused or skipped (denied by the gate, untrusted,
-    /// switched off, or its program missing), for CI.
+    /// switched off, shadowed by one of yours of the same name, or its program missing), for CI.
     #[arg(long)]
     pub(super) strict: bool,
 }

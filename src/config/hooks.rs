@@ -121,6 +121,10 @@ pub struct HooksConfig {
     /// How many hooks those files hold.
     #[serde(skip)]
     pub off_hooks: usize,
+    /// The project's hooks that do not run because one of the user's has their name, one
+    /// sentence each naming both: `hookd check --strict` fails on them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shadowed: Vec<String>,
 }
 
 impl Default for HooksConfig {
@@ -134,6 +138,7 @@ impl Default for HooksConfig {
             project_env_keep: Keep::default(),
             off: Vec::new(),
             off_hooks: 0,
+            shadowed: Vec::new(),
         }
     }
 }
@@ -209,7 +214,8 @@ pub(crate) struct HooksFile {
 /// stand. A project adds its hooks after the user's (governed by the project file's own
 /// `enabled`; an untrusted project's are kept only to be reported as skipped). A project's
 /// `max_output` applies to its own hooks; its `grace` is ignored. A project hook named like one
-/// of the user's is dropped with a warning, so events and state keep meaning one hook per name.
+/// of the user's is dropped with a warning naming both (and listed in `shadowed`), so events
+/// and state keep meaning one hook per name.
 /// (The safety settings are layered by `Policy::resolve`.)
 pub(crate) fn layer(
     user: HooksFile,
@@ -239,17 +245,24 @@ pub(crate) fn layer(
     if p.enabled {
         out.enabled = true;
         for mut h in p.hooks {
-            if out.hooks.iter().any(|u| u.name == h.name) {
+            if let Some(user) = out.hooks.iter().find(|u| u.name == h.name) {
+                let (name, yours) = (&h.name, &user.origin);
+                out.shadowed.push(format!(
+                    "hook `{name}` ({}) is shadowed by your own hook `{name}` ({yours}): the project's does not run",
+                    h.origin
+                ));
                 warnings.push(super::Diagnostic {
                     severity: super::Severity::Warning,
                     file: h.origin.file.clone(),
                     line: h.origin.line,
                     col: 0,
                     message: format!(
-                        "hook `{}` has the name of one of your own hooks; the project's is ignored",
-                        h.name
+                        "hook `{name}` has the name of your own hook at {yours}, which runs instead: the project's does not run"
                     ),
-                    help: Some("rename it in the project's hooks.yaml".into()),
+                    help: Some(format!(
+                        "rename it in the project's hooks.yaml, or remove yours from {}",
+                        yours.file
+                    )),
                     snippet: None,
                 });
                 continue;

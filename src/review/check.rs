@@ -22,7 +22,7 @@ pub struct CheckReport {
     pub notes: Vec<String>,
     /// The report proper (stdout).
     pub text: String,
-    /// Why hooks would not run (refused, skipped, switched off, missing), for `--strict`: one
+    /// Why hooks would not run (refused, skipped, switched off, shadowed, missing), for `--strict`: one
     /// line per hook, or per file or kernel that stops several.
     pub refused: Vec<String>,
     /// What the project's agent files do around hookd (a start-up variable, hooks switched
@@ -63,6 +63,7 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
     text.push_str(&line);
     let confined_out = cannot.is_some();
     refused.extend(cannot);
+    refused.extend(config.hooks.shadowed.iter().cloned());
     let (lines, seams) = seam_lines(config, around);
     text.push_str(&lines);
     if let Some(t) = &around.telemetry {
@@ -77,6 +78,7 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
     text.push_str(&sections);
     // A kernel that cannot confine them skips every hook that is on.
     let not_run = config.hooks.off_hooks
+        + config.hooks.shadowed.len()
         + if confined_out {
             config.hooks.hooks.len()
         } else {

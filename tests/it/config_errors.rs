@@ -315,10 +315,12 @@ fn diagnostics_come_in_the_order_of_their_lines_and_columns_are_never_zero() {
     );
     let out = p.run(&["check"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    let yours = p.home.path().join(".infer/hooks.yaml");
+    let yours = yours.display();
     assert_eq!(
         stderr(&out),
-        "warning: hook `a` has the name of one of your own hooks; the project's is ignored\n  --> .infer/hooks.yaml:3\n  = help: rename it in the project's hooks.yaml\n\n\
-         warning: unknown key `tiemout` in a hook is ignored\n  --> .infer/hooks.yaml:3:52\n  |\n3 |   - {name: a, hook: post_session, command: 'true', tiemout: 3}\n  |                                                    ^^^^^^^\n  = help: did you mean `timeout`? (known keys: name, hook, command, timeout, max_output, matcher, on, include_sub_agents, on_error, parallel, description)\n\n\
-         warning: unknown key `foo` in hooks.yaml is ignored\n  --> .infer/hooks.yaml:4:1\n  |\n4 | foo: 1\n  | ^^^\n  = help: known keys: enabled, hooks, max_output, grace, parallel, max_continues, gate_shell_tools, shell_tools, fail_closed, env\n\n"
+        format!("warning: hook `a` has the name of your own hook at {yours}:3, which runs instead: the project's does not run\n  --> .infer/hooks.yaml:3\n  = help: rename it in the project's hooks.yaml, or remove yours from {yours}\n\n\
+         warning: unknown key `tiemout` in a hook is ignored\n  --> .infer/hooks.yaml:3:52\n  |\n3 |   - {{name: a, hook: post_session, command: 'true', tiemout: 3}}\n  |                                                    ^^^^^^^\n  = help: did you mean `timeout`? (known keys: name, hook, command, timeout, max_output, matcher, on, include_sub_agents, on_error, parallel, description)\n\n\
+         warning: unknown key `foo` in hooks.yaml is ignored\n  --> .infer/hooks.yaml:4:1\n  |\n4 | foo: 1\n  | ^^^\n  = help: known keys: enabled, hooks, max_output, grace, parallel, max_continues, gate_shell_tools, shell_tools, fail_closed, env\n\n")
     );
 }

@@ -1,5 +1,6 @@
-//! docs/headless.md, run: every `sh` block in order, in a fresh repository, with `hookd` on
-//! PATH. The agent lines (`claude -p …`, `gemini -p …`) are played by sending the agents'
+//! docs/headless.md, run: every `sh` block in order, as a user copies them, in a fresh
+//! repository without Cargo, with `hookd` on PATH and a home of its own (`hookd init
+//! --headless` writes the shipped files there). The agent lines (`claude -p …`, `gemini -p …`) are played by sending the agents'
 //! recorded payloads (tests/fixtures, copied from real sessions) to the command `hookd install` wrote into their
 //! settings, as the agents do; `scripts/e2e/claude-code.sh` runs the real Claude Code.
 
@@ -41,14 +42,11 @@ impl Ci {
         self.repo.path()
     }
 
-    /// The runner's environment: hookd on PATH, a home of its own.
+    /// The runner's environment: hookd on PATH with the system's programs (not the toolchain
+    /// that built it: the project is not a Cargo one), a home of its own.
     fn command(&self, program: &str) -> Command {
         let bin = PathBuf::from(env!("CARGO_BIN_EXE_hookd"));
-        let path = format!(
-            "{}:{}",
-            bin.parent().unwrap().display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
+        let path = format!("{}:/usr/bin:/bin", bin.parent().unwrap().display());
         let mut c = Command::new(program);
         c.current_dir(self.path())
             .env_clear()
@@ -59,7 +57,8 @@ impl Ci {
     }
 
     /// Run one block with bash, `-e`; the agents are shell functions that record their call.
-    fn run_block(&self, block: &str) {
+    /// Returns what it printed (stdout, then stderr).
+    fn run_block(&self, block: &str) -> String {
         let script = format!(
             "set -euo pipefail\nclaude() {{ echo \"claude $HOOKD_EVENTS\" >> agents.called; }}\ngemini() {{ echo \"gemini $HOOKD_EVENTS\" >> agents.called; }}\n{block}"
         );
@@ -75,11 +74,12 @@ impl Ci {
             stdout(&out),
             stderr(&out)
         );
+        stdout(&out) + &stderr(&out)
     }
 
-    /// The agent's hook command for `event`, as `hookd install` wrote it.
+    /// The agent's hook command for `event`, as `hookd install --scope user` wrote it.
     fn hook_command(&self, settings: &str, event: &str) -> String {
-        let text = std::fs::read_to_string(self.path().join(settings)).unwrap();
+        let text = std::fs::read_to_string(self.home.path().join(settings)).unwrap();
         let v: Value = serde_json::from_str(&text).unwrap();
         v["hooks"][event][0]["hooks"][0]["command"]
             .as_str()
@@ -201,8 +201,8 @@ fn play(ci: &Ci, agent: &str, events: &str) {
     assert!(!out.contains("tests fail"), "{out} {err}");
 }
 
-#[test]
-fn the_headless_walkthrough_runs_as_written() {
+/// A fresh CI runner: an empty home, a repository with a Makefile (no Cargo.toml).
+fn runner() -> Ci {
     let ci = Ci {
         repo: tempfile::tempdir().unwrap(),
         home: tempfile::tempdir().unwrap(),
@@ -214,10 +214,24 @@ fn the_headless_walkthrough_runs_as_written() {
         "test:\n\ttest -f fixed\nbuild:\n\ttrue\n",
     )
     .unwrap();
+    ci
+}
+
+#[test]
+fn the_headless_walkthrough_runs_as_written() {
+    let ci = runner();
     let blocks = blocks();
-    assert!(blocks.len() >= 6, "{blocks:?}");
+    assert!(blocks.len() >= 7, "{blocks:?}");
+    // The shipped files, as `hookd init --headless` writes them: the walkthrough's first step.
+    assert_eq!(blocks[0], "hookd init --headless\n");
     for block in &blocks {
-        ci.run_block(block);
+        let printed = ci.run_block(block);
+        // The home's files and the repository's do not collide: nothing warns.
+        assert!(!printed.contains("warning:"), "{block}\n{printed}");
+        // The shipped home fails closed before the repository is trusted.
+        if block == "hookd check\n" {
+            assert!(!printed.contains("fail_closed is off"), "{printed}");
+        }
         // The agents' turn: play each recorded call, then go on with the next block.
         let called = ci.path().join("agents.called");
         if let Ok(calls) = std::fs::read_to_string(&called) {
@@ -260,5 +274,53 @@ fn the_headless_walkthrough_runs_as_written() {
         types.iter().filter(|t| *t == "hook_command").count(),
         4,
         "{log}"
+    );
+    // Every hook that ran is the repository's: nothing of the home's runs `cargo` here.
+    for event in log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    {
+        if event["type"] == "hook_command" {
+            assert_eq!(event["name"], "tests-pass", "{event}");
+            assert_eq!(event["command"], "./.infer/keep-working.sh", "{event}");
+        }
+    }
+    assert!(!log.contains("cargo"), "{log}");
+}
+
+/// A hook in the runner's home named like the repository's runs in its place: `hookd check`
+/// names both files and lines, and `--strict` fails the job before the agent runs.
+#[test]
+fn a_home_hook_named_like_the_walkthroughs_is_reported_and_fails_strict() {
+    let ci = runner();
+    for block in blocks().iter().take_while(|b| !b.contains("hookd trust")) {
+        ci.run_block(block);
+    }
+    let home_hooks = ci.home.path().join(".infer/hooks.yaml");
+    let shipped = std::fs::read_to_string(&home_hooks).unwrap();
+    // The hook's line: the one after `hooks:`, where `hooks: []` was.
+    let at = shipped.lines().count() + 1;
+    std::fs::write(
+        &home_hooks,
+        shipped.replace(
+            "hooks: []\n",
+            "hooks:\n  - name: tests-pass\n    hook: post_session\n    command: \"cargo test\"\n",
+        ),
+    )
+    .unwrap();
+    ci.run_block("hookd trust\n");
+    let out = ci
+        .command("hookd")
+        .args(["check", "--strict"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let yours = home_hooks.display();
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "warning: hook `tests-pass` has the name of your own hook at {yours}:{at}, which runs instead: the project's does not run\n  --> .infer/hooks.yaml:6\n  = help: rename it in the project's hooks.yaml, or remove yours from {yours}\n\n\
+             hookd check --strict: 2 hooks would not run:\n  hook `tests-pass` (.infer/hooks.yaml:6) is shadowed by your own hook `tests-pass` ({yours}:{at}): the project's does not run\n  hook tests-pass ({yours}:{at}) would not start: `cargo` was not found on PATH; is it installed?\n"
+        )
     );
 }

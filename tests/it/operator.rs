@@ -748,3 +748,67 @@ fn a_refused_hook_of_the_users_is_allowed_in_the_users_file_not_the_projects() {
         .unwrap();
     assert_eq!(skipped["hint"], hint.as_str());
 }
+
+/// README's completions and manual lines, copied as written into a bare home (no
+/// directories made beforehand): they write what `hookd completions`/`hookd man` print, and
+/// `man` (man-db) finds the page the way the README says.
+#[test]
+fn the_readmes_install_lines_work_in_a_bare_home() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+    let readme = readme.unwrap();
+    let after = readme
+        .split_once("Completions and the manual page, installed for your user")
+        .unwrap()
+        .1;
+    let block = after
+        .split_once("```sh\n")
+        .unwrap()
+        .1
+        .split_once("```\n")
+        .unwrap()
+        .0;
+    let home = tempfile::tempdir().unwrap();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_hookd"))
+        .parent()
+        .unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let run = |script: &str| {
+        std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("set -euo pipefail\n{script}"))
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", &path)
+            .env("MANPAGER", "cat")
+            .current_dir(home.path())
+            .output()
+            .unwrap()
+    };
+    let o = run(block);
+    assert!(o.status.success(), "{block}\n{}", stderr(&o));
+    let p = Project::new();
+    for (shell, file) in [
+        ("bash", ".local/share/bash-completion/completions/hookd"),
+        ("zsh", ".zfunc/_hookd"),
+        ("fish", ".config/fish/completions/hookd.fish"),
+    ] {
+        let written = std::fs::read(home.path().join(file)).unwrap();
+        assert_eq!(written, p.run(&["completions", shell]).stdout, "{file}");
+    }
+    let page = home.path().join(".local/share/man/man1/hookd.1");
+    assert_eq!(std::fs::read(&page).unwrap(), p.run(&["man"]).stdout);
+    if run("command -v man").status.success() {
+        let o = run("man -l ~/.local/share/man/man1/hookd.1 | head -1");
+        assert!(stdout(&o).starts_with("hookd(1)"), "{}", stderr(&o));
+        // `man hookd` finds it with ~/.local/bin on PATH.
+        let o = run("mkdir -p ~/.local/bin && PATH=~/.local/bin:$PATH man -w hookd");
+        assert_eq!(
+            stdout(&o),
+            format!("{}\n", page.display()),
+            "{}",
+            stderr(&o)
+        );
+    } else {
+        eprintln!("man (man-db) is not installed: the page is written, not read");
+    }
+}
