@@ -157,11 +157,19 @@ pub(crate) fn set_by(
 
 /// What a repository's files set for an agent started in one of `starts`: each variable with
 /// the file that sets it, as `hookd adapter` reads them (for `hookd check`); `home` is the
-/// host's `$HOME`. Files hookd would not read are left out (see [`Unreadable`]).
+/// host's `$HOME`. Files hookd would not read are left out (see [`agent_files`]).
 pub fn set_for_agent(starts: &[PathBuf], home: Option<&Path>) -> Vec<(String, PathBuf)> {
+    agent_files(starts, home).0
+}
+
+/// [`set_for_agent`], and the files hookd would not read (what they set is unknown).
+pub(crate) fn agent_files(
+    starts: &[PathBuf],
+    home: Option<&Path>,
+) -> (Vec<(String, PathBuf)>, Vec<Unreadable>) {
     let every_name = |_: &str| Some(String::new());
     let mut bad = Vec::new();
-    set_by(
+    let set = set_by(
         starts,
         walk_stop(home, starts).as_deref(),
         &every_name,
@@ -169,7 +177,8 @@ pub fn set_for_agent(starts: &[PathBuf], home: Option<&Path>) -> Vec<(String, Pa
     )
     .into_iter()
     .map(|a| (a.name, a.file))
-    .collect()
+    .collect();
+    (set, bad)
 }
 
 /// The names set by `set_by`.

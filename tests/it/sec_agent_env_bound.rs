@@ -178,3 +178,19 @@ fn an_unread_agent_file_decides_no_other_event_and_stops_hookd_exec() {
     );
     assert!(!p.path().join("ran.marker").exists());
 }
+
+#[test]
+fn hookd_check_names_an_unread_agent_file() {
+    let p = Project::new();
+    huge_dotenv(&p);
+    big_settings(&p);
+    let (o, took) = timed(p.cmd_untrusted(&["check", "--strict"]), "");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "hookd check --strict: the project's agent files open 2 ways around hookd:\n  \
+         .env cannot be read (is over 1048576 bytes): what it sets is unknown\n  \
+         .claude/settings.json cannot be read (is over 1048576 bytes): what it sets is unknown\n"
+    );
+}
