@@ -25,6 +25,8 @@ pub struct Arrival {
     pub project_env: Vec<crate::runner::ProjectVar>,
     /// Place variables the scrub removed or changed, with the agent's values (still protected).
     pub moved_places: Vec<(String, std::path::PathBuf)>,
+    /// Agent files hookd would not read ([`super::Unreadable`]): the call is refused.
+    pub unreadable: Vec<super::Unreadable>,
     /// The process as the call should see it: in the agent's project, without what the
     /// project set. The binary makes its own process match it before anything else reads it.
     pub host: Host,
@@ -41,6 +43,7 @@ impl Arrival {
             diagnostics: entered.notes,
             project_env: entered.project_env,
             moved_places: entered.moved_places,
+            unreadable: entered.unreadable,
             host,
         }
     }
@@ -77,6 +80,9 @@ pub struct Call {
     /// Place variables the scrub took away ([`Arrival::moved_places`]): protected here, and a
     /// daemon (which does not know them) is not asked.
     pub moved_places: Vec<(String, std::path::PathBuf)>,
+    /// Agent files hookd would not read ([`Arrival::unreadable`]): what they set is unknown, so
+    /// a tool call or a prompt is denied, and no other event decided.
+    pub unreadable: Vec<super::Unreadable>,
 }
 
 impl Call {
@@ -92,6 +98,7 @@ impl Call {
             client,
             here: Here::default(),
             moved_places: Vec::new(),
+            unreadable: Vec::new(),
         }
     }
 }
@@ -167,14 +174,25 @@ impl Answer<'_> {
     }
 
     fn reply(&mut self, call: &Call, payload: Result<serde_json::Value, String>) -> AgentReply {
+        // What the repository's unread files set may be anything, HOOKD_FAIL_CLOSED=0 among it.
+        let unread = !call.unreadable.is_empty();
+        for u in &call.unreadable {
+            self.diagnostics.push(format!(
+                "hookd: {u}: what it sets for the agent is unknown, so hookd denies every tool call and prompt and runs no hook; make it a regular file of at most {} bytes (or remove it)",
+                super::MOST_FILE_BYTES
+            ));
+        }
         let payload = match payload {
             Ok(p) => p,
-            Err(e) => return self.failure(None, &e, false),
+            Err(e) => return self.failure(None, &e, unread),
         };
         let event = payload
             .as_object()
             .and_then(|o| self.agent.event_name(o))
             .map(String::from);
+        if unread {
+            return self.refuse_unread(event.as_deref(), &call.unreadable);
+        }
         let t = match self.agent.translate(&payload) {
             Ok(t) => t,
             Err(e) => return self.failure(event.as_deref(), &e.to_string(), false),
@@ -224,6 +242,22 @@ impl Answer<'_> {
             Ok(outcome) => self.with_outcome(&t.event, outcome, call),
             Err(e) => self.failure(event, &format!("error: {e}"), project_closed),
         }
+    }
+
+    /// The reply when agent files could not be read: what they set for the agent (and so for
+    /// this process) is unknown, so nothing is loaded or run. A tool call or a prompt is denied
+    /// (the model is told which file, in one sentence; the operator why and what to do, on
+    /// stderr); any other event is let go with a note.
+    fn refuse_unread(&self, event: Option<&str>, bad: &[super::Unreadable]) -> AgentReply {
+        let files: Vec<String> = bad
+            .iter()
+            .map(|u| crate::display::visible(&u.file.display().to_string()).into_owned())
+            .collect();
+        let why = format!(
+            "{} cannot be read, so what the repository sets for the agent is unknown",
+            files.join(", ")
+        );
+        self.agent.failure_reply(event, &why, true)
     }
 
     /// The daemon's Outcome, or `None` (and why, among the diagnostics) to dispatch here.

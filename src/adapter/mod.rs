@@ -38,7 +38,9 @@ mod kit {
     pub(super) use crate::dispatch::Outcome;
 }
 pub use payload::parse as parse_payload;
-pub use project_env::{drop_agent_env, enter_agent_project, set_for_agent, Entered};
+pub use project_env::{
+    drop_agent_env, enter_agent_project, set_for_agent, Entered, Unreadable, MOST_FILE_BYTES,
+};
 
 /// One event an agent sends: the point it maps to, and whether `hookd install` registers it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

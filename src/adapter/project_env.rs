@@ -11,7 +11,6 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::host::Host;
@@ -44,9 +43,54 @@ pub(crate) struct Assignment {
 /// The value of a variable in the environment, if it is set (read lossily: only compared).
 pub(crate) type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// The most of one agent file read: the agents read them whole, and a JavaScript string (what
-/// Gemini CLI reads a `.env` into) holds less than this.
-const MOST_FILE_BYTES: u64 = 1 << 30;
+/// The most of one agent file read, the bound `hookd check` already reads settings files with:
+/// a real `.env` or settings file is a few kilobytes, and a call must cost the same whatever a
+/// repository's files hold. The agents would read far more, so a larger file is not skipped
+/// (a cap would let a padded file set anything): it is [`Unreadable`], and the call refused.
+pub const MOST_FILE_BYTES: u64 = 1024 * 1024;
+
+/// An agent file hookd would not read (over [`MOST_FILE_BYTES`], a FIFO, a device, a read
+/// error): what it sets for the agent is unknown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Unreadable {
+    /// The file.
+    pub file: PathBuf,
+    /// Why (`is over 1048576 bytes`, `is a FIFO, not a regular file`).
+    pub why: String,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let file = crate::display::visible(&self.file.display().to_string()).into_owned();
+        write!(f, "{file} {}", self.why)
+    }
+}
+
+/// Whether an agent would find `path`: it is there, and not a directory (a FIFO or a device
+/// counts: the agents would read it). A file it cannot even look at counts too.
+fn present(path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) => !m.is_dir(),
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    }
+}
+
+/// `file` read, at most [`MOST_FILE_BYTES`] and never from a FIFO or a device; `None` (and
+/// why, in `bad`) when it is not read.
+fn read_bounded(file: &Path, bad: &mut Vec<Unreadable>) -> Option<Vec<u8>> {
+    match crate::config::read_regular(file, MOST_FILE_BYTES) {
+        Ok(bytes) => Some(bytes),
+        Err(crate::config::ReadError::NotFound) => None,
+        Err(e) => {
+            bad.push(Unreadable {
+                file: file.to_path_buf(),
+                why: e.to_string(),
+            });
+            None
+        }
+    }
+}
 
 /// What the project's files set for the agent, read as the agents read them from each of
 /// `starts` (the directories an agent may have started in), for the names `env` has a value of:
@@ -56,10 +100,14 @@ const MOST_FILE_BYTES: u64 = 1 << 30;
 /// - Claude Code: the `env` of `.claude/settings.json` and `.claude/settings.local.json` in
 ///   the start directory and every directory up to its project (never the home's own).
 ///
-/// Files are read whole, however large (a cap would let a padded file set anything), streamed,
-/// and never from a FIFO or a device; only names set in `env` are kept, so memory follows the
-/// environment, not the file.
-pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>, env: EnvLookup) -> Vec<Assignment> {
+/// Files are read whole up to [`MOST_FILE_BYTES`], never from a FIFO or a device; one that is
+/// not read is added to `bad` (what it sets is unknown: the caller refuses).
+pub(crate) fn set_by(
+    starts: &[PathBuf],
+    home: Option<&Path>,
+    env: EnvLookup,
+    bad: &mut Vec<Unreadable>,
+) -> Vec<Assignment> {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut out = Vec::new();
     let stop = |d: &Path| home.is_some_and(|h| d == h);
@@ -70,14 +118,16 @@ pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>, env: EnvLookup) ->
             }
             let found: Vec<PathBuf> = [d.join(".gemini/.env"), d.join(".env")]
                 .into_iter()
-                .filter(|p| p.is_file())
+                .filter(|p| present(p))
                 .collect();
             if found.is_empty() {
                 continue;
             }
             for f in found {
                 if !files.contains(&f) {
-                    out.extend(dotenv_file(&f, env));
+                    if let Some(bytes) = read_bounded(&f, bad) {
+                        out.extend(dotenv_file(&f, &bytes, env));
+                    }
                     files.push(f);
                 }
             }
@@ -90,8 +140,10 @@ pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>, env: EnvLookup) ->
             }
             for name in ["settings.json", "settings.local.json"] {
                 let f = d.join(".claude").join(name);
-                if !files.contains(&f) && f.is_file() {
-                    out.extend(claude_settings(&f, env));
+                if !files.contains(&f) && present(&f) {
+                    if let Some(bytes) = read_bounded(&f, bad) {
+                        out.extend(claude_settings(&f, &bytes, env));
+                    }
                     files.push(f);
                 }
             }
@@ -105,13 +157,28 @@ pub(crate) fn set_by(starts: &[PathBuf], home: Option<&Path>, env: EnvLookup) ->
 
 /// What a repository's files set for an agent started in one of `starts`: each variable with
 /// the file that sets it, as `hookd adapter` reads them (for `hookd check`); `home` is the
-/// host's `$HOME`.
+/// host's `$HOME`. Files hookd would not read are left out (see [`agent_files`]).
 pub fn set_for_agent(starts: &[PathBuf], home: Option<&Path>) -> Vec<(String, PathBuf)> {
+    agent_files(starts, home).0
+}
+
+/// [`set_for_agent`], and the files hookd would not read (what they set is unknown).
+pub(crate) fn agent_files(
+    starts: &[PathBuf],
+    home: Option<&Path>,
+) -> (Vec<(String, PathBuf)>, Vec<Unreadable>) {
     let every_name = |_: &str| Some(String::new());
-    set_by(starts, walk_stop(home, starts).as_deref(), &every_name)
-        .into_iter()
-        .map(|a| (a.name, a.file))
-        .collect()
+    let mut bad = Vec::new();
+    let set = set_by(
+        starts,
+        walk_stop(home, starts).as_deref(),
+        &every_name,
+        &mut bad,
+    )
+    .into_iter()
+    .map(|a| (a.name, a.file))
+    .collect();
+    (set, bad)
 }
 
 /// The names set by `set_by`.
@@ -124,22 +191,12 @@ fn may_give(given: &str, value: &str) -> bool {
     value.is_empty() || value.contains(['\n', '\r']) || given.contains(value)
 }
 
-/// The names a dotenv file assigns that `env` has a value of, line by line.
-fn dotenv_file(file: &Path, env: EnvLookup) -> Vec<Assignment> {
-    use std::io::BufRead;
-    let Ok((f, _)) = crate::config::open_regular(file) else {
-        return Vec::new();
-    };
-    let mut reader = std::io::BufReader::new(f.take(MOST_FILE_BYTES));
+/// The names a dotenv file (`bytes`, read from `file`) assigns that `env` has a value of, line
+/// by line.
+fn dotenv_file(file: &Path, bytes: &[u8], env: EnvLookup) -> Vec<Assignment> {
     let mut found: Vec<Assignment> = Vec::new();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let text = String::from_utf8_lossy(&line);
+    for line in bytes.split(|b| *b == b'\n') {
+        let text = String::from_utf8_lossy(line);
         let Some((name, given)) = dotenv_assignment(&text) else {
             continue;
         };
@@ -157,17 +214,14 @@ fn dotenv_file(file: &Path, env: EnvLookup) -> Vec<Assignment> {
     found
 }
 
-/// The `env` of a Claude Code settings file, for the names `env` has a value of.
-fn claude_settings(file: &Path, env: EnvLookup) -> Vec<Assignment> {
+/// The `env` of a Claude Code settings file (`bytes`, read from `file`), for the names `env`
+/// has a value of.
+fn claude_settings(file: &Path, bytes: &[u8], env: EnvLookup) -> Vec<Assignment> {
     #[derive(serde::Deserialize)]
     struct Settings {
         env: Option<std::collections::BTreeMap<String, serde_json::Value>>,
     }
-    let Ok((f, _)) = crate::config::open_regular(file) else {
-        return Vec::new();
-    };
-    let reader = std::io::BufReader::new(f.take(MOST_FILE_BYTES));
-    let Ok(Settings { env: Some(vars) }) = serde_json::from_reader(reader) else {
+    let Ok(Settings { env: Some(vars) }) = serde_json::from_slice(bytes) else {
         return Vec::new();
     };
     vars.into_iter()
@@ -314,20 +368,26 @@ pub struct Entered {
     /// scrub removed or changed, with the values the agent had: still protected, since which of
     /// the user's and the repository's values the agent itself uses cannot be told from here.
     pub moved_places: Vec<(String, std::path::PathBuf)>,
+    /// Agent files hookd would not read: what they set is unknown, so a tool call or a prompt
+    /// is denied and nothing else is decided (see `handle`).
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// Drop from `host` what the agent's project's files set for its agent, as
 /// [`enter_agent_project`] does, staying in its working directory (`hookd exec`: an agent runs
 /// a model's confined call through its own shell, whose environment a repository may have set:
 /// its `HOME` would choose which `config.yaml` applies, its `TMPDIR` where confined commands
-/// may write).
-pub fn drop_agent_env(mut host: Host) -> Host {
+/// may write). `Err` names the agent files hookd would not read: what they set is unknown.
+pub fn drop_agent_env(mut host: Host) -> Result<Host, Vec<Unreadable>> {
     let here = host.cwd().map(Path::to_path_buf);
-    enter_agent_project(None, &mut host);
+    let entered = enter_agent_project(None, &mut host);
+    if !entered.unreadable.is_empty() {
+        return Err(entered.unreadable);
+    }
     if let Some(here) = here {
         host.set_cwd(here);
     }
-    host
+    Ok(host)
 }
 
 /// Enter the agent's project in `host` and drop from it what the project's files set for its
@@ -355,7 +415,8 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>, host: &mut Host)
     let stop = walk_stop(home.as_deref(), &starts);
     let seen = host.clone();
     let env = |k: &str| seen.var_text(k);
-    let mut set = set_by(&starts, stop.as_deref(), &env);
+    let mut bad = Vec::new();
+    let mut set = set_by(&starts, stop.as_deref(), &env, &mut bad);
     let names = names(&set);
     let from_env = PROJECT_VARS.iter().find_map(|k| {
         let v = host.var(k).filter(|v| !v.is_empty())?;
@@ -374,7 +435,12 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>, host: &mut Host)
         .find(|d| d.is_absolute() && d.is_dir());
     if let Some(dir) = &dir {
         if !starts.contains(dir) {
-            set.extend(set_by(std::slice::from_ref(dir), stop.as_deref(), &env));
+            set.extend(set_by(
+                std::slice::from_ref(dir),
+                stop.as_deref(),
+                &env,
+                &mut bad,
+            ));
             starts.push(dir.clone());
         }
         // The project is the agent's: hookd works there, whatever directory it was started in.
@@ -382,7 +448,12 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>, host: &mut Host)
     }
     let here = host.cwd().map(Path::to_path_buf);
     if let Some(here) = here.as_ref().filter(|h| !starts.contains(h)) {
-        set.extend(set_by(std::slice::from_ref(here), stop.as_deref(), &env));
+        set.extend(set_by(
+            std::slice::from_ref(here),
+            stop.as_deref(),
+            &env,
+            &mut bad,
+        ));
         starts.push(here.clone());
     }
     let mut moved_places = Vec::new();
@@ -392,6 +463,7 @@ pub fn enter_agent_project(payload: Option<&serde_json::Value>, host: &mut Host)
         notes,
         project_env,
         moved_places,
+        unreadable: bad,
     }
 }
 
@@ -492,7 +564,12 @@ mod tests {
             r#"{"env":{"XDG_CONFIG_HOME":"/tmp/x"}}"#,
         )
         .unwrap();
-        let set = set_by(std::slice::from_ref(&project), Some(&home), &any);
+        let set = set_by(
+            std::slice::from_ref(&project),
+            Some(&home),
+            &any,
+            &mut vec![],
+        );
         assert_eq!(
             set_names(&set),
             [
@@ -511,14 +588,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            set_names(&set_by(std::slice::from_ref(&web), Some(&home), &any)),
+            set_names(&set_by(
+                std::slice::from_ref(&web),
+                Some(&home),
+                &any,
+                &mut vec![]
+            )),
             ["GIT_CONFIG_COUNT", "PYTHONPATH", "XDG_CONFIG_HOME"]
         );
         // Both of a directory's files are read.
         std::fs::create_dir_all(project.join(".gemini")).unwrap();
         std::fs::write(project.join(".gemini/.env"), "HOOKD_FAIL_CLOSED=0\n").unwrap();
         std::fs::write(project.join(".env"), "RUSTC_WRAPPER=./w\n").unwrap();
-        let names = set_names(&set_by(std::slice::from_ref(&project), Some(&home), &any));
+        let names = set_names(&set_by(
+            std::slice::from_ref(&project),
+            Some(&home),
+            &any,
+            &mut vec![],
+        ));
         assert!(
             names.contains(&"HOOKD_FAIL_CLOSED".to_string()),
             "{names:?}"
@@ -533,7 +620,12 @@ mod tests {
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(d.path().join("tmp/.env"), "EDITOR=evil\n").unwrap();
         assert_eq!(
-            set_names(&set_by(std::slice::from_ref(&outside), Some(&home), &any)),
+            set_names(&set_by(
+                std::slice::from_ref(&outside),
+                Some(&home),
+                &any,
+                &mut vec![]
+            )),
             ["EDITOR"]
         );
     }
@@ -565,7 +657,7 @@ mod tests {
                 .to_string(),
             )
         };
-        let set = set_by(&[d.path().to_path_buf()], None, &value);
+        let set = set_by(&[d.path().to_path_buf()], None, &value, &mut vec![]);
         let env = |k: &str| value(k).map(OsString::from);
         let vars = project_vars(&set, &env, d.path());
         let users: Vec<(&str, bool)> = vars.iter().map(|v| (v.name.as_str(), v.users)).collect();

@@ -69,8 +69,15 @@ impl std::fmt::Display for Found {
 /// The seams of the agent files read by an agent started in `start` (and each directory up
 /// to its project, as the agents read them), `home`'s own files left out.
 pub fn found(starts: &[PathBuf], home: Option<&Path>) -> Vec<Found> {
-    let mut out = Vec::new();
-    for (name, file) in super::set_for_agent(starts, home) {
+    let (set, unread) = super::project_env::agent_files(starts, home);
+    let mut out: Vec<Found> = unread
+        .into_iter()
+        .map(|u| Found {
+            file: u.file,
+            seam: Seam::Unreadable(u.why),
+        })
+        .collect();
+    for (name, file) in set {
         if crate::runner::runs_code(&name)
             && !out
                 .iter()
@@ -117,10 +124,14 @@ enum Agent {
 /// The seams of one settings file, if it exists.
 fn settings(path: &Path, agent: Agent, out: &mut Vec<Found>) {
     let mut say = |seam| {
-        out.push(Found {
+        let found = Found {
             file: path.to_path_buf(),
             seam,
-        })
+        };
+        // An unreadable settings file is already said, as one the agent's `env` comes from.
+        if !out.contains(&found) {
+            out.push(found);
+        }
     };
     let bytes = match crate::config::read_regular(path, MOST) {
         Ok(b) => b,

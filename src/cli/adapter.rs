@@ -58,6 +58,7 @@ pub(super) fn run(mut a: Args, early: Option<Arrival>) -> Done {
     call.daemon = (!no_daemon && a.cfg.config_dir.is_none()).then_some(wait);
     call.here = here(given_path(a.events), early.project_env);
     call.moved_places = early.moved_places;
+    call.unreadable = early.unreadable;
     let cancel = call.here.cancel.clone();
     let agent = a.agent.adapter();
     let (handled, _caught) = interruptible(&cancel, || {

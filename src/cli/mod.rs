@@ -91,7 +91,18 @@ pub(crate) fn early() -> Option<hookd::adapter::handle::Arrival> {
     let sub = std::env::args_os().nth(1);
     if sub.as_deref() == Some(std::ffi::OsStr::new("exec")) {
         // What the repository set for its agent, dropped before anything reads it.
-        let _ = hookd::adapter::drop_agent_env(Host::of_this_process()).make_this_process();
+        match hookd::adapter::drop_agent_env(Host::of_this_process()) {
+            Ok(host) => {
+                let _ = host.make_this_process();
+            }
+            Err(bad) => {
+                // Read by the model (the agent's shell shows it): what happened, no recipe.
+                for u in bad {
+                    eprintln!("hookd: {u}: what it sets for the agent is unknown, so hookd exec runs nothing");
+                }
+                std::process::exit(126);
+            }
+        }
         return None;
     }
     (sub.as_deref() == Some(std::ffi::OsStr::new("adapter"))).then(arrive)

@@ -42,7 +42,7 @@ pub use crate::paths::PROJECT_FILES;
 #[cfg(any(feature = "adapters", feature = "daemon"))]
 pub(crate) use fsread::read_regular;
 #[cfg(feature = "adapters")]
-pub(crate) use fsread::{open_regular, read_head, ReadError};
+pub(crate) use fsread::{read_head, ReadError};
 pub use trust::{
     fingerprint, project_code, still_matches, Fingerprint, ProjectTrust, TrustCause, TrustError,
     TrustRecord, TrustStore,

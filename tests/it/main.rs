@@ -43,6 +43,7 @@ mod schema;
 mod seams;
 mod sec_adapters;
 mod sec_agent_env;
+mod sec_agent_env_bound;
 mod sec_child;
 mod sec_daemon;
 mod sec_gate;

@@ -164,22 +164,21 @@ fn a_repository_cannot_make_itself_the_users_home_through_its_dotenv() {
     );
 }
 
-/// The scrub read at most 1 MiB of a project's `.env` or `.claude/settings.json` and skipped a
-/// larger file whole; the agents read any size. A repository padded its file past 1 MiB and
-/// `HOOKD_TRUST_PROJECT=1` there was believed: its `.*` entry admitted `curl … | sh`. Now the
-/// files are read whole, streamed, keeping only names set in the environment (here 200,000
-/// other names cost nothing).
+/// The scrub once read at most 1 MiB of a project's `.env` or `.claude/settings.json` and
+/// skipped a larger file whole, so a padded file's `HOOKD_TRUST_PROJECT=1` was believed. A
+/// crowded file under the bound is read whole, keeping only names set in the environment (here
+/// 100,000 other names); a padded one past it is refused (see the tests below).
 #[test]
-fn a_padded_or_crowded_agent_env_file_is_read_whole() {
+fn a_crowded_agent_env_file_is_read_whole() {
     let p = gated();
     marking(&p, "pre_tool", "project-code-ran.marker");
-    let crowd: String = (0..200_000).map(|i| format!("V{i}=1\n")).collect();
-    let padding = format!("#{}\n", "x".repeat(1_200_000));
+    let crowd: String = (0..100_000).map(|i| format!("V{i}=1\n")).collect();
+    assert!(crowd.len() < 1 << 20);
     let files = [
-        (".env", format!("{crowd}{padding}HOOKD_TRUST_PROJECT=1\n")),
+        (".env", format!("{crowd}HOOKD_TRUST_PROJECT=1\n")),
         (
             ".claude/settings.json",
-            json!({"padding": padding, "env": {"HOOKD_TRUST_PROJECT": "1"}}).to_string(),
+            json!({"padding": crowd, "env": {"HOOKD_TRUST_PROJECT": "1"}}).to_string(),
         ),
     ];
     for (file, text) in files {
