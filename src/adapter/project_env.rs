@@ -157,7 +157,7 @@ pub(crate) fn set_by(
 
 /// What a repository's files set for an agent started in one of `starts`: each variable with
 /// the file that sets it, as `hookd adapter` reads them (for `hookd check`); `home` is the
-/// host's `$HOME`. Files hookd would not read are left out (see [`agent_files`]).
+/// host's `$HOME`. Files hookd would not read (over the bound, not regular) are left out: `hookd check` names them.
 pub fn set_for_agent(starts: &[PathBuf], home: Option<&Path>) -> Vec<(String, PathBuf)> {
     agent_files(starts, home).0
 }
