@@ -46,7 +46,7 @@ pub(crate) struct Touch {
 }
 
 /// One protected place.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Rule {
     /// The directory and everything in it.
     Dir(PathBuf),
@@ -71,15 +71,6 @@ impl Rule {
         }
     }
 
-    /// The same rule for `path` resolved, if that differs.
-    fn resolved(&self) -> Rule {
-        match self {
-            Rule::Dir(d) => Rule::Dir(resolve(d)),
-            Rule::File(f) => Rule::File(resolve(f)),
-            Rule::Prefixed(d, p) => Rule::Prefixed(resolve(d), p.clone()),
-        }
-    }
-
     /// The path everything the rule protects is at or below.
     fn inside(&self) -> &Path {
         match self {
@@ -101,6 +92,9 @@ impl Rule {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ProtectedPaths {
     rules: Vec<Rule>,
+    /// Each rule's place as a path text ([`Rule::text`]), in the same order: looked for inside
+    /// every word of a command, so made once.
+    texts: Vec<String>,
     home: Option<PathBuf>,
     /// The home and project directories (as written and resolved): they and what is above
     /// them hold protected places, but naming them (`ls ~`, `cp x .`) is not a touch.
@@ -235,17 +229,24 @@ impl ProtectedPaths {
         // Relative places (a library user's `project_dir` of `.`) are made absolute first.
         let cwd = &p.base;
         let mut all = Vec::with_capacity(rules.len() * 2);
+        let mut seen = std::collections::HashSet::new();
+        // Most places share their directories (the home, the project): each is resolved once.
+        let mut resolver = Resolver::default();
         for r in rules {
             let r = match r {
                 Rule::Dir(d) => Rule::Dir(normalize(&cwd.join(d))),
                 Rule::File(f) => Rule::File(normalize(&cwd.join(f))),
                 Rule::Prefixed(d, x) => Rule::Prefixed(normalize(&cwd.join(d)), x),
             };
-            let resolved = r.resolved();
-            if resolved != r && !all.contains(&resolved) {
+            let resolved = match &r {
+                Rule::Dir(d) => Rule::Dir(resolver.resolve(d)),
+                Rule::File(f) => Rule::File(resolver.resolve(f)),
+                Rule::Prefixed(d, x) => Rule::Prefixed(resolver.resolve(d), x.clone()),
+            };
+            if resolved != r && seen.insert(resolved.clone()) {
                 all.push(resolved);
             }
-            if !all.contains(&r) {
+            if seen.insert(r.clone()) {
                 all.push(r);
             }
         }
@@ -264,6 +265,7 @@ impl ProtectedPaths {
             })
             .collect();
         ProtectedPaths {
+            texts: all.iter().map(Rule::text).collect(),
             rules: all,
             home: p.home.clone(),
             roots,
@@ -444,10 +446,10 @@ impl ProtectedPaths {
                 });
             }
             if let Some(place) = self
-                .rules
+                .texts
                 .iter()
-                .map(Rule::text)
                 .find(|text| text.len() > 1 && word.contains(text.as_str()))
+                .cloned()
             {
                 return Some(Touch {
                     named: word.clone(),
@@ -586,6 +588,32 @@ fn by_name(path: &Path) -> Option<String> {
 fn holds_by_name(dir: &Path) -> bool {
     by_name(dir).is_some()
         || crate::places::anywhere().any(|p| std::fs::symlink_metadata(dir.join(p.path)).is_ok())
+}
+
+/// [`resolve`] for many normalized absolute paths that share directories: each directory is
+/// resolved once, then only the last component of a path is looked at (fully resolved again
+/// when it is a symlink), which is what `resolve` would find.
+#[derive(Default)]
+struct Resolver(std::collections::HashMap<PathBuf, PathBuf>);
+
+impl Resolver {
+    fn resolve(&mut self, path: &Path) -> PathBuf {
+        if let Some(r) = self.0.get(path) {
+            return r.clone();
+        }
+        let out = match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) => {
+                let joined = self.resolve(parent).join(name);
+                match std::fs::symlink_metadata(&joined) {
+                    Ok(m) if m.file_type().is_symlink() => resolve(&joined),
+                    _ => joined,
+                }
+            }
+            _ => resolve(path),
+        };
+        self.0.insert(path.to_path_buf(), out.clone());
+        out
+    }
 }
 
 /// `path` with `.` dropped and `..` applied to what precedes it, without looking at the disk.
