@@ -198,6 +198,11 @@ pub struct ToolDecision {
     /// The shell gate (`gate_shell_tools`) judged the call and admitted it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gate_admitted: bool,
+    /// The agent's own rule that asks before this call (a Claude Code `permissions.ask` rule
+    /// matching the model's command): the agent asks its user about the call, confined as
+    /// rewritten.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_by: Option<String>,
     /// When hookd's gate denied the call (`gate_shell_tools`): how an operator could allow it.
     /// For people only, never for the model: adapters print it on stderr.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -379,6 +384,7 @@ pub(crate) fn aggregate(contribs: &[Contribution], inputs: Inputs<'_>) -> Decisi
                 updated_input: if blocked { None } else { f.updated_input },
                 confined: false,
                 gate_admitted: false,
+                asked_by: None,
                 operator_hint: None,
                 base,
             })

@@ -156,8 +156,19 @@ if "$hookd" exec -- true 2>/dev/null; then
   results | grep -q 'sk-test' && fail "ANTHROPIC_API_KEY reached the confined command"
   results | grep -q 'ghp-e2e-secret' && fail "GITHUB_TOKEN reached the confined command"
   echo "ok: the confined env shows neither the API key nor the token"
+
+  echo "== 8: the user's ask rule: hookd answers ask for the confined call; -p mode refuses it"
+  printf '{"permissions": {"ask": ["Bash(touch:*)"]}}\n' > "$work/home/.claude/settings.json"
+  printf "tools: {bash: {mode: {all: {allow: ['^touch [a-z-]+$']}}}}\n" > .infer/config.yaml
+  printf '%s\n' '["touch asked-marker"]' > "$work/tool-command"
+  : > "$work/server.log"
+  run_claude
+  [ -e asked-marker ] && fail "the call an ask rule covers ran without being approved"
+  results | grep -q 'tool_result' || fail "the model got no tool result"
+  rm -f "$work/home/.claude/settings.json"
+  echo "ok: not run: $(results | grep -o '"content": "[^"]*' | head -1 | cut -c1-120)"
 else
   echo "skipped: this kernel cannot confine (hookd check says why)"
 fi
 rm -f "$work/tool-command"
-echo "7 passed, 0 failed"
+echo "8 passed, 0 failed"

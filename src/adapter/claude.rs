@@ -181,7 +181,13 @@ fn tool_reply(
         // decided; Claude Code's own rules would not match the rewrite); one the gate did not
         // judge goes through Claude Code's permissions as rewritten (Claude Code 2.1.330
         // applies `updatedInput` without a decision; `ask` in `-p` mode refuses the call).
+        let asked = t.asked_by.as_ref().map(|rule| {
+            format!(
+                "your Claude Code rule {rule} asks before this command; it runs in hookd's sandbox"
+            )
+        });
         let (decision, why) = match (t.confined, t.gate_admitted) {
+            (true, _) if asked.is_some() => (Some("ask"), ""),
             (true, true) => (
                 Some("allow"),
                 "hookd's allow-list admits it; it runs in hookd's sandbox",
@@ -190,7 +196,7 @@ fn tool_reply(
             (false, _) => (Some("ask"), "hookd hooks rewrote this call's input"),
         };
         hso.permission_decision = decision;
-        hso.permission_decision_reason = Some(why.into());
+        hso.permission_decision_reason = Some(asked.unwrap_or_else(|| why.into()));
         hso.updated_input = Some(input.clone());
     }
     if t.base.halt {

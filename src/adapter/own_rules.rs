@@ -3,8 +3,9 @@
 //! is handed, and the rewrite (`hookd exec --shell='…'`) matches none of them, so hookd's
 //! `allow` would switch them off. Before answering for a rewritten call, the rules are applied
 //! to the model's own command, whole and part by part, as Claude Code would: a deny rule
-//! turns the answer into a deny, an ask rule into no decision with the original command
-//! (Claude Code then asks, or refuses in `-p` mode).
+//! turns the answer into a deny, an ask rule into `ask` for the rewritten, confined call
+//! (Claude Code asks its user, or refuses in `-p` mode). The call stays confined either way: a
+//! repository's own `ask` rule must not be a way to have a call run unconfined.
 
 use std::path::PathBuf;
 
@@ -58,11 +59,9 @@ pub(crate) fn apply(agent: &dyn Adapter, host: &Host, outcome: &mut Outcome) -> 
             ))
         }
         List::Ask => {
-            t.updated_input = None;
-            t.confined = false;
-            t.gate_admitted = false;
+            t.asked_by = Some(rule.clone());
             Some(format!(
-                "hookd: your Claude Code rule `{rule}` ({file}) asks before `{command}`: left to Claude Code, unconfined by hookd's rewrite"
+                "hookd: your Claude Code rule `{rule}` ({file}) asks before `{command}`: Claude Code asks, about the confined call"
             ))
         }
     }

@@ -258,14 +258,38 @@ fn the_users_own_claude_code_rules_still_hold_for_a_confined_call() {
         assert!(r["hookSpecificOutput"].get("updatedInput").is_none(), "{r}");
     }
     assert!(!p.path().join("made-here").exists());
-    // The ask rule: no decision and no rewrite; Claude Code asks (or refuses in -p mode).
+    // The ask rule: Claude Code asks (or refuses in -p mode), about the confined call.
     let r = bash_reply(&p, &tmp, "git push origin main");
+    assert_eq!(r["hookSpecificOutput"]["permissionDecision"], "ask", "{r}");
     assert_eq!(
-        r["hookSpecificOutput"].get("permissionDecision"),
-        None,
+        r["hookSpecificOutput"]["permissionDecisionReason"],
+        "your Claude Code rule Bash(git push *) asks before this command; it runs in hookd's sandbox"
+    );
+    let asked = r["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        asked.contains("exec") && asked.contains("--shell='git push origin main'"),
         "{r}"
     );
-    assert!(r["hookSpecificOutput"].get("updatedInput").is_none(), "{r}");
+    // A repository's own ask rule for every command cannot make its calls run unconfined:
+    // each is still rewritten to run in the sandbox, and asked about.
+    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    std::fs::write(
+        p.path().join(".claude/settings.json"),
+        r#"{"permissions": {"ask": ["Bash"]}}"#,
+    )
+    .unwrap();
+    let r = bash_reply(&p, &tmp, "touch made-by-ask");
+    assert_eq!(r["hookSpecificOutput"]["permissionDecision"], "ask", "{r}");
+    let asked = r["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        asked.contains("exec") && asked.contains("--shell='touch made-by-ask'"),
+        "{r}"
+    );
+    std::fs::remove_file(p.path().join(".claude/settings.json")).unwrap();
     // Other commands are rewritten and allowed, and run confined as before.
     let r = bash_reply(&p, &tmp, "git status --short");
     assert_eq!(
