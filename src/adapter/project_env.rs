@@ -142,7 +142,7 @@ pub(crate) fn set_by(
                 let f = d.join(".claude").join(name);
                 if !files.contains(&f) && present(&f) {
                     if let Some(bytes) = read_bounded(&f, bad) {
-                        out.extend(claude_settings(&f, &bytes, env));
+                        out.extend(claude_settings(&f, &bytes, env, bad));
                     }
                     files.push(f);
                 }
@@ -216,15 +216,35 @@ fn dotenv_file(file: &Path, bytes: &[u8], env: EnvLookup) -> Vec<Assignment> {
 
 /// The `env` of a Claude Code settings file (`bytes`, read from `file`), for the names `env`
 /// has a value of.
-fn claude_settings(file: &Path, bytes: &[u8], env: EnvLookup) -> Vec<Assignment> {
-    #[derive(serde::Deserialize)]
-    struct Settings {
-        env: Option<std::collections::BTreeMap<String, serde_json::Value>>,
+/// Read as Claude Code reads it (JavaScript's `JSON.parse`): a lone surrogate escape is text,
+/// and of a key given twice the last counts. A file that is not JSON even so is unreadable:
+/// what it sets is unknown, never "nothing" (a typed parse that failed on a duplicate `env` or
+/// a `\ud800` let a repository's `HOOKD_TRUST_PROJECT` through unscrubbed).
+fn claude_settings(
+    file: &Path,
+    bytes: &[u8],
+    env: EnvLookup,
+    bad: &mut Vec<Unreadable>,
+) -> Vec<Assignment> {
+    let text = String::from_utf8_lossy(bytes);
+    if text.trim().is_empty() {
+        return Vec::new();
     }
-    let Ok(Settings { env: Some(vars) }) = serde_json::from_slice(bytes) else {
+    let settings = match super::payload::parse(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            bad.push(Unreadable {
+                file: file.to_path_buf(),
+                why: format!("is not JSON ({e})"),
+            });
+            return Vec::new();
+        }
+    };
+    let Some(vars) = settings.get("env").and_then(serde_json::Value::as_object) else {
         return Vec::new();
     };
-    vars.into_iter()
+    vars.clone()
+        .into_iter()
         .filter_map(|(name, given)| {
             let value = env(&name)?;
             let given = match given {
