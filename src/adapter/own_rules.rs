@@ -19,6 +19,9 @@ use crate::host::Host;
 /// The most of one settings file read.
 const MOST: u64 = 1024 * 1024;
 
+/// Claude Code's managed settings on Linux: an organisation's rules, above every other file.
+const MANAGED: &str = "/etc/claude-code/managed-settings.json";
+
 /// Which of the agent's lists a rule is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum List {
@@ -26,8 +29,8 @@ enum List {
     Ask,
 }
 
-/// Apply Claude Code's own deny and ask rules (user, project and local settings, as `host` and
-/// `project` place them) to a shell call in `outcome` that hookd rewrote to run confined.
+/// Apply Claude Code's own deny and ask rules (managed, user, project and local settings, as
+/// `host` places them) to a shell call in `outcome` that hookd rewrote to run confined.
 /// Returns a line for the operator when a rule changed the answer.
 pub(crate) fn apply(agent: &dyn Adapter, host: &Host, outcome: &mut Outcome) -> Option<String> {
     if agent.name() != "claude-code" {
@@ -45,10 +48,12 @@ pub(crate) fn apply(agent: &dyn Adapter, host: &Host, outcome: &mut Outcome) -> 
         .and_then(|i| i.get("command"))
         .and_then(Value::as_str)?
         .to_string();
-    let files: Vec<PathBuf> = [Scope::User, Scope::Project, Scope::Local]
-        .into_iter()
-        .filter_map(|s| agent.settings_path(s, host).ok())
-        .collect();
+    let mut files = vec![PathBuf::from(MANAGED)];
+    files.extend(
+        [Scope::User, Scope::Project, Scope::Local]
+            .into_iter()
+            .filter_map(|s| agent.settings_path(s, host).ok()),
+    );
     let (list, rule, file) = first_match(&files, &command)?;
     let file = crate::display::visible(&file.display().to_string()).into_owned();
     match list {

@@ -302,3 +302,37 @@ fn the_users_own_claude_code_rules_still_hold_for_a_confined_call() {
     assert!(rewritten.contains("exec"), "{rewritten}");
     assert!(as_the_agent(&p, &tmp, rewritten).contains("status=0"));
 }
+
+/// An organisation's deny rule in Claude Code's managed settings holds for a confined call
+/// too (found in review: only user, project and local settings were read). Needs root to
+/// write /etc/claude-code, and is skipped where the file is already there (not ours to touch).
+#[test]
+fn the_organisations_managed_deny_rule_holds_for_a_confined_call() {
+    let managed = Path::new("/etc/claude-code/managed-settings.json");
+    if !confinable() || managed.exists() {
+        return;
+    }
+    if std::fs::create_dir_all("/etc/claude-code").is_err() {
+        crate::support::unavailable("root", "writing /etc/claude-code needs root");
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^true managed-probe$']}}}}\n",
+    );
+    p.write_home("hooks.yaml", "gate_shell_tools: true\nhooks: []\n");
+    std::fs::write(
+        managed,
+        r#"{"permissions": {"deny": ["Bash(true managed-probe)"]}}"#,
+    )
+    .unwrap();
+    let r = bash_reply(&p, &tmp, "true managed-probe");
+    std::fs::remove_file(managed).unwrap();
+    let _ = std::fs::remove_dir("/etc/claude-code");
+    assert_eq!(r["hookSpecificOutput"]["permissionDecision"], "deny", "{r}");
+    assert_eq!(
+        r["hookSpecificOutput"]["permissionDecisionReason"],
+        "Permission to use Bash has been denied by your Claude Code rule Bash(true managed-probe)"
+    );
+}
