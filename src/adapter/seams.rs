@@ -2,7 +2,8 @@
 //! shell or the dynamic loader run code before `hookd exec` exists (`BASH_ENV`, `LD_PRELOAD`),
 //! switch the agents' hooks off (`disableAllHooks`, `hooksConfig.enabled: false`), declare hooks
 //! of their own (in settings, or in a skill's or sub-agent's frontmatter), or turn a bypass mode
-//! on. `hookd check` (`--strict` fails), `hookd trust`'s review and `hookd install` read it.
+//! on. `hookd check` (`--strict` fails) and `hookd trust`'s review read it (`hookd install`
+//! makes its own check of the one file it writes).
 
 use std::path::{Path, PathBuf};
 

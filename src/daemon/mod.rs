@@ -79,7 +79,8 @@ pub struct ServeOptions {
     pub listen: Option<SocketAddr>,
     /// Required from TCP clients as `Authorization: Bearer TOKEN`; HTTP is refused without one.
     pub token: Option<String>,
-    /// A file holding the generated token, removed at shutdown like the socket.
+    /// A file holding the generated token: kept at shutdown (unlike the socket), so the next
+    /// start serves with the same token.
     pub token_file: Option<PathBuf>,
     /// Connections, header time, dispatches at once.
     pub limits: Limits,

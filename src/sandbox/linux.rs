@@ -468,10 +468,13 @@ unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
         // The working directory was entered before the mounts, so it still stands on the
         // mounts beneath them (a pinned project's read-only places would be bypassed by relative
         // paths): enter it again by its path, through the mounts just made.
+        // One that cannot be named again (removed, longer than PATH_MAX) is an error: relative
+        // paths would bypass the read-only places.
         let mut cwd = [0u8; libc::PATH_MAX as usize];
-        if !libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
-            check(libc::chdir(cwd.as_ptr().cast()))?;
+        if libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
+            return Err(std::io::Error::last_os_error());
         }
+        check(libc::chdir(cwd.as_ptr().cast()))?;
     }
     Ok(())
 }

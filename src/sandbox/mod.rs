@@ -6,7 +6,8 @@
 //! a file from outside into them), a user + mount namespace (inside the project, `.infer/`,
 //! `.git/hooks`, `.git/config` and the agents' settings bound read-only; credential stores
 //! hidden under empty read-only mounts; an empty tmpfs over `/tmp`, `$TMPDIR` and the places
-//! where services keep their sockets, see `places.rs`) and a seccomp filter (socket families by
+//! where services keep their sockets, see `private.rs`; which places are read-only or hidden
+//! comes from the catalog, `crate::places`) and a seccomp filter (socket families by
 //! allow-list, io_uring, terminal injection). Landlock only grants: a hole in a granted tree
 //! needs the mounts. All are inherited by every descendant and cannot be dropped
 //! (no_new_privs; a Landlocked process cannot change mounts).

@@ -27,12 +27,16 @@ fn gate_refuses(p: &Project, tmp: &Path, cwd: &Path, path: &str) -> bool {
     reply["hookSpecificOutput"]["permissionDecision"] == "deny"
 }
 
+/// What each place holds before the attack: valid JSON, since the agents' settings among them
+/// are read as JSON (one that is not makes hookd refuse to run at all).
+const ORIGINAL: &str = "{}\n";
+
 /// Whether the sandbox keeps a confined command (run from `cwd`) from changing the existing
 /// file `path`: performed for real, and read back.
 fn sandbox_refuses(p: &Project, tmp: &Path, cwd: &Path, path: &str) -> bool {
     let file = cwd.join(path);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, "original\n").unwrap();
+    std::fs::write(&file, ORIGINAL).unwrap();
     let mut c = hookd(
         p,
         tmp,
@@ -53,7 +57,7 @@ fn sandbox_refuses(p: &Project, tmp: &Path, cwd: &Path, path: &str) -> bool {
     if std::env::var_os("PLACES_DEBUG").is_some() {
         eprintln!("{path}: {:?} {after:?} {}", o.status, stderr(&o));
     }
-    after == "original\n"
+    after == ORIGINAL
 }
 
 #[test]
