@@ -174,9 +174,13 @@ impl Answer<'_> {
     }
 
     fn reply(&mut self, call: &Call, payload: Result<serde_json::Value, String>) -> AgentReply {
-        // What the repository's unread files set may be anything, HOOKD_FAIL_CLOSED=0 among it.
-        let unread = !call.unreadable.is_empty();
-        for u in &call.unreadable {
+        // What the repository's unread files set may be anything, HOOKD_FAIL_CLOSED=0 among it;
+        // a file only another agent reads sets nothing for this one.
+        let unreadable: Vec<&super::Unreadable> = (call.unreadable.iter())
+            .filter(|u| u.read_by_agent(Some(self.agent.name())))
+            .collect();
+        let unread = !unreadable.is_empty();
+        for u in &unreadable {
             self.diagnostics.push(format!(
                 "hookd: {u}: what it sets for the agent is unknown, so hookd denies every tool call and prompt and runs no hook; make it a regular file of at most {} bytes (or remove it)",
                 super::MOST_FILE_BYTES
@@ -191,7 +195,7 @@ impl Answer<'_> {
             .and_then(|o| self.agent.event_name(o))
             .map(String::from);
         if unread {
-            return self.refuse_unread(event.as_deref(), &call.unreadable);
+            return self.refuse_unread(event.as_deref(), &unreadable);
         }
         let t = match self.agent.translate(&payload) {
             Ok(t) => t,
@@ -248,7 +252,7 @@ impl Answer<'_> {
     /// this process) is unknown, so nothing is loaded or run. A tool call or a prompt is denied
     /// (the model is told which file, in one sentence; the operator why and what to do, on
     /// stderr); any other event is let go with a note.
-    fn refuse_unread(&self, event: Option<&str>, bad: &[super::Unreadable]) -> AgentReply {
+    fn refuse_unread(&self, event: Option<&str>, bad: &[&super::Unreadable]) -> AgentReply {
         let files: Vec<String> = bad
             .iter()
             .map(|u| crate::display::visible(&u.file.display().to_string()).into_owned())

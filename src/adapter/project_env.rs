@@ -58,6 +58,17 @@ pub struct Unreadable {
     pub file: PathBuf,
     /// Why (`is over 1048576 bytes`, `is a FIFO, not a regular file`).
     pub why: String,
+    /// The agent that reads it (its adapter's name: `gemini` for a `.env`, `claude-code` for
+    /// `.claude/settings*.json`): another agent's calls are not refused for it.
+    pub read_by: &'static str,
+}
+
+impl Unreadable {
+    /// Whether the agent whose adapter is named `agent` reads this file: `None` (not known,
+    /// as for `hookd exec`, which an agent's shell runs) counts as every agent.
+    pub fn read_by_agent(&self, agent: Option<&str>) -> bool {
+        agent.is_none_or(|a| a == self.read_by)
+    }
 }
 
 impl std::fmt::Display for Unreadable {
@@ -67,30 +78,45 @@ impl std::fmt::Display for Unreadable {
     }
 }
 
+/// Whether looking at a file failed in a way the agent's own look fails too, so that it sets
+/// nothing for the agent: absent, not searchable or not readable by this user (the agent runs
+/// as the same user), or below something that is not a directory (a file named `.claude`).
+fn agent_finds_nothing(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{NotADirectory, NotFound, PermissionDenied};
+    matches!(e.kind(), NotFound | PermissionDenied | NotADirectory)
+}
+
 /// Whether an agent would find `path`: it is there, and not a directory (a FIFO or a device
-/// counts: the agents would read it). A file it cannot even look at counts too.
+/// counts: the agents would read it). A file it can look at but not read counts too.
 fn present(path: &Path) -> bool {
     match std::fs::metadata(path) {
         Ok(m) => !m.is_dir(),
-        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+        Err(e) => !agent_finds_nothing(&e),
     }
 }
 
 /// `file` read, at most [`MOST_FILE_BYTES`] and never from a FIFO or a device; `None` (and
 /// why, in `bad`) when it is not read.
-fn read_bounded(file: &Path, bad: &mut Vec<Unreadable>) -> Option<Vec<u8>> {
+fn read_bounded(file: &Path, read_by: &'static str, bad: &mut Vec<Unreadable>) -> Option<Vec<u8>> {
+    use crate::config::ReadError;
     match crate::config::read_regular(file, MOST_FILE_BYTES) {
         Ok(bytes) => Some(bytes),
-        Err(crate::config::ReadError::NotFound) => None,
+        Err(ReadError::NotFound) => None,
+        Err(ReadError::Io(e)) if agent_finds_nothing(&e) => None,
         Err(e) => {
             bad.push(Unreadable {
                 file: file.to_path_buf(),
                 why: e.to_string(),
+                read_by,
             });
             None
         }
     }
 }
+
+/// The adapter names of the agents that read each kind of file.
+const GEMINI: &str = "gemini";
+const CLAUDE_CODE: &str = "claude-code";
 
 /// What the project's files set for the agent, read as the agents read them from each of
 /// `starts` (the directories an agent may have started in), for the names `env` has a value of:
@@ -125,7 +151,7 @@ pub(crate) fn set_by(
             }
             for f in found {
                 if !files.contains(&f) {
-                    if let Some(bytes) = read_bounded(&f, bad) {
+                    if let Some(bytes) = read_bounded(&f, GEMINI, bad) {
                         out.extend(dotenv_file(&f, &bytes, env));
                     }
                     files.push(f);
@@ -141,7 +167,7 @@ pub(crate) fn set_by(
             for name in ["settings.json", "settings.local.json"] {
                 let f = d.join(".claude").join(name);
                 if !files.contains(&f) && present(&f) {
-                    if let Some(bytes) = read_bounded(&f, bad) {
+                    if let Some(bytes) = read_bounded(&f, CLAUDE_CODE, bad) {
                         out.extend(claude_settings(&f, &bytes, env, bad));
                     }
                     files.push(f);
@@ -236,6 +262,7 @@ fn claude_settings(
             bad.push(Unreadable {
                 file: file.to_path_buf(),
                 why: format!("is not JSON ({e})"),
+                read_by: CLAUDE_CODE,
             });
             return Vec::new();
         }

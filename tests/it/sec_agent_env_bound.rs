@@ -150,21 +150,25 @@ fn an_unread_agent_file_decides_no_other_event_and_stops_hookd_exec() {
     let p = gated();
     marking(&p, "post_tool", "project-code-ran.marker");
     huge_dotenv(&p);
+    big_settings(&p);
     let dotenv = p.path().join(".env");
+    let settings = p.path().join(".claude/settings.json");
     let payload = json!({"hook_event_name": "PostToolUse", "session_id": "s", "cwd": p.path(),
         "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}});
     let cmd = p.cmd_untrusted(&["adapter", "claude-code", "--no-daemon"]);
     let (out, _) = timed(cmd, &payload.to_string());
     assert_eq!(stdout(&out), "{}\n", "{}", stderr(&out));
+    // Claude Code does not read `.env`: only its settings file is named.
     assert_eq!(
         stderr(&out),
         format!(
             "{}\nhookd: {} cannot be read, so what the repository sets for the agent is unknown\n",
-            operator_line(&dotenv, "is over 1048576 bytes"),
-            dotenv.display()
+            operator_line(&settings, "is over 1048576 bytes"),
+            settings.display()
         )
     );
     assert!(!p.path().join("project-code-ran.marker").exists());
+    std::fs::remove_file(&settings).unwrap();
     // hookd exec, which the agent's shell runs with the same environment, runs nothing.
     let cmd = p.cmd_untrusted(&["exec", "--", "touch", "ran.marker"]);
     let (out, _) = timed(cmd, "");
@@ -192,5 +196,45 @@ fn hookd_check_names_an_unread_agent_file() {
         "hookd check --strict: the project's agent files open 2 ways around hookd:\n  \
          .env cannot be read (is over 1048576 bytes): what it sets is unknown\n  \
          .claude/settings.json cannot be read (is over 1048576 bytes): what it sets is unknown\n"
+    );
+}
+
+/// A file only another agent reads does not refuse this agent's calls, and neither does one no
+/// agent can look at (`.claude` or `.gemini` a regular file: ENOTDIR below it): the review
+/// found another user's `/tmp/.env` refusing every Claude Code call of projects under /tmp.
+#[test]
+fn a_file_this_agent_does_not_read_refuses_nothing() {
+    let p = gated();
+    huge_dotenv(&p);
+    std::fs::write(p.path().join(".claude"), "not a directory").unwrap();
+    let cmd = p.cmd_untrusted(&["adapter", "claude-code", "--no-daemon"]);
+    let payload = claude_pre_tool(&p, "Bash", json!({"command": "ls"}));
+    let (out, _) = timed(cmd, &payload);
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        json!({}),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out), "");
+    // Gemini CLI reads the `.env`: refused; a `.gemini` that is a file is not.
+    std::fs::write(p.path().join(".gemini"), "not a directory").unwrap();
+    let cmd = p.cmd_untrusted(&["adapter", "gemini", "--no-daemon"]);
+    let (out, _) = timed(cmd, &gemini_before_tool(&p, "ls"));
+    let dotenv = p.path().join(".env");
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        json!({"decision": "deny", "reason": model_reason(&dotenv)}),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(&dotenv).unwrap();
+    let cmd = p.cmd_untrusted(&["adapter", "gemini", "--no-daemon"]);
+    let (out, _) = timed(cmd, &gemini_before_tool(&p, "ls"));
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        json!({}),
+        "{}",
+        stderr(&out)
     );
 }
