@@ -24,6 +24,9 @@ pub struct Session {
     pub continues_refused: u64,
     /// `config_error` events.
     pub config_errors: u64,
+    /// Those of them that stopped a call (`cause: dispatch`); a daemon's reload that failed
+    /// (`changed`, `sighup`) kept the previous configuration and stopped nothing.
+    pub calls_stopped_by_config: u64,
     /// The last run of each `post_session` hook: its name, and why it failed, if it did.
     last_post_session: Vec<(String, Option<String>)>,
 }
@@ -47,7 +50,7 @@ impl Session {
         if self.continues_refused > 0 {
             why.push("a continue was refused".into());
         }
-        if self.config_errors > 0 {
+        if self.calls_stopped_by_config > 0 {
             why.push("the configuration did not load".into());
         }
         why
@@ -101,7 +104,11 @@ impl Session {
                 }
             }
             "continue_refused" => self.continues_refused += 1,
-            "config_error" => self.config_errors += 1,
+            "config_error" => {
+                self.config_errors += 1;
+                let reload = matches!(str_of("cause"), "changed" | "sighup");
+                self.calls_stopped_by_config += u64::from(!reload);
+            }
             _ => {}
         }
     }
@@ -189,6 +196,24 @@ mod tests {
         assert_eq!(
             s.all()[0].line(),
             "a: 0 calls allowed, 1 refused, 2 hooks failed, 0 skipped, 0 continues refused, 0 configuration errors; ended badly: post_session hook `t` timed out"
+        );
+    }
+
+    #[test]
+    fn a_failed_reload_stops_nothing_and_a_blocked_call_ends_badly() {
+        let mut s = Sessions::default();
+        s.add(r#"{"type":"config_error","cause":"changed","message":"x"}"#);
+        s.add(r#"{"type":"config_error","cause":"sighup","message":"x"}"#);
+        assert!(!s.any_ended_badly());
+        assert_eq!(
+            s.all()[0].line(),
+            "(no session): 0 calls allowed, 0 refused, 0 hooks failed, 0 skipped, 0 continues refused, 2 configuration errors"
+        );
+        s.add(r#"{"type":"config_error","cause":"dispatch","message":"x","session_id":"b"}"#);
+        assert!(s.any_ended_badly());
+        assert_eq!(
+            s.all()[1].line(),
+            "b: 0 calls allowed, 0 refused, 0 hooks failed, 0 skipped, 0 continues refused, 1 configuration error; ended badly: the configuration did not load"
         );
     }
 }
