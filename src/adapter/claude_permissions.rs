@@ -243,10 +243,13 @@ fn translate(rule: &str) -> Result<String, String> {
 
 /// What a `Bash(…)` rule matches, as a regular expression over a whole command (`Bash` and
 /// `Bash(*)`: any command); `None` for a rule of another tool or one that does not compile.
+/// A rule without a wildcard matches its text exactly, a compound one (`Bash(a && b)`) too:
+/// Claude Code would match it against the whole command.
 #[cfg(feature = "daemon")]
 pub(crate) fn rule_regex(rule: &str) -> Option<regex::Regex> {
-    let pattern = match translate(rule) {
-        Ok(p) => p,
+    let pattern = match bash_content(rule) {
+        Ok(c) if !c.contains('*') => suggested_entry(c),
+        Ok(_) => translate(rule).ok()?,
         Err(why) if why.starts_with("any command") => ".*".to_string(),
         Err(_) => return None,
     };

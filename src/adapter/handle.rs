@@ -211,7 +211,7 @@ impl Answer<'_> {
         // own environment, not the ones the agent was handed.
         let daemon = call.daemon.filter(|_| call.moved_places.is_empty());
         if let Some(o) = daemon.and_then(|w| self.via_daemon(point, &t.context, &call.client, w)) {
-            return self.with_outcome(&t.event, o, call);
+            return self.with_outcome(&t.event, o, call, &t.context);
         }
         let event = Some(t.event.as_str());
         let opts = match (&call.options, &call.unusable) {
@@ -243,7 +243,7 @@ impl Answer<'_> {
             Err(e) => return self.failure(event, &format!("error: {e}"), project_closed),
         };
         match engine.dispatch(point, &t.context) {
-            Ok(outcome) => self.with_outcome(&t.event, outcome, call),
+            Ok(outcome) => self.with_outcome(&t.event, outcome, call, &t.context),
             Err(e) => self.failure(event, &format!("error: {e}"), project_closed),
         }
     }
@@ -290,14 +290,26 @@ impl Answer<'_> {
     }
 
     /// The reply to an Outcome; its notices (hooks switched off…) join hookd's diagnostics.
-    fn with_outcome(&mut self, event: &str, mut outcome: Outcome, call: &Call) -> AgentReply {
+    fn with_outcome(
+        &mut self,
+        event: &str,
+        mut outcome: Outcome,
+        call: &Call,
+        context: &crate::dispatch::Context,
+    ) -> AgentReply {
         self.diagnostics
             .extend(outcome.notices.iter().map(|n| format!("hookd: {n}")));
         // The agent's own deny and ask rules still hold for a call hookd rewrote to run
         // confined (they would not match the rewrite).
         if let Ok(opts) = &call.options {
             let host = opts.effective_host();
-            if let Some(note) = super::own_rules::apply(self.agent, &host, &mut outcome) {
+            let starts: Vec<std::path::PathBuf> = (context.get("cwd").and_then(|c| c.as_str()))
+                .map(std::path::PathBuf::from)
+                .into_iter()
+                .chain(host.dir("CLAUDE_PROJECT_DIR"))
+                .collect();
+            let rules = super::own_rules::apply(self.agent, &host, &starts, &mut outcome);
+            if let Some(note) = rules {
                 self.diagnostics.push(note);
             }
         }

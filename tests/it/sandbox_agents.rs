@@ -336,3 +336,65 @@ fn the_organisations_managed_deny_rule_holds_for_a_confined_call() {
         "Permission to use Bash has been denied by your Claude Code rule Bash(true managed-probe)"
     );
 }
+
+/// Found in review: Claude Code started in `repo/web` reads `repo/web/.claude/settings*.json`,
+/// below the project hookd finds (the repository's `.git`), so a deny rule there was missed and
+/// hookd answered `allow`; a compound rule (`Bash(a && b)`) was dropped; a user settings file
+/// hookd could not read was skipped without a word. Each is performed through the adapter.
+#[test]
+fn claude_codes_rules_below_the_project_compound_and_unread_still_hold() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^touch [a-z-]+$', '^true$']}}}}\n",
+    );
+    p.write_home("hooks.yaml", "gate_shell_tools: true\nhooks: []\n");
+    let web = p.path().join("web");
+    std::fs::create_dir_all(web.join(".claude")).unwrap();
+    std::fs::write(
+        web.join(".claude/settings.local.json"),
+        r#"{"permissions": {"deny": ["Bash(touch web-denied)", "Bash(true && touch both)"]}}"#,
+    )
+    .unwrap();
+    let reply = |command: &str| {
+        let adapter = hookd(&p, &tmp, &["adapter", "claude-code", "--no-daemon"]);
+        let input = serde_json::json!({"command": command, "description": "run it"});
+        claude_pre_tool(adapter, &web, "Bash", input)
+    };
+    for (command, rule) in [
+        ("touch web-denied", "Bash(touch web-denied)"),
+        ("true && touch both", "Bash(true && touch both)"),
+    ] {
+        let r = reply(command);
+        assert_eq!(
+            r["hookSpecificOutput"]["permissionDecisionReason"],
+            format!("Permission to use Bash has been denied by your Claude Code rule {rule}"),
+            "{command}: {r}"
+        );
+        assert_eq!(r["hookSpecificOutput"]["permissionDecision"], "deny");
+    }
+    assert_eq!(
+        reply("touch other")["hookSpecificOutput"]["permissionDecision"],
+        "allow"
+    );
+    // The user's own settings file, there but not JSON: its rules are unknown, so denied.
+    std::fs::create_dir_all(p.home.path().join(".claude")).unwrap();
+    let user = p.home.path().join(".claude/settings.json");
+    std::fs::write(
+        &user,
+        "{\"permissions\": {\"deny\": [\"Bash(touch other)\"]",
+    )
+    .unwrap();
+    let r = reply("touch other");
+    assert_eq!(r["hookSpecificOutput"]["permissionDecision"], "deny", "{r}");
+    assert_eq!(
+        r["hookSpecificOutput"]["permissionDecisionReason"],
+        format!(
+            "Permission to use Bash has been denied: hookd cannot read the Claude Code settings {}, whose rules apply to it",
+            user.display()
+        )
+    );
+}
