@@ -29,22 +29,27 @@ pub(super) fn run(a: Args) -> Done {
         }
     }
     out(&report.text);
+    // Both lists, when both apply: one hides nothing of the other.
+    let mut failed: Vec<String> = Vec::new();
     if a.strict && !report.seams.is_empty() {
-        return Err(Error::No(format!(
+        failed.push(format!(
             "hookd check --strict: the project's agent files open {} way{} around hookd:\n  {}",
             report.seams.len(),
             plural(report.seams.len()),
             report.seams.join("\n  ")
-        )));
+        ));
     }
     let refused = &report.refused;
     if a.strict && !refused.is_empty() {
-        return Err(Error::No(format!(
+        failed.push(format!(
             "hookd check --strict: {} hook{} would not run:\n  {}",
             report.not_run,
             plural(report.not_run),
             refused.join("\n  ")
-        )));
+        ));
+    }
+    if !failed.is_empty() {
+        return Err(Error::No(failed.join("\n")));
     }
     Ok(0)
 }

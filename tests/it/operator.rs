@@ -68,6 +68,21 @@ fn check_strict_fails_when_any_hook_would_not_run() {
         stderr(&strict),
         "hookd check --strict: 1 hook would not run:\n  hook nope (.infer/hooks.yaml:4) would be refused by the gate\n"
     );
+    // With a way around hookd as well, both are said (the first hid the second).
+    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    std::fs::write(
+        p.path().join(".claude/settings.json"),
+        r#"{"disableAllHooks": true}"#,
+    )
+    .unwrap();
+    let both = p.run(&["check", "--strict"]);
+    assert_eq!(both.status.code(), Some(1));
+    assert_eq!(
+        stderr(&both),
+        "hookd check --strict: the project's agent files open 1 way around hookd:\n  .claude/settings.json switches the agent's hooks off (\"disableAllHooks\": true): hookd would not run\n\
+         hookd check --strict: 1 hook would not run:\n  hook nope (.infer/hooks.yaml:4) would be refused by the gate\n"
+    );
+    std::fs::remove_file(p.path().join(".claude/settings.json")).unwrap();
     // Untrusted, every project hook is skipped.
     let out = p.cmd_untrusted(&["check", "--strict"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
