@@ -44,15 +44,30 @@ pub fn kept_token_file(socket: &Path, rotate: bool) -> Result<(String, PathBuf),
 
 /// The token in `path` if it is a regular file of this user's, unreadable by anyone else, that
 /// holds 64 hex digits (what [`generate_token`] writes).
+/// The checks are made on the descriptor read, opened without following a link, so the file
+/// cannot be swapped between them (found in review: the path was checked, then opened again);
+/// the directory must be this user's and writable by no one else.
 fn kept_token(path: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    let private = meta.mode() & 0o077 == 0 && meta.uid() == nix::unistd::getuid().as_raw();
-    if !meta.file_type().is_file() || !private {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let me = nix::unistd::getuid().as_raw();
+    let private = |m: &std::fs::Metadata, bits: u32| m.mode() & bits == 0 && m.uid() == me;
+    let dir = std::fs::symlink_metadata(path.parent()?).ok()?;
+    if !dir.is_dir() || !private(&dir, 0o022) {
         return None;
     }
-    let bytes = crate::config::read_regular(path, 64).ok()?;
-    let token = String::from_utf8(bytes).ok()?;
+    let flags = nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits())
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.file_type().is_file() || !private(&meta, 0o077) {
+        return None;
+    }
+    let mut token = String::new();
+    file.take(65).read_to_string(&mut token).ok()?;
     (token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit())).then_some(token)
 }
 
@@ -194,5 +209,36 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "t0k");
+    }
+
+    #[test]
+    fn a_token_is_kept_only_from_a_private_file_in_a_private_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        mode(dir.path(), 0o700);
+        let token = "ab".repeat(32);
+        let path = dir.path().join("hookd.token");
+        write_token_file(&path, &token).unwrap();
+        assert_eq!(kept_token(&path).as_deref(), Some(token.as_str()));
+        // A link to a private file holding a token: not followed.
+        let real = dir.path().join("real");
+        std::fs::rename(&path, &real).unwrap();
+        std::os::unix::fs::symlink(&real, &path).unwrap();
+        assert_eq!(kept_token(&path), None);
+        std::fs::remove_file(&path).unwrap();
+        std::fs::rename(&real, &path).unwrap();
+        // A directory others may write (who could swap the file): not kept.
+        mode(dir.path(), 0o777);
+        assert_eq!(kept_token(&path), None);
+        mode(dir.path(), 0o700);
+        // Readable by others, or not of a token's shape: not kept.
+        mode(&path, 0o644);
+        assert_eq!(kept_token(&path), None);
+        mode(&path, 0o600);
+        std::fs::write(&path, "z".repeat(64)).unwrap();
+        assert_eq!(kept_token(&path), None);
     }
 }
