@@ -138,9 +138,10 @@ fn hook_failure(e: &serde_json::Value) -> Option<String> {
     }
 }
 
-/// The sessions of a stream of events, in the order they first appear.
+/// The sessions of a stream of events, in the order they first appear (and where each is, by
+/// id: a log of many sessions is read in one pass, not a search per event).
 #[derive(Clone, Debug, Default)]
-pub struct Sessions(Vec<Session>);
+pub struct Sessions(Vec<Session>, std::collections::HashMap<String, usize>);
 
 impl Sessions {
     /// Tally one event's JSON line (lines that are not events are passed over).
@@ -152,13 +153,14 @@ impl Sessions {
             .get("session_id")
             .and_then(|v| v.as_str())
             .unwrap_or(NO_SESSION);
-        let at = match self.0.iter().position(|s| s.id == id) {
-            Some(at) => at,
+        let at = match self.1.get(id) {
+            Some(at) => *at,
             None => {
                 self.0.push(Session {
                     id: id.to_string(),
                     ..Session::default()
                 });
+                self.1.insert(id.to_string(), self.0.len() - 1);
                 self.0.len() - 1
             }
         };
