@@ -10,7 +10,8 @@ pub(super) struct Args {
     #[command(flatten)]
     pub(super) gate: GateArgs,
     /// Exit 1 when any hook would be refused or skipped (denied by the gate, untrusted,
-    /// switched off, shadowed by one of yours of the same name, or its program missing), for CI.
+    /// switched off, shadowed by one of yours of the same name, or its program missing), the
+    /// project's agent files open a way around hookd, or a key would be ignored, for CI.
     #[arg(long)]
     pub(super) strict: bool,
 }
@@ -46,6 +47,16 @@ pub(super) fn run(a: Args) -> Done {
             report.not_run,
             plural(report.not_run),
             refused.join("\n  ")
+        ));
+    }
+    let ignored = &report.ignored_keys;
+    if a.strict && !ignored.is_empty() {
+        failed.push(format!(
+            "hookd check --strict: {} unknown key{} would be ignored (an editor with hookd's schema marks {} as an error):\n  {}",
+            ignored.len(),
+            plural(ignored.len()),
+            if ignored.len() == 1 { "it" } else { "them" },
+            ignored.join("\n  ")
         ));
     }
     if !failed.is_empty() {

@@ -90,7 +90,7 @@ impl<'s> Decoder<'s> {
                     };
                     self.warn(
                         k.pos,
-                        format!("unknown key `{value}` in {what} is ignored"),
+                        format!("{}`{value}` in {what} is ignored", super::UNKNOWN_KEY),
                         Some(help),
                     );
                 }

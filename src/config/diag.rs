@@ -38,6 +38,9 @@ pub struct Diagnostic {
     pub(crate) snippet: Option<(String, usize)>,
 }
 
+/// How a warning about an unknown key begins.
+pub(crate) const UNKNOWN_KEY: &str = "unknown key ";
+
 impl Diagnostic {
     /// A finding about a whole file or variable, with no position.
     pub(crate) fn whole(
@@ -106,6 +109,13 @@ impl Diagnostic {
     /// True for errors.
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
+    }
+
+    /// True for a key hookd does not know and ignores: a warning to the loader (the agent's
+    /// files may hold keys of a newer version), an error to an editor with hookd's schema and
+    /// to `hookd check --strict`.
+    pub fn is_ignored_key(&self) -> bool {
+        !self.is_error() && self.message.starts_with(UNKNOWN_KEY)
     }
 }
 

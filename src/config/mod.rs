@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use crate::host::Host;
 
+pub(crate) use diag::UNKNOWN_KEY;
 pub use diag::{Diagnostic, Severity};
 pub use hooks::{
     HookSpec, HooksConfig, OnError, OnResult, DEFAULT_GRACE_SECS, DEFAULT_MAX_CONTINUES,

@@ -30,6 +30,9 @@ pub struct CheckReport {
     pub seams: Vec<String>,
     /// How many hooks would not run.
     pub not_run: usize,
+    /// Keys hookd ignores (warnings to the loader, errors to an editor with hookd's schema),
+    /// for `--strict`: one line each, `file:line:col: key`.
+    pub ignored_keys: Vec<String>,
 }
 
 /// Review `config` for `mode`.
@@ -47,6 +50,10 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
             ..CheckReport::default()
         };
     }
+    let ignored_keys = (config.warnings.iter())
+        .filter(|d| d.is_ignored_key())
+        .map(|d| visible(&format!("{}: {}", d.location(), d.message)).into_owned())
+        .collect();
     let (mut warnings, notes) = lint(&config);
     let mut all = missing_installs(around);
     all.append(&mut warnings);
@@ -97,6 +104,7 @@ pub fn check(config: Config, mode: Mode, around: &Around) -> CheckReport {
         refused,
         seams,
         not_run,
+        ignored_keys,
     }
 }
 

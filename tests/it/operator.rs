@@ -827,3 +827,36 @@ fn the_readmes_install_lines_work_in_a_bare_home() {
         eprintln!("man (man-db) is not installed: the page is written, not read");
     }
 }
+
+/// Issue 42: the editor (hookd's schema) underlines an unknown key that `hookd check` only
+/// warns about. The loader keeps ignoring it (the agent's files may come from a newer
+/// version), and `--strict`, CI's check, fails on it as the editor does; the agent's own
+/// top-level keys in config.yaml are not hookd's to judge.
+#[test]
+fn check_strict_fails_on_a_key_the_schema_rejects() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "gateway: {url: 'http://x'}\ntools: {bash: {mode: {all: {allow: ['^true$']}}}}\nsandbox: {enabld: true}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: ok, hook: post_tool, command: 'true', matchr: Bash}\n",
+    );
+    let plain = p.run(&["check"]);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let strict = p.run(&["check", "--strict"]);
+    assert_eq!(strict.status.code(), Some(1));
+    let said = stderr(&strict);
+    let tail = said
+        .find("hookd check --strict")
+        .map(|at| &said[at..])
+        .unwrap_or_default();
+    assert_eq!(
+        tail,
+        "hookd check --strict: 2 unknown keys would be ignored (an editor with hookd's schema marks them as an error):\n  \
+         .infer/config.yaml:3:11: unknown key `enabld` in `sandbox` is ignored\n  \
+         .infer/hooks.yaml:3:50: unknown key `matchr` in a hook is ignored\n",
+        "{said}"
+    );
+}
