@@ -29,7 +29,8 @@ else
 fi
 "$claude" --version
 
-FAKE_TOOL_COMMAND_FILE="$work/tool-command" python3 scripts/e2e/fake_anthropic.py --port-file "$work/port" --seconds 300 2>"$work/server.log" &
+FAKE_TOOL_COMMAND_FILE="$work/tool-command" python3 scripts/e2e/fake_anthropic.py --port-file "$work/port" --seconds 300 \
+  --dump "$work/requests.jsonl" 2>"$work/server.log" &
 server_pid=$!
 for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 port=$(cat "$work/port")
@@ -54,6 +55,15 @@ run_claude() {
 
 fail() { echo "FAIL: $*"; echo "-- events"; cat "$work/events.jsonl" 2>/dev/null; echo "-- claude"; cat "$work/claude.out" "$work/claude.err"; echo "-- server"; tail -20 "$work/server.log"; exit 1; }
 
+
+echo "== 0: the shipped reminder reaches the model as its text, not as an escaped tag"
+cp "$root/config/headless/reminders.yaml" .infer/reminders.yaml
+: > "$work/requests.jsonl"
+run_claude
+grep -q 'Only allow-listed shell commands run here' "$work/requests.jsonl" || fail "the reminder did not reach the model"
+grep -q 'lt;system-reminder>Only' "$work/requests.jsonl" && fail "the reminder's tag reached the model escaped: $(grep -o '.\{40\}Only allow-listed.\{20\}' "$work/requests.jsonl" | head -1)"
+echo "ok: $(grep -o '.\{30\}Only allow-listed shell commands' "$work/requests.jsonl" | head -1)"
+rm .infer/reminders.yaml
 
 echo "== 1: the model's command is not on the allow-list: hookd denies it"
 printf "tools: {bash: {mode: {all: {allow: ['^touch finished-marker$']}}}}\n" > .infer/config.yaml

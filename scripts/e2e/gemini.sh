@@ -5,6 +5,7 @@
 # GEMINI=/path/to/gemini uses an installed one; HOOKD=/path/to/hookd skips the release build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+root=$PWD
 version=${1:-0.61.0}
 if [ -n "${HOOKD:-}" ]; then
   hookd=$HOOKD
@@ -66,6 +67,15 @@ run_gemini() {  # the model asks for the commands given ($1), one per turn; $2: 
 }
 results() { grep -a 'fake-gemini: function_response' "$work/server.log" || true; }
 fail() { echo "FAIL: $*"; echo "-- events"; cat "$work/events.jsonl" 2>/dev/null; echo "-- gemini"; tail -n 30 "$work/gemini.out" "$work/gemini.err"; echo "-- server"; tail -n 20 "$work/server.log"; exit 1; }
+
+echo "== 0: the shipped reminder reaches the model as its text, not as an escaped tag"
+cp "$root/config/headless/reminders.yaml" "$work/home/.infer/reminders.yaml"
+: > "$work/requests.jsonl"
+run_gemini '[]'
+grep -q 'Only allow-listed shell commands run here' "$work/requests.jsonl" || fail "the reminder did not reach the model"
+grep -q 'lt;system-reminder\|u003csystem-reminder' "$work/requests.jsonl" && fail "the reminder's tag reached the model: $(grep -o '.\{40\}Only allow-listed.\{20\}' "$work/requests.jsonl" | head -1)"
+echo "ok: $(grep -o '.\{30\}Only allow-listed shell commands' "$work/requests.jsonl" | head -1)"
+rm "$work/home/.infer/reminders.yaml"
 
 echo "== 1: an allowed make test runs confined and its output reaches the model"
 run_gemini '["make test"]'

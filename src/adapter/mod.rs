@@ -249,15 +249,19 @@ pub(crate) fn object_and_event<'a>(
 }
 
 /// Everything the model should additionally see: the reminders, the decision's context, and the
-/// files hooks pointed at (paths, not contents).
+/// files hooks pointed at (paths, not contents). Each text loses a `<system-reminder>` tag
+/// around it: the agents frame hook context as a system reminder of their own and escape the
+/// tag's `<` (`&lt;system-reminder>` reached the model from Claude Code 2.1.330).
 pub(crate) fn additional_context(
     outcome: &Outcome,
     context: Option<&str>,
     files: &[String],
 ) -> Option<String> {
-    let mut parts: Vec<String> = outcome.reminders.iter().map(|r| r.text.clone()).collect();
+    let mut parts: Vec<String> = (outcome.reminders.iter())
+        .map(|r| unwrapped(&r.text).to_string())
+        .collect();
     if let Some(c) = context {
-        parts.push(c.to_string());
+        parts.push(unwrapped(c).to_string());
     }
     if !files.is_empty() {
         parts.push(format!(
@@ -270,6 +274,18 @@ pub(crate) fn additional_context(
         ));
     }
     (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// `text` without one `<system-reminder>…</system-reminder>` around the whole of it.
+fn unwrapped(text: &str) -> &str {
+    const OPEN: &str = "<system-reminder>";
+    const CLOSE: &str = "</system-reminder>";
+    let inner = text
+        .trim()
+        .strip_prefix(OPEN)
+        .and_then(|t| t.strip_suffix(CLOSE))
+        .filter(|t| !t.contains(CLOSE));
+    inner.map_or(text, str::trim)
 }
 
 /// The host's `$HOME`, or an error naming it.
@@ -311,6 +327,18 @@ pub enum AdapterError {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_system_reminder_tag_around_the_whole_text_is_taken_off() {
+        use super::unwrapped;
+        let tagged = "<system-reminder>\nRead it.\n</system-reminder>";
+        assert_eq!(unwrapped(tagged), "Read it.");
+        assert_eq!(unwrapped("Read it."), "Read it.");
+        let two = "<system-reminder>a</system-reminder> <system-reminder>b</system-reminder>";
+        assert_eq!(unwrapped(two), two);
+        let inside = "see <system-reminder>x</system-reminder>";
+        assert_eq!(unwrapped(inside), inside);
+    }
+
     #[test]
     fn the_catalogs_agent_event_names_agree_with_the_adapters() {
         for a in super::all() {
