@@ -36,6 +36,7 @@ mod places;
 mod runner;
 mod sandbox;
 mod sandbox_agents;
+mod sandbox_decided;
 mod sandbox_env;
 mod sandbox_rewrite;
 mod sandbox_sockets;
