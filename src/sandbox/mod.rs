@@ -445,7 +445,8 @@ impl Confinement {
 fn summary(writable: &[PathBuf], own_temp: Option<&Path>, network: bool) -> String {
     let mut writes: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
     if let Some(t) = own_temp {
-        writes.insert(1, format!("{} (its own, empty)", t.display()));
+        let at = writes.len().min(1);
+        writes.insert(at, format!("{} (its own, empty)", t.display()));
     }
     format!(
         "writes: {}; network: {}",

@@ -38,6 +38,7 @@ mod sandbox;
 mod sandbox_agents;
 mod sandbox_decided;
 mod sandbox_env;
+mod sandbox_read_only;
 mod sandbox_rewrite;
 mod sandbox_sockets;
 mod schema;
