@@ -15,8 +15,9 @@ use crate::provider::Call;
 
 impl CommandProvider {
     /// With the sandbox on, a shell tool call that goes ahead is rewritten so that the agent
-    /// runs it confined: `hookd exec --shell='COMMAND'` (see [`crate::sandbox::shell_rewrite`]),
-    /// the command inside exactly the one that was checked. Where it cannot be confined (the
+    /// runs it confined: `hookd exec DECIDED --shell='COMMAND'` (see
+    /// [`crate::sandbox::shell_rewrite`]), the command inside exactly the one that was checked,
+    /// `DECIDED` what this engine decided ([`crate::sandbox::Decided`]). Where it cannot be confined (the
     /// kernel, an embedder that named no hookd program) the call is denied: never run
     /// unconfined; see [`crate::sandbox::confined_call`].
     pub(super) fn confine_shell_call(&self, call: &mut Call<'_>, decision: &mut Decision) {
