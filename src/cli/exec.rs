@@ -28,7 +28,8 @@ pub(super) struct Args {
     /// whatever its HOME says.
     #[arg(long, value_name = "DIR")]
     pub(super) project: Option<PathBuf>,
-    /// With --project: start the command in DIR (default: the project).
+    /// With --project: start the command in DIR (default: the current directory when it is
+    /// inside the project, else the project).
     #[arg(long, value_name = "DIR", requires = "project")]
     pub(super) start_dir: Option<PathBuf>,
     /// With --project: the user's layer is DIR/.infer (default: the home the user database
@@ -100,7 +101,10 @@ fn as_decided(a: &Args, project: &Path) -> Result<(hookd::config::Config, PathBu
             "--project must be given before the command, as `--project=DIR`".into(),
         ));
     }
-    let start = a.start_dir.clone().unwrap_or_else(|| project.to_path_buf());
+    let start = match &a.start_dir {
+        Some(dir) => dir.clone(),
+        None => shell_dir_inside(project),
+    };
     for (flag, dir) in [("--project", project), ("--start-dir", &start)] {
         if !dir.is_absolute() || !dir.is_dir() {
             return Err(Error::Cannot(format!(
@@ -115,4 +119,17 @@ fn as_decided(a: &Args, project: &Path) -> Result<(hookd::config::Config, PathBu
     opts.home_dir = a.user_home.clone().or_else(hookd::paths::user_home);
     let config = hookd::config::load(&opts).map_err(Error::Config)?;
     Ok((config, start))
+}
+
+/// The current directory when it is inside `project` (resolved), else `project`: where a call
+/// whose agent names no start directory (Crush) starts.
+fn shell_dir_inside(project: &Path) -> PathBuf {
+    let here = std::env::current_dir().ok();
+    let (Some(here), Ok(root)) = (here, project.canonicalize()) else {
+        return project.to_path_buf();
+    };
+    match here.canonicalize() {
+        Ok(real) if real.starts_with(&root) => here,
+        _ => project.to_path_buf(),
+    }
 }

@@ -75,8 +75,9 @@ impl CommandProvider {
     }
 
     /// What the rewrite of a confined shell call carries to `hookd exec`: the project, where
-    /// the call starts (the agent's directory; for Gemini CLI, its `dir_path` from there), the
-    /// configuration's origin and whether the call is read-only.
+    /// the call starts (the agent's directory; for Gemini CLI, its `dir_path` from there; for
+    /// Crush, whose payload names its session's directory and not its shell's, none: the
+    /// shell's own inside the project), the configuration's origin and whether it is read-only.
     fn decided(
         &self,
         call: &Call<'_>,
@@ -84,6 +85,14 @@ impl CommandProvider {
         input: &serde_json::Map<String, Value>,
         policy: &crate::config::SandboxPolicy,
     ) -> crate::sandbox::Decided {
+        let (config_dir, home) = self.loaded_from.clone();
+        let decided = crate::sandbox::Decided::in_project(&self.project_dir)
+            .config_dir(config_dir)
+            .user_home(home)
+            .read_only(policy.read_only);
+        if tool == crate::sandbox::CRUSH_SHELL_TOOL {
+            return decided;
+        }
         let mut start = call
             .view
             .cwd
@@ -96,12 +105,7 @@ impl CommandProvider {
                 start = start.join(dir).components().collect();
             }
         }
-        let (config_dir, home) = self.loaded_from.clone();
-        crate::sandbox::Decided::in_project(&self.project_dir)
-            .starting_in(start)
-            .config_dir(config_dir)
-            .user_home(home)
-            .read_only(policy.read_only)
+        decided.starting_in(start)
     }
 
     /// Whether the sandbox is on (hooks confined, file tools held by its write policy).

@@ -23,7 +23,7 @@ mod rewrite;
 
 pub use rewrite::{
     channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
-    shell_rewrite, Decided, ShellRun, GEMINI_SHELL_TOOL,
+    shell_rewrite, Decided, ShellRun, CRUSH_SHELL_TOOL, GEMINI_SHELL_TOOL,
 };
 mod spawn;
 

@@ -39,6 +39,12 @@ const REPORT_TAIL: u64 = 8192;
 /// quotes the model's command, so hookd refuses such a call itself ([`gemini_refuses`]).
 pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
 
+/// Crush's shell tool. Crush keeps its shell's directory from one call to the next, and its
+/// hook payload's `cwd` is the session's directory, fixed when its hook runner is built
+/// (charmbracelet/crush `internal/hooks/runner.go`), not its shell's: its rewrite names no
+/// start directory, and `hookd exec` starts in the shell's own when that is inside the project.
+pub const CRUSH_SHELL_TOOL: &str = "bash";
+
 /// The rewrite of a model's call of the shell tool `tool` with `command` (see
 /// [`shell_rewrite`]), or why it cannot run confined: the kernel cannot confine, there is no
 /// hookd `program` to run it with, or Gemini CLI would have refused it. A shell that keeps its
@@ -90,8 +96,11 @@ pub struct Decided {
     /// The project (`--project`): where confined commands write, and the only place the
     /// directory channel may name.
     pub project: PathBuf,
-    /// Where the command starts (`--start-dir`): the agent's directory for the call.
-    pub start: PathBuf,
+    /// Where the command starts (`--start-dir`): the agent's directory for the call, when the
+    /// agent says it (Claude Code's payload `cwd`, Gemini CLI's `dir_path`). `None`: the
+    /// shell's own directory, accepted only inside the project (Crush's payload names the
+    /// session's directory, not its shell's).
+    pub start: Option<PathBuf>,
     /// The user's configuration directory when the adapter was started with `--config-dir`.
     pub config_dir: Option<PathBuf>,
     /// The home whose `.infer/` is the user's layer (`--user-home`), as the adapter decided it.
@@ -102,19 +111,18 @@ pub struct Decided {
 }
 
 impl Decided {
-    /// A call in `project`, started at its root, read-write, with no other decision carried.
+    /// A call in `project`, started in the shell's directory (inside the project), read-write,
+    /// with no other decision carried.
     pub fn in_project(project: impl Into<PathBuf>) -> Decided {
-        let project = project.into();
         Decided {
-            start: project.clone(),
-            project,
+            project: project.into(),
             ..Decided::default()
         }
     }
 
     /// Started in `start`.
     pub fn starting_in(mut self, start: impl Into<PathBuf>) -> Decided {
-        self.start = start.into();
+        self.start = Some(start.into());
         self
     }
 
@@ -139,11 +147,10 @@ impl Decided {
     /// The `hookd exec` flags that carry this decision, each one shell word.
     fn flags(&self) -> String {
         let path = |p: &Path| shell_quote(&p.display().to_string());
-        let mut out = format!(
-            "--project={} --start-dir={}",
-            path(&self.project),
-            path(&self.start)
-        );
+        let mut out = format!("--project={}", path(&self.project));
+        if let Some(s) = &self.start {
+            out.push_str(&format!(" --start-dir={}", path(s)));
+        }
         if let Some(h) = &self.user_home {
             out.push_str(&format!(" --user-home={}", path(h)));
         }
@@ -232,7 +239,7 @@ pub fn shell_quote(text: &str) -> String {
 /// A model's shell call rewritten so that the agent runs it confined, in the agent's own shell:
 /// `PROGRAM exec DECIDED --shell='COMMAND'`, where `COMMAND` is, byte for byte, the one that
 /// was checked, and `DECIDED` the adapter's decision ([`Decided`]: `--project='P'
-/// --start-dir='S'`, then `--user-home='H'`, `--config-dir='D'`, `--read-only` where it has
+/// --start-dir='S'` (where the agent names it), then `--user-home='H'`, `--config-dir='D'`, `--read-only` where it has
 /// them), every path one single-quoted word.
 ///
 /// With a `channel` (a file [`channel_file`] named), the words after it carry back the

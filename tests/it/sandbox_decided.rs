@@ -253,3 +253,42 @@ fn the_directory_channel_is_refused_in_a_directory_others_may_write() {
         "{out}"
     );
 }
+
+#[test]
+fn crushs_call_starts_in_its_shells_directory_inside_the_project_only() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let root = p.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    // Crush's payload names its session's directory, not its shell's (which keeps its own).
+    let payload = json!({
+        "event": "PreToolUse", "cwd": p.path(), "session_id": "c",
+        "tool_name": "bash", "tool_input": {"command": "pwd"},
+    });
+    let o = crate::support::with_stdin(
+        hookd(&p, &tmp, &["adapter", "crush", "--no-daemon"]),
+        &payload.to_string(),
+    );
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let cmd = r["updated_input"]["command"].as_str().unwrap();
+    assert!(
+        cmd.contains(&format!(" exec --project='{}' ", p.path().display())),
+        "{cmd}"
+    );
+    assert!(!cmd.contains("--start-dir"), "{cmd}");
+    // The shell in sub/ (where a previous call left it): the command starts there.
+    let out = agent_shell(&p, &tmp, &root.join("sub"), &[], cmd);
+    assert!(
+        out.starts_with(&format!("{}/sub\n", root.display())),
+        "{out}"
+    );
+    // The shell outside the project: the command starts at the project's root.
+    let out = agent_shell(&p, &tmp, p.home.path(), &[], cmd);
+    assert!(
+        out.starts_with(&format!("{}\n", p.path().display())),
+        "{out}"
+    );
+}
