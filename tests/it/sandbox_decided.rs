@@ -292,3 +292,41 @@ fn crushs_call_starts_in_its_shells_directory_inside_the_project_only() {
         "{out}"
     );
 }
+
+#[test]
+fn hookd_exec_refuses_a_decision_it_cannot_take_as_given() {
+    let (p, tmp) = project();
+    let root = p.path().display().to_string();
+    // `--project` after the command: the scrub read no project before the arguments were
+    // parsed, so the decision is refused, not half applied.
+    let o = hookd(
+        &p,
+        &tmp,
+        &["exec", "--shell", "true", &format!("--project={root}")],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "error: --project must be given before the command, as `--project=DIR`\n"
+    );
+    let o = hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            &format!("--project={root}"),
+            "--start-dir=sub",
+            "--",
+            "true",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "error: --start-dir sub is not an absolute path to a directory\n"
+    );
+}
