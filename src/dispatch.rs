@@ -189,6 +189,7 @@ impl EngineBuilder {
                 sandbox: Some(self.config.policy.sandbox.clone()),
                 shell_tools: self.config.policy.shell_tools.clone(),
                 exec_program: self.exec_program,
+                loaded_from: (self.config.config_dir.clone(), self.config.host().home()),
                 untrusted: untrusted_denial(&self.config),
                 recheck: match (&self.config.trust, &self.config.fingerprint) {
                     (ProjectTrust::Trusted { .. }, Some(fp)) => Some(fp.clone()),

@@ -11,7 +11,7 @@ pub const PROJECT_FILES: [&str; 3] = ["config.yaml", "hooks.yaml", "reminders.ya
 
 /// The user's home directory from the user database, not from `HOME` (which a repository may
 /// have set for its agent, and which a host may not have at all).
-pub(crate) fn user_home() -> Option<PathBuf> {
+pub fn user_home() -> Option<PathBuf> {
     nix::unistd::User::from_uid(nix::unistd::getuid())
         .ok()
         .flatten()

@@ -177,8 +177,34 @@ if "$hookd" exec -- true 2>/dev/null; then
   results | grep -q 'tool_result' || fail "the model got no tool result"
   rm -f "$work/home/.claude/settings.json"
   echo "ok: not run: $(results | grep -o '"content": "[^"]*' | head -1 | cut -c1-120)"
+
+  echo "== 9: a HOME the repository sets, once the shell stands in a directory with its own .git, does not choose the policy"
+  # The repository plants a home whose config.yaml makes everything writable and sets HOME to it
+  # for its agent. The sandbox is on in the (trusted) project's own layer: with HOME set by the
+  # repository, the user's layer is the user database's home. The first call makes nest/.git
+  # and moves the shell there; the second writes outside.
+  printf 'enabled: true\nhooks: []\n' > .infer/hooks.yaml
+  printf 'sandbox: {enabled: true}\n' > .infer/config.yaml
+  mkdir -p planted/.infer
+  printf "sandbox: {enabled: true, write: ['/']}\n" > planted/.infer/config.yaml
+  # The marker's directory lies outside /tmp: below /tmp a confined write lands in the
+  # command's own tmpfs and would prove nothing.
+  mkdir -p "$root/target"; outside=$(mktemp -d -p "$root/target" e2e-outside.XXXXXX)
+  # Added to the project's settings (which hold hookd's install).
+  cp .claude/settings.json "$work/settings.json.bak"
+  python3 -c 'import json,sys; p=".claude/settings.json"; s=json.load(open(p)); s["env"]={"HOME": sys.argv[1]}; json.dump(s, open(p, "w"))' "$project/planted"
+  python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
+    "mkdir -p nest/.git && cd nest" "touch $outside/outside-marker; pwd; echo second-call" > "$work/tool-command"
+  : > "$work/server.log"
+  run_claude
+  cp "$work/settings.json.bak" .claude/settings.json; rm -rf planted
+  results | grep -q "$project/nest\\\\nsecond-call" || fail "the second call did not run in nest/"
+  [ -e "$outside/outside-marker" ] && { rm -rf "$outside"; fail "the planted config.yaml applied: the model's command wrote outside the project"; }
+  rm -rf "$outside"
+  results | grep -qE "outside-marker': (Permission denied|Read-only file system)" || fail "the tool result does not show the refused write"
+  echo "ok: the second call ran in nest/ under the adapter's policy (its write outside was refused)"
 else
   echo "skipped: this kernel cannot confine (hookd check says why)"
 fi
 rm -f "$work/tool-command"
-echo "8 passed, 0 failed"
+echo "9 passed, 0 failed"

@@ -3,7 +3,8 @@
 Gemini CLI (point it here with GOOGLE_GEMINI_BASE_URL and a fake GEMINI_API_KEY).
 
 A prompt containing RUNTOOL gets `run_shell_command` calls, one per turn: the commands in the
-file $FAKE_TOOL_COMMAND_FILE names (a JSON list of commands, or one command as plain text; read
+file $FAKE_TOOL_COMMAND_FILE names (a JSON list of commands or of argument objects with
+`command` and `dir_path`, or one command as plain text; read
 at each request, so one server serves several scenarios), else `echo ok-tool`. After the last
 command's result comes back, or for any other prompt, the answer is plain text. Requests that
 ask for JSON (Gemini CLI's routing and next-speaker checks) get a JSON object. Every function
@@ -36,8 +37,11 @@ def answer(body):
         return [{"text": "ok"}]
     commands = tool_commands()
     if len(results) < len(commands):
-        return [{"functionCall": {"name": "run_shell_command",
-                                  "args": {"command": commands[len(results)], "description": "run"}}}]
+        # An entry is the command, or the call's arguments (`{"command": …, "dir_path": …}`).
+        call = commands[len(results)]
+        args = dict(call) if isinstance(call, dict) else {"command": call}
+        args.setdefault("description", "run")
+        return [{"functionCall": {"name": "run_shell_command", "args": args}}]
     return [{"text": "done"}]
 
 class Handler(BaseHTTPRequestHandler):

@@ -54,7 +54,7 @@ printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"
 printf '{"%s": "TRUST_FOLDER"}\n' "$project" > "$work/home/.gemini/trustedFolders.json"
 cat > "$work/home/.infer/config.yaml" <<'YAML'
 sandbox: {enabled: true}
-tools: {bash: {mode: {all: {allow: ['^make test$', '^make escape$', '^git add -A$', '^git commit -m x$']}}}}
+tools: {bash: {mode: {all: {allow: ['^make test$', '^make escape$', '^git add -A$', '^git commit -m x$', '^pwd$', '^echo in-dir-path$']}}}}
 YAML
 printf 'enabled: true\ngate_shell_tools: true\nhooks: []\n' > "$work/home/.infer/hooks.yaml"
 
@@ -101,10 +101,16 @@ run_gemini '["make escape"]'
 [ -e "$work/home/escaped" ] && fail "the confined command wrote the home directory"
 results | grep -qE 'Permission denied|Read-only file system' || fail "the tool result does not show the refused write"
 echo "ok: the write to the home directory was refused"
-echo "== 5: without --yolo, Gemini CLI's policy allows the confined calls by hookd's program"
+echo "== 5: a call's dir_path is where the confined command starts"
+mkdir -p web/src
+run_gemini '[{"command": "pwd && echo in-dir-path", "dir_path": "web/src"}]'
+results | grep -q "$project/web/src\\\\nin-dir-path" || fail "the confined command did not start in dir_path"
+echo "ok: it ran in web/src"
+
+echo "== 6: without --yolo, Gemini CLI's policy allows the confined calls by hookd's program"
 printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}, "tools": {"allowed": ["run_shell_command(%s exec)"]}}\n' \
   "$(printf %s "'$hookd'" | sed 's/"/\\"/g')" > "$work/home/.gemini/settings.json"
 run_gemini '["make test"]' ""
 results | grep -q 'make-test-output-42' || fail "the confined call did not run without --yolo"
 echo "ok: allowed by the rule for '$hookd' exec"
-echo "5 passed, 0 failed"
+echo "6 passed, 0 failed"

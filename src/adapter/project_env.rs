@@ -424,10 +424,14 @@ pub struct Entered {
 /// [`enter_agent_project`] does, staying in its working directory (`hookd exec`: an agent runs
 /// a model's confined call through its own shell, whose environment a repository may have set:
 /// its `HOME` would choose which `config.yaml` applies, its `TMPDIR` where confined commands
-/// may write). `Err` names the agent files hookd would not read: what they set is unknown.
-pub fn drop_agent_env(mut host: Host) -> Result<Host, Vec<Unreadable>> {
+/// may write). With the `project` an adapter decided (`hookd exec --project`), that project's
+/// files are read too, whatever directory the shell stands in (a directory with a `.git` of its
+/// own would otherwise end the walk before them). `Err` names the agent files hookd would not
+/// read: what they set is unknown.
+pub fn drop_agent_env(mut host: Host, project: Option<&Path>) -> Result<Host, Vec<Unreadable>> {
     let here = host.cwd().map(Path::to_path_buf);
-    let entered = enter_agent_project(None, &mut host);
+    let payload = project.map(|p| serde_json::json!({ "cwd": p }));
+    let entered = enter_agent_project(payload.as_ref(), &mut host);
     if !entered.unreadable.is_empty() {
         return Err(entered.unreadable);
     }

@@ -1,9 +1,12 @@
-//! `hookd exec`: run anything confined by the configured sandbox, for people and scripts.
+//! `hookd exec`: run anything confined by the configured sandbox, for people and scripts, and
+//! the model's shell calls as an adapter's rewrite carries them (with the adapter's decision).
 
 use super::error::{Done, Error};
-use super::load::{load, ConfigArgs};
+use super::load::{checked_options, load, options_for, ConfigArgs};
+use hookd::host::Host;
 use hookd::sandbox::RunError;
 use nix::sys::signal::{signal, SigHandler, Signal};
+use std::path::{Path, PathBuf};
 
 /// `hookd exec`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -19,7 +22,24 @@ pub(super) struct Args {
     /// would have after the command itself). FILE must be in hookd's state directory, which
     /// confined commands cannot see.
     #[arg(long, value_name = "FILE", requires = "shell")]
-    pub(super) cwd_file: Option<std::path::PathBuf>,
+    pub(super) cwd_file: Option<PathBuf>,
+    /// The project, as the adapter decided it (its rewrite of a model's call carries it): the
+    /// configuration is that project's and the user's, whatever directory the shell is in and
+    /// whatever its HOME says.
+    #[arg(long, value_name = "DIR")]
+    pub(super) project: Option<PathBuf>,
+    /// With --project: start the command in DIR (default: the current directory when it is
+    /// inside the project, else the project).
+    #[arg(long, value_name = "DIR", requires = "project")]
+    pub(super) start_dir: Option<PathBuf>,
+    /// With --project: the user's layer is DIR/.infer (default: the home the user database
+    /// names, never the shell's HOME).
+    #[arg(long, value_name = "DIR", requires = "project")]
+    pub(super) user_home: Option<PathBuf>,
+    /// Nothing writable but the command's own temporary directory: not the project, not the
+    /// policy's `write` places.
+    #[arg(long)]
+    pub(super) read_only: bool,
     /// The program and its arguments (after `--`).
     #[arg(
         required_unless_present = "shell",
@@ -34,9 +54,16 @@ pub(super) struct Args {
 /// on (128 + N when signal N ended it). Exit 126 when it cannot be confined, naming what the
 /// kernel lacks: it never runs unconfined.
 pub(super) fn run(a: Args) -> Done {
-    let config = load(a.cfg)?;
-    let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
-    let (policy, project) = (&config.policy.sandbox, &config.project_dir);
+    let (config, cwd) = match &a.project {
+        Some(project) => as_decided(&a, project)?,
+        None => (
+            load(a.cfg.clone())?,
+            std::env::current_dir().map_err(Error::CurrentDir)?,
+        ),
+    };
+    let mut policy = config.policy.sandbox.clone();
+    policy.read_only |= a.read_only;
+    let (policy, project) = (&policy, &config.project_dir);
     // Ctrl-C and Ctrl-\ in a terminal reach the command through its waiter (it has no terminal
     // of its own); hookd waits for it and passes on how it ended, as a shell does. A handler
     // that does nothing, not "ignore": the command must not inherit an ignored SIGINT.
@@ -62,5 +89,47 @@ pub(super) fn run(a: Args) -> Done {
         Ok(code) => Ok(code),
         Err(RunError::Unavailable(e)) => Err(Error::Confine(e.to_string())),
         Err(e) => Err(Error::Cannot(e.to_string())),
+    }
+}
+
+/// The configuration and start directory an adapter decided (`--project`, `--start-dir`,
+/// `--user-home`, `--config-dir`), read from those flags and never from the shell's directory
+/// or HOME: the project's and the user's layers as the adapter loaded them.
+fn as_decided(a: &Args, project: &Path) -> Result<(hookd::config::Config, PathBuf), Error> {
+    if super::exec_project().as_deref() != Some(project) {
+        return Err(Error::Cannot(
+            "--project must be given before the command, as `--project=DIR`".into(),
+        ));
+    }
+    let start = match &a.start_dir {
+        Some(dir) => dir.clone(),
+        None => shell_dir_inside(project),
+    };
+    for (flag, dir) in [("--project", project), ("--start-dir", &start)] {
+        if !dir.is_absolute() || !dir.is_dir() {
+            return Err(Error::Cannot(format!(
+                "{flag} {} is not an absolute path to a directory",
+                dir.display()
+            )));
+        }
+    }
+    checked_options(&a.cfg)?;
+    let mut opts = options_for(&a.cfg, &Host::of_this_process().with_cwd(&start))?;
+    opts.project_dir = project.to_path_buf();
+    opts.home_dir = a.user_home.clone().or_else(hookd::paths::user_home);
+    let config = hookd::config::load(&opts).map_err(Error::Config)?;
+    Ok((config, start))
+}
+
+/// The current directory when it is inside `project` (resolved), else `project`: where a call
+/// whose agent names no start directory (Crush) starts.
+fn shell_dir_inside(project: &Path) -> PathBuf {
+    let here = std::env::current_dir().ok();
+    let (Some(here), Ok(root)) = (here, project.canonicalize()) else {
+        return project.to_path_buf();
+    };
+    match here.canonicalize() {
+        Ok(real) if real.starts_with(&root) => here,
+        _ => project.to_path_buf(),
     }
 }

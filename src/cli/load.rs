@@ -61,8 +61,13 @@ pub(super) fn not_a_directory(cfg: &ConfigArgs) -> Option<Error> {
 /// command-line layer, which `config::load` resolves with the files (and a daemon's reloads
 /// with it).
 pub(super) fn options(cfg: &ConfigArgs) -> Result<LoadOptions, Error> {
-    let mut opts = LoadOptions::from_host(&Host::of_this_process(), cfg.config_dir.clone())
-        .map_err(Error::CurrentDir)?;
+    options_for(cfg, &Host::of_this_process())
+}
+
+/// [`options`] for the process `host`.
+pub(super) fn options_for(cfg: &ConfigArgs, host: &Host) -> Result<LoadOptions, Error> {
+    let mut opts =
+        LoadOptions::from_host(host, cfg.config_dir.clone()).map_err(Error::CurrentDir)?;
     opts.trust_project = cfg.trust_project;
     opts.flags = config::PolicyLayer::flags(cfg.gate_shell_tools, cfg.fail_closed);
     Ok(opts)

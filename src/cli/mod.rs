@@ -91,7 +91,8 @@ pub(crate) fn early() -> Option<hookd::adapter::handle::Arrival> {
     let sub = std::env::args_os().nth(1);
     if sub.as_deref() == Some(std::ffi::OsStr::new("exec")) {
         // What the repository set for its agent, dropped before anything reads it.
-        match hookd::adapter::drop_agent_env(Host::of_this_process()) {
+        let project = exec_project();
+        match hookd::adapter::drop_agent_env(Host::of_this_process(), project.as_deref()) {
             Ok(host) => {
                 let _ = host.make_this_process();
             }
@@ -106,6 +107,37 @@ pub(crate) fn early() -> Option<hookd::adapter::handle::Arrival> {
         return None;
     }
     (sub.as_deref() == Some(std::ffi::OsStr::new("adapter"))).then(arrive)
+}
+
+/// `hookd exec --project=DIR`'s project, read from the arguments before they are parsed (the
+/// scrub of what the project set for its agent must read that project's files first); `exec`
+/// checks that the parsed arguments say the same.
+pub(super) fn exec_project() -> Option<std::path::PathBuf> {
+    static PROJECT: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    PROJECT
+        .get_or_init(|| {
+            let mut args = std::env::args_os().skip(2);
+            while let Some(arg) = args.next() {
+                let Some(text) = arg.to_str() else { continue };
+                match text {
+                    // The command's own words follow.
+                    "--" | "--shell" => return None,
+                    "--project" => return args.next().map(Into::into),
+                    // A flag whose value is the next word.
+                    "--config-dir" | "--cwd-file" | "--start-dir" | "--user-home" => {
+                        args.next();
+                        continue;
+                    }
+                    _ if text.starts_with("--shell=") || !text.starts_with('-') => return None,
+                    _ => {}
+                }
+                if let Some(dir) = text.strip_prefix("--project=") {
+                    return Some(dir.into());
+                }
+            }
+            None
+        })
+        .clone()
 }
 
 /// An adapter call arrives: its payload read, this process moved into the agent's project and

@@ -2,9 +2,10 @@
 //! the gate admit each command, run it, read its reply, and combine the replies into the
 //! point's decision. Every hook becomes a `hook_command` or `hook_command_skipped` event.
 
+mod confine;
 mod report;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -87,6 +88,9 @@ pub(crate) struct CommandProvider {
     pub shell_tools: Vec<String>,
     /// The `hookd` program the agent runs a confined shell call with.
     pub exec_program: Option<PathBuf>,
+    /// What the configuration was loaded from (`--config-dir`, the user's home), carried in
+    /// the rewrite of a confined shell call so that `hookd exec` loads the same.
+    pub loaded_from: (Option<PathBuf>, Option<PathBuf>),
     /// Set when the project's `.infer/` is not trusted: its hooks are skipped with this denial.
     pub untrusted: Option<Skip>,
     /// For a project trusted by record: its fingerprint, verified again before each of its hooks
@@ -371,98 +375,6 @@ impl CommandProvider {
         self.emit_denied(call, tool, named, denied);
     }
 
-    /// With the sandbox on, a shell tool call that goes ahead is rewritten so that the agent
-    /// runs it confined: `hookd exec --shell='COMMAND'` (see [`crate::sandbox::shell_rewrite`]),
-    /// the command inside exactly the one that was checked. Where it cannot be confined (the
-    /// kernel, an embedder that named no hookd program) the call is denied: never run
-    /// unconfined; see [`crate::sandbox::confined_call`].
-    fn confine_shell_call(&self, call: &mut Call<'_>, decision: &mut Decision) {
-        if call.point != HookPoint::PreTool || !self.confines() {
-            return;
-        }
-        let Decision::Tool(t) = decision else { return };
-        if t.deny || t.base.halt {
-            return;
-        }
-        let Some(tool) = call.view.tool.as_ref().and_then(|v| v.name) else {
-            return;
-        };
-        if !self.shell_tools.iter().any(|n| n == tool) {
-            return;
-        }
-        let mut input = match t
-            .updated_input
-            .clone()
-            .or_else(|| call.context.tool("input").cloned())
-        {
-            Some(Value::Object(m)) => m,
-            _ => return,
-        };
-        let Some(command) = input.get("command").and_then(Value::as_str) else {
-            return;
-        };
-        let Some(policy) = &self.sandbox else { return };
-        let program = self.exec_program.as_deref();
-        let wrapped = match crate::sandbox::confined_call(
-            program,
-            policy,
-            &self.project_dir,
-            tool,
-            command,
-        ) {
-            Ok(w) => w,
-            Err(why) => {
-                t.deny = true;
-                t.reason = Some(format!("hookd refused this {tool} call: {why}"));
-                t.synthetic_result = t.reason.clone();
-                t.updated_input = None;
-                return;
-            }
-        };
-        input.insert("command".into(), Value::String(wrapped));
-        t.updated_input = Some(Value::Object(input));
-        t.confined = true;
-        t.gate_admitted = self.shell_gate.is_some();
-    }
-
-    /// Whether the sandbox is on (hooks confined, file tools held by its write policy).
-    fn confines(&self) -> bool {
-        self.sandbox.as_ref().is_some_and(|s| s.enabled)
-    }
-
-    /// With the sandbox on, a file tool's write outside the places confined commands may write,
-    /// or into one of the read-only places inside the project, is denied: the agent writes
-    /// the file itself, so the path is all there is to judge.
-    fn sandbox_denies_write(
-        &self,
-        tool: &str,
-        input: Option<&Value>,
-        cwd: &Path,
-    ) -> Option<(String, Denied)> {
-        let policy = self.sandbox.as_ref().filter(|s| s.enabled)?;
-        if !FILE_TOOLS.contains(&tool) {
-            return None;
-        }
-        let input = input?;
-        PATH_KEYS
-            .iter()
-            .filter_map(|k| input.get(*k).and_then(Value::as_str))
-            .find_map(|named| {
-                crate::sandbox::write_refused(policy, &self.project_dir, &cwd.join(named)).map(
-                    |why| {
-                        (
-                            named.to_string(),
-                            Denied {
-                                reason: crate::gate::DenyReason::ProtectedPath,
-                                detail: format!("`{named}` is {why}"),
-                                hint: "the sandbox's write policy holds the model's file tools too; only `sandbox.write` in your own config.yaml widens it".into(),
-                            },
-                        )
-                    },
-                )
-            })
-    }
-
     /// A shell call hookd gates or confines, in a session whose repository set a variable that
     /// makes the agent's shell (or the loader) run its code first (`BASH_ENV` in
     /// `.claude/settings.json` `env`, `LD_PRELOAD` in a `.env`): whatever hookd decides, that
@@ -511,7 +423,7 @@ impl CommandProvider {
             .filter(|c| c.starts_with('/'))
             .map(PathBuf::from)
             .unwrap_or_else(|| self.project_dir.clone());
-        if let Some((named, denied)) = self.sandbox_denies_write(tool, input, &cwd) {
+        if let Some((named, denied)) = self.sandbox_denies_write((tool, call.mode), input, &cwd) {
             return Gated::Denied(Named::Path(named), denied);
         }
         if let Some(denied) = self.startup_set(tool) {

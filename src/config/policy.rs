@@ -46,6 +46,8 @@ pub struct SandboxLayer {
     pub unix_sockets: Vec<PathBuf>,
     /// `env.keep`: secret-carrying variables confined commands get all the same.
     pub env_keep: Vec<String>,
+    /// `read_only_modes`: the modes whose calls run read-only (a layer may only add).
+    pub read_only_modes: Vec<crate::kinds::Mode>,
 }
 
 impl PolicyLayer {
@@ -121,6 +123,8 @@ impl Policy {
             read_deny: user.sandbox.read_deny.clone(),
             unix_sockets: user.sandbox.unix_sockets.clone(),
             keep_env: user.sandbox.env_keep.clone(),
+            read_only: false,
+            read_only_modes: user.sandbox.read_only_modes.clone(),
             home: None,
             temp: None,
             state: None,
@@ -144,6 +148,12 @@ impl Policy {
             for path in &s.read_deny {
                 if !p.sandbox.read_deny.contains(path) {
                     p.sandbox.read_deny.push(path.clone());
+                }
+            }
+            // More modes read-only, never fewer.
+            for mode in &s.read_only_modes {
+                if !p.sandbox.read_only_modes.contains(mode) {
+                    p.sandbox.read_only_modes.push(*mode);
                 }
             }
         }

@@ -97,6 +97,9 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
     if let Some(n) = f.get("network") {
         out.network = d.bool(n, "`sandbox.network`");
     }
+    if let Some(n) = f.get("read_only_modes") {
+        out.read_only_modes = read_only_modes(d, n);
+    }
     if let Some(n) = f.get("env") {
         let keep = super::hooks::env_keep(d, n);
         if d.origin_source == super::Source::Project {
@@ -145,6 +148,27 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
                 continue;
             }
             list.push(std::path::PathBuf::from(path));
+        }
+    }
+    out
+}
+
+/// `sandbox.read_only_modes: [plan, …]`: mode names; an unknown one is an error naming the
+/// nearest (any layer may write it: a project's only adds modes, which narrows).
+fn read_only_modes(d: &mut Decoder<'_>, node: &Node) -> Vec<crate::kinds::Mode> {
+    let mut out = Vec::new();
+    for item in d.seq(node, "`sandbox.read_only_modes`").unwrap_or_default() {
+        let Some(name) = d.string(item, "a mode") else {
+            continue;
+        };
+        match name.parse::<crate::kinds::Mode>() {
+            Ok(m) if !out.contains(&m) => out.push(m),
+            Ok(_) => {}
+            Err(e) => d.error(
+                item.pos,
+                format!("`sandbox.read_only_modes`: {e}"),
+                e.suggestion.map(|s| format!("write `{s}`")),
+            ),
         }
     }
     out

@@ -198,6 +198,10 @@ pub(crate) const HOOK: Shape = Shape {
     rules: hook_rules,
 };
 
+fn mode_names() -> Vec<&'static str> {
+    crate::kinds::Mode::ALL.iter().map(|m| m.name()).collect()
+}
+
 fn on_results() -> Vec<&'static str> {
     super::hooks::ON.iter().map(|(name, _)| *name).collect()
 }
@@ -434,6 +438,11 @@ pub(crate) const SANDBOX: Shape = Shape {
             "unix_sockets",
             Ty::List(&Ty::Path),
             "Unix sockets made outside that confined commands may connect to (your own file only).",
+        ),
+        key(
+            "read_only_modes",
+            Ty::List(&Ty::Choice(mode_names)),
+            "Agent modes (e.g. plan) whose shell calls and file tools may write nothing but hookd's temporary directory (a project may add modes).",
         ),
         key(
             "env",

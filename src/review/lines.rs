@@ -60,8 +60,16 @@ pub(super) fn sandbox_line(config: &Config) -> (String, Option<String>) {
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
+    let modes: Vec<&str> = policy.read_only_modes.iter().map(|m| m.name()).collect();
+    let read_only = match modes.as_slice() {
+        [] => String::new(),
+        m => format!(
+            "; the model's calls in {} mode: read-only (nothing but their own temporary directory)",
+            m.join(", ")
+        ),
+    };
     let line = format!(
-        "sandbox: on: hooks and `hookd exec` run confined: writes only in {}; network {}; {}\n",
+        "sandbox: on: hooks and `hookd exec` run confined: writes only in {}{read_only}; network {}; {}\n",
         visible(&places),
         if policy.network { "on" } else { "off" },
         kernel

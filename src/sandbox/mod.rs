@@ -23,7 +23,7 @@ mod rewrite;
 
 pub use rewrite::{
     channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
-    shell_rewrite, ShellRun, GEMINI_SHELL_TOOL,
+    shell_rewrite, Decided, ShellRun, CRUSH_SHELL_TOOL, GEMINI_SHELL_TOOL,
 };
 mod spawn;
 
@@ -53,6 +53,12 @@ pub struct SandboxPolicy {
     pub write: Vec<PathBuf>,
     /// Unreadable besides the credential stores hookd always hides.
     pub read_deny: Vec<PathBuf>,
+    /// Nothing writable but the command's own temporary directory: not the project, not the
+    /// `write` places (`hookd exec --read-only`; a call in one of `read_only_modes`).
+    pub read_only: bool,
+    /// The agent modes whose shell calls and file tools are held read-only
+    /// (`sandbox.read_only_modes`).
+    pub read_only_modes: Vec<crate::kinds::Mode>,
     /// The user's home, where those credential stores are.
     #[serde(skip)]
     pub home: Option<PathBuf>,
@@ -341,10 +347,15 @@ impl Confinement {
         let places = places_of(policy);
         let hidden = hidden(policy, &places);
         let private = private::plan(policy, &project, &hidden)?;
-        let mut writable = vec![project.clone()];
+        // Read-only: nothing but the command's own temporary directory (granted in the child
+        // once its tmpfs is mounted); the host's when it cannot be replaced.
+        let mut writable = Vec::new();
+        writable.extend((!policy.read_only).then(|| project.clone()));
         // The host's temporary directory only where it is not replaced by the command's own.
         writable.extend((!private.temp_covered).then(|| temp.clone()));
-        writable.extend(policy.write.iter().cloned());
+        if !policy.read_only {
+            writable.extend(policy.write.iter().cloned());
+        }
         let ruleset =
             linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;
         let real_writable: Vec<PathBuf> = writable.iter().map(|w| resolve(w)).collect();
@@ -434,7 +445,8 @@ impl Confinement {
 fn summary(writable: &[PathBuf], own_temp: Option<&Path>, network: bool) -> String {
     let mut writes: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
     if let Some(t) = own_temp {
-        writes.insert(1, format!("{} (its own, empty)", t.display()));
+        let at = writes.len().min(1);
+        writes.insert(at, format!("{} (its own, empty)", t.display()));
     }
     format!(
         "writes: {}; network: {}",
@@ -475,6 +487,9 @@ pub fn temp_dir(policy: &SandboxPolicy) -> PathBuf {
 /// Where `policy` lets a confined command write (for the file tools' check and people): the
 /// project, the temporary directory and the `write` entries.
 pub fn writable_places(policy: &SandboxPolicy, project: &Path) -> Vec<PathBuf> {
+    if policy.read_only {
+        return vec![temp_dir(policy)];
+    }
     let mut out = vec![project.to_path_buf(), temp_dir(policy)];
     out.extend(policy.write.iter().cloned());
     out

@@ -39,6 +39,12 @@ const REPORT_TAIL: u64 = 8192;
 /// quotes the model's command, so hookd refuses such a call itself ([`gemini_refuses`]).
 pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
 
+/// Crush's shell tool. Crush keeps its shell's directory from one call to the next, and its
+/// hook payload's `cwd` is the session's directory, fixed when its hook runner is built
+/// (charmbracelet/crush `internal/hooks/runner.go`), not its shell's: its rewrite names no
+/// start directory, and `hookd exec` starts in the shell's own when that is inside the project.
+pub const CRUSH_SHELL_TOOL: &str = "bash";
+
 /// The rewrite of a model's call of the shell tool `tool` with `command` (see
 /// [`shell_rewrite`]), or why it cannot run confined: the kernel cannot confine, there is no
 /// hookd `program` to run it with, or Gemini CLI would have refused it. A shell that keeps its
@@ -48,7 +54,7 @@ pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
 pub fn confined_call(
     program: Option<&Path>,
     policy: &SandboxPolicy,
-    project: &Path,
+    decided: &Decided,
     tool: &str,
     command: &str,
 ) -> Result<String, String> {
@@ -73,9 +79,89 @@ pub fn confined_call(
     }
     let channel = match tool {
         GEMINI_SHELL_TOOL => None,
-        _ => channel_dir(policy, project).ok().map(|d| channel_file(&d)),
+        _ => channel_dir(policy, &decided.project)
+            .ok()
+            .map(|d| channel_file(&d)),
     };
-    Ok(shell_rewrite(program, command, channel.as_deref()))
+    Ok(shell_rewrite(program, command, decided, channel.as_deref()))
+}
+
+/// What the adapter decided for a confined shell call, carried in its rewrite so that
+/// `hookd exec` takes it from there and never from the agent's shell (whose environment a
+/// repository may set, and whose directory a confined command may have steered into a
+/// directory with a `.git` of its own).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Decided {
+    /// The project (`--project`): where confined commands write, and the only place the
+    /// directory channel may name.
+    pub project: PathBuf,
+    /// Where the command starts (`--start-dir`): the agent's directory for the call, when the
+    /// agent says it (Claude Code's payload `cwd`, Gemini CLI's `dir_path`). `None`: the
+    /// shell's own directory, accepted only inside the project (Crush's payload names the
+    /// session's directory, not its shell's).
+    pub start: Option<PathBuf>,
+    /// The user's configuration directory when the adapter was started with `--config-dir`.
+    pub config_dir: Option<PathBuf>,
+    /// The home whose `.infer/` is the user's layer (`--user-home`), as the adapter decided it.
+    pub user_home: Option<PathBuf>,
+    /// Nothing but hookd's temporary directory writable (`--read-only`: the call's mode asks
+    /// for it, `sandbox.read_only_modes`).
+    pub read_only: bool,
+}
+
+impl Decided {
+    /// A call in `project`, started in the shell's directory (inside the project), read-write,
+    /// with no other decision carried.
+    pub fn in_project(project: impl Into<PathBuf>) -> Decided {
+        Decided {
+            project: project.into(),
+            ..Decided::default()
+        }
+    }
+
+    /// Started in `start`.
+    pub fn starting_in(mut self, start: impl Into<PathBuf>) -> Decided {
+        self.start = Some(start.into());
+        self
+    }
+
+    /// With the user's layer from `--config-dir` `dir`.
+    pub fn config_dir(mut self, dir: Option<PathBuf>) -> Decided {
+        self.config_dir = dir;
+        self
+    }
+
+    /// With the user's layer in `home`'s `.infer/`.
+    pub fn user_home(mut self, home: Option<PathBuf>) -> Decided {
+        self.user_home = home;
+        self
+    }
+
+    /// Read-only or not.
+    pub fn read_only(mut self, read_only: bool) -> Decided {
+        self.read_only = read_only;
+        self
+    }
+
+    /// The `hookd exec` flags that carry this decision, each one shell word.
+    fn flags(&self) -> String {
+        let path = |p: &Path| shell_quote(&p.display().to_string());
+        let mut out = format!("--project={}", path(&self.project));
+        if let Some(s) = &self.start {
+            out.push_str(&format!(" --start-dir={}", path(s)));
+        }
+        if let Some(h) = &self.user_home {
+            out.push_str(&format!(" --user-home={}", path(h)));
+        }
+        if let Some(d) = &self.config_dir {
+            out.push_str(&format!(" --config-dir={}", path(d)));
+        }
+        if self.read_only {
+            out.push_str(" --read-only");
+        }
+        out
+    }
 }
 
 /// Whether Gemini CLI refuses `command` as "Command injection detected": its
@@ -151,25 +237,34 @@ pub fn shell_quote(text: &str) -> String {
 }
 
 /// A model's shell call rewritten so that the agent runs it confined, in the agent's own shell:
-/// `PROGRAM exec --shell='COMMAND'`, where `COMMAND` is, byte for byte, the one that was checked.
+/// `PROGRAM exec DECIDED --shell='COMMAND'`, where `COMMAND` is, byte for byte, the one that
+/// was checked, and `DECIDED` the adapter's decision ([`Decided`]: `--project='P'
+/// --start-dir='S'` (where the agent names it), then `--user-home='H'`, `--config-dir='D'`, `--read-only` where it has
+/// them), every path one single-quoted word.
 ///
 /// With a `channel` (a file [`channel_file`] named), the words after it carry back the
 /// directory the command ends in (agents such as Claude Code and Crush keep their shell's
 /// directory from one call to the next) and its exit status:
-/// `PROGRAM exec --cwd-file='CHANNEL' --shell='COMMAND'; __hookd_status=$?; REPLY=;
+/// `PROGRAM exec DECIDED --cwd-file='CHANNEL' --shell='COMMAND'; __hookd_status=$?; REPLY=;
 /// read -r 2>/dev/null <'CHANNEL'; [ -n "$REPLY" ] && cd "$REPLY" 2>/dev/null;
 /// (exit $__hookd_status)`. Builtins only, no substitution of any kind; the command's stdout
 /// and stderr stay where they were.
-pub fn shell_rewrite(program: &Path, command: &str, channel: Option<&Path>) -> String {
+pub fn shell_rewrite(
+    program: &Path,
+    command: &str,
+    decided: &Decided,
+    channel: Option<&Path>,
+) -> String {
     let program = shell_quote(&program.display().to_string());
     let command = shell_quote(command);
+    let decided = decided.flags();
     match channel {
-        None => format!("{program} exec --shell={command}"),
+        None => format!("{program} exec {decided} --shell={command}"),
         Some(file) => {
             let file = shell_quote(&file.display().to_string());
             format!(
-                "{program} exec --cwd-file={file} --shell={command}; __hookd_status=$?; \
-                 REPLY=; read -r 2>/dev/null <{file}; \
+                "{program} exec {decided} --cwd-file={file} --shell={command}; \
+                 __hookd_status=$?; REPLY=; read -r 2>/dev/null <{file}; \
                  [ -n \"$REPLY\" ] && cd \"$REPLY\" 2>/dev/null; (exit $__hookd_status)"
             )
         }
@@ -316,6 +411,7 @@ pub fn channel_dir(policy: &SandboxPolicy, project: &Path) -> Result<PathBuf, St
             dir.display()
         ));
     }
+    owned_and_private(&dir)?;
     let writable = super::writable_places(policy, project);
     if let Some(w) = writable
         .iter()
@@ -329,6 +425,37 @@ pub fn channel_dir(policy: &SandboxPolicy, project: &Path) -> Result<PathBuf, St
         ));
     }
     Ok(dir)
+}
+
+/// Whether the channel directory `dir` is this user's alone: a directory (not a link) owned by
+/// this user with no rights for group or others, in a directory (the state directory) that no
+/// other user may write (owned by this user or root, not group- or other-writable). Another
+/// user who could write either could put a channel file there for the agent's shell to read.
+fn owned_and_private(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = nix::unistd::geteuid().as_raw();
+    let meta = std::fs::symlink_metadata(dir)
+        .map_err(|e| format!("the directory channel's directory {}: {e}", dir.display()))?;
+    if !meta.is_dir() || meta.uid() != me || meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "the directory channel's directory {} is not a directory of this user's alone (owner {}, mode {:o}; it must be owned by user {me} with mode 700)",
+            dir.display(),
+            meta.uid(),
+            meta.mode() & 0o7777
+        ));
+    }
+    let parent = dir.parent().unwrap_or(Path::new("/"));
+    let up = std::fs::metadata(parent)
+        .map_err(|e| format!("the state directory {}: {e}", parent.display()))?;
+    if (up.uid() != me && up.uid() != 0) || up.mode() & 0o022 != 0 {
+        return Err(format!(
+            "the state directory {} may be written by another user (owner {}, mode {:o}; it must be owned by user {me} and not group- or other-writable)",
+            parent.display(),
+            up.uid(),
+            up.mode() & 0o7777
+        ));
+    }
+    Ok(())
 }
 
 /// Check that `file` is a channel no confined command writes (in [`channel_dir`]), and make it

@@ -563,8 +563,10 @@ fn a_confined_model_command_does_not_get_what_the_repository_set_for_the_agent()
     assert!(p.path().join("fsmonitor-ran").exists());
     std::fs::remove_file(p.path().join("fsmonitor-ran")).unwrap();
     // Rewritten to run confined, it does not get them.
-    let rewritten =
-        hookd::sandbox::shell_rewrite(Path::new(env!("CARGO_BIN_EXE_hookd")), "git status", None);
+    let decided =
+        hookd::sandbox::Decided::in_project(p.path()).user_home(Some(p.home.path().to_path_buf()));
+    let program = Path::new(env!("CARGO_BIN_EXE_hookd"));
+    let rewritten = hookd::sandbox::shell_rewrite(program, "git status", &decided, None);
     let o = agent_shell(&rewritten);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!p.path().join("fsmonitor-ran").exists());

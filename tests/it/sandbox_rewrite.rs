@@ -114,7 +114,7 @@ fn no_agents_rewrite_holds_a_substitution() {
     // Claude Code's and Crush's shells keep their directory: theirs carries it back.
     let r = rewrites(&p, &tmp, "make test");
     let (claude, crush) = (r[0].1.clone().unwrap(), r[2].1.clone().unwrap());
-    assert!(claude.contains(" exec --cwd-file="), "{claude}");
+    assert!(claude.contains(" --cwd-file="), "{claude}");
     assert!(crush.ends_with("; (exit $__hookd_status)"), "{crush}");
 }
 
@@ -126,8 +126,13 @@ proptest::proptest! {
     fn any_rewrite_passes_gemini_clis_check(text in "[ -~\t\n\\\\'\"`$(){}!*?;&|<>#]{0,60}") {
         let program = Path::new("/opt/it's/hookd");
         let channel = Path::new("/state/cwd/1-2-3");
+        let decided = hookd::sandbox::Decided::in_project("/it's/p")
+            .starting_in("/it's/p/$(x)")
+            .user_home(Some("/h`o`me".into()))
+            .config_dir(Some("/c<(f)".into()))
+            .read_only(true);
         for c in [None, Some(channel)] {
-            let rewrite = hookd::sandbox::shell_rewrite(program, &text, c);
+            let rewrite = hookd::sandbox::shell_rewrite(program, &text, &decided, c);
             proptest::prop_assert!(!gemini_refuses(&rewrite), "{}", rewrite);
         }
     }
@@ -315,9 +320,11 @@ fn a_state_directory_confined_commands_may_write_carries_no_directory() {
     assert_eq!(
         cmd,
         format!(
-            "'{}' exec --shell={}",
+            "'{}' exec --project='{root}' --start-dir='{root}' --user-home='{}' --shell={}",
             env!("CARGO_BIN_EXE_hookd"),
-            hookd::sandbox::shell_quote(attack)
+            p.home.path().display(),
+            hookd::sandbox::shell_quote(attack),
+            root = p.path().display(),
         )
     );
     // And `hookd exec` refuses such a channel when asked for one.
