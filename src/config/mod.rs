@@ -78,6 +78,7 @@ impl ConfigError {
             hook: None,
             session_id: None,
             fail_closed: None,
+            project: None,
         }
     }
 

@@ -15,6 +15,7 @@ mod claude;
 mod config_errors;
 mod daemon;
 mod daemon_events;
+mod daemon_projects;
 mod dashboard;
 mod decisions;
 mod dispatch;
