@@ -14,6 +14,7 @@ mod cdp;
 mod claude;
 mod config_errors;
 mod daemon;
+mod daemon_answers;
 mod daemon_events;
 mod daemon_projects;
 mod dashboard;
