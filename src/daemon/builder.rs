@@ -276,6 +276,11 @@ impl Builder {
         let mut serve = self.serve;
         serve.inputs = Some(load.inputs());
         serve.sessions = Some(memory);
+        serve.sessions_file = self.events.as_ref().map(|(p, _)| {
+            let mut name = p.file_name().unwrap_or_default().to_os_string();
+            name.push(".sessions.json");
+            p.with_file_name(name)
+        });
         serve.log = self.events.map(|(p, _)| (p, LOG_KEEP));
         // Every project is loaded as a dispatch in it would load it in its own process.
         let watch_load = load.clone();

@@ -94,6 +94,9 @@ pub struct ServeOptions {
     /// Projects served besides the one the daemon was started in; beyond it the least
     /// recently dispatched for is forgotten (and loaded again at its next dispatch).
     pub max_projects: usize,
+    /// Where the dashboard's sessions table is kept across restarts (beside the events file),
+    /// so a page opened after one still names the agent and project of the sessions it replays.
+    pub sessions_file: Option<PathBuf>,
 }
 
 #[derive(Clone)]
@@ -289,7 +292,12 @@ pub async fn serve_until(
     let (closing_tx, closing) = tokio::sync::watch::channel(false);
     let metrics = Arc::new(metrics::Metrics::new(hub.clone(), opts.sessions.clone()));
     let projects = Arc::new(projects::Projects::new(engine, reloader, opts.max_projects));
-    let seen = Arc::new(Mutex::new(dashboard::Seen::default()));
+    let seen = Arc::new(Mutex::new(
+        opts.sessions_file
+            .as_deref()
+            .map(dashboard::Seen::kept)
+            .unwrap_or_default(),
+    ));
     let running = Arc::new(tokio::sync::Semaphore::new(opts.limits.dispatches.max(1)));
     let state: Shared = Arc::new(AppState {
         projects,
@@ -341,7 +349,7 @@ pub async fn serve_until(
         },
     )?;
     ready(listening);
-    until_shutdown(&state, hup, shutdown).await;
+    until_shutdown(&state, hup, shutdown, opts.sessions_file.as_deref()).await;
     wind_down(&state, &opts, running, (stopping_tx, closing_tx), tasks).await;
     Ok(())
 }
@@ -352,8 +360,10 @@ async fn until_shutdown(
     state: &Shared,
     mut hup: tokio::signal::unix::Signal,
     shutdown: impl std::future::Future<Output = ()>,
+    sessions_file: Option<&Path>,
 ) {
     tokio::pin!(shutdown);
+    let mut ticks = 0u64;
     let projects = &state.projects;
     let reload = |served, cause| async move {
         let applied = projects::reload(&projects.reloader, &served, cause).await;
@@ -374,6 +384,12 @@ async fn until_shutdown(
                 // Hooks' descendants that left their group and then exited were adopted by this
                 // process (a child subreaper); without this they would stay zombies.
                 crate::runner::reap_orphans();
+                // The sessions table, every few seconds when it changed: a daemon killed
+                // without its stop loses at most that much of it.
+                ticks += 1;
+                if let (Some(path), 0) = (sessions_file, ticks % 3) {
+                    dashboard::keep(&state.seen, path).await;
+                }
                 let changed: Vec<_> = projects
                     .all()
                     .into_iter()
@@ -418,6 +434,9 @@ async fn wind_down(
             running.clone().acquire_many_owned(permits),
         )
         .await;
+    }
+    if let Some(path) = &opts.sessions_file {
+        dashboard::keep(&state.seen, path).await;
     }
     let _ = closing.send(true);
     let _ = tokio::time::timeout(
