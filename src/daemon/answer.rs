@@ -193,6 +193,11 @@ async fn project(state: &AppState, req: &DispatchRequest) -> Result<Arc<Served>,
     let Some(dir) = &req.project else {
         return Ok(projects.home().clone());
     };
+    // The daemon's own project as it names it (clients send the directory their process
+    // found, as the daemon did): no need to ask the file system.
+    if *dir == projects.home().dir {
+        return Ok(projects.home().clone());
+    }
     let cannot = |why: String| {
         refusal(
             StatusCode::CONFLICT,
