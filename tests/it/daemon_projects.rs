@@ -322,9 +322,25 @@ fn every_client_the_daemon_cannot_answer_is_an_event_with_the_reason() {
         )),
         "{reason}"
     );
-    // Over HTTP, only the daemon's own project: a token may be used from elsewhere.
+    // Over HTTP, only the daemon's own project: a token may be used from elsewhere, and must
+    // not make this machine run another directory's hooks (here one that leaves a mark).
+    write(
+        &t,
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: mark, hook: post_tool, command: 'touch http-marker'}\n",
+    );
+    write(
+        &t,
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^touch http-marker$']}}}}\n",
+    );
     let (got, answer) = tcp(&d, "POST", "/v1/dispatch", &post(&t));
     assert_eq!(got, 409, "{answer}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !t.join("http-marker").exists(),
+        "a hook ran for a project named over HTTP"
+    );
     let refused: Vec<Value> = events(&d)
         .into_iter()
         .filter(|e| e["type"] == "client_refused")
