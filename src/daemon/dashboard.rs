@@ -261,3 +261,49 @@ pub(super) async fn page() -> Response {
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_table_round_trips_and_a_bad_one_is_none_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl.sessions.json");
+        let mut seen = Seen::default();
+        for (id, tick) in [("old", 1), ("new", 2)] {
+            seen.rows.insert(
+                id.into(),
+                Row {
+                    session_id: id.into(),
+                    agent: Some("x".repeat(100)),
+                    project: "/p".into(),
+                    first_seen: String::new(),
+                    last_seen: String::new(),
+                    last_point: HookPoint::PostTool,
+                    dispatches: tick,
+                    tick,
+                },
+            );
+        }
+        seen.tick = 2;
+        std::fs::write(&path, seen.changed().unwrap()).unwrap();
+        assert!(seen.changed().is_none(), "unchanged since");
+        let mut kept = Seen::kept(&path);
+        let mut rows: Vec<&Row> = kept.rows.values().collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.tick));
+        let ids: Vec<&str> = rows.iter().map(|r| r.session_id.as_str()).collect();
+        assert_eq!(ids, ["new", "old"], "most recently active first, as kept");
+        // An agent name written longer than the table keeps is cut as a live one is.
+        assert!(rows[0].agent.as_ref().unwrap().len() <= MOST_AGENT_BYTES + 3);
+        assert!(kept.changed().is_none(), "read back is not a change");
+        // Not JSON, a FIFO (no writer: reading must not block), a directory: none.
+        std::fs::write(&path, "not json").unwrap();
+        assert!(Seen::kept(&path).rows.is_empty());
+        std::fs::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(Seen::kept(&path).rows.is_empty());
+        assert!(Seen::kept(dir.path()).rows.is_empty());
+        assert!(Seen::kept(&dir.path().join("absent")).rows.is_empty());
+    }
+}
