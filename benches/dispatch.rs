@@ -111,6 +111,7 @@ fn fanout(c: &mut Criterion) {
         event: Event::ConfigReloaded(ConfigReloaded {
             sources: vec!["/home/u/.infer/hooks.yaml".into()],
             cause: hookd::ReloadCause::Changed,
+            project: None,
         }),
     };
     // Fill the ring first: every measured emit also lets the oldest go.

@@ -153,8 +153,8 @@ pub fn via_daemon(
     // hook; a slow or saturated daemon costs this much, then the dispatch runs here.
     let answer = match client::dispatch(&socket, &request, accept, ANSWER_WITHIN) {
         Ok(Answer::Outcome(outcome)) => Ok(outcome),
-        // It serves another project: its hooks are not this project's. Said, not silent: the
-        // dispatch here may find no configuration and run nothing.
+        // It cannot serve this project (its configuration is invalid there, …). Said, not
+        // silent: the dispatch runs here, with the same configuration.
         Ok(Answer::Refused { status: 409, error }) => Err(Trouble::Refused(error)),
         Ok(Answer::Refused { status, error }) => {
             Err(Trouble::Refused(format!("it answered {status}: {error}")))

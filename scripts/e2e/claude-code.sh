@@ -207,4 +207,22 @@ else
   echo "skipped: this kernel cannot confine (hookd check says why)"
 fi
 rm -f "$work/tool-command"
-echo "9 passed, 0 failed"
+
+echo "== 10: one daemon, started elsewhere (in the home), answers the agent in the project"
+cd "$project"
+rm -f finished-marker "$work/home/.infer/config.yaml"
+printf 'enabled: true\ngate_shell_tools: true\nhooks:\n  - {name: finished, hook: post_session, command: '"'"'touch finished-marker'"'"'}\n' > .infer/hooks.yaml
+printf "tools: {bash: {mode: {all: {allow: ['^touch finished-marker$']}}}}\n" > .infer/config.yaml
+(cd "$work/home" && env -i PATH="$PATH" HOME="$work/home" HOOKD_TRUST_PROJECT=1 HOOKD_STATE_DIR="$work/state" TMPDIR="$work/tmp" \
+  "$hookd" serve --socket "$work/hookd.sock" --events "$work/daemon.jsonl" 2>"$work/daemon.err") &
+daemon_pid=$!
+for _ in $(seq 50); do [ -S "$work/hookd.sock" ] && break; sleep 0.1; done
+rm -f "$work/events.jsonl"
+HOOKD_SOCKET="$work/hookd.sock" run_claude
+kill -TERM "$daemon_pid"; wait "$daemon_pid" || true
+grep -q '"type":"tool_command_denied"' "$work/daemon.jsonl" || fail "the daemon did not record the denial: $(cat "$work/daemon.err")"
+grep -q '"type":"client_refused"' "$work/daemon.jsonl" && fail "the daemon refused the agent: $(grep client_refused "$work/daemon.jsonl")"
+[ -e finished-marker ] || fail "the project's post_session hook did not run through the daemon"
+[ -s "$work/events.jsonl" ] && fail "the adapter dispatched in its own process: $(cat "$work/claude.err")"
+echo "ok: the daemon started in the home answered the project's session (denial recorded, its hook ran)"
+echo "11 passed, 0 failed"

@@ -63,6 +63,11 @@ pub(super) struct ServeArgs {
     /// Sessions whose state is kept; a new one beyond this forgets the least recently used.
     #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_sessions: u64,
+    /// Projects served besides the one the daemon was started in (each loaded at its first
+    /// dispatch, watched for changes); beyond it the least recently dispatched for is
+    /// forgotten, and loaded again at its next dispatch.
+    #[arg(long, default_value_t = hookd::daemon::DEFAULT_MAX_PROJECTS as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    max_projects: u64,
     /// Open connections per listener; more are closed at once (clients dispatch in-process).
     #[arg(long, default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_connections: u64,
@@ -93,7 +98,8 @@ pub(super) fn run(a: Args) -> Done {
             ..Default::default()
         })
         .grace(Duration::from_secs(s.grace))
-        .sessions(Duration::from_secs(s.session_idle), s.max_sessions as usize);
+        .sessions(Duration::from_secs(s.session_idle), s.max_sessions as usize)
+        .max_projects(s.max_projects as usize);
     if let Some(socket) = s.socket.or_else(|| Host::of_this_process().socket()) {
         builder = builder.socket(socket);
     }

@@ -40,10 +40,10 @@ pub use crate::kinds::{Mode, Origin, Source, Trigger, UnknownMode};
 pub use switch::{parse_bool, Switch};
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
 pub use crate::paths::PROJECT_FILES;
-#[cfg(any(feature = "adapters", feature = "daemon"))]
-pub(crate) use fsread::read_regular;
 #[cfg(feature = "adapters")]
-pub(crate) use fsread::{read_head, ReadError};
+pub(crate) use fsread::read_head;
+#[cfg(any(feature = "adapters", feature = "daemon"))]
+pub(crate) use fsread::{read_regular, ReadError};
 pub use trust::{
     fingerprint, project_code, still_matches, Fingerprint, ProjectTrust, TrustCause, TrustError,
     TrustRecord, TrustStore,
@@ -79,6 +79,7 @@ impl ConfigError {
             hook: None,
             session_id: None,
             fail_closed: None,
+            project: None,
         }
     }
 

@@ -41,6 +41,9 @@ pub fn announcement(
     lines
 }
 
+/// Projects served besides the daemon's own, by default (`--max-projects`).
+pub const DEFAULT_MAX_PROJECTS: usize = 64;
+
 /// Rotated events files kept beside the current one (`FILE.1` … `FILE.3`).
 pub const LOG_KEEP: usize = 3;
 
@@ -69,6 +72,7 @@ impl Builder {
             config,
             serve: ServeOptions {
                 grace: Duration::from_secs(10),
+                max_projects: DEFAULT_MAX_PROJECTS,
                 ..ServeOptions::default()
             },
             events: None,
@@ -154,6 +158,13 @@ impl Builder {
     /// How long running dispatches may take to finish at shutdown before their hooks are killed.
     pub fn grace(mut self, grace: Duration) -> Self {
         self.serve.grace = grace;
+        self
+    }
+
+    /// Serve at most `max` projects besides the daemon's own: beyond it, the least recently
+    /// dispatched for is forgotten, and loaded again at its next dispatch.
+    pub fn max_projects(mut self, max: usize) -> Self {
+        self.serve.max_projects = max;
         self
     }
 
@@ -265,10 +276,21 @@ impl Builder {
         let mut serve = self.serve;
         serve.inputs = Some(load.inputs());
         serve.sessions = Some(memory);
+        serve.sessions_file = self.events.as_ref().map(|(p, _)| {
+            let mut name = p.file_name().unwrap_or_default().to_os_string();
+            name.push(".sessions.json");
+            p.with_file_name(name)
+        });
         serve.log = self.events.map(|(p, _)| (p, LOG_KEEP));
+        // Every project is loaded as a dispatch in it would load it in its own process.
+        let watch_load = load.clone();
         let reloader = Reloader {
-            watch: load.watched_files(),
-            build: Box::new(move || Ok(engine_for(config::load(&load)?))),
+            watch: Box::new(move |dir| super::project_options(&watch_load, dir).watched_files()),
+            build: Box::new(move |dir| {
+                Ok(engine_for(config::load(&super::project_options(
+                    &load, dir,
+                ))?))
+            }),
         };
         #[cfg(feature = "otlp")]
         let exporting = self.exporter.map(|e| {

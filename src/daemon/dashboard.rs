@@ -63,25 +63,103 @@ pub(super) fn key_opens(method: &axum::http::Method, uri: &axum::http::Uri, toke
 }
 
 /// One session as the dashboard lists it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct Row {
     session_id: String,
     agent: Option<String>,
     project: String,
     first_seen: String,
     last_seen: String,
-    last_point: &'static str,
+    last_point: HookPoint,
     dispatches: u64,
     /// Orders rows by activity (timestamps can tie).
     #[serde(skip)]
     tick: u64,
 }
 
-/// The sessions dispatches came from, kept in memory.
+/// The sessions dispatches came from, kept in memory, and in a file across restarts.
 #[derive(Default)]
 pub(super) struct Seen {
     rows: HashMap<String, Row>,
     tick: u64,
+    /// `tick` when the table was last saved.
+    saved: u64,
+}
+
+/// The most a kept sessions table may weigh (1,000 small rows are far less).
+const MOST_KEPT_BYTES: u64 = 4 << 20;
+
+impl Seen {
+    /// The table a daemon kept in `path`, most recently active first as written; empty when
+    /// there is none (or it cannot be read, which is said on stderr).
+    pub(super) fn kept(path: &std::path::Path) -> Seen {
+        let rows: Vec<Row> = match crate::config::read_regular(path, MOST_KEPT_BYTES) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                eprintln!(
+                    "hookd: the sessions table {} is not readable ({e}); starting with none",
+                    path.display()
+                );
+                Vec::new()
+            }),
+            Err(crate::config::ReadError::NotFound) => Vec::new(),
+            Err(e) => {
+                eprintln!(
+                    "hookd: the sessions table {} is not readable ({e}); starting with none",
+                    path.display()
+                );
+                Vec::new()
+            }
+        };
+        let n = rows.len() as u64;
+        let rows = rows
+            .into_iter()
+            .take(MOST_SESSIONS)
+            .zip((1..=n).rev())
+            .map(|(mut r, tick)| {
+                r.session_id = crate::state::session_key(&r.session_id).into_owned();
+                r.agent = r
+                    .agent
+                    .map(|a| crate::display::clip(&a, MOST_AGENT_BYTES).into_owned());
+                r.tick = tick;
+                (r.session_id.clone(), r)
+            })
+            .collect();
+        Seen {
+            rows,
+            tick: n,
+            saved: n,
+        }
+    }
+
+    /// The table as JSON, most recently active first, when it changed since it was last
+    /// taken so.
+    pub(super) fn changed(&mut self) -> Option<Vec<u8>> {
+        if self.tick == self.saved {
+            return None;
+        }
+        self.saved = self.tick;
+        let mut rows: Vec<&Row> = self.rows.values().collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.tick));
+        serde_json::to_vec(&rows).ok()
+    }
+}
+
+/// Keep the sessions table in `path` (0600, replaced whole) if it changed.
+pub(super) async fn keep(seen: &std::sync::Mutex<Seen>, path: &std::path::Path) {
+    let Some(bytes) = seen.lock().unwrap_or_else(|p| p.into_inner()).changed() else {
+        return;
+    };
+    let path = path.to_path_buf();
+    let written = tokio::task::spawn_blocking(move || {
+        crate::atomic::write_private(&path, &bytes).map_err(|e| (path, e))
+    })
+    .await;
+    if let Ok(Err((path, e))) = written {
+        eprintln!(
+            "hookd: cannot keep the sessions table in {}: {e}",
+            path.display()
+        );
+    }
 }
 
 /// Note a dispatch for the sessions table.
@@ -117,7 +195,7 @@ pub(super) fn saw(state: &super::AppState, context: &Context, point: HookPoint, 
         project: project.to_string(),
         first_seen: now.clone(),
         last_seen: now.clone(),
-        last_point: point.name(),
+        last_point: point,
         dispatches: 0,
         tick,
     });
@@ -125,7 +203,7 @@ pub(super) fn saw(state: &super::AppState, context: &Context, point: HookPoint, 
         row.agent = agent;
     }
     row.last_seen = now;
-    row.last_point = point.name();
+    row.last_point = point;
     row.dispatches += 1;
     row.tick = tick;
 }
@@ -182,4 +260,50 @@ pub(super) async fn page() -> Response {
         PAGE.replace("__NONCE__", &nonce),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_table_round_trips_and_a_bad_one_is_none_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl.sessions.json");
+        let mut seen = Seen::default();
+        for (id, tick) in [("old", 1), ("new", 2)] {
+            seen.rows.insert(
+                id.into(),
+                Row {
+                    session_id: id.into(),
+                    agent: Some("x".repeat(100)),
+                    project: "/p".into(),
+                    first_seen: String::new(),
+                    last_seen: String::new(),
+                    last_point: HookPoint::PostTool,
+                    dispatches: tick,
+                    tick,
+                },
+            );
+        }
+        seen.tick = 2;
+        std::fs::write(&path, seen.changed().unwrap()).unwrap();
+        assert!(seen.changed().is_none(), "unchanged since");
+        let mut kept = Seen::kept(&path);
+        let mut rows: Vec<&Row> = kept.rows.values().collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.tick));
+        let ids: Vec<&str> = rows.iter().map(|r| r.session_id.as_str()).collect();
+        assert_eq!(ids, ["new", "old"], "most recently active first, as kept");
+        // An agent name written longer than the table keeps is cut as a live one is.
+        assert!(rows[0].agent.as_ref().unwrap().len() <= MOST_AGENT_BYTES + 3);
+        assert!(kept.changed().is_none(), "read back is not a change");
+        // Not JSON, a FIFO (no writer: reading must not block), a directory: none.
+        std::fs::write(&path, "not json").unwrap();
+        assert!(Seen::kept(&path).rows.is_empty());
+        std::fs::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(Seen::kept(&path).rows.is_empty());
+        assert!(Seen::kept(dir.path()).rows.is_empty());
+        assert!(Seen::kept(&dir.path().join("absent")).rows.is_empty());
+    }
 }

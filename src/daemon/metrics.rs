@@ -14,7 +14,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
@@ -53,6 +53,16 @@ struct ByBudget {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByProject {
+    project: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByCode {
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ByResult {
     result: &'static str,
 }
@@ -66,6 +76,9 @@ pub(super) struct Metrics {
     skips: Family<ByReason, Counter>,
     durations: Family<ByPoint, Histogram, fn() -> Histogram>,
     reloads: Family<ByResult, Counter>,
+    by_project: Family<ByProject, Counter>,
+    projects: Gauge,
+    refused: Family<ByCode, Counter>,
 }
 
 impl Metrics {
@@ -111,6 +124,25 @@ impl Metrics {
             "Configuration reloads, by result",
             reloads.clone(),
         );
+        let by_project = Family::<ByProject, Counter>::default();
+        registry.register(
+            "hookd_project_dispatches",
+            "Dispatches by project (of the projects served now)",
+            by_project.clone(),
+        );
+        let projects = Gauge::default();
+        projects.set(1);
+        registry.register(
+            "hookd_projects",
+            "Projects served, the daemon's own included",
+            projects.clone(),
+        );
+        let refused = Family::<ByCode, Counter>::default();
+        registry.register(
+            "hookd_clients_refused",
+            "Dispatches the daemon did not run, by the HTTP status answered (the client ran them in its own process)",
+            refused.clone(),
+        );
         registry.register_collector(Box::new(Counted { hub, sessions }));
         Metrics {
             registry,
@@ -119,7 +151,34 @@ impl Metrics {
             skips,
             durations,
             reloads,
+            by_project,
+            projects,
+            refused,
         }
+    }
+
+    /// Count one dispatch for `project`.
+    pub(super) fn for_project(&self, project: &str) {
+        let labels = ByProject {
+            project: project.to_string(),
+        };
+        self.by_project.get_or_create(&labels).inc();
+    }
+
+    /// The projects served now, and the one just forgotten (its series goes).
+    pub(super) fn projects(&self, served: usize, forgotten: Option<&std::path::Path>) {
+        self.projects.set(i64::try_from(served).unwrap_or(i64::MAX));
+        if let Some(dir) = forgotten {
+            let labels = ByProject {
+                project: dir.display().to_string(),
+            };
+            self.by_project.remove(&labels);
+        }
+    }
+
+    /// Count one dispatch refused with `status`.
+    pub(super) fn refused(&self, status: u16) {
+        self.refused.get_or_create(&ByCode { status }).inc();
     }
 
     /// Count one dispatch, its duration and the hooks it ran or skipped.

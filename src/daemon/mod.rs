@@ -1,41 +1,37 @@
 //! The daemon: one hookd for every agent session on the machine. Agents dispatch over a Unix
 //! socket (or loopback HTTP); dashboards follow the event stream as Server-Sent Events.
 
+mod answer;
 mod auth;
 mod backlog;
 mod builder;
-pub use builder::{announcement, Builder, LOG_KEEP};
+pub use builder::{announcement, Builder, DEFAULT_MAX_PROJECTS, LOG_KEEP};
 pub mod client;
 mod dashboard;
 mod metrics;
+mod projects;
 pub use auth::{kept_token_file, new_token_file, token_file, TokenError};
 pub use dashboard::key as dashboard_key;
+pub use projects::{project_options, BuildEngine, Reloader, WatchFiles};
 pub mod hub;
 pub mod listen;
 mod stream;
 pub mod wire;
 
-use wire::DispatchRequest;
-
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::header;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use crate::catalog::HookPoint;
-use crate::config::ConfigError;
-use crate::dispatch::{Context, Engine};
-use crate::events::Event;
+use crate::dispatch::Engine;
 use hub::Hub;
 pub use listen::Limits;
 
@@ -95,87 +91,18 @@ pub struct ServeOptions {
     /// ([`crate::config::LoadOptions::inputs`]): a client that sends another one gets 412
     /// and dispatches in its own process.
     pub inputs: Option<String>,
-}
-
-/// The engine in use; a reload swaps it, dispatches already running finish on the old one.
-type Current = Arc<RwLock<Arc<Engine>>>;
-
-fn current(engine: &Current) -> Arc<Engine> {
-    // A panic while holding the lock cannot leave the `Arc` half-written: use it anyway.
-    engine.read().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// How the daemon rebuilds its engine when its configuration changes.
-pub struct Reloader {
-    /// Load the configuration again and build an engine that shares the running one's sink,
-    /// session state and sequence counter.
-    pub build: Box<dyn Fn() -> Result<Engine, ConfigError> + Send + Sync>,
-    /// Files whose appearance, disappearance or change (time or size) triggers a reload.
-    pub watch: Vec<PathBuf>,
-}
-
-type Snapshot = Vec<Option<(std::time::SystemTime, u64)>>;
-
-fn snapshot(files: &[PathBuf]) -> Snapshot {
-    files
-        .iter()
-        .map(|f| {
-            let m = std::fs::metadata(f).ok()?;
-            Some((m.modified().ok()?, m.len()))
-        })
-        .collect()
-}
-
-/// Load the configuration again; a valid one replaces the engine, an invalid one is reported
-/// (event and stderr) and the running configuration stays.
-async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: crate::kinds::ReloadCause) {
-    let engine = &state.engine;
-    let r = reloader.clone();
-    let built = match tokio::task::spawn_blocking(move || (r.build)()).await {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("hookd: reloading panicked; keeping the running configuration: {e}");
-            return;
-        }
-    };
-    let (replacement, event) = match built {
-        Ok(new) => {
-            for w in &new.config().warnings {
-                eprintln!("{w}\n");
-            }
-            let sources = new.config().sources.clone();
-            eprintln!(
-                "hookd: configuration reloaded ({}) from {}",
-                cause.name(),
-                sources.join(", ")
-            );
-            let event = crate::events::ConfigReloaded { sources, cause };
-            (Some(Arc::new(new)), Event::ConfigReloaded(event))
-        }
-        Err(e) => {
-            let event = e.event(cause);
-            eprintln!(
-                "{}\n\nhookd: the changed configuration is invalid; still using the previous one",
-                event.diagnostics
-            );
-            (None, Event::ConfigError(event))
-        }
-    };
-    let applied = replacement.is_some();
-    match replacement {
-        // Announced before the swap: no event of the new configuration precedes the news of it.
-        Some(new) => {
-            new.emit(event);
-            *engine.write().unwrap_or_else(|e| e.into_inner()) = new;
-        }
-        None => current(engine).emit(event),
-    }
-    state.metrics.reloaded(applied);
+    /// Projects served besides the one the daemon was started in; beyond it the least
+    /// recently dispatched for is forgotten (and loaded again at its next dispatch).
+    pub max_projects: usize,
+    /// Where the dashboard's sessions table is kept across restarts (beside the events file),
+    /// so a page opened after one still names the agent and project of the sessions it replays.
+    pub sessions_file: Option<PathBuf>,
 }
 
 #[derive(Clone)]
 struct AppState {
-    engine: Current,
+    /// The projects served, each with its engine.
+    projects: Arc<projects::Projects>,
     hub: Arc<Hub>,
     metrics: Arc<metrics::Metrics>,
     /// The sessions seen, for the dashboard (`/v1/sessions`).
@@ -247,166 +174,6 @@ async fn guard(
     next.run(req).await
 }
 
-/// The request's body: what to dispatch, where, with which context; or why not (a 400).
-fn decode(body: &[u8]) -> Result<(DispatchRequest, HookPoint, Context), String> {
-    let req: DispatchRequest = serde_json::from_slice(body)
-        .map_err(|e| format!("expected {{\"point\": …, \"context\": {{…}}}}: {e}"))?;
-    let point: HookPoint = req
-        .point
-        .parse()
-        .map_err(|e| format!("{e}; valid points: {}", HookPoint::names_joined()))?;
-    let context = match &req.context {
-        None => Context::new(),
-        Some(v @ Value::Object(_)) => {
-            Context::from_json(&v.to_string()).map_err(|e| e.to_string())?
-        }
-        Some(_) => return Err("`context` must be a JSON object".into()),
-    };
-    Ok((req, point, context))
-}
-
-/// A request's headers: JSON, and not announced larger than the daemon reads.
-fn admit(headers: &HeaderMap) -> Result<(), (StatusCode, String)> {
-    let json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"));
-    if !json {
-        return Err((
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "a dispatch must be sent with `Content-Type: application/json`".into(),
-        ));
-    }
-    let length = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if length.is_some_and(|n| n > MAX_REQUEST_BYTES) {
-        return Err(too_large());
-    }
-    Ok(())
-}
-
-fn too_large() -> (StatusCode, String) {
-    (
-        StatusCode::PAYLOAD_TOO_LARGE,
-        format!("a dispatch request is at most {MAX_REQUEST_BYTES} bytes; dispatch a larger one in-process (`hookd dispatch --no-daemon`)"),
-    )
-}
-
-/// The answer for a client this daemon must not dispatch for: another project (409), other
-/// settings or a gate it does not have (412, said in the stream too, so an audit log that stays
-/// empty shows why). The client then dispatches in its own process.
-fn refuse(
-    state: &AppState,
-    engine: &Engine,
-    req: &DispatchRequest,
-    point: HookPoint,
-    context: &Context,
-) -> Option<Response> {
-    if let Some(project) = &req.project {
-        let served = &engine.config().project_dir;
-        let same = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        if same(project) != same(served) {
-            return Some(error(
-                StatusCode::CONFLICT,
-                format!(
-                    "this daemon serves the project {}, not {}",
-                    served.display(),
-                    project.display()
-                ),
-            ));
-        }
-    }
-    let reason = match (&req.inputs, &state.inputs) {
-        (Some(theirs), Some(ours)) if theirs != ours => "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables, the variables naming protected places such as CLAUDE_CONFIG_DIR or XDG_STATE_HOME, or --trust-project); the client dispatched in its own process",
-        _ if req.gate_shell_tools && !engine.config().policy.gate_shell_tools => "the client gates the model's shell commands (--gate-shell-tools) and this daemon's configuration does not; the client dispatched in its own process: start the daemon with --gate-shell-tools, or set `gate_shell_tools: true` in ~/.infer/hooks.yaml",
-        _ => return None,
-    };
-    engine.emit(Event::ClientRefused(crate::events::ClientRefused {
-        status: StatusCode::PRECONDITION_FAILED.as_u16(),
-        reason: reason.to_string(),
-        hook: point,
-        session_id: crate::state::session_key(
-            context
-                .get("session_id")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default(),
-        )
-        .into_owned(),
-    }));
-    Some(error(StatusCode::PRECONDITION_FAILED, reason))
-}
-
-async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -> Response {
-    if let Err((status, why)) = admit(&headers) {
-        return error(status, why);
-    }
-    // Taken before the body is read: a client that sent `Expect: 100-continue` learns the
-    // daemon took its dispatch only when it has a place to run.
-    let Ok(_running) = state.running.clone().try_acquire_owned() else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "the daemon is running {} dispatches, its limit (--max-dispatches); dispatch in-process or try again",
-                state.limits.dispatches
-            ),
-        );
-    };
-    let body = match tokio::time::timeout(
-        state.limits.body_timeout,
-        axum::body::to_bytes(body, MAX_REQUEST_BYTES),
-    )
-    .await
-    {
-        Ok(Ok(b)) => b,
-        Ok(Err(_)) => {
-            let (status, why) = too_large();
-            return error(status, why);
-        }
-        Err(_) => {
-            return error(
-                StatusCode::REQUEST_TIMEOUT,
-                "the request's body did not arrive in time",
-            )
-        }
-    };
-    let (req, point, context) = match decode(&body) {
-        Ok(r) => r,
-        Err(why) => return error(StatusCode::BAD_REQUEST, why),
-    };
-    let engine = current(&state.engine);
-    if let Some(response) = refuse(&state, &engine, &req, point, &context) {
-        return response;
-    }
-    dashboard::saw(
-        &state,
-        &context,
-        point,
-        &engine.config().project_dir.display().to_string(),
-    );
-    let started = Instant::now();
-    // Hooks run processes: keep them off the async workers, so other sessions never wait.
-    let result = tokio::task::spawn_blocking(move || {
-        let outcome = engine.dispatch(point, &context);
-        crate::runner::reap_orphans();
-        outcome
-    })
-    .await;
-    match result {
-        Ok(Ok(outcome)) => {
-            state.metrics.record(point, &outcome, started.elapsed());
-            Json(outcome).into_response()
-        }
-        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e.to_string()),
-        Err(e) => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the dispatch failed: {e}"),
-        ),
-    }
-}
-
 async fn health(State(state): State<Shared>) -> Json<Value> {
     Json(json!({
         "status": "ok",
@@ -418,7 +185,7 @@ async fn health(State(state): State<Shared>) -> Json<Value> {
 
 fn router(state: Shared) -> Router {
     Router::new()
-        .route("/v1/dispatch", post(dispatch))
+        .route("/v1/dispatch", post(answer::dispatch))
         .route("/v1/health", get(health))
         .route("/v1/events", get(stream::events))
         .route("/metrics", get(metrics::metrics))
@@ -524,10 +291,16 @@ pub async fn serve_until(
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
     let (closing_tx, closing) = tokio::sync::watch::channel(false);
     let metrics = Arc::new(metrics::Metrics::new(hub.clone(), opts.sessions.clone()));
-    let seen = Arc::new(Mutex::new(dashboard::Seen::default()));
+    let projects = Arc::new(projects::Projects::new(engine, reloader, opts.max_projects));
+    let seen = Arc::new(Mutex::new(
+        opts.sessions_file
+            .as_deref()
+            .map(dashboard::Seen::kept)
+            .unwrap_or_default(),
+    ));
     let running = Arc::new(tokio::sync::Semaphore::new(opts.limits.dispatches.max(1)));
     let state: Shared = Arc::new(AppState {
-        engine: Arc::new(RwLock::new(Arc::new(engine))),
+        projects,
         hub,
         metrics: metrics.clone(),
         seen: seen.clone(),
@@ -576,34 +349,26 @@ pub async fn serve_until(
         },
     )?;
     ready(listening);
-    until_shutdown(&state, reloader, hup, shutdown).await;
+    until_shutdown(&state, hup, shutdown, opts.sessions_file.as_deref()).await;
     wind_down(&state, &opts, running, (stopping_tx, closing_tx), tasks).await;
     Ok(())
 }
 
-/// Reload when a watched file changes or at SIGHUP, reap adopted orphans, until `shutdown`.
+/// Reload each project whose watched files changed, or all at SIGHUP; reap adopted orphans;
+/// until `shutdown`.
 async fn until_shutdown(
     state: &Shared,
-    reloader: Reloader,
     mut hup: tokio::signal::unix::Signal,
     shutdown: impl std::future::Future<Output = ()>,
+    sessions_file: Option<&Path>,
 ) {
     tokio::pin!(shutdown);
-    let reloader = Arc::new(reloader);
-    // The configuration files, and the code a trusted project's hooks run: editing a hook's
-    // script untrusts the project, and the reload says so at once.
-    let watched = |engine: &Current| {
-        let engine = current(engine);
-        let config = engine.config();
-        let mut files = reloader.watch.clone();
-        if let Some(fp) = &config.fingerprint {
-            files.extend(fp.files.iter().map(|f| config.project_dir.join(f)));
-        }
-        files.sort();
-        files.dedup();
-        files
+    let mut ticks = 0u64;
+    let projects = &state.projects;
+    let reload = |served, cause| async move {
+        let applied = projects::reload(&projects.reloader, &served, cause).await;
+        state.metrics.reloaded(applied);
     };
-    let mut seen = snapshot(&watched(&state.engine));
     // Polling, not inotify: one stat per file per second costs nothing, and it sees files that
     // editors replace by rename and directories created after the daemon started.
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -611,22 +376,31 @@ async fn until_shutdown(
         tokio::select! {
             () = &mut shutdown => return,
             _ = hup.recv() => {
-                reload(state, &reloader, crate::kinds::ReloadCause::Sighup).await;
-                seen = snapshot(&watched(&state.engine));
+                for served in projects.all() {
+                    reload(served, crate::kinds::ReloadCause::Sighup).await;
+                }
             }
             _ = tick.tick() => {
                 // Hooks' descendants that left their group and then exited were adopted by this
                 // process (a child subreaper); without this they would stay zombies.
                 crate::runner::reap_orphans();
-                if snapshot(&watched(&state.engine)) != seen {
+                // The sessions table, every few seconds when it changed: a daemon killed
+                // without its stop loses at most that much of it.
+                ticks += 1;
+                if let (Some(path), 0) = (sessions_file, ticks % 3) {
+                    dashboard::keep(&state.seen, path).await;
+                }
+                let changed: Vec<_> = projects
+                    .all()
+                    .into_iter()
+                    .filter(|s| s.changed(&projects.reloader))
+                    .collect();
+                if !changed.is_empty() {
                     // Let an editor finish writing before reading what it wrote.
                     tokio::time::sleep(Duration::from_millis(200)).await;
-                    // Snapshot before reading: an edit made during the reload triggers another.
-                    let before = watched(&state.engine);
-                    let pre = snapshot(&before);
-                    reload(state, &reloader, crate::kinds::ReloadCause::Changed).await;
-                    let after = watched(&state.engine);
-                    seen = if after == before { pre } else { snapshot(&after) };
+                }
+                for served in changed {
+                    reload(served, crate::kinds::ReloadCause::Changed).await;
                 }
             }
         }
@@ -654,12 +428,15 @@ async fn wind_down(
     {
         // Engines replaced by reloads share the token: this stops every run still going, and
         // each reports its `interrupted` event before the streams end.
-        current(&state.engine).canceller().cancel();
+        state.projects.home().current().canceller().cancel();
         let _ = tokio::time::timeout(
             Duration::from_secs(10),
             running.clone().acquire_many_owned(permits),
         )
         .await;
+    }
+    if let Some(path) = &opts.sessions_file {
+        dashboard::keep(&state.seen, path).await;
     }
     let _ = closing.send(true);
     let _ = tokio::time::timeout(

@@ -173,14 +173,19 @@ pub struct ToolCallAllowed {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ClientRefused {
-    /// The HTTP status answered (412: other settings).
+    /// The HTTP status answered (409: a project it cannot serve; 412: other settings; 503:
+    /// busy; 4xx: a request it could not read).
     pub status: u16,
     /// Why, and what to do.
     pub reason: String,
-    /// The point the client asked to dispatch.
-    pub hook: HookPoint,
+    /// The point the client asked to dispatch (absent when the request could not be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook: Option<HookPoint>,
     /// The session, when the context named one.
     pub session_id: String,
+    /// The project the client named, when it named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// The daemon loaded a changed configuration and uses it from now on.
@@ -191,6 +196,10 @@ pub struct ConfigReloaded {
     pub sources: Vec<String>,
     /// Why it reloaded: `changed` (a file changed) or `sighup`.
     pub cause: crate::kinds::ReloadCause,
+    /// The project whose configuration it is (a daemon serves every project its clients
+    /// dispatch for; the project's files are named relative to it in `sources`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// The daemon found a changed configuration invalid and keeps the one it was using; or an
@@ -219,6 +228,10 @@ pub struct ConfigError {
     /// prompt where the agent can be told so) or let the agent go on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_closed: Option<bool>,
+    /// The project whose configuration it is, for a daemon's reload (a daemon serves every
+    /// project its clients dispatch for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// A reminder was injected.
@@ -321,7 +334,7 @@ impl Event {
             Event::HookCommand(e) => Some(e.hook),
             Event::HookCommandSkipped(e) => Some(e.hook),
             Event::SystemReminder(e) => Some(e.hook),
-            Event::ClientRefused(e) => Some(e.hook),
+            Event::ClientRefused(e) => e.hook,
             Event::ContinueRefused(e) => Some(e.hook),
             // The gate decides on the model's tool calls before they run.
             Event::ToolCommandDenied(_) | Event::ToolCallAllowed(_) => Some(HookPoint::PreTool),
@@ -541,6 +554,7 @@ mod tests {
             event: Event::ConfigReloaded(ConfigReloaded {
                 sources: vec![output.into()],
                 cause: crate::kinds::ReloadCause::Sighup,
+                project: None,
             }),
         }
     }

@@ -109,6 +109,10 @@ pub(crate) fn spans(d: &Dispatched<'_>) -> Vec<Span> {
         attributes: vec![
             kv("hookd.point", string(d.point.name().into())),
             kv("hookd.session_id", string(o.session_id.clone())),
+            kv(
+                "hookd.project",
+                string(d.config.project_dir.display().to_string()),
+            ),
             kv("hookd.mode", string(o.mode.name().into())),
             kv("hookd.turn", int(i64::try_from(o.turn).unwrap_or(i64::MAX))),
             kv("hookd.commands", int(o.commands.len() as i64)),

@@ -451,52 +451,84 @@ fn editing_a_trusted_hook_script_under_a_running_daemon_untrusts_it_at_once() {
 }
 
 #[test]
-fn a_daemon_serving_another_project_is_not_used() {
+fn a_daemon_serves_another_project_with_that_projects_own_hooks() {
     let served = project();
     let d = start(&served, &[]);
-    // Another project, its own hook: it must run here, not the daemon's project's hook there.
-    let other = Project::new();
-    other.write(
-        "config.yaml",
-        "tools: {bash: {mode: {all: {allow: ['^echo elsewhere$']}}}}\n",
-    );
-    other.write(
-        "hooks.yaml",
-        "enabled: true\nhooks: [{name: mine, hook: post_tool, command: 'echo elsewhere'}]\n",
-    );
-    let out = other
-        .cmd(&["dispatch", "post_tool", "--session-id", "o"])
+    // Another project of the same user, its own hook: it runs, through the daemon, there.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::create_dir(other.path().join(".infer")).unwrap();
+    std::fs::write(
+        other.path().join(".infer/config.yaml"),
+        "tools: {bash: {mode: {all: {allow: ['^pwd$']}}}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        other.path().join(".infer/hooks.yaml"),
+        "enabled: true\nhooks: [{name: mine, hook: post_tool, command: 'pwd'}]\n",
+    )
+    .unwrap();
+    let out = served
+        .cmd(&[
+            "dispatch",
+            "post_tool",
+            "--session-id",
+            "o",
+            "--daemon",
+            "--events",
+            "-",
+        ])
+        .current_dir(other.path())
         .env("HOOKD_SOCKET", &d.socket)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let outcome: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(outcome["commands"][0]["name"], "mine");
-    // Not silently: the operator learns the daemon was not used, and why.
     let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let outcome: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(outcome["commands"][0]["name"], "mine", "{outcome}");
+    assert_eq!(
+        err,
+        format!(
+            "hookd: dispatching through the daemon at {}; its events go to its stream (GET /v1/events)\n",
+            d.socket.display()
+        )
+    );
+    let (_, events) = unix(
+        &d.socket,
+        "GET",
+        "/v1/events?follow=false&since=0&session=o",
+        "",
+    );
+    let here = other.path().canonicalize().unwrap();
     assert!(
-        err.contains("this daemon serves the project")
-            && err.contains("dispatching in this process"),
-        "{err}"
+        events.contains(&format!("\"stdout\":\"{}\\n\"", here.display())),
+        "{events}"
     );
     let (_, metrics) = tcp(&d, "GET", "/metrics", "");
     assert!(
-        metrics.contains("hookd_dispatches_total{point=\"post_tool\"} 0\n"),
+        metrics.contains("hookd_dispatches_total{point=\"post_tool\"} 1\n")
+            && metrics.contains("\nhookd_projects 2\n"),
         "{metrics}"
     );
-    // Asked directly, the daemon says why.
-    let body = json!({"point": "post_tool", "project": other.path()}).to_string();
-    let (status, answer) = unix(&d.socket, "POST", "/v1/dispatch", &body);
-    assert_eq!(status, 409);
+    // Another user's settings (another home): refused, said on both sides.
+    let stranger = Project::new();
+    let out = stranger
+        .cmd(&["dispatch", "post_tool", "--session-id", "x"])
+        .env("HOOKD_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        answer.contains("this daemon serves the project"),
-        "{answer}"
+        err.contains("other settings than this client's")
+            && err.contains("dispatching in this process"),
+        "{err}"
     );
+    let (_, events) = unix(
+        &d.socket,
+        "GET",
+        "/v1/events?follow=false&since=0&session=x",
+        "",
+    );
+    assert!(events.contains("\"type\":\"client_refused\""), "{events}");
 }
 
 /// A one-shot fake daemon on a Unix socket: reads the request head, writes `answer`.

@@ -459,6 +459,77 @@ fn the_page_resumes_after_the_daemon_restarts() {
     assert_eq!(seqs, (1..=8).rev().collect::<Vec<u64>>());
 }
 
+/// Issue 42: "the sessions panel shows agent `—` after a restart". A page opened after the
+/// daemon restarted, even from SIGKILL, replays the sessions from the events file with their
+/// agent and project: the daemon keeps its sessions table beside that file.
+#[test]
+fn a_page_opened_after_a_restart_names_the_replayed_sessions_agents() {
+    let Some(exe) = chromium() else {
+        crate::support::unavailable(
+            "chromium",
+            "chromium not installed (apt-get install chromium)",
+        );
+        return;
+    };
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let log_arg = log.to_str().unwrap().to_string();
+    let d = start(&p, &["--events", &log_arg]);
+    let listen = format!("127.0.0.1:{}", d.port);
+    play(&d);
+    // Kept within seconds, so even a daemon killed without its stop leaves it.
+    let kept = p.path().join("events.jsonl.sessions.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&kept).is_ok_and(|t| t.contains("gemini")) {
+        assert!(Instant::now() < deadline, "the sessions table was not kept");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mode = std::fs::metadata(&kept).unwrap().permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
+    Command::new("kill")
+        .args(["-KILL", &d.child.id().to_string()])
+        .status()
+        .unwrap();
+    drop(d);
+    let d = start(&p, &["--events", &log_arg, "--listen", &listen]);
+    let browser = Browser::launch(&exe);
+    let mut tab = browser.open(&d.dashboard.clone().unwrap());
+    // alpha goes on: the page gets what it missed from the events file, then the new events.
+    dispatch(
+        &d,
+        "post_tool",
+        json!({"session_id": "alpha", "agent": "claude-code", "tool": {"name": "Bash", "input": {"command": "ls"}}}),
+    );
+    tab.wait_for(
+        "document.querySelectorAll('#timeline tbody tr').length === 8 && document.querySelectorAll('#sessions tbody tr').length === 2",
+        "the replayed and the new events, and both sessions",
+    );
+    let agents = "[...document.querySelectorAll('#sessions tbody tr')].map(tr => tr.children[0].textContent + ' ' + tr.children[1].textContent + ' ' + tr.children[2].title)";
+    let here = p.path().display().to_string();
+    let want = json!([
+        format!("alpha claude-code {here}"),
+        format!("beta gemini {here}")
+    ]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tab.eval(agents) != want {
+        assert!(
+            Instant::now() < deadline,
+            "the sessions table shows {}",
+            tab.eval(agents)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The daemon's own list has them too, and a session that goes on is counted on.
+    let (_, sessions) = tcp(&d, "GET", "/v1/sessions", "");
+    let sessions: Value = serde_json::from_str(&sessions).unwrap();
+    assert_eq!(sessions["sessions"][0]["session_id"], "alpha");
+    assert_eq!(sessions["sessions"][0]["dispatches"], 3);
+    assert_eq!(sessions["sessions"][1]["agent"], "gemini");
+}
+
 /// Issue 42 item 4: the counters count the last minute by the events' own time (a replayed
 /// backlog is history), and a page whose key the daemon refuses after `--new-token` says so
 /// instead of "reconnecting…" for ever.

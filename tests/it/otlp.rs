@@ -403,6 +403,14 @@ fn a_repository_cannot_send_your_events_to_its_collector() {
     assert!(spans
         .iter()
         .any(|s| s.name == "post_tool" && text(&s.attributes, "hookd.session_id") == "s-otel"));
+    // Which project the session ran in: one collector hears every project of every machine.
+    let here = p.path().canonicalize().unwrap().display().to_string();
+    assert!(
+        spans
+            .iter()
+            .any(|s| text(&s.attributes, "hookd.project") == here),
+        "{spans:?}"
+    );
 }
 
 /// `hookd check` says where telemetry goes (never a header's value: they hold tokens).

@@ -528,6 +528,7 @@ fn the_events_file_is_private_and_never_written_through_a_symlink() {
             hookd::events::ConfigReloaded {
                 sources: vec![],
                 cause: hookd::ReloadCause::Sighup,
+                project: None,
             },
         ));
     }

@@ -1,0 +1,267 @@
+//! `POST /v1/dispatch`: a client's dispatch, run with its project's engine, or refused with
+//! the reason, which is also a `client_refused` event, whatever the reason (busy, too large,
+//! unreadable, a project it cannot serve, other settings): a client the daemon could not answer
+//! dispatched in its own process, and the daemon's stream says so.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::Value;
+
+use super::projects::{self, Served};
+use super::wire::DispatchRequest;
+use super::{dashboard, error, AppState, Shared, MAX_REQUEST_BYTES};
+use crate::catalog::HookPoint;
+use crate::dispatch::Context;
+use crate::events::Event;
+
+/// Why the daemon did not run a client's dispatch: the status it answers and the reason.
+struct Refusal {
+    status: StatusCode,
+    reason: String,
+}
+
+fn refusal(status: StatusCode, reason: impl Into<String>) -> Refusal {
+    Refusal {
+        status,
+        reason: reason.into(),
+    }
+}
+
+/// What the request said of itself, as far as it was read: for the refusal's event.
+#[derive(Default)]
+struct Asked {
+    point: Option<HookPoint>,
+    session: String,
+    project: Option<String>,
+}
+
+/// The handler: the Outcome, or the refusal as an error answer and an event.
+pub(super) async fn dispatch(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let mut asked = Asked::default();
+    match take(&state, &headers, body, &mut asked).await {
+        Ok(response) => response,
+        Err(Refusal { status, reason }) => {
+            state.metrics.refused(status.as_u16());
+            let event = crate::events::ClientRefused {
+                status: status.as_u16(),
+                reason: reason.clone(),
+                hook: asked.point,
+                session_id: asked.session,
+                project: asked.project,
+            };
+            state
+                .projects
+                .home()
+                .current()
+                .emit(Event::ClientRefused(event));
+            error(status, reason)
+        }
+    }
+}
+
+/// Read, check and run one dispatch.
+async fn take(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+    asked: &mut Asked,
+) -> Result<Response, Refusal> {
+    admit(headers)?;
+    // Taken before the body is read: a client that sent `Expect: 100-continue` learns the
+    // daemon took its dispatch only when it has a place to run.
+    let Ok(_running) = state.running.clone().try_acquire_owned() else {
+        return Err(refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the daemon is running {} dispatches, its limit (--max-dispatches); dispatch in-process or try again",
+                state.limits.dispatches
+            ),
+        ));
+    };
+    let body = match tokio::time::timeout(
+        state.limits.body_timeout,
+        axum::body::to_bytes(body, MAX_REQUEST_BYTES),
+    )
+    .await
+    {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return Err(too_large()),
+        Err(_) => {
+            return Err(refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request's body did not arrive in time",
+            ))
+        }
+    };
+    let (req, point, context) =
+        decode(&body, asked).map_err(|why| refusal(StatusCode::BAD_REQUEST, why))?;
+    same_settings(state, &req)?;
+    let served = project(state, &req).await?;
+    let engine = served.current();
+    gates(&engine, &req)?;
+    let project = served.dir.display().to_string();
+    dashboard::saw(state, &context, point, &project);
+    let started = Instant::now();
+    // Hooks run processes: keep them off the async workers, so other sessions never wait.
+    let result = tokio::task::spawn_blocking(move || {
+        let outcome = engine.dispatch(point, &context);
+        crate::runner::reap_orphans();
+        outcome
+    })
+    .await;
+    match result {
+        Ok(Ok(outcome)) => {
+            state.metrics.record(point, &outcome, started.elapsed());
+            state.metrics.for_project(&project);
+            Ok(Json(outcome).into_response())
+        }
+        Ok(Err(e)) => Err(refusal(StatusCode::BAD_REQUEST, e.to_string())),
+        Err(e) => Err(refusal(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the dispatch failed: {e}"),
+        )),
+    }
+}
+
+/// The request's body: what to dispatch, where, with which context; or why not (a 400).
+fn decode(body: &[u8], asked: &mut Asked) -> Result<(DispatchRequest, HookPoint, Context), String> {
+    let req: DispatchRequest = serde_json::from_slice(body)
+        .map_err(|e| format!("expected {{\"point\": …, \"context\": {{…}}}}: {e}"))?;
+    asked.project = req.project.as_ref().map(|p| p.display().to_string());
+    if let Some(Value::String(s)) = req.context.as_ref().and_then(|c| c.get("session_id")) {
+        asked.session = crate::state::session_key(s).into_owned();
+    }
+    let point: HookPoint = req
+        .point
+        .parse()
+        .map_err(|e| format!("{e}; valid points: {}", HookPoint::names_joined()))?;
+    asked.point = Some(point);
+    let context = match &req.context {
+        None => Context::new(),
+        Some(v @ Value::Object(_)) => {
+            Context::from_json(&v.to_string()).map_err(|e| e.to_string())?
+        }
+        Some(_) => return Err("`context` must be a JSON object".into()),
+    };
+    Ok((req, point, context))
+}
+
+/// A request's headers: JSON, and not announced larger than the daemon reads.
+fn admit(headers: &HeaderMap) -> Result<(), Refusal> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return Err(refusal(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "a dispatch must be sent with `Content-Type: application/json`",
+        ));
+    }
+    let length = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if length.is_some_and(|n| n > MAX_REQUEST_BYTES) {
+        return Err(too_large());
+    }
+    Ok(())
+}
+
+fn too_large() -> Refusal {
+    refusal(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("a dispatch request is at most {MAX_REQUEST_BYTES} bytes; dispatch a larger one in-process (`hookd dispatch --no-daemon`)"),
+    )
+}
+
+/// The project the client dispatches for, served now or loaded for it; 409 for one the daemon
+/// cannot serve (not a directory here, named over HTTP, or its configuration is invalid).
+async fn project(state: &AppState, req: &DispatchRequest) -> Result<Arc<Served>, Refusal> {
+    let projects = &state.projects;
+    let Some(dir) = &req.project else {
+        return Ok(projects.home().clone());
+    };
+    // The daemon's own project as it names it (clients send the directory their process
+    // found, as the daemon did): no need to ask the file system.
+    if *dir == projects.home().dir {
+        return Ok(projects.home().clone());
+    }
+    let cannot = |why: String| {
+        refusal(
+            StatusCode::CONFLICT,
+            format!(
+                "this daemon cannot serve the project {}: {why}; the client dispatched in its own process",
+                dir.display()
+            ),
+        )
+    };
+    if !dir.is_absolute() {
+        return Err(cannot("it is not an absolute path".into()));
+    }
+    let key = match projects::key(dir) {
+        Ok(k) if k.is_dir() => k,
+        Ok(_) => return Err(cannot("it is not a directory".into())),
+        Err(e) => return Err(cannot(e.to_string())),
+    };
+    if projects.is_home(&key) {
+        return Ok(projects.home().clone());
+    }
+    // Over HTTP, with a token that may be used from elsewhere: the daemon's own project only.
+    if state.http.is_some() {
+        return Err(cannot(format!(
+            "over HTTP it dispatches only for the project it was started in ({}); clients of other projects dispatch over its Unix socket",
+            projects.home().dir.display()
+        )));
+    }
+    if let Some(served) = projects.get(&key) {
+        return Ok(served);
+    }
+    let (p, d) = (projects.clone(), dir.clone());
+    let loaded = tokio::task::spawn_blocking(move || p.load(key, &d)).await;
+    match loaded {
+        Ok(Ok((served, forgotten))) => {
+            state
+                .metrics
+                .projects(projects.count(), forgotten.as_deref());
+            Ok(served)
+        }
+        Ok(Err(e)) => {
+            let first = e.event(crate::kinds::ReloadCause::Dispatch);
+            Err(cannot(format!(
+                "its configuration is invalid ({}:{}: {})",
+                first.file, first.line, first.message
+            )))
+        }
+        Err(e) => Err(cannot(format!("loading its configuration failed: {e}"))),
+    }
+}
+
+/// A client whose settings digest is not the daemon's is answered 412: its configuration would
+/// not be this daemon's, whatever the project.
+fn same_settings(state: &AppState, req: &DispatchRequest) -> Result<(), Refusal> {
+    match (&req.inputs, &state.inputs) {
+        (Some(theirs), Some(ours)) if theirs != ours => Err(refusal(StatusCode::PRECONDITION_FAILED, "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables, the variables naming protected places such as CLAUDE_CONFIG_DIR or XDG_STATE_HOME, or --trust-project); the client dispatched in its own process")),
+        _ => Ok(()),
+    }
+}
+
+/// A client that gates the shell tools, when the project's configuration here does not, is
+/// answered 412: never an ungated verdict.
+fn gates(engine: &crate::dispatch::Engine, req: &DispatchRequest) -> Result<(), Refusal> {
+    if req.gate_shell_tools && !engine.config().policy.gate_shell_tools {
+        return Err(refusal(StatusCode::PRECONDITION_FAILED, "the client gates the model's shell commands (--gate-shell-tools) and this daemon's configuration does not; the client dispatched in its own process: start the daemon with --gate-shell-tools, or set `gate_shell_tools: true` in ~/.infer/hooks.yaml"));
+    }
+    Ok(())
+}
