@@ -164,6 +164,7 @@ pub const PLACES: &[Place] = &[
     row(Anywhere, ".zshrc", File, ReadOnly, STARTUP_HERE),
     row(Anywhere, ".gitconfig", File, ReadOnly, STARTUP_HERE),
     row(Anywhere, ".ripgreprc", File, ReadOnly, STARTUP_HERE),
+    row(Anywhere, ".aws", Dir, ReadOnly, "where this directory is a home, the AWS tools run the `credential_process` its `config` names (Codex holds it in every writable root)"),
     // git's configuration and indirections.
     row(Anywhere, ".git", Shape::Pinned, Sandbox::Pinned, "moving it away and making a new one replaces its configuration"),
     row(GitDir, "config", Prefix, ReadOnly, GIT_RUNS),

@@ -241,6 +241,15 @@ fn cases() -> Vec<Case> {
             )
         },
         Case {
+            setup: "mkdir -p .aws && echo original > .aws/config",
+            ..case(
+                "codex-rs/linux-sandbox/tests/suite/sandbox.rs: sandbox_blocks_metadata_writes_inside_writable_root (.aws, config)",
+                Denies,
+                "printf changed > .aws/config",
+                Host("grep -q changed \"$P/.aws/config\""),
+            )
+        },
+        Case {
             write: &["$W"],
             ..case(
                 "codex-rs/linux-sandbox/tests/suite/sandbox.rs: sandbox_blocks_metadata_writes_inside_writable_root (the writable home stays writable)",
