@@ -67,6 +67,8 @@ struct Case {
     signal: Option<i32>,
     /// `sandbox.network` (the peer's case runs with the network on).
     network: bool,
+    /// `sandbox.unix_sockets` entries (`$SOCK` is the listener outside).
+    sockets: &'static [&'static str],
 }
 
 const fn case(source: &'static str, peer: Peer, script: &'static str, effect: Effect) -> Case {
@@ -83,6 +85,7 @@ const fn case(source: &'static str, peer: Peer, script: &'static str, effect: Ef
         proof: true,
         signal: None,
         network: false,
+        sockets: &[],
     }
 }
 
@@ -392,6 +395,21 @@ fn cases() -> Vec<Case> {
                 Exit,
             )
         },
+        Case {
+            sockets: &["$SOCK"],
+            ..case(
+                "codex-rs/sandboxing/src/seatbelt_tests.rs: create_seatbelt_args_allowlists_unix_socket_paths (the listed socket)",
+                Allows,
+                "\"$PY\" -c 'import socket,os; s=socket.socket(socket.AF_UNIX); s.connect(os.environ[\"SOCK\"]); s.sendall(b\"ping\")'",
+                Host("sleep 0.2; [ -n \"$(ls -A \"$NET\")\" ]"),
+            )
+        },
+        case(
+            "codex-rs/sandboxing/src/seatbelt_tests.rs: create_seatbelt_args_allowlists_unix_socket_paths (a socket not listed)",
+            Denies,
+            "\"$PY\" -c 'import socket,os; s=socket.socket(socket.AF_UNIX); s.connect(os.environ[\"SOCK\"]); s.sendall(b\"ping\")'",
+            Host("sleep 0.2; [ -n \"$(ls -A \"$NET\")\" ]"),
+        ),
         // ---- Codex: cases in other branches' areas (open: printed, not asserted) ----
         Case {
             hookd: Hookd::Open("sandbox: by-name places held at each sandbox.write root"),
@@ -723,6 +741,54 @@ fn cases() -> Vec<Case> {
             "echo data > local.txt && cat local.txt | grep -q data && rm local.txt",
             Exit,
         ),
+        case(
+            "test/sandbox/integration.test.ts: should block HTTP requests to anthropic.com (not in allowlist)",
+            Denies,
+            "curl -s --show-error -m 2 \"http://127.0.0.1:$PORT/\"",
+            Host("[ -n \"$(ls -A \"$NET\")\" ]"),
+        ),
+        case(
+            "test/sandbox/integration.test.ts: should block all HTTPS requests when allowedDomains is empty",
+            Denies,
+            "curl -sk -m 2 \"https://127.0.0.1:$PORT/\"",
+            Host("[ -n \"$(ls -A \"$NET\")\" ]"),
+        ),
+        Case {
+            hookd: Hookd::Stricter,
+            ..case(
+                "test/sandbox/integration.test.ts: should allow HTTP to explicitly allowed domain",
+                Allows,
+                "curl -s -m 3 \"http://127.0.0.1:$PORT/\" | grep -q 'Example Domain'",
+                Exit,
+            )
+        },
+        case(
+            "test/sandbox/integration.test.ts: should block HTTP to non-allowed domain",
+            Denies,
+            "curl -s -m 2 \"http://127.0.0.1:$PORT/\"",
+            Host("[ -n \"$(ls -A \"$NET\")\" ]"),
+        ),
+        case(
+            "test/sandbox/integration.test.ts: empty allowedDomains should block network",
+            Denies,
+            "curl -s -m 2 \"http://127.0.0.1:$PORT/\"",
+            Host("[ -n \"$(ls -A \"$NET\")\" ]"),
+        ),
+        Case {
+            hookd: Hookd::Stricter,
+            ..case(
+                "test/sandbox/integration.test.ts: should enforce wildcard domain pattern matching correctly (a subdomain of an allowed wildcard)",
+                Allows,
+                "curl -s -m 3 \"http://127.0.0.1:$PORT/\" | grep -q 'Example Domain'",
+                Exit,
+            )
+        },
+        case(
+            "test/sandbox/integration.test.ts: should enforce wildcard domain pattern matching correctly (the base and a lookalike domain)",
+            Denies,
+            "curl -s -m 2 \"http://127.0.0.1:$PORT/\"",
+            Host("[ -n \"$(ls -A \"$NET\")\" ]"),
+        ),
         // ---- sandbox-runtime, seccomp filter ----
         Case {
             hookd: Hookd::Differs,
@@ -957,10 +1023,11 @@ impl World {
         world.p.write_home(
             "config.yaml",
             &format!(
-                "sandbox:\n  enabled: true\n  network: {}\n  write: [{}]\n  read_deny: [{}]\n",
+                "sandbox:\n  enabled: true\n  network: {}\n  write: [{}]\n  read_deny: [{}]\n  unix_sockets: [{}]\n",
                 c.network,
                 list(c.write),
-                list(c.read_deny)
+                list(c.read_deny),
+                list(c.sockets)
             ),
         );
         world
