@@ -947,9 +947,15 @@ struct World {
 /// The system's python (a pyenv shim needs the real home).
 const PYTHON: &str = "/usr/bin/python3";
 
-fn record(net: &Path, what: &str) {
+/// Leave a file in `net` for one connection; false once the world is gone (the listener's
+/// thread then ends).
+fn record(net: &Path, what: &str) -> bool {
+    if !net.exists() {
+        return false;
+    }
     let n = std::fs::read_dir(net).map(|d| d.count()).unwrap_or(0);
     let _ = std::fs::write(net.join(format!("{what}-{n}")), "");
+    true
 }
 
 impl World {
@@ -975,7 +981,9 @@ impl World {
         let n = net.path().to_path_buf();
         std::thread::spawn(move || {
             for s in tcp.incoming().flatten() {
-                record(&n, "tcp");
+                if !record(&n, "tcp") {
+                    break;
+                }
                 let mut s = s;
                 let _ = s.set_read_timeout(Some(Duration::from_millis(300)));
                 let mut buf = [0u8; 1024];
@@ -990,15 +998,15 @@ impl World {
         let n = net.path().to_path_buf();
         std::thread::spawn(move || {
             let mut buf = [0u8; 512];
-            while udp.recv_from(&mut buf).is_ok() {
-                record(&n, "udp");
-            }
+            while udp.recv_from(&mut buf).is_ok() && record(&n, "udp") {}
         });
         let unix = std::os::unix::net::UnixListener::bind(&sock).unwrap();
         let n = net.path().to_path_buf();
         std::thread::spawn(move || {
             for _ in unix.incoming().flatten() {
-                record(&n, "unix");
+                if !record(&n, "unix") {
+                    break;
+                }
             }
         });
         let world = World {
@@ -1127,8 +1135,15 @@ impl World {
 }
 
 impl Drop for World {
+    /// The listeners' threads end at their next connection once `NET` is gone: give each one.
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.shm);
+        let _ = std::fs::remove_dir_all(self.net.path());
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        if let Ok(u) = std::net::UdpSocket::bind("127.0.0.1:0") {
+            let _ = u.send_to(b"end", ("127.0.0.1", self.uport));
+        }
+        let _ = std::os::unix::net::UnixStream::connect(&self.sock);
     }
 }
 
