@@ -1,11 +1,13 @@
 //! Issue 40: the peers' sandbox suites replayed as `hookd exec` cases. Each row is one case of
 //! Codex's Linux sandbox tests (openai/codex `codex-rs/linux-sandbox/tests/suite/sandbox.rs`
-//! at c63929af), its Seatbelt policy tests (`codex-rs/sandboxing/src/seatbelt_tests.rs` at
-//! 1cbe3353) or Anthropic's sandbox-runtime tests (`test/sandbox/*.test.ts` at d35b813),
+//! at c63929af, `managed_proxy_unix_sockets_tests.rs` at ea218f5c), its Seatbelt policy tests
+//! (`codex-rs/sandboxing/src/seatbelt_tests.rs` at 1cbe3353) or Anthropic's sandbox-runtime
+//! tests (`test/sandbox/*.test.ts` at d35b813),
 //! performed for real: the attack runs unconfined first in a fresh project (its effect on the
 //! host proves it works), then through `hookd exec` in another, where hookd must be at least
 //! as strict as the peer. What the peer allows must work confined too, unless hookd is
-//! stricter on purpose (docs/security.md, "Against the peers", says why, case by case).
+//! stricter on purpose (docs/security.md, "Against the peers", says why, case by case). Cases
+//! still looser in another branch's area are `Open`: replayed and printed, not asserted.
 //! A failing case prints its source.
 
 use std::io::{Read, Write};
