@@ -136,6 +136,8 @@ const HISTORY: &str = "past sessions' commands and output";
 const SOCKETS: &str =
     "a service's sockets: whoever connects acts with the user's sessions or credentials";
 const STARTUP: &str = "the shell or git runs it at the user's next start";
+const STARTUP_HERE: &str =
+    "the shell, git or ripgrep runs it where this directory is a home (a dotfiles repository)";
 
 /// Every place hookd protects, in the order docs/security.md lists them.
 #[rustfmt::skip]
@@ -144,6 +146,7 @@ pub const PLACES: &[Place] = &[
     row(Anywhere, ".infer", Dir, ReadOnly, HOOKD_OWN),
     row(Anywhere, ".claude", Dir, ReadOnly, "an agent's settings, skills, agents and commands: their frontmatter declares hooks"),
     row(Anywhere, ".gemini", Dir, ReadOnly, AGENT_SETTINGS),
+    row(Anywhere, ".codex", Dir, ReadOnly, "Codex's project settings: its sandbox mode, approvals, MCP servers and hooks"),
     row(Anywhere, "crush.json", File, ReadOnly, AGENT_SETTINGS),
     row(Anywhere, ".crush.json", File, ReadOnly, AGENT_SETTINGS),
     row(Anywhere, ".mcp.json", File, ReadOnly, "MCP servers an agent starts"),
@@ -152,6 +155,16 @@ pub const PLACES: &[Place] = &[
     row(Anywhere, ".vscode", Dir, ReadOnly, RUNS_LATER),
     row(Anywhere, ".idea", Dir, ReadOnly, RUNS_LATER),
     row(Anywhere, ".gitmodules", File, ReadOnly, GIT_RUNS),
+    // Start-up files by name, as sandbox-runtime holds them: a project that is (or becomes) a
+    // home runs them (a dotfiles repository, a container that mounts it as the home).
+    row(Anywhere, ".bashrc", File, ReadOnly, STARTUP_HERE),
+    row(Anywhere, ".bash_profile", File, ReadOnly, STARTUP_HERE),
+    row(Anywhere, ".profile", File, ReadOnly, STARTUP_HERE),
+    row(Anywhere, ".zprofile", File, ReadOnly, STARTUP_HERE),
+    row(Anywhere, ".zshrc", File, ReadOnly, STARTUP_HERE),
+    row(Anywhere, ".gitconfig", File, ReadOnly, STARTUP_HERE),
+    row(Anywhere, ".ripgreprc", File, ReadOnly, STARTUP_HERE),
+    row(Anywhere, ".aws", Dir, ReadOnly, "where this directory is a home, the AWS tools run the `credential_process` its `config` names (Codex holds it in every writable root)"),
     // git's configuration and indirections.
     row(Anywhere, ".git", Shape::Pinned, Sandbox::Pinned, "moving it away and making a new one replaces its configuration"),
     row(GitDir, "config", Prefix, ReadOnly, GIT_RUNS),

@@ -34,6 +34,7 @@ mod lookup;
 mod model_commands;
 mod operator;
 mod otlp;
+mod peers;
 mod places;
 mod runner;
 mod sandbox;

@@ -591,8 +591,8 @@ mod cli {
             );
             serde_json::from_str::<Value>(&stdout(&o)).unwrap()
         };
-        assert_eq!(call("tail -5 .bashrc"), json!({}));
-        let reply = call("cd .. && tail -5 .bashrc");
+        assert_eq!(call("tail -5 .zshenv"), json!({}));
+        let reply = call("cd .. && tail -5 .zshenv");
         assert_eq!(
             reply["hookSpecificOutput"]["permissionDecision"], "deny",
             "{reply}"

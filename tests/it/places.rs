@@ -87,6 +87,11 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (p.path(), ".vscode/tasks.json", true),
         (p.path(), ".idea/workspace.xml", true),
         (p.path(), ".gitmodules", true),
+        (p.path(), ".codex/config.toml", true),
+        (p.path(), ".bashrc", true),
+        (p.path(), ".gitconfig", true),
+        (p.path(), ".ripgreprc", true),
+        (p.path(), ".aws/config", true),
         (p.path(), ".git/config", true),
         (p.path(), ".git/hooks/pre-commit", true),
         (p.path(), ".git/info/attributes", true),
@@ -107,6 +112,7 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (".config/hookd/trust.json", true),
         (".claude/.credentials.json", true),
         (".ssh/id_ed25519", true),
+        (".aws/config", true),
         ("notes.txt", false),
     ];
     for (cwd, path, protected) in cases {
