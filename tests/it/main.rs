@@ -22,6 +22,7 @@ mod dispatch_runs;
 mod docs;
 mod gate_props;
 mod gate_table;
+mod gitdoors;
 mod golden;
 mod headless;
 mod host;
