@@ -393,3 +393,27 @@ fn ordinary_git_work_succeeds_confined() {
         "stand-ins or leftovers show in git status"
     );
 }
+
+/// The gate gives the same answer for the model's file tools: the git directory a `.git` file
+/// names is protected as a `.git` is (its objects are not).
+#[test]
+fn the_gate_protects_the_git_directory_a_git_file_names() {
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    assert!(run(&p, &tmp, p.path(), SEPARATE, out.path(), false)
+        .status
+        .success());
+    for (path, refused) in [
+        (".git", true),
+        ("store/main.git/config", true),
+        ("store/main.git/hooks/pre-commit", true),
+        ("store/main.git/info/exclude", true),
+        ("store/main.git/objects/ab/cdef", false),
+    ] {
+        assert_eq!(
+            crate::places::gate_refuses(&p, &tmp, p.path(), path),
+            refused,
+            "{path}"
+        );
+    }
+}
