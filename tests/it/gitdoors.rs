@@ -363,6 +363,9 @@ fn ordinary_git_work_succeeds_confined() {
         echo d >> a.txt && git stash -q && git stash pop -q && git checkout -q -- a.txt
         {git} merge -q --no-edit topic
         git checkout -q topic && {git} rebase -q - && git checkout -q -
+        git switch -q topic && echo f > f.txt && git add f.txt && {git} commit -qm six && git switch -q -
+        {git} cherry-pick topic >/dev/null && git reset -q --soft HEAD~1 && git reset -q --hard
+        git tag v1 && git gc -q 2>/dev/null
         git fetch -q {} theirs && git log --oneline | wc -l",
         other.path().display()
     );
