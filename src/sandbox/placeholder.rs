@@ -66,7 +66,7 @@ impl Placeholders {
         }
         let Some(dir) = self.dir.clone() else {
             return Err(Unavailable::Prepare(format!(
-                "{} is absent and hookd has no state directory for the lock of the empty place it holds there (set HOME or HOOKD_STATE_DIR)",
+                "{} is absent and hookd has no state directory for the lock of the stand-in it holds there (set HOME or HOOKD_STATE_DIR)",
                 path.display()
             )));
         };
@@ -81,6 +81,16 @@ impl Placeholders {
                         })?;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                // A directory hookd may not write to (a read-only checkout, another user's):
+                // the command, with the same user and no capability, cannot make it either.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EACCES | libc::EPERM | libc::EROFS)
+                    ) =>
+                {
+                    return Ok(())
+                }
                 Err(e) => {
                     return Err(Unavailable::Prepare(format!(
                         "{} is absent and could not be made to be held read-only: {e}",
