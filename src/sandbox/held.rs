@@ -91,6 +91,10 @@ fn linked_ancestor(path: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
         if components.peek().is_none() {
             break;
         }
+        // A writable root and what is above it: no link there lies in a writable place.
+        if writable.iter().all(|w| w.starts_with(&at)) {
+            continue;
+        }
         let link = at
             .symlink_metadata()
             .is_ok_and(|m| m.file_type().is_symlink());
@@ -133,11 +137,19 @@ struct Finder<'a> {
 impl Finder<'_> {
     /// Hold `path` as `what`. Where it is absent, its first missing component (itself, or the
     /// directory it would be in) gets a stand-in (`stand` for the place itself, a socket for a
-    /// directory above it), held read-only: nothing can be made there.
-    fn hold(&mut self, path: PathBuf, what: Sandbox, stand: Stand) -> Result<(), Unavailable> {
+    /// directory above it), held: nothing can be made there. `real`: its directory is one of
+    /// the project's, resolved (no link above it to look for).
+    fn hold(
+        &mut self,
+        path: PathBuf,
+        what: Sandbox,
+        stand: Stand,
+        real: bool,
+    ) -> Result<(), Unavailable> {
+        let writable = if real { &[][..] } else { self.writable };
         let absent = path.symlink_metadata().is_err();
-        if !absent || !self.makes || linked_ancestor(&path, self.writable).is_some() {
-            return self.held.hold(path, what, self.writable);
+        if !absent || !self.makes || linked_ancestor(&path, writable).is_some() {
+            return self.held.hold(path, what, writable);
         }
         let mut first = path.clone();
         while let Some(parent) = first.parent() {
@@ -148,7 +160,13 @@ impl Finder<'_> {
         }
         let stand = if first == path { stand } else { Stand::Socket };
         self.stand_ins.provide(&first, stand)?;
-        self.held.hold(first, Sandbox::ReadOnly, self.writable)
+        // A socket needs no read-only mount: nothing opens it to write, nothing is made below
+        // it, and a mount point cannot be removed or replaced; pinned, it costs one mount.
+        let what = match stand {
+            Stand::Socket => Sandbox::Pinned,
+            Stand::File(_) => Sandbox::ReadOnly,
+        };
+        self.held.hold(first, what, writable)
     }
 
     /// The places held by name in `dir` (a directory of the project on the way to the
@@ -158,7 +176,9 @@ impl Finder<'_> {
         let git_dir = dot.as_ref().is_ok_and(|m| m.is_dir());
         let pointer = dot.as_ref().is_ok_and(|m| m.is_file());
         for (name, what) in &self.places.by_name {
-            if name.starts_with(".git/") && !git_dir {
+            // `.gitmodules` matters only beside a `.git` (where there is none, its stand-in
+            // keeps a repository from being made).
+            if (name.starts_with(".git/") && !git_dir) || (name == ".gitmodules" && dot.is_err()) {
                 continue;
             }
             let path = dir.join(name);
@@ -173,7 +193,8 @@ impl Finder<'_> {
             } else {
                 *what
             };
-            self.hold(path, what, stand_for(name))?;
+            // `.git/NAME`: `.git` itself, held first, is refused where it is a link.
+            self.hold(path, what, stand_for(name), true)?;
         }
         let git =
             crate::places::git::indirections(dir, &self.places.homes, &self.places.config_homes);
@@ -182,25 +203,25 @@ impl Finder<'_> {
                 continue;
             }
             let absent = g.symlink_metadata().is_err();
-            self.hold(g.clone(), Sandbox::Pinned, Stand::Socket)?;
+            self.hold(g.clone(), Sandbox::Pinned, Stand::Socket, false)?;
             if absent {
                 // Its stand-in is read-only as a whole.
                 continue;
             }
             for (name, what) in &self.places.by_name {
                 if let Some(rest) = name.strip_prefix(".git/") {
-                    self.hold(g.join(rest), *what, stand_for(rest))?;
+                    self.hold(g.join(rest), *what, stand_for(rest), false)?;
                 }
             }
         }
         for h in &git.hooks_paths {
             if self.is_writable(h) {
-                self.hold(h.clone(), Sandbox::ReadOnly, Stand::Socket)?;
+                self.hold(h.clone(), Sandbox::ReadOnly, Stand::Socket, false)?;
             }
         }
         for f in &git.includes {
             if self.is_writable(f) {
-                self.hold(f.clone(), Sandbox::ReadOnly, Stand::File(""))?;
+                self.hold(f.clone(), Sandbox::ReadOnly, Stand::File(""), false)?;
             }
         }
         Ok(())
