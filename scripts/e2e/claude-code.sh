@@ -167,8 +167,21 @@ if "$hookd" exec -- true 2>/dev/null; then
   results | grep -q 'tool_result' || fail "the model got no tool result"
   rm -f "$work/home/.claude/settings.json"
   echo "ok: not run: $(results | grep -o '"content": "[^"]*' | head -1 | cut -c1-120)"
+
+  echo "== 9: a confined call cannot make the files agents and git load by themselves (issue 40)"
+  printf 'enabled: true\nhooks: []\n' > .infer/hooks.yaml
+  printf 'tools: {bash: {mode: {all: {allow: []}}}}\n' > .infer/config.yaml
+  rm -f .env; rm -rf .vscode
+  python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
+    "printf X=1 > .env; mkdir -p .vscode/x; echo ../evil > .git/commondir; git init -q .; echo done-9" > "$work/tool-command"
+  : > "$work/server.log"
+  run_claude
+  results | grep -q 'done-9' || fail "the model's command did not run"
+  [ -e .env ] || [ -e .vscode ] || [ -e .git/commondir ] && fail "a stand-in or the planted file is left: $(ls -a)"
+  results | grep -q '.env: No such device or address' || fail "the tool result does not show the refused .env"
+  echo "ok: .env, .vscode/ and .git/commondir were not made, and nothing is left"
 else
   echo "skipped: this kernel cannot confine (hookd check says why)"
 fi
 rm -f "$work/tool-command"
-echo "8 passed, 0 failed"
+echo "9 passed, 0 failed"
