@@ -147,19 +147,31 @@ impl Finder<'_> {
         real: bool,
     ) -> Result<(), Unavailable> {
         let writable = if real { &[][..] } else { self.writable };
-        let absent = path.symlink_metadata().is_err();
-        if !absent || !self.makes || linked_ancestor(&path, writable).is_some() {
+        if !self.makes || linked_ancestor(&path, writable).is_some() {
             return self.held.hold(path, what, writable);
         }
+        // The place, or the first missing component above it, or a stand-in above it (another
+        // command's, or one a killed hookd left): held as a stand-in, locked while this command
+        // runs so that nobody removes it under it.
         let mut first = path.clone();
-        while let Some(parent) = first.parent() {
-            if parent.symlink_metadata().is_ok() {
-                break;
+        let mut up = path.parent().map(Path::to_path_buf);
+        while first.symlink_metadata().is_err() {
+            match up {
+                Some(parent) if parent.symlink_metadata().is_err() => {
+                    up = parent.parent().map(Path::to_path_buf);
+                    first = parent;
+                }
+                Some(parent) if is_socket(&parent) => {
+                    first = parent;
+                    break;
+                }
+                _ => break,
             }
-            first = parent.to_path_buf();
         }
         let stand = if first == path { stand } else { Stand::Socket };
-        self.stand_ins.provide(&first, stand)?;
+        if !self.stand_ins.provide(&first, stand)? {
+            return self.held.hold(path, what, writable);
+        }
         // A socket needs no read-only mount: nothing opens it to write, nothing is made below
         // it, and a mount point cannot be removed or replaced; pinned, it costs one mount.
         let what = match stand {
@@ -231,6 +243,12 @@ impl Finder<'_> {
         let real = resolve(path);
         self.writable.iter().any(|w| real.starts_with(w))
     }
+}
+
+fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    path.symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_socket())
 }
 
 /// What stands in for the absent place named `name`: a file naming `.` for `commondir` (git

@@ -58,11 +58,12 @@ impl Placeholders {
         }
     }
 
-    /// Make sure `path` exists to be held: made (and recorded) where it is absent, and locked
-    /// where it is, or may be, a placeholder another command holds.
-    pub(super) fn provide(&mut self, path: &Path, stand: Stand) -> Result<(), Unavailable> {
+    /// Make sure `path` exists to be held as a stand-in: made (and recorded) where it is
+    /// absent, and locked where it is, or may be, one (another command's, or a leftover).
+    /// `false`: it is a place of its own (or cannot be made here), not a stand-in.
+    pub(super) fn provide(&mut self, path: &Path, stand: Stand) -> Result<bool, Unavailable> {
         if path.symlink_metadata().is_ok() && !as_made(path, stand) {
-            return Ok(());
+            return Ok(false);
         }
         let Some(dir) = self.dir.clone() else {
             return Err(Unavailable::Prepare(format!(
@@ -89,7 +90,7 @@ impl Placeholders {
                         Some(libc::EACCES | libc::EPERM | libc::EROFS)
                     ) =>
                 {
-                    return Ok(())
+                    return Ok(false)
                 }
                 Err(e) => {
                     return Err(Unavailable::Prepare(format!(
@@ -100,7 +101,7 @@ impl Placeholders {
             }
         }
         self.held.push((path.to_path_buf(), stand, lock));
-        Ok(())
+        Ok(true)
     }
 }
 

@@ -259,7 +259,8 @@ fn a_stand_in_stays_until_the_last_command_holding_it_ends() {
     }
     let (p, tmp) = project();
     let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let slow = "sleep 1.5; printf X=1 > .env && touch \"$OUT/late\"";
+    // The write is what must fail (a marker outside the project could not be made confined).
+    let slow = "sleep 1.5; printf X=1 > .env";
     let mut a = hookd(&p, &tmp, &["exec", "--", "sh", "-c", slow]);
     a.env("OUT", out.path());
     let mut a = a.spawn().unwrap();
@@ -278,8 +279,23 @@ fn a_stand_in_stays_until_the_last_command_holding_it_ends() {
     );
     a.wait().unwrap();
     assert!(
-        !out.path().join("late").exists(),
+        !p.path().join(".env").is_file(),
         "the slow command wrote .env"
+    );
+    // The other way around: the command that made the stand-in ends first, the one that found
+    // it still runs.
+    let mut first = hookd(&p, &tmp, &["exec", "--", "sleep", "0.5"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut second = hookd(&p, &tmp, &["exec", "--", "sh", "-c", slow]);
+    second.env("OUT", out.path());
+    let mut second = second.spawn().unwrap();
+    first.wait().unwrap();
+    second.wait().unwrap();
+    assert!(
+        !p.path().join(".env").is_file(),
+        "the command that found the stand-in wrote .env after its maker ended"
     );
     assert!(
         !p.path().join(".env").exists(),
@@ -419,4 +435,42 @@ fn the_gate_protects_the_git_directory_a_git_file_names() {
             "{path}"
         );
     }
+}
+
+/// A hookd killed outright leaves its stand-ins; the next confined command there removes them.
+#[test]
+fn a_killed_hookds_stand_ins_are_removed_by_the_next_command() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let env = p.path().join(".env");
+    let mut a = hookd(&p, &tmp, &["exec", "--", "sleep", "0.6"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(env.symlink_metadata().is_ok(), "no stand-in while it runs");
+    a.kill().unwrap();
+    a.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert!(
+        env.symlink_metadata().is_ok(),
+        "the killed hookd's stand-in is gone already"
+    );
+    let o = run(&p, &tmp, p.path(), "printf X=1 > .env", out.path(), true);
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(
+        env.symlink_metadata().is_err(),
+        "the leftover stand-in stayed"
+    );
+    let status = run(
+        &p,
+        &tmp,
+        p.path(),
+        "git status --porcelain",
+        out.path(),
+        false,
+    );
+    assert_eq!(stdout(&status), "");
 }
