@@ -10,6 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod git;
+
 /// Where a place is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -42,6 +44,13 @@ pub enum Runtime {
     /// The agents' settings files `hookd install --scope user` put hookd's hooks in (recorded
     /// in `~/.infer/installed.json`), with their siblings of the same stem.
     Installed,
+    /// The git directory a `.git` file names (`gitdir: …`: a linked work tree's, a
+    /// submodule's) and the one a `commondir` names ([`git`]).
+    GitDirs,
+    /// The directory git's `core.hooksPath` names ([`git`]).
+    HooksPath,
+    /// The configuration files git's `include.path` and `includeIf.*.path` name ([`git`]).
+    GitIncludes,
 }
 
 /// What the path names.
@@ -166,13 +175,16 @@ pub const PLACES: &[Place] = &[
     row(Anywhere, ".ripgreprc", File, ReadOnly, STARTUP_HERE),
     row(Anywhere, ".aws", Dir, ReadOnly, "where this directory is a home, the AWS tools run the `credential_process` its `config` names (Codex holds it in every writable root)"),
     // git's configuration and indirections.
-    row(Anywhere, ".git", Shape::Pinned, Sandbox::Pinned, "moving it away and making a new one replaces its configuration"),
+    row(Anywhere, ".git", Shape::Pinned, Sandbox::Pinned, "moving it away and making a new one replaces its configuration; one that does not exist cannot be made (no new repository); a `.git` file (`gitdir: …`) is read-only"),
     row(GitDir, "config", Prefix, ReadOnly, GIT_RUNS),
     row(GitDir, "hooks", Dir, ReadOnly, GIT_RUNS),
     row(GitDir, "info", Dir, ReadOnly, GIT_RUNS),
     row(GitDir, "commondir", File, ReadOnly, "git takes its configuration and hooks from where it points"),
     row(GitDir, "modules", Dir, ReadOnly, "submodules' configuration and hooks"),
     row(GitDir, "worktrees", Dir, ReadOnly, "linked work trees' configuration"),
+    row(Anchor::Runtime(Runtime::GitDirs), "", Shape::Pinned, Sandbox::Pinned, "git takes the work tree's configuration and hooks from there: pinned, its `config*`, `hooks`, `info`, `commondir`, `modules` and `worktrees` held as a `.git`'s"),
+    row(Anchor::Runtime(Runtime::HooksPath), "", Dir, ReadOnly, "git runs the hooks there at the user's next `git commit` (husky's `.husky/_`)"),
+    row(Anchor::Runtime(Runtime::GitIncludes), "", File, ReadOnly, "git reads it as part of the configuration that includes it"),
     // hookd's own, and the agents' user settings.
     row(Home, ".infer", Dir, ReadOnly, HOOKD_OWN),
     row(Home, ".local/state/hookd", Dir, Hidden, HOOKD_OWN),
@@ -422,12 +434,21 @@ pub struct SandboxPlaces {
     /// command's working directory (and, for `.git`, pinned); paths inside a git directory
     /// as `.git/NAME`.
     pub by_name: Vec<(String, Sandbox)>,
+    /// The homes and configuration homes: where git's user configuration is (its
+    /// `core.hooksPath` and includes are held too, see [`git`]).
+    pub homes: Vec<PathBuf>,
+    /// See `homes`.
+    pub config_homes: Vec<PathBuf>,
 }
 
 impl SandboxPlaces {
     /// The places of the catalog at `anchors`, plus hookd's run-time ones (`runtime`).
     pub(crate) fn of(anchors: &Anchors, runtime: &[PathBuf]) -> SandboxPlaces {
-        let mut out = SandboxPlaces::default();
+        let mut out = SandboxPlaces {
+            homes: anchors.homes.clone(),
+            config_homes: anchors.config_homes.clone(),
+            ..SandboxPlaces::default()
+        };
         for place in PLACES {
             if place.shape == Shape::Prefix {
                 for path in anchors.paths(place) {
@@ -494,6 +515,16 @@ impl SandboxPlaces {
                 self.prefixed.push(p);
             }
         }
+        for h in other.homes {
+            if !self.homes.contains(&h) {
+                self.homes.push(h);
+            }
+        }
+        for c in other.config_homes {
+            if !self.config_homes.contains(&c) {
+                self.config_homes.push(c);
+            }
+        }
     }
 }
 
@@ -549,6 +580,13 @@ pub fn shown(p: &Place) -> String {
         Anchor::Runtime(Runtime::ConfigDir) => "--config-dir's three files".into(),
         Anchor::Runtime(Runtime::Installed) => {
             "the settings `hookd install --scope user` wrote".into()
+        }
+        Anchor::Runtime(Runtime::GitDirs) => {
+            "the git directory a `.git` file or a `commondir` names".into()
+        }
+        Anchor::Runtime(Runtime::HooksPath) => "the directory `core.hooksPath` names".into(),
+        Anchor::Runtime(Runtime::GitIncludes) => {
+            "the files git's `include.path` and `includeIf.*.path` name".into()
         }
     };
     format!("{text}{star}")

@@ -203,12 +203,25 @@ if "$hookd" exec -- true 2>/dev/null; then
   rm -rf "$outside"
   results | grep -qE "outside-marker': (Permission denied|Read-only file system)" || fail "the tool result does not show the refused write"
   echo "ok: the second call ran in nest/ under the adapter's policy (its write outside was refused)"
+
+  echo "== 10: a confined call cannot make the files agents and git load by themselves (issue 40)"
+  printf 'enabled: true\nhooks: []\n' > .infer/hooks.yaml
+  printf 'tools: {bash: {mode: {all: {allow: []}}}}\n' > .infer/config.yaml
+  rm -f .env; rm -rf .vscode
+  python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
+    "printf X=1 > .env; mkdir -p .vscode/x; echo ../evil > .git/commondir; git init -q .; echo done-10" > "$work/tool-command"
+  : > "$work/server.log"
+  run_claude
+  results | grep -q 'done-10' || fail "the model's command did not run"
+  [ -e .env ] || [ -e .vscode ] || [ -e .git/commondir ] && fail "a stand-in or the planted file is left: $(ls -a)"
+  results | grep -q '.env: No such device or address' || fail "the tool result does not show the refused .env"
+  echo "ok: .env, .vscode/ and .git/commondir were not made, and nothing is left"
 else
   echo "skipped: this kernel cannot confine (hookd check says why)"
 fi
 rm -f "$work/tool-command"
 
-echo "== 10: one daemon, started elsewhere (in the home), answers the agent in the project"
+echo "== 11: one daemon, started elsewhere (in the home), answers the agent in the project"
 cd "$project"
 rm -f finished-marker "$work/home/.infer/config.yaml"
 printf 'enabled: true\ngate_shell_tools: true\nhooks:\n  - {name: finished, hook: post_session, command: '"'"'touch finished-marker'"'"'}\n' > .infer/hooks.yaml
@@ -225,4 +238,4 @@ grep -q '"type":"client_refused"' "$work/daemon.jsonl" && fail "the daemon refus
 [ -e finished-marker ] || fail "the project's post_session hook did not run through the daemon"
 [ -s "$work/events.jsonl" ] && fail "the adapter dispatched in its own process: $(cat "$work/claude.err")"
 echo "ok: the daemon started in the home answered the project's session (denial recorded, its hook ran)"
-echo "11 passed, 0 failed"
+echo "12 passed, 0 failed"

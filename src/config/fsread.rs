@@ -11,7 +11,9 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReadError {
-    /// Absent (or a dangling link).
+    /// Absent (or a dangling link, or below a name that is not a directory), or a socket
+    /// (nobody can open one to read it: it sets nothing; the sandbox's stand-in for an absent
+    /// place is one).
     #[error("not found")]
     NotFound,
     /// A FIFO, socket, device or directory where a regular file was expected.
@@ -56,8 +58,10 @@ pub(crate) fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
         .open(path)
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => ReadError::NotFound,
+        .map_err(|e| match (e.kind(), e.raw_os_error()) {
+            (io::ErrorKind::NotFound, _) => ReadError::NotFound,
+            // Below a file (`.claude` a socket): nothing is there; a socket: opening fails.
+            (_, Some(nix::libc::ENOTDIR | nix::libc::ENXIO)) => ReadError::NotFound,
             _ => ReadError::Io(e),
         })?;
     let meta = file.metadata()?;
@@ -119,6 +123,18 @@ mod tests {
         assert_eq!(read_regular(&big, 10).unwrap().len(), 10);
         assert!(matches!(
             read_regular(&dir.path().join("none"), 10),
+            Err(ReadError::NotFound)
+        ));
+        // A socket, and a path below a file, hold nothing anyone can read.
+        let socket = dir.path().join("socket");
+        let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
+        nix::sys::stat::mknod(&socket, nix::sys::stat::SFlag::S_IFSOCK, mode, 0).unwrap();
+        assert!(matches!(
+            read_regular(&socket, 10),
+            Err(ReadError::NotFound)
+        ));
+        assert!(matches!(
+            read_regular(&big.join("below"), 10),
             Err(ReadError::NotFound)
         ));
     }

@@ -203,6 +203,20 @@ fn rules(p: &Places) -> Vec<Rule> {
             rules.push(rule(path, place.shape));
         }
     }
+    // What the project's git reads besides `.git`: the git directory a `.git` file names, the
+    // directory `core.hooksPath` names, the files its configuration includes.
+    let git = crate::places::git::indirections(
+        &p.base.join(&p.project_dir),
+        &p.anchors.homes,
+        &p.anchors.config_homes,
+    );
+    for dir in &git.git_dirs {
+        for place in crate::places::in_git_dir().filter(|r| r.gate == Gate::Protect) {
+            rules.push(rule(dir.join(place.path), place.shape));
+        }
+    }
+    rules.extend(git.hooks_paths.into_iter().map(Rule::Dir));
+    rules.extend(git.includes.into_iter().map(Rule::File));
     rules.extend(p.sources.iter().cloned().map(Rule::File));
     for f in &p.installed {
         rules.push(Rule::File(f.clone()));

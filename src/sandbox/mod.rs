@@ -28,7 +28,12 @@ pub use rewrite::{
 mod spawn;
 
 pub(crate) use spawn::prepare as prepare_spawn;
+mod held;
+mod placeholder;
 mod private;
+
+use held::held;
+use placeholder::Placeholders;
 
 pub use private::SOCKET_VARIABLES;
 
@@ -144,11 +149,6 @@ pub enum Unavailable {
     Prepare(String),
 }
 
-/// Directories the catalog holds read-only at the project's root that are created (empty) when
-/// absent, so that they can be held read-only too: a confined command must not create them
-/// (git does not see an empty directory).
-const CREATED_WHEN_ABSENT: &[&str] = &[".infer", ".claude", ".gemini", ".git/hooks"];
-
 /// One command's confinement, prepared in the parent.
 #[derive(Debug)]
 pub struct Confinement {
@@ -181,6 +181,9 @@ pub struct Confinement {
     /// `sandbox.env.keep`: secret-carrying variables kept all the same.
     keep_env: Vec<String>,
     summary: String,
+    /// The stand-ins of absent held places: removed, where this command is their last holder,
+    /// when it is dropped (after the command ended).
+    _stand_ins: Placeholders,
 }
 
 /// The catalog's places for `policy`: its own, or, when it has none (a configuration without
@@ -209,119 +212,19 @@ fn hidden(policy: &SandboxPolicy, places: &SandboxPlaces) -> Vec<PathBuf> {
             .map(|(p, _)| p),
     );
     out.extend(policy.state.iter().cloned());
-    let default_state = crate::paths::user_home().map(|h| h.join(".local/state/hookd"));
-    out.extend(default_state.filter(|s| policy.state.as_ref() != Some(s)));
+    out.extend(default_state().filter(|s| policy.state.as_ref() != Some(s)));
     out.extend(policy.read_deny.iter().cloned());
     out
 }
 
-/// The places a confined command may not write or move, found on disk: `pinned` (bound onto
-/// themselves) and `read_only`, each sorted outermost first.
-#[derive(Default)]
-struct Held {
-    pinned: Vec<PathBuf>,
-    read_only: Vec<PathBuf>,
+/// hookd's state where it is by default (`~/.local/state/hookd` of the user database's home).
+fn default_state() -> Option<PathBuf> {
+    crate::paths::user_home().map(|h| h.join(".local/state/hookd"))
 }
 
-impl Held {
-    /// Hold `path` as `what`, where it exists. A symbolic link fails: the link lies in a
-    /// writable place, so a bind through it would protect its target and leave the link free
-    /// to be replaced; the command must not run (Codex refuses the same).
-    fn hold(&mut self, path: PathBuf, what: Sandbox) -> Result<(), Unavailable> {
-        match path.symlink_metadata() {
-            Ok(m) if m.file_type().is_symlink() => Err(Unavailable::Prepare(format!(
-                "{} is a symbolic link: the sandbox holds it read-only and cannot hold a link (replace the link with the directory or file itself)",
-                path.display()
-            ))),
-            Ok(_) => {
-                match what {
-                    Sandbox::Pinned => self.pinned.push(path),
-                    _ => self.read_only.push(path),
-                }
-                Ok(())
-            }
-            Err(_) => Ok(()),
-        }
-    }
-
-    /// Pin every ancestor of `path` strictly between a writable root and `path`: renaming an
-    /// ancestor would carry the mount away and leave the name free (`mv ~/.config x`).
-    fn pin_ancestors(&mut self, path: &Path, writable: &[PathBuf]) {
-        for root in writable.iter().filter(|w| path.starts_with(w)) {
-            let mut dir = path.parent();
-            while let Some(d) = dir.filter(|d| d != root && d.starts_with(root)) {
-                if d.is_dir() && !self.pinned.iter().any(|p| p == d) {
-                    self.pinned.push(d.to_path_buf());
-                }
-                dir = d.parent();
-            }
-        }
-    }
-
-    fn sort(&mut self) {
-        let depth = |p: &PathBuf| p.components().count();
-        self.pinned.sort_by_key(depth);
-        self.pinned.dedup();
-        self.read_only.sort_by_key(depth);
-        self.read_only.dedup();
-    }
-}
-
-/// The directories whose protected names are held: the project's root and each directory from
-/// it down to `cwd` when `cwd` is inside it (an agent started in `web/` reads `web/.claude/`).
-fn name_dirs(project: &Path, cwd: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![project.to_path_buf()];
-    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    if let Ok(rel) = cwd.strip_prefix(project) {
-        let mut d = project.to_path_buf();
-        for c in rel.components() {
-            d.push(c);
-            dirs.push(d.clone());
-        }
-    }
-    dirs
-}
-
-/// What `policy` holds for a command in `project` run from `cwd`, with `writable` the places
-/// it may write.
-fn held(
-    places: &SandboxPlaces,
-    project: &Path,
-    cwd: &Path,
-    writable: &[PathBuf],
-) -> Result<Held, Unavailable> {
-    let mut held = Held::default();
-    for dir in name_dirs(project, cwd) {
-        let git_dir = dir.join(".git").is_dir();
-        for (name, what) in &places.by_name {
-            if name.starts_with(".git/") && !git_dir {
-                continue;
-            }
-            let path = dir.join(name);
-            // Never at the filesystem's root (a command run from `/` has no project).
-            let creates = dir == project && project.parent().is_some();
-            if creates && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists() {
-                // Held read-only from now on; git does not see an empty directory.
-                let _ = std::fs::create_dir(&path);
-            }
-            held.hold(path, *what)?;
-        }
-    }
-    let prefixed = places.prefixed_now();
-    let read_only = places.read_only.iter().cloned().chain(
-        prefixed
-            .into_iter()
-            .filter(|(_, what)| *what == Sandbox::ReadOnly)
-            .map(|(p, _)| p),
-    );
-    for path in read_only {
-        let real = resolve(&path);
-        if writable.iter().any(|w| real.starts_with(w)) {
-            held.hold(path, Sandbox::ReadOnly)?;
-        }
-    }
-    held.sort();
-    Ok(held)
+/// hookd's state: where the host puts it, else where it is by default (both hidden).
+fn state_of(policy: &SandboxPolicy) -> Option<PathBuf> {
+    policy.state.clone().or_else(default_state)
 }
 
 impl Confinement {
@@ -344,6 +247,8 @@ impl Confinement {
             .canonicalize()
             .map_err(|e| Unavailable::Prepare(format!("the project {}: {e}", project.display())))?;
         let temp = temp_dir(policy);
+        // The locks of the stand-ins are made first, so that they are hidden with the state.
+        let mut stand_ins = Placeholders::new(state_of(policy).map(|s| s.join("placeholders")));
         let places = places_of(policy);
         let hidden = hidden(policy, &places);
         let private = private::plan(policy, &project, &hidden)?;
@@ -359,7 +264,7 @@ impl Confinement {
         let ruleset =
             linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;
         let real_writable: Vec<PathBuf> = writable.iter().map(|w| resolve(w)).collect();
-        let mut held = held(&places, &project, cwd, &real_writable)?;
+        let mut held = held(&places, &project, cwd, &real_writable, &mut stand_ins)?;
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
         for path in hidden.iter().chain(&private.hidden_files) {
@@ -405,6 +310,7 @@ impl Confinement {
             unix_sockets: policy.unix_sockets.clone(),
             keep_env: policy.keep_env.clone(),
             summary,
+            _stand_ins: stand_ins,
         })
     }
 

@@ -24,6 +24,7 @@ mod dispatch_runs;
 mod docs;
 mod gate_props;
 mod gate_table;
+mod gitdoors;
 mod golden;
 mod headless;
 mod host;

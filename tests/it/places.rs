@@ -8,7 +8,7 @@ use crate::sandbox::{confinable, hookd, project};
 use crate::support::{claude_pre_tool, stderr, Project};
 
 /// Whether the gate refuses the model's `Write` of `path` (from `cwd`).
-fn gate_refuses(p: &Project, tmp: &Path, cwd: &Path, path: &str) -> bool {
+pub(crate) fn gate_refuses(p: &Project, tmp: &Path, cwd: &Path, path: &str) -> bool {
     let adapter = hookd(
         p,
         tmp,
@@ -60,6 +60,23 @@ fn sandbox_refuses(p: &Project, tmp: &Path, cwd: &Path, path: &str) -> bool {
     after == ORIGINAL
 }
 
+/// Whether the sandbox keeps a confined command (run from `cwd`) from making `path`, absent
+/// (and every directory of it below `cwd`) at the start: performed for real.
+fn sandbox_refuses_absent(p: &Project, tmp: &Path, cwd: &Path, path: &str) -> bool {
+    let file = cwd.join(path);
+    assert!(!file.exists(), "{path} exists");
+    let script = "mkdir -p \"$(dirname \"$1\")\" && printf pwned > \"$1\"";
+    let mut c = hookd(p, tmp, &["exec", "--", "sh", "-c", script, "sh", path]);
+    c.current_dir(cwd);
+    let o = c.output().unwrap();
+    assert_ne!(o.status.code(), Some(126), "{path}: {}", stderr(&o));
+    let made = file.exists();
+    if std::env::var_os("PLACES_DEBUG").is_some() {
+        eprintln!("{path}: {:?} made: {made} {}", o.status, stderr(&o));
+    }
+    !made
+}
+
 #[test]
 fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
     if !confinable() {
@@ -74,8 +91,26 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
     );
     std::fs::create_dir_all(p.path().join("web")).unwrap();
     let web = p.path().join("web");
+    // What the repository's git configuration names: husky's hooks directory, an include.
+    std::fs::create_dir_all(p.path().join(".husky/_")).unwrap();
+    std::fs::write(p.path().join("shared.gitconfig"), "[user]\n").unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(p.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    };
+    git(&["config", "core.hooksPath", ".husky/_"]);
+    git(&["config", "include.path", "../shared.gitconfig"]);
     let mut rows = Vec::new();
     let cases: &[(&Path, &str, bool)] = &[
+        // First: `.git/config`'s own case below replaces it.
+        (p.path(), ".husky/_/pre-commit", true),
+        (p.path(), "shared.gitconfig", true),
+        (p.path(), ".husky/install.mjs", false),
         (p.path(), ".infer/notes.txt", true),
         (p.path(), ".claude/settings.json", true),
         (p.path(), ".claude/skills/pwn/SKILL.md", true),
@@ -104,6 +139,28 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (p.path(), ".git/description", false),
         (&web, "package.json", false),
     ];
+    // Absent at the start: the sandbox must not let them be made either.
+    let absent: &[(&Path, &str, bool)] = &[
+        (p.path(), ".envrc", true),
+        (p.path(), ".mcp.json", true),
+        (p.path(), ".vscode/tasks.json", true),
+        (p.path(), ".git/worktrees/w/commondir", true),
+        (p.path(), ".git/commondir", true),
+        (&web, ".gemini/settings.json", true),
+        (&web, ".git/config", true),
+        (p.path(), "notes/new.txt", false),
+    ];
+    for (cwd, path, protected) in absent {
+        let gate = gate_refuses(&p, &tmp, cwd, path);
+        let sandbox = sandbox_refuses_absent(&p, &tmp, cwd, path);
+        let rel = cwd.strip_prefix(p.path()).unwrap().join(path);
+        rows.push((
+            format!("{} (absent)", rel.display()),
+            *protected,
+            gate,
+            sandbox,
+        ));
+    }
     let home_cases = [
         (".bashrc", true),
         (".gitconfig", true),

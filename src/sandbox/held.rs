@@ -1,0 +1,300 @@
+//! The places a confined command may not write or move, found on disk for one command: the
+//! catalog's names at the project's root and on the way to the working directory, what git reads
+//! there besides `.git` (`crate::places::git`), the catalog's places inside writable ones; absent
+//! ones get stand-ins (`placeholder`), and a link where one lies, or above it in a writable
+//! place, stops the command.
+
+use std::path::{Path, PathBuf};
+
+use super::placeholder::{Placeholders, Stand};
+use super::{resolve, Unavailable};
+use crate::places::{Sandbox, SandboxPlaces};
+
+/// Directories the catalog holds read-only at the project's root that are created (empty) when
+/// absent, so that they can be held read-only too: a confined command must not create them
+/// (git does not see an empty directory).
+const CREATED_WHEN_ABSENT: &[&str] = &[".infer", ".claude", ".gemini", ".git/hooks"];
+
+/// The places a confined command may not write or move, found on disk: `pinned` (bound onto
+/// themselves) and `read_only`, each sorted outermost first.
+#[derive(Default)]
+pub(super) struct Held {
+    pub(super) pinned: Vec<PathBuf>,
+    pub(super) read_only: Vec<PathBuf>,
+}
+
+impl Held {
+    /// Hold `path` as `what`, where it exists. A symbolic link fails: the link lies in a
+    /// writable place, so a bind through it would protect its target and leave the link free
+    /// to be replaced; the command must not run (Codex refuses the same). So does a link among
+    /// its ancestors that lies in one of `writable` (`~/.config -> dotfiles/config`): the bind
+    /// would land on the target, and the link could be replaced by a directory holding another
+    /// `git/config`.
+    fn hold(
+        &mut self,
+        path: PathBuf,
+        what: Sandbox,
+        writable: &[PathBuf],
+    ) -> Result<(), Unavailable> {
+        if let Some(link) = linked_ancestor(&path, writable) {
+            return Err(Unavailable::Prepare(format!(
+                "{} is a symbolic link in a writable place: the sandbox holds {} read-only and cannot hold it through a link (replace the link with the directory itself)",
+                link.display(),
+                path.display()
+            )));
+        }
+        match path.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => Err(Unavailable::Prepare(format!(
+                "{} is a symbolic link: the sandbox holds it read-only and cannot hold a link (replace the link with the directory or file itself)",
+                path.display()
+            ))),
+            Ok(_) => {
+                match what {
+                    Sandbox::Pinned => self.pinned.push(path),
+                    _ => self.read_only.push(path),
+                }
+                Ok(())
+            }
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Pin every ancestor of `path` strictly between a writable root and `path`: renaming an
+    /// ancestor would carry the mount away and leave the name free (`mv ~/.config x`).
+    pub(super) fn pin_ancestors(&mut self, path: &Path, writable: &[PathBuf]) {
+        for root in writable.iter().filter(|w| path.starts_with(w)) {
+            let mut dir = path.parent();
+            while let Some(d) = dir.filter(|d| d != root && d.starts_with(root)) {
+                if d.is_dir() && !self.pinned.iter().any(|p| p == d) {
+                    self.pinned.push(d.to_path_buf());
+                }
+                dir = d.parent();
+            }
+        }
+    }
+
+    pub(super) fn sort(&mut self) {
+        let depth = |p: &PathBuf| p.components().count();
+        self.pinned.sort_by_key(depth);
+        self.pinned.dedup();
+        self.read_only.sort_by_key(depth);
+        self.read_only.dedup();
+    }
+}
+
+/// The first ancestor of `path` that is a symbolic link lying in one of `writable` (resolved).
+fn linked_ancestor(path: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
+    let mut at = PathBuf::new();
+    let mut components = path.components().peekable();
+    while let Some(c) = components.next() {
+        at.push(c);
+        if components.peek().is_none() {
+            break;
+        }
+        // A writable root and what is above it: no link there lies in a writable place.
+        if writable.iter().all(|w| w.starts_with(&at)) {
+            continue;
+        }
+        let link = at
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        if link {
+            let parent = resolve(at.parent().unwrap_or(Path::new("/")));
+            if writable.iter().any(|w| parent.starts_with(w)) {
+                return Some(at);
+            }
+        }
+    }
+    None
+}
+
+/// The directories whose protected names are held: the project's root and each directory from
+/// it down to `cwd` when `cwd` is inside it (an agent started in `web/` reads `web/.claude/`).
+fn name_dirs(project: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![project.to_path_buf()];
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    if let Ok(rel) = cwd.strip_prefix(project) {
+        let mut d = project.to_path_buf();
+        for c in rel.components() {
+            d.push(c);
+            dirs.push(d.clone());
+        }
+    }
+    dirs
+}
+
+/// Finding the places a command may not write: where it may (`writable`, resolved) and what
+/// stands in for the absent ones.
+struct Finder<'a> {
+    places: &'a SandboxPlaces,
+    writable: &'a [PathBuf],
+    stand_ins: &'a mut Placeholders,
+    /// Whether absent places get a stand-in (not for a command run from `/`: no project).
+    makes: bool,
+    held: Held,
+}
+
+impl Finder<'_> {
+    /// Hold `path` as `what`. Where it is absent, its first missing component (itself, or the
+    /// directory it would be in) gets a stand-in (`stand` for the place itself, a socket for a
+    /// directory above it), held: nothing can be made there. `real`: its directory is one of
+    /// the project's, resolved (no link above it to look for).
+    fn hold(
+        &mut self,
+        path: PathBuf,
+        what: Sandbox,
+        stand: Stand,
+        real: bool,
+    ) -> Result<(), Unavailable> {
+        let writable = if real { &[][..] } else { self.writable };
+        if !self.makes || linked_ancestor(&path, writable).is_some() {
+            return self.held.hold(path, what, writable);
+        }
+        // The place, or the first missing component above it, or a stand-in above it (another
+        // command's, or one a killed hookd left): held as a stand-in, locked while this command
+        // runs so that nobody removes it under it.
+        let mut first = path.clone();
+        let mut up = path.parent().map(Path::to_path_buf);
+        while first.symlink_metadata().is_err() {
+            match up {
+                Some(parent) if parent.symlink_metadata().is_err() => {
+                    up = parent.parent().map(Path::to_path_buf);
+                    first = parent;
+                }
+                Some(parent) if is_socket(&parent) => {
+                    first = parent;
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let stand = if first == path { stand } else { Stand::Socket };
+        if !self.stand_ins.provide(&first, stand)? {
+            return self.held.hold(path, what, writable);
+        }
+        // A socket needs no read-only mount: nothing opens it to write, nothing is made below
+        // it, and a mount point cannot be removed or replaced; pinned, it costs one mount.
+        let what = match stand {
+            Stand::Socket => Sandbox::Pinned,
+            Stand::File(_) => Sandbox::ReadOnly,
+        };
+        self.held.hold(first, what, writable)
+    }
+
+    /// The places held by name in `dir` (a directory of the project on the way to the
+    /// command's working directory), and what its git reads besides.
+    fn names_in(&mut self, dir: &Path, root: bool) -> Result<(), Unavailable> {
+        let dot = dir.join(".git").symlink_metadata();
+        let git_dir = dot.as_ref().is_ok_and(|m| m.is_dir());
+        let pointer = dot.as_ref().is_ok_and(|m| m.is_file());
+        for (name, what) in &self.places.by_name {
+            // `.gitmodules` matters only beside a `.git` (where there is none, its stand-in
+            // keeps a repository from being made).
+            if (name.starts_with(".git/") && !git_dir) || (name == ".gitmodules" && dot.is_err()) {
+                continue;
+            }
+            let path = dir.join(name);
+            if root && self.makes && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists()
+            {
+                // Held read-only from now on; git does not see an empty directory.
+                let _ = std::fs::create_dir(&path);
+            }
+            // A `.git` file is a pointer: rewriting it redirects git, so it is read-only.
+            let what = if name == ".git" && pointer {
+                Sandbox::ReadOnly
+            } else {
+                *what
+            };
+            // `.git/NAME`: `.git` itself, held first, is refused where it is a link.
+            self.hold(path, what, stand_for(name), true)?;
+        }
+        let git =
+            crate::places::git::indirections(dir, &self.places.homes, &self.places.config_homes);
+        for g in &git.git_dirs {
+            if !self.is_writable(g) {
+                continue;
+            }
+            let absent = g.symlink_metadata().is_err();
+            self.hold(g.clone(), Sandbox::Pinned, Stand::Socket, false)?;
+            if absent {
+                // Its stand-in is read-only as a whole.
+                continue;
+            }
+            for (name, what) in &self.places.by_name {
+                if let Some(rest) = name.strip_prefix(".git/") {
+                    self.hold(g.join(rest), *what, stand_for(rest), false)?;
+                }
+            }
+        }
+        for h in &git.hooks_paths {
+            if self.is_writable(h) {
+                self.hold(h.clone(), Sandbox::ReadOnly, Stand::Socket, false)?;
+            }
+        }
+        for f in &git.includes {
+            if self.is_writable(f) {
+                self.hold(f.clone(), Sandbox::ReadOnly, Stand::File(""), false)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn is_writable(&self, path: &Path) -> bool {
+        let real = resolve(path);
+        self.writable.iter().any(|w| real.starts_with(w))
+    }
+}
+
+fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    path.symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_socket())
+}
+
+/// What stands in for the absent place named `name`: a file naming `.` for `commondir` (git
+/// cannot read anything else there), a socket for every other.
+fn stand_for(name: &str) -> Stand {
+    if name.ends_with("commondir") {
+        Stand::File(".\n")
+    } else {
+        Stand::Socket
+    }
+}
+
+/// What `policy` holds for a command in `project` run from `cwd`, with `writable` the places
+/// it may write; absent places held by name get stand-ins from `stand_ins`.
+pub(super) fn held(
+    places: &SandboxPlaces,
+    project: &Path,
+    cwd: &Path,
+    writable: &[PathBuf],
+    stand_ins: &mut Placeholders,
+) -> Result<Held, Unavailable> {
+    let mut find = Finder {
+        places,
+        writable,
+        stand_ins,
+        // Never at the filesystem's root (a command run from `/` has no project).
+        makes: project.parent().is_some(),
+        held: Held::default(),
+    };
+    for dir in name_dirs(project, cwd) {
+        find.names_in(&dir, dir == project)?;
+    }
+    let mut held = find.held;
+    let prefixed = places.prefixed_now();
+    let read_only = places.read_only.iter().cloned().chain(
+        prefixed
+            .into_iter()
+            .filter(|(_, what)| *what == Sandbox::ReadOnly)
+            .map(|(p, _)| p),
+    );
+    for path in read_only {
+        let real = resolve(&path);
+        if writable.iter().any(|w| real.starts_with(w)) {
+            held.hold(path, Sandbox::ReadOnly, writable)?;
+        }
+    }
+    held.sort();
+    Ok(held)
+}

@@ -1,0 +1,476 @@
+//! Issue 40 items 2, 3 and 6: the doors through which a confined command could make git, or an
+//! agent, run its code at the user's next unconfined start. Each is performed for real, in a
+//! fresh project each time: unconfined first, where the unconfined `git status` or `git commit`
+//! that follows leaves the marker (the attack works), then through `hookd exec`, where it must
+//! not. Ordinary git work must keep working confined.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::sandbox::{confinable, hookd, project};
+use crate::support::{stderr, stdout, Project};
+
+/// Plants `core.fsmonitor` (run by the next `git status`) in the config file `$1`, touching
+/// `$OUT/door`.
+const FSMONITOR: &str = r#"printf '[core]\n\tfsmonitor = "touch %s/door #"\n' "$OUT""#;
+
+/// A `pre-commit` hook that touches `$OUT/door`, written to the file `$1`.
+const HOOK: &str = r#"printf '#!/bin/sh\ntouch %s/door\n' "$OUT""#;
+
+/// The unconfined `git status` and `git commit` that run what a door planted.
+const TRIGGER: &str = "git status >/dev/null 2>&1; \
+                       git -c user.email=a@b -c user.name=n commit -q --allow-empty -m t >/dev/null 2>&1; true";
+
+/// `script` in `dir` of `p`: by `sh` as the user runs it, or through `hookd exec`.
+fn run(p: &Project, tmp: &Path, dir: &Path, script: &str, out: &Path, confined: bool) -> Output {
+    let mut c = if confined {
+        hookd(p, tmp, &["exec", "--", "sh", "-c", script])
+    } else {
+        let mut c = Command::new("sh");
+        c.args(["-c", script])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", p.home.path());
+        c
+    };
+    c.current_dir(dir)
+        .env("OUT", out)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap()
+}
+
+/// A door: `setup` (a shell script run unconfined in the project), then `attack` run from `cwd`
+/// (relative to the project), then the trigger from `trigger` (relative too). Unconfined the
+/// marker appears; confined it must not.
+fn door(name: &str, setup: &str, cwd: &str, attack: &str, trigger: &str) {
+    for confined in [false, true] {
+        let (p, tmp) = project();
+        let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let o = run(&p, &tmp, p.path(), setup, out.path(), false);
+        assert!(o.status.success(), "{name}: setup: {}", stderr(&o));
+        let a = run(&p, &tmp, &p.path().join(cwd), attack, out.path(), confined);
+        assert_ne!(a.status.code(), Some(126), "{name}: {}", stderr(&a));
+        // Where the attack did not work, the directory it would have made may be missing.
+        std::fs::create_dir_all(p.path().join(trigger)).unwrap();
+        run(
+            &p,
+            &tmp,
+            &p.path().join(trigger),
+            TRIGGER,
+            out.path(),
+            false,
+        );
+        let marked = out.path().join("door").exists();
+        if confined {
+            assert!(
+                !marked,
+                "{name}: the attack worked confined: {}",
+                stderr(&a)
+            );
+        } else {
+            assert!(
+                marked,
+                "{name}: the attack did not work unconfined: {}",
+                stderr(&a)
+            );
+        }
+    }
+}
+
+/// A repository whose git directory is elsewhere in the project (`.git` a file naming it).
+const SEPARATE: &str =
+    "rm -rf .git && mkdir store && git init -q --separate-git-dir=\"$PWD/store/main.git\" .";
+
+/// One commit, for work trees.
+const COMMIT: &str = "git -c user.email=a@b -c user.name=n commit -q --allow-empty -m one";
+
+#[test]
+fn the_git_directory_a_git_file_names_is_held_as_a_git_directory() {
+    if !confinable() {
+        return;
+    }
+    door(
+        "its config",
+        SEPARATE,
+        "",
+        &format!("{FSMONITOR} >> store/main.git/config"),
+        "",
+    );
+    door(
+        "its hooks",
+        SEPARATE,
+        "",
+        &format!(
+            "{HOOK} > store/main.git/hooks/pre-commit && chmod +x store/main.git/hooks/pre-commit"
+        ),
+        "",
+    );
+    door(
+        "the pointer",
+        SEPARATE,
+        "",
+        &format!("cp -r store/main.git evil.git && {FSMONITOR} >> evil.git/config && echo 'gitdir: evil.git' > .git"),
+        "",
+    );
+}
+
+#[test]
+fn core_hooks_path_is_held_present_or_absent() {
+    if !confinable() {
+        return;
+    }
+    let attack = format!(
+        "mkdir -p .husky/_ && {HOOK} > .husky/_/pre-commit && chmod +x .husky/_/pre-commit"
+    );
+    door(
+        "husky's hooks",
+        "mkdir -p .husky/_ && git config core.hooksPath .husky/_",
+        "",
+        &attack,
+        "",
+    );
+    door(
+        "absent hooks directory",
+        "git config core.hooksPath .husky/_",
+        "",
+        &attack,
+        "",
+    );
+    door(
+        "an included file",
+        "echo '[user]' > shared.gitconfig && git config include.path ../shared.gitconfig",
+        "",
+        &format!("{FSMONITOR} >> shared.gitconfig"),
+        "",
+    );
+}
+
+#[test]
+fn absent_git_places_cannot_be_made() {
+    if !confinable() {
+        return;
+    }
+    door(
+        "commondir",
+        "true",
+        "",
+        &format!("cp -r .git evil && {FSMONITOR} >> evil/config && echo ../evil > .git/commondir"),
+        "",
+    );
+    door(
+        "a submodule's git directory",
+        "true",
+        "",
+        &format!("mkdir -p .git/modules m && git init -q --separate-git-dir=.git/modules/m m && {FSMONITOR} >> .git/modules/m/config"),
+        "m",
+    );
+    door(
+        "a linked work tree's",
+        COMMIT,
+        "",
+        &format!(
+            "git worktree add -q --detach wt && cp -r .git evil && {FSMONITOR} >> evil/config \
+                  && echo ../../../evil > .git/worktrees/wt/commondir"
+        ),
+        "wt",
+    );
+}
+
+#[test]
+fn no_new_repository_and_no_nested_repositorys_configuration() {
+    if !confinable() {
+        return;
+    }
+    door(
+        "a new repository",
+        "mkdir sub",
+        "sub",
+        &format!("git init -q && {FSMONITOR} >> .git/config"),
+        "sub",
+    );
+    door(
+        "a nested repository",
+        "mkdir sub && git -C sub init -q",
+        "sub",
+        &format!("{FSMONITOR} >> .git/config"),
+        "sub",
+    );
+}
+
+/// The files agents load by themselves, absent at the start: a confined command cannot make
+/// them, at the root or in the working directory, and nothing is left behind.
+#[test]
+fn absent_agent_files_cannot_be_made_and_nothing_is_left() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::create_dir_all(p.path().join("web")).unwrap();
+    let cases = [
+        ("", ".env"),
+        ("", ".envrc"),
+        ("", ".mcp.json"),
+        ("", "crush.json"),
+        ("", ".crush.json"),
+        ("", ".gitmodules"),
+        ("", ".vscode/tasks.json"),
+        ("", ".idea/workspace.xml"),
+        ("web", ".claude/settings.json"),
+        ("web", ".gemini/settings.json"),
+        ("web", ".env"),
+    ];
+    let write = "mkdir -p \"$(dirname \"$1\")\" && printf '{}' > \"$1\"";
+    for (cwd, path) in cases {
+        let dir = p.path().join(cwd);
+        let file = dir.join(path);
+        let top = dir.join(Path::new(path).components().next().unwrap());
+        let mark = format!("{cwd}{path}").replace('/', "_");
+        let script = format!("{write} && touch \"$OUT/{mark}\"");
+        let script = script.replace("$1", path);
+        let o = run(&p, &tmp, &dir, &script, out.path(), true);
+        assert!(
+            !file.exists(),
+            "{cwd}/{path} was made confined: {}",
+            stderr(&o)
+        );
+        assert!(!top.exists(), "{cwd}/{path}: its stand-in was left behind");
+        let o = run(&p, &tmp, &dir, &script, out.path(), false);
+        assert!(file.exists(), "{cwd}/{path}: {}", stderr(&o));
+        std::fs::remove_dir_all(&top)
+            .or_else(|_| std::fs::remove_file(&top))
+            .unwrap();
+    }
+    let marks = std::fs::read_dir(out.path()).unwrap().count();
+    assert_eq!(
+        marks,
+        cases.len(),
+        "only the unconfined writes left markers"
+    );
+}
+
+/// A stand-in stays while any confined command holding it runs: the one that ends first does
+/// not free the name for the other.
+#[test]
+fn a_stand_in_stays_until_the_last_command_holding_it_ends() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // The write is what must fail (a marker outside the project could not be made confined).
+    let slow = "sleep 1.5; printf X=1 > .env";
+    let mut a = hookd(&p, &tmp, &["exec", "--", "sh", "-c", slow]);
+    a.env("OUT", out.path());
+    let mut a = a.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let o = run(&p, &tmp, p.path(), "true", out.path(), true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::os::unix::fs::FileTypeExt::is_socket(
+            &p.path()
+                .join(".env")
+                .symlink_metadata()
+                .unwrap()
+                .file_type()
+        ),
+        "the stand-in went while a command held it"
+    );
+    a.wait().unwrap();
+    assert!(
+        !p.path().join(".env").is_file(),
+        "the slow command wrote .env"
+    );
+    // The other way around: the command that made the stand-in ends first, the one that found
+    // it still runs.
+    let mut first = hookd(&p, &tmp, &["exec", "--", "sleep", "0.5"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut second = hookd(&p, &tmp, &["exec", "--", "sh", "-c", slow]);
+    second.env("OUT", out.path());
+    let mut second = second.spawn().unwrap();
+    first.wait().unwrap();
+    second.wait().unwrap();
+    assert!(
+        !p.path().join(".env").is_file(),
+        "the command that found the stand-in wrote .env after its maker ended"
+    );
+    assert!(
+        !p.path().join(".env").exists(),
+        "the stand-in was left behind"
+    );
+}
+
+/// Issue 40 item 6: a held place whose ancestor is a symbolic link in a writable place
+/// (`~/.config -> dotfiles/config` with the home writable) stops the command: the bind would
+/// land on the link's target, and the command could put a directory with its own
+/// `git/config` where the link was.
+#[test]
+fn a_held_place_below_a_symlink_in_a_writable_place_stops_the_command() {
+    if !confinable() {
+        return;
+    }
+    let attack = format!(
+        "rm \"$HOME/.config\" && mkdir -p \"$HOME/.config/git\" && {FSMONITOR} > \"$HOME/.config/git/config\""
+    );
+    for confined in [false, true] {
+        let (p, tmp) = project();
+        let home = p.home.path();
+        p.write_home(
+            "config.yaml",
+            &format!(
+                "sandbox: {{enabled: true, write: ['{}']}}\n",
+                home.display()
+            ),
+        );
+        std::fs::create_dir_all(home.join("dotfiles/config/git")).unwrap();
+        std::fs::write(home.join("dotfiles/config/git/config"), "[user]\n").unwrap();
+        std::os::unix::fs::symlink("dotfiles/config", home.join(".config")).unwrap();
+        let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let o = run(&p, &tmp, p.path(), &attack, out.path(), confined);
+        run(&p, &tmp, p.path(), TRIGGER, out.path(), false);
+        let marked = out.path().join("door").exists();
+        assert_eq!(marked, !confined, "{}", stderr(&o));
+        if confined {
+            assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+            // The first place held below the link is named (`crush/crush.json` or `git/config`).
+            let link = home.canonicalize().unwrap().join(".config");
+            let e = stderr(&o);
+            let start = format!(
+                "hookd exec: not run: the sandbox could not be prepared: {} is a symbolic link in a writable place: the sandbox holds {}/",
+                link.display(),
+                home.join(".config").display()
+            );
+            assert!(e.starts_with(&start), "{e}");
+            assert!(
+                e.trim_end().ends_with(" read-only and cannot hold it through a link (replace the link with the directory itself)"),
+                "{e}"
+            );
+        }
+    }
+}
+
+/// Ordinary git work keeps working confined, from the root and from a directory below it.
+#[test]
+fn ordinary_git_work_succeeds_confined() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let other = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let setup = format!(
+        "git init -q {0} && cd {0} && echo o > o && git add o && {COMMIT} && git branch -q theirs",
+        other.path().display()
+    );
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    assert!(run(&p, &tmp, p.path(), &setup, out.path(), false)
+        .status
+        .success());
+    std::fs::create_dir_all(p.path().join("src/deep")).unwrap();
+    let git = "git -c user.email=a@b -c user.name=n";
+    let script = format!(
+        "set -e
+        echo a > a.txt && git add a.txt && {git} commit -qm one
+        git branch topic && git checkout -q topic
+        echo b > b.txt && git add b.txt && {git} commit -qm two
+        git checkout -q - && echo c > c.txt && git add c.txt && {git} commit -qm three
+        echo d >> a.txt && git stash -q && git stash pop -q && git checkout -q -- a.txt
+        {git} merge -q --no-edit topic
+        git checkout -q topic && {git} rebase -q - && git checkout -q -
+        git switch -q topic && echo f > f.txt && git add f.txt && {git} commit -qm six && git switch -q -
+        {git} cherry-pick topic >/dev/null && git reset -q --soft HEAD~1 && git reset -q --hard
+        git tag v1 && git gc -q 2>/dev/null
+        git fetch -q {} theirs && git log --oneline | wc -l",
+        other.path().display()
+    );
+    let o = run(&p, &tmp, p.path(), &script, out.path(), true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "4");
+    let o = run(
+        &p,
+        &tmp,
+        &p.path().join("src/deep"),
+        &format!("set -e; echo e > e.txt && git add e.txt && {git} commit -qm five && git log --oneline | wc -l"),
+        out.path(),
+        true,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "5");
+    let status = run(
+        &p,
+        &tmp,
+        p.path(),
+        "git status --porcelain",
+        out.path(),
+        false,
+    );
+    assert_eq!(
+        stdout(&status),
+        "",
+        "stand-ins or leftovers show in git status"
+    );
+}
+
+/// The gate gives the same answer for the model's file tools: the git directory a `.git` file
+/// names is protected as a `.git` is (its objects are not).
+#[test]
+fn the_gate_protects_the_git_directory_a_git_file_names() {
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    assert!(run(&p, &tmp, p.path(), SEPARATE, out.path(), false)
+        .status
+        .success());
+    for (path, refused) in [
+        (".git", true),
+        ("store/main.git/config", true),
+        ("store/main.git/hooks/pre-commit", true),
+        ("store/main.git/info/exclude", true),
+        ("store/main.git/objects/ab/cdef", false),
+    ] {
+        assert_eq!(
+            crate::places::gate_refuses(&p, &tmp, p.path(), path),
+            refused,
+            "{path}"
+        );
+    }
+}
+
+/// A hookd killed outright leaves its stand-ins; the next confined command there removes them.
+#[test]
+fn a_killed_hookds_stand_ins_are_removed_by_the_next_command() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let env = p.path().join(".env");
+    let mut a = hookd(&p, &tmp, &["exec", "--", "sleep", "0.6"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(env.symlink_metadata().is_ok(), "no stand-in while it runs");
+    a.kill().unwrap();
+    a.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert!(
+        env.symlink_metadata().is_ok(),
+        "the killed hookd's stand-in is gone already"
+    );
+    let o = run(&p, &tmp, p.path(), "printf X=1 > .env", out.path(), true);
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(
+        env.symlink_metadata().is_err(),
+        "the leftover stand-in stayed"
+    );
+    let status = run(
+        &p,
+        &tmp,
+        p.path(),
+        "git status --porcelain",
+        out.path(),
+        false,
+    );
+    assert_eq!(stdout(&status), "");
+}
