@@ -281,6 +281,15 @@ pub(super) fn held(
     for dir in name_dirs(project, cwd) {
         find.names_in(&dir, dir == project)?;
     }
+    // The names are held at every other writable root too (Codex holds `.git` and `.codex` in
+    // each): to git and the agents a `sandbox.write` entry is a project of its own.
+    let roots: Vec<PathBuf> = (writable.iter())
+        .filter(|w| !w.starts_with(project) && w.is_dir())
+        .cloned()
+        .collect();
+    for dir in roots {
+        find.names_in(&dir, false)?;
+    }
     let mut held = find.held;
     let prefixed = places.prefixed_now();
     let read_only = places.read_only.iter().cloned().chain(

@@ -71,6 +71,8 @@ struct Case {
     network: bool,
     /// `sandbox.unix_sockets` entries (`$SOCK` is the listener outside).
     sockets: &'static [&'static str],
+    /// Run with `hookd exec --read-only`.
+    read_only: bool,
 }
 
 const fn case(source: &'static str, peer: Peer, script: &'static str, effect: Effect) -> Case {
@@ -88,6 +90,7 @@ const fn case(source: &'static str, peer: Peer, script: &'static str, effect: Ef
         signal: None,
         network: false,
         sockets: &[],
+        read_only: false,
     }
 }
 
@@ -414,7 +417,7 @@ fn cases() -> Vec<Case> {
         ),
         // ---- Codex: cases in other branches' areas (open: printed, not asserted) ----
         Case {
-            hookd: Hookd::Open("sandbox: by-name places held at each sandbox.write root"),
+            hookd: Hookd::Same,
             write: &["$W"],
             setup: "mkdir -p \"$W/.git\" && echo original > \"$W/.git/config\"",
             ..case(
@@ -425,7 +428,7 @@ fn cases() -> Vec<Case> {
             )
         },
         Case {
-            hookd: Hookd::Open("sandbox: by-name places held at each sandbox.write root"),
+            hookd: Hookd::Same,
             write: &["$W"],
             setup: "mkdir -p \"$W/.codex\" && echo original > \"$W/.codex/config.toml\"",
             ..case(
@@ -436,7 +439,7 @@ fn cases() -> Vec<Case> {
             )
         },
         Case {
-            hookd: Hookd::Open("sandbox: by-name places held at each sandbox.write root"),
+            hookd: Hookd::Same,
             write: &["$W"],
             setup: "mkdir -p \"$W/.aws\" && echo original > \"$W/.aws/config\"",
             ..case(
@@ -447,7 +450,7 @@ fn cases() -> Vec<Case> {
             )
         },
         Case {
-            hookd: Hookd::Open("gitdoors: no new repository below the project"),
+            hookd: Hookd::Same,
             setup: "mkdir -p sub",
             cwd: "sub",
             ..case(
@@ -458,7 +461,7 @@ fn cases() -> Vec<Case> {
             )
         },
         Case {
-            hookd: Hookd::Open("gitdoors: absent protected places"),
+            hookd: Hookd::Same,
             setup: "mkdir -p sub",
             cwd: "sub",
             ..case(
@@ -469,7 +472,7 @@ fn cases() -> Vec<Case> {
             )
         },
         Case {
-            hookd: Hookd::Open("gitdoors: absent protected places"),
+            hookd: Hookd::Same,
             ..case(
                 "codex-rs/sandboxing/src/seatbelt_tests.rs: create_seatbelt_args_block_first_time_dot_codex_creation_with_exact_and_descendant_carveouts",
                 Denies,
@@ -478,7 +481,7 @@ fn cases() -> Vec<Case> {
             )
         },
         Case {
-            hookd: Hookd::Open("sandbox: by-name places held at each sandbox.write root"),
+            hookd: Hookd::Same,
             write: &["$W"],
             setup: "git init -q \"$W\" && mkdir -p \"$W/.codex\" && echo 'sandbox_mode = \"read-only\"' > \"$W/.codex/config.toml\"",
             ..case(
@@ -489,7 +492,7 @@ fn cases() -> Vec<Case> {
             )
         },
         Case {
-            hookd: Hookd::Open("gitdoors: a .git pointer file and the gitdir it names"),
+            hookd: Hookd::Same,
             setup: "mkdir -p wt/actual-gitdir && printf '[core]\\n' > wt/actual-gitdir/config && echo \"gitdir: $P/wt/actual-gitdir\" > wt/.git",
             cwd: "wt",
             ..case(
@@ -913,7 +916,7 @@ fn cases() -> Vec<Case> {
         },
         // ---- sandbox-runtime, wrapWithSandbox ----
         Case {
-            hookd: Hookd::Open("policy: hookd exec --read-only"),
+            read_only: true,
             ..case(
                 "test/sandbox/wrap-with-sandbox.test.ts: can create a fully restricted sandbox config (readonly mode simulation)",
                 Denies,
@@ -1102,7 +1105,9 @@ impl World {
     /// The case's command, unconfined (`bash -c`) or through `hookd exec`.
     fn run(&self, c: &Case, confined: bool) -> Output {
         let mut cmd = if confined {
-            let mut h = hookd(&self.p, &self.tmp, &["exec", "--", "bash", "-c", c.script]);
+            let ro: &[&str] = if c.read_only { &["--read-only"] } else { &[] };
+            let args = [&["exec"], ro, &["--", "bash", "-c", c.script]].concat();
+            let mut h = hookd(&self.p, &self.tmp, &args);
             h.env("GIT_CONFIG_NOSYSTEM", "1");
             h
         } else {
