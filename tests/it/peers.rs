@@ -6,9 +6,8 @@
 //! performed for real: the attack runs unconfined first in a fresh project (its effect on the
 //! host proves it works), then through `hookd exec` in another, where hookd must be at least
 //! as strict as the peer. What the peer allows must work confined too, unless hookd is
-//! stricter on purpose (docs/security.md, "Against the peers", says why, case by case). Cases
-//! still looser in another branch's area are `Open`: replayed and printed, not asserted.
-//! A failing case prints its source.
+//! stricter on purpose (docs/security.md, "Against the peers", says why, case by case). No case
+//! is looser: each is asserted. A failing case prints its source.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -35,8 +34,6 @@ enum Hookd {
     /// Allows what the peer denies, on purpose: issue 40 asks for it, and what the peer's
     /// case protects is held another way (docs/security.md says how).
     Differs,
-    /// Looser today, in another branch's area: replayed and printed, not asserted.
-    Open(&'static str),
 }
 
 /// How the case's effect is seen.
@@ -1167,7 +1164,7 @@ fn replay(c: &Case) -> Result<Option<String>, String> {
     let must_happen = match c.hookd {
         Hookd::Same => c.peer == Peer::Allows,
         Hookd::Differs => true,
-        Hookd::Stricter | Hookd::Open(_) => false,
+        Hookd::Stricter => false,
     };
     if !must_happen && c.proof {
         let world = World::new(c);
@@ -1184,14 +1181,6 @@ fn replay(c: &Case) -> Result<Option<String>, String> {
     world.setup(c);
     let o = world.run(c, true);
     let happened = world.happened(c, &o);
-    if let Hookd::Open(who) = c.hookd {
-        let now = if happened {
-            "still looser"
-        } else {
-            "now holds: make it Same"
-        };
-        return Ok(Some(format!("open ({who}): {now}: {}", c.source)));
-    }
     match (must_happen, happened) {
         (true, false) if c.peer == Peer::Allows => {
             fail("the peer allows it, hookd should too".into(), &o)
@@ -1227,7 +1216,6 @@ fn hookd_is_at_least_as_strict_as_codex_and_sandbox_runtime() {
             Hookd::Same => "equal",
             Hookd::Stricter => "stricter",
             Hookd::Differs => "differs",
-            Hookd::Open(_) => "open",
         };
         *counts.entry((file, kind)).or_insert(0) += 1;
         match replay(c) {
