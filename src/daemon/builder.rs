@@ -224,10 +224,17 @@ impl Builder {
         shutdown: impl Future<Output = ()>,
         ready: impl FnOnce(Vec<String>),
     ) -> Result<(), DaemonError> {
-        let last = self
+        // Numbering goes on past the highest number ever served: the log's, or the trail's
+        // when the log was removed since.
+        let socket = self.serve.socket.clone();
+        let events = self
             .events
             .as_ref()
-            .map_or(0, |(p, _)| crate::events::last_seq_in_log(p, LOG_KEEP));
+            .map(|(p, _)| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
+        let last = events.as_deref().map_or(0, |p| {
+            let served = socket.as_deref().map_or(0, |s| super::trail::served(s, p));
+            crate::events::last_seq_in_log(p, LOG_KEEP).max(served)
+        });
         let hub = Hub::new(self.budgets, last);
         let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
         if let Some((path, max)) = &self.events {
@@ -242,6 +249,11 @@ impl Builder {
         // What outlives a reload: where events go, the sessions' state, the numbering, and
         // the one token that stops every engine's runs at shutdown.
         let stream = Stream::new(Arc::new(Fanout(sinks)), last);
+        let trail = TrailKeeper {
+            socket,
+            events,
+            stream: stream.clone(),
+        };
         let memory =
             Arc::new(MemoryStore::idle_expiry(self.session_idle).max_sessions(self.max_sessions));
         let store: Arc<dyn StateStore> = memory.clone();
@@ -275,12 +287,45 @@ impl Builder {
             let (stop, stopped) = std::sync::mpsc::channel();
             (stop, e.run_periodically(Duration::from_secs(1), stopped))
         });
-        let served = super::serve_until(engine, reloader, hub, serve, ready, shutdown).await;
+        // Said once the socket is this daemon's (not before: another may be running).
+        let said = |listening| {
+            trail.keep();
+            ready(listening)
+        };
+        let served = super::serve_until(engine, reloader, hub, serve, said, shutdown).await;
+        if served.is_ok() {
+            trail.keep();
+        }
         #[cfg(feature = "otlp")]
         if let Some((stop, thread)) = exporting {
             let _ = stop.send(());
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
         served
+    }
+}
+
+/// Keeps the trail beside the socket ([`super::trail`]): where events go and the last number.
+struct TrailKeeper {
+    socket: Option<PathBuf>,
+    events: Option<PathBuf>,
+    stream: Arc<Stream>,
+}
+
+impl TrailKeeper {
+    fn keep(&self) {
+        let Some(socket) = &self.socket else {
+            return;
+        };
+        let trail = self.events.as_ref().map(|events| super::trail::Trail {
+            events: events.clone(),
+            seq: self.stream.last(),
+        });
+        if let Err(e) = super::trail::write(socket, trail.as_ref()) {
+            tracing::warn!(
+                "cannot write {}: {e}; clients that find no daemon will not append to its events file",
+                super::trail::trail_file(socket).display()
+            );
+        }
     }
 }

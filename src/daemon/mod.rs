@@ -13,6 +13,7 @@ pub use dashboard::key as dashboard_key;
 pub mod hub;
 pub mod listen;
 mod stream;
+pub mod trail;
 pub mod wire;
 
 use wire::DispatchRequest;

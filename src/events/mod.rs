@@ -11,9 +11,11 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::HookPoint;
 use crate::kinds::{DenyReason, Mode, SkipReason, Trigger};
 
+mod file;
 mod log;
 mod summary;
-pub use log::{last_seq_in_log, log_files, RotatingLog, SharedLog};
+pub use file::{open_to_read, MOST_SEQ};
+pub use log::{last_seq_in_log, log_files, Lost, RotatingLog, SharedLog};
 pub use summary::Summary;
 
 /// A command hook ran (or was started and failed to).
@@ -406,6 +408,11 @@ impl Stream {
             sink,
             last: Mutex::new(last),
         })
+    }
+
+    /// The number of the last event delivered (where the stream started, before any).
+    pub fn last(&self) -> u64 {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Number, time and deliver `event`; returns its number.
