@@ -228,25 +228,22 @@ impl Follower {
         let lines = match self.log.take() {
             Some(mut log) => {
                 let (after, budget) = (self.cursor, self.budget.saturating_sub(out.len()));
-                let read = tokio::task::spawn_blocking(move || {
+                let read = super::backlog::off_the_dispatch_pool(move || {
                     let lines = log.read(after, oldest, budget);
                     (log, lines)
                 })
                 .await;
                 match read {
-                    Ok((log, lines)) => {
+                    Some((log, lines)) => {
                         self.log = Some(log);
                         lines
                     }
-                    Err(_) => Vec::new(),
+                    None => Vec::new(),
                 }
             }
             None => Vec::new(),
         };
-        let resume_from = lines.first().map_or(oldest, |l| l.seq);
-        if resume_from > self.cursor + 1 {
-            self.missed(resume_from, out);
-        }
+        let read_all = lines.is_empty();
         let counters = &self.guard.0.counters;
         counters
             .from_log
@@ -256,10 +253,19 @@ impl Follower {
             if l.seq <= self.cursor {
                 continue;
             }
+            // A hole in the log (lines lost to a full disk, a log removed and written anew):
+            // said, never skipped in silence.
+            if l.seq > self.cursor + 1 {
+                self.missed(l.seq, out);
+            }
             self.cursor = l.seq;
             if wanted_by(self.session.as_deref(), l.session.as_deref()) {
                 out.extend_from_slice(&hub::frame(Some(l.seq), "hookd", &l.json));
             }
+        }
+        // The log has nothing more before the ring's oldest: what is between was lost.
+        if read_all && oldest > self.cursor + 1 {
+            self.missed(oldest, out);
         }
     }
 
