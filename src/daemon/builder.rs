@@ -199,6 +199,15 @@ impl Builder {
             let what = what.to_string();
             move |source| DaemonError::Io { what, source }
         };
+        // A file size limit reached while writing events fails the write (EFBIG), handled as
+        // a full disk is (the torn line ended later); it must not kill the daemon.
+        // SAFETY: setting a signal's disposition to SIG_IGN runs no handler code.
+        let _ = unsafe {
+            nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGXFSZ,
+                nix::sys::signal::SigHandler::SigIgn,
+            )
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()

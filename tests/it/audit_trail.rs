@@ -1,0 +1,242 @@
+//! The audit trail under faults: a daemon that goes away mid-session (its clients append to its
+//! events file and say so once), a log removed, replaced by a FIFO, torn by a full disk, or at
+//! the end of its numbering, and a hole in it, each performed for real against `hookd serve`.
+
+use std::io::{BufRead, Read};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::daemon::{project, start, subscribe, tcp, Daemon};
+use crate::support::{stderr, with_stdin, Project};
+
+/// The `seq` of every line of `log` that is an event (a torn line is not).
+fn seqs(log: &Path) -> Vec<u64> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect()
+}
+
+fn dispatch(d: &Daemon) {
+    let body = json!({"point": "post_tool", "context": {"session_id": "a"}}).to_string();
+    assert_eq!(tcp(d, "POST", "/v1/dispatch", &body).0, 200);
+}
+
+/// Claude Code's PostToolUse call, with the daemon's socket named: stderr.
+fn claude_post_tool(p: &Project, socket: &Path) -> String {
+    let payload = json!({"hook_event_name": "PostToolUse", "session_id": "a", "cwd": p.path(),
+        "tool_name": "Bash", "tool_input": {"command": "true"}, "tool_response": {}});
+    let mut cmd = p.cmd(&["adapter", "claude-code"]);
+    cmd.env("HOOKD_SOCKET", socket);
+    let o = with_stdin(cmd, &payload.to_string());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    stderr(&o)
+}
+
+fn sigterm(d: &mut Daemon) {
+    let pid = nix::unistd::Pid::from_raw(d.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert!(d.child.wait().unwrap().success());
+}
+
+#[test]
+fn a_daemon_gone_mid_session_leaves_the_rest_of_the_session_in_its_events_file() {
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let mut d = start(&p, &["--events", log.to_str().unwrap()]);
+    let socket = d.socket.clone();
+    assert_eq!(claude_post_tool(&p, &socket), "");
+    assert_eq!(seqs(&log), [1]);
+    // The daemon is killed: the session's next calls dispatch here, into the same file, and
+    // the first of them says so.
+    d.child.kill().unwrap();
+    d.child.wait().unwrap();
+    let said = claude_post_tool(&p, &socket);
+    assert_eq!(
+        said,
+        format!(
+            "hookd: no hookd daemon answers at {}; dispatching in this process from now on, its events appended to {} (said once until a daemon starts)\n",
+            socket.display(),
+            log.display()
+        )
+    );
+    assert_eq!(claude_post_tool(&p, &socket), "", "said once");
+    let o = p
+        .cmd(&["dispatch", "post_tool", "--session-id", "a"])
+        .env("HOOKD_SOCKET", &socket)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(seqs(&log), [1, 2, 3, 4]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.lines().all(|l| l.contains("\"type\":\"hook_command\"")), "{text}");
+    // A daemon started again numbers after them, and a later fallback is said again.
+    let mut d = start(&p, &["--events", log.to_str().unwrap()]);
+    dispatch(&d);
+    assert_eq!(seqs(&log), [1, 2, 3, 4, 5]);
+    sigterm(&mut d);
+    assert!(claude_post_tool(&p, &socket).starts_with("hookd: no hookd daemon answers at "));
+    assert_eq!(seqs(&log), [1, 2, 3, 4, 5, 6]);
+}
+
+#[test]
+fn a_removed_log_is_written_anew_and_numbering_never_goes_back() {
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let args = ["--events", log.to_str().unwrap()];
+    let mut d = start(&p, &args);
+    (0..3).for_each(|_| dispatch(&d));
+    std::fs::remove_file(&log).unwrap();
+    dispatch(&d);
+    assert_eq!(seqs(&log), [4], "not written to the removed file's inode");
+    sigterm(&mut d);
+    // Removed again while no daemon runs: the next one still numbers past what was served.
+    std::fs::remove_file(&log).unwrap();
+    let d = start(&p, &args);
+    dispatch(&d);
+    assert_eq!(seqs(&log), [5]);
+}
+
+/// `hookd serve` with `args` is expected to stop at once: its exit code and stderr.
+fn refused_start(p: &Project, args: &[&str]) -> (Option<i32>, String) {
+    let socket = p.path().join("hookd.sock");
+    let mut all = vec!["serve", "--socket", socket.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let mut child = p
+        .cmd(&all)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("hookd serve did not stop");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (child.wait().unwrap().code(), err)
+}
+
+#[test]
+fn a_fifo_among_the_logs_holds_up_neither_resumes_nor_dispatches() {
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let mut d = start(&p, &["--events", log.to_str().unwrap(), "--ring", "16"]);
+    (0..40).for_each(|_| dispatch(&d));
+    let fifo = p.path().join("events.jsonl.3");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    // Many subscribers resume from before the ring at once: each reads the log back.
+    let subscribers: Vec<_> = (0..40).map(|_| subscribe(&d, Some(1))).collect();
+    let started = Instant::now();
+    dispatch(&d);
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    for mut s in subscribers {
+        let mut ids = Vec::new();
+        let mut line = String::new();
+        while ids.len() < 40 {
+            line.clear();
+            s.read_line(&mut line).unwrap();
+            if let Some(id) = line.strip_prefix("id: ") {
+                ids.push(id.trim().parse::<u64>().unwrap());
+            }
+        }
+        assert_eq!(ids, (2..=41).collect::<Vec<_>>());
+    }
+    sigterm(&mut d);
+    // A daemon started on a FIFO as its log stops at once and says why.
+    std::fs::remove_file(&log).unwrap();
+    nix::unistd::mkfifo(&log, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let (code, err) = refused_start(&p, &["--events", log.to_str().unwrap()]);
+    assert_eq!(
+        (code, err),
+        (
+            Some(2),
+            format!("error: cannot open the events file {}: it is a FIFO, not a regular file: hookd reads and writes events only in regular files (remove it)\n", log.display())
+        )
+    );
+}
+
+#[test]
+fn a_log_whose_numbering_cannot_grow_is_refused() {
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    std::fs::write(&log, format!("{{\"seq\":{},\"type\":\"x\"}}\n", u64::MAX)).unwrap();
+    let (code, err) = refused_start(&p, &["--events", log.to_str().unwrap()]);
+    assert_eq!(
+        (code, err),
+        (
+            Some(2),
+            format!("error: cannot open the events file {0}: its last event is numbered 18446744073709551615, and hookd numbers events up to 9007199254740991: move {0} (and its rotated files) away to start a new log\n", log.display())
+        )
+    );
+}
+
+/// Limit the size of files process `pid` may write (RLIMIT_FSIZE, its soft limit).
+fn limit_file_size(pid: u32, bytes: u64) {
+    let limit = nix::libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: nix::libc::RLIM_INFINITY,
+    };
+    let r = unsafe {
+        nix::libc::prlimit(
+            pid as i32,
+            nix::libc::RLIMIT_FSIZE,
+            &limit,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+}
+
+#[test]
+fn a_line_torn_by_a_full_disk_is_ended_before_the_next_and_its_hole_announced() {
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let d = start(&p, &["--events", log.to_str().unwrap(), "--ring", "16"]);
+    dispatch(&d);
+    // The disk fills in the middle of the next event's line (a file size limit: the write
+    // stops part-way, as on a full disk).
+    let size = std::fs::metadata(&log).unwrap().len();
+    limit_file_size(d.child.id(), size + 40);
+    dispatch(&d);
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), size + 40, "torn");
+    limit_file_size(d.child.id(), nix::libc::RLIM_INFINITY);
+    (3..=20).for_each(|_| dispatch(&d));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 20, "{text}");
+    assert_eq!(lines[1].len(), 40, "{text}");
+    assert_eq!(seqs(&log), [vec![1], (3..=20).collect()].concat());
+    // A subscriber resuming from the start reads the log back (the ring keeps the newest 16)
+    // and is told of the hole.
+    let mut s = subscribe(&d, Some(0));
+    let mut frames = Vec::new();
+    let mut line = String::new();
+    while frames.len() < 5 {
+        line.clear();
+        s.read_line(&mut line).unwrap();
+        if line.starts_with("id: ") || line.starts_with("event: missed") || line.starts_with("data: {\"missed\"") {
+            frames.push(line.trim().to_string());
+        }
+    }
+    assert_eq!(
+        frames,
+        [
+            "id: 1",
+            "event: missed",
+            "data: {\"missed\":1,\"resume_from\":3}",
+            "id: 3",
+            "id: 4"
+        ]
+    );
+}
