@@ -190,9 +190,11 @@ impl LoadOptions {
         use sha2::{Digest, Sha256};
         // The variables that decide what is loaded, and those naming the places the gate
         // protects: a daemon protecting other places than this client's must not answer it.
-        // (Not `HOOKD_SOCKET`: it names the daemon, which may have been given `--socket`.)
+        // (Not `HOOKD_SOCKET`: it names the daemon, which may have been given `--socket`; nor
+        // `HOOKD_EVENTS`: the daemon's hooks hold its own events file, the client's holds its.)
         use crate::vars::{with, Role};
-        let places = with(Role::Place).filter(|k| !matches!(*k, "HOME" | "HOOKD_SOCKET"));
+        let places = with(Role::Place)
+            .filter(|k| !matches!(*k, "HOME" | "HOOKD_SOCKET" | "HOOKD_EVENTS"));
         let env: BTreeMap<&str, &str> = with(Role::Config)
             .chain(places)
             .filter_map(|k| self.env.get(k).map(|v| (k, v.as_str())))

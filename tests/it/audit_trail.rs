@@ -240,3 +240,116 @@ fn a_line_torn_by_a_full_disk_is_ended_before_the_next_and_its_hole_announced() 
         ]
     );
 }
+
+/// Claude Code's PreToolUse call for the Bash command `command`, the audit file `log`, hookd's
+/// extra flags: the reply and stderr.
+fn claude_bash(p: &Project, log: &Path, command: &str, flags: &[&str]) -> (Value, String) {
+    let payload = json!({"hook_event_name": "PreToolUse", "session_id": "a", "cwd": p.path(),
+        "tool_name": "Bash", "tool_input": {"command": command}});
+    let mut args = vec!["adapter", "claude-code", "--no-daemon"];
+    args.extend_from_slice(flags);
+    let mut cmd = p.cmd(&args);
+    cmd.env("HOOKD_EVENTS", log);
+    let o = with_stdin(cmd, &payload.to_string());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    (serde_json::from_slice(&o.stdout).unwrap(), stderr(&o))
+}
+
+/// The attacks on an audit file `$1` a confined `make test` made: each leaves it something other
+/// than the regular file of events it was (or adds a forged event).
+const ATTACKS: &[&str] = &[
+    "rm -f \"$1\" && mkfifo \"$1\"",
+    ": > \"$1\"",
+    "mv \"$1\" \"$1.moved\" && ln -s /dev/null \"$1\"",
+    "echo '{\"seq\":99,\"type\":\"tool_call_allowed\"}' >> \"$1\"",
+    "rm -f \"$1.1\" && mkfifo \"$1.1\"",
+];
+
+#[test]
+fn a_confined_command_cannot_touch_the_audit_file_and_later_calls_are_recorded() {
+    if !crate::sandbox::confinable() {
+        return;
+    }
+    let (p, tmp) = crate::sandbox::project();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^true$']}}}}\n",
+    );
+    p.write_home("hooks.yaml", "enabled: true\ngate_shell_tools: true\n");
+    let log = p.path().join("hookd-events.jsonl");
+    std::fs::write(p.path().join("hookd-events.jsonl.1"), "").unwrap();
+    let (reply, err) = claude_bash(&p, &log, "true", &[]);
+    assert!(reply.to_string().contains("hookd"), "rewritten to run confined: {reply} {err}");
+    let before = std::fs::read(&log).unwrap();
+    assert_eq!(seqs(&log), [1]);
+    for attack in ATTACKS {
+        // Unconfined, the attack works on a copy.
+        let copy = p.path().join("copy.jsonl");
+        std::fs::write(&copy, &before).unwrap();
+        std::fs::write(p.path().join("copy.jsonl.1"), "").unwrap();
+        let o = p.bash(&format!("set -- {}; {attack}", copy.display()));
+        assert!(o.status.success(), "{attack}: {}", stderr(&o));
+        let same = std::fs::symlink_metadata(&copy).is_ok_and(|m| m.is_file())
+            && std::fs::read(&copy).unwrap() == before
+            && std::fs::symlink_metadata(p.path().join("copy.jsonl.1")).unwrap().is_file();
+        assert!(!same, "{attack} works unconfined");
+        let _ = p.bash("rm -f copy.jsonl copy.jsonl.1 copy.jsonl.moved");
+        // Confined, as the agent's shell runs the rewritten call (HOOKD_EVENTS in its
+        // environment), it fails and the audit file is as it was.
+        let script = format!("set -- {}; {attack}", log.display());
+        let o = crate::sandbox::hookd(&p, &tmp, &["exec", "--", "sh", "-c", &script])
+            .env("HOOKD_EVENTS", &log)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{attack} succeeded confined");
+        let meta = std::fs::symlink_metadata(&log).unwrap();
+        assert!(meta.is_file(), "{attack}");
+        assert_eq!(std::fs::read(&log).unwrap(), before, "{attack}");
+        let rotated = std::fs::symlink_metadata(p.path().join("hookd-events.jsonl.1")).unwrap();
+        assert!(rotated.is_file(), "{attack}");
+    }
+    // Later calls are still recorded, numbered after the first.
+    claude_bash(&p, &log, "true", &[]);
+    assert_eq!(seqs(&log), [1, 2]);
+}
+
+#[test]
+fn when_events_cannot_be_written_fail_closed_denies_rather_than_decide_unrecorded() {
+    let p = Project::new();
+    p.write_home(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^true$']}}}}\n",
+    );
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: check, hook: pre_tool, command: 'true'}]\n",
+    );
+    let log = p.path().join("hookd-events.jsonl");
+    let decision = |r: &Value| r["hookSpecificOutput"]["permissionDecision"].clone();
+    let reason = |r: &Value| r["hookSpecificOutput"]["permissionDecisionReason"].clone();
+    // The audit file was replaced by a FIFO (where nothing held it): it cannot be opened.
+    nix::unistd::mkfifo(&log, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let (reply, _) = claude_bash(&p, &log, "true", &["--fail-closed"]);
+    assert_eq!(decision(&reply), "deny", "{reply}");
+    let fifo = format!("error: cannot open the events file {}: it is a FIFO, not a regular file: hookd reads and writes events only in regular files (remove it)", log.display());
+    assert!(reason(&reply).as_str().unwrap().contains(&fifo), "{reply}");
+    let (reply, err) = claude_bash(&p, &log, "true", &[]);
+    assert_ne!(decision(&reply), "deny", "{reply}");
+    assert!(err.contains(&fifo), "{err}");
+    // It opens, and the event cannot be written (its numbering cannot grow): the hook ran,
+    // and with fail-closed the call is denied rather than let through unrecorded.
+    std::fs::remove_file(&log).unwrap();
+    std::fs::write(&log, format!("{{\"seq\":{}}}\n", u64::MAX)).unwrap();
+    let (reply, err) = claude_bash(&p, &log, "true", &["--fail-closed"]);
+    assert_eq!(decision(&reply), "deny", "{reply}");
+    assert!(
+        reason(&reply).as_str().unwrap().contains("hookd could not record this call in its events file"),
+        "{reply}"
+    );
+    assert!(
+        err.contains(&format!("cannot write events to {}: its last event is numbered 18446744073709551615", log.display())),
+        "{err}"
+    );
+    let (reply, _) = claude_bash(&p, &log, "true", &[]);
+    assert_ne!(decision(&reply), "deny", "{reply}");
+}
