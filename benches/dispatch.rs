@@ -111,6 +111,8 @@ fn fanout(c: &mut Criterion) {
         event: Event::ConfigReloaded(ConfigReloaded {
             sources: vec!["/home/u/.infer/hooks.yaml".into()],
             cause: hookd::ReloadCause::Changed,
+            trust: None,
+            trust_was: None,
         }),
     };
     // Fill the ring first: every measured emit also lets the oldest go.

@@ -317,7 +317,11 @@ impl Here {
                 self.shared_log(p)?
             });
         }
-        if let Some(p) = self.daemon_events.as_ref().filter(|p| self.events.as_ref() != Some(p)) {
+        if let Some(p) = self
+            .daemon_events
+            .as_ref()
+            .filter(|p| self.events.as_ref() != Some(p))
+        {
             sinks.push(self.shared_log(p)?);
         }
         Ok(match sinks.len() {

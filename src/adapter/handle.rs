@@ -233,8 +233,7 @@ impl Answer<'_> {
                 // An event too, so an audit trail does not stay empty (its own failure noted).
                 let session = t.context.get("session_id").and_then(|s| s.as_str());
                 let closed = self.closed_for(event);
-                if let Err(w) = here.config_failed(point, session.unwrap_or(""), &e, Some(closed))
-                {
+                if let Err(w) = here.config_failed(point, session.unwrap_or(""), &e, Some(closed)) {
                     self.diagnostics.push(format!("hookd: {w}"));
                 }
                 return self.failure(event, &e.report(), false);
@@ -285,7 +284,8 @@ impl Answer<'_> {
         client: &ClientSettings,
         wait: Duration,
     ) -> Result<Outcome, bool> {
-        let Reached { socket, answer } = route::via_daemon(point, context, client, wait).ok_or(false)?;
+        let Reached { socket, answer } =
+            route::via_daemon(point, context, client, wait).ok_or(false)?;
         let outcome = answer.map_err(|t| t.to_string()).and_then(|json| {
             serde_json::from_str::<Outcome>(&json)
                 .map_err(|e| format!("its answer is not an Outcome: {e}"))

@@ -58,6 +58,9 @@ use decode::Decoder;
 pub struct ConfigError {
     /// Errors first, in the order found, then warnings.
     pub diagnostics: Vec<Diagnostic>,
+    /// The project's trust the configuration was loaded with, when it was known before the
+    /// errors stopped loading.
+    pub trust: Option<ProjectTrust>,
 }
 
 impl ConfigError {
@@ -78,7 +81,15 @@ impl ConfigError {
             hook: None,
             session_id: None,
             fail_closed: None,
+            trust: self.trust.as_ref().map(ProjectTrust::state),
+            trust_pending: None,
         }
+    }
+
+    /// The error, with the project's trust it was loaded with.
+    pub(crate) fn with_trust(mut self, trust: ProjectTrust) -> Self {
+        self.trust = Some(trust);
+        self
     }
 
     /// The error as printed for people: every diagnostic (the project's text escaped), then
@@ -193,8 +204,8 @@ impl LoadOptions {
         // (Not `HOOKD_SOCKET`: it names the daemon, which may have been given `--socket`; nor
         // `HOOKD_EVENTS`: the daemon's hooks hold its own events file, the client's holds its.)
         use crate::vars::{with, Role};
-        let places = with(Role::Place)
-            .filter(|k| !matches!(*k, "HOME" | "HOOKD_SOCKET" | "HOOKD_EVENTS"));
+        let places =
+            with(Role::Place).filter(|k| !matches!(*k, "HOME" | "HOOKD_SOCKET" | "HOOKD_EVENTS"));
         let env: BTreeMap<&str, &str> = with(Role::Config)
             .chain(places)
             .filter_map(|k| self.env.get(k).map(|v| (k, v.as_str())))
@@ -554,6 +565,7 @@ impl Loader {
         if self.diags.iter().any(|d| d.is_error()) {
             return Err(ConfigError {
                 diagnostics: self.diags,
+                trust: None,
             });
         }
         let allow = AllowLists::from_lists(lists.map(|l| l.unwrap_or_default()));

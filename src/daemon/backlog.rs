@@ -258,10 +258,22 @@ mod tests {
         let path = dir.path().join("events.jsonl");
         let pad = "x".repeat(200);
         let line = |seq: u64| format!("{{\"seq\":{seq},\"type\":\"x\",\"pad\":\"{pad}\"}}\n");
-        std::fs::write(dir.path().join("events.jsonl.2"), (1..=3000).map(line).collect::<String>()).unwrap();
-        std::fs::write(dir.path().join("events.jsonl.1"), (3001..=6000).map(line).collect::<String>()).unwrap();
+        std::fs::write(
+            dir.path().join("events.jsonl.2"),
+            (1..=3000).map(line).collect::<String>(),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("events.jsonl.1"),
+            (3001..=6000).map(line).collect::<String>(),
+        )
+        .unwrap();
         std::fs::write(&path, (6001..=6100).map(line).collect::<String>()).unwrap();
-        nix::unistd::mkfifo(&dir.path().join("events.jsonl.3"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        nix::unistd::mkfifo(
+            &dir.path().join("events.jsonl.3"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
         for after in [0, 1, 2999, 3000, 4321, 6000, 6050] {
             let mut c = LogCursor::new(path.clone(), 3);
             let got = c.read(after, 7000, 1000);

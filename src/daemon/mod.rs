@@ -139,30 +139,28 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: crate::kinds:
             return;
         }
     };
+    let was = current(engine).config().trust.state();
     let (replacement, event) = match built {
         Ok(new) => {
-            for w in &new.config().warnings {
-                eprintln!("{w}\n");
-            }
-            let sources = new.config().sources.clone();
-            eprintln!(
-                "hookd: configuration reloaded ({}) from {}",
-                cause.name(),
-                sources.join(", ")
-            );
-            let event = crate::events::ConfigReloaded { sources, cause };
+            let event = reloaded(&new, cause, was);
             (Some(Arc::new(new)), Event::ConfigReloaded(event))
         }
         Err(e) => {
-            let event = e.event(cause);
-            eprintln!(
-                "{}\n\nhookd: the changed configuration is invalid; still using the previous one",
-                event.diagnostics
-            );
+            let (event, pending) = kept(&e, cause, was);
+            *state
+                .pending_trust
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = pending;
             (None, Event::ConfigError(event))
         }
     };
     let applied = replacement.is_some();
+    if applied {
+        *state
+            .pending_trust
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = None;
+    }
     match replacement {
         // Announced before the swap: no event of the new configuration precedes the news of it.
         Some(new) => {
@@ -172,6 +170,74 @@ async fn reload(state: &AppState, reloader: &Arc<Reloader>, cause: crate::kinds:
         None => current(engine).emit(event),
     }
     state.metrics.reloaded(applied);
+}
+
+/// A valid configuration reloaded: said on stderr, and its event, with the project's trust and
+/// what it was when the reload changed it.
+fn reloaded(
+    new: &Engine,
+    cause: crate::kinds::ReloadCause,
+    was: crate::events::TrustState,
+) -> crate::events::ConfigReloaded {
+    for w in &new.config().warnings {
+        eprintln!("{w}\n");
+    }
+    let sources = new.config().sources.clone();
+    let trust = new.config().trust.state();
+    let changed = trust != was;
+    let change = if changed {
+        format!(
+            "; the project's trust is now {} (was {})",
+            trust.name(),
+            was.name()
+        )
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "hookd: configuration reloaded ({}) from {}{change}",
+        cause.name(),
+        sources.join(", ")
+    );
+    crate::events::ConfigReloaded {
+        sources,
+        cause,
+        trust: Some(trust),
+        trust_was: changed.then_some(was),
+    }
+}
+
+/// An invalid configuration, the one in use kept: said on stderr, and its event with the kept
+/// configuration's trust and, when the invalid one was loaded with another (`hookd trust` run
+/// meanwhile), that trust as pending; and the notice dispatches carry while it is.
+fn kept(
+    e: &ConfigError,
+    cause: crate::kinds::ReloadCause,
+    was: crate::events::TrustState,
+) -> (crate::events::ConfigError, Option<String>) {
+    let mut event = e.event(cause);
+    event.trust_pending = event.trust.filter(|t| *t != was);
+    event.trust = Some(was);
+    let pending = event.trust_pending.map(|t| {
+        format!(
+            " (the project is {} in it; {} in the invalid one, which takes effect once its errors are fixed)",
+            was.name(),
+            t.name()
+        )
+    });
+    eprintln!(
+        "{}\n\nhookd: the changed configuration is invalid; still using the previous one{}",
+        event.diagnostics,
+        pending.unwrap_or_default()
+    );
+    let notice = event.trust_pending.map(|t| {
+        format!(
+            "the project's trust is {} since, but the changed configuration has errors (`hookd check` shows them): the daemon keeps the previous configuration, where it is {}, until they are fixed",
+            t.name(),
+            was.name()
+        )
+    });
+    (event, notice)
 }
 
 #[derive(Clone)]
@@ -192,6 +258,9 @@ struct AppState {
     stopping: tokio::sync::watch::Receiver<bool>,
     /// See [`ServeOptions::inputs`].
     inputs: Option<String>,
+    /// A trust change that did not take effect (the changed configuration is invalid): said
+    /// with every dispatch's notices until a reload succeeds, so no hint misleads.
+    pending_trust: Arc<Mutex<Option<String>>>,
 }
 
 type Shared = Arc<AppState>;
@@ -396,8 +465,14 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
     })
     .await;
     match result {
-        Ok(Ok(outcome)) => {
+        Ok(Ok(mut outcome)) => {
             state.metrics.record(point, &outcome, started.elapsed());
+            let pending = state
+                .pending_trust
+                .lock()
+                .map(|p| p.clone())
+                .unwrap_or_default();
+            outcome.notices.extend(pending);
             Json(outcome).into_response()
         }
         Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e.to_string()),
@@ -538,6 +613,7 @@ pub async fn serve_until(
         limits: opts.limits,
         stopping: closing.clone(),
         inputs: opts.inputs.clone(),
+        pending_trust: Arc::default(),
     });
     let mut tasks = Vec::new();
     let mut listening = Vec::new();

@@ -119,6 +119,9 @@ mod tests {
             "it is a symbolic link, and hookd never reads or writes events through one"
         );
         let e = open_to_read(dir.path()).unwrap_err().to_string();
-        assert!(e.starts_with("it is a directory, not a regular file"), "{e}");
+        assert!(
+            e.starts_with("it is a directory, not a regular file"),
+            "{e}"
+        );
     }
 }

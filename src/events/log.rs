@@ -371,6 +371,8 @@ mod tests {
             event: Event::ConfigReloaded(ConfigReloaded {
                 sources: vec![],
                 cause: crate::kinds::ReloadCause::Sighup,
+                trust: None,
+                trust_was: None,
             }),
         }
     }
@@ -379,7 +381,11 @@ mod tests {
         std::fs::read_to_string(path)
             .unwrap()
             .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"].as_u64().unwrap())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
+                    .as_u64()
+                    .unwrap()
+            })
             .collect()
     }
 
@@ -400,7 +406,10 @@ mod tests {
         assert_eq!(seqs(&path), [2, 3]);
         // A torn line (a full disk, a writer killed mid-line): the next line starts anew.
         use std::io::Write as _;
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         f.write_all(b"{\"seq\":4,\"timest").unwrap();
         let log = RotatingLog::open(&path, 1 << 20, 3).unwrap();
         log.emit(&event(5));
@@ -419,7 +428,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
         std::fs::write(&path, format!("{{\"seq\":{}}}\n", u64::MAX)).unwrap();
-        let e = RotatingLog::open(&path, 1 << 20, 3).err().unwrap().to_string();
+        let e = RotatingLog::open(&path, 1 << 20, 3)
+            .err()
+            .unwrap()
+            .to_string();
         assert_eq!(e, format!("its last event is numbered 18446744073709551615, and hookd numbers events up to 9007199254740991: move {} (and its rotated files) away to start a new log", path.display()));
         let shared = SharedLog::open(&path).unwrap();
         shared.emit(&event(1));
@@ -436,7 +448,10 @@ mod tests {
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert_eq!(last_seq_in_log(&path, 3), 7);
-        let e = RotatingLog::open(&path, 1 << 20, 3).err().unwrap().to_string();
+        let e = RotatingLog::open(&path, 1 << 20, 3)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.starts_with("it is a FIFO, not a regular file"), "{e}");
     }
 }

@@ -193,6 +193,45 @@ pub struct ConfigReloaded {
     pub sources: Vec<String>,
     /// Why it reloaded: `changed` (a file changed) or `sighup`.
     pub cause: crate::kinds::ReloadCause,
+    /// The project's trust in the configuration now in use (absent in events of older
+    /// versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<TrustState>,
+    /// The project's trust before, when this reload changed it: a trust change (`hookd trust`,
+    /// a covered file edited) took effect. Absent when the trust did not change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_was: Option<TrustState>,
+}
+
+/// A project's trust, as configuration events say it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TrustState {
+    /// No project configuration was read.
+    NotApplicable,
+    /// Trusted with `hookd trust`, unchanged since.
+    Trusted,
+    /// Trusted for the run by `--trust-project` or `HOOKD_TRUST_PROJECT=1`.
+    TrustedByFlag,
+    /// Never trusted: its hooks, allow entries and reminders are inert.
+    Untrusted,
+    /// Trusted once and changed since: inert until trusted again.
+    Changed,
+}
+
+impl TrustState {
+    /// Its name, as in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrustState::NotApplicable => "not_applicable",
+            TrustState::Trusted => "trusted",
+            TrustState::TrustedByFlag => "trusted_by_flag",
+            TrustState::Untrusted => "untrusted",
+            TrustState::Changed => "changed",
+        }
+    }
 }
 
 /// The daemon found a changed configuration invalid and keeps the one it was using; or an
@@ -221,6 +260,15 @@ pub struct ConfigError {
     /// prompt where the agent can be told so) or let the agent go on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_closed: Option<bool>,
+    /// The project's trust in the configuration in use: for the daemon's reloads, the one it
+    /// keeps; for an agent's call, the failed one's (absent when not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<TrustState>,
+    /// The trust the invalid configuration was loaded with, when it differs from `trust`: a
+    /// trust change (`hookd trust`) that did not take effect, and will once the errors are
+    /// fixed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_pending: Option<TrustState>,
 }
 
 /// A reminder was injected.
@@ -548,6 +596,8 @@ mod tests {
             event: Event::ConfigReloaded(ConfigReloaded {
                 sources: vec![output.into()],
                 cause: crate::kinds::ReloadCause::Sighup,
+                trust: None,
+                trust_was: None,
             }),
         }
     }

@@ -75,7 +75,11 @@ fn a_daemon_gone_mid_session_leaves_the_rest_of_the_session_in_its_events_file()
     assert_eq!(stderr(&o), "");
     assert_eq!(seqs(&log), [1, 2, 3, 4]);
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.lines().all(|l| l.contains("\"type\":\"hook_command\"")), "{text}");
+    assert!(
+        text.lines()
+            .all(|l| l.contains("\"type\":\"hook_command\"")),
+        "{text}"
+    );
     // A daemon started again numbers after them, and a later fallback is said again.
     let mut d = start(&p, &["--events", log.to_str().unwrap()]);
     dispatch(&d);
@@ -123,7 +127,12 @@ fn refused_start(p: &Project, args: &[&str]) -> (Option<i32>, String) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     (child.wait().unwrap().code(), err)
 }
 
@@ -139,7 +148,11 @@ fn a_fifo_among_the_logs_holds_up_neither_resumes_nor_dispatches() {
     let subscribers: Vec<_> = (0..40).map(|_| subscribe(&d, Some(1))).collect();
     let started = Instant::now();
     dispatch(&d);
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     for mut s in subscribers {
         let mut ids = Vec::new();
         let mut line = String::new();
@@ -225,7 +238,10 @@ fn a_line_torn_by_a_full_disk_is_ended_before_the_next_and_its_hole_announced() 
     while frames.len() < 5 {
         line.clear();
         s.read_line(&mut line).unwrap();
-        if line.starts_with("id: ") || line.starts_with("event: missed") || line.starts_with("data: {\"missed\"") {
+        if line.starts_with("id: ")
+            || line.starts_with("event: missed")
+            || line.starts_with("data: {\"missed\"")
+        {
             frames.push(line.trim().to_string());
         }
     }
@@ -279,7 +295,10 @@ fn a_confined_command_cannot_touch_the_audit_file_and_later_calls_are_recorded()
     let log = p.path().join("hookd-events.jsonl");
     std::fs::write(p.path().join("hookd-events.jsonl.1"), "").unwrap();
     let (reply, err) = claude_bash(&p, &log, "true", &[]);
-    assert!(reply.to_string().contains("hookd"), "rewritten to run confined: {reply} {err}");
+    assert!(
+        reply.to_string().contains("hookd"),
+        "rewritten to run confined: {reply} {err}"
+    );
     let before = std::fs::read(&log).unwrap();
     assert_eq!(seqs(&log), [1]);
     for attack in ATTACKS {
@@ -291,7 +310,9 @@ fn a_confined_command_cannot_touch_the_audit_file_and_later_calls_are_recorded()
         assert!(o.status.success(), "{attack}: {}", stderr(&o));
         let same = std::fs::symlink_metadata(&copy).is_ok_and(|m| m.is_file())
             && std::fs::read(&copy).unwrap() == before
-            && std::fs::symlink_metadata(p.path().join("copy.jsonl.1")).unwrap().is_file();
+            && std::fs::symlink_metadata(p.path().join("copy.jsonl.1"))
+                .unwrap()
+                .is_file();
         assert!(!same, "{attack} works unconfined");
         let _ = p.bash("rm -f copy.jsonl copy.jsonl.1 copy.jsonl.moved");
         // Confined, as the agent's shell runs the rewritten call (HOOKD_EVENTS in its
@@ -343,13 +364,88 @@ fn when_events_cannot_be_written_fail_closed_denies_rather_than_decide_unrecorde
     let (reply, err) = claude_bash(&p, &log, "true", &["--fail-closed"]);
     assert_eq!(decision(&reply), "deny", "{reply}");
     assert!(
-        reason(&reply).as_str().unwrap().contains("hookd could not record this call in its events file"),
+        reason(&reply)
+            .as_str()
+            .unwrap()
+            .contains("hookd could not record this call in its events file"),
         "{reply}"
     );
     assert!(
-        err.contains(&format!("cannot write events to {}: its last event is numbered 18446744073709551615", log.display())),
+        err.contains(&format!(
+            "cannot write events to {}: its last event is numbered 18446744073709551615",
+            log.display()
+        )),
         "{err}"
     );
     let (reply, _) = claude_bash(&p, &log, "true", &[]);
     assert_ne!(decision(&reply), "deny", "{reply}");
+}
+
+/// The next configuration event on `events` (others passed over): its type, `trust`, `trust_was`, `trust_pending`.
+fn next_config_event(events: &mut impl BufRead) -> (String, Value, Value, Value) {
+    let e = loop {
+        let (_, e) = crate::support::daemon::read_events(events, 1).remove(0);
+        if e["type"].as_str().unwrap().starts_with("config_") {
+            break e;
+        }
+    };
+    let s = |k: &str| e[k].clone();
+    (
+        e["type"].as_str().unwrap().to_string(),
+        s("trust"),
+        s("trust_was"),
+        s("trust_pending"),
+    )
+}
+
+#[test]
+fn configuration_events_say_the_projects_trust_and_whether_a_change_took_effect() {
+    let p = project();
+    let d = crate::support::daemon::start_with(&p, &[], false);
+    let mut events = subscribe(&d, None);
+    let ev = |t: &str, trust: &str, was: Value, pending: Value| {
+        (t.to_string(), json!(trust), was, pending)
+    };
+    // `hookd trust`, and at once an error in the user's file: the reload that follows keeps
+    // the untrusted configuration, and says that the trust given did not take effect.
+    assert!(p
+        .cmd_untrusted(&["trust"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    p.write_home("hooks.yaml", "enabled: [\n");
+    assert_eq!(
+        next_config_event(&mut events),
+        ev("config_error", "untrusted", Value::Null, json!("trusted"))
+    );
+    // So do the dispatches' notices, which an adapter prints for the operator.
+    let body = json!({"point": "post_tool", "context": {"session_id": "t"}}).to_string();
+    let (_, out) = crate::support::daemon::unix(&d.socket, "POST", "/v1/dispatch", &body);
+    let outcome: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        outcome["notices"][0],
+        "the project's trust is trusted since, but the changed configuration has errors (`hookd check` shows them): the daemon keeps the previous configuration, where it is untrusted, until they are fixed",
+        "{outcome}"
+    );
+    // The error fixed: the trust takes effect, said with what it was.
+    std::fs::remove_file(p.home.path().join(".infer/hooks.yaml")).unwrap();
+    assert_eq!(
+        next_config_event(&mut events),
+        ev(
+            "config_reloaded",
+            "trusted",
+            json!("untrusted"),
+            Value::Null
+        )
+    );
+    let (_, out) = crate::support::daemon::unix(&d.socket, "POST", "/v1/dispatch", &body);
+    let outcome: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(outcome["notices"], Value::Null, "none: {outcome}");
+    // A covered file changed: untrusted again, and said.
+    p.write("hooks.yaml", "enabled: true\nhooks: []\n");
+    assert_eq!(
+        next_config_event(&mut events),
+        ev("config_reloaded", "changed", json!("trusted"), Value::Null)
+    );
 }

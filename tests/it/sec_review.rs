@@ -528,6 +528,8 @@ fn the_events_file_is_private_and_never_written_through_a_symlink() {
             hookd::events::ConfigReloaded {
                 sources: vec![],
                 cause: hookd::ReloadCause::Sighup,
+                trust: None,
+                trust_was: None,
             },
         ));
     }
