@@ -209,7 +209,7 @@ impl Answer<'_> {
         let mut here = call.here.clone();
         if let Some(wait) = daemon {
             match self.via_daemon(point, &t.context, &call.client, wait) {
-                Ok(o) => return self.with_outcome(&t.event, o, call),
+                Ok(o) => return self.decided(&t.event, o, call, false),
                 // None answers: the events file of one that went away gets this call's events.
                 Err(false) => {
                     if let Some((file, note)) = route::fallback_events(&call.client) {
@@ -248,15 +248,29 @@ impl Answer<'_> {
             Err(e) => return self.failure(event, &format!("error: {e}"), project_closed),
         };
         match engine.dispatch(point, &t.context) {
-            // Decided, and not recorded: failing closed, the call is refused rather than let
-            // through with no trace (the operator is told why on stderr by the log).
-            Ok(_) if lost.any() && (project_closed || self.closed_for(event)) => {
-                let why = "hookd could not record this call in its events file";
-                self.failure(event, why, true)
+            Ok(mut outcome) => {
+                outcome.unrecorded |= lost.any();
+                self.decided(&t.event, outcome, call, project_closed)
             }
-            Ok(outcome) => self.with_outcome(&t.event, outcome, call),
             Err(e) => self.failure(event, &format!("error: {e}"), project_closed),
         }
+    }
+
+    /// The reply to a dispatch's Outcome, here or the daemon's. Decided and not recorded (an
+    /// event could not be written): failing closed, the call is refused rather than let
+    /// through with no trace (the operator is told why on stderr by the log).
+    fn decided(
+        &mut self,
+        event: &str,
+        outcome: Outcome,
+        call: &Call,
+        project_closed: bool,
+    ) -> AgentReply {
+        if outcome.unrecorded && (project_closed || self.closed_for(Some(event))) {
+            let why = "hookd could not record this call in its events file";
+            return self.failure(Some(event), why, true);
+        }
+        self.with_outcome(event, outcome, call)
     }
 
     /// The reply when agent files could not be read: what they set for the agent (and so for

@@ -246,12 +246,14 @@ impl Builder {
         });
         let hub = Hub::new(self.budgets, last);
         let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
+        let mut lost = crate::events::Lost::default();
         if let Some((path, max)) = &self.events {
             let log =
                 RotatingLog::open(path, *max, LOG_KEEP).map_err(|source| DaemonError::Io {
                     what: format!("cannot open the events file {}", path.display()),
                     source,
                 })?;
+            lost = log.lost();
             sinks.push(Arc::new(log));
         }
         sinks.extend(self.sinks);
@@ -286,6 +288,7 @@ impl Builder {
         let mut serve = self.serve;
         serve.inputs = Some(load.inputs());
         serve.sessions = Some(memory);
+        serve.lost = lost;
         serve.log = self.events.map(|(p, _)| (p, LOG_KEEP));
         let reloader = Reloader {
             watch: load.watched_files(),

@@ -92,6 +92,9 @@ pub struct ServeOptions {
     pub log: Option<(PathBuf, usize)>,
     /// The sessions' state, counted for `/metrics`.
     pub sessions: Option<Arc<crate::state::MemoryStore>>,
+    /// Counts the events the events log could not take: a dispatch during which it grew is
+    /// answered `unrecorded`.
+    pub lost: crate::events::Lost,
     /// The digest of the settings the configuration was loaded with
     /// ([`crate::config::LoadOptions::inputs`]): a client that sends another one gets 412
     /// and dispatches in its own process.
@@ -258,6 +261,8 @@ struct AppState {
     stopping: tokio::sync::watch::Receiver<bool>,
     /// See [`ServeOptions::inputs`].
     inputs: Option<String>,
+    /// See [`ServeOptions::lost`].
+    lost: crate::events::Lost,
     /// A trust change that did not take effect (the changed configuration is invalid): said
     /// with every dispatch's notices until a reload succeeds, so no hint misleads.
     pending_trust: Arc<Mutex<Option<String>>>,
@@ -457,6 +462,7 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
         &engine.config().project_dir.display().to_string(),
     );
     let started = Instant::now();
+    let lost = state.lost.count();
     // Hooks run processes: keep them off the async workers, so other sessions never wait.
     let result = tokio::task::spawn_blocking(move || {
         let outcome = engine.dispatch(point, &context);
@@ -473,6 +479,8 @@ async fn dispatch(State(state): State<Shared>, headers: HeaderMap, body: Body) -
                 .map(|p| p.clone())
                 .unwrap_or_default();
             outcome.notices.extend(pending);
+            // Conservatively: a concurrent dispatch's lost event marks this one too.
+            outcome.unrecorded = state.lost.count() != lost;
             Json(outcome).into_response()
         }
         Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e.to_string()),
@@ -614,6 +622,7 @@ pub async fn serve_until(
         stopping: closing.clone(),
         inputs: opts.inputs.clone(),
         pending_trust: Arc::default(),
+        lost: opts.lost.clone(),
     });
     let mut tasks = Vec::new();
     let mut listening = Vec::new();

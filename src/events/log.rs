@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::file::{cannot_grow, ends_torn, open_to_append, open_to_read, MOST_SEQ};
@@ -25,20 +25,25 @@ pub struct SharedLog {
     lost: Lost,
 }
 
-/// Set once an events file could not take an event: the caller's decision was not recorded
+/// Counts the events an events file could not take: the caller's decision was not recorded
 /// (`--fail-closed` then denies rather than decide on the unrecorded). Shared by clones.
 #[derive(Clone, Debug, Default)]
-pub struct Lost(Arc<AtomicBool>);
+pub struct Lost(Arc<AtomicU64>);
 
 impl Lost {
     /// Whether an event was lost since this was made.
     pub fn any(&self) -> bool {
+        self.count() > 0
+    }
+
+    /// How many events were lost since this was made.
+    pub fn count(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
 
     /// Say that an event was lost.
     pub fn set(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.fetch_add(1, Ordering::Relaxed);
     }
 }
 

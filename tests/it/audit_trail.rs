@@ -449,3 +449,45 @@ fn configuration_events_say_the_projects_trust_and_whether_a_change_took_effect(
         ev("config_reloaded", "changed", json!("trusted"), Value::Null)
     );
 }
+
+#[test]
+fn a_daemon_that_cannot_record_a_call_has_it_denied_by_a_client_failing_closed() {
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^echo [a-z]+$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: check, hook: pre_tool, command: 'echo checked'}]\n",
+    );
+    let log = p.path().join("events.jsonl");
+    let d = start(&p, &["--events", log.to_str().unwrap()]);
+    let call = |flags: &[&str]| {
+        let payload = json!({"hook_event_name": "PreToolUse", "session_id": "a", "cwd": p.path(),
+            "tool_name": "Bash", "tool_input": {"command": "ls"}});
+        let mut args = vec!["adapter", "claude-code"];
+        args.extend_from_slice(flags);
+        let mut cmd = p.cmd(&args);
+        cmd.env("HOOKD_SOCKET", &d.socket);
+        let o = with_stdin(cmd, &payload.to_string());
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let reply: Value = serde_json::from_slice(&o.stdout).unwrap();
+        reply["hookSpecificOutput"].clone()
+    };
+    assert_ne!(call(&["--fail-closed"])["permissionDecision"], "deny");
+    assert_eq!(seqs(&log), [1]);
+    // The daemon's log is replaced by a FIFO: its events can no longer be written.
+    std::fs::remove_file(&log).unwrap();
+    nix::unistd::mkfifo(&log, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let denied = call(&["--fail-closed"]);
+    assert_eq!(denied["permissionDecision"], "deny", "{denied}");
+    assert!(
+        denied["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("hookd could not record this call in its events file"),
+        "{denied}"
+    );
+    assert_ne!(call(&[])["permissionDecision"], "deny");
+}
