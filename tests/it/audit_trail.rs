@@ -491,3 +491,58 @@ fn a_daemon_that_cannot_record_a_call_has_it_denied_by_a_client_failing_closed()
     );
     assert_ne!(call(&[])["permissionDecision"], "deny");
 }
+
+#[test]
+fn a_session_filter_that_matches_nothing_scans_a_budget_per_write_and_moves_its_resume_point() {
+    use std::io::Write as _;
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    // A large log of another session's events (about 6 MB).
+    let pad = "x".repeat(250);
+    let text: String = (1..=20_000)
+        .map(|n| format!("{{\"seq\":{n},\"timestamp\":\"2026-11-25T00:00:00.000Z\",\"type\":\"system_reminder\",\"session_id\":\"other\",\"content\":\"{pad}\"}}\n"))
+        .collect();
+    std::fs::write(&log, text).unwrap();
+    let d = start(&p, &["--events", log.to_str().unwrap(), "--ring", "16"]);
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", d.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let auth = d
+        .token
+        .as_ref()
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "GET /v1/events?session=mine&since=0 HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{auth}\r\n",
+        d.port
+    )
+    .unwrap();
+    let mut r = std::io::BufReader::new(s);
+    // Nothing of the session: the resume point moves on in steps (an `id:` line alone each
+    // write), not the whole log read at once.
+    let mut ids = Vec::new();
+    let mut line = String::new();
+    while ids.last() != Some(&20_000) {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+        assert!(
+            !line.starts_with("data:"),
+            "no event of another session: {line}"
+        );
+        if let Some(id) = line.strip_prefix("id: ") {
+            ids.push(id.trim().parse::<u64>().unwrap());
+        }
+    }
+    assert!(ids.len() >= 4, "a budget per write: {ids:?}");
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    // An event of the session comes through after them.
+    let body = json!({"point": "post_tool", "context": {"session_id": "mine"}}).to_string();
+    assert_eq!(tcp(&d, "POST", "/v1/dispatch", &body).0, 200);
+    let mut data = String::new();
+    while !line.starts_with("data:") {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+        data = line.clone();
+    }
+    assert!(data.contains("\"seq\":20001"), "{data}");
+}
