@@ -38,7 +38,7 @@ pub(crate) fn open_regular(path: &Path, options: &mut OpenOptions) -> io::Result
         if e.raw_os_error() == Some(nix::libc::ELOOP) {
             io::Error::new(
                 e.kind(),
-                "it is a symbolic link, and hookd never reads or writes events through one",
+                "it is a symbolic link, and hookd never writes events through one",
             )
         } else {
             e
@@ -116,7 +116,7 @@ mod tests {
         let e = open_to_append(&link).unwrap_err().to_string();
         assert_eq!(
             e,
-            "it is a symbolic link, and hookd never reads or writes events through one"
+            "it is a symbolic link, and hookd never writes events through one"
         );
         let e = open_to_read(dir.path()).unwrap_err().to_string();
         assert!(
