@@ -44,7 +44,8 @@ pub(crate) fn write(socket: &Path, trail: Option<&Trail>) -> std::io::Result<()>
 }
 
 /// The trail the daemon at `socket` left, if it is this user's own private regular file and
-/// names an events file that is one (empty, or a hookd events log: its first line numbered).
+/// names an events file that is one (absent, empty, or a hookd events log: its first line
+/// numbered).
 pub fn read(socket: &Path) -> Option<Trail> {
     use std::os::unix::fs::MetadataExt;
     let path = trail_file(socket);
@@ -53,9 +54,16 @@ pub fn read(socket: &Path) -> Option<Trail> {
     if !meta.file_type().is_file() || !mine {
         return None;
     }
-    let bytes = crate::config::read_regular(&path, 64 * 1024).ok()?;
-    let trail: Trail = serde_json::from_slice(&bytes).ok()?;
-    let head = crate::config::read_head(&trail.events, 7).ok()?;
+    let trail = read_own(socket)?;
+    // Removed since: appending makes it anew.
+    let mut head = Vec::new();
+    match crate::events::open_to_read(&trail.events) {
+        Ok(file) => {
+            std::io::Read::read_to_end(&mut std::io::Read::take(file, 7), &mut head).ok()?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(_) => return None,
+    }
     (trail.events.is_absolute() && (head.is_empty() || head == b"{\"seq\":")).then_some(trail)
 }
 
@@ -81,7 +89,9 @@ pub(crate) fn served(socket: &Path, log: &Path) -> u64 {
 
 /// The trail as written, whatever its events file is now (removed, for one).
 fn read_own(socket: &Path) -> Option<Trail> {
-    let bytes = crate::config::read_regular(&trail_file(socket), 64 * 1024).ok()?;
+    let file = crate::events::open_to_read(&trail_file(socket)).ok()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, 64 * 1024), &mut bytes).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 

@@ -54,6 +54,26 @@ pub(crate) fn open_regular(path: &Path, options: &mut OpenOptions) -> io::Result
     Ok(file)
 }
 
+/// The text of an events file a person named (`hookd events --file`): a link is followed, but
+/// only a regular file is read (a FIFO or a device is refused at once, never waited on).
+pub fn read_named(path: &Path) -> io::Result<String> {
+    use std::io::Read;
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        return Err(io::Error::other(format!(
+            "it is {}, not a regular file",
+            kind_of(kind)
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Open an events file to read, if it is a regular file (see [`open_regular`]).
 pub fn open_to_read(path: &Path) -> io::Result<File> {
     open_regular(path, OpenOptions::new().read(true))

@@ -66,7 +66,7 @@ pub fn from_file(
 ) -> Result<(), ReadError> {
     let files = crate::events::log_files(path, keep);
     for p in &files[..files.len() - 1] {
-        if let Ok(text) = read_log(p) {
+        if let Ok(text) = crate::events::read_named(p) {
             for line in text.lines().filter(|l| query.wants(l)) {
                 if !each(line) {
                     return Ok(());
@@ -76,7 +76,7 @@ pub fn from_file(
     }
     let mut seen = 0usize;
     loop {
-        let text = match read_log(path) {
+        let text = match crate::events::read_named(path) {
             Ok(t) => t,
             Err(source) if !query.follow => {
                 let path = path.to_path_buf();
@@ -98,17 +98,6 @@ pub fn from_file(
             return Ok(());
         }
         std::thread::sleep(POLL);
-    }
-}
-
-/// An events file's text, if it is a regular file (a FIFO or a device is refused at once,
-/// never waited on; a link the user gave is followed).
-fn read_log(path: &Path) -> std::io::Result<String> {
-    match crate::config::read_regular(path, 1 << 40) {
-        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-        Err(crate::config::ReadError::NotFound) => Err(std::io::ErrorKind::NotFound.into()),
-        Err(crate::config::ReadError::Io(e)) => Err(e),
-        Err(e) => Err(std::io::Error::other(e.to_string())),
     }
 }
 
