@@ -112,6 +112,8 @@ fn fanout(c: &mut Criterion) {
             sources: vec!["/home/u/.infer/hooks.yaml".into()],
             cause: hookd::ReloadCause::Changed,
             project: None,
+            trust: None,
+            trust_was: None,
         }),
     };
     // Fill the ring first: every measured emit also lets the oldest go.

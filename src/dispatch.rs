@@ -424,6 +424,7 @@ impl Engine {
             commands: Vec::new(),
             decision: Decision::none(point),
             notices: self.config.hooks.off.clone(),
+            unrecorded: false,
         })
     }
 

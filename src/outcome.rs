@@ -111,6 +111,10 @@ pub struct Outcome {
     /// off, for one); never for the model. Absent when empty.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub notices: Vec<String>,
+    /// True when an event of this dispatch could not be written to the events file: the
+    /// decision went unrecorded (an adapter failing closed then denies). Absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub unrecorded: bool,
 }
 #[derive(Deserialize)]
 struct OutcomeWire {
@@ -124,6 +128,8 @@ struct OutcomeWire {
     decision: Value,
     #[serde(default)]
     notices: Vec<String>,
+    #[serde(default)]
+    unrecorded: bool,
 }
 
 impl TryFrom<OutcomeWire> for Outcome {
@@ -147,6 +153,7 @@ impl TryFrom<OutcomeWire> for Outcome {
             commands: w.commands,
             decision,
             notices: w.notices,
+            unrecorded: w.unrecorded,
         })
     }
 }

@@ -249,12 +249,35 @@ pub fn route(
     }
 }
 
+/// When no daemon answers at the client's socket: the events file the daemon there was
+/// writing (the trail it left, [`crate::daemon::trail`]), so this process's events join the
+/// same audit trail; and, the first time since that daemon started, the line for stderr that
+/// says the dispatches now run here.
+pub fn fallback_events(client: &ClientSettings) -> Option<(PathBuf, Option<String>)> {
+    let socket = client.socket.as_deref()?;
+    let trail = crate::daemon::trail::read(socket)?;
+    let note = crate::daemon::trail::first_fallback(socket).then(|| {
+        format!(
+            "hookd: no hookd daemon answers at {}; dispatching in this process from now on, its events appended to {} (said once until a daemon starts)",
+            socket.display(),
+            trail.events.display()
+        )
+    });
+    Some((trail.events, note))
+}
+
 /// What a dispatch in this process is built with, beyond the configuration.
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct Here {
     /// Append events as JSON lines to this file (`-`: stderr), shared with other processes.
     pub events: Option<PathBuf>,
+    /// Also append them to this file: the events file of the daemon that went away
+    /// ([`fallback_events`]).
+    pub daemon_events: Option<PathBuf>,
+    /// Set when an event could not be written to either file: the caller's decision went
+    /// unrecorded (with `fail_closed`, an adapter then denies).
+    pub lost: crate::events::Lost,
     /// What the repository's files set for the agent, kept from the hooks.
     pub project_env: Vec<ProjectVar>,
     /// The program an agent runs a confined shell call with (`hookd exec`).
@@ -283,19 +306,40 @@ impl Here {
         self.telemetry = Some((exporter.clone(), exporter));
     }
 
-    /// Where this process's events go: the events file (or stderr), if any.
+    /// Where this process's events go: the events file (or stderr), and the file of the
+    /// daemon that went away, if any.
     fn file_sink(&self) -> Result<Arc<dyn EventSink>, EventsFileError> {
-        Ok(match &self.events {
-            None => Arc::new(NullSink),
-            Some(p) if p.as_os_str() == "-" => Arc::new(JsonLines::stderr()),
-            Some(path) => match SharedLog::open(path) {
-                Ok(s) => Arc::new(s),
-                Err(source) => {
-                    let path = path.clone();
-                    return Err(EventsFileError { path, source });
-                }
-            },
+        let mut sinks: Vec<Arc<dyn EventSink>> = Vec::new();
+        if let Some(p) = &self.events {
+            sinks.push(if p.as_os_str() == "-" {
+                Arc::new(JsonLines::stderr())
+            } else {
+                self.shared_log(p)?
+            });
+        }
+        if let Some(p) = self
+            .daemon_events
+            .as_ref()
+            .filter(|p| self.events.as_ref() != Some(p))
+        {
+            sinks.push(self.shared_log(p)?);
+        }
+        Ok(match sinks.len() {
+            0 => Arc::new(NullSink),
+            1 => sinks.remove(0),
+            _ => Arc::new(Fanout(sinks)),
         })
+    }
+
+    fn shared_log(&self, path: &std::path::Path) -> Result<Arc<dyn EventSink>, EventsFileError> {
+        match SharedLog::open(path) {
+            Ok(s) => Ok(Arc::new(s.reporting(self.lost.clone()))),
+            Err(source) => {
+                self.lost.set();
+                let path = path.to_path_buf();
+                Err(EventsFileError { path, source })
+            }
+        }
     }
 
     /// An agent's call at `point` of `session` found the configuration invalid, and no hook

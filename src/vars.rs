@@ -52,7 +52,7 @@ pub const VARS: &[Var] = &[
     var("HOOKD_GATE_SHELL_TOOLS", &[Config, Steering, OnlyOn], "on: gate the model's shell and file tools (as `gate_shell_tools: true`); a project's files may turn it on, never off"),
     var("HOOKD_FAIL_CLOSED", &[Steering, OnlyOn], "on: adapters deny when hookd itself fails (as `--fail-closed`); a value that is neither on nor off counts as on"),
     var("HOOKD_NO_DAEMON", &[Steering], "on: adapters dispatch in their own process (as `--no-daemon`); a value that is neither on nor off counts as off, with a line on stderr"),
-    var("HOOKD_EVENTS", &[Steering], "`hookd adapter` and `hookd dispatch`: append events to this file (as `--events`; `-` for stderr)"),
+    var("HOOKD_EVENTS", &[Steering, Place], "`hookd adapter` and `hookd dispatch`: append events to this file (as `--events`; `-` for stderr)"),
     var("HOOKD_DAEMON_TIMEOUT_MS", &[Steering], "`hookd adapter` and `hookd dispatch`: how long a running daemon has to take a dispatch (as `--daemon-timeout-ms`; default 2000)"),
     var("HOOKD_SOCKET", &[Steering, Place], "the daemon's socket (default `$XDG_RUNTIME_DIR/hookd.sock`)"),
     var("HOOKD_TOKEN", &[Secret], "`hookd serve --http`: the token HTTP clients must carry (as `--token`); never handed to hooks"),

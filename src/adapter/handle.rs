@@ -210,8 +210,19 @@ impl Answer<'_> {
         // Nor a daemon when the scrub took place variables away: it protects the places of its
         // own environment, not the ones the agent was handed.
         let daemon = call.daemon.filter(|_| call.moved_places.is_empty());
-        if let Some(o) = daemon.and_then(|w| self.via_daemon(point, &t.context, &call.client, w)) {
-            return self.with_outcome(&t.event, o, call, &t.context);
+        let mut here = call.here.clone();
+        if let Some(wait) = daemon {
+            match self.via_daemon(point, &t.context, &call.client, wait) {
+                Ok(o) => return self.decided(&t.event, o, call, false, &t.context),
+                // None answers: the events file of one that went away gets this call's events.
+                Err(false) => {
+                    if let Some((file, note)) = route::fallback_events(&call.client) {
+                        self.diagnostics.extend(note);
+                        here.daemon_events = Some(file);
+                    }
+                }
+                Err(true) => {}
+            }
         }
         let event = Some(t.event.as_str());
         let opts = match (&call.options, &call.unusable) {
@@ -226,10 +237,7 @@ impl Answer<'_> {
                 // An event too, so an audit trail does not stay empty (its own failure noted).
                 let session = t.context.get("session_id").and_then(|s| s.as_str());
                 let closed = self.closed_for(event);
-                if let Err(w) =
-                    call.here
-                        .config_failed(point, session.unwrap_or(""), &e, Some(closed))
-                {
+                if let Err(w) = here.config_failed(point, session.unwrap_or(""), &e, Some(closed)) {
                     self.diagnostics.push(format!("hookd: {w}"));
                 }
                 return self.failure(event, &e.report(), false);
@@ -238,14 +246,36 @@ impl Answer<'_> {
         // The policy resolved with the project's file (a trusted one may turn fail_closed on).
         let project_closed = config.policy.fail_closed;
         self.diagnostics.extend(config.warning_lines());
-        let engine = match call.here.clone().engine(config) {
+        let lost = here.lost.clone();
+        let engine = match here.engine(config) {
             Ok(e) => e,
             Err(e) => return self.failure(event, &format!("error: {e}"), project_closed),
         };
         match engine.dispatch(point, &t.context) {
-            Ok(outcome) => self.with_outcome(&t.event, outcome, call, &t.context),
+            Ok(mut outcome) => {
+                outcome.unrecorded |= lost.any();
+                self.decided(&t.event, outcome, call, project_closed, &t.context)
+            }
             Err(e) => self.failure(event, &format!("error: {e}"), project_closed),
         }
+    }
+
+    /// The reply to a dispatch's Outcome, here or the daemon's. Decided and not recorded (an
+    /// event could not be written): failing closed, the call is refused rather than let
+    /// through with no trace (the operator is told why on stderr by the log).
+    fn decided(
+        &mut self,
+        event: &str,
+        outcome: Outcome,
+        call: &Call,
+        project_closed: bool,
+        context: &crate::dispatch::Context,
+    ) -> AgentReply {
+        if outcome.unrecorded && (project_closed || self.closed_for(Some(event))) {
+            let why = "hookd could not record this call in its events file";
+            return self.failure(Some(event), why, true);
+        }
+        self.with_outcome(event, outcome, call, context)
     }
 
     /// The reply when agent files could not be read: what they set for the agent (and so for
@@ -264,29 +294,28 @@ impl Answer<'_> {
         self.agent.failure_reply(event, &why, true)
     }
 
-    /// The daemon's Outcome, or `None` (and why, among the diagnostics) to dispatch here.
+    /// The daemon's Outcome, or why not to dispatch here: `false` when none answers, `true`
+    /// when one answered and could not be used (why, among the diagnostics).
     fn via_daemon(
         &mut self,
         point: HookPoint,
         context: &crate::dispatch::Context,
         client: &ClientSettings,
         wait: Duration,
-    ) -> Option<Outcome> {
-        let Reached { socket, answer } = route::via_daemon(point, context, client, wait)?;
+    ) -> Result<Outcome, bool> {
+        let Reached { socket, answer } =
+            route::via_daemon(point, context, client, wait).ok_or(false)?;
         let outcome = answer.map_err(|t| t.to_string()).and_then(|json| {
             serde_json::from_str::<Outcome>(&json)
                 .map_err(|e| format!("its answer is not an Outcome: {e}"))
         });
-        match outcome {
-            Ok(o) => Some(o),
-            Err(e) => {
-                self.diagnostics.push(format!(
-                    "hookd: the hookd daemon at {}: {e}; dispatching in this process",
-                    socket.display()
-                ));
-                None
-            }
-        }
+        outcome.map_err(|e| {
+            self.diagnostics.push(format!(
+                "hookd: the hookd daemon at {}: {e}; dispatching in this process",
+                socket.display()
+            ));
+            true
+        })
     }
 
     /// The reply to an Outcome; its notices (hooks switched off…) join hookd's diagnostics.

@@ -64,7 +64,7 @@ pub(super) fn run(a: Args) -> Done {
     a.mode.map(|m| context.set("mode", m.name()));
     let events = given_path(a.events);
     let client = ClientSettings::new(options(&a.cfg).ok().as_ref(), a.cfg.gate_shell_tools);
-    match route::route(a.point, &context, daemon, &client) {
+    let answered = match route::route(a.point, &context, daemon, &client) {
         Ok(Routed::Daemon { socket, outcome }) => {
             if events.is_some() {
                 eprintln!("hookd: dispatching through the daemon at {}; its events go to its stream (GET /v1/events)", socket.display());
@@ -72,11 +72,22 @@ pub(super) fn run(a: Args) -> Done {
             out(&outcome_text(&outcome, a.pretty));
             return Ok(0);
         }
-        Ok(Routed::Here { note }) => note.iter().for_each(|n| eprintln!("{n}")),
+        Ok(Routed::Here { note }) => {
+            note.iter().for_each(|n| eprintln!("{n}"));
+            note.is_some()
+        }
         Err(e @ RouteError::Lost(_)) => return Err(Error::DaemonGone(format!("error: {e}"))),
         Err(e) => return Err(Error::Cannot(e.to_string())),
+    };
+    let mut here = here(events, Vec::new());
+    // No daemon answered (a note says why one that did was not used): its events file, if one
+    // went away, gets this dispatch's events too.
+    if daemon != DaemonUse::Never && !answered {
+        if let Some((file, note)) = route::fallback_events(&client) {
+            note.iter().for_each(|n| eprintln!("{n}"));
+            here.daemon_events = Some(file);
+        }
     }
-    let here = here(events, Vec::new());
     let config = match load(a.cfg) {
         Err(Error::Config(e)) => {
             let session = context.get("session_id").and_then(|s| s.as_str());

@@ -83,7 +83,13 @@ pub(super) struct ServeArgs {
 pub(super) fn run(a: Args) -> Done {
     let s = a.args;
     // Loaded once, by the builder; checked and said as every other subcommand does.
-    let builder = hookd::daemon::Builder::new(checked_options(&a.cfg)?).map_err(Error::Config)?;
+    let mut options = checked_options(&a.cfg)?;
+    // The daemon's confined hooks may not touch its own events file (held read-only to them).
+    if let Some(p) = &s.events {
+        let events = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        options.also_places.push(("HOOKD_EVENTS".into(), events));
+    }
+    let builder = hookd::daemon::Builder::new(options).map_err(Error::Config)?;
     print_warnings(builder.config());
     let mut builder = builder
         .budgets(

@@ -65,13 +65,15 @@ pub(super) fn load_dirs(
     }
     if l.diags.iter().any(|d| d.is_error()) {
         let (hooks, reminders) = (HooksConfig::default(), RemindersConfig::default());
-        return l.finish(
-            project.clone(),
-            hooks,
-            reminders,
-            Lists::default(),
-            allow_file,
-        );
+        return l
+            .finish(
+                project.clone(),
+                hooks,
+                reminders,
+                Lists::default(),
+                allow_file,
+            )
+            .map_err(|e| e.with_trust(trust));
     }
     let (user_sandbox, project_sandbox) = sandboxes(&mut files, opts);
     let (lists, ignored_allow) = allow_lists(files.settings, trusted, appended);
@@ -91,7 +93,9 @@ pub(super) fn load_dirs(
     let (reminders, ignored_reminders) =
         reminders::layer(user_reminders, project_reminders, trusted, &mut layered);
     l.diags.extend(layered);
-    let mut config = l.finish(project.clone(), hooks, reminders, lists, allow_file)?;
+    let mut config = l
+        .finish(project.clone(), hooks, reminders, lists, allow_file)
+        .map_err(|e| e.with_trust(trust.clone()))?;
     config.user_allow_file = user_allow_file;
     config.policy = policy;
     config.trust = trust;

@@ -59,6 +59,9 @@ use decode::Decoder;
 pub struct ConfigError {
     /// Errors first, in the order found, then warnings.
     pub diagnostics: Vec<Diagnostic>,
+    /// The project's trust the configuration was loaded with, when it was known before the
+    /// errors stopped loading.
+    pub trust: Option<ProjectTrust>,
 }
 
 impl ConfigError {
@@ -80,7 +83,15 @@ impl ConfigError {
             session_id: None,
             fail_closed: None,
             project: None,
+            trust: self.trust.as_ref().map(ProjectTrust::state),
+            trust_pending: None,
         }
+    }
+
+    /// The error, with the project's trust it was loaded with.
+    pub(crate) fn with_trust(mut self, trust: ProjectTrust) -> Self {
+        self.trust = Some(trust);
+        self
     }
 
     /// The error as printed for people: every diagnostic (the project's text escaped), then
@@ -192,9 +203,11 @@ impl LoadOptions {
         use sha2::{Digest, Sha256};
         // The variables that decide what is loaded, and those naming the places the gate
         // protects: a daemon protecting other places than this client's must not answer it.
-        // (Not `HOOKD_SOCKET`: it names the daemon, which may have been given `--socket`.)
+        // (Not `HOOKD_SOCKET`: it names the daemon, which may have been given `--socket`; nor
+        // `HOOKD_EVENTS`: the daemon's hooks hold its own events file, the client's holds its.)
         use crate::vars::{with, Role};
-        let places = with(Role::Place).filter(|k| !matches!(*k, "HOME" | "HOOKD_SOCKET"));
+        let places =
+            with(Role::Place).filter(|k| !matches!(*k, "HOME" | "HOOKD_SOCKET" | "HOOKD_EVENTS"));
         let env: BTreeMap<&str, &str> = with(Role::Config)
             .chain(places)
             .filter_map(|k| self.env.get(k).map(|v| (k, v.as_str())))
@@ -554,6 +567,7 @@ impl Loader {
         if self.diags.iter().any(|d| d.is_error()) {
             return Err(ConfigError {
                 diagnostics: self.diags,
+                trust: None,
             });
         }
         let allow = AllowLists::from_lists(lists.map(|l| l.unwrap_or_default()));

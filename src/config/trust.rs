@@ -657,6 +657,18 @@ pub enum ProjectTrust {
 }
 
 impl ProjectTrust {
+    /// The state, as configuration events say it.
+    pub fn state(&self) -> crate::events::TrustState {
+        use crate::events::TrustState;
+        match self {
+            ProjectTrust::NotApplicable => TrustState::NotApplicable,
+            ProjectTrust::Trusted { .. } => TrustState::Trusted,
+            ProjectTrust::TrustedByFlag => TrustState::TrustedByFlag,
+            ProjectTrust::Untrusted { changed: false } => TrustState::Untrusted,
+            ProjectTrust::Untrusted { changed: true } => TrustState::Changed,
+        }
+    }
+
     /// True when project configuration may act.
     pub fn allows_project(&self) -> bool {
         matches!(

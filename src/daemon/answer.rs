@@ -112,6 +112,7 @@ async fn take(
     let project = served.dir.display().to_string();
     dashboard::saw(state, &context, point, &project);
     let started = Instant::now();
+    let lost = state.lost.count();
     // Hooks run processes: keep them off the async workers, so other sessions never wait.
     let result = tokio::task::spawn_blocking(move || {
         let outcome = engine.dispatch(point, &context);
@@ -120,9 +121,12 @@ async fn take(
     })
     .await;
     match result {
-        Ok(Ok(outcome)) => {
+        Ok(Ok(mut outcome)) => {
             state.metrics.record(point, &outcome, started.elapsed());
             state.metrics.for_project(&project);
+            outcome.notices.extend(served.pending_trust());
+            // Conservatively: a concurrent dispatch's lost event marks this one too.
+            outcome.unrecorded = state.lost.count() != lost;
             Ok(Json(outcome).into_response())
         }
         Ok(Err(e)) => Err(refusal(StatusCode::BAD_REQUEST, e.to_string())),

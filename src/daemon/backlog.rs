@@ -1,6 +1,9 @@
 //! Reading back what left the ring: a subscriber that fell behind (or resumes from an old id)
 //! reads the events log from where it got to, a budget of bytes at a time, remembering the file
-//! and offset so that catching up reads each line once.
+//! and offset so that catching up reads each line once. A resume far into a large log finds its
+//! place by bisection, not by reading the log from its start; files are opened as regular files
+//! only (a FIFO among them is passed over, never waited on); and reads run on threads of their
+//! own, a few at a time, never on the pool dispatches run on.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -53,7 +56,7 @@ impl LogCursor {
         let opened: Vec<(File, u64, u64)> = files
             .iter()
             .filter_map(|f| {
-                let file = File::open(f).ok()?;
+                let file = crate::events::open_to_read(f).ok()?;
                 let m = file.metadata().ok()?;
                 Some((file, m.dev(), m.ino()))
             })
@@ -64,7 +67,7 @@ impl LogCursor {
                 .iter()
                 .position(|(_, d, i)| (*d, *i) == (dev, ino))
                 .map_or((0, 0), |n| (n, off)),
-            None => (0, 0),
+            None => place(&opened, after),
         };
         let mut out = Vec::new();
         let mut bytes = 0;
@@ -78,6 +81,72 @@ impl LogCursor {
         }
         out
     }
+}
+
+/// How many read-backs run at once, whatever the number of subscribers resuming.
+const READERS: usize = 2;
+
+static READING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(READERS);
+
+/// Run `read` on a thread of its own once one of [`READERS`] places is free: never on the
+/// blocking pool that dispatches run on, so read-backs, however many and however slow, cannot
+/// hold a dispatch up. `None` if it could not run.
+pub(super) async fn off_the_dispatch_pool<T: Send + 'static>(
+    read: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let _place = READING.acquire().await.ok()?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("hookd-backlog".into())
+        .spawn(move || {
+            let _ = tx.send(read());
+        })
+        .ok()?;
+    rx.await.ok()
+}
+
+/// Bisection stops when the range is this small; the rest is read line by line.
+const NEAR: u64 = 64 * 1024;
+
+/// Where a new cursor starts for the events after `after`: the newest file whose first line
+/// is not after them, and in it, found by bisection, a line at or before the first of them.
+fn place(opened: &[(File, u64, u64)], after: u64) -> (usize, u64) {
+    let n = opened
+        .iter()
+        .rposition(|(f, _, _)| line_at(f, 0).is_some_and(|(_, seq)| seq <= after.saturating_add(1)))
+        .unwrap_or(0);
+    let Some((file, _, _)) = opened.get(n) else {
+        return (0, 0);
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let (mut lo, mut hi) = (0u64, len);
+    // `lo` is a line's start at or before the first line numbered above `after`.
+    while lo + NEAR < hi {
+        let mid = lo + (hi - lo) / 2;
+        match line_at(file, mid) {
+            Some((start, seq)) if seq <= after => lo = start,
+            _ => hi = mid,
+        }
+    }
+    (n, lo)
+}
+
+/// The first whole line starting at `from` (at 0) or after it, and its `seq`; `None` when no
+/// line starts within [`NEAR`] bytes or its head is not numbered.
+fn line_at(file: &File, from: u64) -> Option<(u64, u64)> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; NEAR as usize];
+    let n = file.read_at(&mut buf, from).ok()?;
+    let buf = &buf[..n];
+    let start = if from == 0 {
+        0
+    } else {
+        buf.iter().position(|b| *b == b'\n')? + 1
+    };
+    let head = buf.get(start..)?.strip_prefix(b"{\"seq\":")?;
+    let digits = head.iter().take_while(|b| b.is_ascii_digit()).count();
+    let seq = std::str::from_utf8(&head[..digits]).ok()?.parse().ok()?;
+    Some((from + start as u64, seq))
 }
 
 /// Read `file` from `start`, appending the lines in `(after, before)` to `out` until `bytes`
@@ -181,5 +250,44 @@ mod tests {
             .map(|l| l.seq)
             .collect();
         assert_eq!(rest, [2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    }
+
+    #[test]
+    fn a_resume_far_into_a_large_log_starts_near_its_place_and_passes_a_fifo_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let pad = "x".repeat(200);
+        let line = |seq: u64| format!("{{\"seq\":{seq},\"type\":\"x\",\"pad\":\"{pad}\"}}\n");
+        std::fs::write(
+            dir.path().join("events.jsonl.2"),
+            (1..=3000).map(line).collect::<String>(),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("events.jsonl.1"),
+            (3001..=6000).map(line).collect::<String>(),
+        )
+        .unwrap();
+        std::fs::write(&path, (6001..=6100).map(line).collect::<String>()).unwrap();
+        nix::unistd::mkfifo(
+            &dir.path().join("events.jsonl.3"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
+        for after in [0, 1, 2999, 3000, 4321, 6000, 6050] {
+            let mut c = LogCursor::new(path.clone(), 3);
+            let got = c.read(after, 7000, 1000);
+            assert_eq!(got.first().map(|l| l.seq), Some(after + 1), "after {after}");
+        }
+        // Found by bisection: the first read-back starts within a few lines of its place.
+        let opened: Vec<_> = crate::events::log_files(&path, 3)
+            .iter()
+            .filter_map(|f| crate::events::open_to_read(f).ok())
+            .map(|f| (f, 0, 0))
+            .collect();
+        let (file, offset) = place(&opened, 4321);
+        assert_eq!(file, 1);
+        let at = (4321 - 3001) * line(3001).len() as u64;
+        assert!(offset <= at && at - offset <= 2 * NEAR, "{offset} {at}");
     }
 }

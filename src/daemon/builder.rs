@@ -210,6 +210,15 @@ impl Builder {
             let what = what.to_string();
             move |source| DaemonError::Io { what, source }
         };
+        // A file size limit reached while writing events fails the write (EFBIG), handled as
+        // a full disk is (the torn line ended later); it must not kill the daemon.
+        // SAFETY: setting a signal's disposition to SIG_IGN runs no handler code.
+        let _ = unsafe {
+            nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGXFSZ,
+                nix::sys::signal::SigHandler::SigIgn,
+            )
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
@@ -235,24 +244,38 @@ impl Builder {
         shutdown: impl Future<Output = ()>,
         ready: impl FnOnce(Vec<String>),
     ) -> Result<(), DaemonError> {
-        let last = self
+        // Numbering goes on past the highest number ever served: the log's, or the trail's
+        // when the log was removed since.
+        let socket = self.serve.socket.clone();
+        let events = self
             .events
             .as_ref()
-            .map_or(0, |(p, _)| crate::events::last_seq_in_log(p, LOG_KEEP));
+            .map(|(p, _)| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
+        let last = events.as_deref().map_or(0, |p| {
+            let served = socket.as_deref().map_or(0, |s| super::trail::served(s, p));
+            crate::events::last_seq_in_log(p, LOG_KEEP).max(served)
+        });
         let hub = Hub::new(self.budgets, last);
         let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
+        let mut lost = crate::events::Lost::default();
         if let Some((path, max)) = &self.events {
             let log =
                 RotatingLog::open(path, *max, LOG_KEEP).map_err(|source| DaemonError::Io {
                     what: format!("cannot open the events file {}", path.display()),
                     source,
                 })?;
+            lost = log.lost();
             sinks.push(Arc::new(log));
         }
         sinks.extend(self.sinks);
         // What outlives a reload: where events go, the sessions' state, the numbering, and
         // the one token that stops every engine's runs at shutdown.
         let stream = Stream::new(Arc::new(Fanout(sinks)), last);
+        let trail = TrailKeeper {
+            socket,
+            events,
+            stream: stream.clone(),
+        };
         let memory =
             Arc::new(MemoryStore::idle_expiry(self.session_idle).max_sessions(self.max_sessions));
         let store: Arc<dyn StateStore> = memory.clone();
@@ -281,6 +304,7 @@ impl Builder {
             name.push(".sessions.json");
             p.with_file_name(name)
         });
+        serve.lost = lost;
         serve.log = self.events.map(|(p, _)| (p, LOG_KEEP));
         // Every project is loaded as a dispatch in it would load it in its own process.
         let watch_load = load.clone();
@@ -297,12 +321,45 @@ impl Builder {
             let (stop, stopped) = std::sync::mpsc::channel();
             (stop, e.run_periodically(Duration::from_secs(1), stopped))
         });
-        let served = super::serve_until(engine, reloader, hub, serve, ready, shutdown).await;
+        // Said once the socket is this daemon's (not before: another may be running).
+        let said = |listening| {
+            trail.keep();
+            ready(listening)
+        };
+        let served = super::serve_until(engine, reloader, hub, serve, said, shutdown).await;
+        if served.is_ok() {
+            trail.keep();
+        }
         #[cfg(feature = "otlp")]
         if let Some((stop, thread)) = exporting {
             let _ = stop.send(());
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
         served
+    }
+}
+
+/// Keeps the trail beside the socket ([`super::trail`]): where events go and the last number.
+struct TrailKeeper {
+    socket: Option<PathBuf>,
+    events: Option<PathBuf>,
+    stream: Arc<Stream>,
+}
+
+impl TrailKeeper {
+    fn keep(&self) {
+        let Some(socket) = &self.socket else {
+            return;
+        };
+        let trail = self.events.as_ref().map(|events| super::trail::Trail {
+            events: events.clone(),
+            seq: self.stream.last(),
+        });
+        if let Err(e) = super::trail::write(socket, trail.as_ref()) {
+            tracing::warn!(
+                "cannot write {}: {e}; clients that find no daemon will not append to its events file",
+                super::trail::trail_file(socket).display()
+            );
+        }
     }
 }

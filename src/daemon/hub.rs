@@ -190,7 +190,12 @@ impl Hub {
     pub fn after(&self, after: u64, budget: usize) -> Batch {
         let ring = self.ring();
         let Some(oldest) = ring.events.front().map(|p| p.seq) else {
-            return Batch::default();
+            // None yet (a daemon just started on an old log): what it asks for is in the log.
+            let newest = self.newest();
+            return Batch {
+                events: Vec::new(),
+                gap_until: (after < newest).then(|| newest.saturating_add(1)),
+            };
         };
         if oldest > after.saturating_add(1) && after < self.newest() {
             return Batch {

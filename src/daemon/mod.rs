@@ -16,6 +16,7 @@ pub use projects::{project_options, BuildEngine, Reloader, WatchFiles};
 pub mod hub;
 pub mod listen;
 mod stream;
+pub mod trail;
 pub mod wire;
 
 use std::net::SocketAddr;
@@ -87,6 +88,9 @@ pub struct ServeOptions {
     pub log: Option<(PathBuf, usize)>,
     /// The sessions' state, counted for `/metrics`.
     pub sessions: Option<Arc<crate::state::MemoryStore>>,
+    /// Counts the events the events log could not take: a dispatch during which it grew is
+    /// answered `unrecorded`.
+    pub lost: crate::events::Lost,
     /// The digest of the settings the configuration was loaded with
     /// ([`crate::config::LoadOptions::inputs`]): a client that sends another one gets 412
     /// and dispatches in its own process.
@@ -118,6 +122,8 @@ struct AppState {
     stopping: tokio::sync::watch::Receiver<bool>,
     /// See [`ServeOptions::inputs`].
     inputs: Option<String>,
+    /// See [`ServeOptions::lost`].
+    lost: crate::events::Lost,
 }
 
 type Shared = Arc<AppState>;
@@ -310,6 +316,7 @@ pub async fn serve_until(
         limits: opts.limits,
         stopping: closing.clone(),
         inputs: opts.inputs.clone(),
+        lost: opts.lost.clone(),
     });
     let mut tasks = Vec::new();
     let mut listening = Vec::new();

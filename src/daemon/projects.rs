@@ -61,6 +61,9 @@ pub(super) struct Served {
     engine: RwLock<Arc<Engine>>,
     seen: Mutex<Snapshot>,
     used: AtomicU64,
+    /// A trust change that did not take effect (the changed configuration is invalid): said
+    /// with every dispatch's notices until a reload succeeds, so no hint misleads.
+    pending_trust: Mutex<Option<String>>,
 }
 
 impl Served {
@@ -70,7 +73,20 @@ impl Served {
             engine: RwLock::new(Arc::new(engine)),
             seen: Mutex::new(Vec::new()),
             used: AtomicU64::new(0),
+            pending_trust: Mutex::new(None),
         }
+    }
+
+    /// The notice a dispatch carries while a trust change waits for the errors to be fixed.
+    pub(super) fn pending_trust(&self) -> Option<String> {
+        self.pending_trust
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn set_pending_trust(&self, notice: Option<String>) {
+        *self.pending_trust.lock().unwrap_or_else(|e| e.into_inner()) = notice;
     }
 
     /// The engine in use.
@@ -241,40 +257,20 @@ pub(super) async fn reload(
         }
     };
     let project = Some(served.dir.display().to_string());
+    let was = served.current().config().trust.state();
     let applied = match built {
         Ok(new) => {
-            for w in &new.config().warnings {
-                eprintln!("{w}\n");
-            }
-            let sources = new.config().sources.clone();
-            eprintln!(
-                "hookd: configuration reloaded ({}) from {}",
-                cause.name(),
-                sources.join(", ")
-            );
-            let event = crate::events::ConfigReloaded {
-                sources,
-                cause,
-                project,
-            };
+            let event = reloaded(&new, cause, was, project);
             // Announced before the swap: no event of the new configuration precedes the news.
             let new = Arc::new(new);
             new.emit(Event::ConfigReloaded(event));
             served.replace(new);
+            served.set_pending_trust(None);
             true
         }
         Err(e) => {
-            let mut event = e.event(cause);
-            event.project = project;
-            eprintln!(
-                "{}\n\nhookd: the changed configuration{} is invalid; still using the previous one",
-                event.diagnostics,
-                event
-                    .project
-                    .as_ref()
-                    .map(|p| format!(" of the project {p}"))
-                    .unwrap_or_default()
-            );
+            let (event, pending) = kept(&e, cause, was, project);
+            served.set_pending_trust(pending);
             served.current().emit(Event::ConfigError(event));
             false
         }
@@ -286,4 +282,81 @@ pub(super) async fn reload(
         snapshot(&after)
     });
     applied
+}
+
+/// A valid configuration reloaded: said on stderr, and its event, with the project's trust and
+/// what it was when the reload changed it.
+fn reloaded(
+    new: &Engine,
+    cause: crate::kinds::ReloadCause,
+    was: crate::events::TrustState,
+    project: Option<String>,
+) -> crate::events::ConfigReloaded {
+    for w in &new.config().warnings {
+        eprintln!("{w}\n");
+    }
+    let sources = new.config().sources.clone();
+    let trust = new.config().trust.state();
+    let changed = trust != was;
+    let change = if changed {
+        format!(
+            "; the project's trust is now {} (was {})",
+            trust.name(),
+            was.name()
+        )
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "hookd: configuration reloaded ({}) from {}{change}",
+        cause.name(),
+        sources.join(", ")
+    );
+    crate::events::ConfigReloaded {
+        sources,
+        cause,
+        project,
+        trust: Some(trust),
+        trust_was: changed.then_some(was),
+    }
+}
+
+/// An invalid configuration, the one in use kept: said on stderr, and its event with the kept
+/// configuration's trust and, when the invalid one was loaded with another (`hookd trust` run
+/// meanwhile), that trust as pending; and the notice dispatches carry while it is.
+fn kept(
+    e: &crate::config::ConfigError,
+    cause: crate::kinds::ReloadCause,
+    was: crate::events::TrustState,
+    project: Option<String>,
+) -> (crate::events::ConfigError, Option<String>) {
+    let mut event = e.event(cause);
+    event.project = project;
+    event.trust_pending = event.trust.filter(|t| *t != was);
+    event.trust = Some(was);
+    let pending = event.trust_pending.map(|t| {
+        format!(
+            " (the project is {} in it; {} in the invalid one, which takes effect once its errors are fixed)",
+            was.name(),
+            t.name()
+        )
+    });
+    eprintln!(
+        "{}\n\nhookd: the changed configuration{} is invalid; still using the previous one{}",
+        event.diagnostics,
+        event
+            .project
+            .as_ref()
+            .map(|p| format!(" of the project {p}"))
+            .unwrap_or_default(),
+        pending.unwrap_or_default()
+    );
+    let notice = event.trust_pending.map(|t| {
+        format!(
+            "the project's trust is {} since, but the changed configuration has errors (`hookd check` shows them): the daemon keeps the previous configuration, where it is {}, until they are fixed",
+            t.name(),
+            was.name()
+        )
+    });
+    (event, notice)
 }

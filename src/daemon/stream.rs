@@ -56,6 +56,10 @@ impl Drop for Subscriber {
 /// delayed on its way to a dashboard, and what makes a busy stream one write per batch.
 const COALESCE: Duration = Duration::from_millis(2);
 
+/// Bytes of events one write may pass over for a subscriber's session filter: a filter that
+/// matches nothing in a large log costs this much per write, never the whole log at once.
+const SCAN: usize = 1024 * 1024;
+
 /// A comment line this often keeps proxies and idle timeouts from closing a quiet stream.
 const PING: Duration = Duration::from_secs(15);
 
@@ -177,7 +181,13 @@ impl Follower {
             }
             self.newest.borrow_and_update();
             let mut out = Vec::new();
+            let before = self.cursor;
             self.fill(&mut out).await;
+            // Only events its session filter passes over: an `id:` line alone moves its resume
+            // point on (EventSource keeps it for Last-Event-ID), and the next write goes on.
+            if out.is_empty() && self.cursor != before {
+                return Some(Bytes::from(format!("id: {}\n\n", self.cursor)));
+            }
             if !out.is_empty() {
                 // What arrives within COALESCE goes in the same write.
                 let deadline = tokio::time::Instant::now() + COALESCE;
@@ -202,18 +212,21 @@ impl Follower {
     }
 
     /// Append what follows the cursor to `out`, up to the subscriber's budget: the ring's
-    /// events, or first those that left it, read back from the log.
+    /// events, or first those that left it, read back from the log. Events its session filter
+    /// passes over count too, up to [`SCAN`] bytes: then it returns, whatever `out` holds.
     async fn fill(&mut self, out: &mut Vec<u8>) {
-        while out.len() < self.budget {
+        let mut scanned = 0;
+        while out.len() < self.budget && scanned < SCAN {
             let batch = self.hub().after(self.cursor, self.budget - out.len());
             if let Some(oldest) = batch.gap_until {
-                self.read_back(oldest, out).await;
+                scanned += self.read_back(oldest, out).await;
                 continue;
             }
             if batch.events.is_empty() {
                 return;
             }
             for p in &batch.events {
+                scanned += p.frame.len();
                 self.cursor = p.seq;
                 if wanted_by(self.session.as_deref(), p.session.as_deref()) {
                     out.extend_from_slice(&p.frame);
@@ -224,29 +237,28 @@ impl Follower {
 
     /// The events between the cursor and `oldest` (the ring's oldest), from the log as far as
     /// the budget goes; what the log does not have either is missed, and the subscriber told.
-    async fn read_back(&mut self, oldest: u64, out: &mut Vec<u8>) {
+    /// Returns the bytes read back.
+    async fn read_back(&mut self, oldest: u64, out: &mut Vec<u8>) -> usize {
         let lines = match self.log.take() {
             Some(mut log) => {
                 let (after, budget) = (self.cursor, self.budget.saturating_sub(out.len()));
-                let read = tokio::task::spawn_blocking(move || {
+                let read = super::backlog::off_the_dispatch_pool(move || {
                     let lines = log.read(after, oldest, budget);
                     (log, lines)
                 })
                 .await;
                 match read {
-                    Ok((log, lines)) => {
+                    Some((log, lines)) => {
                         self.log = Some(log);
                         lines
                     }
-                    Err(_) => Vec::new(),
+                    None => Vec::new(),
                 }
             }
             None => Vec::new(),
         };
-        let resume_from = lines.first().map_or(oldest, |l| l.seq);
-        if resume_from > self.cursor + 1 {
-            self.missed(resume_from, out);
-        }
+        let read_all = lines.is_empty();
+        let scanned = lines.iter().map(|l| l.json.len()).sum();
         let counters = &self.guard.0.counters;
         counters
             .from_log
@@ -256,11 +268,21 @@ impl Follower {
             if l.seq <= self.cursor {
                 continue;
             }
+            // A hole in the log (lines lost to a full disk, a log removed and written anew):
+            // said, never skipped in silence.
+            if l.seq > self.cursor + 1 {
+                self.missed(l.seq, out);
+            }
             self.cursor = l.seq;
             if wanted_by(self.session.as_deref(), l.session.as_deref()) {
                 out.extend_from_slice(&hub::frame(Some(l.seq), "hookd", &l.json));
             }
         }
+        // The log has nothing more before the ring's oldest: what is between was lost.
+        if read_all && oldest > self.cursor + 1 {
+            self.missed(oldest, out);
+        }
+        scanned
     }
 
     /// The events before `resume_from` after the cursor are in neither the ring nor the log:

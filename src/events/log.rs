@@ -3,13 +3,14 @@
 //! lock), opened as regular files only, readable by this user only; and what a reader needs of
 //! it (the rotated files in order, the highest `seq`).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
+use super::file::{cannot_grow, ends_torn, open_to_append, open_to_read, MOST_SEQ};
 use super::{EventSink, Stamped};
 
 /// JSON lines appended to a file that other processes append to as well: an agent starts one
@@ -19,31 +20,80 @@ use super::{EventSink, Stamped};
 /// other sinks keeps this process's numbering.
 pub struct SharedLog {
     file: Mutex<File>,
-    name: String,
+    path: std::path::PathBuf,
     failed: AtomicBool,
+    lost: Lost,
+}
+
+/// Counts the events an events file could not take: the caller's decision was not recorded
+/// (`--fail-closed` then denies rather than decide on the unrecorded). Shared by clones.
+#[derive(Clone, Debug, Default)]
+pub struct Lost(Arc<AtomicU64>);
+
+impl Lost {
+    /// Whether an event was lost since this was made.
+    pub fn any(&self) -> bool {
+        self.count() > 0
+    }
+
+    /// How many events were lost since this was made.
+    pub fn count(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Say that an event was lost.
+    pub fn set(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 impl SharedLog {
     /// Append to `path`, creating it 0600 (never through a symlink, as every events file).
     pub fn open(path: &Path) -> std::io::Result<Self> {
         Ok(SharedLog {
-            file: Mutex::new(open_log(path)?),
-            name: path.display().to_string(),
+            file: Mutex::new(open_to_append(path)?),
+            path: path.to_path_buf(),
             failed: AtomicBool::new(false),
+            lost: Lost::default(),
         })
     }
 
-    fn append(file: &mut File, event: &Stamped) -> std::io::Result<()> {
+    /// Set when an event could not be written.
+    pub fn lost(&self) -> Lost {
+        self.lost.clone()
+    }
+
+    /// Report lost events to `lost` (shared with the caller) rather than a flag of its own.
+    pub fn reporting(mut self, lost: Lost) -> Self {
+        self.lost = lost;
+        self
+    }
+
+    /// The file this log was opened on, if `path` still names it (it was not removed, replaced
+    /// or renamed away since): else, that path opened again.
+    fn current(&self, file: &mut File) -> std::io::Result<()> {
+        let (now, ours) = (std::fs::symlink_metadata(&self.path), file.metadata()?);
+        if !now.is_ok_and(|m| (m.dev(), m.ino()) == (ours.dev(), ours.ino())) {
+            *file = open_to_append(&self.path)?;
+        }
+        Ok(())
+    }
+
+    fn append(&self, file: &mut File, event: &Stamped) -> std::io::Result<()> {
+        self.current(file)?;
         file.lock()?;
         let written = (|| {
             let (last, torn) = last_seq_of(file)?;
+            if last >= MOST_SEQ {
+                return Err(cannot_grow(&self.path, last));
+            }
             // `seq` is the first field: `{"seq":N,...`; renumber without a second serialization.
             let json = event.to_json();
             let rest = json.split_once(',').map_or("}", |(_, rest)| rest);
             let line = format!(
                 "{}{{\"seq\":{},{rest}\n",
                 if torn { "\n" } else { "" },
-                last.saturating_add(1) // a line claiming u64::MAX must not wrap the file to 0
+                last + 1
             );
             file.write_all(line.as_bytes())
         })();
@@ -55,13 +105,15 @@ impl SharedLog {
 impl EventSink for SharedLog {
     fn emit(&self, event: &Stamped) {
         let Ok(mut file) = self.file.lock() else {
+            self.lost.set();
             return;
         };
-        if let Err(e) = Self::append(&mut file, event) {
+        if let Err(e) = self.append(&mut file, event) {
+            self.lost.set();
             if !self.failed.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
                     "cannot write events to {}: {e}; events are being lost",
-                    self.name
+                    self.path.display()
                 );
             }
         }
@@ -139,11 +191,12 @@ pub fn log_files(path: &Path, keep: usize) -> Vec<std::path::PathBuf> {
 
 /// The highest `seq` in a log: a daemon restarted on the same log goes on numbering from there,
 /// so a subscriber's `Last-Event-ID` still means one event. The maximum of the newest readable
-/// file's tail, not its last line: a line written by an older hookd may be out of order.
+/// file's tail, not its last line: a line written by an older hookd may be out of order. Only
+/// regular files are read: a FIFO or a device among the rotated files is passed over.
 pub fn last_seq_in_log(path: &Path, keep: usize) -> u64 {
     use std::io::{Seek, SeekFrom};
     for file in log_files(path, keep).iter().rev() {
-        let Ok(mut f) = File::open(file) else {
+        let Ok(mut f) = open_to_read(file) else {
             continue;
         };
         // Read the tail, not the whole file: numbers grow, so the maximum is near the end.
@@ -173,100 +226,238 @@ pub fn last_seq_in_log(path: &Path, keep: usize) -> u64 {
 /// Durability: each event is one `write(2)` of a whole line, made before the dispatch goes on,
 /// so a process that is killed (even with SIGKILL) leaves every emitted event complete in the
 /// file. The file is not fsync'd per event: a power loss can lose the last events.
+///
+/// Faults: a log removed, renamed away or replaced under it is noticed at the next event (one
+/// `lstat` of the path) and opened again; a write that failed part-way (a full disk) leaves a
+/// torn line, which the next line is never glued to; a FIFO, device or link where the log goes
+/// is refused, never waited on.
 pub struct RotatingLog {
     path: std::path::PathBuf,
     max_bytes: u64,
     keep: usize,
-    state: Mutex<Option<(File, u64)>>,
+    state: Mutex<Option<Open>>,
     failed: AtomicBool,
+    lost: Lost,
 }
 
-/// Open an events file to append to. Events carry commands and their output: the file is
-/// readable by this user only (created 0600, an existing one narrowed to 0600), and never
-/// opened through a symlink (one planted where the log goes would make hookd append to, and
-/// widen, whatever it points at).
-fn open_log(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::PermissionsExt;
-    let f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .read(true) // SharedLog reads back the last line's number
-        .mode(0o600)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(path)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(nix::errno::Errno::ELOOP as i32) {
-                std::io::Error::new(
-                    e.kind(),
-                    "it is a symbolic link, and hookd never writes events through one",
-                )
-            } else {
-                e
-            }
-        })?;
-    if f.metadata()?.permissions().mode() & 0o077 != 0 {
-        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+/// The file being appended to: its identity (to notice it was replaced), size, and whether it
+/// ends in a torn line.
+struct Open {
+    file: File,
+    id: (u64, u64),
+    size: u64,
+    torn: bool,
+}
+
+impl Open {
+    fn at(path: &Path) -> std::io::Result<Open> {
+        let file = open_to_append(path)?;
+        let m = file.metadata()?;
+        Ok(Open {
+            torn: ends_torn(&file)?,
+            id: (m.dev(), m.ino()),
+            size: m.len(),
+            file,
+        })
     }
-    Ok(f)
+
+    /// Whether `path` still names this file.
+    fn is_at(&self, path: &Path) -> bool {
+        std::fs::symlink_metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == self.id)
+    }
 }
 
 impl RotatingLog {
     /// Append to `path`, rotating when it would grow past `max_bytes`, keeping `keep` old files.
+    /// A log whose last event's number cannot grow (see [`super::file::MOST_SEQ`]) is refused.
     pub fn open(path: &Path, max_bytes: u64, keep: usize) -> std::io::Result<Self> {
-        let file = open_log(path)?;
-        let size = file.metadata()?.len();
+        let last = last_seq_in_log(path, keep.max(1));
+        if last >= MOST_SEQ {
+            return Err(cannot_grow(path, last));
+        }
         Ok(RotatingLog {
             path: path.to_path_buf(),
             max_bytes,
             keep: keep.max(1),
-            state: Mutex::new(Some((file, size))),
+            state: Mutex::new(Some(Open::at(path)?)),
             failed: AtomicBool::new(false),
+            lost: Lost::default(),
         })
     }
 
-    fn rotate(&self) -> std::io::Result<(File, u64)> {
+    /// Set when an event could not be written.
+    pub fn lost(&self) -> Lost {
+        self.lost.clone()
+    }
+
+    fn rotate(&self) -> std::io::Result<Open> {
         let numbered = |n: usize| std::path::PathBuf::from(format!("{}.{n}", self.path.display()));
         let _ = std::fs::remove_file(numbered(self.keep));
         for n in (1..self.keep).rev() {
             let _ = std::fs::rename(numbered(n), numbered(n + 1));
         }
         std::fs::rename(&self.path, numbered(1))?;
-        Ok((open_log(&self.path)?, 0))
+        Open::at(&self.path)
+    }
+
+    /// Write `line` to the log as it is now: opened again when it vanished or was replaced,
+    /// rotated when full, after a newline when it ends torn.
+    fn write(&self, state: &mut Option<Open>, line: &str) -> std::io::Result<()> {
+        let reopen = match state {
+            Some(open) if open.is_at(&self.path) => false,
+            Some(_) => {
+                tracing::warn!(
+                    "the events file {} was removed or replaced; writing to it anew",
+                    self.path.display()
+                );
+                true
+            }
+            None => true,
+        };
+        if reopen {
+            *state = None;
+            *state = Some(Open::at(&self.path)?);
+        }
+        let Some(open) = state.as_mut() else {
+            return Ok(());
+        };
+        if open.size > 0 && open.size + line.len() as u64 > self.max_bytes {
+            *state = None;
+            *state = Some(self.rotate()?);
+        }
+        let Some(open) = state.as_mut() else {
+            return Ok(());
+        };
+        let mut bytes = Vec::with_capacity(line.len() + 2);
+        if open.torn {
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        // A write that fails part-way leaves a torn line: the next open sees it.
+        open.file.write_all(&bytes)?;
+        open.size += bytes.len() as u64;
+        open.torn = false;
+        Ok(())
     }
 }
 
 impl EventSink for RotatingLog {
     fn emit(&self, event: &Stamped) {
-        let mut line = event.to_json();
-        line.push('\n');
+        let line = event.to_json();
         let Ok(mut guard) = self.state.lock() else {
+            self.lost.set();
             return;
         };
-        let result = (|| -> std::io::Result<()> {
-            let needs_rotation = matches!(&*guard, Some((_, size)) if *size > 0 && size + line.len() as u64 > self.max_bytes);
-            if needs_rotation || guard.is_none() {
-                *guard = Some(if needs_rotation {
-                    self.rotate()?
-                } else {
-                    let file = open_log(&self.path)?;
-                    let size = file.metadata()?.len();
-                    (file, size)
-                });
-            }
-            if let Some((file, size)) = guard.as_mut() {
-                file.write_all(line.as_bytes())?;
-                *size += line.len() as u64;
-            }
-            Ok(())
-        })();
-        if let Err(e) = result {
-            *guard = None; // try to reopen on the next event
+        if let Err(e) = self.write(&mut guard, &line) {
+            *guard = None; // open again (and see how it ends) at the next event
+            self.lost.set();
             if !self.failed.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
                     "cannot write events to {}: {e}; events are being lost",
                     self.path.display()
                 );
             }
+        } else {
+            self.failed.store(false, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{ConfigReloaded, Event};
+
+    fn event(seq: u64) -> Stamped {
+        Stamped {
+            seq,
+            timestamp: "2026-11-25T00:00:00.000Z".into(),
+            event: Event::ConfigReloaded(ConfigReloaded {
+                sources: vec![],
+                cause: crate::kinds::ReloadCause::Sighup,
+                project: None,
+                trust: None,
+                trust_was: None,
+            }),
+        }
+    }
+
+    fn seqs(path: &Path) -> Vec<u64> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_removed_or_replaced_log_is_written_anew_and_a_torn_line_ended_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let log = RotatingLog::open(&path, 1 << 20, 3).unwrap();
+        log.emit(&event(1));
+        std::fs::remove_file(&path).unwrap();
+        log.emit(&event(2));
+        assert_eq!(seqs(&path), [2]);
+        // Replaced by another file (a rename over it): that file is the log now.
+        let other = dir.path().join("other");
+        std::fs::write(&other, "{\"seq\":2}\n").unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        log.emit(&event(3));
+        assert_eq!(seqs(&path), [2, 3]);
+        // A torn line (a full disk, a writer killed mid-line): the next line starts anew.
+        use std::io::Write as _;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"{\"seq\":4,\"timest").unwrap();
+        let log = RotatingLog::open(&path, 1 << 20, 3).unwrap();
+        log.emit(&event(5));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with("{\"seq\":4,\"timest\n{\"seq\":5,\"timestamp\":\"2026-11-25T00:00:00.000Z\",\"type\":\"config_reloaded\",\"sources\":[],\"cause\":\"sighup\"}\n"), "{text}");
+        assert!(!log.lost().any());
+        // Replaced by a FIFO: refused without blocking, the event counted lost.
+        std::fs::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        log.emit(&event(6));
+        assert!(log.lost().any());
+    }
+
+    #[test]
+    fn a_log_whose_numbering_cannot_grow_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, format!("{{\"seq\":{}}}\n", u64::MAX)).unwrap();
+        let e = RotatingLog::open(&path, 1 << 20, 3)
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(e, format!("its last event is numbered 18446744073709551615, and hookd numbers events up to 9007199254740991: move {} (and its rotated files) away to start a new log", path.display()));
+        let shared = SharedLog::open(&path).unwrap();
+        shared.emit(&event(1));
+        assert!(shared.lost().any());
+        assert_eq!(seqs(&path), [u64::MAX]);
+    }
+
+    #[test]
+    fn a_fifo_among_the_rotated_files_is_passed_over_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(dir.path().join("events.jsonl.1"), "{\"seq\":7}\n").unwrap();
+        let fifo = dir.path().join("events.jsonl.3");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert_eq!(last_seq_in_log(&path, 3), 7);
+        let e = RotatingLog::open(&path, 1 << 20, 3)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.starts_with("it is a FIFO, not a regular file"), "{e}");
     }
 }

@@ -11,9 +11,11 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::HookPoint;
 use crate::kinds::{DenyReason, Mode, SkipReason, Trigger};
 
+mod file;
 mod log;
 mod summary;
-pub use log::{last_seq_in_log, log_files, RotatingLog, SharedLog};
+pub use file::{open_to_read, read_named, MOST_SEQ};
+pub use log::{last_seq_in_log, log_files, Lost, RotatingLog, SharedLog};
 pub use summary::Summary;
 
 /// A command hook ran (or was started and failed to).
@@ -200,6 +202,45 @@ pub struct ConfigReloaded {
     /// dispatch for; the project's files are named relative to it in `sources`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// The project's trust in the configuration now in use (absent in events of older
+    /// versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<TrustState>,
+    /// The project's trust before, when this reload changed it: a trust change (`hookd trust`,
+    /// a covered file edited) took effect. Absent when the trust did not change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_was: Option<TrustState>,
+}
+
+/// A project's trust, as configuration events say it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TrustState {
+    /// No project configuration was read.
+    NotApplicable,
+    /// Trusted with `hookd trust`, unchanged since.
+    Trusted,
+    /// Trusted for the run by `--trust-project` or `HOOKD_TRUST_PROJECT=1`.
+    TrustedByFlag,
+    /// Never trusted: its hooks, allow entries and reminders are inert.
+    Untrusted,
+    /// Trusted once and changed since: inert until trusted again.
+    Changed,
+}
+
+impl TrustState {
+    /// Its name, as in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrustState::NotApplicable => "not_applicable",
+            TrustState::Trusted => "trusted",
+            TrustState::TrustedByFlag => "trusted_by_flag",
+            TrustState::Untrusted => "untrusted",
+            TrustState::Changed => "changed",
+        }
+    }
 }
 
 /// The daemon found a changed configuration invalid and keeps the one it was using; or an
@@ -232,6 +273,15 @@ pub struct ConfigError {
     /// project its clients dispatch for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// The project's trust in the configuration in use: for the daemon's reloads, the one it
+    /// keeps; for an agent's call, the failed one's (absent when not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<TrustState>,
+    /// The trust the invalid configuration was loaded with, when it differs from `trust`: a
+    /// trust change (`hookd trust`) that did not take effect, and will once the errors are
+    /// fixed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_pending: Option<TrustState>,
 }
 
 /// A reminder was injected.
@@ -421,6 +471,11 @@ impl Stream {
         })
     }
 
+    /// The number of the last event delivered (where the stream started, before any).
+    pub fn last(&self) -> u64 {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Number, time and deliver `event`; returns its number.
     pub fn emit(&self, event: Event) -> u64 {
         self.emit_kept(event).seq
@@ -555,6 +610,8 @@ mod tests {
                 sources: vec![output.into()],
                 cause: crate::kinds::ReloadCause::Sighup,
                 project: None,
+                trust: None,
+                trust_was: None,
             }),
         }
     }

@@ -66,7 +66,7 @@ pub fn from_file(
 ) -> Result<(), ReadError> {
     let files = crate::events::log_files(path, keep);
     for p in &files[..files.len() - 1] {
-        if let Ok(text) = std::fs::read_to_string(p) {
+        if let Ok(text) = crate::events::read_named(p) {
             for line in text.lines().filter(|l| query.wants(l)) {
                 if !each(line) {
                     return Ok(());
@@ -76,7 +76,7 @@ pub fn from_file(
     }
     let mut seen = 0usize;
     loop {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::events::read_named(path) {
             Ok(t) => t,
             Err(source) if !query.follow => {
                 let path = path.to_path_buf();

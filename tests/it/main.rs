@@ -10,6 +10,7 @@ mod attack_options;
 mod attack_project_code;
 mod attack_wrappers;
 mod audit;
+mod audit_trail;
 mod cdp;
 mod claude;
 mod config_errors;

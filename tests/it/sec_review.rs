@@ -529,6 +529,8 @@ fn the_events_file_is_private_and_never_written_through_a_symlink() {
                 sources: vec![],
                 cause: hookd::ReloadCause::Sighup,
                 project: None,
+                trust: None,
+                trust_was: None,
             },
         ));
     }
