@@ -95,7 +95,11 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
         out.enabled = d.bool(n, "`sandbox.enabled`");
     }
     if let Some(n) = f.get("network") {
-        out.network = d.bool(n, "`sandbox.network`");
+        if matches!(n.kind, NodeKind::Map(_)) {
+            out.egress = egress(d, n);
+        } else {
+            out.network = d.bool(n, "`sandbox.network` (or a mapping of `allow` and `deny`)");
+        }
     }
     if let Some(n) = f.get("env") {
         let keep = super::hooks::env_keep(d, n);
@@ -148,6 +152,43 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
         }
     }
     out
+}
+
+/// `sandbox.network: {allow, deny}`: the hosts confined commands reach through hookd's proxy,
+/// each entry checked. A project's `allow` entries are ignored with a warning (it may only
+/// narrow); its `deny` entries are kept.
+fn egress(d: &mut Decoder<'_>, node: &Node) -> Option<crate::sandbox::Egress> {
+    let f = d.fields(node, "`sandbox.network`", &super::shape::NETWORK.names())?;
+    let mut out = crate::sandbox::Egress::default();
+    for (key, list) in [("allow", &mut out.allow), ("deny", &mut out.deny)] {
+        let Some(n) = f.get(key) else { continue };
+        for item in d
+            .seq(n, &format!("`sandbox.network.{key}`"))
+            .unwrap_or_default()
+        {
+            let Some(host) = d.string(item, "a host") else {
+                continue;
+            };
+            if let Some(why) = crate::sandbox::invalid_host_entry(&host) {
+                d.error(
+                    item.pos,
+                    format!("`sandbox.network.{key}` entry: {why}"),
+                    Some("write a name (`crates.io`), a wildcard for the names beneath one (`*.crates.io`) or an address (`10.0.0.7`)".into()),
+                );
+                continue;
+            }
+            if key == "allow" && d.origin_source == super::Source::Project {
+                d.warn(
+                    item.pos,
+                    format!("a project cannot widen which hosts confined commands reach; `{host}` is ignored"),
+                    Some("put it under `sandbox.network.allow` in your own ~/.infer/config.yaml".into()),
+                );
+                continue;
+            }
+            list.push(host.trim().to_string());
+        }
+    }
+    Some(out)
 }
 
 /// infer's former allow-list, `tools.bash.whitelist` (`commands`: a program and any

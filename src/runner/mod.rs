@@ -444,6 +444,10 @@ fn command(
         // Nothing that names a socket or a session outside; its own temporary directory.
         vars.retain(|(k, v)| c.keeps_var(k, v) && k != "TMPDIR");
         vars.push(("TMPDIR".into(), c.temp_dir().into()));
+        // Under a host list: the proxy's variables, in place of any of the same name.
+        let added = c.added_vars();
+        vars.retain(|(k, _)| !added.iter().any(|(n, _)| k == n));
+        vars.extend(added.into_iter().map(|(k, v)| (k.into(), v.into())));
     }
     let path = vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v);
     let resolved = match resolve(program, &spec.cwd, path) {

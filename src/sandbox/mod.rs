@@ -18,8 +18,12 @@
 //! ([`support`]), nothing runs unconfined: [`Confinement::prepare`] fails and says what is
 //! missing.
 
+mod egress;
 mod linux;
 mod rewrite;
+
+pub use egress::proxy::NetworkRequest;
+pub use egress::{invalid_entry as invalid_host_entry, proxy_vars, Egress, PROXY_ADDR};
 
 pub use rewrite::{
     channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
@@ -49,6 +53,9 @@ pub struct SandboxPolicy {
     pub enabled: bool,
     /// Let confined commands use the network.
     pub network: bool,
+    /// With `network` off: the hosts confined commands reach through hookd's proxy
+    /// (`sandbox.network: {allow, deny}`); `None`: no network at all.
+    pub egress: Option<Egress>,
     /// Writable besides the project and the temporary directory.
     pub write: Vec<PathBuf>,
     /// Unreadable besides the credential stores hookd always hides.
@@ -175,6 +182,10 @@ pub struct Confinement {
     /// `sandbox.env.keep`: secret-carrying variables kept all the same.
     keep_env: Vec<String>,
     summary: String,
+    /// Under a host list: the command's end of the channel its waiter hands the proxy its
+    /// listening socket over, and the proxy (stopped when this is dropped).
+    egress_channel: Option<OwnedFd>,
+    proxy: Option<egress::proxy::Proxy>,
 }
 
 /// The catalog's places for `policy`: its own, or, when it has none (a configuration without
@@ -375,7 +386,16 @@ impl Confinement {
             .collect::<Result<Vec<_>, Unavailable>>()?;
         let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
         let own_temp = private.temp_covered.then_some(temp.as_path());
-        let summary = summary(&writable, own_temp, policy.network);
+        let summary = summary(&writable, own_temp, policy);
+        let egress = policy.egress.as_ref().filter(|_| !policy.network);
+        let (proxy, egress_channel) = match egress {
+            Some(e) => {
+                let (p, ch) = egress::proxy::Proxy::start(e.clone(), None)
+                    .map_err(|e| Unavailable::Prepare(format!("hookd's proxy: {e}")))?;
+                (Some(p), Some(ch))
+            }
+            None => (None, None),
+        };
         Ok(Confinement {
             ruleset,
             setgroups: CString::from(c"deny"),
@@ -386,7 +406,8 @@ impl Confinement {
             hidden_dirs,
             hidden_files,
             network_filter: Some(
-                linux::network_filter(policy.network).map_err(Unavailable::Prepare)?,
+                linux::network_filter(policy.network || egress.is_some())
+                    .map_err(Unavailable::Prepare)?,
             ),
             places: private.mounts,
             temp_rights: linux::temp_rights(),
@@ -394,6 +415,8 @@ impl Confinement {
             unix_sockets: policy.unix_sockets.clone(),
             keep_env: policy.keep_env.clone(),
             summary,
+            egress_channel,
+            proxy,
         })
     }
 
@@ -415,6 +438,30 @@ impl Confinement {
         private::keeps_var(&self.unix_sockets, name, value) && !self.secret_gone(name)
     }
 
+    /// The variables the command gets besides its own (under a host list: the proxy's,
+    /// [`proxy_vars`]).
+    pub fn added_vars(&self) -> Vec<(&'static str, String)> {
+        if self.proxy.is_some() {
+            proxy_vars()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The connections the command made through hookd's proxy so far (under a host list).
+    pub fn network_requests(&self) -> Vec<NetworkRequest> {
+        self.proxy
+            .as_ref()
+            .map(|p| p.requests())
+            .unwrap_or_default()
+    }
+
+    /// The descriptor the waiter hands the proxy's listening socket over, under a host list.
+    pub(crate) fn egress_channel(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.egress_channel.as_ref().map(|f| f.as_raw_fd())
+    }
+
     /// Whether the variable `name` carries a secret ([`crate::vars::carries_secret`]) that
     /// `sandbox.env.keep` does not keep: a confined command does not get it.
     fn secret_gone(&self, name: &std::ffi::OsStr) -> bool {
@@ -431,16 +478,25 @@ impl Confinement {
 
 /// What the command may write and reach, in a line: the writable places (the command's own
 /// temporary directory, `own_temp`, second) and the network.
-fn summary(writable: &[PathBuf], own_temp: Option<&Path>, network: bool) -> String {
+fn summary(writable: &[PathBuf], own_temp: Option<&Path>, policy: &SandboxPolicy) -> String {
     let mut writes: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
     if let Some(t) = own_temp {
         writes.insert(1, format!("{} (its own, empty)", t.display()));
     }
-    format!(
-        "writes: {}; network: {}",
-        writes.join(", "),
-        if network { "on" } else { "off" }
-    )
+    let network = match (&policy.egress, policy.network) {
+        (_, true) => "on".to_string(),
+        (Some(e), false) => format!(
+            "through hookd's proxy to {}{}",
+            e.allow.join(", "),
+            if e.deny.is_empty() {
+                String::new()
+            } else {
+                format!(" (not {})", e.deny.join(", "))
+            }
+        ),
+        (None, false) => "off".to_string(),
+    };
+    format!("writes: {}; network: {network}", writes.join(", "))
 }
 
 fn c_path(path: &Path) -> Result<CString, Unavailable> {
@@ -511,6 +567,7 @@ pub(crate) fn confined_env<'a>(
             vars.into_iter()
                 .filter(|(k, v)| confinement.keeps_var(k, v)),
         )
+        .envs(confinement.added_vars())
         .env("TMPDIR", confinement.temp_dir());
 }
 
