@@ -160,10 +160,11 @@ fn judge(spec: &HookSpec, r: &RunReport, caps: Capabilities) -> Judged {
 fn ran_hook(
     spec: &HookSpec,
     (argv, allowed_by): (Vec<String>, String),
-    (started, r): (std::time::SystemTime, RunReport),
+    (started, mut r): (std::time::SystemTime, RunReport),
     call: &mut Call<'_>,
     caps: Capabilities,
 ) -> Reply {
+    let network = std::mem::take(&mut r.network);
     let Judged {
         status,
         error,
@@ -207,6 +208,10 @@ fn ran_hook(
         env_removed: r.env_removed,
         sandbox: r.confined,
     }));
+    for n in &network {
+        let e = events::NetworkRequest::of(n, &spec.name, call.point, call.session_id);
+        call.emit(Event::NetworkRequest(e));
+    }
     // A hook that could not start did nothing the user asked for: said to the operator
     // (stderr of `hookd dispatch` and the adapters), not only in the event.
     if status == CommandStatus::NotStarted {

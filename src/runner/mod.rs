@@ -80,6 +80,8 @@ pub struct RunReport {
     pub env_removed: Vec<RemovedVar>,
     /// When it ran confined: what it could write and reach ([`crate::sandbox::Confinement::summary`]).
     pub confined: Option<String>,
+    /// Under a host list: the connections it made through hookd's proxy.
+    pub network: Vec<crate::sandbox::NetworkRequest>,
 }
 
 impl RunReport {
@@ -406,6 +408,9 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     }
     report.duration = started.elapsed();
     (report.stdout, report.stderr) = pipes.finish();
+    if let Some(c) = &spec.confinement {
+        report.network = c.network_requests_settled();
+    }
     match status {
         Ok(s) => {
             report.exit_code = s.code();

@@ -456,6 +456,15 @@ impl Confinement {
             .unwrap_or_default()
     }
 
+    /// The connections the command made through hookd's proxy, once those still open have
+    /// ended (the command has; at most a second's wait).
+    pub fn network_requests_settled(&self) -> Vec<NetworkRequest> {
+        self.proxy
+            .as_ref()
+            .map(|p| p.requests_settled(std::time::Duration::from_secs(1)))
+            .unwrap_or_default()
+    }
+
     /// The descriptor the waiter hands the proxy's listening socket over, under a host list.
     pub(crate) fn egress_channel(&self) -> Option<std::os::fd::RawFd> {
         use std::os::fd::AsRawFd;

@@ -116,6 +116,17 @@ impl Proxy {
     }
 }
 
+impl Proxy {
+    /// The connections made, once none is open or `wait` has passed.
+    pub(crate) fn requests_settled(&self, wait: Duration) -> Vec<NetworkRequest> {
+        let until = Instant::now() + wait;
+        while self.shared.active.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.requests()
+    }
+}
+
 impl Drop for Proxy {
     fn drop(&mut self) {
         self.shared.stopped.store(true, Ordering::SeqCst);
@@ -193,7 +204,7 @@ fn accept(listener: TcpListener, shared: Arc<Shared>) {
         let spawned = std::thread::Builder::new()
             .name("hookd-egress-conn".into())
             .spawn(move || {
-                let r = serve(conn, &s.egress);
+                let r = serve(conn, &s);
                 s.active.fetch_sub(1, Ordering::SeqCst);
                 if let Some(sink) = &s.sink {
                     sink(&r);
@@ -350,7 +361,8 @@ fn addresses(host: &str, port: u16, exact: bool) -> Result<Vec<SocketAddr>, Stri
 }
 
 /// Serve one connection to its end: what became of it.
-fn serve(mut conn: TcpStream, egress: &Egress) -> NetworkRequest {
+fn serve(mut conn: TcpStream, shared: &Shared) -> NetworkRequest {
+    let egress = &shared.egress;
     let started = Instant::now();
     let mut req = NetworkRequest {
         host: String::new(),
@@ -366,7 +378,7 @@ fn serve(mut conn: TcpStream, egress: &Egress) -> NetworkRequest {
     match outcome {
         Ok((upstream, rest)) => {
             req.verdict = "allowed";
-            let (out, inn) = relay(conn, upstream, rest);
+            let (out, inn) = relay(conn, upstream, rest, &shared.stopped);
             req.bytes_out = out;
             req.bytes_in = inn;
         }
@@ -424,26 +436,37 @@ fn open(
     Ok((upstream, first))
 }
 
-/// Relay bytes both ways until both sides are done or nothing moves for [`IDLE_TIMEOUT`]:
-/// bytes sent to the host (`first` counted) and received from it.
-fn relay(client: TcpStream, upstream: TcpStream, first: Vec<u8>) -> (u64, u64) {
+/// Relay bytes both ways until both sides are done, nothing moves for [`IDLE_TIMEOUT`] or the
+/// proxy is stopped (`stopped`: its command has ended): bytes sent to the host (`first`
+/// counted) and received from it.
+fn relay(
+    client: TcpStream,
+    upstream: TcpStream,
+    first: Vec<u8>,
+    stopped: &AtomicBool,
+) -> (u64, u64) {
     let start = Instant::now();
-    let last = Arc::new(AtomicU64::new(0));
+    let last = AtomicU64::new(0);
     let (Ok(c2), Ok(u2)) = (client.try_clone(), upstream.try_clone()) else {
         return (first.len() as u64, 0);
     };
-    let l = last.clone();
-    let up = std::thread::Builder::new()
-        .name("hookd-egress-up".into())
-        .spawn(move || pump(c2, u2, &l, start));
-    let down = pump(upstream, client, &last, start);
-    let up = up.ok().and_then(|h| h.join().ok()).unwrap_or(0);
+    let (up, down) = std::thread::scope(|s| {
+        let up = s.spawn(|| pump(c2, u2, &last, start, stopped));
+        let down = pump(upstream, client, &last, start, stopped);
+        (up.join().unwrap_or(0), down)
+    });
     (up + first.len() as u64, down)
 }
 
-/// Copy `from` to `to` until the end or the idle limit; the bytes copied.
-fn pump(mut from: TcpStream, mut to: TcpStream, last: &AtomicU64, start: Instant) -> u64 {
-    let tick = Duration::from_secs(5).min(IDLE_TIMEOUT);
+/// Copy `from` to `to` until the end, the idle limit or `stopped`; the bytes copied.
+fn pump(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    last: &AtomicU64,
+    start: Instant,
+    stopped: &AtomicBool,
+) -> u64 {
+    let tick = Duration::from_secs(1).min(IDLE_TIMEOUT);
     let _ = from.set_read_timeout(Some(tick));
     let mut buf = vec![0u8; 64 * 1024];
     let mut total = 0u64;
@@ -466,7 +489,7 @@ fn pump(mut from: TcpStream, mut to: TcpStream, last: &AtomicU64, start: Instant
                 ) =>
             {
                 let idle = start.elapsed().as_millis() as u64 - last.load(Ordering::Relaxed);
-                if idle >= IDLE_TIMEOUT.as_millis() as u64 {
+                if idle >= IDLE_TIMEOUT.as_millis() as u64 || stopped.load(Ordering::SeqCst) {
                     let _ = from.shutdown(Shutdown::Both);
                     let _ = to.shutdown(Shutdown::Both);
                     break;
@@ -485,6 +508,61 @@ fn pump(mut from: TcpStream, mut to: TcpStream, last: &AtomicU64, start: Instant
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hand `listener` to the proxy as the waiter does.
+    fn hand(channel: &OwnedFd, listener: &TcpListener) {
+        use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+        let fds = [listener.as_raw_fd()];
+        let iov = [std::io::IoSlice::new(b"x")];
+        let cmsg = [ControlMessage::ScmRights(&fds)];
+        sendmsg::<()>(channel.as_raw_fd(), &iov, &cmsg, MsgFlags::empty(), None).unwrap();
+    }
+
+    #[test]
+    fn the_proxy_serves_until_it_is_dropped_and_bounds_what_it_reads() {
+        let egress = Egress {
+            allow: vec!["localhost".into()],
+            deny: Vec::new(),
+        };
+        let (proxy, channel) = Proxy::start(egress, None).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        hand(&channel, &listener);
+        drop(listener);
+        let ask = |what: &[u8]| -> String {
+            let mut c = TcpStream::connect(addr).unwrap();
+            c.write_all(what).unwrap();
+            let mut out = String::new();
+            let _ = c.read_to_string(&mut out);
+            out
+        };
+        let refused = ask(b"CONNECT example.com:443 HTTP/1.1\r\n\r\n");
+        assert!(
+            refused.starts_with("HTTP/1.1 403 hookd refused example.com: not in"),
+            "{refused}"
+        );
+        let long = ask(&vec![b'a'; MAX_HEAD + 8192]);
+        assert!(
+            long.starts_with("HTTP/1.1 400 the request's head is too long"),
+            "{long}"
+        );
+        let log = proxy.requests_settled(Duration::from_secs(1));
+        assert_eq!(log.len(), 2);
+        assert_eq!(
+            (log[0].host.as_str(), log[0].verdict),
+            ("example.com", "refused")
+        );
+        drop(proxy);
+        std::thread::sleep(Duration::from_millis(50));
+        // Gone with its command: nothing accepts any more.
+        let after = TcpStream::connect(addr).map(|mut c| {
+            let _ = c.write_all(b"CONNECT localhost:1 HTTP/1.1\r\n\r\n");
+            let mut out = String::new();
+            let _ = c.read_to_string(&mut out);
+            out
+        });
+        assert!(after.as_ref().map_or(true, |o| o.is_empty()), "{after:?}");
+    }
 
     #[test]
     fn heads_are_parsed() {
