@@ -208,9 +208,19 @@ fn ran_hook(
         env_removed: r.env_removed,
         sandbox: r.confined,
     }));
-    for n in &network {
-        let e = events::NetworkRequest::of(n, &spec.name, call.point, call.session_id);
-        call.emit(Event::NetworkRequest(e));
+    for n in network {
+        call.emit(Event::NetworkRequest(events::NetworkRequest {
+            host: n.host,
+            port: n.port,
+            verdict: n.verdict.into(),
+            reason: n.reason,
+            bytes_out: n.bytes_out,
+            bytes_in: n.bytes_in,
+            duration_ms: n.duration_ms,
+            name: spec.name.clone(),
+            hook: call.point,
+            session_id: call.session_id.to_string(),
+        }));
     }
     // A hook that could not start did nothing the user asked for: said to the operator
     // (stderr of `hookd dispatch` and the adapters), not only in the event.

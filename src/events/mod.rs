@@ -300,29 +300,6 @@ pub struct NetworkRequest {
     pub session_id: String,
 }
 
-impl NetworkRequest {
-    /// The event of `r`, made by the command of hook `name` at `hook` in `session_id`.
-    pub fn of(
-        r: &crate::sandbox::NetworkRequest,
-        name: &str,
-        hook: HookPoint,
-        session_id: &str,
-    ) -> NetworkRequest {
-        NetworkRequest {
-            host: r.host.clone(),
-            port: r.port,
-            verdict: r.verdict.into(),
-            reason: r.reason.clone(),
-            bytes_out: r.bytes_out,
-            bytes_in: r.bytes_in,
-            duration_ms: r.duration_ms,
-            name: name.into(),
-            hook,
-            session_id: session_id.into(),
-        }
-    }
-}
-
 /// Every event hookd emits.
 // Each event is built once and moved into the stream; boxing the large one buys nothing.
 #[allow(clippy::large_enum_variant)]
