@@ -496,7 +496,7 @@ fn summary(writable: &[PathBuf], own_temp: Option<&Path>, policy: &SandboxPolicy
         (_, true) => "on".to_string(),
         (Some(e), false) => format!(
             "through hookd's proxy to {}{}",
-            e.allow.join(", "),
+            e.allow_words(),
             if e.deny.is_empty() {
                 String::new()
             } else {

@@ -242,3 +242,33 @@ fn a_hooks_connections_are_events() {
         "{ran}"
     );
 }
+
+#[test]
+fn hookd_check_says_which_hosts_and_a_project_narrows_network_on() {
+    let p = Project::new();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  enabled: true\n  network:\n    allow: [crates.io, '*.crates.io']\n    deny: [evil.crates.io]\n",
+    );
+    let check = stdout(&p.run(&["check"]));
+    assert!(
+        check.contains("; network only through hookd's proxy, to crates.io, *.crates.io, never evil.crates.io; "),
+        "{check}"
+    );
+    // Your `network: true`, a project's deny list: every name, through the proxy, less those.
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  enabled: true\n  network: true\n",
+    );
+    p.write(
+        "config.yaml",
+        "sandbox:\n  network: {deny: [pastebin.com]}\n",
+    );
+    let check = stdout(&p.run(&["check"]));
+    assert!(
+        check.contains(
+            "; network only through hookd's proxy, to every host name, never pastebin.com; "
+        ),
+        "{check}"
+    );
+}

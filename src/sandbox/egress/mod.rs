@@ -119,6 +119,15 @@ impl Egress {
         }
     }
 
+    /// The allowed hosts, for people: `every host name` for `*`.
+    pub fn allow_words(&self) -> String {
+        if self.allow.iter().any(|a| a == "*") {
+            "every host name".into()
+        } else {
+            self.allow.join(", ")
+        }
+    }
+
     /// The list narrowed by `other` (a trusted project's): its `deny` entries added; its
     /// `allow` entries are not read (the decoder warns about them).
     pub(crate) fn narrowed(mut self, other: &Egress) -> Egress {
