@@ -272,3 +272,197 @@ fn hookd_check_says_which_hosts_and_a_project_narrows_network_on() {
         "{check}"
     );
 }
+
+/// `python3 -m http.server` on loopback serving `dir`, killed when dropped.
+struct Static(std::process::Child, u16);
+
+impl Static {
+    fn serve(dir: &Path) -> Static {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Static(child, port)
+    }
+}
+
+impl Drop for Static {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn have(tool: &str) -> bool {
+    let ok = std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        crate::support::unavailable(tool, &format!("{tool} is not installed"));
+    }
+    ok
+}
+
+/// A registry's files on disk: a git repository for dumb HTTP, a PyPI simple index with one
+/// wheel, an npm packument and its tarball (`PORT` in URLs replaced by the server's port).
+fn registry(www: &Path, port: u16) {
+    let git = |args: &[&str], dir: &Path| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    let src = www.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    git(&["init", "-q", "-b", "main"], &src);
+    std::fs::write(src.join("f"), "from the repository\n").unwrap();
+    git(&["add", "f"], &src);
+    git(
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "x",
+        ],
+        &src,
+    );
+    git(&["clone", "-q", "--bare", "src", "repo.git"], www);
+    git(&["update-server-info"], &www.join("repo.git"));
+    // PyPI: a hand-made wheel (no build tools needed) in a simple index.
+    let pkg = www.join("simple/tinypkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    let wheel = "tinypkg-0.1-py3-none-any.whl";
+    let py = format!(
+        "import zipfile\nz = zipfile.ZipFile({:?}, 'w')\nz.writestr('tinypkg/__init__.py', '')\nz.writestr('tinypkg-0.1.dist-info/METADATA', 'Metadata-Version: 2.1\\nName: tinypkg\\nVersion: 0.1\\n')\nz.writestr('tinypkg-0.1.dist-info/WHEEL', 'Wheel-Version: 1.0\\nGenerator: t\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n')\nz.writestr('tinypkg-0.1.dist-info/RECORD', '')\nz.close()\n",
+        pkg.join(wheel)
+    );
+    assert!(std::process::Command::new("python3")
+        .args(["-c", &py])
+        .status()
+        .unwrap()
+        .success());
+    std::fs::write(
+        pkg.join("index.html"),
+        format!("<html><body><a href=\"{wheel}\">{wheel}</a></body></html>\n"),
+    )
+    .unwrap();
+    // npm: a packument (served as /tinynpm/) and its tarball.
+    let npm = www.join("tinynpm");
+    std::fs::create_dir_all(npm.join("-")).unwrap();
+    std::fs::create_dir_all(www.join("pkgsrc/package")).unwrap();
+    std::fs::write(
+        www.join("pkgsrc/package/package.json"),
+        "{\"name\":\"tinynpm\",\"version\":\"1.0.0\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        www.join("pkgsrc/package/index.js"),
+        "module.exports = 42;\n",
+    )
+    .unwrap();
+    let tgz = npm.join("-/tinynpm-1.0.0.tgz");
+    assert!(std::process::Command::new("tar")
+        .arg("-czf")
+        .arg(&tgz)
+        .arg("-C")
+        .arg(www.join("pkgsrc"))
+        .arg("package")
+        .status()
+        .unwrap()
+        .success());
+    let sha1 = std::process::Command::new("sha1sum")
+        .arg(&tgz)
+        .output()
+        .unwrap();
+    let sha1 = String::from_utf8_lossy(&sha1.stdout)
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::write(
+        npm.join("index.html"),
+        format!(
+            "{{\"name\":\"tinynpm\",\"dist-tags\":{{\"latest\":\"1.0.0\"}},\"versions\":{{\"1.0.0\":{{\"name\":\"tinynpm\",\"version\":\"1.0.0\",\"dist\":{{\"tarball\":\"http://localhost:{port}/tinynpm/-/tinynpm-1.0.0.tgz\",\"shasum\":\"{sha1}\"}}}}}}}}"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn git_pip_and_npm_fetch_through_the_proxy() {
+    if !confinable() || !have("git") || !have("python3") || !have("pip") || !have("npm") {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [localhost]\n",
+    );
+    let www = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // The port is known once the server runs; the packument names it.
+    let server = Static::serve(www.path());
+    registry(www.path(), server.1);
+    std::fs::write(
+        p.path().join("package.json"),
+        "{\"name\":\"x\",\"version\":\"1.0.0\"}\n",
+    )
+    .unwrap();
+    // Loopback is the command's own: the stand-in host is reached through the proxy only when
+    // NO_PROXY does not send `localhost` around it.
+    let script = r#"
+export NO_PROXY= no_proxy=
+git clone -q "http://localhost:$PORT/repo.git" cloned && cat cloned/f
+pip download -q --no-cache-dir --no-deps --index-url "http://localhost:$PORT/simple/" -d dl tinypkg && ls dl
+npm_config_registry="http://localhost:$PORT/" npm_config_cache="$TMPDIR/npm" npm install -s --no-audit --no-fund tinynpm && node -e 'console.log(require("tinynpm"))'
+"#;
+    let o = exec(&p, &tmp, script, server.1, 0);
+    assert_eq!(
+        stdout(&o),
+        "from the repository\ntinypkg-0.1-py3-none-any.whl\n42\n",
+        "{}",
+        stderr(&o)
+    );
+    // The same, with `localhost` not on the list: each is refused.
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [example.org]\n",
+    );
+    let o = exec(
+        &p,
+        &tmp,
+        "export NO_PROXY= no_proxy=\ngit clone -q \"http://localhost:$PORT/repo.git\" again",
+        server.1,
+        0,
+    );
+    assert!(stderr(&o).contains("403"), "{}", stderr(&o));
+    assert!(!p.path().join("again").exists());
+}
