@@ -104,6 +104,8 @@ curl -sS --noproxy '' "http://localhost:$PORT/plain"
 curl -sS --noproxy '' -p "http://localhost:$PORT/tunnel"
 curl -sS --noproxy '' -v "http://example.com/" 2>&1 | grep -F '< HTTP/1.1 403'
 curl -sS --noproxy '' -p -v "https://example.com/" 2>&1 | grep -F '< HTTP/1.1 403'
+curl -sS --noproxy '' --socks5-hostname 127.0.0.1:3128 "http://localhost:$PORT/socks"
+curl -sS --noproxy '' --socks5-hostname 127.0.0.1:3128 "http://example.com/" 2>&1
 curl -sS --noproxy '' "http://127.0.0.1:$PORT/literal"
 curl -sS --noproxy '' "http://[::1]:$PORT/literal6"
 (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && printf 'GET /direct HTTP/1.0\r\n\r\n' >&3 && echo ESCAPED tcp) 2>/dev/null
@@ -120,6 +122,8 @@ getent hosts example.com && echo ESCAPED dns
          upstream saw GET /tunnel HTTP/1.1\n\
          < HTTP/1.1 403 {REFUSED_NAME}\r\n\
          < HTTP/1.1 403 {REFUSED_NAME}\r\n\
+         upstream saw GET /socks HTTP/1.1\n\
+         curl: (97) Can't complete SOCKS5 connection to example.com. (2)\n\
          hookd refused 127.0.0.1: an IP address is reached only when `sandbox.network.allow` lists it (add `127.0.0.1` there in your ~/.infer/config.yaml to allow it)\n\
          hookd refused ::1: an IP address is reached only when `sandbox.network.allow` lists it (add `::1` there in your ~/.infer/config.yaml to allow it)\n\
          HTTP/1.1 400 `H\n"
@@ -128,7 +132,11 @@ getent hosts example.com && echo ESCAPED dns
     // The stand-in saw the two requests through the proxy and nothing else.
     assert_eq!(
         up.seen(),
-        ["GET /plain HTTP/1.1", "GET /tunnel HTTP/1.1"],
+        [
+            "GET /plain HTTP/1.1",
+            "GET /socks HTTP/1.1",
+            "GET /tunnel HTTP/1.1"
+        ],
         "{out}"
     );
     assert!(udp.recv(&mut [0u8; 16]).is_err(), "a datagram got out");

@@ -5,12 +5,14 @@
 //! The shape (docs/security.md, "Egress by domain"): the command's waiter enters a new network
 //! namespace (only `lo`, brought up), opens a listening TCP socket on [`PROXY_ADDR`] there and
 //! hands that descriptor over a socket pair to the proxy outside ([`inside`]); the proxy
-//! ([`proxy`]) accepts on it, reads `CONNECT host:port` or a plain HTTP request, judges the host
+//! ([`proxy`]) accepts on it, reads `CONNECT host:port`, a plain HTTP request or a SOCKS5
+//! request, judges the host
 //! ([`Egress::judge`]), resolves it itself and relays. Nothing in the namespace leads anywhere
 //! else: no interface but loopback, no resolver, no Unix socket outside (see `private.rs`).
 
 pub(super) mod inside;
 pub(crate) mod proxy;
+mod socks;
 
 use std::net::IpAddr;
 

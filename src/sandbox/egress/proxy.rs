@@ -1,8 +1,8 @@
 //! The proxy a confined command's connections go through: outside the sandbox, in the process
 //! that started the command (`hookd exec`, the hook's runner, the daemon), for as long as the
 //! command's [`super::super::Confinement`] lives. It accepts on the listening socket the
-//! command's waiter handed over ([`super::inside`]), reads an HTTP `CONNECT host:port` or a plain
-//! HTTP request in absolute form, judges the host ([`super::Egress::judge`]), resolves it
+//! command's waiter handed over ([`super::inside`]), reads an HTTP `CONNECT host:port`, a plain
+//! HTTP request in absolute form or a SOCKS5 `CONNECT` ([`super::socks`]), judges the host ([`super::Egress::judge`]), resolves it
 //! itself, refuses loopback and link-local answers unless the name is listed exactly, and
 //! relays bytes both ways. A refusal is an HTTP 403 whose status line and body say why.
 //!
@@ -374,7 +374,8 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> NetworkRequest {
         duration_ms: 0,
     };
     let _ = conn.set_read_timeout(Some(HEAD_TIMEOUT));
-    let outcome = open(&mut conn, egress, &mut req);
+    let mut socks = false;
+    let outcome = open(&mut conn, egress, &mut req, &mut socks);
     match outcome {
         Ok((upstream, rest)) => {
             req.verdict = "allowed";
@@ -383,7 +384,11 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> NetworkRequest {
             req.bytes_in = inn;
         }
         Err((code, why)) => {
-            let _ = answer(&mut conn, code, &why);
+            let _ = if socks {
+                super::socks::reply(&mut conn, code)
+            } else {
+                answer(&mut conn, code, &why)
+            };
             req.reason = why;
         }
     }
@@ -397,9 +402,24 @@ fn open(
     conn: &mut TcpStream,
     egress: &Egress,
     req: &mut NetworkRequest,
+    socks: &mut bool,
 ) -> Result<(TcpStream, Vec<u8>), (u16, String)> {
-    let (head, rest) = read_head(conn).map_err(|e| (400, e))?;
-    let head = parse_head(&head).map_err(|e| (400, e))?;
+    let mut byte = [0u8; 1];
+    *socks = conn.peek(&mut byte).is_ok_and(|n| n == 1) && byte[0] == super::socks::VERSION;
+    let head = if *socks {
+        let (host, port) = super::socks::read_request(conn).map_err(|e| (400, e))?;
+        Head {
+            method: "SOCKS".into(),
+            host,
+            port,
+            forward: Vec::new(),
+        }
+    } else {
+        let (head, rest) = read_head(conn).map_err(|e| (400, e))?;
+        let mut head = parse_head(&head).map_err(|e| (400, e))?;
+        head.forward.extend_from_slice(&rest);
+        head
+    };
     req.host = head.host.clone();
     req.port = head.port;
     let exact = match egress.judge(&head.host) {
@@ -424,16 +444,16 @@ fn open(
             format!("hookd could not reach {}:{}: {last}", head.host, head.port),
         ));
     };
-    let mut first = head.forward;
-    first.extend_from_slice(&rest);
-    if head.method == "CONNECT" {
-        conn.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            .map_err(|e| (500, e.to_string()))?;
-    }
+    let greeted = match head.method.as_str() {
+        "SOCKS" => super::socks::reply(conn, 200),
+        "CONNECT" => conn.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n"),
+        _ => Ok(()),
+    };
+    greeted.map_err(|e| (500, e.to_string()))?;
     upstream
-        .write_all(&first)
+        .write_all(&head.forward)
         .map_err(|e| (502, format!("hookd could not write to {}: {e}", head.host)))?;
-    Ok((upstream, first))
+    Ok((upstream, head.forward))
 }
 
 /// Relay bytes both ways until both sides are done, nothing moves for [`IDLE_TIMEOUT`] or the
