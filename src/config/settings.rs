@@ -148,10 +148,64 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
                 );
                 continue;
             }
+            if key == "write" {
+                if let Some((holds, instead)) = holds_code(&path) {
+                    d.warn(
+                        item.pos,
+                        format!("`sandbox.write` entry `{path}` holds {holds}: a confined command could change what a later, unconfined build runs"),
+                        Some(format!("grant the checksummed parts instead: {instead}")),
+                    );
+                }
+            }
             list.push(std::path::PathBuf::from(path));
         }
     }
     out
+}
+
+/// Places in a download cache that hold code later builds run without checking it again, what
+/// they are, and the parts of the same cache that are data (checked when read).
+const CODE_IN_CACHES: &[(&str, &str, &str)] = &[
+    (
+        "~/.cargo/registry/src",
+        "cargo's extracted crate sources (~/.cargo/registry/src), which later builds compile and run",
+        "`~/.cargo/registry/index`, `~/.cargo/registry/cache`",
+    ),
+    (
+        "~/.cargo/git/checkouts",
+        "cargo's git checkouts (~/.cargo/git/checkouts), which later builds compile and run",
+        "`~/.cargo/git/db`",
+    ),
+    (
+        "~/go/pkg/mod",
+        "Go's extracted module sources (~/go/pkg/mod), which later builds compile",
+        "`~/go/pkg/mod/cache/download`",
+    ),
+    (
+        "~/.npm/_npx",
+        "the packages npx runs (~/.npm/_npx)",
+        "`~/.npm/_cacache`",
+    ),
+    (
+        "~/.cache/pip/wheels",
+        "the wheels pip built (~/.cache/pip/wheels), installed later without a check",
+        "`~/.cache/pip/http-v2`",
+    ),
+];
+
+/// What code of [`CODE_IN_CACHES`] the `write` entry `path` (as written) holds, and what to
+/// grant instead.
+fn holds_code(path: &str) -> Option<(&'static str, &'static str)> {
+    let entry = path.trim_end_matches('/');
+    CODE_IN_CACHES
+        .iter()
+        .find(|(place, _, _)| {
+            *place == entry
+                || place
+                    .strip_prefix(entry)
+                    .is_some_and(|r| r.starts_with('/'))
+        })
+        .map(|(_, holds, instead)| (*holds, *instead))
 }
 
 /// `sandbox.network: {allow, deny}`: the hosts confined commands reach through hookd's proxy,

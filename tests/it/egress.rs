@@ -474,3 +474,31 @@ npm_config_registry="http://localhost:$PORT/" npm_config_cache="$TMPDIR/npm" npm
     assert!(stderr(&o).contains("403"), "{}", stderr(&o));
     assert!(!p.path().join("again").exists());
 }
+
+#[test]
+fn a_write_entry_that_holds_code_later_builds_run_is_warned_about() {
+    let p = Project::new();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  write:\n    - ~/.cargo/registry\n    - ~/.cargo/registry/cache\n    - ~/.npm/_cacache\n    - ~/go\n",
+    );
+    let o = p.run(&["check"]);
+    let err = stderr(&o).replace(&p.home.path().display().to_string(), "~");
+    assert!(
+        err.contains("warning: `sandbox.write` entry `~/.cargo/registry` holds cargo's extracted crate sources (~/.cargo/registry/src), which later builds compile and run: a confined command could change what a later, unconfined build runs\n  --> ~/.infer/config.yaml:3:7"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  = help: grant the checksummed parts instead: `~/.cargo/registry/index`, `~/.cargo/registry/cache`\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`sandbox.write` entry `~/go` holds Go's extracted module sources"),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("warning: `sandbox.write` entry").count(),
+        2,
+        "{err}"
+    );
+}
