@@ -478,6 +478,83 @@ fn relay(
     (up + first.len() as u64, down)
 }
 
+/// What one step of a relay did.
+enum Step {
+    /// Bytes went from one side to the other.
+    Moved(usize),
+    /// The sending side ended.
+    End,
+    /// Nothing came within the tick.
+    Idle,
+    /// Reading failed.
+    ReadFailed,
+    /// Writing failed.
+    WriteFailed,
+}
+
+/// The most moved in one step.
+const CHUNK: usize = 256 * 1024;
+
+/// Move what `from` has to `to` through `pipe` with `splice(2)`: no copy through this process.
+fn splice_some(from: &TcpStream, to: &TcpStream, pipe: &(OwnedFd, OwnedFd)) -> Step {
+    use nix::libc;
+    let flags = libc::SPLICE_F_MOVE | libc::SPLICE_F_MORE;
+    let null = std::ptr::null_mut::<libc::loff_t>();
+    // SAFETY: splice on descriptors this function borrows, with no offsets.
+    let n = unsafe {
+        libc::splice(
+            from.as_raw_fd(),
+            null,
+            pipe.1.as_raw_fd(),
+            null,
+            CHUNK,
+            flags,
+        )
+    };
+    if n == 0 {
+        return Step::End;
+    }
+    if n < 0 {
+        return match std::io::Error::last_os_error().kind() {
+            std::io::ErrorKind::Interrupted
+            | std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut => Step::Idle,
+            _ => Step::ReadFailed,
+        };
+    }
+    let mut left = n as usize;
+    while left > 0 {
+        // SAFETY: as above.
+        let m =
+            unsafe { libc::splice(pipe.0.as_raw_fd(), null, to.as_raw_fd(), null, left, flags) };
+        if m < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        if m <= 0 {
+            return Step::WriteFailed;
+        }
+        left -= m as usize;
+    }
+    Step::Moved(n as usize)
+}
+
+/// Move what `from` has to `to` through `buf` (where no pipe could be made).
+fn copy_some(from: &mut TcpStream, to: &mut TcpStream, buf: &mut [u8]) -> Step {
+    match from.read(buf) {
+        Ok(0) => Step::End,
+        Ok(n) => match to.write_all(&buf[..n]) {
+            Ok(()) => Step::Moved(n),
+            Err(_) => Step::WriteFailed,
+        },
+        Err(e) => match e.kind() {
+            std::io::ErrorKind::Interrupted
+            | std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut => Step::Idle,
+            _ => Step::ReadFailed,
+        },
+    }
+}
+
 /// Copy `from` to `to` until the end, the idle limit or `stopped`; the bytes copied.
 fn pump(
     mut from: TcpStream,
@@ -488,26 +565,25 @@ fn pump(
 ) -> u64 {
     let tick = Duration::from_secs(1).min(IDLE_TIMEOUT);
     let _ = from.set_read_timeout(Some(tick));
-    let mut buf = vec![0u8; 64 * 1024];
+    let pipe = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok();
+    let mut buf = if pipe.is_some() {
+        Vec::new()
+    } else {
+        vec![0u8; CHUNK]
+    };
     let mut total = 0u64;
     loop {
-        match from.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                if to.write_all(&buf[..n]).is_err() {
-                    let _ = from.shutdown(Shutdown::Both);
-                    break;
-                }
+        let step = match &pipe {
+            Some(p) => splice_some(&from, &to, p),
+            None => copy_some(&mut from, &mut to, &mut buf),
+        };
+        match step {
+            Step::End => break,
+            Step::Moved(n) => {
                 total += n as u64;
                 last.store(start.elapsed().as_millis() as u64, Ordering::Relaxed);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
+            Step::Idle => {
                 let idle = start.elapsed().as_millis() as u64 - last.load(Ordering::Relaxed);
                 if idle >= IDLE_TIMEOUT.as_millis() as u64 || stopped.load(Ordering::SeqCst) {
                     let _ = from.shutdown(Shutdown::Both);
@@ -515,8 +591,12 @@ fn pump(
                     break;
                 }
             }
-            Err(_) => {
+            Step::ReadFailed => {
                 let _ = to.shutdown(Shutdown::Both);
+                break;
+            }
+            Step::WriteFailed => {
+                let _ = from.shutdown(Shutdown::Both);
                 break;
             }
         }
@@ -582,6 +662,35 @@ mod tests {
             out
         });
         assert!(after.as_ref().map_or(true, |o| o.is_empty()), "{after:?}");
+    }
+
+    #[test]
+    fn a_connection_still_open_ends_within_a_tick_of_the_proxy_stopping() {
+        // A host that accepts and then says nothing, keeping the connection open.
+        let host = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = host.local_addr().unwrap().port();
+        let held = std::thread::spawn(move || host.accept().map(|(c, _)| c));
+        let egress = Egress {
+            allow: vec!["localhost".into()],
+            deny: Vec::new(),
+        };
+        let (proxy, channel) = Proxy::start(egress, None).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        hand(&channel, &listener);
+        drop(listener);
+        let mut c = TcpStream::connect(addr).unwrap();
+        write!(c, "CONNECT localhost:{port} HTTP/1.1\r\n\r\n").unwrap();
+        let mut got = [0u8; 39];
+        c.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"HTTP/1.1 200 Connection established\r\n\r\n");
+        let _upstream = held.join().unwrap().unwrap();
+        let stopped = Instant::now();
+        drop(proxy);
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let n = c.read(&mut [0u8; 8]).unwrap_or(0);
+        assert_eq!(n, 0);
+        assert!(stopped.elapsed() < Duration::from_secs(3), "{:?}", stopped.elapsed());
     }
 
     #[test]
