@@ -502,3 +502,47 @@ fn a_write_entry_that_holds_code_later_builds_run_is_warned_about() {
         "{err}"
     );
 }
+
+#[test]
+fn the_daemon_runs_the_proxy_for_its_hooks_and_counts_their_connections() {
+    if !confinable() || !has_curl() {
+        return;
+    }
+    let (p, _tmp) = project();
+    let up = Upstream::start();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  enabled: true\n  network:\n    allow: [localhost]\ntools: {bash: {mode: {all: {allow: ['^bash fetch\\.sh$']}}}}\n",
+    );
+    std::fs::write(
+        p.path().join("fetch.sh"),
+        format!(
+            "curl -sS --noproxy '' http://localhost:{}/from-the-daemon\ncurl -sS --noproxy '' http://example.com/\n",
+            up.port
+        ),
+    )
+    .unwrap();
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: fetch, hook: post_tool, command: 'bash fetch.sh'}]\n",
+    );
+    let d = crate::support::daemon::start(&p, &[]);
+    let o = p
+        .cmd(&["dispatch", "post_tool", "--session-id", "net"])
+        .env("HOOKD_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(up.seen(), ["GET /from-the-daemon HTTP/1.1"]);
+    let (_, metrics) = crate::support::daemon::tcp(&d, "GET", "/metrics", "");
+    for want in [
+        "hookd_network_requests_total{verdict=\"allowed\"} 1\n",
+        "hookd_network_requests_total{verdict=\"refused\"} 1\n",
+    ] {
+        assert!(metrics.contains(want), "{want}\n{metrics}");
+    }
+    assert!(
+        !metrics.contains("hookd_network_bytes_total{direction=\"in\"} 0\n"),
+        "{metrics}"
+    );
+}

@@ -690,7 +690,11 @@ mod tests {
         c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let n = c.read(&mut [0u8; 8]).unwrap_or(0);
         assert_eq!(n, 0);
-        assert!(stopped.elapsed() < Duration::from_secs(3), "{:?}", stopped.elapsed());
+        assert!(
+            stopped.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            stopped.elapsed()
+        );
     }
 
     #[test]
