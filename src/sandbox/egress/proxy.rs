@@ -317,14 +317,19 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<Head, String> {
     };
     let authority = authority.rsplit('@').next().unwrap_or(authority);
     let (host, port) = host_port(authority, 80)?;
-    let mut forward = format!("{method} {path} {version}\r\n");
+    // The host judged is the host named: a `Host` header of the client's own would reach another
+    // site served from the same address.
+    let mut forward = format!("{method} {path} {version}\r\nHost: {authority}\r\n");
     for line in lines.filter(|l| !l.is_empty()) {
         let name = line
             .split(':')
             .next()
             .unwrap_or_default()
+            .trim()
             .to_ascii_lowercase();
-        if name.starts_with("proxy-") || name == "connection" || name == "keep-alive" {
+        if name.starts_with("proxy-")
+            || ["connection", "keep-alive", "host"].contains(&name.as_str())
+        {
             continue;
         }
         forward.push_str(line);
@@ -708,7 +713,7 @@ mod tests {
         let h = parse_head(b"CONNECT [::1]:8443 HTTP/1.1\r\n\r\n").unwrap();
         assert_eq!((h.host.as_str(), h.port), ("::1", 8443));
         let h = parse_head(
-            b"GET http://u:p@example.org:8080/a?b HTTP/1.1\r\nHost: example.org:8080\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\n",
+            b"GET http://u:p@example.org:8080/a?b HTTP/1.1\r\nHost: evil.example.net\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\n",
         )
         .unwrap();
         assert_eq!((h.host.as_str(), h.port), ("example.org", 8080));
