@@ -387,15 +387,7 @@ impl Confinement {
         let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
         let own_temp = private.temp_covered.then_some(temp.as_path());
         let summary = summary(&writable, own_temp, policy);
-        let egress = policy.egress.as_ref().filter(|_| !policy.network);
-        let (proxy, egress_channel) = match egress {
-            Some(e) => {
-                let (p, ch) = egress::proxy::Proxy::start(e.clone(), None)
-                    .map_err(|e| Unavailable::Prepare(format!("hookd's proxy: {e}")))?;
-                (Some(p), Some(ch))
-            }
-            None => (None, None),
-        };
+        let (proxy, egress_channel) = start_proxy(policy)?;
         Ok(Confinement {
             ruleset,
             setgroups: CString::from(c"deny"),
@@ -406,7 +398,7 @@ impl Confinement {
             hidden_dirs,
             hidden_files,
             network_filter: Some(
-                linux::network_filter(policy.network || egress.is_some())
+                linux::network_filter(policy.network || proxy.is_some())
                     .map_err(Unavailable::Prepare)?,
             ),
             places: private.mounts,
@@ -482,6 +474,21 @@ impl Confinement {
             None => k == name,
         });
         crate::vars::carries_secret(name) && !kept
+    }
+}
+
+/// Under a host list (and the network not on): hookd's proxy for the command, and the end of
+/// the channel its waiter hands the proxy the listening socket over.
+type Started = (Option<egress::proxy::Proxy>, Option<OwnedFd>);
+
+fn start_proxy(policy: &SandboxPolicy) -> Result<Started, Unavailable> {
+    match policy.egress.as_ref().filter(|_| !policy.network) {
+        Some(e) => {
+            let (p, ch) = egress::proxy::Proxy::start(e.clone(), None)
+                .map_err(|e| Unavailable::Prepare(format!("hookd's proxy: {e}")))?;
+            Ok((Some(p), Some(ch)))
+        }
+        None => Ok((None, None)),
     }
 }
 
