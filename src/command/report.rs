@@ -156,14 +156,37 @@ fn judge(spec: &HookSpec, r: &RunReport, caps: Capabilities) -> Judged {
     }
 }
 
+/// A hook's connections through hookd's proxy, each a `network_request` event.
+fn network_events(
+    network: Vec<crate::sandbox::NetworkRequest>,
+    spec: &HookSpec,
+    call: &mut Call<'_>,
+) {
+    for n in network {
+        call.emit(Event::NetworkRequest(events::NetworkRequest {
+            host: n.host,
+            port: n.port,
+            verdict: n.verdict.into(),
+            reason: n.reason,
+            bytes_out: n.bytes_out,
+            bytes_in: n.bytes_in,
+            duration_ms: n.duration_ms,
+            name: spec.name.clone(),
+            hook: call.point,
+            session_id: call.session_id.to_string(),
+        }));
+    }
+}
+
 /// A hook that ran: `hook_command`, its line in the Outcome, a notice when it did not start.
 fn ran_hook(
     spec: &HookSpec,
     (argv, allowed_by): (Vec<String>, String),
-    (started, r): (std::time::SystemTime, RunReport),
+    (started, mut r): (std::time::SystemTime, RunReport),
     call: &mut Call<'_>,
     caps: Capabilities,
 ) -> Reply {
+    let network = std::mem::take(&mut r.network);
     let Judged {
         status,
         error,
@@ -207,6 +230,7 @@ fn ran_hook(
         env_removed: r.env_removed,
         sandbox: r.confined,
     }));
+    network_events(network, spec, call);
     // A hook that could not start did nothing the user asked for: said to the operator
     // (stderr of `hookd dispatch` and the adapters), not only in the event.
     if status == CommandStatus::NotStarted {

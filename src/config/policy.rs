@@ -36,8 +36,11 @@ pub struct PolicyLayer {
 pub struct SandboxLayer {
     /// `enabled`.
     pub enabled: Option<bool>,
-    /// `network`.
+    /// `network`: `true` or `false`.
     pub network: Option<bool>,
+    /// `network: {allow, deny}`: the hosts reached through hookd's proxy (a project's `allow`
+    /// is not read: it may only add `deny`).
+    pub egress: Option<crate::sandbox::Egress>,
     /// `write`: more places confined commands may write (absolute, `~` expanded).
     pub write: Vec<PathBuf>,
     /// `read_deny`: more places confined commands may not read.
@@ -118,7 +121,8 @@ impl Policy {
         p.add_tools(&user.shell_tools);
         p.sandbox = SandboxPolicy {
             enabled: user.sandbox.enabled.unwrap_or(false),
-            network: user.sandbox.network.unwrap_or(false),
+            network: user.sandbox.network.unwrap_or(false) && user.sandbox.egress.is_none(),
+            egress: user.sandbox.egress.clone(),
             write: user.sandbox.write.clone(),
             read_deny: user.sandbox.read_deny.clone(),
             unix_sockets: user.sandbox.unix_sockets.clone(),
@@ -144,7 +148,23 @@ impl Policy {
             // about a project's).
             let s = &layer.sandbox;
             p.sandbox.enabled |= s.enabled == Some(true);
-            p.sandbox.network &= s.network != Some(false);
+            if s.network == Some(false) {
+                p.sandbox.network = false;
+                p.sandbox.egress = None;
+            }
+            // A host list narrows: the network on becomes every name through the proxy, less
+            // the layer's `deny`; a list gets the layer's `deny` added.
+            if let Some(e) = &s.egress {
+                if p.sandbox.network {
+                    p.sandbox.network = false;
+                    let every = crate::sandbox::Egress {
+                        allow: vec!["*".into()],
+                        deny: Vec::new(),
+                    };
+                    p.sandbox.egress = Some(every);
+                }
+                p.sandbox.egress = p.sandbox.egress.take().map(|mine| mine.narrowed(e));
+            }
             for path in &s.read_deny {
                 if !p.sandbox.read_deny.contains(path) {
                     p.sandbox.read_deny.push(path.clone());

@@ -95,7 +95,11 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
         out.enabled = d.bool(n, "`sandbox.enabled`");
     }
     if let Some(n) = f.get("network") {
-        out.network = d.bool(n, "`sandbox.network`");
+        if matches!(n.kind, NodeKind::Map(_)) {
+            out.egress = egress(d, n);
+        } else {
+            out.network = d.bool(n, "`sandbox.network` (or a mapping of `allow` and `deny`)");
+        }
     }
     if let Some(n) = f.get("read_only_modes") {
         out.read_only_modes = read_only_modes(d, n);
@@ -147,6 +151,15 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
                 );
                 continue;
             }
+            if key == "write" {
+                if let Some((holds, instead)) = holds_code(&path) {
+                    d.warn(
+                        item.pos,
+                        format!("`sandbox.write` entry `{path}` holds {holds}: a confined command could change what a later, unconfined build runs"),
+                        Some(format!("grant the checksummed parts instead: {instead}")),
+                    );
+                }
+            }
             list.push(std::path::PathBuf::from(path));
         }
     }
@@ -172,6 +185,88 @@ fn read_only_modes(d: &mut Decoder<'_>, node: &Node) -> Vec<crate::kinds::Mode> 
         }
     }
     out
+}
+
+/// Places in a download cache that hold code later builds run without checking it again, what
+/// they are, and the parts of the same cache that are data (checked when read).
+const CODE_IN_CACHES: &[(&str, &str, &str)] = &[
+    (
+        "~/.cargo/registry/src",
+        "cargo's extracted crate sources (~/.cargo/registry/src), which later builds compile and run",
+        "`~/.cargo/registry/index`, `~/.cargo/registry/cache`",
+    ),
+    (
+        "~/.cargo/git/checkouts",
+        "cargo's git checkouts (~/.cargo/git/checkouts), which later builds compile and run",
+        "`~/.cargo/git/db`",
+    ),
+    (
+        "~/go/pkg/mod",
+        "Go's extracted module sources (~/go/pkg/mod), which later builds compile",
+        "`~/go/pkg/mod/cache/download`",
+    ),
+    (
+        "~/.npm/_npx",
+        "the packages npx runs (~/.npm/_npx)",
+        "`~/.npm/_cacache`",
+    ),
+    (
+        "~/.cache/pip/wheels",
+        "the wheels pip built (~/.cache/pip/wheels), installed later without a check",
+        "`~/.cache/pip/http-v2`",
+    ),
+];
+
+/// What code of [`CODE_IN_CACHES`] the `write` entry `path` (as written) holds, and what to
+/// grant instead.
+fn holds_code(path: &str) -> Option<(&'static str, &'static str)> {
+    let entry = path.trim_end_matches('/');
+    CODE_IN_CACHES
+        .iter()
+        .find(|(place, _, _)| {
+            *place == entry
+                || place
+                    .strip_prefix(entry)
+                    .is_some_and(|r| r.starts_with('/'))
+        })
+        .map(|(_, holds, instead)| (*holds, *instead))
+}
+
+/// `sandbox.network: {allow, deny}`: the hosts confined commands reach through hookd's proxy,
+/// each entry checked. A project's `allow` entries are ignored with a warning (it may only
+/// narrow); its `deny` entries are kept.
+fn egress(d: &mut Decoder<'_>, node: &Node) -> Option<crate::sandbox::Egress> {
+    let f = d.fields(node, "`sandbox.network`", &super::shape::NETWORK.names())?;
+    let mut out = crate::sandbox::Egress::default();
+    for (key, list) in [("allow", &mut out.allow), ("deny", &mut out.deny)] {
+        let Some(n) = f.get(key) else { continue };
+        for item in d
+            .seq(n, &format!("`sandbox.network.{key}`"))
+            .unwrap_or_default()
+        {
+            let Some(host) = d.string(item, "a host") else {
+                continue;
+            };
+            if let Some(why) = crate::sandbox::invalid_host_entry(&host) {
+                d.error(
+                    item.pos,
+                    format!("`sandbox.network.{key}` entry: {why}"),
+                    Some("write a name (`crates.io`), a wildcard for the names beneath one (`*.crates.io`) or an address (`10.0.0.7`)".into()),
+                );
+                continue;
+            }
+            if key == "allow" && d.origin_source == super::Source::Project {
+                d.warn(
+                    item.pos,
+                    format!("a project cannot widen which hosts confined commands reach; `{host}` is ignored"),
+                    Some("put it under `sandbox.network.allow` in your own ~/.infer/config.yaml".into()),
+                );
+                continue;
+            }
+            list.push(host.trim().to_string());
+        }
+    }
+    Some(out)
 }
 
 /// infer's former allow-list, `tools.bash.whitelist` (`commands`: a program and any

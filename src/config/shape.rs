@@ -36,6 +36,10 @@ pub(crate) enum Ty {
     Path,
     /// A variable name, or a prefix followed by `*`; never one that steers hookd.
     VarPattern,
+    /// `true`, `false`, or a mapping of this shape.
+    BoolOr(&'static Shape),
+    /// A host name, `*.` and a name, or an IP address.
+    Host,
 }
 
 /// One key of a mapping.
@@ -410,6 +414,26 @@ const LIST: Shape = Shape {
     rules: no_rules,
 };
 
+/// `sandbox.network: {allow, deny}` in config.yaml.
+pub(crate) const NETWORK: Shape = Shape {
+    doc: "The hosts confined commands reach through hookd's proxy (docs/security.md, Egress by domain).",
+    keys: &[
+        key(
+            "allow",
+            Ty::List(&Ty::Host),
+            "Hosts reached: names, `*.` wildcards (the names beneath), IP addresses (your own file only).",
+        ),
+        key(
+            "deny",
+            Ty::List(&Ty::Host),
+            "Hosts refused even when `allow` lists them.",
+        ),
+    ],
+    required: &[],
+    open: false,
+    rules: no_rules,
+};
+
 /// `sandbox:` in config.yaml.
 pub(crate) const SANDBOX: Shape = Shape {
     doc: "Where confined commands may write and connect (docs/security.md, The sandbox).",
@@ -421,8 +445,8 @@ pub(crate) const SANDBOX: Shape = Shape {
         ),
         key(
             "network",
-            Ty::Bool,
-            "Let confined commands open network connections (default false).",
+            Ty::BoolOr(&NETWORK),
+            "Let confined commands open network connections (default false), or reach only the listed hosts through hookd's proxy.",
         ),
         key(
             "write",
@@ -552,6 +576,8 @@ fn ty(t: &Ty) -> Value {
         Ty::List(item) => json!({"type": "array", "items": ty(item)}),
         Ty::Object(shape) => object(shape),
         Ty::Path => json!({"type": "string", "pattern": "^(/|~$|~/)"}),
+        Ty::BoolOr(shape) => json!({"anyOf": [{"type": "boolean"}, object(shape)]}),
+        Ty::Host => json!({"type": "string", "pattern": "^(\\*\\.)?[A-Za-z0-9_.:\\[\\]-]+$"}),
         Ty::VarPattern => json!({
             "type": "string",
             "pattern": "^[A-Za-z_][A-Za-z0-9_]*\\*?$",

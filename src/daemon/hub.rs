@@ -119,6 +119,9 @@ pub struct Counters {
     pub from_log: AtomicU64,
     /// The model's tool calls the gate denied (`tool_command_denied`), by reason.
     pub denials: Mutex<std::collections::BTreeMap<&'static str, u64>>,
+    /// Confined commands' connections through hookd's proxy (`network_request`), by verdict,
+    /// and their bytes out and in.
+    pub network: Mutex<std::collections::BTreeMap<String, (u64, u64, u64)>>,
 }
 
 /// The events kept, oldest first, and the bytes of their frames.
@@ -257,6 +260,15 @@ impl EventSink for Hub {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
             *denials.entry(d.reason.as_str()).or_default() += 1;
+        }
+        if let crate::events::Event::NetworkRequest(n) = &event.event {
+            let mut network = self
+                .counters
+                .network
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let c = network.entry(n.verdict.clone()).or_default();
+            *c = (c.0 + 1, c.1 + n.bytes_out, c.2 + n.bytes_in);
         }
         self.keep(published);
         self.counters.events.fetch_add(1, Ordering::Relaxed);

@@ -238,6 +238,7 @@ impl Collector for Counted {
                 ConstCounter::new(*n).encode(family.encode_family(&labels)?)?;
             }
         }
+        self.encode_network(&mut encoder)?;
         if let Some(sessions) = &self.sessions {
             let n = i64::try_from(sessions.len()).unwrap_or(i64::MAX);
             ConstGauge::new(n).encode(encoder.encode_descriptor(
@@ -279,6 +280,41 @@ impl Collector for Counted {
 }
 
 impl Counted {
+    /// Confined commands' connections through hookd's proxy, by verdict, and their bytes.
+    fn encode_network(&self, encoder: &mut DescriptorEncoder) -> Result<(), fmt::Error> {
+        let network = self
+            .hub
+            .counters
+            .network
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut family = encoder.encode_descriptor(
+            "hookd_network_requests",
+            "Confined commands' connections through hookd's proxy, by verdict.",
+            None,
+            MetricType::Counter,
+        )?;
+        for verdict in ["allowed", "refused"] {
+            let n = network.get(verdict).map_or(0, |c| c.0);
+            let labels = [("verdict", verdict)];
+            ConstCounter::new(n).encode(family.encode_family(&labels)?)?;
+        }
+        let mut family = encoder.encode_descriptor(
+            "hookd_network_bytes",
+            "Bytes confined commands sent (out) and received (in) through hookd's proxy.",
+            None,
+            MetricType::Counter,
+        )?;
+        let (out, inn) = network
+            .values()
+            .fold((0, 0), |(o, i), c| (o + c.1, i + c.2));
+        for (direction, n) in [("out", out), ("in", inn)] {
+            let labels = [("direction", direction)];
+            ConstCounter::new(n).encode(family.encode_family(&labels)?)?;
+        }
+        Ok(())
+    }
+
     /// The ring's use of its budgets, and what each budget let go.
     fn encode_ring(&self, encoder: &mut DescriptorEncoder) -> Result<(), fmt::Error> {
         let (events, bytes) = self.hub.kept();

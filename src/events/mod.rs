@@ -334,6 +334,35 @@ pub struct ContinueRefused {
     pub session_id: String,
 }
 
+/// A connection a confined command made through hookd's proxy (`sandbox.network: {allow,
+/// deny}`), allowed or refused, once it ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct NetworkRequest {
+    /// The host as the command named it.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// `allowed` or `refused`.
+    pub verdict: String,
+    /// Why it was refused or could not be reached (naming the key that would allow it); empty
+    /// when it went through.
+    pub reason: String,
+    /// Bytes from the command to the host.
+    pub bytes_out: u64,
+    /// Bytes from the host to the command.
+    pub bytes_in: u64,
+    /// From the request to the end of the connection, in milliseconds.
+    pub duration_ms: u64,
+    /// The hook whose command made it.
+    pub name: String,
+    /// The point that hook ran at.
+    pub hook: HookPoint,
+    /// The session.
+    pub session_id: String,
+}
+
 /// Every event hookd emits.
 // Each event is built once and moved into the stream; boxing the large one buys nothing.
 #[allow(clippy::large_enum_variant)]
@@ -360,6 +389,8 @@ pub enum Event {
     ClientRefused(ClientRefused),
     /// See [`ContinueRefused`].
     ContinueRefused(ContinueRefused),
+    /// See [`NetworkRequest`].
+    NetworkRequest(NetworkRequest),
 }
 
 impl Event {
@@ -375,6 +406,7 @@ impl Event {
             Event::ToolCallAllowed(_) => "tool_call_allowed",
             Event::ClientRefused(_) => "client_refused",
             Event::ContinueRefused(_) => "continue_refused",
+            Event::NetworkRequest(_) => "network_request",
         }
     }
 
@@ -386,6 +418,7 @@ impl Event {
             Event::SystemReminder(e) => Some(e.hook),
             Event::ClientRefused(e) => e.hook,
             Event::ContinueRefused(e) => Some(e.hook),
+            Event::NetworkRequest(e) => Some(e.hook),
             // The gate decides on the model's tool calls before they run.
             Event::ToolCommandDenied(_) | Event::ToolCallAllowed(_) => Some(HookPoint::PreTool),
             Event::ConfigError(e) => e.hook,
@@ -411,6 +444,7 @@ impl Event {
             Event::ToolCallAllowed(e) => Some(&e.session_id),
             Event::ClientRefused(e) => Some(&e.session_id),
             Event::ContinueRefused(e) => Some(&e.session_id),
+            Event::NetworkRequest(e) => Some(&e.session_id),
             Event::ConfigError(e) => e.session_id.as_deref(),
             Event::ConfigReloaded(_) => None,
         }

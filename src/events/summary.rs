@@ -94,6 +94,23 @@ fn what(kind: &str, e: &serde_json::Value) -> String {
         ),
         "client_refused" => format!("{}: {}", e["status"], str_of("reason")),
         "continue_refused" => str_of("reason"),
+        "network_request" => {
+            let mut line = format!(
+                "{} {}:{} ({}, {} B out, {} B in, {}ms)",
+                str_of("verdict"),
+                str_of("host"),
+                e["port"],
+                str_of("name"),
+                e["bytes_out"],
+                e["bytes_in"],
+                e["duration_ms"]
+            );
+            if !str_of("reason").is_empty() {
+                line.push_str(": ");
+                line.push_str(&str_of("reason"));
+            }
+            line
+        }
         "config_error" => config_error(e),
         _ => String::new(),
     }

@@ -157,6 +157,7 @@ pub(crate) fn spans(d: &Dispatched<'_>) -> Vec<Span> {
                     ..Default::default()
                 }
             }
+            Event::NetworkRequest(n) => network_span(n, end),
             _ => continue,
         };
         out.push(Span {
@@ -169,6 +170,31 @@ pub(crate) fn spans(d: &Dispatched<'_>) -> Vec<Span> {
     }
     out.insert(0, root);
     out
+}
+
+/// A connection through hookd's proxy, ending when its event was written (`end`).
+fn network_span(n: &crate::events::NetworkRequest, end: u64) -> Span {
+    Span {
+        start_time_unix_nano: end.saturating_sub(n.duration_ms.saturating_mul(1_000_000)),
+        end_time_unix_nano: end,
+        name: format!("{} {}:{}", n.verdict, n.host, n.port),
+        attributes: vec![
+            kv("hookd.hook.name", string(n.name.clone())),
+            kv("server.address", string(n.host.clone())),
+            kv("server.port", int(n.port.into())),
+            kv("hookd.network.verdict", string(n.verdict.clone())),
+            kv(
+                "hookd.network.bytes_out",
+                int(i64::try_from(n.bytes_out).unwrap_or(i64::MAX)),
+            ),
+            kv(
+                "hookd.network.bytes_in",
+                int(i64::try_from(n.bytes_in).unwrap_or(i64::MAX)),
+            ),
+            kv("hookd.cause", string(n.reason.clone())),
+        ],
+        ..Default::default()
+    }
 }
 
 /// A hook's run, from its measured start to its end (`started_at` and `duration_ns`); an event
@@ -232,6 +258,7 @@ fn severity(e: &Event) -> (i32, &'static str) {
         | Event::ToolCommandDenied(_)
         | Event::ClientRefused(_)
         | Event::ContinueRefused(_) => (13, "WARN"),
+        Event::NetworkRequest(n) if n.verdict != "allowed" => (13, "WARN"),
         _ => (9, "INFO"),
     }
 }

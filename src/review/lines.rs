@@ -71,7 +71,7 @@ pub(super) fn sandbox_line(config: &Config) -> (String, Option<String>) {
     let line = format!(
         "sandbox: on: hooks and `hookd exec` run confined: writes only in {}{read_only}; network {}; {}\n",
         visible(&places),
-        if policy.network { "on" } else { "off" },
+        network_words(policy),
         kernel
     );
     let cannot = (!missing.is_empty()).then(|| {
@@ -81,6 +81,26 @@ pub(super) fn sandbox_line(config: &Config) -> (String, Option<String>) {
         )
     });
     (line, cannot)
+}
+
+/// The network confined commands get, in a few words.
+fn network_words(policy: &crate::sandbox::SandboxPolicy) -> String {
+    match (&policy.egress, policy.network) {
+        (_, true) => "on".into(),
+        (Some(e), false) => {
+            let deny = if e.deny.is_empty() {
+                String::new()
+            } else {
+                format!(", never {}", e.deny.join(", "))
+            };
+            visible(&format!(
+                "only through hookd's proxy, to {}{deny}",
+                e.allow_words()
+            ))
+            .into_owned()
+        }
+        (None, false) => "off".into(),
+    }
 }
 
 /// What hooks' environment is made of: what the user keeps, what the project asks to keep,

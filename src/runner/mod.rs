@@ -80,6 +80,8 @@ pub struct RunReport {
     pub env_removed: Vec<RemovedVar>,
     /// When it ran confined: what it could write and reach ([`crate::sandbox::Confinement::summary`]).
     pub confined: Option<String>,
+    /// Under a host list: the connections it made through hookd's proxy.
+    pub network: Vec<crate::sandbox::NetworkRequest>,
 }
 
 impl RunReport {
@@ -406,6 +408,9 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     }
     report.duration = started.elapsed();
     (report.stdout, report.stderr) = pipes.finish();
+    if let Some(c) = &spec.confinement {
+        report.network = c.network_requests_settled();
+    }
     match status {
         Ok(s) => {
             report.exit_code = s.code();
@@ -444,6 +449,10 @@ fn command(
         // Nothing that names a socket or a session outside; its own temporary directory.
         vars.retain(|(k, v)| c.keeps_var(k, v) && k != "TMPDIR");
         vars.push(("TMPDIR".into(), c.temp_dir().into()));
+        // Under a host list: the proxy's variables, in place of any of the same name.
+        let added = c.added_vars();
+        vars.retain(|(k, _)| !added.iter().any(|(n, _)| k == n));
+        vars.extend(added.into_iter().map(|(k, v)| (k.into(), v.into())));
     }
     let path = vars.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v);
     let resolved = match resolve(program, &spec.cwd, path) {

@@ -357,12 +357,21 @@ pub(super) unsafe fn unshare(c: &Confinement) -> std::io::Result<()> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
     unsafe {
+        // Under a host list, a network namespace of its own too: only the proxy leads out.
+        let net = if c.egress_channel().is_some() {
+            libc::CLONE_NEWNET
+        } else {
+            0
+        };
         check(libc::unshare(
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID,
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | net,
         ))?;
         write_file(c"/proc/self/setgroups", &c.setgroups)?;
         write_file(c"/proc/self/uid_map", &c.uid_map)?;
         write_file(c"/proc/self/gid_map", &c.gid_map)?;
+        if let Some(channel) = c.egress_channel() {
+            super::egress::inside::hand_over(channel)?;
+        }
         // Nothing done here may reach the parent's mounts.
         check(libc::mount(
             null,

@@ -18,8 +18,12 @@
 //! ([`support`]), nothing runs unconfined: [`Confinement::prepare`] fails and says what is
 //! missing.
 
+mod egress;
 mod linux;
 mod rewrite;
+
+pub use egress::proxy::NetworkRequest;
+pub use egress::{invalid_entry as invalid_host_entry, proxy_vars, Egress, PROXY_ADDR};
 
 pub use rewrite::{
     channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
@@ -54,6 +58,9 @@ pub struct SandboxPolicy {
     pub enabled: bool,
     /// Let confined commands use the network.
     pub network: bool,
+    /// With `network` off: the hosts confined commands reach through hookd's proxy
+    /// (`sandbox.network: {allow, deny}`); `None`: no network at all.
+    pub egress: Option<Egress>,
     /// Writable besides the project and the temporary directory.
     pub write: Vec<PathBuf>,
     /// Unreadable besides the credential stores hookd always hides.
@@ -184,6 +191,10 @@ pub struct Confinement {
     /// The stand-ins of absent held places: removed, where this command is their last holder,
     /// when it is dropped (after the command ended).
     _stand_ins: Placeholders,
+    /// Under a host list: the command's end of the channel its waiter hands the proxy its
+    /// listening socket over, and the proxy (stopped when this is dropped).
+    egress_channel: Option<OwnedFd>,
+    proxy: Option<egress::proxy::Proxy>,
 }
 
 /// The catalog's places for `policy`: its own, or, when it has none (a configuration without
@@ -291,7 +302,8 @@ impl Confinement {
             .collect::<Result<Vec<_>, Unavailable>>()?;
         let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
         let own_temp = private.temp_covered.then_some(temp.as_path());
-        let summary = summary(&writable, own_temp, policy.network);
+        let summary = summary(&writable, own_temp, policy);
+        let (proxy, egress_channel) = start_proxy(policy)?;
         Ok(Confinement {
             ruleset,
             setgroups: CString::from(c"deny"),
@@ -302,7 +314,8 @@ impl Confinement {
             hidden_dirs,
             hidden_files,
             network_filter: Some(
-                linux::network_filter(policy.network).map_err(Unavailable::Prepare)?,
+                linux::network_filter(policy.network || proxy.is_some())
+                    .map_err(Unavailable::Prepare)?,
             ),
             places: private.mounts,
             temp_rights: linux::temp_rights(),
@@ -311,6 +324,8 @@ impl Confinement {
             keep_env: policy.keep_env.clone(),
             summary,
             _stand_ins: stand_ins,
+            egress_channel,
+            proxy,
         })
     }
 
@@ -332,6 +347,39 @@ impl Confinement {
         private::keeps_var(&self.unix_sockets, name, value) && !self.secret_gone(name)
     }
 
+    /// The variables the command gets besides its own (under a host list: the proxy's,
+    /// [`proxy_vars`]).
+    pub fn added_vars(&self) -> Vec<(&'static str, String)> {
+        if self.proxy.is_some() {
+            proxy_vars()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The connections the command made through hookd's proxy so far (under a host list).
+    pub fn network_requests(&self) -> Vec<NetworkRequest> {
+        self.proxy
+            .as_ref()
+            .map(|p| p.requests())
+            .unwrap_or_default()
+    }
+
+    /// The connections the command made through hookd's proxy, once those still open have
+    /// ended (the command has; at most a second's wait).
+    pub fn network_requests_settled(&self) -> Vec<NetworkRequest> {
+        self.proxy
+            .as_ref()
+            .map(|p| p.requests_settled(std::time::Duration::from_secs(1)))
+            .unwrap_or_default()
+    }
+
+    /// The descriptor the waiter hands the proxy's listening socket over, under a host list.
+    pub(crate) fn egress_channel(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.egress_channel.as_ref().map(|f| f.as_raw_fd())
+    }
+
     /// Whether the variable `name` carries a secret ([`crate::vars::carries_secret`]) that
     /// `sandbox.env.keep` does not keep: a confined command does not get it.
     fn secret_gone(&self, name: &std::ffi::OsStr) -> bool {
@@ -346,19 +394,43 @@ impl Confinement {
     }
 }
 
+/// Under a host list (and the network not on): hookd's proxy for the command, and the end of
+/// the channel its waiter hands the proxy the listening socket over.
+type Started = (Option<egress::proxy::Proxy>, Option<OwnedFd>);
+
+fn start_proxy(policy: &SandboxPolicy) -> Result<Started, Unavailable> {
+    match policy.egress.as_ref().filter(|_| !policy.network) {
+        Some(e) => {
+            let (p, ch) = egress::proxy::Proxy::start(e.clone(), None)
+                .map_err(|e| Unavailable::Prepare(format!("hookd's proxy: {e}")))?;
+            Ok((Some(p), Some(ch)))
+        }
+        None => Ok((None, None)),
+    }
+}
+
 /// What the command may write and reach, in a line: the writable places (the command's own
 /// temporary directory, `own_temp`, second) and the network.
-fn summary(writable: &[PathBuf], own_temp: Option<&Path>, network: bool) -> String {
+fn summary(writable: &[PathBuf], own_temp: Option<&Path>, policy: &SandboxPolicy) -> String {
     let mut writes: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
     if let Some(t) = own_temp {
         let at = writes.len().min(1);
         writes.insert(at, format!("{} (its own, empty)", t.display()));
     }
-    format!(
-        "writes: {}; network: {}",
-        writes.join(", "),
-        if network { "on" } else { "off" }
-    )
+    let network = match (&policy.egress, policy.network) {
+        (_, true) => "on".to_string(),
+        (Some(e), false) => format!(
+            "through hookd's proxy to {}{}",
+            e.allow_words(),
+            if e.deny.is_empty() {
+                String::new()
+            } else {
+                format!(" (not {})", e.deny.join(", "))
+            }
+        ),
+        (None, false) => "off".to_string(),
+    };
+    format!("writes: {}; network: {network}", writes.join(", "))
 }
 
 fn c_path(path: &Path) -> Result<CString, Unavailable> {
@@ -432,6 +504,7 @@ pub(crate) fn confined_env<'a>(
             vars.into_iter()
                 .filter(|(k, v)| confinement.keeps_var(k, v)),
         )
+        .envs(confinement.added_vars())
         .env("TMPDIR", confinement.temp_dir());
 }
 

@@ -23,6 +23,7 @@ mod decisions;
 mod dispatch;
 mod dispatch_runs;
 mod docs;
+mod egress;
 mod gate_props;
 mod gate_table;
 mod gitdoors;

@@ -497,3 +497,55 @@ fn hook_spans_carry_the_measured_times_and_a_write_denial_its_path() {
     assert_eq!(text(&denied.attributes, "hookd.tool.name"), "Write");
     assert_eq!(attr(&denied.attributes, "hookd.tool.command"), None);
 }
+
+/// Issue 43: a hook's connection through hookd's proxy is a span of its dispatch's trace.
+#[test]
+fn a_hooks_connection_through_the_proxy_is_a_span_of_the_dispatch() {
+    let curl = std::process::Command::new("curl").arg("--version").output();
+    if !crate::sandbox::confinable() || !curl.is_ok_and(|o| o.status.success()) {
+        return;
+    }
+    let r = Receiver::start();
+    let (p, tmp) = crate::sandbox::project();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  enabled: true\n  network:\n    allow: [localhost]\ntools: {bash: {mode: {all: {allow: ['^bash fetch\\.sh$']}}}}\n",
+    );
+    std::fs::write(
+        p.path().join("fetch.sh"),
+        "curl -sS --noproxy '' http://example.com/\n",
+    )
+    .unwrap();
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: fetch, hook: post_tool, command: 'bash fetch.sh'}]\n",
+    );
+    let mut cmd = crate::sandbox::hookd(
+        &p,
+        &tmp,
+        &[
+            "dispatch",
+            "post_tool",
+            "--no-daemon",
+            "--session-id",
+            "net",
+        ],
+    );
+    cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", r.endpoint());
+    let o = with_stdin(cmd, "{}");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let traces: Vec<(_, ExportTraceServiceRequest)> =
+        r.decoded("/v1/traces", Duration::from_secs(5));
+    let spans = &traces[0].1.resource_spans[0].scope_spans[0].spans;
+    let root = &spans[0];
+    let net = spans
+        .iter()
+        .find(|s| s.name == "refused example.com:80")
+        .unwrap_or_else(|| panic!("{spans:?}"));
+    assert_eq!(net.parent_span_id, root.span_id);
+    assert_eq!(net.trace_id, root.trace_id);
+    assert_eq!(text(&net.attributes, "server.address"), "example.com");
+    assert_eq!(text(&net.attributes, "hookd.network.verdict"), "refused");
+    assert_eq!(text(&net.attributes, "hookd.hook.name"), "fetch");
+    assert!(text(&net.attributes, "hookd.cause").starts_with("hookd refused example.com: not in"));
+}

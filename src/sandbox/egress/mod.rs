@@ -1,0 +1,259 @@
+//! Egress by domain: a confined command whose policy lists hosts (`sandbox.network: {allow,
+//! deny}`) has no network of its own and reaches the outside only through a proxy hookd runs
+//! outside the sandbox, which connects to the hosts the list allows and refuses the rest.
+//!
+//! The shape (docs/security.md, "Egress by domain"): the command's waiter enters a new network
+//! namespace (only `lo`, brought up), opens a listening TCP socket on [`PROXY_ADDR`] there and
+//! hands that descriptor over a socket pair to the proxy outside ([`inside`]); the proxy
+//! ([`proxy`]) accepts on it, reads `CONNECT host:port`, a plain HTTP request or a SOCKS5
+//! request, judges the host
+//! ([`Egress::judge`]), resolves it itself and relays. Nothing in the namespace leads anywhere
+//! else: no interface but loopback, no resolver, no Unix socket outside (see `private.rs`).
+
+pub(super) mod inside;
+pub(crate) mod proxy;
+mod socks;
+
+use std::net::IpAddr;
+
+use serde::Serialize;
+
+/// Where a confined command finds the proxy, inside its own network namespace.
+pub const PROXY_ADDR: &str = "127.0.0.1:3128";
+
+/// The port of [`PROXY_ADDR`].
+pub(super) const PROXY_PORT: u16 = 3128;
+
+/// Which hosts a confined command may reach through the proxy (`sandbox.network: {allow,
+/// deny}`): exact names, `*.` wildcards (any name beneath, not the name itself) and IP
+/// literals; `deny` wins over `allow`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Egress {
+    /// Hosts reached (`*` alone: every name, never an address; only where a project narrowed
+    /// `network: true`).
+    pub allow: Vec<String>,
+    /// Hosts refused even when `allow` lists them.
+    pub deny: Vec<String>,
+}
+
+/// What the proxy makes of a host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Reached; `exact`: listed by its own name or address (not a wildcard), which alone lets
+    /// it resolve to a loopback or link-local address.
+    Allowed { exact: bool },
+    /// Refused, and why (naming the host and the key that would allow it).
+    Refused(String),
+}
+
+/// `host` as the list compares it: lower case, no trailing dot, no IPv6 brackets.
+pub(crate) fn normalize(host: &str) -> String {
+    let h = host.trim().trim_end_matches('.').to_ascii_lowercase();
+    match h.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        Some(inner) => inner.to_string(),
+        None => h,
+    }
+}
+
+/// Why `entry` is not a host entry (`hookd check`'s message), or `None` when it is one.
+pub fn invalid_entry(entry: &str) -> Option<String> {
+    let e = normalize(entry);
+    if e == "*" {
+        return Some(
+            "`*` alone would allow every host; write `network: true` for that, or list the hosts"
+                .into(),
+        );
+    }
+    if e.parse::<IpAddr>().is_ok() {
+        return None;
+    }
+    let name = e.strip_prefix("*.").unwrap_or(&e);
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    if name.is_empty() || name.len() > 253 || !name.split('.').all(label_ok) {
+        return Some(format!(
+            "`{entry}` is not a host name, a `*.` wildcard or an IP address"
+        ));
+    }
+    None
+}
+
+/// Whether `entry` (normalized) names `host` (normalized): the same name or address, or, for
+/// `*.d`, a name ending in `.d`.
+fn matches(entry: &str, host: &str) -> bool {
+    match entry.strip_prefix("*.") {
+        Some(domain) => host.len() > domain.len() + 1 && host.ends_with(&format!(".{domain}")),
+        None => entry == "*" && host.parse::<IpAddr>().is_err() || entry == host,
+    }
+}
+
+impl Egress {
+    /// What the proxy makes of `host` (a name or an address as the client wrote it).
+    pub(crate) fn judge(&self, host: &str) -> Verdict {
+        let h = normalize(host);
+        if let Some(e) = self.deny.iter().find(|e| matches(&normalize(e), &h)) {
+            return Verdict::Refused(format!(
+                "hookd refused {h}: the sandbox's `sandbox.network.deny` lists `{e}` (remove it from your ~/.infer/config.yaml to allow the host)"
+            ));
+        }
+        let allowed = self
+            .allow
+            .iter()
+            .map(|e| normalize(e))
+            .find(|e| matches(e, &h));
+        match allowed {
+            Some(e) => Verdict::Allowed {
+                exact: e == h,
+            },
+            None if h.parse::<IpAddr>().is_ok() => Verdict::Refused(format!(
+                "hookd refused {h}: an IP address is reached only when `sandbox.network.allow` lists it (add `{h}` there in your ~/.infer/config.yaml to allow it)"
+            )),
+            None => Verdict::Refused(format!(
+                "hookd refused {h}: not in `sandbox.network.allow` (add `{h}` there in your ~/.infer/config.yaml to allow it)"
+            )),
+        }
+    }
+
+    /// The allowed hosts, for people: `every host name` for `*`.
+    pub fn allow_words(&self) -> String {
+        if self.allow.iter().any(|a| a == "*") {
+            "every host name".into()
+        } else {
+            self.allow.join(", ")
+        }
+    }
+
+    /// The list narrowed by `other` (a trusted project's): its `deny` entries added; its
+    /// `allow` entries are not read (the decoder warns about them).
+    pub(crate) fn narrowed(mut self, other: &Egress) -> Egress {
+        for d in &other.deny {
+            if !self.deny.contains(d) {
+                self.deny.push(d.clone());
+            }
+        }
+        self
+    }
+}
+
+/// Whether `ip` is an address that stays on this machine or its link (loopback, link-local,
+/// unspecified, multicast, an IPv4-mapped one of those): reached only when listed exactly.
+pub(crate) fn is_local(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_multicast()
+                || v4.is_broadcast()
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_local(IpAddr::V4(v4)),
+            None => {
+                v6.is_loopback()
+                    || v6.is_unspecified()
+                    || v6.is_multicast()
+                    || (v6.segments()[0] & 0xffc0) == 0xfe80
+            }
+        },
+    }
+}
+
+/// The variables a confined command gets under a host list: the proxy for every client that
+/// reads the usual variables (curl, pip, git, go, Python, Node's `undici` when told) and for
+/// those that read their own (cargo, npm); nothing local goes through it.
+pub fn proxy_vars() -> Vec<(&'static str, String)> {
+    let url = format!("http://{PROXY_ADDR}");
+    let none = "localhost,127.0.0.1,::1".to_string();
+    let mut out = Vec::new();
+    for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
+        out.push((name, url.clone()));
+    }
+    for name in ["http_proxy", "https_proxy", "all_proxy"] {
+        out.push((name, url.clone()));
+    }
+    out.push(("NO_PROXY", none.clone()));
+    out.push(("no_proxy", none));
+    out.push(("CARGO_HTTP_PROXY", url.clone()));
+    out.push(("npm_config_proxy", url.clone()));
+    out.push(("npm_config_https_proxy", url));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(allow: &[&str], deny: &[&str]) -> Egress {
+        Egress {
+            allow: allow.iter().map(|s| s.to_string()).collect(),
+            deny: deny.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn exact_names_wildcards_and_deny_over_allow() {
+        let e = list(
+            &["crates.io", "*.crates.io", "10.0.0.7"],
+            &["bad.crates.io"],
+        );
+        assert_eq!(e.judge("crates.io"), Verdict::Allowed { exact: true });
+        assert_eq!(e.judge("CRATES.IO."), Verdict::Allowed { exact: true });
+        assert_eq!(
+            e.judge("static.crates.io"),
+            Verdict::Allowed { exact: false }
+        );
+        assert_eq!(e.judge("a.b.crates.io"), Verdict::Allowed { exact: false });
+        assert_eq!(e.judge("10.0.0.7"), Verdict::Allowed { exact: true });
+        assert_eq!(
+            e.judge("bad.crates.io"),
+            Verdict::Refused("hookd refused bad.crates.io: the sandbox's `sandbox.network.deny` lists `bad.crates.io` (remove it from your ~/.infer/config.yaml to allow the host)".into())
+        );
+        assert_eq!(
+            e.judge("evilcrates.io"),
+            Verdict::Refused("hookd refused evilcrates.io: not in `sandbox.network.allow` (add `evilcrates.io` there in your ~/.infer/config.yaml to allow it)".into())
+        );
+        assert_eq!(
+            e.judge("[::1]"),
+            Verdict::Refused("hookd refused ::1: an IP address is reached only when `sandbox.network.allow` lists it (add `::1` there in your ~/.infer/config.yaml to allow it)".into())
+        );
+        let every = list(&["*"], &["*.evil.com"]);
+        assert_eq!(every.judge("x.org"), Verdict::Allowed { exact: false });
+        assert!(matches!(every.judge("1.2.3.4"), Verdict::Refused(_)));
+        assert!(matches!(every.judge("a.evil.com"), Verdict::Refused(_)));
+    }
+
+    #[test]
+    fn entries_are_checked() {
+        assert_eq!(invalid_entry("crates.io"), None);
+        assert_eq!(invalid_entry("*.crates.io"), None);
+        assert_eq!(invalid_entry("::1"), None);
+        assert_eq!(
+            invalid_entry("https://crates.io"),
+            Some("`https://crates.io` is not a host name, a `*.` wildcard or an IP address".into())
+        );
+        assert!(invalid_entry("*").is_some());
+        assert!(invalid_entry("a.*.io").is_some());
+    }
+
+    #[test]
+    fn local_addresses() {
+        for a in [
+            "127.0.0.1",
+            "::1",
+            "169.254.169.254",
+            "fe80::1",
+            "0.0.0.0",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(is_local(a.parse().unwrap()), "{a}");
+        }
+        assert!(!is_local("93.184.216.34".parse().unwrap()));
+    }
+}
