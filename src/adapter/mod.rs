@@ -10,6 +10,7 @@ pub mod gemini;
 #[cfg(feature = "daemon")]
 pub mod handle;
 pub mod install;
+pub mod managed;
 #[cfg(feature = "daemon")]
 mod own_rules;
 pub(crate) mod payload;
@@ -307,6 +308,9 @@ pub enum AdapterError {
     /// The agent has no settings file of that scope.
     #[error("only Claude Code has a local settings file; use --scope project or --scope user")]
     NoLocalScope,
+    /// The agent has no managed settings a project cannot override.
+    #[error("Crush has no managed settings that a project cannot override; use Claude Code or Gemini CLI for `--scope managed` and `hookd run`")]
+    NoManagedScope,
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod install;
 mod load;
 mod man;
 mod points;
+mod run;
 mod schema;
 mod serve;
 pub(crate) mod telemetry;
@@ -58,6 +59,10 @@ enum Command {
         #[command(subcommand)]
         from: ImportFrom,
     },
+    /// Start an unattended agent (`hookd run claude-code -- claude -p …`) only where hookd
+    /// holds: installed in the agent's managed settings, which the project cannot switch off,
+    /// the project's agent files opening no way around it. Otherwise refuse, saying why.
+    Run(run::Args),
     /// Remove exactly the entries `hookd install` added.
     Uninstall(install::UninstallArgs),
     /// Run the daemon: agents dispatch over a Unix socket (and optionally loopback HTTP);
@@ -205,6 +210,7 @@ pub(crate) fn run(cli: Cli, early: Option<hookd::adapter::handle::Arrival>) -> D
         Command::Serve(a) => serve::run(a),
         Command::Adapter(a) => adapter::run(a, early),
         Command::Install(a) => install::run(a),
+        Command::Run(a) => run::run(a),
         Command::Uninstall(a) => install::run_uninstall(a),
         Command::Import { from } => imports::run(from),
         Command::Dispatch(a) => dispatch::run(a),
