@@ -26,6 +26,7 @@ mod golden;
 mod headless;
 mod host;
 mod import;
+mod launcher;
 mod layers;
 mod library;
 mod lookup;
