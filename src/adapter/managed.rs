@@ -71,6 +71,11 @@ pub fn refusals(agent: &dyn Adapter, host: &Host, args: &[String]) -> Vec<String
         Err(e) => return vec![e.to_string()],
     };
     let shown = crate::display::visible(&path.display().to_string()).into_owned();
+    if let Err(why) = held_by_root(&path) {
+        out.push(format!(
+            "{shown} is not the machine's to decide ({why}): Gemini CLI skips such settings, and whoever can write them can take hookd out; make it and its directories root's, writable by root only"
+        ));
+    }
     match installed_programs(agent, &path) {
         Err(e) => out.push(format!("{e}")),
         Ok(Some(programs)) if !programs.is_empty() => {
@@ -109,6 +114,31 @@ pub fn refusals(agent: &dyn Adapter, host: &Host, args: &[String]) -> Vec<String
         }
     }
     out
+}
+
+/// Whether `path` (if it is there) and every directory above it belong to root and are
+/// writable by root only, links followed, as Gemini CLI requires of its system settings.
+fn held_by_root(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    for p in [path, real.as_path()] {
+        for at in p.ancestors() {
+            let Ok(m) = std::fs::metadata(at) else {
+                continue;
+            };
+            let at = crate::display::visible(&at.display().to_string()).into_owned();
+            if m.uid() != 0 {
+                return Err(format!("{at} belongs to user {}, not root", m.uid()));
+            }
+            if m.mode() & 0o022 != 0 {
+                return Err(format!(
+                    "{at} is writable by its group or others (mode {:o})",
+                    m.mode() & 0o7777
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The settings file at `path` as JSON, if it is there and is.

@@ -1,18 +1,33 @@
 //! Issue 41 item 4: `hookd install --scope managed` writes the agents' managed settings (the
 //! ones a project cannot switch off), and `hookd run AGENT -- PROGRAM ARGS` starts an unattended
 //! agent only where hookd holds, refusing with the reasons otherwise. Gemini CLI's system
-//! settings are moved by its own GEMINI_CLI_SYSTEM_SETTINGS_PATH, so these tests never touch /etc.
+//! settings are moved by its own GEMINI_CLI_SYSTEM_SETTINGS_PATH, so these tests never touch /etc
+//! (they go below Cargo's target directory: Gemini CLI, and `hookd run`, take system settings
+//! only from directories that root alone can write, which /tmp is not).
 
 use std::path::PathBuf;
 use std::process::Command;
 
 use crate::support::{stderr, stdout, Project};
 
-/// A project (a git repository) with Gemini CLI's system settings in the test's home.
+/// Whether Cargo's target directory belongs to root (the tests run as root), as system
+/// settings must.
+fn root_owned_target() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let owned = std::fs::metadata(env!("CARGO_TARGET_TMPDIR")).is_ok_and(|m| m.uid() == 0);
+    if !owned {
+        crate::support::unavailable("root", "system settings must belong to root");
+    }
+    owned
+}
+
+/// A project (a git repository) with Gemini CLI's system settings below Cargo's target directory.
 fn gemini_project() -> (Project, PathBuf) {
     let p = Project::new();
     std::fs::create_dir_all(p.path().join(".git")).unwrap();
-    let system = p.home.path().join("etc-gemini-cli/settings.json");
+    let etc = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let system = etc.path().join("gemini-cli/settings.json");
+    std::mem::forget(etc); // below target/tmp: removed with the target directory
     (p, system)
 }
 
@@ -54,6 +69,9 @@ fn trust_folder(p: &Project) {
 
 #[test]
 fn the_managed_install_writes_the_system_settings_with_hooks_switched_on() {
+    if !root_owned_target() {
+        return;
+    }
     use std::os::unix::fs::PermissionsExt;
     let (p, system) = gemini_project();
     let o = hookd(
@@ -130,6 +148,9 @@ fn crush_has_no_managed_scope() {
 /// repository that switches hooks off or brings its own is refused again.
 #[test]
 fn run_starts_the_agent_only_where_hookd_holds() {
+    if !root_owned_target() {
+        return;
+    }
     let (p, system) = gemini_project();
     let dir = p.path().display().to_string();
     let (started, said) = launch(&p, &system);
@@ -191,6 +212,9 @@ fn run_starts_the_agent_only_where_hookd_holds() {
 /// project's `false` would then win), the run is refused.
 #[test]
 fn run_refuses_a_managed_install_whose_switch_is_off() {
+    if !root_owned_target() {
+        return;
+    }
     let (p, system) = gemini_project();
     hookd(&p, &system, &["install", "gemini", "--scope", "managed"])
         .output()
@@ -209,6 +233,35 @@ fn run_refuses_a_managed_install_whose_switch_is_off() {
             system.display()
         )
     );
+}
+
+/// System settings in a directory others can write are refused (Gemini CLI would skip them).
+#[test]
+fn run_refuses_system_settings_others_can_write() {
+    if !root_owned_target() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let (p, system) = gemini_project();
+    hookd(&p, &system, &["install", "gemini", "--scope", "managed"])
+        .output()
+        .unwrap();
+    trust_folder(&p);
+    let dir = system.parent().unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (started, said) = launch(&p, &system);
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(!started);
+    assert_eq!(
+        said.trim_end(),
+        format!(
+            "hookd run: sh not started: hookd would not hold in this run:\n  - {} is not the machine's to decide ({} is writable by its group or others (mode 777)): Gemini CLI skips such settings, and whoever can write them can take hookd out; make it and its directories root's, writable by root only",
+            system.display(),
+            dir.display()
+        )
+    );
+    let (started, said) = launch(&p, &system);
+    assert!(started, "{said}");
 }
 
 /// Claude Code's managed settings cannot be moved: without them the launcher names the file.
