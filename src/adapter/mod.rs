@@ -17,6 +17,7 @@ pub(crate) mod payload;
 pub(crate) mod project_env;
 mod reply;
 pub mod seams;
+mod unwrap;
 
 use std::path::{Path, PathBuf};
 
@@ -213,6 +214,9 @@ pub(crate) fn translate_common(
             context: Context::new(),
         });
     };
+    let mut payload = payload.clone();
+    // After a confined call, the agent reports hookd's rewrite: hooks see the model's command.
+    let confined = point == HookPoint::PostTool && unwrap_command(&mut payload);
     let mut ctx = Context::from_json(&Value::Object(payload.clone()).to_string())?;
     ctx.set("agent", adapter.name());
     if let Some(name) = payload.get("tool_name") {
@@ -222,6 +226,9 @@ pub(crate) fn translate_common(
             "input".into(),
             payload.get("tool_input").cloned().unwrap_or(Value::Null),
         );
+        if confined {
+            tool.insert("confined".into(), Value::Bool(true));
+        }
         if let Some(r) = read.result {
             tool.insert("result".into(), r.clone());
         }
@@ -235,6 +242,24 @@ pub(crate) fn translate_common(
         point: Some(point),
         context: ctx,
     })
+}
+
+/// Put the model's command back in `tool_input.command` where it holds hookd's rewrite of it:
+/// whether it did.
+fn unwrap_command(payload: &mut Map<String, Value>) -> bool {
+    let slot = payload
+        .get_mut("tool_input")
+        .and_then(|i| i.get_mut("command"));
+    let Some(slot) = slot else {
+        return false;
+    };
+    match slot.as_str().and_then(unwrap::model_command) {
+        Some(command) => {
+            *slot = Value::String(command);
+            true
+        }
+        None => false,
+    }
 }
 
 /// The payload as an object, and its event name.

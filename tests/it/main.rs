@@ -34,6 +34,7 @@ mod model_commands;
 mod operator;
 mod otlp;
 mod places;
+mod post_tool;
 mod runner;
 mod sandbox;
 mod sandbox_agents;
