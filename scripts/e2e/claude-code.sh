@@ -16,7 +16,7 @@ fi
 work=$(mktemp -d)
 server_pid=""
 managed=/etc/claude-code/managed-settings.json
-managed_ours=""   # set when scenario 9 wrote the managed settings: taken away again on exit
+managed_ours=""   # set when scenario 10 wrote the managed settings: taken away again on exit
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
   if [ -n "$managed_ours" ]; then
@@ -175,12 +175,26 @@ if "$hookd" exec -- true 2>/dev/null; then
   results | grep -q 'tool_result' || fail "the model got no tool result"
   rm -f "$work/home/.claude/settings.json"
   echo "ok: not run: $(results | grep -o '"content": "[^"]*' | head -1 | cut -c1-120)"
+
+  echo "== 9: a post_tool hook sees the model's command, not hookd's rewrite of it"
+  printf 'enabled: true\ngate_shell_tools: true\nhooks:\n  - {name: seen, hook: post_tool, command: ./seen.sh}\n' > .infer/hooks.yaml
+  printf "tools: {bash: {mode: {all: {allow: ['^echo ok-tool\$', '^\\\\./seen\\\\.sh\$']}}}}\n" > .infer/config.yaml
+  printf '#!/bin/sh\ncat > seen.json\n' > seen.sh; chmod +x seen.sh
+  printf '%s\n' '["echo ok-tool"]' > "$work/tool-command"
+  : > "$work/server.log"; rm -f seen.json
+  run_claude
+  [ -e seen.json ] || fail "the post_tool hook did not run"
+  python3 -c 'import json,sys; c=json.load(open("seen.json")); t=c["tool"]; assert t["input"]["command"]=="echo ok-tool" and c["tool_input"]["command"]=="echo ok-tool" and t["confined"] is True, c' \
+    || fail "the post_tool hook saw $(cat seen.json)"
+  results | grep -q 'ok-tool' || fail "the call did not run"
+  rm -f seen.json seen.sh
+  echo "ok: the hook saw 'echo ok-tool', confined"
 else
   echo "skipped: this kernel cannot confine (hookd check says why)"
 fi
 rm -f "$work/tool-command"
 
-echo "== 9: a repository that switches hooks off and brings its own: the managed install still gates"
+echo "== 10: a repository that switches hooks off and brings its own: the managed install still gates"
 # /etc/claude-code/managed-settings.json (Claude Code has no variable that moves it): written
 # only as root and where there is none, taken away on exit.
 if [ -e "$managed" ] || [ -e /etc/claude-code ] || ! [ -w /etc ]; then
@@ -227,4 +241,4 @@ else
   rm -f "$managed" "$managed.hookd-backup"; rmdir /etc/claude-code 2>/dev/null || true; managed_ours=""
 fi
 rm -f "$work/tool-command"
-echo "9 passed, 0 failed"
+echo "10 passed, 0 failed"
