@@ -592,9 +592,28 @@ impl CommandProvider {
             path: path.map(|p| clip(&p, most).into_owned()),
             entries,
             mode: call.mode,
+            sandbox: self.confined_under(tool),
             turn: call.outcome.turn,
             session_id: call.session_id.to_string(),
         }));
+    }
+
+    /// The policy a call of `tool` will be rewritten to run under, if it will be
+    /// ([`Self::confine_shell_call`]): the sandbox on, a shell tool, a kernel that confines.
+    fn confined_under(&self, tool: &str) -> Option<String> {
+        let policy = self.sandbox.as_ref().filter(|s| s.enabled)?;
+        if !self.shell_tools.iter().any(|n| n == tool)
+            || !crate::sandbox::support().missing().is_empty()
+        {
+            return None;
+        }
+        let mut writes = vec![
+            self.project_dir.display().to_string(),
+            crate::sandbox::temp_dir(policy).display().to_string(),
+        ];
+        writes.extend(policy.write.iter().map(|p| p.display().to_string()));
+        let network = if policy.network { "on" } else { "off" };
+        Some(format!("writes: {}; network: {network}", writes.join(", ")))
     }
 
     /// The event keeps what the model sent cut to the gate's own limit: a refused call of

@@ -161,6 +161,10 @@ pub struct ToolCallAllowed {
     pub entries: Vec<String>,
     /// The mode whose allow-list was consulted.
     pub mode: Mode,
+    /// When the sandbox rewrites the call to run confined (`hookd exec`): the policy it runs
+    /// under, what it may write and reach. Absent: the agent runs it as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// The agent's turn.
     pub turn: u64,
     /// The session.

@@ -66,3 +66,43 @@ fn post_tool_hooks_see_the_models_command_not_the_rewrite() {
     assert_eq!(seen["tool"]["input"]["command"], tampered, "{seen}");
     assert!(seen["tool"].get("confined").is_none(), "{seen}");
 }
+
+/// Issue 41 item 9: `tool_call_allowed` says whether the call was rewritten to run confined,
+/// and under which policy.
+#[test]
+fn tool_call_allowed_names_the_policy_a_rewritten_call_runs_under() {
+    let p = crate::support::gated(&["^make test$"]);
+    let events = p.path().join("events.jsonl");
+    let allowed = |config: &str| {
+        p.write_home(
+            "config.yaml",
+            &format!("{config}tools: {{bash: {{mode: {{all: {{allow: ['^make test$']}}}}}}}}\n"),
+        );
+        let _ = std::fs::remove_file(&events);
+        let mut adapter = p.cmd(&["adapter", "claude-code"]);
+        adapter.env("HOOKD_EVENTS", &events).env("TMPDIR", "/tmp");
+        crate::support::claude_pre_tool(
+            adapter,
+            p.path(),
+            "Bash",
+            serde_json::json!({"command": "make test"}),
+        );
+        let text = std::fs::read_to_string(&events).unwrap();
+        crate::support::json_lines(&text)
+            .into_iter()
+            .find(|e| e["type"] == "tool_call_allowed")
+            .unwrap()
+    };
+    let e = allowed("");
+    assert!(e.get("sandbox").is_none(), "{e}");
+    if !hookd::sandbox::support().missing().is_empty() {
+        crate::support::unavailable("sandbox", "this kernel cannot confine");
+        return;
+    }
+    let e = allowed("sandbox: {enabled: true}\n");
+    assert_eq!(
+        e["sandbox"],
+        format!("writes: {}, /tmp; network: off", p.path().display()),
+        "{e}"
+    );
+}
