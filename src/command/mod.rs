@@ -3,6 +3,7 @@
 //! point's decision. Every hook becomes a `hook_command` or `hook_command_skipped` event.
 
 mod report;
+mod results;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -132,16 +133,19 @@ impl Provider for CommandProvider {
     fn wants(&self, point: HookPoint) -> bool {
         !self.by_point[point.index()].is_empty()
             || (point == HookPoint::PreTool && (self.shell_gate.is_some() || self.confines()))
+            || self.tracks_results(point)
     }
 
     fn needs_state(&self, point: HookPoint) -> bool {
-        point == HookPoint::PostSession // the loop guard counts consecutive continues
+        // The loop guard counts consecutive continues; the audit trail follows allowed calls.
+        point == HookPoint::PostSession || self.tracks_results(point)
     }
 
     fn decide(&self, call: &mut Call<'_>, state: &mut SessionState) {
         if call.point == HookPoint::PostSession {
             call.facts.continues = state.continues;
         }
+        self.record_results(call, state);
     }
 
     fn provide(&self, call: &mut Call<'_>) {
@@ -184,9 +188,11 @@ impl Provider for CommandProvider {
 
     fn needs_settle(&self, point: HookPoint) -> bool {
         point == HookPoint::PostSession
+            || (point == HookPoint::PreTool && self.tracks_results(point))
     }
 
     fn settle(&self, call: &mut Call<'_>, state: &mut SessionState) {
+        self.remember_allowed(call, state);
         if let Decision::Stop(stop) = &call.outcome.decision {
             state.continues = if stop.continue_ {
                 state.continues + 1
@@ -596,24 +602,6 @@ impl CommandProvider {
             turn: call.outcome.turn,
             session_id: call.session_id.to_string(),
         }));
-    }
-
-    /// The policy a call of `tool` will be rewritten to run under, if it will be
-    /// ([`Self::confine_shell_call`]): the sandbox on, a shell tool, a kernel that confines.
-    fn confined_under(&self, tool: &str) -> Option<String> {
-        let policy = self.sandbox.as_ref().filter(|s| s.enabled)?;
-        if !self.shell_tools.iter().any(|n| n == tool)
-            || !crate::sandbox::support().missing().is_empty()
-        {
-            return None;
-        }
-        let mut writes = vec![
-            self.project_dir.display().to_string(),
-            crate::sandbox::temp_dir(policy).display().to_string(),
-        ];
-        writes.extend(policy.write.iter().map(|p| p.display().to_string()));
-        let network = if policy.network { "on" } else { "off" };
-        Some(format!("writes: {}; network: {network}", writes.join(", ")))
     }
 
     /// The event keeps what the model sent cut to the gate's own limit: a refused call of

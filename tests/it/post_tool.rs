@@ -106,3 +106,77 @@ fn tool_call_allowed_names_the_policy_a_rewritten_call_runs_under() {
         "{e}"
     );
 }
+
+/// Issue 41 item 9: each call the gate let through gets a `tool_result`: `ran` or `failed` from
+/// the agent's report at `post_tool`, `not_run` at `post_session` when the agent never reported
+/// it (Claude Code calls no hook for a call its own permissions refuse).
+#[test]
+fn each_allowed_call_ends_as_ran_failed_or_not_run() {
+    let p = crate::support::gated(&["^make test$", "^make lint$", "^make build$"]);
+    let events = p.path().join("events.jsonl");
+    let send = |payload: serde_json::Value| {
+        let mut adapter = p.cmd(&["adapter", "claude-code"]);
+        adapter.env("HOOKD_EVENTS", &events);
+        let o = with_stdin(adapter, &payload.to_string());
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    };
+    let base = serde_json::json!({"session_id": "s9", "cwd": p.path(), "permission_mode": "default",
+        "tool_name": "Bash"});
+    let with = |event: &str, command: &str, extra: serde_json::Value| {
+        let mut v = base.clone();
+        v["hook_event_name"] = event.into();
+        v["tool_input"] = serde_json::json!({"command": command});
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v
+    };
+    send(with("PreToolUse", "make test", serde_json::json!({})));
+    send(with("PreToolUse", "make lint", serde_json::json!({})));
+    send(with("PreToolUse", "make build", serde_json::json!({})));
+    send(with(
+        "PostToolUse",
+        "make test",
+        serde_json::json!({"tool_response": {"stdout": "ok"}}),
+    ));
+    send(with(
+        "PostToolUseFailure",
+        "make lint",
+        serde_json::json!({"error": "exit 2"}),
+    ));
+    let mut stop = base.clone();
+    stop["hook_event_name"] = "Stop".into();
+    send(stop);
+    let text = std::fs::read_to_string(&events).unwrap();
+    let results: Vec<(String, String, String)> = crate::support::json_lines(&text)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| {
+            (
+                e["command"].as_str().unwrap().to_string(),
+                e["outcome"].as_str().unwrap().to_string(),
+                e["hook"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("make test", "ran", "post_tool"),
+        ("make lint", "failed", "post_tool"),
+        ("make build", "not_run", "post_session"),
+    ];
+    let want: Vec<(String, String, String)> = want
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect();
+    assert_eq!(results, want, "{text}");
+    // `hookd events` says it in a line.
+    let o = p
+        .cmd(&["events", "--file", events.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        crate::support::stdout(&o).contains("Bash not run `make build`"),
+        "{}",
+        crate::support::stdout(&o)
+    );
+}
