@@ -10,8 +10,7 @@ version=${1:-2.1.330}
 if [ -n "${HOOKD:-}" ]; then
   hookd=$HOOKD
 else
-  cargo build --release --quiet
-  hookd="$PWD/target/release/hookd"
+  hookd=$(scripts/build-static.sh)   # the shipped binary: statically linked
 fi
 work=$(mktemp -d)
 server_pid=""
@@ -173,6 +172,8 @@ if "$hookd" exec -- true 2>/dev/null; then
   run_claude
   [ -e asked-marker ] && fail "the call an ask rule covers ran without being approved"
   results | grep -q 'tool_result' || fail "the model got no tool result"
+  grep '"type":"tool_result"' "$work/events.jsonl" | grep '"outcome":"not_run"' | grep -q '"command":"touch asked-marker"' \
+    || fail "the call Claude Code refused is not recorded as not run"
   rm -f "$work/home/.claude/settings.json"
   echo "ok: not run: $(results | grep -o '"content": "[^"]*' | head -1 | cut -c1-120)"
 
@@ -187,6 +188,9 @@ if "$hookd" exec -- true 2>/dev/null; then
   python3 -c 'import json,sys; c=json.load(open("seen.json")); t=c["tool"]; assert t["input"]["command"]=="echo ok-tool" and c["tool_input"]["command"]=="echo ok-tool" and t["confined"] is True, c' \
     || fail "the post_tool hook saw $(cat seen.json)"
   results | grep -q 'ok-tool' || fail "the call did not run"
+  grep '"type":"tool_result"' "$work/events.jsonl" | grep '"outcome":"ran"' | grep '"command":"echo ok-tool"' | grep -q '"sandbox":"writes: ' \
+    || fail "the confined call is not recorded as ran, with its policy"
+  grep '"type":"tool_call_allowed"' "$work/events.jsonl" | grep -q '"sandbox":"writes: ' || fail "tool_call_allowed does not name the policy"
   rm -f seen.json seen.sh
   echo "ok: the hook saw 'echo ok-tool', confined"
 else

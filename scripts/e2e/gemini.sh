@@ -9,8 +9,7 @@ version=${1:-0.61.0}
 if [ -n "${HOOKD:-}" ]; then
   hookd=$HOOKD
 else
-  cargo build --release --quiet
-  hookd="$PWD/target/release/hookd"
+  hookd=$(scripts/build-static.sh)   # the shipped binary: statically linked
 fi
 work=$(mktemp -d)
 # Gemini CLI takes system settings only from directories root alone can write (not /tmp).
@@ -74,6 +73,8 @@ run_gemini '["make test"]'
 results | grep -q 'make-test-output-42' || fail "the command's output did not reach the model"
 results | grep -q 'Command injection detected' && fail "Gemini CLI refused the rewrite"
 grep -q '"type":"tool_command_denied"' "$work/events.jsonl" && fail "an allowed command was denied"
+grep '"type":"tool_result"' "$work/events.jsonl" | grep '"outcome":"ran"' | grep -q '"command":"make test"' \
+  || fail "the confined call is not recorded as ran under the model's command"
 echo "ok: $(results | grep -o 'make-test-output-42' | head -1) reached the model"
 
 echo "== 2: git add -A && git commit -m x works confined"
@@ -105,6 +106,9 @@ echo "== 6: a repository that switches hooks off: the managed (system) install s
 # (below target/: as root, a directory only root can write, as Gemini CLI requires).
 system="$etc/gemini-cli/settings.json"
 repo6="$work/repo6"; mkdir -p "$repo6/.gemini"; cd "$repo6"; git init -q .
+# The settings of scenarios 1-4 again (scenario 5's tools.allowed makes the policy refuse the rest).
+printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}}\n' \
+  > "$work/home/.gemini/settings.json"
 printf '{"hooksConfig": {"enabled": false}}\n' > .gemini/settings.json
 printf '{"%s": "TRUST_FOLDER", "%s": "TRUST_FOLDER"}\n' "$project" "$repo6" > "$work/home/.gemini/trustedFolders.json"
 run_gemini6() {
