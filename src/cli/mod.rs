@@ -13,6 +13,7 @@ mod imports;
 mod init;
 mod install;
 mod load;
+pub(crate) mod loader;
 mod man;
 mod points;
 mod run;

@@ -53,5 +53,6 @@ mod sec_layering;
 mod sec_review;
 mod sec_runner;
 mod sec_trust;
+mod static_binary;
 mod support;
 mod trust;
