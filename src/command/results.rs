@@ -121,7 +121,7 @@ impl CommandProvider {
         let tool = call.view.tool.as_ref().and_then(|t| t.name)?.to_string();
         let input = call.context.tool("input");
         let text = |k: &str| input.and_then(|i| i.get(k)).and_then(Value::as_str);
-        let command = if self.shell_tools.iter().any(|n| *n == tool)
+        let command = if self.shell_tools.contains(&tool)
             || self.shell_gate.iter().flatten().any(|n| *n == tool)
         {
             text("command").map(String::from)
