@@ -6,6 +6,8 @@ use clap::Parser;
 use tracing_subscriber::filter::LevelFilter;
 
 fn main() {
+    // A statically linked hookd started with a loader variable starts again without it.
+    cli::loader::start_clear();
     // First, before anything reads the environment (the log level, the arguments' variables):
     // an adapter call drops what the agent's project set there.
     let early = cli::early();

@@ -26,6 +26,23 @@ pub struct SessionState {
     pub failure_count: u64,
     /// Consecutive `continue`s honoured at `post_session` (the loop guard).
     pub continues: u64,
+    /// Tool calls the gate let through that the agent has not reported at `post_tool` yet
+    /// (the oldest first, at most 64): left at `post_session`, the agent did not run them.
+    pub pending: Vec<PendingCall>,
+}
+
+/// A tool call the gate let through, awaiting the agent's report of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PendingCall {
+    /// The tool.
+    pub tool: String,
+    /// A shell tool's command (the model's, not hookd's rewrite of it).
+    pub command: Option<String>,
+    /// The file another tool names.
+    pub path: Option<String>,
+    /// The policy the sandbox runs it under, when it rewrote the call.
+    pub sandbox: Option<String>,
 }
 
 /// What the session must remember between dispatches, given the configured reminders.

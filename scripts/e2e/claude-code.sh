@@ -10,12 +10,19 @@ version=${1:-2.1.330}
 if [ -n "${HOOKD:-}" ]; then
   hookd=$HOOKD
 else
-  cargo build --release --quiet
-  hookd="$PWD/target/release/hookd"
+  hookd=$(scripts/build-static.sh)   # the shipped binary: statically linked
 fi
 work=$(mktemp -d)
 server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
+managed=/etc/claude-code/managed-settings.json
+managed_ours=""   # set when scenario 10 wrote the managed settings: taken away again on exit
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+  if [ -n "$managed_ours" ]; then
+    rm -f "$managed" "$managed.hookd-backup"; rmdir /etc/claude-code 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
 trap cleanup EXIT
 # The temporary directory is writable in the sandbox: keep the home out of it (scenario 4).
 mkdir -p "$work/tmp"
@@ -175,6 +182,8 @@ if "$hookd" exec -- true 2>/dev/null; then
   run_claude
   [ -e asked-marker ] && fail "the call an ask rule covers ran without being approved"
   results | grep -q 'tool_result' || fail "the model got no tool result"
+  grep '"type":"tool_result"' "$work/events.jsonl" | grep '"outcome":"not_run"' | grep -q '"command":"touch asked-marker"' \
+    || fail "the call Claude Code refused is not recorded as not run"
   rm -f "$work/home/.claude/settings.json"
   echo "ok: not run: $(results | grep -o '"content": "[^"]*' | head -1 | cut -c1-120)"
 
@@ -216,12 +225,29 @@ if "$hookd" exec -- true 2>/dev/null; then
   [ -e .env ] || [ -e .vscode ] || [ -e .git/commondir ] && fail "a stand-in or the planted file is left: $(ls -a)"
   results | grep -q '.env: No such device or address' || fail "the tool result does not show the refused .env"
   echo "ok: .env, .vscode/ and .git/commondir were not made, and nothing is left"
+
+  echo "== 11: a post_tool hook sees the model's command, not hookd's rewrite of it"
+  printf 'enabled: true\ngate_shell_tools: true\nhooks:\n  - {name: seen, hook: post_tool, command: ./seen.sh}\n' > .infer/hooks.yaml
+  printf "tools: {bash: {mode: {all: {allow: ['^echo ok-tool\$', '^\\\\./seen\\\\.sh\$']}}}}\n" > .infer/config.yaml
+  printf '#!/bin/sh\ncat > seen.json\n' > seen.sh; chmod +x seen.sh
+  printf '%s\n' '["echo ok-tool"]' > "$work/tool-command"
+  : > "$work/server.log"; rm -f seen.json
+  run_claude
+  [ -e seen.json ] || fail "the post_tool hook did not run"
+  python3 -c 'import json,sys; c=json.load(open("seen.json")); t=c["tool"]; assert t["input"]["command"]=="echo ok-tool" and c["tool_input"]["command"]=="echo ok-tool" and t["confined"] is True, c' \
+    || fail "the post_tool hook saw $(cat seen.json)"
+  results | grep -q 'ok-tool' || fail "the call did not run"
+  grep '"type":"tool_result"' "$work/events.jsonl" | grep '"outcome":"ran"' | grep '"command":"echo ok-tool"' | grep -q '"sandbox":"writes: ' \
+    || fail "the confined call is not recorded as ran, with its policy"
+  grep '"type":"tool_call_allowed"' "$work/events.jsonl" | grep -q '"sandbox":"writes: ' || fail "tool_call_allowed does not name the policy"
+  rm -f seen.json seen.sh
+  echo "ok: the hook saw 'echo ok-tool', confined"
 else
   echo "skipped: this kernel cannot confine (hookd check says why)"
 fi
 rm -f "$work/tool-command"
 
-echo "== 11: one daemon, started elsewhere (in the home), answers the agent in the project"
+echo "== 12: one daemon, started elsewhere (in the home), answers the agent in the project"
 cd "$project"
 rm -f finished-marker "$work/home/.infer/config.yaml"
 printf 'enabled: true\ngate_shell_tools: true\nhooks:\n  - {name: finished, hook: post_session, command: '"'"'touch finished-marker'"'"'}\n' > .infer/hooks.yaml
@@ -238,4 +264,51 @@ grep -q '"type":"client_refused"' "$work/daemon.jsonl" && fail "the daemon refus
 [ -e finished-marker ] || fail "the project's post_session hook did not run through the daemon"
 [ -s "$work/events.jsonl" ] && fail "the adapter dispatched in its own process: $(cat "$work/claude.err")"
 echo "ok: the daemon started in the home answered the project's session (denial recorded, its hook ran)"
-echo "12 passed, 0 failed"
+echo "== 13: a repository that switches hooks off and brings its own: the managed install still gates"
+# /etc/claude-code/managed-settings.json (Claude Code has no variable that moves it): written
+# only as root and where there is none, taken away on exit.
+if [ -e "$managed" ] || [ -e /etc/claude-code ] || ! [ -w /etc ]; then
+  echo "skipped: $managed is there already, or /etc is not writable"
+else
+  repo9="$work/repo9"; mkdir -p "$repo9/.claude" "$work/home9/.infer"; cd "$repo9"; git init -q .
+  printf '{"disableAllHooks": true, "hooks": {"PreToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": "touch %s/own-hook-ran"}]}]}}\n' "$repo9" > .claude/settings.json
+  printf 'enabled: true\ngate_shell_tools: true\nhooks: []\n' > "$work/home9/.infer/hooks.yaml"
+  printf "tools: {bash: {mode: {all: {allow: ['^echo ok-tool\$']}}}}\n" > "$work/home9/.infer/config.yaml"
+  printf '%s\n' '["touch pwned-marker"]' > "$work/tool-command"
+  run_claude9() {
+    rm -f "$work/events.jsonl" pwned-marker own-hook-ran
+    env -i PATH="$PATH" HOME="$work/home9" ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=sk-test \
+        HOOKD_EVENTS="$work/events.jsonl" HOOKD_STATE_DIR="$work/state9" TMPDIR="$work/tmp" \
+        DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+        timeout 120 "$@" >"$work/claude.out" 2>"$work/claude.err" || true
+  }
+  # Installed in the user's settings only, the repository's disableAllHooks wins: the call runs.
+  HOME="$work/home9" "$hookd" install claude-code --scope user --gate-shell-tools >/dev/null
+  run_claude9 "$claude" -p "RUNTOOL please" --allowedTools Bash
+  [ -e pwned-marker ] || fail "the attack did not work without the managed install (the scenario tests nothing)"
+  [ -e own-hook-ran ] && fail "Claude Code ran a hook although disableAllHooks is set"
+  HOME="$work/home9" "$hookd" uninstall claude-code --scope user >/dev/null
+  managed_ours=1
+  "$hookd" install claude-code --scope managed --fail-closed --gate-shell-tools >/dev/null
+  grep -q '"allowManagedHooksOnly": true' "$managed" || fail "the managed install did not set allowManagedHooksOnly"
+  run_claude9 "$claude" -p "RUNTOOL please" --allowedTools Bash
+  [ -e pwned-marker ] && fail "the model's command ran although hookd's managed hook denies it"
+  grep -q '"type":"tool_command_denied"' "$work/events.jsonl" || fail "no tool_command_denied event under the managed install"
+  [ -e own-hook-ran ] && fail "the repository's own hook ran beside the managed one"
+  echo "ok: denied by the managed hook; the repository's own hook did not run"
+  # The launcher refuses the repository, and says why; the agent never starts.
+  run_claude9 "$hookd" run claude-code -- "$claude" -p "RUNTOOL please" --allowedTools Bash
+  grep -q 'hookd run: .* not started: hookd would not hold in this run:' "$work/claude.err" || fail "hookd run did not refuse"
+  grep -q 'switches the agent.s hooks off ("disableAllHooks": true)' "$work/claude.err" || fail "hookd run did not name disableAllHooks"
+  grep -q 'declares a hook of its own at PreToolUse' "$work/claude.err" || fail "hookd run did not name the own hook"
+  [ -e "$work/events.jsonl" ] && fail "the agent started"
+  # Without them, it starts the agent.
+  rm .claude/settings.json
+  printf '%s\n' '["echo ok-tool"]' > "$work/tool-command"
+  run_claude9 "$hookd" run claude-code -- "$claude" -p "RUNTOOL please" --allowedTools Bash
+  grep -q '"type":"tool_call_allowed"' "$work/events.jsonl" || fail "hookd run did not start the agent"
+  echo "ok: hookd run refused the repository with the reasons, and started the agent once they were gone"
+  rm -f "$managed" "$managed.hookd-backup"; rmdir /etc/claude-code 2>/dev/null || true; managed_ours=""
+fi
+rm -f "$work/tool-command"
+echo "14 passed, 0 failed"

@@ -10,12 +10,13 @@ version=${1:-0.61.0}
 if [ -n "${HOOKD:-}" ]; then
   hookd=$HOOKD
 else
-  cargo build --release --quiet
-  hookd="$PWD/target/release/hookd"
+  hookd=$(scripts/build-static.sh)   # the shipped binary: statically linked
 fi
 work=$(mktemp -d)
+# Gemini CLI takes system settings only from directories root alone can write (not /tmp).
+mkdir -p target; etc=$(mktemp -d "$PWD/target/e2e-etc.XXXXXX"); chmod 755 "$etc"
 server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work" "$etc"; }
 trap cleanup EXIT
 # The temporary directory is writable in the sandbox: keep the home and hookd's state out of it.
 mkdir -p "$work/tmp" "$work/home/.gemini" "$work/home/.infer"
@@ -82,6 +83,8 @@ run_gemini '["make test"]'
 results | grep -q 'make-test-output-42' || fail "the command's output did not reach the model"
 results | grep -q 'Command injection detected' && fail "Gemini CLI refused the rewrite"
 grep -q '"type":"tool_command_denied"' "$work/events.jsonl" && fail "an allowed command was denied"
+grep '"type":"tool_result"' "$work/events.jsonl" | grep '"outcome":"ran"' | grep -q '"command":"make test"' \
+  || fail "the confined call is not recorded as ran under the model's command"
 echo "ok: $(results | grep -o 'make-test-output-42' | head -1) reached the model"
 
 echo "== 2: git add -A && git commit -m x works confined"
@@ -113,4 +116,44 @@ printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"
 run_gemini '["make test"]' ""
 results | grep -q 'make-test-output-42' || fail "the confined call did not run without --yolo"
 echo "ok: allowed by the rule for '$hookd' exec"
-echo "6 passed, 0 failed"
+
+echo "== 7: a repository that switches hooks off: the managed (system) install still gates"
+# Gemini CLI's system settings, moved into the test by its own GEMINI_CLI_SYSTEM_SETTINGS_PATH
+# (below target/: as root, a directory only root can write, as Gemini CLI requires).
+system="$etc/gemini-cli/settings.json"
+repo6="$work/repo6"; mkdir -p "$repo6/.gemini"; cd "$repo6"; git init -q .
+# The settings of scenarios 1-4 again (scenario 5's tools.allowed makes the policy refuse the rest).
+printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}}\n' \
+  > "$work/home/.gemini/settings.json"
+printf '{"hooksConfig": {"enabled": false}}\n' > .gemini/settings.json
+printf '{"%s": "TRUST_FOLDER", "%s": "TRUST_FOLDER"}\n' "$project" "$repo6" > "$work/home/.gemini/trustedFolders.json"
+run_gemini6() {
+  printf '%s\n' '["touch pwned-marker"]' > "$work/commands"
+  : > "$work/server.log"; rm -f "$work/events.jsonl" pwned-marker
+  env HOME="$work/home" TMPDIR="$work/tmp" GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" GEMINI_API_KEY=fake-key \
+      HOOKD_EVENTS="$work/events.jsonl" HOOKD_STATE_DIR="$work/state" GEMINI_CLI_SYSTEM_SETTINGS_PATH="$system" \
+      timeout 180 "$@" >"$work/gemini.out" 2>"$work/gemini.err" || true
+}
+# Installed in the user's settings only, the repository's hooksConfig.enabled: false wins.
+HOME="$work/home" "$hookd" install gemini --scope user >/dev/null
+run_gemini6 "$gemini" -p "RUNTOOL please" --yolo --output-format json
+[ -e pwned-marker ] || fail "the attack did not work without the managed install (the scenario tests nothing)"
+HOME="$work/home" "$hookd" uninstall gemini --scope user >/dev/null
+GEMINI_CLI_SYSTEM_SETTINGS_PATH="$system" "$hookd" install gemini --scope managed --fail-closed >/dev/null
+run_gemini6 "$gemini" -p "RUNTOOL please" --yolo --output-format json
+[ -e pwned-marker ] && fail "the model's command ran although hookd's system hook denies it"
+grep -q '"type":"tool_command_denied"' "$work/events.jsonl" || fail "no tool_command_denied event under the managed install"
+echo "ok: denied by the hook in the system settings, the repository's false notwithstanding"
+run_gemini6 "$hookd" run gemini -- "$gemini" -p "RUNTOOL please" --yolo --output-format json
+grep -q 'switches the agent.s hooks off ("hooksConfig.enabled": false)' "$work/gemini.err" || fail "hookd run did not refuse the repository"
+[ -e "$work/events.jsonl" ] && fail "the agent started"
+rm .gemini/settings.json
+printf '%s\n' '["make test"]' > "$work/commands"
+printf 'test:\n\t@echo "make-test-output-$$((6*7))"\n' > Makefile
+: > "$work/server.log"
+env HOME="$work/home" TMPDIR="$work/tmp" GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" GEMINI_API_KEY=fake-key \
+    HOOKD_EVENTS="$work/events.jsonl" HOOKD_STATE_DIR="$work/state" GEMINI_CLI_SYSTEM_SETTINGS_PATH="$system" \
+    timeout 180 "$hookd" run gemini -- "$gemini" -p "RUNTOOL please" --yolo --output-format json >"$work/gemini.out" 2>"$work/gemini.err" || true
+results | grep -q 'make-test-output-42' || fail "hookd run did not start the agent"
+echo "ok: hookd run refused the repository, and started the agent once it was clean"
+echo "8 passed, 0 failed"

@@ -157,6 +157,7 @@ impl Adapter for ClaudeCode {
                 Some(dir) => dir.join("settings.json"),
                 None => super::home(host)?.join(".claude/settings.json"),
             },
+            Scope::Managed => PathBuf::from(super::managed::CLAUDE_MANAGED),
         })
     }
 }

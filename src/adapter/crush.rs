@@ -174,6 +174,7 @@ impl Adapter for Crush {
                 Ok(base.join("crush/crush.json"))
             }
             Scope::Local => Err(AdapterError::NoLocalScope),
+            Scope::Managed => Err(AdapterError::NoManagedScope),
         }
     }
 

@@ -154,6 +154,11 @@ impl Adapter for Gemini {
                 Some(h) => h.join(".gemini/settings.json"),
                 None => super::home(host)?.join(".gemini/settings.json"),
             }),
+            // The system settings, which override every other file; Gemini CLI's own variable
+            // moves them.
+            Scope::Managed => Ok(host
+                .dir("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+                .unwrap_or_else(|| PathBuf::from(super::managed::GEMINI_SYSTEM))),
             Scope::Local => Err(AdapterError::NoLocalScope),
         }
     }

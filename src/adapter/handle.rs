@@ -48,6 +48,14 @@ impl Arrival {
         }
     }
 
+    /// This process's adapter call, its payload `text`: [`Arrival::enter`] from the process
+    /// as the agent started it, then [`Arrival::settle`].
+    pub fn of_this_process(text: Result<String, String>) -> Arrival {
+        let mut a = Arrival::enter(text, Host::of_this_process());
+        a.settle();
+        a
+    }
+
     /// Make this process the arrival's host (see [`Host::make_this_process`]): the binary's
     /// edge, called first, while the process has one thread. A directory it cannot enter is
     /// said with the reply.
@@ -57,6 +65,53 @@ impl Arrival {
             let line = format!("hookd: cannot work in the agent's project {dir}: {e}");
             self.diagnostics.push(line);
         }
+    }
+}
+
+/// What an agent started this process for, which decides what [`settle_process`] drops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Start {
+    /// An agent's hook call (`hookd adapter`): its payload on stdin names the project.
+    Adapter,
+    /// The model's call run confined (`hookd exec`), by the agent's own shell; with the
+    /// project the adapter decided, when its rewrite carries one (`--project`), whose files are
+    /// read too whatever directory the shell stands in.
+    ConfinedCall(Option<std::path::PathBuf>),
+    /// Anything else: the environment is the operator's.
+    Other,
+}
+
+/// How [`settle_process`] left this process.
+#[non_exhaustive]
+pub enum Settled {
+    /// An adapter call: moved into the agent's project, the project's variables dropped.
+    Adapter(Box<Arrival>),
+    /// The project's variables dropped, in the directory the agent started it in.
+    Ready,
+    /// The agent's files could not be read: what they set is unknown, so nothing may run.
+    Refused(Vec<super::Unreadable>),
+}
+
+/// The first call of a program built on hookd that an agent starts (before it reads any
+/// variable: its log level, its options' variables): drop from this process what the agent's
+/// repository set for its agent (`.env`, `.claude/settings.json` `env`), and for an adapter
+/// call move into the agent's project. `stdin` reads the adapter's payload. Call it while the
+/// process has one thread (it changes the process's environment and directory).
+pub fn settle_process(start: Start, stdin: impl FnOnce() -> Result<String, String>) -> Settled {
+    match start {
+        Start::Adapter => Settled::Adapter(Box::new(Arrival::of_this_process(stdin()))),
+        Start::ConfinedCall(project) => match super::drop_agent_env(
+            Host::of_this_process(),
+            project.as_deref(),
+        ) {
+            Ok(host) => {
+                let _ = host.make_this_process();
+                Settled::Ready
+            }
+            Err(unread) => Settled::Refused(unread),
+        },
+        Start::Other => Settled::Ready,
     }
 }
 

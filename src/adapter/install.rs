@@ -154,6 +154,11 @@ pub enum Scope {
     /// `~/.config/crush/crush.json`); `hookd install` records the file in
     /// `~/.infer/installed.json`, which keeps it from the model's writes under `gate_shell_tools`.
     User,
+    /// The machine's managed settings, which no project can switch off or add hooks beside
+    /// (Claude Code's `/etc/claude-code/managed-settings.json` with `allowManagedHooksOnly`,
+    /// Gemini CLI's `/etc/gemini-cli/settings.json` or `GEMINI_CLI_SYSTEM_SETTINGS_PATH` with
+    /// `hooksConfig.enabled`); needs root. What `hookd run` requires.
+    Managed,
 }
 
 /// How `install` may write, and what it writes into the agent's command.
@@ -169,6 +174,10 @@ pub struct InstallOptions<'a> {
     /// shell before hookd can confine a call (`BASH_ENV`, `LD_PRELOAD`, …): refused unless
     /// this is set.
     pub force: bool,
+    /// The file is the agent's managed settings ([`Scope::Managed`]): also turn on the switch
+    /// that makes only its hooks run ([`super::managed::switch`]), and leave the file readable
+    /// by every user (the agent runs as them).
+    pub managed: bool,
 }
 
 /// The command the agent runs: this hookd binary's adapter.
@@ -343,11 +352,11 @@ pub fn install(
     let root = settings
         .as_object_mut()
         .ok_or_else(|| err("is not a JSON object"))?;
+    let mut changed = opts.managed && super::managed::turn_on(spec, root).map_err(err)?;
     let hooks = root.entry("hooks").or_insert_with(|| json!({}));
     let hooks = hooks
         .as_object_mut()
         .ok_or_else(|| err("`hooks` is not an object; fix it first, hookd changed nothing"))?;
-    let mut changed = false;
     for e in spec.events() {
         let matcher = match e.install {
             Register::No => continue,
@@ -391,7 +400,18 @@ pub fn install(
     if !changed {
         return Ok(Change::Unchanged);
     }
-    write(path, existed, &settings)
+    let change = write(path, existed, &settings)?;
+    if opts.managed {
+        // Read by the agent as whichever user runs it; written by root only.
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o644)).map_err(|source| {
+            InstallError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+    }
+    Ok(change)
 }
 
 /// Point hookd's existing entries for the agent at `command`; true if there was one.

@@ -10,12 +10,14 @@ pub mod gemini;
 #[cfg(feature = "daemon")]
 pub mod handle;
 pub mod install;
+pub mod managed;
 #[cfg(feature = "daemon")]
 mod own_rules;
 pub(crate) mod payload;
 pub(crate) mod project_env;
 mod reply;
 pub mod seams;
+mod unwrap;
 
 use std::path::{Path, PathBuf};
 
@@ -212,6 +214,9 @@ pub(crate) fn translate_common(
             context: Context::new(),
         });
     };
+    let mut payload = payload.clone();
+    // After a confined call, the agent reports hookd's rewrite: hooks see the model's command.
+    let confined = point == HookPoint::PostTool && unwrap_command(&mut payload);
     let mut ctx = Context::from_json(&Value::Object(payload.clone()).to_string())?;
     ctx.set("agent", adapter.name());
     if let Some(name) = payload.get("tool_name") {
@@ -221,6 +226,9 @@ pub(crate) fn translate_common(
             "input".into(),
             payload.get("tool_input").cloned().unwrap_or(Value::Null),
         );
+        if confined {
+            tool.insert("confined".into(), Value::Bool(true));
+        }
         if let Some(r) = read.result {
             tool.insert("result".into(), r.clone());
         }
@@ -234,6 +242,24 @@ pub(crate) fn translate_common(
         point: Some(point),
         context: ctx,
     })
+}
+
+/// Put the model's command back in `tool_input.command` where it holds hookd's rewrite of it:
+/// whether it did.
+fn unwrap_command(payload: &mut Map<String, Value>) -> bool {
+    let slot = payload
+        .get_mut("tool_input")
+        .and_then(|i| i.get_mut("command"));
+    let Some(slot) = slot else {
+        return false;
+    };
+    match slot.as_str().and_then(unwrap::model_command) {
+        Some(command) => {
+            *slot = Value::String(command);
+            true
+        }
+        None => false,
+    }
 }
 
 /// The payload as an object, and its event name.
@@ -323,6 +349,9 @@ pub enum AdapterError {
     /// The agent has no settings file of that scope.
     #[error("only Claude Code has a local settings file; use --scope project or --scope user")]
     NoLocalScope,
+    /// The agent has no managed settings a project cannot override.
+    #[error("Crush has no managed settings that a project cannot override; use Claude Code or Gemini CLI for `--scope managed` and `hookd run`")]
+    NoManagedScope,
 }
 
 #[cfg(test)]

@@ -192,6 +192,13 @@ fn settings(path: &Path, agent: Agent, out: &mut Vec<Found>) {
                     say(Seam::HooksOff(how));
                 }
             }
+            // Hooks by name (a hook's name is its command when it has none), hookd's among them.
+            let disabled = value
+                .pointer("/hooksConfig/disabled")
+                .and_then(Value::as_array);
+            if disabled.is_some_and(|d| !d.is_empty()) {
+                say(Seam::HooksOff("\"hooksConfig.disabled\" lists hooks"));
+            }
             if value.pointer("/tools/autoAccept") == Some(&Value::Bool(true)) {
                 say(Seam::Bypass("\"tools.autoAccept\": true".into()));
             }

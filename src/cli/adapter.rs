@@ -38,7 +38,7 @@ pub(super) struct Args {
 /// `hookd adapter AGENT`. `early` is what `main` prepared before parsing; it is always there
 /// when `hookd adapter` is the first argument, as clap requires, and prepared here otherwise.
 pub(super) fn run(mut a: Args, early: Option<Arrival>) -> Done {
-    let early = early.unwrap_or_else(super::arrive);
+    let early = early.unwrap_or_else(|| Arrival::of_this_process(super::read_stdin()));
     let mut diagnostics = early.diagnostics;
     // A safety switch: a value hookd cannot read turns it on, never silently off.
     a.cfg.fail_closed = Switch::is_on(a.fail_closed.as_ref(), true);

@@ -11,7 +11,8 @@ pub(super) struct Args {
     /// The agent.
     #[arg(value_enum)]
     pub(super) agent: Agent,
-    /// Which settings file.
+    /// Which settings file. `managed` (as root) is the one a project cannot switch off or add
+    /// hooks beside, which `hookd run` requires.
     #[arg(long, value_enum, default_value = "project")]
     pub(super) scope: Scope,
     /// Install the adapter with --fail-closed: if hookd itself fails, the agent is denied.
@@ -105,6 +106,7 @@ pub(super) fn run(a: Args) -> Done {
         flags: &flags,
         follow_symlinks: a.follow_symlinks,
         force: a.force,
+        managed: matches!(a.scope, Scope::Managed),
     };
     install(a.agent, a.scope, false, opts)
 }
@@ -115,6 +117,7 @@ pub(super) fn run_uninstall(a: UninstallArgs) -> Done {
         flags: &[],
         follow_symlinks: a.follow_symlinks,
         force: true,
+        managed: false,
     };
     install(a.agent, a.scope, true, opts)
 }

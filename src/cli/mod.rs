@@ -13,8 +13,10 @@ mod imports;
 mod init;
 mod install;
 mod load;
+pub(crate) mod loader;
 mod man;
 mod points;
+mod run;
 mod schema;
 mod serve;
 pub(crate) mod telemetry;
@@ -58,6 +60,10 @@ enum Command {
         #[command(subcommand)]
         from: ImportFrom,
     },
+    /// Start an unattended agent (`hookd run claude-code -- claude -p …`) only where hookd
+    /// holds: installed in the agent's managed settings, which the project cannot switch off,
+    /// the project's agent files opening no way around it. Otherwise refuse, saying why.
+    Run(run::Args),
     /// Remove exactly the entries `hookd install` added.
     Uninstall(install::UninstallArgs),
     /// Run the daemon: agents dispatch over a Unix socket (and optionally loopback HTTP);
@@ -83,30 +89,34 @@ enum Command {
     Exec(exec::Args),
 }
 
-/// What must happen before the command line is parsed: `hookd adapter` reads its payload,
-/// moves to the agent's project and drops what that project set in the environment, so that
-/// nothing after it (the log level, clap's `env =` variables) reads a repository's values.
-/// `hookd` has no options before its subcommand, so the first argument names it.
+/// What must happen before the command line is parsed: the library's
+/// [`hookd::adapter::handle::settle_process`], for what the first argument names (`hookd` has
+/// no options before its subcommand), so that nothing after it (the log level, clap's `env =`
+/// variables) reads a repository's values.
 pub(crate) fn early() -> Option<hookd::adapter::handle::Arrival> {
-    let sub = std::env::args_os().nth(1);
-    if sub.as_deref() == Some(std::ffi::OsStr::new("exec")) {
-        // What the repository set for its agent, dropped before anything reads it.
-        let project = exec_project();
-        match hookd::adapter::drop_agent_env(Host::of_this_process(), project.as_deref()) {
-            Ok(host) => {
-                let _ = host.make_this_process();
+    use hookd::adapter::handle::{settle_process, Settled, Start};
+    let start = match std::env::args_os()
+        .nth(1)
+        .as_deref()
+        .and_then(|s| s.to_str())
+    {
+        Some("adapter") => Start::Adapter,
+        Some("exec") => Start::ConfinedCall(exec_project()),
+        _ => Start::Other,
+    };
+    match settle_process(start, read_stdin) {
+        Settled::Adapter(a) => Some(*a),
+        Settled::Refused(bad) => {
+            // Read by the model (the agent's shell shows it): what happened, no recipe.
+            for u in bad {
+                eprintln!(
+                    "hookd: {u}: what it sets for the agent is unknown, so hookd exec runs nothing"
+                );
             }
-            Err(bad) => {
-                // Read by the model (the agent's shell shows it): what happened, no recipe.
-                for u in bad {
-                    eprintln!("hookd: {u}: what it sets for the agent is unknown, so hookd exec runs nothing");
-                }
-                std::process::exit(126);
-            }
+            std::process::exit(126);
         }
-        return None;
+        _ => None,
     }
-    (sub.as_deref() == Some(std::ffi::OsStr::new("adapter"))).then(arrive)
 }
 
 /// `hookd exec --project=DIR`'s project, read from the arguments before they are parsed (the
@@ -138,14 +148,6 @@ pub(super) fn exec_project() -> Option<std::path::PathBuf> {
             None
         })
         .clone()
-}
-
-/// An adapter call arrives: its payload read, this process moved into the agent's project and
-/// rid of what that project set for its agent (decided by `Arrival::enter` on a value).
-pub(super) fn arrive() -> hookd::adapter::handle::Arrival {
-    let mut a = hookd::adapter::handle::Arrival::enter(read_stdin(), Host::of_this_process());
-    a.settle();
-    a
 }
 
 /// clap's value parser for a file argument whose variable may be set empty (`HOOKD_EVENTS=`):
@@ -237,6 +239,7 @@ pub(crate) fn run(cli: Cli, early: Option<hookd::adapter::handle::Arrival>) -> D
         Command::Serve(a) => serve::run(a),
         Command::Adapter(a) => adapter::run(a, early),
         Command::Install(a) => install::run(a),
+        Command::Run(a) => run::run(a),
         Command::Uninstall(a) => install::run_uninstall(a),
         Command::Import { from } => imports::run(from),
         Command::Dispatch(a) => dispatch::run(a),

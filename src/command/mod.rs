@@ -4,6 +4,7 @@
 
 mod confine;
 mod report;
+mod results;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -138,16 +139,19 @@ impl Provider for CommandProvider {
     fn wants(&self, point: HookPoint) -> bool {
         !self.by_point[point.index()].is_empty()
             || (point == HookPoint::PreTool && (self.shell_gate.is_some() || self.confines()))
+            || self.tracks_results(point)
     }
 
     fn needs_state(&self, point: HookPoint) -> bool {
-        point == HookPoint::PostSession // the loop guard counts consecutive continues
+        // The loop guard counts consecutive continues; the audit trail follows allowed calls.
+        point == HookPoint::PostSession || self.tracks_results(point)
     }
 
     fn decide(&self, call: &mut Call<'_>, state: &mut SessionState) {
         if call.point == HookPoint::PostSession {
             call.facts.continues = state.continues;
         }
+        self.record_results(call, state);
     }
 
     fn provide(&self, call: &mut Call<'_>) {
@@ -190,9 +194,11 @@ impl Provider for CommandProvider {
 
     fn needs_settle(&self, point: HookPoint) -> bool {
         point == HookPoint::PostSession
+            || (point == HookPoint::PreTool && self.tracks_results(point))
     }
 
     fn settle(&self, call: &mut Call<'_>, state: &mut SessionState) {
+        self.remember_allowed(call, state);
         if let Decision::Stop(stop) = &call.outcome.decision {
             state.continues = if stop.continue_ {
                 state.continues + 1
@@ -506,6 +512,7 @@ impl CommandProvider {
             path: path.map(|p| clip(&p, most).into_owned()),
             entries,
             mode: call.mode,
+            sandbox: self.confined_under(tool),
             turn: call.outcome.turn,
             session_id: call.session_id.to_string(),
         }));

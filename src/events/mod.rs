@@ -163,10 +163,56 @@ pub struct ToolCallAllowed {
     pub entries: Vec<String>,
     /// The mode whose allow-list was consulted.
     pub mode: Mode,
+    /// When the sandbox rewrites the call to run confined (`hookd exec`): the policy it runs
+    /// under, what it may write and reach. Absent: the agent runs it as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// The agent's turn.
     pub turn: u64,
     /// The session.
     pub session_id: String,
+}
+
+/// What became of a tool call the gate let through (`tool_call_allowed`): at `post_tool` the
+/// agent reports it ran or failed; at `post_session`, a call it never reported was not run
+/// (the agent's own permissions or the person refused it, or the turn was interrupted).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct ToolResult {
+    /// The point it was recorded at (`post_tool`, or `post_session` for `not_run`).
+    pub hook: HookPoint,
+    /// The tool.
+    pub tool: String,
+    /// A shell tool's command: the model's, also when hookd rewrote it to run confined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The file another tool names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `ran`, `failed` or `not_run`.
+    pub outcome: ToolOutcome,
+    /// When it ran confined: the policy (as `tool_call_allowed` said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
+    /// The agent's turn.
+    pub turn: u64,
+    /// The session.
+    pub session_id: String,
+}
+
+/// What became of a tool call, as the agent reported it (or did not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolOutcome {
+    /// The agent ran it and reported its result.
+    Ran,
+    /// The agent ran it and reported a failure.
+    Failed,
+    /// Allowed, and never reported: the agent did not run it.
+    NotRun,
 }
 
 /// The daemon refused a client's dispatch and the client ran it in its own process: said in
@@ -391,6 +437,8 @@ pub enum Event {
     ContinueRefused(ContinueRefused),
     /// See [`NetworkRequest`].
     NetworkRequest(NetworkRequest),
+    /// See [`ToolResult`].
+    ToolResult(ToolResult),
 }
 
 impl Event {
@@ -407,6 +455,7 @@ impl Event {
             Event::ClientRefused(_) => "client_refused",
             Event::ContinueRefused(_) => "continue_refused",
             Event::NetworkRequest(_) => "network_request",
+            Event::ToolResult(_) => "tool_result",
         }
     }
 
@@ -419,6 +468,7 @@ impl Event {
             Event::ClientRefused(e) => e.hook,
             Event::ContinueRefused(e) => Some(e.hook),
             Event::NetworkRequest(e) => Some(e.hook),
+            Event::ToolResult(e) => Some(e.hook),
             // The gate decides on the model's tool calls before they run.
             Event::ToolCommandDenied(_) | Event::ToolCallAllowed(_) => Some(HookPoint::PreTool),
             Event::ConfigError(e) => e.hook,
@@ -445,6 +495,7 @@ impl Event {
             Event::ClientRefused(e) => Some(&e.session_id),
             Event::ContinueRefused(e) => Some(&e.session_id),
             Event::NetworkRequest(e) => Some(&e.session_id),
+            Event::ToolResult(e) => Some(&e.session_id),
             Event::ConfigError(e) => e.session_id.as_deref(),
             Event::ConfigReloaded(_) => None,
         }

@@ -111,6 +111,15 @@ fn what(kind: &str, e: &serde_json::Value) -> String {
             }
             line
         }
+        "tool_result" => format!(
+            "{} {} `{}`",
+            str_of("tool"),
+            str_of("outcome").replace('_', " "),
+            e.get("command")
+                .or_else(|| e.get("path"))
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+        ),
         "config_error" => config_error(e),
         _ => String::new(),
     }

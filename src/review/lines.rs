@@ -192,7 +192,7 @@ fn set_for_agent_lines(config: &Config, around: &Around) -> String {
 pub(super) fn missing_installs(around: &Around) -> Vec<String> {
     let mut out = Vec::new();
     for agent in adapter::all() {
-        for scope in [Scope::Project, Scope::Local, Scope::User] {
+        for scope in [Scope::Project, Scope::Local, Scope::User, Scope::Managed] {
             let Ok(path) = agent.settings_path(scope, &around.host) else {
                 continue;
             };
@@ -220,6 +220,7 @@ fn missing_install(agent: &str, scope: Scope, path: &Path, program: &str) -> Str
             Scope::Project => "project",
             Scope::Local => "local",
             Scope::User => "user",
+            Scope::Managed => "managed",
         },
         if matches!(scope, Scope::Project) {
             " (a project-scope install names this machine's path in a file the team shares; prefer --scope user)"

@@ -62,14 +62,15 @@ fn hookd_events_shows_the_point_the_hooks_error_and_sessions_it_can_select() {
     let log = p.path().join("events.jsonl");
     a_session(&p, &log);
     let events = json_lines(&std::fs::read_to_string(&log).unwrap());
-    let ms = &events[3]["duration_ms"];
+    let ms = &events[4]["duration_ms"];
     let hooks = p.home.path().join(".infer/hooks.yaml");
     let hooks = hooks.display();
     let expected = format!(
         "#1      HH:MM:SS.mmm  027567bf-78d… pre_tool         tool_call_allowed    Bash allowed `true`\n\
          #2      HH:MM:SS.mmm  027567bf-78d… pre_tool         tool_command_denied  Bash denied: not_allowlisted `curl x`\n\
          #3      HH:MM:SS.mmm  027567bf-78d… pre_tool         tool_command_denied  Write denied: protected_path `{hooks}`\n\
-         #4      HH:MM:SS.mmm  027567bf-78d… post_session     hook_command         fmt (exit -1, {ms}ms) `gofmtx -l .`: `gofmtx` was not found on PATH; is it installed?\n"
+         #4      HH:MM:SS.mmm  027567bf-78d… post_session     tool_result          Bash not run `true`\n\
+         #5      HH:MM:SS.mmm  027567bf-78d… post_session     hook_command         fmt (exit -1, {ms}ms) `gofmtx -l .`: `gofmtx` was not found on PATH; is it installed?\n"
     );
     let file = log.to_str().unwrap();
     let all = p.run(&["events", "--file", file]);
@@ -94,12 +95,12 @@ fn hookd_events_shows_the_point_the_hooks_error_and_sessions_it_can_select() {
     assert_eq!(events[2]["path"], events[2]["command"]);
     assert!(events[1].get("path").is_none(), "{}", events[1]);
     // The hook's start and duration, measured to the nanosecond.
-    let started = events[3]["started_at"].as_str().unwrap();
+    let started = events[4]["started_at"].as_str().unwrap();
     assert!(humantime::parse_rfc3339(started).is_ok(), "{started}");
     assert_eq!(started.len(), "2026-11-26T15:00:40.123456789Z".len());
     assert_eq!(
-        events[3]["duration_ns"].as_u64().unwrap() / 1_000_000,
-        events[3]["duration_ms"].as_u64().unwrap()
+        events[4]["duration_ns"].as_u64().unwrap() / 1_000_000,
+        events[4]["duration_ms"].as_u64().unwrap()
     );
 }
 
@@ -168,7 +169,7 @@ fn a_ci_job_tells_how_each_session_ended_from_the_audit_file_alone() {
     let shown = p.run(&["events", "--file", file, "--session", "s2"]);
     assert_eq!(
         untimed(&stdout(&shown)),
-        "#6      HH:MM:SS.mmm  s2            pre_session      config_error         (dispatch) .infer/hooks.yaml:2: invalid YAML: while parsing a node, did not find expected node content (no hook ran; failing open)\n"
+        "#7      HH:MM:SS.mmm  s2            pre_session      config_error         (dispatch) .infer/hooks.yaml:2: invalid YAML: while parsing a node, did not find expected node content (no hook ran; failing open)\n"
     );
     // Failing closed, the prompt is blocked and the event says so.
     let mut cmd = p.cmd(&["adapter", "claude-code", "--no-daemon", "--fail-closed"]);
@@ -191,7 +192,7 @@ fn a_ci_job_tells_how_each_session_ended_from_the_audit_file_alone() {
     let shown = p.run(&["events", "--file", file, "--session", "s4"]);
     assert_eq!(
         untimed(&stdout(&shown)),
-        "#8      HH:MM:SS.mmm  s4            pre_tool         config_error         (dispatch) .infer/hooks.yaml:2: invalid YAML: while parsing a node, did not find expected node content (no hook ran)\n"
+        "#9      HH:MM:SS.mmm  s4            pre_tool         config_error         (dispatch) .infer/hooks.yaml:2: invalid YAML: while parsing a node, did not find expected node content (no hook ran)\n"
     );
     // `--summary` reads events; following them or printing their JSON is something else.
     let o = p.run(&["events", "--file", file, "--summary", "--follow"]);

@@ -1,0 +1,47 @@
+//! `hookd run AGENT -- PROGRAM ARGS…`: the launcher for unattended runs. It starts the agent
+//! only where hookd holds (`hookd::adapter::managed::refusals`), and otherwise says why.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+
+use super::error::{Done, Error};
+use super::install::Agent;
+use hookd::host::Host;
+
+/// `hookd run`'s arguments.
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The agent.
+    #[arg(value_enum)]
+    pub(super) agent: Agent,
+    /// The agent's command line, after `--`: its program and its arguments.
+    #[arg(last = true, required = true, value_name = "PROGRAM ARGS")]
+    pub(super) command: Vec<OsString>,
+}
+
+/// `hookd run`: check, then become the agent.
+pub(super) fn run(a: Args) -> Done {
+    let host = Host::of_this_process();
+    let Some((program, rest)) = a.command.split_first() else {
+        return Err(Error::Cannot(
+            "hookd run: name the agent's program after `--`".into(),
+        ));
+    };
+    let args: Vec<String> = rest
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    let refused = hookd::adapter::managed::refusals(a.agent.adapter(), &host, &args);
+    if !refused.is_empty() {
+        return Err(Error::No(format!(
+            "hookd run: {} not started: hookd would not hold in this run:\n  - {}",
+            hookd::display::visible(&program.to_string_lossy()),
+            refused.join("\n  - ")
+        )));
+    }
+    let err = std::process::Command::new(program).args(rest).exec();
+    Err(Error::Cannot(format!(
+        "hookd run: cannot start {}: {err}",
+        hookd::display::visible(&program.to_string_lossy())
+    )))
+}

@@ -1,0 +1,285 @@
+//! Issue 41 item 4: `hookd install --scope managed` writes the agents' managed settings (the
+//! ones a project cannot switch off), and `hookd run AGENT -- PROGRAM ARGS` starts an unattended
+//! agent only where hookd holds, refusing with the reasons otherwise. Gemini CLI's system
+//! settings are moved by its own GEMINI_CLI_SYSTEM_SETTINGS_PATH, so these tests never touch /etc
+//! (they go below Cargo's target directory: Gemini CLI, and `hookd run`, take system settings
+//! only from directories that root alone can write, which /tmp is not).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::support::{stderr, stdout, Project};
+
+/// Whether Cargo's target directory belongs to root (the tests run as root), as system
+/// settings must.
+fn root_owned_target() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let owned = std::fs::metadata(env!("CARGO_TARGET_TMPDIR")).is_ok_and(|m| m.uid() == 0);
+    if !owned {
+        crate::support::unavailable("root", "system settings must belong to root");
+    }
+    owned
+}
+
+/// A project (a git repository) with Gemini CLI's system settings below Cargo's target directory.
+fn gemini_project() -> (Project, PathBuf) {
+    let p = Project::new();
+    std::fs::create_dir_all(p.path().join(".git")).unwrap();
+    let etc = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let system = etc.path().join("gemini-cli/settings.json");
+    std::mem::forget(etc); // below target/tmp: removed with the target directory
+    (p, system)
+}
+
+fn hookd(p: &Project, system: &PathBuf, args: &[&str]) -> Command {
+    let mut c = p.cmd(args);
+    c.env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system);
+    c
+}
+
+/// `hookd run gemini -- sh -c 'touch started'`: whether the agent (here: sh) started.
+fn launch(p: &Project, system: &PathBuf) -> (bool, String) {
+    let _ = std::fs::remove_file(p.path().join("started"));
+    let o = hookd(
+        p,
+        system,
+        &["run", "gemini", "--", "sh", "-c", "touch started"],
+    )
+    .output()
+    .unwrap();
+    let started = p.path().join("started").exists();
+    assert_eq!(
+        o.status.code(),
+        Some(if started { 0 } else { 1 }),
+        "{}",
+        stderr(&o)
+    );
+    (started, stderr(&o))
+}
+
+fn trust_folder(p: &Project) {
+    std::fs::create_dir_all(p.home.path().join(".gemini")).unwrap();
+    let rules = serde_json::json!({ p.path().to_str().unwrap(): "TRUST_FOLDER" });
+    std::fs::write(
+        p.home.path().join(".gemini/trustedFolders.json"),
+        rules.to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_managed_install_writes_the_system_settings_with_hooks_switched_on() {
+    if !root_owned_target() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let (p, system) = gemini_project();
+    let o = hookd(
+        &p,
+        &system,
+        &["install", "gemini", "--scope", "managed", "--fail-closed"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        format!("hookd: added hookd's adapter to {}\n", system.display())
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&system).unwrap()).unwrap();
+    assert_eq!(v["hooksConfig"]["enabled"], true, "{v}");
+    let command = v["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        command.ends_with(" adapter gemini --fail-closed"),
+        "{command}"
+    );
+    // Read by the agent as any user.
+    let mode = std::fs::metadata(&system).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o644);
+    // Again: nothing to do; an operator's `false` is turned back on.
+    let o = hookd(
+        &p,
+        &system,
+        &["install", "gemini", "--scope", "managed", "--fail-closed"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        stdout(&o).contains("already runs hookd; nothing changed"),
+        "{}",
+        stdout(&o)
+    );
+    let text = std::fs::read_to_string(&system)
+        .unwrap()
+        .replace("\"enabled\": true", "\"enabled\": false");
+    std::fs::write(&system, text).unwrap();
+    let o = hookd(
+        &p,
+        &system,
+        &["install", "gemini", "--scope", "managed", "--fail-closed"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        stdout(&o).contains("added hookd's adapter"),
+        "{}",
+        stdout(&o)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&system).unwrap()).unwrap();
+    assert_eq!(v["hooksConfig"]["enabled"], true, "{v}");
+}
+
+#[test]
+fn crush_has_no_managed_scope() {
+    let p = Project::new();
+    let o = p.run(&["install", "crush", "--scope", "managed"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "error: Crush has no managed settings that a project cannot override; use Claude Code or Gemini CLI for `--scope managed` and `hookd run`"
+    );
+}
+
+/// The launcher refuses until hookd holds, says each reason, and then starts the agent; a
+/// repository that switches hooks off or brings its own is refused again.
+#[test]
+fn run_starts_the_agent_only_where_hookd_holds() {
+    if !root_owned_target() {
+        return;
+    }
+    let (p, system) = gemini_project();
+    let dir = p.path().display().to_string();
+    let (started, said) = launch(&p, &system);
+    assert!(!started);
+    assert_eq!(
+        said.trim_end(),
+        format!(
+            "hookd run: sh not started: hookd would not hold in this run:\n  - {} does not run hookd's adapter: a project can switch off, or add hooks beside, every other settings file; run `hookd install gemini --scope managed` (as root)\n  - Gemini CLI runs no hooks, hookd's included, in a folder it does not trust, and {dir} is not trusted: add it to {} (\"{dir}\": \"TRUST_FOLDER\"), or pass --skip-trust",
+            system.display(),
+            p.home.path().join(".gemini/trustedFolders.json").display()
+        )
+    );
+    let o = hookd(&p, &system, &["install", "gemini", "--scope", "managed"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    trust_folder(&p);
+    let (started, said) = launch(&p, &system);
+    assert!(started, "{said}");
+
+    // The repository switches the hooks off and brings one of its own.
+    std::fs::create_dir_all(p.path().join(".gemini")).unwrap();
+    std::fs::write(
+        p.path().join(".gemini/settings.json"),
+        r#"{"hooksConfig": {"enabled": false, "disabled": ["hookd"]},
+            "hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "./own-hook"}]}]}}"#,
+    )
+    .unwrap();
+    let (started, said) = launch(&p, &system);
+    assert!(!started);
+    let file = p.path().join(".gemini/settings.json").display().to_string();
+    assert_eq!(
+        said.trim_end(),
+        format!(
+            "hookd run: sh not started: hookd would not hold in this run:\n  - {file} switches the agent's hooks off (\"hooksConfig.enabled\": false): hookd would not run\n  - {file} switches the agent's hooks off (\"hooksConfig.disabled\" lists hooks): hookd would not run\n  - {file} declares a hook of its own at BeforeTool: `./own-hook` runs beside hookd's, on no allow-list"
+        )
+    );
+    // A folder Gemini CLI is told not to trust runs no hooks at all.
+    std::fs::remove_file(p.path().join(".gemini/settings.json")).unwrap();
+    let mut c = hookd(
+        &p,
+        &system,
+        &["run", "gemini", "--", "sh", "-c", "touch started"],
+    );
+    let o = c
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "false")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!p.path().join("started").exists());
+    assert!(
+        stderr(&o).contains("Gemini CLI runs no hooks, hookd's included, in a folder it does not trust, and GEMINI_RESTRICTED_MODE or GEMINI_CLI_TRUST_WORKSPACE tells it not to trust this one"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The managed install's switch is what the launcher checks: with it turned off by hand (the
+/// project's `false` would then win), the run is refused.
+#[test]
+fn run_refuses_a_managed_install_whose_switch_is_off() {
+    if !root_owned_target() {
+        return;
+    }
+    let (p, system) = gemini_project();
+    hookd(&p, &system, &["install", "gemini", "--scope", "managed"])
+        .output()
+        .unwrap();
+    trust_folder(&p);
+    let text = std::fs::read_to_string(&system)
+        .unwrap()
+        .replace("\"enabled\": true", "\"enabled\": false");
+    std::fs::write(&system, text).unwrap();
+    let (started, said) = launch(&p, &system);
+    assert!(!started);
+    assert_eq!(
+        said.trim_end(),
+        format!(
+            "hookd run: sh not started: hookd would not hold in this run:\n  - {} does not set \"hooksConfig.enabled\": true, so a project's `hooksConfig.enabled: false` would switch hookd off; run `hookd install gemini --scope managed` (as root)",
+            system.display()
+        )
+    );
+}
+
+/// System settings in a directory others can write are refused (Gemini CLI would skip them).
+#[test]
+fn run_refuses_system_settings_others_can_write() {
+    if !root_owned_target() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let (p, system) = gemini_project();
+    hookd(&p, &system, &["install", "gemini", "--scope", "managed"])
+        .output()
+        .unwrap();
+    trust_folder(&p);
+    let dir = system.parent().unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (started, said) = launch(&p, &system);
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(!started);
+    assert_eq!(
+        said.trim_end(),
+        format!(
+            "hookd run: sh not started: hookd would not hold in this run:\n  - {} is not the machine's to decide ({} is writable by its group or others (mode 777)): Gemini CLI skips such settings, and whoever can write them can take hookd out; make it and its directories root's, writable by root only",
+            system.display(),
+            dir.display()
+        )
+    );
+    let (started, said) = launch(&p, &system);
+    assert!(started, "{said}");
+}
+
+/// Claude Code's managed settings cannot be moved: without them the launcher names the file.
+#[test]
+fn run_claude_code_names_its_managed_settings() {
+    let managed = std::path::Path::new("/etc/claude-code/managed-settings.json");
+    if managed.exists() {
+        return; // not ours to judge
+    }
+    let p = Project::new();
+    let o = p
+        .cmd(&["run", "claude-code", "--", "sh", "-c", "touch started"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!p.path().join("started").exists());
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "hookd run: sh not started: hookd would not hold in this run:\n  - /etc/claude-code/managed-settings.json does not run hookd's adapter: a project can switch off, or add hooks beside, every other settings file; run `hookd install claude-code --scope managed` (as root)"
+    );
+}
