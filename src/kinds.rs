@@ -1,8 +1,9 @@
 //! The words every layer shares, so that none has to depend on another for them: the agent's
 //! [`Mode`], why a command was refused ([`DenyReason`]), when a reminder fires ([`Trigger`]),
-//! who wrote a piece of configuration ([`Source`], [`Origin`]), and why a variable was kept
-//! from a hook ([`RemovedVar`]). A leaf: it depends on the
-//! catalog of points only.
+//! who wrote a piece of configuration ([`Source`], [`Origin`]), why a variable was kept
+//! from a hook ([`RemovedVar`]), the names a hook keeps ([`Keep`]) and when a hook runs and
+//! what its failure means ([`OnResult`], [`OnError`]). A leaf: it depends on the catalog of
+//! points only.
 
 use std::fmt;
 use std::str::FromStr;
@@ -399,6 +400,76 @@ impl<'de> Deserialize<'de> for SkipReason {
         Ok(SkipReason::Denied(DenyReason::deserialize(
             serde::de::value::StrDeserializer::<D::Error>::new(&name),
         )?))
+    }
+}
+
+/// Which finished tool calls a `post_tool` hook runs for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum OnResult {
+    /// Every tool call.
+    #[default]
+    Any,
+    /// Only those that succeeded.
+    Success,
+    /// Only those that failed.
+    Failure,
+}
+
+/// What a hook that fails (non-zero exit other than 2, timeout, unreadable reply, not started,
+/// refused by the gate) means for the decision.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum OnError {
+    /// Nothing: the failure is reported, no decision is taken.
+    #[default]
+    Ignore,
+    /// Fail closed: deny (where the point can deny), else halt.
+    Deny,
+}
+
+/// `on:` values, as written.
+pub(crate) const ON: [(&str, OnResult); 3] = [
+    ("any", OnResult::Any),
+    ("success", OnResult::Success),
+    ("failure", OnResult::Failure),
+];
+
+/// `on_error:` values, as written.
+pub(crate) const ON_ERROR: [(&str, OnError); 2] =
+    [("ignore", OnError::Ignore), ("deny", OnError::Deny)];
+
+/// Variable names kept in hooks' environment although hookd would remove them: exact names,
+/// or a prefix followed by `*` (`GIT_CONFIG_*`). Written as `env: {keep: [...]}` in
+/// `hooks.yaml`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Keep(Vec<String>);
+
+impl Keep {
+    /// A keep list of these names and `PREFIX*` patterns (validated by the configuration).
+    pub fn new(names: impl IntoIterator<Item = String>) -> Self {
+        Keep(names.into_iter().collect())
+    }
+
+    /// Whether `name` is kept.
+    pub fn matches(&self, name: &str) -> bool {
+        self.0.iter().any(|k| match k.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => k == name,
+        })
+    }
+
+    /// The names and patterns, as written.
+    pub fn names(&self) -> &[String] {
+        &self.0
+    }
+
+    /// True when nothing is kept.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 

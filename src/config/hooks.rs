@@ -5,24 +5,18 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::decode::Decoder;
+use super::shape::{MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS};
 use super::yaml::Node;
 use crate::catalog::HookPoint;
-use crate::kinds::Origin;
-use crate::runner::Keep;
+use crate::kinds::{Keep, OnError, OnResult, Origin, ON, ON_ERROR};
 
 /// Seconds a hook may run when `timeout` is absent or 0.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
-/// The largest `timeout` accepted, in seconds (one hour).
-pub const MAX_TIMEOUT_SECS: u64 = 3600;
 
 /// Bytes of stdout and of stderr kept per run, unless `max_output` says otherwise.
 pub const DEFAULT_MAX_OUTPUT: usize = 64 * 1024;
-/// The largest `max_output` accepted (16 MiB).
-pub const MAX_MAX_OUTPUT: usize = 16 * 1024 * 1024;
 /// Seconds between SIGTERM and SIGKILL at a timeout, unless `grace` says otherwise.
 pub const DEFAULT_GRACE_SECS: u64 = 2;
-/// The largest `grace` accepted.
-pub const MAX_GRACE_SECS: u64 = 60;
 
 /// Tools whose `input.command` is a shell command, gated when `gate_shell_tools` is on:
 /// Claude Code's and infer's `Bash`, Crush's `bash`, Gemini CLI's `run_shell_command`, `shell`.
@@ -30,33 +24,6 @@ pub const DEFAULT_SHELL_TOOLS: [&str; 4] = ["Bash", "bash", "run_shell_command",
 
 /// Consecutive `continue` replies honoured at `post_session`, unless `max_continues` says otherwise.
 pub const DEFAULT_MAX_CONTINUES: u64 = 8;
-
-/// Which finished tool calls a `post_tool` hook runs for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum OnResult {
-    /// Every tool call.
-    #[default]
-    Any,
-    /// Only those that succeeded.
-    Success,
-    /// Only those that failed.
-    Failure,
-}
-
-/// What a hook that fails (non-zero exit other than 2, timeout, unreadable reply, not started,
-/// refused by the gate) means for the decision.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum OnError {
-    /// Nothing: the failure is reported, no decision is taken.
-    #[default]
-    Ignore,
-    /// Fail closed: deny (where the point can deny), else halt.
-    Deny,
-}
 
 /// One command hook as configured.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -169,7 +136,7 @@ pub(super) fn env_keep(d: &mut Decoder<'_>, node: &Node) -> Keep {
                         .into(),
                 ),
             );
-        } else if let Some(steering) = crate::runner::steering_name(&name) {
+        } else if let Some(steering) = crate::vars::named_by_pattern(&name) {
             d.error(
                 item.pos,
                 format!("`{name}` cannot be kept: {steering} steers hookd itself, names a place it protects, or is its secret"),
@@ -482,17 +449,6 @@ fn hook_command(d: &mut Decoder<'_>, node: Option<&Node>, item: &Node) -> Option
         }
     }
 }
-
-/// `on:` values, as written.
-pub(crate) const ON: [(&str, OnResult); 3] = [
-    ("any", OnResult::Any),
-    ("success", OnResult::Success),
-    ("failure", OnResult::Failure),
-];
-
-/// `on_error:` values, as written.
-pub(crate) const ON_ERROR: [(&str, OnError); 2] =
-    [("ignore", OnError::Ignore), ("deny", OnError::Deny)];
 
 /// A hook's `on:`, at `post_tool` only; `None` after an error.
 fn hook_on(d: &mut Decoder<'_>, n: &Node, hook: Option<HookPoint>) -> Option<OnResult> {

@@ -25,18 +25,19 @@ use crate::host::Host;
 pub(crate) use diag::UNKNOWN_KEY;
 pub use diag::{Diagnostic, Severity};
 pub use hooks::{
-    HookSpec, HooksConfig, OnError, OnResult, DEFAULT_GRACE_SECS, DEFAULT_MAX_CONTINUES,
-    DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_SECS, MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS,
+    HookSpec, HooksConfig, DEFAULT_GRACE_SECS, DEFAULT_MAX_CONTINUES, DEFAULT_MAX_OUTPUT,
+    DEFAULT_TIMEOUT_SECS,
 };
 pub use installs::{remember as remember_install, RECORD as INSTALLS_RECORD};
 pub use policy::{Policy, PolicyLayer, SandboxLayer, SandboxPolicy};
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, When};
 pub use safety::user_policy;
 pub use shape::SchemaFile;
+pub use shape::{MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS};
 pub use starter::{next_step, write_starter, Starter, StarterError, Wrote};
 // The allow-list belongs to the gate, the shared words to `kinds`; here for loading's users.
 pub use crate::gate::{AllowEntry, AllowLists};
-pub use crate::kinds::{Mode, Origin, Source, Trigger, UnknownMode};
+pub use crate::kinds::{Mode, OnError, OnResult, Origin, Source, Trigger, UnknownMode};
 pub use switch::{parse_bool, Switch};
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
 pub use crate::paths::PROJECT_FILES;

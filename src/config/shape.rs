@@ -6,10 +6,15 @@
 
 use serde_json::{json, Map, Value};
 
-use super::hooks::{MAX_GRACE_SECS, MAX_MAX_OUTPUT, MAX_TIMEOUT_SECS};
 use crate::catalog::HookPoint;
 use crate::kinds::{Trigger, LISTS};
 
+/// The largest `timeout` accepted, in seconds (one hour).
+pub const MAX_TIMEOUT_SECS: u64 = 3600;
+/// The largest `max_output` accepted (16 MiB).
+pub const MAX_MAX_OUTPUT: usize = 16 * 1024 * 1024;
+/// The largest `grace` accepted.
+pub const MAX_GRACE_SECS: u64 = 60;
 /// The most `max_continues` accepted.
 pub(crate) const MAX_MAX_CONTINUES: i64 = 1000;
 
@@ -207,11 +212,11 @@ fn mode_names() -> Vec<&'static str> {
 }
 
 fn on_results() -> Vec<&'static str> {
-    super::hooks::ON.iter().map(|(name, _)| *name).collect()
+    crate::kinds::ON.iter().map(|(name, _)| *name).collect()
 }
 
 fn on_errors() -> Vec<&'static str> {
-    super::hooks::ON_ERROR
+    crate::kinds::ON_ERROR
         .iter()
         .map(|(name, _)| *name)
         .collect()

@@ -6,9 +6,8 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
 use crate::host::Host;
+use crate::kinds::Keep;
 
 pub use crate::kinds::{EnvCause, RemovedVar};
 
@@ -58,13 +57,6 @@ fn secret(name: &str) -> bool {
     crate::vars::has(name, crate::vars::Role::Secret)
 }
 
-/// The variable of hookd's catalog that `pattern` (a name, or a prefix followed by `*`) would
-/// name, if any: a keep list may not name one (it steers hookd, names a place it protects, or
-/// is its secret).
-pub(crate) fn steering_name(pattern: &str) -> Option<&'static str> {
-    crate::vars::named_by_pattern(pattern)
-}
-
 /// `PATH` when the caller has none.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
@@ -79,38 +71,6 @@ pub(crate) fn removed(name: &OsStr) -> bool {
     let b = name.as_bytes();
     REMOVED.iter().any(|r| r.as_bytes() == b)
         || REMOVED_PREFIXES.iter().any(|p| b.starts_with(p.as_bytes()))
-}
-
-/// Variable names kept in hooks' environment although hookd would remove them: exact names,
-/// or a prefix followed by `*` (`GIT_CONFIG_*`). Written as `env: {keep: [...]}` in
-/// `hooks.yaml`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Keep(Vec<String>);
-
-impl Keep {
-    /// A keep list of these names and `PREFIX*` patterns (validated by the configuration).
-    pub fn new(names: impl IntoIterator<Item = String>) -> Self {
-        Keep(names.into_iter().collect())
-    }
-
-    /// Whether `name` is kept.
-    pub fn matches(&self, name: &str) -> bool {
-        self.0.iter().any(|k| match k.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => k == name,
-        })
-    }
-
-    /// The names and patterns, as written.
-    pub fn names(&self) -> &[String] {
-        &self.0
-    }
-
-    /// True when nothing is kept.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 /// A variable a repository's files set for the agent, as this process found it.

@@ -20,11 +20,11 @@ use nix::unistd::Pid;
 
 use crate::host::Host;
 
+pub use crate::kinds::Keep;
 pub use capture::Captured;
-pub(crate) use env::steering_name;
 #[cfg(feature = "adapters")]
 pub(crate) use env::steers_hookd;
-pub use env::{runs_code, EnvCause, Environment, Keep, ProjectVar, RemovedVar};
+pub use env::{runs_code, EnvCause, Environment, ProjectVar, RemovedVar};
 use pipes::Wake;
 
 /// How long descendants may keep the output pipes open after the leader exited.
