@@ -202,7 +202,7 @@ impl EngineBuilder {
                     .gate_shell_tools
                     .then(|| self.config.policy.shell_tools.clone()),
                 places: if self.config.policy.gate_shell_tools {
-                    self.config.places()
+                    self.config.places().clone()
                 } else {
                     Default::default()
                 },

@@ -240,6 +240,9 @@ pub struct Config {
     pub(crate) host: Host,
     /// Places protected besides those (see [`LoadOptions::also_places`]).
     pub(crate) also_places: Vec<(String, PathBuf)>,
+    /// Where hookd's and the agents' files are (see [`Config::places`]): worked out once per
+    /// host (it reads the user database and the install record), for the sandbox and the gate.
+    pub(crate) places: std::sync::OnceLock<crate::gate::protect::Places>,
     /// `hooks.yaml`, with `INFER_HOOKS_ENABLED` applied.
     pub hooks: HooksConfig,
     /// The safety policy, resolved once from the user's file, a trusted project's, the
@@ -278,8 +281,13 @@ pub struct Config {
 impl Config {
     /// Where hookd's and the agents' files are for this configuration: the places its host
     /// names (relative ones taken from the host's directory; the user database's home when
-    /// the host names none).
-    pub(crate) fn places(&self) -> crate::gate::protect::Places {
+    /// the host names none). Worked out on first use after the host was set, then kept.
+    pub(crate) fn places(&self) -> &crate::gate::protect::Places {
+        self.places.get_or_init(|| self.find_places())
+    }
+
+    /// [`Config::places`], worked out.
+    fn find_places(&self) -> crate::gate::protect::Places {
         let config_dir = self.config_dir.as_deref();
         use crate::gate::protect::Places;
         // A host without a home (a configuration from text, an embedder's bare host) still
@@ -322,6 +330,7 @@ impl Config {
         self.policy.sandbox.state = host.state_dir();
         self.policy.sandbox.runtime = host.dir("XDG_RUNTIME_DIR");
         self.host = host;
+        self.places = Default::default();
         self.hold_places();
     }
 
@@ -369,6 +378,7 @@ impl Config {
             ignored_switches: Vec::new(),
             host: Host::default(),
             also_places: Vec::new(),
+            places: Default::default(),
         }
     }
 

@@ -61,7 +61,7 @@ pub fn model_verdict(
 ) -> VerdictReport {
     let mut verdict = gate_of(config).model_verdict(command, mode);
     if verdict.denied.is_none() {
-        let own = gate::OwnFiles::at(&config.places());
+        let own = gate::OwnFiles::at(config.places());
         verdict.denied = own.command(&verdict, cwd);
     }
     let text = if json {
