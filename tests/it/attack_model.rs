@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::{gated, stderr, stdout, with_stdin, Project};
+use crate::support::{eventually, gated, stderr, stdout, with_stdin, Project};
 
 /// The Claude Code adapter's reply to a Bash call of `command` in the project: `{}` admits it.
 fn claude_reply(p: &Project, command: &str) -> Value {
@@ -165,17 +165,11 @@ fn a_long_admitted_command_is_judged_quickly() {
         .unwrap();
     let start = Instant::now();
     let limit = Duration::from_secs(1);
-    let done = loop {
-        if child.try_wait().unwrap().is_some() {
-            break true;
-        }
-        if start.elapsed() > limit * 10 {
-            let _ = child.kill();
-            let _ = child.wait();
-            break false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let done = eventually(limit * 10, || child.try_wait().unwrap().is_some());
+    if !done {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     let took = start.elapsed();
     assert!(
         done && took < limit,

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::support::daemon::{
-    project, read_events, request, start, start_with, subscribe, tcp, unix,
+    project, read_events, request, running_below, start, start_with, subscribe, tcp, unix,
 };
-use crate::support::Project;
+use crate::support::{eventually, Project};
 
 #[test]
 fn dispatch_over_the_socket_and_http_gives_the_cli_outcome() {
@@ -174,27 +174,13 @@ fn sigterm_with_a_hook_running_leaves_no_process_and_no_socket() {
     let client = std::thread::spawn(move || unix(&sock2, "POST", "/v1/dispatch", &body));
     // Wait for the hook's `sleep 30` to be running.
     let start = Instant::now();
-    let sleeper = loop {
-        // The daemon's own descendant (its hook runs under a waiter): other tests may run a
-        // `sleep 30` of their own meanwhile.
-        let out = std::process::Command::new("pgrep")
-            .args(["-f", "^sleep 30$"])
-            .output()
-            .unwrap();
-        let daemon = d.child.id() as i32;
-        if let Some(pid) = String::from_utf8_lossy(&out.stdout)
-            .split_whitespace()
-            .filter_map(|p| p.parse::<i32>().ok())
-            .find(|p| descends_from(*p, daemon))
-        {
-            break pid;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the hook never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let mut sleeper = None;
+    let started = eventually(Duration::from_secs(10), || {
+        sleeper = running_below(&d, "^sleep 30$");
+        sleeper.is_some()
+    });
+    assert!(started, "the hook never started");
+    let sleeper = sleeper.unwrap();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(d.child.id() as i32),
         nix::sys::signal::Signal::SIGTERM,
@@ -580,30 +566,4 @@ fn the_client_reads_chunked_answers_and_names_a_malformed_one() {
         e.to_string(),
         "the daemon's answer is malformed: a malformed chunk size"
     );
-}
-
-/// Whether process `pid` descends from `ancestor` (its parent chain in /proc).
-fn descends_from(pid: i32, ancestor: i32) -> bool {
-    let mut p = pid;
-    for _ in 0..64 {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            return false;
-        };
-        // `pid (comm) state ppid …`: the comm may hold spaces, so read after its `)`.
-        let Some(ppid) = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<i32>().ok())
-        else {
-            return false;
-        };
-        if ppid == ancestor {
-            return true;
-        }
-        if ppid <= 1 {
-            return false;
-        }
-        p = ppid;
-    }
-    false
 }

@@ -1,7 +1,7 @@
 //! How hooks run under `hookd dispatch`: in order, killed on SIGINT and still reported, with
 //! the caps and grace of hooks.yaml, bounded memory against a flood, no borrowed shell setup.
 
-use crate::support::{json_lines, stderr, stdout, Project};
+use crate::support::{eventually, json_lines, stderr, stdout, Project};
 
 #[test]
 fn twenty_hooks_at_one_point_run_in_config_order() {
@@ -48,13 +48,10 @@ fn sigint_kills_running_hooks_and_still_reports_them() {
         .unwrap();
     let pid_file = p.path().join("child.pid");
     let start = std::time::Instant::now();
-    while !(pid_file.exists() && p.path().join("leader.pid").exists()) {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(10),
-            "hook never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let started = eventually(std::time::Duration::from_secs(10), || {
+        pid_file.exists() && p.path().join("leader.pid").exists()
+    });
+    assert!(started, "hook never started");
     std::thread::sleep(std::time::Duration::from_millis(50));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),

@@ -507,7 +507,10 @@ fn a_shutdown_reaches_followers_and_clients_with_what_happened() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    let running = crate::support::eventually(std::time::Duration::from_secs(10), || {
+        crate::support::daemon::running_below(&d, "^sleep 30$").is_some()
+    });
+    assert!(running, "the client's hook never started");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(d.child.id() as i32),
         nix::sys::signal::Signal::SIGTERM,
@@ -561,7 +564,10 @@ fn a_client_whose_daemon_dies_mid_dispatch_does_not_run_the_hooks_again() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    let running = crate::support::eventually(std::time::Duration::from_secs(10), || {
+        crate::support::daemon::running_below(&d, "^sleep 3$").is_some()
+    });
+    assert!(running, "the client's hook never started");
     d.child.kill().unwrap();
     let out = client.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));

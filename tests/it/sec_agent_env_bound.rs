@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::sec_review::{claude_pre_tool, gated, marking};
-use crate::support::{stderr, stdout, Project};
+use crate::support::{ended_within, stderr, stdout, Project};
 
 /// Run `cmd` with `input` on stdin; killed (and the test failed) after 10 s; the time it took.
 fn timed(mut cmd: Command, input: &str) -> (Output, Duration) {
@@ -22,14 +22,8 @@ fn timed(mut cmd: Command, input: &str) -> (Output, Duration) {
         .spawn()
         .unwrap();
     let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > Duration::from_secs(10) {
-            let _ = child.kill();
-            panic!("the adapter hung");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child.wait_with_output().unwrap(), t.elapsed())
+    let out = ended_within(child, Duration::from_secs(10)).expect("the adapter hung");
+    (out, t.elapsed())
 }
 
 /// A 1 GB sparse `.env` whose last line trusts the project, as `truncate -s 1G .env` and an

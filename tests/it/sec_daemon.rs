@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::daemon::{request, start, tcp, unix, Daemon};
-use crate::support::{with_stdin, Project};
+use crate::support::daemon::{request, running_below, start, tcp, unix, Daemon};
+use crate::support::{eventually, with_stdin, Project};
 
 /// A project whose `post_tool` hook creates `pwned` in the project directory.
 fn marked() -> Project {
@@ -471,7 +471,10 @@ fn a_busy_or_mute_daemon_costs_the_agent_its_deadline_then_dispatches_in_process
             r#"{"point": "post_session"}"#,
         )
     });
-    std::thread::sleep(Duration::from_millis(500));
+    let running = eventually(Duration::from_secs(10), || {
+        running_below(&d, "^sleep 2$").is_some()
+    });
+    assert!(running, "the first dispatch's hook never started");
     let (status, body) = unix(&d.socket, "POST", "/v1/dispatch", DISPATCH);
     assert_eq!(status, 503, "{body}");
     assert_eq!(

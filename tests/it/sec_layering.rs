@@ -4,7 +4,7 @@
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{stderr, stdout, with_stdin, Project};
+use crate::support::{ended_within, stderr, stdout, with_stdin, Project};
 
 /// The user's own setup in `~/.infer/`: the model's shell commands gated, a pre_tool hook of
 /// theirs that leaves a marker, `max_continues: 2`.
@@ -167,21 +167,13 @@ fn an_untrusted_projects_broken_files_are_reported_but_cannot_make_hookd_fail() 
 
 /// Run `cmd`, killing it (and failing) if it takes longer than `limit`.
 fn within(mut cmd: Command, limit: Duration) -> Output {
-    let mut child = cmd
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            panic!("hookd still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    ended_within(child, limit).unwrap_or_else(|| panic!("hookd still running after {limit:?}"))
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{regex_escape, stderr, stdout, with_bytes, with_stdin, Project};
+use crate::support::{ended_within, regex_escape, stderr, stdout, with_bytes, with_stdin, Project};
 
 /// A project whose user gates the shell tools and allows `cp`, `mv` and `find` broadly.
 pub(crate) fn gated() -> Project {
@@ -473,7 +473,7 @@ fn the_events_file_is_private_and_never_written_through_a_symlink() {
     let link = p.path().join("events.jsonl");
     std::os::unix::fs::symlink(&profile, &link).unwrap();
     // The daemon: it does not start (bounded: a daemon that did start would serve forever).
-    let mut child = p
+    let child = p
         .cmd_untrusted(&["serve", "--socket"])
         .arg(p.state.path().join("d.sock"))
         .arg("--events")
@@ -482,16 +482,8 @@ fn the_events_file_is_private_and_never_written_through_a_symlink() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("hookd serve started with its events file a symlink");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = ended_within(child, std::time::Duration::from_secs(10))
+        .expect("hookd serve started with its events file a symlink");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("it is a symbolic link, and hookd never writes events through one"),

@@ -189,3 +189,43 @@ pub(crate) fn subscribe(d: &Daemon, last_id: Option<u64>) -> BufReader<TcpStream
     assert!(line.starts_with("HTTP/1.1 200"), "{line}");
     r
 }
+
+/// A process of `d`'s (its descendant: other tests may run the same command meanwhile) whose
+/// command line matches `pattern` (`pgrep -f`): the witness that a hook of the daemon runs.
+pub fn running_below(d: &Daemon, pattern: &str) -> Option<i32> {
+    let out = std::process::Command::new("pgrep")
+        .args(["-f", pattern])
+        .output()
+        .unwrap();
+    let daemon = d.child.id() as i32;
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse::<i32>().ok())
+        .find(|p| descends_from(*p, daemon))
+}
+
+/// Whether process `pid` descends from `ancestor` (its parent chain in /proc).
+fn descends_from(pid: i32, ancestor: i32) -> bool {
+    let mut p = pid;
+    for _ in 0..64 {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            return false;
+        };
+        // `pid (comm) state ppid …`: the comm may hold spaces, so read after its `)`.
+        let Some(ppid) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<i32>().ok())
+        else {
+            return false;
+        };
+        if ppid == ancestor {
+            return true;
+        }
+        if ppid <= 1 {
+            return false;
+        }
+        p = ppid;
+    }
+    false
+}

@@ -149,6 +149,37 @@ pub fn with_bytes(mut cmd: Command, input: Vec<u8>) -> Output {
     out
 }
 
+/// Wait until `fact` holds, looking every 10 ms, for at most `timeout`: whether it came to
+/// hold. For waiting on a fact (a file written, a process ended, a daemon listening) instead
+/// of sleeping a fixed time and hoping; a test that asserts that nothing happened still waits
+/// its fixed time, after a positive witness that the thing could have happened.
+pub fn eventually(timeout: std::time::Duration, mut fact: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if fact() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Wait for `child` to end, for at most `timeout`: its output, or `None` (and it is killed)
+/// when it was still running.
+pub fn ended_within(
+    mut child: std::process::Child,
+    timeout: std::time::Duration,
+) -> Option<Output> {
+    if eventually(timeout, || child.try_wait().unwrap().is_some()) {
+        return Some(child.wait_with_output().unwrap());
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
 /// The `NAME.marker` files in `dir` (the tests' proof that some code ran), by name, sorted.
 pub fn markers(dir: &Path) -> Vec<String> {
     let mut found: Vec<String> = std::fs::read_dir(dir)
