@@ -15,11 +15,8 @@ use crate::support::{eventually, gated, stderr, stdout, with_stdin, Project};
 
 /// The Claude Code adapter's reply to a Bash call of `command` in the project: `{}` admits it.
 fn claude_reply(p: &Project, command: &str) -> Value {
-    let payload = json!({
-        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
-        "permission_mode": "default", "tool_name": "Bash",
-        "tool_input": {"command": command},
-    });
+    let payload =
+        crate::support::pre_tool_payload(p.path(), "Bash", serde_json::json!({"command": command}));
     let o = with_stdin(
         p.cmd(&[
             "adapter",
@@ -140,11 +137,8 @@ fn a_long_admitted_command_is_judged_quickly() {
     let words = " /tmp".repeat((8 * 1024 - cds.len() - 3) / 5);
     let command = format!("{cds}ls{words}");
     assert!(command.len() <= 8 * 1024);
-    let payload = json!({
-        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
-        "permission_mode": "default", "tool_name": "Bash",
-        "tool_input": {"command": command},
-    });
+    let payload =
+        crate::support::pre_tool_payload(p.path(), "Bash", serde_json::json!({"command": command}));
     let mut child = p
         .cmd(&[
             "adapter",
@@ -309,10 +303,7 @@ fn attached_option_values_are_read_as_the_paths_they_are() {
 /// The Claude Code adapter's reply to a call of `tool` with `input`, from `cwd`, with `env`
 /// added to the adapter's environment.
 fn reply_with(p: &Project, env: &[(&str, &Path)], cwd: &Path, tool: &str, input: Value) -> Value {
-    let payload = json!({
-        "session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
-        "permission_mode": "default", "tool_name": tool, "tool_input": input,
-    });
+    let payload = crate::support::pre_tool_payload(cwd, tool, input);
     let mut c = p.cmd(&[
         "adapter",
         "claude-code",

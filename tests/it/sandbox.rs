@@ -374,11 +374,11 @@ fn where_the_kernel_cannot_confine_nothing_runs() {
         .unwrap()
         .starts_with("this kernel cannot confine it: it lacks Landlock"));
     // The model's shell call: denied with the reason, not rewritten into one that cannot run.
-    let payload = serde_json::json!({
-        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
-        "permission_mode": "default", "tool_name": "Bash",
-        "tool_input": {"command": "touch ran"},
-    });
+    let payload = crate::support::pre_tool_payload(
+        p.path(),
+        "Bash",
+        serde_json::json!({"command": "touch ran"}),
+    );
     let mut c = hookd(&p, &tmp, &["adapter", "claude-code", "--no-daemon"]);
     without_landlock(&mut c);
     let o = with_stdin(c, &payload.to_string());

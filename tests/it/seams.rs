@@ -168,11 +168,11 @@ fn a_repository_that_sets_bash_env_gets_every_gated_shell_call_denied() {
     let call = |command: &str| {
         let mut adapter = p.cmd(&["adapter", "claude-code", "--gate-shell-tools"]);
         adapter.env("BASH_ENV", ".ci/env.sh");
-        let payload = serde_json::json!({
-            "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
-            "permission_mode": "default", "tool_name": "Bash",
-            "tool_input": {"command": command},
-        });
+        let payload = crate::support::pre_tool_payload(
+            p.path(),
+            "Bash",
+            serde_json::json!({"command": command}),
+        );
         crate::support::with_stdin(adapter, &payload.to_string())
     };
     let o = call("make test");
@@ -195,11 +195,11 @@ fn a_repository_that_sets_bash_env_gets_every_gated_shell_call_denied() {
     std::fs::write(p.path().join(".claude/settings.json"), "{}").unwrap();
     let mut adapter = p.cmd(&["adapter", "claude-code", "--gate-shell-tools"]);
     adapter.env_remove("BASH_ENV");
-    let payload = serde_json::json!({
-        "session_id": "s", "cwd": p.path(), "hook_event_name": "PreToolUse",
-        "permission_mode": "default", "tool_name": "Bash",
-        "tool_input": {"command": "make test"},
-    });
+    let payload = crate::support::pre_tool_payload(
+        p.path(),
+        "Bash",
+        serde_json::json!({"command": "make test"}),
+    );
     let o = crate::support::with_stdin(adapter, &payload.to_string());
     assert_eq!(stdout(&o).trim(), "{}", "{}", stderr(&o));
 }

@@ -218,6 +218,15 @@ pub fn gated(allow: &[&str]) -> Project {
     p
 }
 
+/// Claude Code's `PreToolUse` payload for session `s` in `cwd`: the model calls `tool` with
+/// `input` (the one the tests share; a test that needs another field says so in its own).
+pub fn pre_tool_payload(cwd: &Path, tool: &str, input: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+        "permission_mode": "default", "tool_name": tool, "tool_input": input,
+    })
+}
+
 /// The first line of what `adapter` (a `hookd adapter claude-code …` command) answers to a
 /// `PreToolUse` of `tool` with `input`, in `cwd`, as JSON: `{}` lets the call go.
 pub fn claude_pre_tool(
@@ -226,10 +235,7 @@ pub fn claude_pre_tool(
     tool: &str,
     input: serde_json::Value,
 ) -> serde_json::Value {
-    let payload = serde_json::json!({
-        "session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
-        "permission_mode": "default", "tool_name": tool, "tool_input": input,
-    });
+    let payload = pre_tool_payload(cwd, tool, input);
     let o = with_stdin(adapter, &payload.to_string());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap()
