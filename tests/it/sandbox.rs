@@ -138,8 +138,12 @@ fn every_escape_works_unconfined_and_fails_under_hookd_exec() {
     c.arg("-c").arg(ESCAPES).current_dir(p.path());
     env(&mut c);
     assert!(c.status().unwrap().success());
-    std::thread::sleep(std::time::Duration::from_millis(600));
-    assert_eq!(markers(&p.path().join("out")), ALL);
+    // The delayed escape writes after 0.3 s: wait for every marker.
+    let marked = p.path().join("out");
+    crate::support::eventually(std::time::Duration::from_secs(5), || {
+        markers(&marked) == ALL
+    });
+    assert_eq!(markers(&marked), ALL);
     reset(&p);
     std::fs::remove_dir_all(p.path().join("out")).unwrap();
 
