@@ -172,7 +172,13 @@ fn hookd_events_prints_the_stream_from_the_daemon_and_from_the_log() {
         .spawn()
         .unwrap();
     let mut reader = BufReader::new(follower.stdout.take().unwrap());
-    std::thread::sleep(Duration::from_millis(200));
+    // The follower is subscribed (its witness: the daemon counts it) before the event exists.
+    let subscribed = crate::support::eventually(Duration::from_secs(10), || {
+        tcp(&d, "GET", "/metrics", "")
+            .1
+            .contains("\nhookd_subscribers 1\n")
+    });
+    assert!(subscribed, "{}", tcp(&d, "GET", "/metrics", "").1);
     tcp(&d, "POST", "/v1/dispatch", &body);
     let mut line = String::new();
     reader.read_line(&mut line).unwrap();

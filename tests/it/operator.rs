@@ -497,7 +497,12 @@ fn a_shutdown_reaches_followers_and_clients_with_what_happened() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let subscribed = crate::support::eventually(std::time::Duration::from_secs(10), || {
+        crate::support::daemon::tcp(&d, "GET", "/metrics", "")
+            .1
+            .contains("\nhookd_subscribers 1\n")
+    });
+    assert!(subscribed, "the follower never subscribed");
     // A client whose dispatch is running when the daemon stops.
     let client = p
         .cmd(&["dispatch", "post_session", "--session-id", "mid"])
