@@ -8,6 +8,9 @@ use tracing_subscriber::filter::LevelFilter;
 fn main() {
     // A statically linked hookd started with a loader variable starts again without it.
     cli::loader::start_clear();
+    // Every child of this process is hookd's: an unconfined hook's leftovers are reaped here,
+    // without a waiter process per hook.
+    hookd::runner::reap_here();
     // First, before anything reads the environment (the log level, the arguments' variables):
     // an adapter call drops what the agent's project set there.
     let early = cli::early();

@@ -3,10 +3,11 @@
 
 mod capture;
 mod env;
+mod escapees;
 mod pipes;
 
 use std::ffi::OsString;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -25,6 +26,7 @@ pub use capture::Captured;
 #[cfg(feature = "adapters")]
 pub(crate) use env::steers_hookd;
 pub use env::{runs_code, EnvCause, Environment, ProjectVar, RemovedVar};
+pub use escapees::reap_here;
 use pipes::Wake;
 
 /// How long descendants may keep the output pipes open after the leader exited.
@@ -179,6 +181,8 @@ struct Registered {
     pid: i32,
     pgid: i32,
     cancel: Cancel,
+    /// Started without a waiter (`escapees`): this process kills what it leaves.
+    unwaited: bool,
 }
 
 impl Registered {
@@ -186,12 +190,24 @@ impl Registered {
     /// sees an unregistered waiter of ours and reaps it in its runner's place. The group to
     /// signal is the one the waiter names on `report` (the command's own group, unconfined: it
     /// leads it, so it cannot leave it), else the waiter's.
+    ///
+    /// Started as every command is (`sandbox::prepare_spawn`: inherited descriptors closed,
+    /// the sandbox entered, a waiter that kills what it leaves), or, unconfined in the hookd
+    /// binary while no other command runs, without the waiter (see `escapees`).
     fn spawn(
         cmd: &mut Command,
         cancel: &Cancel,
-        report: Option<&std::os::fd::OwnedFd>,
+        confinement: Option<Arc<crate::sandbox::Confinement>>,
+        (report, report_w): (Option<&OwnedFd>, Option<&OwnedFd>),
     ) -> std::io::Result<(std::process::Child, Registered)> {
         let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        let unwaited = escapees::unwaited(confinement.is_some(), &running);
+        if unwaited {
+            crate::sandbox::prepare_unwaited(cmd);
+        } else {
+            let raw = report_w.map(std::os::fd::AsRawFd::as_raw_fd);
+            crate::sandbox::prepare_spawn(cmd, confinement, None, raw);
+        }
         let child = cmd.spawn()?;
         let pid = child.id() as i32;
         let mut named = [0u8; 4];
@@ -203,7 +219,15 @@ impl Registered {
         drop(running);
         cancel.register(pgid);
         let cancel = cancel.clone();
-        Ok((child, Registered { pid, pgid, cancel }))
+        Ok((
+            child,
+            Registered {
+                pid,
+                pgid,
+                cancel,
+                unwaited,
+            },
+        ))
     }
 }
 
@@ -315,8 +339,9 @@ fn become_subreaper() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         #[cfg(target_os = "linux")]
-        if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
-            tracing::warn!("cannot become a child subreaper ({e}); killed descendants may outlive a dispatch briefly");
+        match nix::sys::prctl::set_child_subreaper(true) {
+            Ok(()) => escapees::SUBREAPER.store(true, Ordering::SeqCst),
+            Err(e) => tracing::warn!("cannot become a child subreaper ({e}); killed descendants may outlive a dispatch briefly"),
         }
     });
 }
@@ -351,7 +376,8 @@ pub fn run(spec: &RunSpec) -> RunReport {
 
 /// Run `spec` to completion within its bounds, stopped early by `cancel`. Never returns while a
 /// process the command started lives: its waiter kills what it left, detached or not (see
-/// `sandbox::prepare_spawn` and docs/security.md).
+/// `sandbox::prepare_spawn` and docs/security.md), or, without one, this process does
+/// (`escapees`).
 pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     let started = Instant::now();
     // The waiter names the group to signal here, then writes a byte when the command left
@@ -361,8 +387,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
         Ok((r, w)) => (Some(r), Some(w)),
         Err(_) => (None, None),
     };
-    let raw = leftovers_w.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
-    let (mut cmd, env_removed) = match command(spec, cancel, raw) {
+    let (mut cmd, env_removed) = match command(spec, cancel) {
         Ok(c) => c,
         Err((why, env_removed)) => {
             return RunReport {
@@ -372,7 +397,10 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
         }
     };
     become_subreaper();
-    let (mut child, registered) = match Registered::spawn(&mut cmd, cancel, leftovers.as_ref()) {
+    let confinement = spec.confinement.clone();
+    let report = (leftovers.as_ref(), leftovers_w.as_ref());
+    let spawned = Registered::spawn(&mut cmd, cancel, confinement, report);
+    let (mut child, registered) = match spawned {
         Ok(c) => c,
         Err(e) => {
             return RunReport {
@@ -397,6 +425,10 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
         ..RunReport::default()
     };
     bound(&mut pipes, (pid, pgid), spec, started, &mut report);
+    // Without a waiter, what the leader left is this process's to kill, as the waiter would.
+    if registered.unwaited && escapees::kill_left(registered.pid) {
+        report.leaked = true;
+    }
     drain(&mut pipes, pgid, &mut report);
     // Descendants that closed their output but still run are killed too. (The unreaped leader
     // is still a group member, so success here says nothing about descendants.)
@@ -429,11 +461,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
 /// The command to spawn: the program resolved on the hook's PATH, its sanitized environment,
 /// its own process group, piped stdio; started as every command is (`sandbox::prepare_spawn`:
 /// inherited descriptors closed, the sandbox entered, nothing it starts outliving it). Or why it cannot start, with what was removed from its environment.
-fn command(
-    spec: &RunSpec,
-    cancel: &Cancel,
-    leftovers: Option<std::os::fd::RawFd>,
-) -> Result<(Command, Removed), (String, Removed)> {
+fn command(spec: &RunSpec, cancel: &Cancel) -> Result<(Command, Removed), (String, Removed)> {
     let Some(program) = spec.argv.first() else {
         return Err(("empty command".into(), Vec::new()));
     };
@@ -470,7 +498,6 @@ fn command(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    crate::sandbox::prepare_spawn(&mut cmd, spec.confinement.clone(), None, leftovers);
     Ok((cmd, env_removed))
 }
 

@@ -31,7 +31,7 @@ pub use rewrite::{
 };
 mod spawn;
 
-pub(crate) use spawn::prepare as prepare_spawn;
+pub(crate) use spawn::{prepare as prepare_spawn, prepare_unwaited};
 mod held;
 mod placeholder;
 mod private;

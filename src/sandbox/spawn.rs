@@ -64,6 +64,19 @@ pub(crate) fn prepare(
     }
 }
 
+/// Make `cmd` start with no waiter: inherited descriptors closed, nothing else (std's
+/// `process_group(0)` makes it lead its own group). Only for a process that kills and reaps
+/// itself what the command leaves behind (see `runner::reap_here`).
+pub(crate) fn prepare_unwaited(cmd: &mut Command) {
+    // SAFETY: the closure makes raw syscalls only (close_range or fcntl) in the forked child.
+    unsafe {
+        cmd.pre_exec(|| {
+            close_inherited_descriptors();
+            Ok(())
+        });
+    }
+}
+
 /// In the forked child: returns only in the process that is to exec the command.
 unsafe fn start(
     confinement: Option<&Confinement>,
