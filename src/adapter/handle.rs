@@ -101,16 +101,15 @@ pub enum Settled {
 pub fn settle_process(start: Start, stdin: impl FnOnce() -> Result<String, String>) -> Settled {
     match start {
         Start::Adapter => Settled::Adapter(Box::new(Arrival::of_this_process(stdin()))),
-        Start::ConfinedCall(project) => match super::drop_agent_env(
-            Host::of_this_process(),
-            project.as_deref(),
-        ) {
-            Ok(host) => {
-                let _ = host.make_this_process();
-                Settled::Ready
+        Start::ConfinedCall(project) => {
+            match super::drop_agent_env(Host::of_this_process(), project.as_deref()) {
+                Ok(host) => {
+                    let _ = host.make_this_process();
+                    Settled::Ready
+                }
+                Err(unread) => Settled::Refused(unread),
             }
-            Err(unread) => Settled::Refused(unread),
-        },
+        }
         Start::Other => Settled::Ready,
     }
 }

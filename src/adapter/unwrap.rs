@@ -41,10 +41,14 @@ fn decided(mut rest: &str) -> Option<(Decided, &str)> {
             rest = r;
             continue;
         }
-        let Some((flag, after)) = ["--project=", "--start-dir=", "--user-home=", "--config-dir="]
-            .iter()
-            .find_map(|f| rest.strip_prefix(f).map(|a| (*f, a)))
-        else {
+        let Some((flag, after)) = [
+            "--project=",
+            "--start-dir=",
+            "--user-home=",
+            "--config-dir=",
+        ]
+        .iter()
+        .find_map(|f| rest.strip_prefix(f).map(|a| (*f, a))) else {
             break;
         };
         let (value, r) = single_quoted(after)?;
