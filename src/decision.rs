@@ -185,7 +185,8 @@ pub struct ToolDecision {
     /// call still gets a result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthetic_result: Option<String>,
-    /// The input the agent sent.
+    /// The input the agent sent, when its JSON is at most about 64 KiB (a larger one is not
+    /// echoed back: the agent has it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_input: Option<Value>,
     /// The input to use instead (last writer wins; dropped on deny or halt).
@@ -336,6 +337,35 @@ fn resolve_files(files: &[String], project: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+/// The most of a tool's input an Outcome echoes back as `original_input` (its JSON text, about):
+/// a larger one is left out. The agent has it; echoed, a 12 MiB `Write` doubled what each
+/// dispatch held and sent back.
+pub(crate) const MOST_ECHOED_INPUT: usize = 64 * 1024;
+
+/// Whether `input` is small enough to echo back ([`MOST_ECHOED_INPUT`]): its strings, keys
+/// and a few bytes per value counted, stopping as soon as it is over.
+pub(crate) fn echoable(input: &Value) -> bool {
+    /// Take `n` from `budget`; whether some is left.
+    fn take(budget: &mut usize, n: usize) -> bool {
+        *budget = budget.saturating_sub(n);
+        *budget > 0
+    }
+    fn size(v: &Value, budget: &mut usize) -> bool {
+        match v {
+            Value::String(s) => take(budget, s.len() + 2),
+            Value::Array(a) => take(budget, 2) && a.iter().all(|x| size(x, budget)),
+            Value::Object(o) => {
+                take(budget, 2)
+                    && o.iter()
+                        .all(|(k, x)| take(budget, k.len() + 4) && size(x, budget))
+            }
+            _ => take(budget, 8),
+        }
+    }
+    let mut budget = MOST_ECHOED_INPUT;
+    size(input, &mut budget)
 }
 
 /// What aggregation needs to know about the dispatch.

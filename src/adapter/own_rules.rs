@@ -52,12 +52,16 @@ pub(crate) fn apply(
     if !t.confined || t.deny || t.base.halt {
         return None;
     }
-    let command = t
-        .original_input
-        .as_ref()
-        .and_then(|i| i.get("command"))
-        .and_then(Value::as_str)?
-        .to_string();
+    // The model's command: as it came, or (too large to be echoed back) from the rewrite,
+    // which holds it byte for byte.
+    let command_of = |i: &Option<Value>| {
+        i.as_ref()
+            .and_then(|i| i.get("command"))
+            .and_then(Value::as_str)
+            .map(String::from)
+    };
+    let command = command_of(&t.original_input)
+        .or_else(|| command_of(&t.updated_input).and_then(|c| super::unwrap::model_command(&c)))?;
     let rules = Rules::read(&files(agent, host, starts));
     if let Some((file, why)) = rules.unread.first() {
         let file = crate::display::visible(&file.display().to_string()).into_owned();

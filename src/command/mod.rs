@@ -177,7 +177,9 @@ impl Provider for CommandProvider {
                 point,
                 project_dir: &self.project_dir,
                 original_prompt: call.view.prompt.map(String::from),
-                original_input: call.context.tool("input").cloned(),
+                original_input: (call.context.tool("input"))
+                    .filter(|i| decision::echoable(i))
+                    .cloned(),
                 stop_hook_active,
             },
         );

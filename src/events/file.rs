@@ -74,7 +74,7 @@ pub fn read_named(path: &Path) -> io::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Open an events file to read, if it is a regular file (as `open_regular` opens one to write).
+/// Open an events file to read, if it is a regular file (`open_regular`: never a FIFO, a device or a link, never blocking).
 pub fn open_to_read(path: &Path) -> io::Result<File> {
     open_regular(path, OpenOptions::new().read(true))
 }

@@ -400,3 +400,30 @@ fn claude_codes_rules_below_the_project_compound_and_unread_still_hold() {
         )
     );
 }
+
+/// The Outcome no longer echoes a large input back: the user's Claude Code rules are still
+/// applied to a confined command of 70,000 bytes (read back from the rewrite). The shell gate
+/// refuses commands over 8 KiB, so this is a call the sandbox confines without the gate.
+#[test]
+fn claude_codes_rules_hold_for_a_command_too_large_to_echo() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    std::fs::create_dir_all(p.home.path().join(".claude")).unwrap();
+    std::fs::write(
+        p.home.path().join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Bash(git add:*)"]}}"#,
+    )
+    .unwrap();
+    let command = format!("git add {}", "x".repeat(70_000));
+    let r = bash_reply(&p, &tmp, &command);
+    let text = r.to_string();
+    assert_eq!(
+        r["hookSpecificOutput"]["permissionDecisionReason"],
+        "Permission to use Bash has been denied by your Claude Code rule Bash(git add:*)",
+        "{}",
+        &text[..text.len().min(300)]
+    );
+}
