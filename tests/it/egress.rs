@@ -435,7 +435,7 @@ fn git_pip_and_npm_fetch_through_the_proxy() {
         "config.yaml",
         "sandbox:\n  network:\n    allow: [localhost]\n",
     );
-    let www = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let www = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     // The port is known once the server runs; the packument names it.
     let server = Static::serve(www.path());
     registry(www.path(), server.1);

@@ -46,7 +46,7 @@ fn run(p: &Project, tmp: &Path, dir: &Path, script: &str, out: &Path, confined: 
 fn door(name: &str, setup: &str, cwd: &str, attack: &str, trigger: &str) {
     for confined in [false, true] {
         let (p, tmp) = project();
-        let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
         let o = run(&p, &tmp, p.path(), setup, out.path(), false);
         assert!(o.status.success(), "{name}: setup: {}", stderr(&o));
         let a = run(&p, &tmp, &p.path().join(cwd), attack, out.path(), confined);
@@ -206,7 +206,7 @@ fn absent_agent_files_cannot_be_made_and_nothing_is_left() {
         return;
     }
     let (p, tmp) = project();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     std::fs::create_dir_all(p.path().join("web")).unwrap();
     let cases = [
         ("", ".env"),
@@ -258,7 +258,7 @@ fn a_stand_in_stays_until_the_last_command_holding_it_ends() {
         return;
     }
     let (p, tmp) = project();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     // The write is what must fail (a marker outside the project could not be made confined).
     let slow = "sleep 1.5; printf X=1 > .env";
     let mut a = hookd(&p, &tmp, &["exec", "--", "sh", "-c", slow]);
@@ -328,7 +328,7 @@ fn a_held_place_below_a_symlink_in_a_writable_place_stops_the_command() {
         std::fs::create_dir_all(home.join("dotfiles/config/git")).unwrap();
         std::fs::write(home.join("dotfiles/config/git/config"), "[user]\n").unwrap();
         std::os::unix::fs::symlink("dotfiles/config", home.join(".config")).unwrap();
-        let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
         let o = run(&p, &tmp, p.path(), &attack, out.path(), confined);
         run(&p, &tmp, p.path(), TRIGGER, out.path(), false);
         let marked = out.path().join("door").exists();
@@ -359,12 +359,12 @@ fn ordinary_git_work_succeeds_confined() {
         return;
     }
     let (p, tmp) = project();
-    let other = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let other = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let setup = format!(
         "git init -q {0} && cd {0} && echo o > o && git add o && {COMMIT} && git branch -q theirs",
         other.path().display()
     );
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     assert!(run(&p, &tmp, p.path(), &setup, out.path(), false)
         .status
         .success());
@@ -418,7 +418,7 @@ fn ordinary_git_work_succeeds_confined() {
 #[test]
 fn the_gate_protects_the_git_directory_a_git_file_names() {
     let (p, tmp) = project();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     assert!(run(&p, &tmp, p.path(), SEPARATE, out.path(), false)
         .status
         .success());
@@ -444,7 +444,7 @@ fn a_killed_hookds_stand_ins_are_removed_by_the_next_command() {
         return;
     }
     let (p, tmp) = project();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let env = p.path().join(".env");
     let mut a = hookd(&p, &tmp, &["exec", "--", "sleep", "0.6"])
         .spawn()

@@ -14,7 +14,7 @@ use crate::support::{stderr, stdout, Project};
 /// settings must.
 fn root_owned_target() -> bool {
     use std::os::unix::fs::MetadataExt;
-    let owned = std::fs::metadata(env!("CARGO_TARGET_TMPDIR")).is_ok_and(|m| m.uid() == 0);
+    let owned = std::fs::metadata(crate::support::outside_tmp()).is_ok_and(|m| m.uid() == 0);
     if !owned {
         crate::support::unavailable("root", "system settings must belong to root");
     }
@@ -25,7 +25,7 @@ fn root_owned_target() -> bool {
 fn gemini_project() -> (Project, PathBuf) {
     let p = Project::new();
     std::fs::create_dir_all(p.path().join(".git")).unwrap();
-    let etc = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let etc = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let system = etc.path().join("gemini-cli/settings.json");
     std::mem::forget(etc); // below target/tmp: removed with the target directory
     (p, system)

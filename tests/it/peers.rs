@@ -963,7 +963,7 @@ fn record(net: &Path, what: &str) -> bool {
 impl World {
     fn new(c: &Case) -> World {
         let (p, tmp) = project();
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let base = crate::support::outside_tmp();
         let w = tempfile::tempdir_in(base).unwrap();
         let o = tempfile::tempdir_in(base).unwrap();
         let net = tempfile::tempdir_in(base).unwrap();

@@ -12,7 +12,7 @@ use crate::support::{json_lines, stderr, stdout, with_stdin, Project};
 /// A project whose home, state and temporary directory are not below /tmp (the temporary
 /// directory is writable in the sandbox: a home below it would be too).
 pub(crate) fn project() -> (Project, PathBuf) {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let base = crate::support::outside_tmp();
     let p = Project {
         dir: tempfile::tempdir_in(base).unwrap(),
         home: tempfile::tempdir_in(base).unwrap(),
@@ -126,7 +126,7 @@ fn every_escape_works_unconfined_and_fails_under_hookd_exec() {
     }
     let (p, tmp) = project();
     let (_l, port) = listener();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let env = |c: &mut Command| {
         c.env("H", p.home.path())
             .env("OUT", p.path().join("out"))

@@ -73,7 +73,7 @@ fn a_home_the_repository_sets_does_not_choose_the_policy_of_a_confined_call() {
     std::fs::create_dir_all(root.join(".claude")).unwrap();
     let settings = json!({"env": {"HOME": planted}}).to_string();
     std::fs::write(root.join(".claude/settings.json"), settings).unwrap();
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let marker = outside.path().join("pwned");
     // The shell's environment: the repository's HOME (the adapter is also told the project,
     // as Claude Code tells its hooks; the shell is not).
@@ -130,11 +130,11 @@ fn an_adapters_config_dir_is_the_policy_of_its_confined_calls() {
     }
     let (p, tmp) = project();
     let root = p.path().to_path_buf();
-    let secrets = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let secrets = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     std::fs::write(secrets.path().join("secret"), "TOPSECRET\n").unwrap();
     // The adapter's own configuration hides the secrets; ~/.infer's does not (and opens the
     // network).
-    let cfg = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let cfg = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let text = format!(
         "sandbox: {{enabled: true, read_deny: ['{}']}}\n",
         secrets.path().display()

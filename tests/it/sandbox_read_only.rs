@@ -30,7 +30,7 @@ fn read_only_writes_nothing_but_its_own_temporary_directory_and_reads_everything
     }
     let (p, tmp) = project();
     // The user lets confined commands write one more place: read-only takes that away too.
-    let extra = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let extra = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     p.write_home(
         "config.yaml",
         &format!(
@@ -114,7 +114,7 @@ fn codexs_read_only_cases_replayed() {
     }
     let (p, tmp) = project();
     p.write_home("config.yaml", "sandbox: {enabled: true}\n");
-    let outside = tempfile::NamedTempFile::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = tempfile::NamedTempFile::new_in(crate::support::outside_tmp()).unwrap();
     // openai/codex codex-rs/linux-sandbox/tests/suite/landlock.rs, `test_root_read`:
     // `ls -l /bin` succeeds.
     let (code, out) = exec(&p, &tmp, true, "ls -l /bin");

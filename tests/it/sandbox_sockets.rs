@@ -153,8 +153,8 @@ fn a_confined_command_reaches_no_socket_made_outside() {
         return;
     }
     let (p, tmp) = project();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let runtime = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let runtime = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let slash_tmp = tempfile::tempdir_in("/tmp").unwrap();
     let home = p.home.path();
     let abstract_name = format!("hookd-test-{}", std::process::id());
@@ -371,7 +371,7 @@ fn socket_variables_go_and_the_users_listed_socket_is_reachable() {
         return;
     }
     let (p, tmp) = project();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let slash_tmp = tempfile::tempdir_in("/tmp").unwrap();
     let agent = slash_tmp.path().join("agent.sock");
     let other = slash_tmp.path().join("other.sock");
@@ -552,7 +552,7 @@ fn a_confined_hook_gets_no_socket_outside() {
         return;
     }
     let (p, tmp) = project();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let slash_tmp = tempfile::tempdir_in("/tmp").unwrap();
     let agent = slash_tmp.path().join("agent.sock");
     let _l = Listener::path(&agent, out.path(), "agent");
@@ -599,7 +599,7 @@ fn a_project_below_tmp_leads_to_the_commands_own_tmp_only() {
         return;
     }
     let (p, tmp) = project();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let base = tempfile::tempdir_in("/tmp").unwrap();
     let proj = base.path().join("proj");
     std::fs::create_dir_all(proj.join("src")).unwrap();
