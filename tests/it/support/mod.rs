@@ -285,6 +285,25 @@ pub fn unavailable(feature: &str, why: &str) {
     eprintln!("skipped: {why}");
 }
 
+/// A directory for test places that must lie outside the temporary directory (the sandbox gives
+/// confined commands a /tmp of their own, and the launcher wants directories only root can
+/// write): the target's temporary directory, or, when the checkout itself is below /tmp (a CI
+/// clone there), `/var/lib/hookd-it` (root's; every ancestor root's and not world-writable).
+pub(crate) fn outside_tmp() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        if !target.starts_with("/tmp") && !target.starts_with(std::env::temp_dir()) {
+            return target;
+        }
+        let alt = std::path::PathBuf::from("/var/lib/hookd-it");
+        match std::fs::create_dir_all(&alt) {
+            Ok(()) => alt,
+            Err(_) => target,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     /// Run by `a_missing_feature_fails_the_run_that_requires_it` in a child process.
@@ -325,23 +344,4 @@ mod tests {
             );
         }
     }
-}
-
-/// A directory for test places that must lie outside the temporary directory (the sandbox gives
-/// confined commands a /tmp of their own, and the launcher wants directories only root can
-/// write): the target's temporary directory, or, when the checkout itself is below /tmp (a CI
-/// clone there), `/var/lib/hookd-it` (root's; every ancestor root's and not world-writable).
-pub(crate) fn outside_tmp() -> &'static std::path::Path {
-    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-        if !target.starts_with("/tmp") && !target.starts_with(std::env::temp_dir()) {
-            return target;
-        }
-        let alt = std::path::PathBuf::from("/var/lib/hookd-it");
-        match std::fs::create_dir_all(&alt) {
-            Ok(()) => alt,
-            Err(_) => target,
-        }
-    })
 }
