@@ -84,8 +84,9 @@ enum Command {
     /// Print hookd's manual page (roff), every subcommand included: `hookd man | man -l -`.
     Man,
     /// Run a program confined by the configured sandbox (writes only in the project and the
-    /// temporary directory, credential stores hidden, no network). Exit 126 when this kernel
-    /// cannot confine it.
+    /// temporary directory, credential stores hidden, no network, or only the hosts
+    /// `sandbox.network` lists, through hookd's proxy). Exit 126 when this kernel cannot
+    /// confine it.
     Exec(exec::Args),
 }
 
