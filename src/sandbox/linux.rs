@@ -401,17 +401,16 @@ pub(super) unsafe fn confine(c: &Confinement) -> std::io::Result<()> {
         mounts(c)?;
         drop_capabilities()?;
         check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-        if let Some(filter) = &c.network_filter {
-            let prog = libc::sock_fprog {
-                len: filter.len() as u16,
-                filter: filter.as_ptr() as *mut libc::sock_filter,
-            };
-            check(libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER,
-                &prog as *const libc::sock_fprog,
-            ))?;
-        }
+        let filter = &c.network_filter;
+        let prog = libc::sock_fprog {
+            len: filter.len() as u16,
+            filter: filter.as_ptr() as *mut libc::sock_filter,
+        };
+        check(libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER,
+            &prog as *const libc::sock_fprog,
+        ))?;
         let r = libc::syscall(
             libc::SYS_landlock_restrict_self,
             c.ruleset.as_raw_fd(),

@@ -174,8 +174,8 @@ pub struct Confinement {
     /// Files hidden under `/dev/null`.
     hidden_files: Vec<CString>,
     /// The seccomp program: socket families by allow-list, io_uring, the terminal injection
-    /// `ioctl`s (always set; an `Option` for the child's code).
-    network_filter: Option<seccompiler::BpfProgram>,
+    /// `ioctl`s.
+    network_filter: seccompiler::BpfProgram,
     /// The private temporary directory and socket places, in mount order.
     places: Vec<private::Mount>,
     /// The temporary directory, as the command sees it (its own, empty).
@@ -313,10 +313,8 @@ impl Confinement {
             read_only,
             hidden_dirs,
             hidden_files,
-            network_filter: Some(
-                linux::network_filter(policy.network || proxy.is_some())
-                    .map_err(Unavailable::Prepare)?,
-            ),
+            network_filter: linux::network_filter(policy.network || proxy.is_some())
+                .map_err(Unavailable::Prepare)?,
             places: private.mounts,
             temp_rights: linux::temp_rights(),
             temp,
