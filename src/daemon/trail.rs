@@ -43,28 +43,17 @@ pub(crate) fn write(socket: &Path, trail: Option<&Trail>) -> std::io::Result<()>
     }
 }
 
-/// The trail the daemon at `socket` left, if it is this user's own private regular file and
-/// names an events file that is one (absent, empty, or a hookd events log: its first line
-/// numbered).
+/// The trail the daemon at `socket` left, if it is this user's own private regular file (checked
+/// on the descriptor read, opened without following a link) and names an events file that is a
+/// hookd events log: there, non-empty, its first line numbered. A client appends to it and never
+/// creates it: a trail naming a file that is not there (`~/.bash_login`), or an empty one, would
+/// have hookd itself write the model's commands into a file a shell runs.
 pub fn read(socket: &Path) -> Option<Trail> {
-    use std::os::unix::fs::MetadataExt;
-    let path = trail_file(socket);
-    let meta = std::fs::symlink_metadata(&path).ok()?;
-    let mine = meta.uid() == nix::unistd::getuid().as_raw() && meta.mode() & 0o077 == 0;
-    if !meta.file_type().is_file() || !mine {
-        return None;
-    }
     let trail = read_own(socket)?;
-    // Removed since: appending makes it anew.
     let mut head = Vec::new();
-    match crate::events::open_to_read(&trail.events) {
-        Ok(file) => {
-            std::io::Read::read_to_end(&mut std::io::Read::take(file, 7), &mut head).ok()?;
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(_) => return None,
-    }
-    (trail.events.is_absolute() && (head.is_empty() || head == b"{\"seq\":")).then_some(trail)
+    let file = crate::events::open_to_read(&trail.events).ok()?;
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, 7), &mut head).ok()?;
+    (trail.events.is_absolute() && head == b"{\"seq\":").then_some(trail)
 }
 
 /// True the first time a client falls back since the daemon at `socket` started: that client
@@ -87,9 +76,15 @@ pub(crate) fn served(socket: &Path, log: &Path) -> u64 {
     }
 }
 
-/// The trail as written, whatever its events file is now (removed, for one).
+/// The trail as written, whatever its events file is now (removed, for one), if its file is
+/// this user's and no one else's (on the descriptor: nothing can swap it between check and read).
 fn read_own(socket: &Path) -> Option<Trail> {
+    use std::os::unix::fs::MetadataExt;
     let file = crate::events::open_to_read(&trail_file(socket)).ok()?;
+    let meta = file.metadata().ok()?;
+    if meta.uid() != nix::unistd::getuid().as_raw() || meta.mode() & 0o077 != 0 {
+        return None;
+    }
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(file, 64 * 1024), &mut bytes).ok()?;
     serde_json::from_slice(&bytes).ok()
@@ -110,7 +105,7 @@ mod tests {
             seq: 9,
         };
         write(&socket, Some(&trail)).unwrap();
-        assert_eq!(read(&socket), Some(trail));
+        assert_eq!(read(&socket), Some(trail.clone()));
         assert_eq!(served(&socket, &events), 9);
         assert!(first_fallback(&socket));
         assert!(!first_fallback(&socket));
@@ -119,6 +114,26 @@ mod tests {
         std::fs::write(&rc, "alias ls=ls\n").unwrap();
         let bad = Trail { events: rc, seq: 1 };
         write(&socket, Some(&bad)).unwrap();
+        assert_eq!(read(&socket), None);
+        // Nor one naming a file that is not there, or an empty one (the client would make it,
+        // or write the model's commands into a login script).
+        for (name, text) in [("absent", None), (".bash_login", Some(""))] {
+            let file = dir.path().join(name);
+            if let Some(t) = text {
+                std::fs::write(&file, t).unwrap();
+            }
+            let bad = Trail {
+                events: file,
+                seq: 1,
+            };
+            write(&socket, Some(&bad)).unwrap();
+            assert_eq!(read(&socket), None, "{name}");
+        }
+        // Nor a trail file others may read or write.
+        write(&socket, Some(&trail)).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::Permissions::from_mode(0o666);
+        std::fs::set_permissions(trail_file(&socket), mode).unwrap();
         assert_eq!(read(&socket), None);
         write(&socket, None).unwrap();
         assert_eq!(read(&socket), None);
