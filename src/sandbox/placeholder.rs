@@ -160,9 +160,16 @@ fn make(path: &Path, stand: Stand) -> std::io::Result<()> {
 /// the open and the lock.
 fn lock(dir: &Path, place: &Path) -> Result<File, Unavailable> {
     use std::os::unix::ffi::OsStrExt;
+    // One place, one name, however it was spelled (`P/sub/../x/.git` is `P/x/.git`): its
+    // directory resolved. Two names for one place let one command remove the stand-in another
+    // still held (found in review: a `.git` was then made confined).
+    let resolved = match (place.parent().map(std::fs::canonicalize), place.file_name()) {
+        (Some(Ok(parent)), Some(name)) => parent.join(name),
+        _ => place.to_path_buf(),
+    };
     // FNV-1a: the same name for the same place in every hookd.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in place.as_os_str().as_bytes() {
+    for b in resolved.as_os_str().as_bytes() {
         hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
     }
     let file = dir.join(format!("{hash:016x}.lock"));
@@ -192,5 +199,22 @@ fn lock(dir: &Path, place: &Path) -> Result<File, Unavailable> {
         if same {
             return Ok(f);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_place_has_one_lock_however_it_is_spelled() {
+        use std::os::unix::fs::MetadataExt;
+        let locks = tempfile::tempdir().unwrap();
+        let p = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(p.path().join("sub")).unwrap();
+        std::fs::create_dir_all(p.path().join("x")).unwrap();
+        let a = lock(locks.path(), &p.path().join("sub/../x/.git")).unwrap();
+        let b = lock(locks.path(), &p.path().join("x/.git")).unwrap();
+        assert_eq!(a.metadata().unwrap().ino(), b.metadata().unwrap().ino());
     }
 }
