@@ -41,7 +41,7 @@ pub struct Egress {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// Reached; `exact`: listed by its own name or address (not a wildcard), which alone lets
-    /// it resolve to a loopback or link-local address.
+    /// it resolve to a local or private address ([`is_local`]).
     Allowed { exact: bool },
     /// Refused, and why (naming the host and the key that would allow it).
     Refused(String),
@@ -142,26 +142,45 @@ impl Egress {
     }
 }
 
-/// Whether `ip` is an address that stays on this machine or its link (loopback, link-local,
-/// unspecified, multicast, an IPv4-mapped one of those): reached only when listed exactly.
+/// Whether `ip` is an address that stays on this machine, its link or its private network
+/// (loopback, link-local, unspecified, multicast, private and shared ranges, unique-local IPv6,
+/// an IPv4-mapped or NAT64 one of those): reached only when listed exactly. A wildcard entry
+/// must not reach the cloud's metadata service or the office network through a name that
+/// resolves there (`10.0.0.1.nip.io`).
 pub(crate) fn is_local(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
             v4.is_loopback()
                 || v4.is_link_local()
                 || v4.is_unspecified()
                 || v4.is_multicast()
                 || v4.is_broadcast()
+                || v4.is_private()
+                || (a == 100 && (b & 0xc0) == 64)
+                || a == 0
         }
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => is_local(IpAddr::V4(v4)),
-            None => {
-                v6.is_loopback()
-                    || v6.is_unspecified()
-                    || v6.is_multicast()
-                    || (v6.segments()[0] & 0xffc0) == 0xfe80
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_local(IpAddr::V4(v4));
             }
-        },
+            // NAT64's well-known prefix 64:ff9b::/96 carries an IPv4 address.
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                let v4 = std::net::Ipv4Addr::new(
+                    (s[6] >> 8) as u8,
+                    s[6] as u8,
+                    (s[7] >> 8) as u8,
+                    s[7] as u8,
+                );
+                return is_local(IpAddr::V4(v4));
+            }
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] & 0xfe00) == 0xfc00
+        }
     }
 }
 
@@ -188,6 +207,34 @@ pub fn proxy_vars() -> Vec<(&'static str, String)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn local_and_private_addresses_are_reached_only_when_listed_exactly() {
+        for local in [
+            "127.0.0.1",
+            "10.0.0.1",
+            "172.16.5.4",
+            "192.168.1.1",
+            "100.64.0.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "::1",
+            "fe80::1",
+            "fd00:ec2::254",
+            "::ffff:10.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+        ] {
+            assert!(super::is_local(local.parse().unwrap()), "{local}");
+        }
+        for public in [
+            "1.1.1.1",
+            "151.101.1.1",
+            "2606:4700::1111",
+            "64:ff9b::101:101",
+        ] {
+            assert!(!super::is_local(public.parse().unwrap()), "{public}");
+        }
+    }
+
     use super::*;
 
     fn list(allow: &[&str], deny: &[&str]) -> Egress {

@@ -358,7 +358,7 @@ fn addresses(host: &str, port: u16, exact: bool) -> Result<Vec<SocketAddr>, Stri
     match (usable.is_empty(), all.first()) {
         (false, _) => Ok(usable),
         (true, Some(a)) => Err(format!(
-            "hookd refused {host}: it resolves to {}, a loopback or link-local address, reached only when `sandbox.network.allow` lists the name itself (not a wildcard)",
+            "hookd refused {host}: it resolves to {}, a local or private address, reached only when `sandbox.network.allow` lists the name itself (not a wildcard)",
             a.ip()
         )),
         (true, None) => Err(format!("hookd could not resolve {host}")),
