@@ -232,8 +232,10 @@ async fn project(state: &AppState, req: &DispatchRequest) -> Result<Arc<Served>,
     if let Some(served) = projects.get(&key) {
         return Ok(served);
     }
-    let (p, d) = (projects.clone(), dir.clone());
-    let loaded = tokio::task::spawn_blocking(move || p.load(key, &d)).await;
+    // Loaded (and watched) where the key says, links resolved once: a link the client named,
+    // retargeted later, must not move the configuration every client of this key gets.
+    let p = projects.clone();
+    let loaded = tokio::task::spawn_blocking(move || p.load(key.clone(), &key)).await;
     match loaded {
         Ok(Ok((served, forgotten))) => {
             state
