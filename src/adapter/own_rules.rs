@@ -19,9 +19,6 @@ use crate::host::Host;
 /// The most of one settings file read.
 const MOST: u64 = 1024 * 1024;
 
-/// Claude Code's managed settings on Linux: an organisation's rules, above every other file.
-const MANAGED: &str = "/etc/claude-code/managed-settings.json";
-
 /// Which of the agent's lists a rule is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum List {
@@ -96,7 +93,8 @@ pub(crate) fn apply(
 /// The settings files whose rules apply: managed, user, then the project's and local ones of
 /// the project and of every directory from a start up to it.
 fn files(agent: &dyn Adapter, host: &Host, starts: &[PathBuf]) -> Vec<PathBuf> {
-    let mut files = vec![PathBuf::from(MANAGED)];
+    // Claude Code's managed settings: an organisation's rules, above every other file.
+    let mut files = vec![PathBuf::from(super::managed::CLAUDE_MANAGED)];
     files.extend(
         [Scope::User, Scope::Project, Scope::Local]
             .into_iter()
