@@ -45,19 +45,19 @@ pub(super) fn kill_left(leader: i32) -> bool {
     let until = Instant::now() + Duration::from_secs(2);
     let mut any = false;
     loop {
-        let strays: Vec<i32> = {
-            // Under the lock: a command spawning now is registered before it is seen.
-            let running = super::RUNNING.lock().unwrap_or_else(|p| p.into_inner());
-            let others: Vec<i32> = running.iter().copied().filter(|p| *p != leader).collect();
-            let owned = |p: i32| {
-                let group = nix::unistd::getpgid(Some(Pid::from_raw(p))).map(|g| g.as_raw());
-                others.contains(&p) || group.is_ok_and(|g| others.contains(&g))
-            };
-            children()
-                .into_iter()
-                .filter(|p| *p != leader && !owned(*p))
-                .collect()
+        // Under the lock, the killing and reaping too: a command spawning now is registered
+        // before it is seen, and none can start (and take a pid just reaped elsewhere) while
+        // these are killed and waited for.
+        let running = super::RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+        let others: Vec<i32> = running.iter().copied().filter(|p| *p != leader).collect();
+        let owned = |p: i32| {
+            let group = nix::unistd::getpgid(Some(Pid::from_raw(p))).map(|g| g.as_raw());
+            others.contains(&p) || group.is_ok_and(|g| others.contains(&g))
         };
+        let strays: Vec<i32> = children()
+            .into_iter()
+            .filter(|p| *p != leader && !owned(*p))
+            .collect();
         if strays.is_empty() {
             return any;
         }
@@ -69,6 +69,7 @@ pub(super) fn kill_left(leader: i32) -> bool {
             // Another thread's `reap_orphans` may have reaped it first (ECHILD): gone.
             while let Err(nix::errno::Errno::EINTR) = waitpid(Pid::from_raw(*p), None) {}
         }
+        drop(running);
         if Instant::now() >= until {
             tracing::warn!("a command's leftovers kept coming back; some may outlive it");
             return any;
