@@ -67,26 +67,19 @@ pub(crate) fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
     let meta = file.metadata()?;
     let kind = meta.file_type();
     if !kind.is_file() {
-        return Err(ReadError::NotRegular(kind_of(kind)));
+        return Err(ReadError::NotRegular(if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_dir() {
+            "a directory"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else {
+            "a special file"
+        }));
     }
     Ok((file, meta.len()))
-}
-
-/// What a file that is not a regular one is, for messages (`a FIFO`, `a device`, …).
-pub(crate) fn kind_of(t: std::fs::FileType) -> &'static str {
-    if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_dir() {
-        "a directory"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_symlink() {
-        "a symbolic link"
-    } else {
-        "a special file"
-    }
 }
 
 fn read_capped(file: File, limit: u64, size: u64) -> Result<Vec<u8>, ReadError> {

@@ -41,7 +41,6 @@ pub use crate::kinds::{Mode, OnError, OnResult, Origin, Source, Trigger, Unknown
 pub use switch::{parse_bool, Switch};
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
 pub use crate::paths::PROJECT_FILES;
-pub(crate) use fsread::kind_of;
 #[cfg(feature = "adapters")]
 pub(crate) use fsread::read_head;
 #[cfg(any(feature = "adapters", feature = "daemon"))]

@@ -4,15 +4,30 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
-
-use crate::config::kind_of;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 /// The most `seq` an events file may reach: the highest integer a JavaScript reader (the
 /// dashboard, most JSON tools) holds exactly. A log whose last line claims more cannot be
 /// numbered past: it is refused, never wrapped nor repeated.
 pub const MOST_SEQ: u64 = (1 << 53) - 1;
+
+/// What a file that is not a regular one is, for messages.
+fn kind_of(t: std::fs::FileType) -> &'static str {
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a special file"
+    }
+}
 
 /// Open `path` with `options`, never blocking (`O_NONBLOCK`: a FIFO with no other end returns
 /// at once), never taking a terminal, never through a symlink; refused unless it is a regular
