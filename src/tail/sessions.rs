@@ -12,6 +12,9 @@ pub struct Session {
     pub id: String,
     /// Tool calls the gate let through (`tool_call_allowed`).
     pub allowed: u64,
+    /// Of those, the ones the agent never ran (`tool_result` `not_run`: its own permissions or
+    /// the person refused them, or the turn was interrupted).
+    pub not_run: u64,
     /// Refusals: tool calls the gate refused (`tool_command_denied`), and hooks whose reply
     /// denied (`decision: deny`).
     pub refused: u64,
@@ -61,10 +64,11 @@ impl Session {
     pub fn line(&self) -> String {
         let n = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let mut line = format!(
-            "{}: {} call{} allowed, {} refused, {} hook{} failed, {} skipped, {} continue{} refused, {} configuration error{}",
+            "{}: {} call{} allowed ({} not run by the agent), {} refused, {} hook{} failed, {} skipped, {} continue{} refused, {} configuration error{}",
             if self.id.is_empty() { "\"\"" } else { self.id.as_str() },
             self.allowed,
             plural(n(self.allowed)),
+            self.not_run,
             self.refused,
             self.failed,
             plural(n(self.failed)),
@@ -88,6 +92,7 @@ impl Session {
         match str_of("type") {
             "tool_call_allowed" => self.allowed += 1,
             "tool_command_denied" => self.refused += 1,
+            "tool_result" => self.not_run += u64::from(str_of("outcome") == "not_run"),
             "hook_command" => {
                 let failure = hook_failure(e);
                 self.refused += u64::from(denied);
@@ -183,6 +188,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn calls_the_agent_never_ran_are_counted_not_failed() {
+        let mut s = Sessions::default();
+        s.add(r#"{"type":"tool_call_allowed","tool":"Bash","session_id":"a"}"#);
+        s.add(r#"{"type":"tool_call_allowed","tool":"Bash","session_id":"a"}"#);
+        s.add(r#"{"type":"tool_result","outcome":"ran","session_id":"a"}"#);
+        s.add(r#"{"type":"tool_result","outcome":"not_run","session_id":"a"}"#);
+        assert_eq!(
+            s.all()[0].line(),
+            "a: 2 calls allowed (1 not run by the agent), 0 refused, 0 hooks failed, 0 skipped, 0 continues refused, 0 configuration errors"
+        );
+        assert!(!s.any_ended_badly());
+    }
+
+    #[test]
     fn the_last_run_of_a_post_session_hook_decides() {
         let mut s = Sessions::default();
         s.add(r#"{"type":"hook_command","hook":"post_session","name":"t","exit_code":1,"error":"exit status 1","session_id":"a"}"#);
@@ -190,14 +209,14 @@ mod tests {
         s.add(r#"{"type":"hook_command","hook":"pre_tool","name":"g","exit_code":2,"error":"","decision":"deny","session_id":"a"}"#);
         assert_eq!(
             s.all()[0].line(),
-            "a: 0 calls allowed, 1 refused, 1 hook failed, 0 skipped, 0 continues refused, 0 configuration errors"
+            "a: 0 calls allowed (0 not run by the agent), 1 refused, 1 hook failed, 0 skipped, 0 continues refused, 0 configuration errors"
         );
         assert!(!s.any_ended_badly());
         s.add(r#"{"type":"hook_command","hook":"post_session","name":"t","exit_code":-1,"timed_out":true,"session_id":"a"}"#);
         assert!(s.any_ended_badly());
         assert_eq!(
             s.all()[0].line(),
-            "a: 0 calls allowed, 1 refused, 2 hooks failed, 0 skipped, 0 continues refused, 0 configuration errors; ended badly: post_session hook `t` timed out"
+            "a: 0 calls allowed (0 not run by the agent), 1 refused, 2 hooks failed, 0 skipped, 0 continues refused, 0 configuration errors; ended badly: post_session hook `t` timed out"
         );
     }
 
@@ -209,13 +228,13 @@ mod tests {
         assert!(!s.any_ended_badly());
         assert_eq!(
             s.all()[0].line(),
-            "(no session): 0 calls allowed, 0 refused, 0 hooks failed, 0 skipped, 0 continues refused, 2 configuration errors"
+            "(no session): 0 calls allowed (0 not run by the agent), 0 refused, 0 hooks failed, 0 skipped, 0 continues refused, 2 configuration errors"
         );
         s.add(r#"{"type":"config_error","cause":"dispatch","message":"x","session_id":"b"}"#);
         assert!(s.any_ended_badly());
         assert_eq!(
             s.all()[1].line(),
-            "b: 0 calls allowed, 0 refused, 0 hooks failed, 0 skipped, 0 continues refused, 1 configuration error; ended badly: the configuration did not load"
+            "b: 0 calls allowed (0 not run by the agent), 0 refused, 0 hooks failed, 0 skipped, 0 continues refused, 1 configuration error; ended badly: the configuration did not load"
         );
     }
 }

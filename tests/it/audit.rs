@@ -114,7 +114,7 @@ fn a_ci_job_tells_how_each_session_ended_from_the_audit_file_alone() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
-        format!("{SESSION}: 1 call allowed, 2 refused, 1 hook failed, 0 skipped, 0 continues refused, 0 configuration errors; ended badly: post_session hook `fmt` failed: `gofmtx` was not found on PATH; is it installed?\n")
+        format!("{SESSION}: 1 call allowed (1 not run by the agent), 2 refused, 1 hook failed, 0 skipped, 0 continues refused, 0 configuration errors; ended badly: post_session hook `fmt` failed: `gofmtx` was not found on PATH; is it installed?\n")
     );
     // Installed, the session's next end passes: the last run of each hook is what counts.
     std::fs::create_dir_all(p.path().join("bin")).unwrap();
@@ -142,7 +142,7 @@ fn a_ci_job_tells_how_each_session_ended_from_the_audit_file_alone() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
-        format!("{SESSION}: 1 call allowed, 2 refused, 1 hook failed, 0 skipped, 0 continues refused, 0 configuration errors\n")
+        format!("{SESSION}: 1 call allowed (1 not run by the agent), 2 refused, 1 hook failed, 0 skipped, 0 continues refused, 0 configuration errors\n")
     );
     // A configuration error that stops a session at its first prompt is an event of that
     // session, and the session ended badly.
@@ -163,8 +163,8 @@ fn a_ci_job_tells_how_each_session_ended_from_the_audit_file_alone() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
-        format!("{SESSION}: 1 call allowed, 2 refused, 1 hook failed, 0 skipped, 0 continues refused, 0 configuration errors\n\
-                 s2: 0 calls allowed, 0 refused, 0 hooks failed, 0 skipped, 0 continues refused, 1 configuration error; ended badly: the configuration did not load\n")
+        format!("{SESSION}: 1 call allowed (1 not run by the agent), 2 refused, 1 hook failed, 0 skipped, 0 continues refused, 0 configuration errors\n\
+                 s2: 0 calls allowed (0 not run by the agent), 0 refused, 0 hooks failed, 0 skipped, 0 continues refused, 1 configuration error; ended badly: the configuration did not load\n")
     );
     let shown = p.run(&["events", "--file", file, "--session", "s2"]);
     assert_eq!(

@@ -109,19 +109,17 @@ fn fixture(agent: &str, name: &str) -> Value {
 fn play(ci: &Ci, agent: &str, events: &str) {
     let _ = std::fs::remove_file(ci.path().join("fixed"));
     let cwd = ci.path().to_str().unwrap();
-    let (settings, pre, stop, tool, fixtures, denied_in) = match agent {
+    let (settings, (pre, post, stop), tool, fixtures, denied_in) = match agent {
         "claude" => (
             ".claude/settings.json",
-            "PreToolUse",
-            "Stop",
+            ("PreToolUse", "PostToolUse", "Stop"),
             "Bash",
             ("claude-code", "pre_tool_use.json", "stop.json"),
             "permissionDecisionReason",
         ),
         _ => (
             ".gemini/settings.json",
-            "BeforeTool",
-            "AfterAgent",
+            ("BeforeTool", "AfterTool", "AfterAgent"),
             "run_shell_command",
             (
                 "gemini",
@@ -185,6 +183,12 @@ fn play(ci: &Ci, agent: &str, events: &str) {
             .contains(" --shell='make test'"),
         "{out}"
     );
+    // The agent ran it (the rewritten command) and reports it: the audit trail says it ran.
+    let mut ran = tool_call(input["command"].as_str().unwrap());
+    ran["hook_event_name"] = json!(post);
+    ran["tool_response"] = json!({"stdout": "", "stderr": "", "interrupted": false});
+    let (code, out, err) = ci.call(&ci.hook_command(settings, post), events, &ran);
+    assert_eq!(code, 0, "{out} {err}");
     // "Done" while the tests fail: keep working.
     let stop_command = ci.hook_command(settings, stop);
     let mut done = fixture(fixtures.0, fixtures.2);
@@ -249,8 +253,8 @@ fn the_headless_walkthrough_runs_as_written() {
         .output()
         .unwrap();
     assert_eq!(summary.status.code(), Some(0), "{}", stderr(&summary));
-    let verdict = "027567bf-78d4-43b7-8b98-7b6d86ce3708: 1 call allowed, 1 refused, 0 hooks failed, 0 skipped, 0 continues refused, 0 configuration errors\n\
-                   198eb0e4-5424-4d3d-99a2-a20f86877a27: 1 call allowed, 1 refused, 0 hooks failed, 0 skipped, 0 continues refused, 0 configuration errors\n";
+    let verdict = "027567bf-78d4-43b7-8b98-7b6d86ce3708: 1 call allowed (0 not run by the agent), 1 refused, 0 hooks failed, 0 skipped, 0 continues refused, 0 configuration errors\n\
+                   198eb0e4-5424-4d3d-99a2-a20f86877a27: 1 call allowed (0 not run by the agent), 1 refused, 0 hooks failed, 0 skipped, 0 continues refused, 0 configuration errors\n";
     assert_eq!(stdout(&summary), verdict);
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/headless.md"));
     assert!(doc.unwrap().contains(&format!("```\n{verdict}```\n")));
