@@ -250,9 +250,9 @@ pub struct Confinement {
     /// The Landlock rights granted on the command's own temporary directory (a rule the child
     /// adds once its tmpfs is mounted).
     temp_rights: u64,
-    /// `sandbox.unix_sockets`: variables naming one are kept.
+    /// [`Policy::unix_sockets`]: variables naming one are kept.
     unix_sockets: Vec<PathBuf>,
-    /// `sandbox.env.keep`: secret-carrying variables kept all the same.
+    /// [`Policy::keep_env`]: secret-carrying variables kept all the same.
     keep_env: Vec<String>,
     /// Which variables carry a secret ([`Policy::secret`]).
     secret: fn(&str) -> bool,
@@ -390,7 +390,7 @@ impl Confinement {
 
     /// Whether the command gets the variable `name` of value `value`: not one naming a socket
     /// or a session outside ([`SOCKET_VARIABLES`]), unless it names a socket the policy lists,
-    /// nor one carrying a secret, unless `sandbox.env.keep` keeps it.
+    /// nor one carrying a secret, unless [`Policy::keep_env`] keeps it.
     pub fn keeps_var(&self, name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
         private::keeps_var(&self.unix_sockets, name, value) && !self.secret_gone(name)
     }
