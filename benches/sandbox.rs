@@ -36,8 +36,7 @@ fn bench(c: &mut Criterion) {
         policy.network = std::env::var_os("NET").is_some();
         g.bench_function("confined", |b| {
             b.iter(|| {
-                let c = hookd::sandbox::Confinement::prepare(&policy, dir.path())
-                    .expect("this kernel confines");
+                let c = hookd::sandbox::prepare(&policy, dir.path()).expect("this kernel confines");
                 run(&spec(Some(Arc::new(c)), dir.path()))
             })
         });

@@ -44,8 +44,13 @@
 //! - [`state`]: per-session state (turns, `once` reminders, the stop loop guard).
 //! - [`events`]: every action as a numbered, timestamped [`Event`], to any [`EventSink`].
 //!
-//! Around the engine, each behind a cargo feature (both on by default, with the binary):
+//! Around the engine, each behind a cargo feature (on by default, with the binary):
 //!
+//! - `sandbox`: confinement of the commands hookd lets run (Landlock, namespaces, mounts,
+//!   seccomp, egress by domain), the crate `hookd_sandbox` (crates/hookd-sandbox) with its
+//!   `confine`; [`sandbox`] builds its policy from the configuration and the catalog of
+//!   places. Without it every command still starts by the same spawn path, and a policy with
+//!   the sandbox on runs nothing.
 //! - `daemon` (module `daemon`): `hookd serve`, one engine for every session on the
 //!   machine, over a Unix socket and loopback HTTP, with the event stream, metrics and a live
 //!   dashboard (tokio, axum, hyper).

@@ -10,7 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-pub mod git;
+/// Where git reads a work tree's configuration and hooks from besides `.git` (the sandbox's
+/// [`hookd_sandbox::git`]; the gate reads it too).
+pub use hookd_sandbox::git;
 
 /// Where a place is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,19 +81,8 @@ pub enum Gate {
     Open,
 }
 
-/// What the sandbox does for a confined command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Sandbox {
-    /// Never writable: held read-only (a bind mount) wherever it lies in a writable place.
-    ReadOnly,
-    /// Unreadable: an empty read-only mount (a directory) or `/dev/null` (a file) over it.
-    Hidden,
-    /// Cannot be moved or removed (a mount point), its contents as other rows say.
-    Pinned,
-    /// Nothing.
-    Open,
-}
+/// What the sandbox does for a confined command ([`hookd_sandbox::Hold`]).
+pub use hookd_sandbox::Hold as Sandbox;
 
 /// One protected place.
 #[derive(Clone, Copy, Debug)]
@@ -419,114 +410,44 @@ pub fn by_name(path: &Path) -> Option<PathBuf> {
     None
 }
 
-/// What the sandbox holds, as data for [`crate::sandbox::SandboxPolicy`]: computed from the
-/// catalog and the anchors of one process.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SandboxPlaces {
-    /// Absolute places held read-only where they lie in a writable place.
-    pub read_only: Vec<PathBuf>,
-    /// Absolute places made unreadable.
-    pub hidden: Vec<PathBuf>,
-    /// Files of a directory held by the start of their name (`$XDG_RUNTIME_DIR/hookd*`:
-    /// the daemon's socket and token), found when a command is confined.
-    pub prefixed: Vec<(PathBuf, String, Sandbox)>,
-    /// Names held read-only in the project's root and in every directory from it to the
-    /// command's working directory (and, for `.git`, pinned); paths inside a git directory
-    /// as `.git/NAME`.
-    pub by_name: Vec<(String, Sandbox)>,
-    /// The homes and configuration homes: where git's user configuration is (its
-    /// `core.hooksPath` and includes are held too, see [`git`]).
-    pub homes: Vec<PathBuf>,
-    /// See `homes`.
-    pub config_homes: Vec<PathBuf>,
-}
+/// What the sandbox holds, as data for [`crate::sandbox::SandboxPolicy`] ([`hookd_sandbox::Places`]):
+/// computed from the catalog and the anchors of one process.
+pub type SandboxPlaces = hookd_sandbox::Places;
 
-impl SandboxPlaces {
-    /// The places of the catalog at `anchors`, plus hookd's run-time ones (`runtime`).
-    pub(crate) fn of(anchors: &Anchors, runtime: &[PathBuf]) -> SandboxPlaces {
-        let mut out = SandboxPlaces {
-            homes: anchors.homes.clone(),
-            config_homes: anchors.config_homes.clone(),
-            ..SandboxPlaces::default()
+/// The places of the catalog at `anchors`, plus hookd's run-time ones (`runtime`).
+pub(crate) fn sandbox_places(anchors: &Anchors, runtime: &[PathBuf]) -> SandboxPlaces {
+    let mut out = SandboxPlaces::default();
+    out.homes = anchors.homes.clone();
+    out.config_homes = anchors.config_homes.clone();
+    for place in PLACES {
+        if place.shape == Shape::Prefix {
+            for path in anchors.paths(place) {
+                if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+                    let name = name.to_string_lossy().into_owned();
+                    out.prefixed.push((dir.to_path_buf(), name, place.sandbox));
+                }
+            }
+            continue;
+        }
+        let list = match place.sandbox {
+            Sandbox::ReadOnly => &mut out.read_only,
+            Sandbox::Hidden => &mut out.hidden,
+            Sandbox::Pinned | Sandbox::Open => continue,
         };
-        for place in PLACES {
-            if place.shape == Shape::Prefix {
-                for path in anchors.paths(place) {
-                    if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
-                        let name = name.to_string_lossy().into_owned();
-                        out.prefixed.push((dir.to_path_buf(), name, place.sandbox));
-                    }
-                }
-                continue;
-            }
-            let list = match place.sandbox {
-                Sandbox::ReadOnly => &mut out.read_only,
-                Sandbox::Hidden => &mut out.hidden,
-                Sandbox::Pinned | Sandbox::Open => continue,
-            };
-            list.extend(anchors.paths(place));
-        }
-        out.read_only.extend(runtime.iter().cloned());
-        for place in PLACES {
-            let name = match place.anchor {
-                Anchor::Anywhere => place.path.to_string(),
-                Anchor::GitDir => format!(".git/{}", place.path),
-                _ => continue,
-            };
-            if place.sandbox != Sandbox::Open {
-                out.by_name.push((name, place.sandbox));
-            }
-        }
-        out
+        list.extend(anchors.paths(place));
     }
-}
-
-impl SandboxPlaces {
-    /// The files the prefixed places name now, with what the sandbox does to each.
-    pub fn prefixed_now(&self) -> Vec<(PathBuf, Sandbox)> {
-        let mut out = Vec::new();
-        for (dir, prefix, what) in &self.prefixed {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                if e.file_name().to_string_lossy().starts_with(prefix.as_str()) {
-                    out.push((e.path(), *what));
-                }
-            }
-        }
-        out
-    }
-
-    /// Add `other`'s places (those of another set of anchors).
-    pub(crate) fn extend(&mut self, other: SandboxPlaces) {
-        for p in other.read_only {
-            if !self.read_only.contains(&p) {
-                self.read_only.push(p);
-            }
-        }
-        for p in other.hidden {
-            if !self.hidden.contains(&p) {
-                self.hidden.push(p);
-            }
-        }
-        for p in other.prefixed {
-            if !self.prefixed.contains(&p) {
-                self.prefixed.push(p);
-            }
-        }
-        for h in other.homes {
-            if !self.homes.contains(&h) {
-                self.homes.push(h);
-            }
-        }
-        for c in other.config_homes {
-            if !self.config_homes.contains(&c) {
-                self.config_homes.push(c);
-            }
+    out.read_only.extend(runtime.iter().cloned());
+    for place in PLACES {
+        let name = match place.anchor {
+            Anchor::Anywhere => place.path.to_string(),
+            Anchor::GitDir => format!(".git/{}", place.path),
+            _ => continue,
+        };
+        if place.sandbox != Sandbox::Open {
+            out.by_name.push((name, place.sandbox));
         }
     }
+    out
 }
 
 /// The catalog as a Markdown table (docs/security.md's "Places" section; `hookd places

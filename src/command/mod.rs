@@ -673,7 +673,7 @@ impl CommandProvider {
                 let confinement = match self.sandbox.as_ref().filter(|s| s.enabled) {
                     None => None,
                     Some(policy) => {
-                        match crate::sandbox::Confinement::prepare(policy, &self.project_dir) {
+                        match crate::sandbox::prepare(policy, &self.project_dir) {
                             Ok(c) => Some(std::sync::Arc::new(c)),
                             Err(e) => {
                                 return Ran::Skipped(Skip {

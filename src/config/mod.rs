@@ -337,15 +337,15 @@ impl Config {
     /// The sandbox's places from the catalog at this configuration's places (the gate's), so
     /// that the two hold the same ones.
     pub(crate) fn hold_places(&mut self) {
-        use crate::places::SandboxPlaces;
+        use crate::places::sandbox_places;
         let places = self.places();
-        let mut held = SandboxPlaces::of(&places.anchors, &places.runtime());
+        let mut held = sandbox_places(&places.anchors, &places.runtime());
         for (dir, stem) in places.installed_prefixes() {
             held.prefixed
                 .push((dir, stem, crate::places::Sandbox::ReadOnly));
         }
         for extra in &places.extra {
-            held.extend(SandboxPlaces::of(&extra.anchors, &[]));
+            held.extend(sandbox_places(&extra.anchors, &[]));
         }
         self.policy.sandbox.places = held;
     }

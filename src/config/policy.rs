@@ -157,10 +157,8 @@ impl Policy {
             if let Some(e) = &s.egress {
                 if p.sandbox.network {
                     p.sandbox.network = false;
-                    let every = crate::sandbox::Egress {
-                        allow: vec!["*".into()],
-                        deny: Vec::new(),
-                    };
+                    let mut every = crate::sandbox::Egress::default();
+                    every.allow = vec!["*".into()];
                     p.sandbox.egress = Some(every);
                 }
                 p.sandbox.egress = p.sandbox.egress.take().map(|mine| mine.narrowed(e));

@@ -335,7 +335,7 @@ pub fn run_shell(
         None => None,
     };
     let argv = shell_argv(command, report.is_some());
-    let confinement = super::Confinement::prepare_in(policy, project, cwd)?;
+    let confinement = super::prepare_in(policy, project, cwd)?;
     let mut cmd = std::process::Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(cwd);
     super::confined_env(&mut cmd, &confinement, host.vars());
@@ -348,7 +348,7 @@ pub fn run_shell(
         }
         REPORT_FD
     });
-    super::spawn::prepare(&mut cmd, Some(std::sync::Arc::new(confinement)), keep, None);
+    super::prepare_spawn(&mut cmd, Some(std::sync::Arc::new(confinement)), keep, None);
     let status = cmd.status().map_err(|source| RunError::Start {
         program: "bash".into(),
         source,

@@ -13,6 +13,9 @@ use nix::libc;
 
 use super::{Confinement, Support, MIN_LANDLOCK_ABI};
 
+/// A seccomp program.
+pub(super) type Filter = seccompiler::BpfProgram;
+
 pub(super) fn probe() -> Support {
     // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns a
     // number.
@@ -27,6 +30,7 @@ pub(super) fn probe() -> Support {
     Support {
         landlock_abi: (abi > 0).then_some(abi as i32),
         namespaces: namespaces_work(),
+        built: true,
     }
 }
 
@@ -229,7 +233,7 @@ const TERMINAL_INJECTION: [libc::c_ulong; 2] = [libc::TIOCSTI, libc::TIOCLINUX];
 /// terminal injection `ioctl`s, and io_uring (which opens sockets and runs `ioctl`s without
 /// those calls) fail with EACCES. A syscall of another ABI (32-bit) than the native one ends
 /// the process; x32's numbers get the same rules.
-pub(super) fn network_filter(network: bool) -> Result<seccompiler::BpfProgram, String> {
+pub(super) fn network_filter(network: bool) -> Result<Filter, String> {
     use seccompiler::{
         SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
     };

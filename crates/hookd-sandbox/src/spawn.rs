@@ -50,7 +50,7 @@ extern "C" fn forward(sig: libc::c_int) {
 /// waiter first names the process group to signal (4 bytes, native order: the command's own
 /// group unconfined, the waiter's confined), written before `spawn` returns, then writes a
 /// byte when the command left processes behind that had to be killed.
-pub(crate) fn prepare(
+pub fn prepare(
     cmd: &mut Command,
     confinement: Option<Arc<Confinement>>,
     keep_fd: Option<RawFd>,
@@ -67,7 +67,7 @@ pub(crate) fn prepare(
 /// Make `cmd` start with no waiter: inherited descriptors closed, nothing else (std's
 /// `process_group(0)` makes it lead its own group). Only for a process that kills and reaps
 /// itself what the command leaves behind (see `runner::reap_here`).
-pub(crate) fn prepare_unwaited(cmd: &mut Command) {
+pub fn prepare_unwaited(cmd: &mut Command) {
     // SAFETY: the closure makes raw syscalls only (close_range or fcntl) in the forked child.
     unsafe {
         cmd.pre_exec(|| {

@@ -108,7 +108,7 @@ unsafe fn send_fd(channel: RawFd, fd: RawFd) -> std::io::Result<()> {
 /// In the waiter, right after it entered its new user and network namespaces (it holds every
 /// capability of that user namespace): `lo` up, the proxy's listening socket made and handed
 /// over `channel`, then closed here.
-pub(in crate::sandbox) unsafe fn hand_over(channel: RawFd) -> std::io::Result<()> {
+pub(crate) unsafe fn hand_over(channel: RawFd) -> std::io::Result<()> {
     // SAFETY: the caller's contract; raw syscalls only.
     unsafe {
         loopback_up()?;

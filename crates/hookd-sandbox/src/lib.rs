@@ -1,37 +1,77 @@
-//! Confinement for the commands hookd lets run: the kernel, not the command's words, bounds
-//! what an admitted program (and every process it starts) may write, read and reach.
+//! Confinement for the commands a program lets run, on Linux: the kernel, not the command's
+//! words, bounds what an admitted program (and every process it starts) may write, read and
+//! reach. This is hookd's sandbox as a crate of its own: the mechanism, with no notion of hooks,
+//! agents or configuration files; hookd builds the [`Policy`] from its catalog of places and its
+//! configuration and hands it here.
+//!
+//! # What it confines
 //!
 //! Three mechanisms, all unprivileged: Landlock (the outer write boundary: only the project,
 //! the command's own temporary directory and the policy's `write` places; no link or rename of
-//! a file from outside into them), a user + mount namespace (inside the project, `.infer/`,
-//! `.git/hooks`, `.git/config` and the agents' settings bound read-only; credential stores
-//! hidden under empty read-only mounts; an empty tmpfs over `/tmp`, `$TMPDIR` and the places
-//! where services keep their sockets, see `private.rs`; which places are read-only or hidden
-//! comes from the catalog, `crate::places`) and a seccomp filter (socket families by
-//! allow-list, io_uring, terminal injection). Landlock only grants: a hole in a granted tree
-//! needs the mounts. All are inherited by every descendant and cannot be dropped
-//! (no_new_privs; a Landlocked process cannot change mounts).
+//! a file from outside into them), a user + mount namespace (the policy's read-only places
+//! bound read-only where they lie in a writable place, `.git` and the ancestors of held places
+//! pinned, hidden places under empty read-only mounts; an empty tmpfs over `/tmp`, `$TMPDIR`
+//! and the places where services keep their sockets, see `private.rs`) and a seccomp filter
+//! (socket families by allow-list, io_uring, terminal injection). Landlock only grants: a hole
+//! in a granted tree needs the mounts. All are inherited by every descendant and cannot be
+//! dropped (no_new_privs; a Landlocked process cannot change mounts). Under a host list
+//! ([`Network::Proxy`]) the command has a network namespace of its own whose only way out is a
+//! proxy run outside, which judges each host ([`Egress`]).
+//!
+//! # Prepare in the parent, enter in the child, one spawn path
 //!
 //! [`Confinement::prepare`] does everything that allocates, in the parent; the forked child
-//! only makes syscalls (`spawn`: the one way hooks and `hookd exec` start, with a PID namespace
-//! that nothing the command starts outlives). Where the kernel cannot enforce the policy
-//! ([`support`]), nothing runs unconfined: [`Confinement::prepare`] fails and says what is
-//! missing.
+//! only makes syscalls ([`prepare_spawn`]: the one way a command starts, confined or not, with
+//! no descriptor above 2 but one named, and a waiter that leaves nothing the command started
+//! behind; confined, in a PID namespace that nothing the command starts outlives). Where the
+//! kernel (or this build: the `confine` feature) cannot enforce the policy ([`support`]),
+//! nothing runs unconfined: [`Confinement::prepare`] fails and says what is missing.
+//!
+//! # The policy
+//!
+//! A [`Policy`] is plain data: the places a command may write ([`Policy::write`], besides the
+//! project and its own temporary directory), those it may not read ([`Policy::read_deny`]),
+//! the places held read-only, pinned or hidden as absolute paths and names ([`Places`], with
+//! what git reads besides `.git` found on disk, [`git`]), the network ([`Network`]: none, all,
+//! or hosts through the proxy) and which variables the command does not get.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use hookd_sandbox::{Confinement, Network, Policy};
+//!
+//! let mut policy = Policy::default();
+//! policy.network = Network::None;
+//! policy.places.by_name.push((".git/hooks".into(), hookd_sandbox::Hold::ReadOnly));
+//! let confinement = Confinement::prepare(&policy, Path::new("/home/ann/project"))?;
+//! let argv = ["make".to_string(), "test".to_string()];
+//! let vars = [(std::ffi::OsStr::new("PATH"), std::ffi::OsStr::new("/usr/bin:/bin"))];
+//! let status = hookd_sandbox::command(
+//!     std::sync::Arc::new(confinement),
+//!     &argv,
+//!     Path::new("/home/ann/project"),
+//!     None,
+//!     vars,
+//! )
+//! .status()?;
+//! println!("{status}: {}", "wrote nothing outside the project and its own /tmp");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![cfg_attr(not(feature = "confine"), allow(dead_code, unused_imports))]
 
 mod egress;
+pub mod git;
+mod home;
+#[cfg_attr(not(feature = "confine"), path = "unconfined.rs")]
 mod linux;
-mod rewrite;
+mod places;
+mod spawn;
 
 pub use egress::proxy::NetworkRequest;
 pub use egress::{invalid_entry as invalid_host_entry, proxy_vars, Egress, PROXY_ADDR};
-
-pub use rewrite::{
-    channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
-    shell_rewrite, Decided, ShellRun, CRUSH_SHELL_TOOL, GEMINI_SHELL_TOOL,
-};
-mod spawn;
-
-pub(crate) use spawn::{prepare as prepare_spawn, prepare_unwaited};
+pub use home::user_home;
+pub use places::{Hold, Places};
+pub use spawn::{prepare as prepare_spawn, prepare_unwaited};
 mod held;
 mod placeholder;
 mod private;
@@ -46,55 +86,73 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use serde::Serialize;
+/// What a confined command may reach over the network.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Network {
+    /// Nothing: no socket family but Unix (and those only to what the mounts leave).
+    #[default]
+    None,
+    /// Everything, as the host has it.
+    All,
+    /// The hosts `Egress` allows, through a proxy run outside the sandbox (the command gets
+    /// [`proxy_vars`]); no other way out.
+    Proxy(Egress),
+}
 
-use crate::places::{Anchors, Sandbox, SandboxPlaces};
-
-/// The sandbox every command hookd lets run is confined by (see docs/security.md).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+/// One command's sandbox, as data: what it may write, read and reach.
+#[derive(Clone, Debug)]
 #[non_exhaustive]
-pub struct SandboxPolicy {
-    /// Confine at all.
-    pub enabled: bool,
-    /// Let confined commands use the network.
-    pub network: bool,
-    /// With `network` off: the hosts confined commands reach through hookd's proxy
-    /// (`sandbox.network: {allow, deny}`); `None`: no network at all.
-    pub egress: Option<Egress>,
+pub struct Policy {
+    /// The network.
+    pub network: Network,
     /// Writable besides the project and the temporary directory.
     pub write: Vec<PathBuf>,
-    /// Unreadable besides the credential stores hookd always hides.
+    /// Unreadable besides [`Places::hidden`] and [`Policy::state`].
     pub read_deny: Vec<PathBuf>,
     /// Nothing writable but the command's own temporary directory: not the project, not the
-    /// `write` places (`hookd exec --read-only`; a call in one of `read_only_modes`).
+    /// `write` places.
     pub read_only: bool,
-    /// The agent modes whose shell calls and file tools are held read-only
-    /// (`sandbox.read_only_modes`).
-    pub read_only_modes: Vec<crate::kinds::Mode>,
-    /// The user's home, where those credential stores are.
-    #[serde(skip)]
+    /// The user's home as the host names it (`HOME`), besides the user database's
+    /// ([`user_home`]): a temporary directory holding either is not made writable.
     pub home: Option<PathBuf>,
     /// The host's temporary directory (`$TMPDIR`), writable unless it holds a home; `None`:
     /// `/tmp`.
-    #[serde(skip)]
     pub temp: Option<PathBuf>,
-    /// hookd's session state as the host names it (`$HOOKD_STATE_DIR`, …): hidden.
-    #[serde(skip)]
+    /// The caller's own state: hidden, and where the locks of the stand-ins of absent held
+    /// places are kept (`STATE/placeholders`).
     pub state: Option<PathBuf>,
-    /// The places held read-only, pinned or hidden, from the catalog of places
-    /// ([`crate::places`]) at the host's anchors; empty: those of the homes alone.
-    #[serde(skip)]
-    pub places: SandboxPlaces,
-    /// Unix sockets a confined command may connect to although something outside made them
-    /// (`sandbox.unix_sockets`, the user's layer only).
+    /// The places held read-only, pinned or hidden.
+    pub places: Places,
+    /// Unix sockets a confined command may connect to although something outside made them.
     pub unix_sockets: Vec<PathBuf>,
+    /// Which variables carry a secret: a confined command does not get them, unless
+    /// `keep_env` keeps them.
+    pub secret: fn(&str) -> bool,
     /// Secret-carrying variables confined commands get all the same: names, or a prefix and
-    /// `*` (`sandbox.env.keep`, the user's layer only; see [`crate::vars::carries_secret`]).
+    /// `*`.
     pub keep_env: Vec<String>,
     /// The user's runtime directory as the host names it (`$XDG_RUNTIME_DIR`): covered, as
     /// `/run/user/UID` is.
-    #[serde(skip)]
     pub runtime: Option<PathBuf>,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            network: Network::None,
+            write: Vec::new(),
+            read_deny: Vec::new(),
+            read_only: false,
+            home: None,
+            temp: None,
+            state: None,
+            places: Places::default(),
+            unix_sockets: Vec::new(),
+            secret: |_| false,
+            keep_env: Vec::new(),
+            runtime: None,
+        }
+    }
 }
 
 /// What this kernel offers the sandbox.
@@ -106,6 +164,8 @@ pub struct Support {
     /// Whether an unprivileged process may create user, mount and PID namespaces and mount a
     /// /proc of its PID namespace.
     pub namespaces: bool,
+    /// Whether this build confines at all (the `confine` feature).
+    pub built: bool,
 }
 
 /// Landlock's third ABI (Linux 6.2): the first that also bounds `truncate(2)` and refers
@@ -117,6 +177,13 @@ impl Support {
     /// What is missing for the policy to be enforced, one phrase each; empty when nothing is.
     pub fn missing(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if !self.built {
+            out.push(
+                "confinement in this build (hookd's `sandbox` feature, hookd-sandbox's `confine`)"
+                    .into(),
+            );
+            return out;
+        }
         match self.landlock_abi {
             None => out.push("Landlock (Linux 5.13+, enabled at boot: `lsm=…,landlock`)".into()),
             Some(v) if v < MIN_LANDLOCK_ABI => out.push(format!(
@@ -175,7 +242,7 @@ pub struct Confinement {
     hidden_files: Vec<CString>,
     /// The seccomp program: socket families by allow-list, io_uring, the terminal injection
     /// `ioctl`s.
-    network_filter: seccompiler::BpfProgram,
+    network_filter: linux::Filter,
     /// The private temporary directory and socket places, in mount order.
     places: Vec<private::Mount>,
     /// The temporary directory, as the command sees it (its own, empty).
@@ -183,10 +250,12 @@ pub struct Confinement {
     /// The Landlock rights granted on the command's own temporary directory (a rule the child
     /// adds once its tmpfs is mounted).
     temp_rights: u64,
-    /// `sandbox.unix_sockets`: variables naming one are kept.
+    /// [`Policy::unix_sockets`]: variables naming one are kept.
     unix_sockets: Vec<PathBuf>,
-    /// `sandbox.env.keep`: secret-carrying variables kept all the same.
+    /// [`Policy::keep_env`]: secret-carrying variables kept all the same.
     keep_env: Vec<String>,
+    /// Which variables carry a secret ([`Policy::secret`]).
+    secret: fn(&str) -> bool,
     summary: String,
     /// The stand-ins of absent held places: removed, where this command is their last holder,
     /// when it is dropped (after the command ended).
@@ -197,56 +266,33 @@ pub struct Confinement {
     proxy: Option<egress::proxy::Proxy>,
 }
 
-/// The catalog's places for `policy`: its own, or, when it has none (a configuration without
-/// a host), those of its home and the user database's.
-fn places_of(policy: &SandboxPolicy) -> SandboxPlaces {
-    if policy.places != SandboxPlaces::default() {
-        return policy.places.clone();
-    }
-    let mut homes: Vec<PathBuf> = policy.home.iter().cloned().collect();
-    let user = crate::paths::user_home();
-    homes.extend(user.filter(|h| !homes.contains(h)));
-    SandboxPlaces::of(&Anchors::new(homes, |_| None), &[])
-}
-
-/// What a confined command may not read: the catalog's hidden places (credential stores,
-/// histories, hookd's own) in the home `HOME` names and in the one the user database does (a
-/// repository's settings may have set `HOME` for the agent), hookd's session state where the
-/// host puts it and where it is by default, and the policy's `read_deny`.
-fn hidden(policy: &SandboxPolicy, places: &SandboxPlaces) -> Vec<PathBuf> {
+/// What a confined command may not read: the hidden places (credential stores, histories,
+/// the caller's own), those held hidden by the start of their name, the caller's state and
+/// the policy's `read_deny`.
+fn hidden(policy: &Policy) -> Vec<PathBuf> {
+    let places = &policy.places;
     let mut out = places.hidden.clone();
     out.extend(
         places
             .prefixed_now()
             .into_iter()
-            .filter(|(_, what)| *what == Sandbox::Hidden)
+            .filter(|(_, what)| *what == Hold::Hidden)
             .map(|(p, _)| p),
     );
     out.extend(policy.state.iter().cloned());
-    out.extend(default_state().filter(|s| policy.state.as_ref() != Some(s)));
     out.extend(policy.read_deny.iter().cloned());
     out
 }
 
-/// hookd's state where it is by default (`~/.local/state/hookd` of the user database's home).
-fn default_state() -> Option<PathBuf> {
-    crate::paths::user_home().map(|h| h.join(".local/state/hookd"))
-}
-
-/// hookd's state: where the host puts it, else where it is by default (both hidden).
-fn state_of(policy: &SandboxPolicy) -> Option<PathBuf> {
-    policy.state.clone().or_else(default_state)
-}
-
 impl Confinement {
     /// Prepare the confinement of a command run in `project` (from its root) under `policy`.
-    pub fn prepare(policy: &SandboxPolicy, project: &Path) -> Result<Confinement, Unavailable> {
+    pub fn prepare(policy: &Policy, project: &Path) -> Result<Confinement, Unavailable> {
         Confinement::prepare_in(policy, project, project)
     }
 
     /// Prepare the confinement of a command run in `project` from `cwd` under `policy`.
     pub fn prepare_in(
-        policy: &SandboxPolicy,
+        policy: &Policy,
         project: &Path,
         cwd: &Path,
     ) -> Result<Confinement, Unavailable> {
@@ -259,9 +305,10 @@ impl Confinement {
             .map_err(|e| Unavailable::Prepare(format!("the project {}: {e}", project.display())))?;
         let temp = temp_dir(policy);
         // The locks of the stand-ins are made first, so that they are hidden with the state.
-        let mut stand_ins = Placeholders::new(state_of(policy).map(|s| s.join("placeholders")));
-        let places = places_of(policy);
-        let hidden = hidden(policy, &places);
+        let mut stand_ins =
+            Placeholders::new(policy.state.as_ref().map(|s| s.join("placeholders")));
+        let places = &policy.places;
+        let hidden = hidden(policy);
         let private = private::plan(policy, &project, &hidden)?;
         // Read-only: nothing but the command's own temporary directory (granted in the child
         // once its tmpfs is mounted); the host's when it cannot be replaced.
@@ -275,7 +322,7 @@ impl Confinement {
         let ruleset =
             linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;
         let real_writable: Vec<PathBuf> = writable.iter().map(|w| resolve(w)).collect();
-        let mut held = held(&places, &project, cwd, &real_writable, &mut stand_ins)?;
+        let mut held = held(places, &project, cwd, &real_writable, &mut stand_ins)?;
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
         for path in hidden.iter().chain(&private.hidden_files) {
@@ -313,13 +360,16 @@ impl Confinement {
             read_only,
             hidden_dirs,
             hidden_files,
-            network_filter: linux::network_filter(policy.network || proxy.is_some())
-                .map_err(Unavailable::Prepare)?,
+            network_filter: linux::network_filter(
+                policy.network == Network::All || proxy.is_some(),
+            )
+            .map_err(Unavailable::Prepare)?,
             places: private.mounts,
             temp_rights: linux::temp_rights(),
             temp,
             unix_sockets: policy.unix_sockets.clone(),
             keep_env: policy.keep_env.clone(),
+            secret: policy.secret,
             summary,
             _stand_ins: stand_ins,
             egress_channel,
@@ -340,7 +390,7 @@ impl Confinement {
 
     /// Whether the command gets the variable `name` of value `value`: not one naming a socket
     /// or a session outside ([`SOCKET_VARIABLES`]), unless it names a socket the policy lists,
-    /// nor one carrying a secret, unless `sandbox.env.keep` keeps it.
+    /// nor one carrying a secret, unless [`Policy::keep_env`] keeps it.
     pub fn keeps_var(&self, name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
         private::keeps_var(&self.unix_sockets, name, value) && !self.secret_gone(name)
     }
@@ -378,8 +428,8 @@ impl Confinement {
         self.egress_channel.as_ref().map(|f| f.as_raw_fd())
     }
 
-    /// Whether the variable `name` carries a secret ([`crate::vars::carries_secret`]) that
-    /// `sandbox.env.keep` does not keep: a confined command does not get it.
+    /// Whether the variable `name` carries a secret ([`Policy::secret`]) that
+    /// [`Policy::keep_env`] does not keep: a confined command does not get it.
     fn secret_gone(&self, name: &std::ffi::OsStr) -> bool {
         let Some(name) = name.to_str() else {
             return false;
@@ -388,7 +438,7 @@ impl Confinement {
             Some(prefix) => name.starts_with(prefix),
             None => k == name,
         });
-        crate::vars::carries_secret(name) && !kept
+        (self.secret)(name) && !kept
     }
 }
 
@@ -396,28 +446,28 @@ impl Confinement {
 /// the channel its waiter hands the proxy the listening socket over.
 type Started = (Option<egress::proxy::Proxy>, Option<OwnedFd>);
 
-fn start_proxy(policy: &SandboxPolicy) -> Result<Started, Unavailable> {
-    match policy.egress.as_ref().filter(|_| !policy.network) {
-        Some(e) => {
+fn start_proxy(policy: &Policy) -> Result<Started, Unavailable> {
+    match &policy.network {
+        Network::Proxy(e) => {
             let (p, ch) = egress::proxy::Proxy::start(e.clone(), None)
                 .map_err(|e| Unavailable::Prepare(format!("hookd's proxy: {e}")))?;
             Ok((Some(p), Some(ch)))
         }
-        None => Ok((None, None)),
+        Network::None | Network::All => Ok((None, None)),
     }
 }
 
 /// What the command may write and reach, in a line: the writable places (the command's own
 /// temporary directory, `own_temp`, second) and the network.
-fn summary(writable: &[PathBuf], own_temp: Option<&Path>, policy: &SandboxPolicy) -> String {
+fn summary(writable: &[PathBuf], own_temp: Option<&Path>, policy: &Policy) -> String {
     let mut writes: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
     if let Some(t) = own_temp {
         let at = writes.len().min(1);
         writes.insert(at, format!("{} (its own, empty)", t.display()));
     }
-    let network = match (&policy.egress, policy.network) {
-        (_, true) => "on".to_string(),
-        (Some(e), false) => format!(
+    let network = match &policy.network {
+        Network::All => "on".to_string(),
+        Network::Proxy(e) => format!(
             "through hookd's proxy to {}{}",
             e.allow_words(),
             if e.deny.is_empty() {
@@ -426,7 +476,7 @@ fn summary(writable: &[PathBuf], own_temp: Option<&Path>, policy: &SandboxPolicy
                 format!(" (not {})", e.deny.join(", "))
             }
         ),
-        (None, false) => "off".to_string(),
+        Network::None => "off".to_string(),
     };
     format!("writes: {}; network: {network}", writes.join(", "))
 }
@@ -441,17 +491,16 @@ fn cstring(s: String) -> Result<CString, Unavailable> {
     CString::new(s).map_err(|e| Unavailable::Prepare(e.to_string()))
 }
 
-/// The user's home as the user database has it.
 /// The temporary directory confined commands may write: the host's `$TMPDIR` (else `/tmp`),
 /// unless it holds a home directory (`TMPDIR=$HOME` would make the home writable): then `/tmp`.
-pub fn temp_dir(policy: &SandboxPolicy) -> PathBuf {
+pub fn temp_dir(policy: &Policy) -> PathBuf {
     let tmp = policy.temp.clone().unwrap_or_else(|| PathBuf::from("/tmp"));
     let real = tmp.canonicalize().unwrap_or_else(|_| tmp.clone());
     let holds_home = policy
         .home
         .iter()
         .cloned()
-        .chain(crate::paths::user_home())
+        .chain(user_home())
         .any(|h| h.canonicalize().unwrap_or(h).starts_with(&real));
     if holds_home {
         PathBuf::from("/tmp")
@@ -462,7 +511,7 @@ pub fn temp_dir(policy: &SandboxPolicy) -> PathBuf {
 
 /// Where `policy` lets a confined command write (for the file tools' check and people): the
 /// project, the temporary directory and the `write` entries.
-pub fn writable_places(policy: &SandboxPolicy, project: &Path) -> Vec<PathBuf> {
+pub fn writable_places(policy: &Policy, project: &Path) -> Vec<PathBuf> {
     if policy.read_only {
         return vec![temp_dir(policy)];
     }
@@ -492,7 +541,7 @@ pub fn command<'a>(
 
 /// `cmd`'s environment for a confined command: `vars` less those naming sockets outside
 /// ([`Confinement::keeps_var`]), and `TMPDIR` the command's own.
-pub(crate) fn confined_env<'a>(
+pub fn confined_env<'a>(
     cmd: &mut std::process::Command,
     confinement: &Confinement,
     vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
@@ -524,82 +573,35 @@ pub enum RunError {
     },
 }
 
-/// Run `argv` confined by `policy` (even where `enabled` is off) in `cwd`, stdio inherited, no
-/// other descriptor but `keep_fd`, with `host`'s variables as [`command`] passes them on: its
-/// exit status as a shell reports it (128 + N when signal N ended it). It never runs unconfined.
-pub fn run(
-    policy: &SandboxPolicy,
+/// Run `argv` confined by `policy` in `cwd` (inside `project`), stdio inherited, no other
+/// descriptor but `keep_fd`, with the variables `vars` as [`command`] passes them on: its exit
+/// status as a shell reports it (128 + N when signal N ended it). It never runs unconfined.
+pub fn run<'a>(
+    policy: &Policy,
     project: &Path,
     argv: &[String],
     cwd: &Path,
     keep_fd: Option<std::os::fd::RawFd>,
-    host: &crate::host::Host,
+    vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
 ) -> Result<i32, RunError> {
     use std::os::unix::process::ExitStatusExt;
     let confinement = Confinement::prepare_in(policy, project, cwd)?;
-    let status = command(
-        std::sync::Arc::new(confinement),
-        argv,
-        cwd,
-        keep_fd,
-        host.vars(),
-    )
-    .status()
-    .map_err(|source| RunError::Start {
-        program: argv.first().cloned().unwrap_or_default(),
-        source,
-    })?;
+    let status = command(std::sync::Arc::new(confinement), argv, cwd, keep_fd, vars)
+        .status()
+        .map_err(|source| RunError::Start {
+            program: argv.first().cloned().unwrap_or_default(),
+            source,
+        })?;
     Ok(status
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1))
 }
 
-/// Why a write to `path` (absolute) breaks `policy`: outside the places confined commands may
-/// write, or inside one of the project's read-only places. `None` when it may. Symlinks are
-/// followed as the kernel would, dangling ones included (a write through one creates its
-/// target).
-pub fn write_refused(policy: &SandboxPolicy, project: &Path, path: &Path) -> Option<String> {
-    let real = resolve(path);
-    let project = resolve(project);
-    let writable = writable_places(policy, &project);
-    if !writable.iter().any(|w| real.starts_with(resolve(w))) {
-        return Some(format!(
-            "outside the places the sandbox lets commands write ({})",
-            writable
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    if let Some(rel) = real
-        .strip_prefix(&project)
-        .ok()
-        .and_then(crate::places::by_name)
-    {
-        return Some(format!(
-            "inside `{}` of the project, which the sandbox keeps read-only",
-            rel.display()
-        ));
-    }
-    let places = places_of(policy);
-    places
-        .read_only
-        .iter()
-        .chain(&places.hidden)
-        .find(|p| real.starts_with(resolve(p)))
-        .map(|p| {
-            format!(
-                "inside {}, which the sandbox keeps from confined commands",
-                p.display()
-            )
-        })
-}
-
 /// `path` with `.`, `..` and every symlink resolved, component by component, as far as they
-/// exist; what does not exist yet is kept as named.
-fn resolve(path: &Path) -> PathBuf {
+/// exist; what does not exist yet is kept as named (as the kernel would follow them: a write
+/// through a dangling link creates its target).
+pub fn resolve(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::from("/");
     let mut pending: Vec<std::ffi::OsString> = path

@@ -8,7 +8,7 @@
 use std::ffi::{CString, OsStr};
 use std::path::{Path, PathBuf};
 
-use super::{c_path, temp_dir, SandboxPolicy, Unavailable};
+use super::{c_path, temp_dir, Policy, Unavailable};
 
 /// Variables that name a socket, a session, a display or a service outside the sandbox (an
 /// agent, a terminal multiplexer, a bus, a container engine, an editor, hookd's daemon): not
@@ -124,9 +124,9 @@ fn real(p: &Path) -> Option<PathBuf> {
 }
 
 /// The homes whose credential stores are hidden ([`super::hidden`]'s), as they are on disk.
-fn homes(policy: &SandboxPolicy) -> Vec<PathBuf> {
+fn homes(policy: &Policy) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = policy.home.iter().cloned().collect();
-    out.extend(crate::paths::user_home());
+    out.extend(crate::user_home());
     out.iter().filter_map(|h| real(h)).collect()
 }
 
@@ -134,7 +134,7 @@ fn homes(policy: &SandboxPolicy) -> Vec<PathBuf> {
 /// writable: `/tmp` and the temporary directory; the user's runtime directories
 /// (`/run/user/UID`, `$XDG_RUNTIME_DIR`) and [`SOCKET_DIRS`]. A place that stays writable
 /// (`writable`) is not covered.
-fn covers(policy: &SandboxPolicy, writable: &[PathBuf]) -> Vec<(PathBuf, bool)> {
+fn covers(policy: &Policy, writable: &[PathBuf]) -> Vec<(PathBuf, bool)> {
     let uid = nix::unistd::getuid();
     let mut wanted: Vec<(PathBuf, bool)> = vec![
         (PathBuf::from("/tmp"), true),
@@ -158,7 +158,7 @@ fn covers(policy: &SandboxPolicy, writable: &[PathBuf]) -> Vec<(PathBuf, bool)> 
 /// Plan the private places of a command run in `project` (canonical) under `policy`; `hidden`
 /// are the places hidden anyway (a place listed inside one stays hidden).
 pub(super) fn plan(
-    policy: &SandboxPolicy,
+    policy: &Policy,
     project: &Path,
     hidden: &[PathBuf],
 ) -> Result<Places, Unavailable> {

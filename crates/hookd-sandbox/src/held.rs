@@ -1,6 +1,6 @@
 //! The places a confined command may not write or move, found on disk for one command: the
 //! catalog's names at the project's root and on the way to the working directory, what git reads
-//! there besides `.git` (`crate::places::git`), the catalog's places inside writable ones; absent
+//! there besides `.git` (`crate::git`), the catalog's places inside writable ones; absent
 //! ones get stand-ins (`placeholder`), and a link where one lies, or above it in a writable
 //! place, stops the command.
 
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::placeholder::{Placeholders, Stand};
 use super::{resolve, Unavailable};
-use crate::places::{Sandbox, SandboxPlaces};
+use crate::{Hold, Places};
 
 /// Directories the catalog holds read-only at the project's root that are created (empty) when
 /// absent, so that they can be held read-only too: a confined command must not create them
@@ -30,12 +30,7 @@ impl Held {
     /// its ancestors that lies in one of `writable` (`~/.config -> dotfiles/config`): the bind
     /// would land on the target, and the link could be replaced by a directory holding another
     /// `git/config`.
-    fn hold(
-        &mut self,
-        path: PathBuf,
-        what: Sandbox,
-        writable: &[PathBuf],
-    ) -> Result<(), Unavailable> {
+    fn hold(&mut self, path: PathBuf, what: Hold, writable: &[PathBuf]) -> Result<(), Unavailable> {
         if let Some(link) = linked_ancestor(&path, writable) {
             return Err(Unavailable::Prepare(format!(
                 "{} is a symbolic link in a writable place: the sandbox holds {} read-only and cannot hold it through a link (replace the link with the directory itself)",
@@ -50,7 +45,7 @@ impl Held {
             ))),
             Ok(_) => {
                 match what {
-                    Sandbox::Pinned => self.pinned.push(path),
+                    Hold::Pinned => self.pinned.push(path),
                     _ => self.read_only.push(path),
                 }
                 Ok(())
@@ -126,7 +121,7 @@ fn name_dirs(project: &Path, cwd: &Path) -> Vec<PathBuf> {
 /// Finding the places a command may not write: where it may (`writable`, resolved) and what
 /// stands in for the absent ones.
 struct Finder<'a> {
-    places: &'a SandboxPlaces,
+    places: &'a Places,
     writable: &'a [PathBuf],
     stand_ins: &'a mut Placeholders,
     /// Whether absent places get a stand-in (not for a command run from `/`: no project).
@@ -142,7 +137,7 @@ impl Finder<'_> {
     fn hold(
         &mut self,
         path: PathBuf,
-        what: Sandbox,
+        what: Hold,
         stand: Stand,
         real: bool,
     ) -> Result<(), Unavailable> {
@@ -175,8 +170,8 @@ impl Finder<'_> {
         // A socket needs no read-only mount: nothing opens it to write, nothing is made below
         // it, and a mount point cannot be removed or replaced; pinned, it costs one mount.
         let what = match stand {
-            Stand::Socket => Sandbox::Pinned,
-            Stand::File(_) => Sandbox::ReadOnly,
+            Stand::Socket => Hold::Pinned,
+            Stand::File(_) => Hold::ReadOnly,
         };
         self.held.hold(first, what, writable)
     }
@@ -201,21 +196,20 @@ impl Finder<'_> {
             }
             // A `.git` file is a pointer: rewriting it redirects git, so it is read-only.
             let what = if name == ".git" && pointer {
-                Sandbox::ReadOnly
+                Hold::ReadOnly
             } else {
                 *what
             };
             // `.git/NAME`: `.git` itself, held first, is refused where it is a link.
             self.hold(path, what, stand_for(name), true)?;
         }
-        let git =
-            crate::places::git::indirections(dir, &self.places.homes, &self.places.config_homes);
+        let git = crate::git::indirections(dir, &self.places.homes, &self.places.config_homes);
         for g in &git.git_dirs {
             if !self.is_writable(g) {
                 continue;
             }
             let absent = g.symlink_metadata().is_err();
-            self.hold(g.clone(), Sandbox::Pinned, Stand::Socket, false)?;
+            self.hold(g.clone(), Hold::Pinned, Stand::Socket, false)?;
             if absent {
                 // Its stand-in is read-only as a whole.
                 continue;
@@ -228,12 +222,12 @@ impl Finder<'_> {
         }
         for h in &git.hooks_paths {
             if self.is_writable(h) {
-                self.hold(h.clone(), Sandbox::ReadOnly, Stand::Socket, false)?;
+                self.hold(h.clone(), Hold::ReadOnly, Stand::Socket, false)?;
             }
         }
         for f in &git.includes {
             if self.is_writable(f) {
-                self.hold(f.clone(), Sandbox::ReadOnly, Stand::File(""), false)?;
+                self.hold(f.clone(), Hold::ReadOnly, Stand::File(""), false)?;
             }
         }
         Ok(())
@@ -264,7 +258,7 @@ fn stand_for(name: &str) -> Stand {
 /// What `policy` holds for a command in `project` run from `cwd`, with `writable` the places
 /// it may write; absent places held by name get stand-ins from `stand_ins`.
 pub(super) fn held(
-    places: &SandboxPlaces,
+    places: &Places,
     project: &Path,
     cwd: &Path,
     writable: &[PathBuf],
@@ -295,13 +289,13 @@ pub(super) fn held(
     let read_only = places.read_only.iter().cloned().chain(
         prefixed
             .into_iter()
-            .filter(|(_, what)| *what == Sandbox::ReadOnly)
+            .filter(|(_, what)| *what == Hold::ReadOnly)
             .map(|(p, _)| p),
     );
     for path in read_only {
         let real = resolve(&path);
         if writable.iter().any(|w| real.starts_with(w)) {
-            held.hold(path, Sandbox::ReadOnly, writable)?;
+            held.hold(path, Hold::ReadOnly, writable)?;
         }
     }
     held.sort();

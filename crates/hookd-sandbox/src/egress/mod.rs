@@ -132,7 +132,7 @@ impl Egress {
 
     /// The list narrowed by `other` (a trusted project's): its `deny` entries added; its
     /// `allow` entries are not read (the decoder warns about them).
-    pub(crate) fn narrowed(mut self, other: &Egress) -> Egress {
+    pub fn narrowed(mut self, other: &Egress) -> Egress {
         for d in &other.deny {
             if !self.deny.contains(d) {
                 self.deny.push(d.clone());

@@ -1,0 +1,128 @@
+//! The crate alone, as a reader reuses it without hookd: a `Policy` as data, a `Confinement`
+//! prepared from it, a command started by the one spawn path.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::sync::Arc;
+
+use hookd_sandbox::{Confinement, Hold, Network, Policy};
+
+/// Whether this kernel confines; where it does not, the test passes as skipped unless
+/// `HOOKD_TEST_REQUIRE` names `sandbox` (`.ci/run` sets it), and then it fails.
+fn confinable() -> bool {
+    let missing = hookd_sandbox::support().missing();
+    if missing.is_empty() {
+        return true;
+    }
+    let required = std::env::var("HOOKD_TEST_REQUIRE").unwrap_or_default();
+    assert!(
+        !required
+            .split(',')
+            .any(|f| f.trim() == "sandbox" || f.trim() == "all"),
+        "HOOKD_TEST_REQUIRE names sandbox, which this machine lacks: {missing:?}"
+    );
+    eprintln!("skipped: {missing:?}");
+    false
+}
+
+/// `script` run by `sh` confined by `policy` in `project`, with `vars`: its output.
+fn run(
+    policy: &Policy,
+    project: &Path,
+    script: &str,
+    vars: &[(&str, &str)],
+) -> std::process::Output {
+    let confinement = Confinement::prepare(policy, project).unwrap();
+    let argv = ["sh".to_string(), "-c".to_string(), script.to_string()];
+    let vars = vars.iter().map(|(k, v)| (OsStr::new(*k), OsStr::new(*v)));
+    hookd_sandbox::command(Arc::new(confinement), &argv, project, None, vars)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_command_writes_its_project_and_nothing_the_policy_holds() {
+    if !confinable() {
+        return;
+    }
+    // Outside /tmp: the command gets a /tmp of its own.
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let project = base.path().join("project");
+    let outside = base.path().join("outside");
+    std::fs::create_dir_all(project.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let mut policy = Policy::default();
+    policy.network = Network::None;
+    policy.places.by_name.push((".git".into(), Hold::Pinned));
+    policy
+        .places
+        .by_name
+        .push((".git/hooks".into(), Hold::ReadOnly));
+    policy.secret = |name| name == "API_TOKEN";
+    let script = format!(
+        "echo in > in.txt; echo out > {}/marker; echo hook > .git/hooks/pre-commit; \
+         mv .git gone; echo \"token=$API_TOKEN path=$PATH\"; echo tmp > \"$TMPDIR/t\" && echo tmp-ok",
+        outside.display()
+    );
+    let o = run(
+        &policy,
+        &project,
+        &script,
+        &[("PATH", "/usr/bin:/bin"), ("API_TOKEN", "s3cret")],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(project.join("in.txt").exists(), "{o:?}");
+    assert!(!outside.join("marker").exists(), "{o:?}");
+    assert!(!project.join(".git/hooks/pre-commit").exists(), "{o:?}");
+    assert!(
+        project.join(".git").is_dir() && !project.join("gone").exists(),
+        "{o:?}"
+    );
+    assert!(stdout.contains("token= path=/usr/bin:/bin\n"), "{stdout}");
+    assert!(stdout.contains("tmp-ok\n"), "{stdout}");
+    // Kept when the policy keeps it.
+    policy.keep_env = vec!["API_*".into()];
+    let o = run(
+        &policy,
+        &project,
+        "echo \"token=$API_TOKEN\"",
+        &[("API_TOKEN", "s3cret")],
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "token=s3cret\n");
+}
+
+#[test]
+fn a_write_place_and_a_hidden_one_are_as_the_policy_says() {
+    if !confinable() {
+        return;
+    }
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let project = base.path().join("project");
+    let extra = base.path().join("extra");
+    let secret = base.path().join("secret");
+    for d in [&project, &extra, &secret] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(secret.join("key"), "k").unwrap();
+    let mut policy = Policy::default();
+    policy.write = vec![extra.clone()];
+    policy.read_deny = vec![secret.clone()];
+    let script = format!(
+        "echo x > {}/made; cat {}/key || echo unreadable",
+        extra.display(),
+        secret.display()
+    );
+    let o = run(&policy, &project, &script, &[("PATH", "/usr/bin:/bin")]);
+    assert!(extra.join("made").exists(), "{o:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "unreadable\n", "{o:?}");
+    // Read-only: not even the project.
+    policy.read_only = true;
+    let o = run(
+        &policy,
+        &project,
+        "echo x > here || echo refused",
+        &[("PATH", "/usr/bin:/bin")],
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "refused\n", "{o:?}");
+    assert!(!project.join("here").exists());
+}

@@ -1,0 +1,224 @@
+//! The sandbox as hookd uses it. The mechanism (Landlock, namespaces, mounts, seccomp, the
+//! egress proxy, the one spawn path) is the crate `hookd_sandbox` (crates/hookd-sandbox),
+//! which knows nothing of hookd; here hookd builds its [`hookd_sandbox::Policy`] from the
+//! configuration ([`SandboxPolicy`]) and the catalog of places ([`crate::places`]), checks the
+//! model's file tools against it ([`write_refused`]), and rewrites the agents' shell calls so
+//! that they run confined (`rewrite.rs`).
+//!
+//! Without the `sandbox` feature every command still starts by the same spawn path, and a
+//! policy with the sandbox on fails closed ([`support`] says what is missing).
+
+mod rewrite;
+
+pub use rewrite::{
+    channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
+    shell_rewrite, Decided, ShellRun, CRUSH_SHELL_TOOL, GEMINI_SHELL_TOOL,
+};
+
+pub use hookd_sandbox::{
+    command, invalid_host_entry, proxy_vars, support, Confinement, Egress, NetworkRequest,
+    RunError, Support, Unavailable, MIN_LANDLOCK_ABI, PROXY_ADDR, SOCKET_VARIABLES,
+};
+pub(crate) use hookd_sandbox::{confined_env, prepare_spawn, prepare_unwaited};
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::places::{Anchors, SandboxPlaces};
+
+/// The sandbox every command hookd lets run is confined by (see docs/security.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SandboxPolicy {
+    /// Confine at all.
+    pub enabled: bool,
+    /// Let confined commands use the network.
+    pub network: bool,
+    /// With `network` off: the hosts confined commands reach through hookd's proxy
+    /// (`sandbox.network: {allow, deny}`); `None`: no network at all.
+    pub egress: Option<Egress>,
+    /// Writable besides the project and the temporary directory.
+    pub write: Vec<PathBuf>,
+    /// Unreadable besides the credential stores hookd always hides.
+    pub read_deny: Vec<PathBuf>,
+    /// Nothing writable but the command's own temporary directory: not the project, not the
+    /// `write` places (`hookd exec --read-only`; a call in one of `read_only_modes`).
+    pub read_only: bool,
+    /// The agent modes whose shell calls and file tools are held read-only
+    /// (`sandbox.read_only_modes`).
+    pub read_only_modes: Vec<crate::kinds::Mode>,
+    /// The user's home, where those credential stores are.
+    #[serde(skip)]
+    pub home: Option<PathBuf>,
+    /// The host's temporary directory (`$TMPDIR`), writable unless it holds a home; `None`:
+    /// `/tmp`.
+    #[serde(skip)]
+    pub temp: Option<PathBuf>,
+    /// hookd's session state as the host names it (`$HOOKD_STATE_DIR`, …): hidden.
+    #[serde(skip)]
+    pub state: Option<PathBuf>,
+    /// The places held read-only, pinned or hidden, from the catalog of places
+    /// ([`crate::places`]) at the host's anchors; empty: those of the homes alone.
+    #[serde(skip)]
+    pub places: crate::places::SandboxPlaces,
+    /// Unix sockets a confined command may connect to although something outside made them
+    /// (`sandbox.unix_sockets`, the user's layer only).
+    pub unix_sockets: Vec<PathBuf>,
+    /// Secret-carrying variables confined commands get all the same: names, or a prefix and
+    /// `*` (`sandbox.env.keep`, the user's layer only; see [`crate::vars::carries_secret`]).
+    pub keep_env: Vec<String>,
+    /// The user's runtime directory as the host names it (`$XDG_RUNTIME_DIR`): covered, as
+    /// `/run/user/UID` is.
+    #[serde(skip)]
+    pub runtime: Option<PathBuf>,
+}
+
+impl SandboxPolicy {
+    /// The mechanism's policy ([`hookd_sandbox::Policy`]) for a command: the catalog's places
+    /// (those of the homes alone where the configuration has none), hookd's state hidden where
+    /// the host puts it and where it is by default, and hookd's secret-carrying variables
+    /// ([`crate::vars::carries_secret`]) withheld unless `sandbox.env.keep` keeps them.
+    pub fn confinement(&self) -> hookd_sandbox::Policy {
+        let mut out = self.base();
+        out.places = places_of(self);
+        out
+    }
+
+    /// [`SandboxPolicy::confinement`] without the places (what the temporary directory and
+    /// the writable places need).
+    fn base(&self) -> hookd_sandbox::Policy {
+        let mut out = hookd_sandbox::Policy::default();
+        out.network = match (&self.egress, self.network) {
+            (_, true) => hookd_sandbox::Network::All,
+            (Some(e), false) => hookd_sandbox::Network::Proxy(e.clone()),
+            (None, false) => hookd_sandbox::Network::None,
+        };
+        out.write = self.write.clone();
+        // hookd's state where it is by default, besides where the host puts it.
+        let default = default_state();
+        out.read_deny = (self.state.is_some() && self.state != default)
+            .then_some(default)
+            .flatten()
+            .into_iter()
+            .chain(self.read_deny.iter().cloned())
+            .collect();
+        out.read_only = self.read_only;
+        out.home = self.home.clone();
+        out.temp = self.temp.clone();
+        out.state = self.state.clone().or_else(default_state);
+        out.unix_sockets = self.unix_sockets.clone();
+        out.secret = crate::vars::carries_secret;
+        out.keep_env = self.keep_env.clone();
+        out.runtime = self.runtime.clone();
+        out
+    }
+}
+
+/// The catalog's places for `policy`: its own, or, when it has none (a configuration without
+/// a host), those of its home and the user database's.
+fn places_of(policy: &SandboxPolicy) -> SandboxPlaces {
+    if policy.places != SandboxPlaces::default() {
+        return policy.places.clone();
+    }
+    let mut homes: Vec<PathBuf> = policy.home.iter().cloned().collect();
+    let user = crate::paths::user_home();
+    homes.extend(user.filter(|h| !homes.contains(h)));
+    crate::places::sandbox_places(&Anchors::new(homes, |_| None), &[])
+}
+
+/// hookd's state where it is by default (`~/.local/state/hookd` of the user database's home).
+fn default_state() -> Option<PathBuf> {
+    crate::paths::user_home().map(|h| h.join(".local/state/hookd"))
+}
+
+/// Prepare the confinement of a command run in `project` (from its root) under `policy`.
+pub fn prepare(policy: &SandboxPolicy, project: &Path) -> Result<Confinement, Unavailable> {
+    Confinement::prepare(&policy.confinement(), project)
+}
+
+/// Prepare the confinement of a command run in `project` from `cwd` under `policy`.
+pub fn prepare_in(
+    policy: &SandboxPolicy,
+    project: &Path,
+    cwd: &Path,
+) -> Result<Confinement, Unavailable> {
+    Confinement::prepare_in(&policy.confinement(), project, cwd)
+}
+
+/// The temporary directory confined commands may write ([`hookd_sandbox::temp_dir`]).
+pub fn temp_dir(policy: &SandboxPolicy) -> PathBuf {
+    hookd_sandbox::temp_dir(&policy.base())
+}
+
+/// Where `policy` lets a confined command write (for the file tools' check and people): the
+/// project, the temporary directory and the `write` entries.
+pub fn writable_places(policy: &SandboxPolicy, project: &Path) -> Vec<PathBuf> {
+    hookd_sandbox::writable_places(&policy.base(), project)
+}
+
+/// Run `argv` confined by `policy` (even where `enabled` is off) in `cwd`, stdio inherited, no
+/// other descriptor but `keep_fd`, with `host`'s variables as [`command`] passes them on: its
+/// exit status as a shell reports it (128 + N when signal N ended it). It never runs unconfined.
+pub fn run(
+    policy: &SandboxPolicy,
+    project: &Path,
+    argv: &[String],
+    cwd: &Path,
+    keep_fd: Option<std::os::fd::RawFd>,
+    host: &crate::host::Host,
+) -> Result<i32, RunError> {
+    hookd_sandbox::run(
+        &policy.confinement(),
+        project,
+        argv,
+        cwd,
+        keep_fd,
+        host.vars(),
+    )
+}
+
+/// Why a write to `path` (absolute) breaks `policy`: outside the places confined commands may
+/// write, or inside one of the project's read-only places. `None` when it may. Symlinks are
+/// followed as the kernel would, dangling ones included (a write through one creates its
+/// target).
+pub fn write_refused(policy: &SandboxPolicy, project: &Path, path: &Path) -> Option<String> {
+    let real = hookd_sandbox::resolve(path);
+    let project = hookd_sandbox::resolve(project);
+    let writable = writable_places(policy, &project);
+    if !writable
+        .iter()
+        .any(|w| real.starts_with(hookd_sandbox::resolve(w)))
+    {
+        return Some(format!(
+            "outside the places the sandbox lets commands write ({})",
+            writable
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if let Some(rel) = real
+        .strip_prefix(&project)
+        .ok()
+        .and_then(crate::places::by_name)
+    {
+        return Some(format!(
+            "inside `{}` of the project, which the sandbox keeps read-only",
+            rel.display()
+        ));
+    }
+    let places = places_of(policy);
+    places
+        .read_only
+        .iter()
+        .chain(&places.hidden)
+        .find(|p| real.starts_with(hookd_sandbox::resolve(p)))
+        .map(|p| {
+            format!(
+                "inside {}, which the sandbox keeps from confined commands",
+                p.display()
+            )
+        })
+}
