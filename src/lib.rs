@@ -77,6 +77,7 @@ pub mod otlp;
 mod outcome;
 pub mod paths;
 pub mod places;
+mod program;
 mod provider;
 mod reminder;
 #[cfg(feature = "adapters")]
