@@ -369,7 +369,7 @@ impl Config {
     /// Parse configuration from texts, as a library user embedding hookd would: each is
     /// `(display name, YAML)`, read as the user's own layer (its `gate_shell_tools`,
     /// `fail_closed`, `max_continues`, `shell_tools` and `sandbox` apply as written). Nothing
-    /// is read from disk or the environment: the configuration's [`Host`] is empty until
+    /// is read from disk or the environment: the configuration's [`Host`](crate::host::Host) is empty until
     /// [`crate::dispatch::EngineBuilder::host`] (or [`Config::set_host`]) gives one.
     pub fn from_yaml(
         project_dir: impl Into<PathBuf>,
