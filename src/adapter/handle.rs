@@ -7,7 +7,7 @@ use crate::catalog::HookPoint;
 use crate::config::{self, LoadOptions, Policy, PolicyLayer};
 use crate::dispatch::Outcome;
 use crate::host::Host;
-use crate::route::{self, ClientSettings, Here, Reached};
+use crate::route::{self, ClientSettings, DaemonUse, Here, RouteError, Routed, Trouble};
 use std::cell::OnceCell;
 use std::time::Duration;
 
@@ -349,7 +349,9 @@ impl Answer<'_> {
     }
 
     /// The daemon's Outcome, or why not to dispatch here: `false` when none answers, `true`
-    /// when one answered and could not be used (why, among the diagnostics).
+    /// when one answered and could not be used (why, among the diagnostics). The choice is
+    /// [`route::route`]'s, as for `hookd dispatch`, but an agent's call always gets an answer,
+    /// so a daemon that took the dispatch and stopped is answered for here too.
     fn via_daemon(
         &mut self,
         point: HookPoint,
@@ -357,19 +359,24 @@ impl Answer<'_> {
         client: &ClientSettings,
         wait: Duration,
     ) -> Result<Outcome, bool> {
-        let Reached { socket, answer } =
-            route::via_daemon(point, context, client, wait).ok_or(false)?;
-        let outcome = answer.map_err(|t| t.to_string()).and_then(|json| {
-            serde_json::from_str::<Outcome>(&json)
-                .map_err(|e| format!("its answer is not an Outcome: {e}"))
-        });
-        outcome.map_err(|e| {
-            self.diagnostics.push(format!(
-                "hookd: the hookd daemon at {}: {e}; dispatching in this process",
+        let here = |socket: &std::path::Path, why: &dyn std::fmt::Display| {
+            format!(
+                "hookd: the hookd daemon at {}: {why}; dispatching in this process",
                 socket.display()
-            ));
-            true
-        })
+            )
+        };
+        let note = match route::route(point, context, DaemonUse::IfRunning(wait), client) {
+            Ok(Routed::Daemon { socket, outcome }) => match serde_json::from_str(&outcome) {
+                Ok(o) => return Ok(o),
+                Err(e) => Some(here(&socket, &format!("its answer is not an Outcome: {e}"))),
+            },
+            Ok(Routed::Here { note }) => note,
+            Err(RouteError::Lost(socket)) => Some(here(&socket, &Trouble::Lost)),
+            Err(e) => Some(format!("hookd: {e}; dispatching in this process")),
+        };
+        let answered = note.is_some();
+        self.diagnostics.extend(note);
+        Err(answered)
     }
 
     /// The reply to an Outcome; its notices (hooks switched off…) join hookd's diagnostics.
