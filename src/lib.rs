@@ -89,6 +89,7 @@ pub mod sandbox;
 pub mod state;
 mod suggest;
 pub mod tail;
+mod tool_gate;
 pub mod vars;
 mod view;
 
