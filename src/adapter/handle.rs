@@ -278,6 +278,18 @@ impl Answer<'_> {
                 Err(true) => {}
             }
         }
+        self.here(&t, point, call, here)
+    }
+
+    /// The dispatch in this process: the configuration loaded (a failure answered as the
+    /// agent's failure, and recorded), the engine built, the Outcome replied.
+    fn here(
+        &mut self,
+        t: &super::Translation,
+        point: HookPoint,
+        call: &Call,
+        here: Here,
+    ) -> AgentReply {
         let event = Some(t.event.as_str());
         let opts = match (&call.options, &call.unusable) {
             (_, Some(why)) | (Err(why), None) => return self.failure(event, why, false),

@@ -34,14 +34,7 @@ fn load_dirs(
     let project = &opts.project_dir;
     let mut files = read_files(&mut l, opts, &dirs);
     let allow_file = allow_file(&dirs, project);
-    // The user's own file: for the user's hooks, whatever the project has.
-    let user_allow_file = dirs
-        .iter()
-        .rev()
-        .find(|(_, s)| *s != Source::Project)
-        .map(|(d, _)| display(&d.join("config.yaml"), project))
-        .filter(|f| *f != allow_file)
-        .unwrap_or_default();
+    let user_allow_file = user_allow_file(&dirs, project, &allow_file);
     let gate_env = env_overrides(&mut l, opts, &mut files);
     let project_hooks = take(&mut files.hooks, true);
     let user_hooks = take(&mut files.hooks, false).unwrap_or_default();
@@ -49,12 +42,8 @@ fn load_dirs(
     let user_reminders = take(&mut files.reminders, false).unwrap_or_default();
     let appended = appended_entries(&mut l, opts);
     let by_flag = opts.trust_project || l.env_bool(&opts.env, "HOOKD_TRUST_PROJECT") == Some(true);
-    let read_project = project_hooks.is_some()
-        || project_reminders.is_some()
-        || files.settings.iter().any(|(s, _)| *s == Source::Project)
-        || dirs.iter().any(|(d, s)| {
-            *s == Source::Project && PROJECT_FILES.iter().any(|f| d.join(f).exists())
-        });
+    let read_project =
+        project_hooks.is_some() || project_reminders.is_some() || reads_project(&files, &dirs);
     let (trust, fingerprint) = project_trust(
         &mut l,
         opts,
@@ -111,6 +100,25 @@ fn load_dirs(
     config.ignored_reminders = ignored_reminders;
     config.ignored_switches = ignored_switches;
     Ok(config)
+}
+
+/// The user's own allow file: for the user's hooks, whatever the project has (empty when it is
+/// the allow file itself).
+fn user_allow_file(dirs: &[(PathBuf, Source)], project: &Path, allow_file: &str) -> String {
+    dirs.iter()
+        .rev()
+        .find(|(_, s)| *s != Source::Project)
+        .map(|(d, _)| display(&d.join("config.yaml"), project))
+        .filter(|f| *f != allow_file)
+        .unwrap_or_default()
+}
+
+/// Whether the project's settings were read or one of its files is there.
+fn reads_project(files: &Files, dirs: &[(PathBuf, Source)]) -> bool {
+    files.settings.iter().any(|(s, _)| *s == Source::Project)
+        || dirs
+            .iter()
+            .any(|(d, s)| *s == Source::Project && PROJECT_FILES.iter().any(|f| d.join(f).exists()))
 }
 
 /// Every directory's config.yaml, hooks.yaml and reminders.yaml (`$INFER_REMINDERS_CONFIG`
