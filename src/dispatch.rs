@@ -274,7 +274,7 @@ pub struct Engine {
     mode: Mode,
     gate: Arc<Gate>,
     /// The same, naming the user's own file in its hints (for the user's hooks).
-    #[cfg_attr(not(feature = "adapters"), allow(dead_code))]
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     user_gate: Arc<Gate>,
     config: Arc<Config>,
 }
@@ -305,7 +305,7 @@ impl Engine {
 
     /// The gate for a hook written by `source`: its hints name the file that would allow it
     /// (the user's own `config.yaml` for the user's hooks).
-    #[cfg(feature = "adapters")]
+    #[cfg(feature = "cli")]
     pub(crate) fn gate_for(&self, source: crate::config::Source) -> &Gate {
         if source == crate::config::Source::Project {
             &self.gate

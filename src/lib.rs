@@ -60,6 +60,8 @@
 pub mod adapter;
 mod atomic;
 pub mod catalog;
+#[cfg(feature = "cli")]
+pub mod cli;
 mod command;
 pub mod config;
 mod context;
@@ -67,7 +69,7 @@ mod context;
 pub mod daemon;
 pub mod decision;
 pub mod dispatch;
-pub mod display;
+pub(crate) mod display;
 pub mod events;
 pub mod gate;
 pub mod host;
@@ -75,20 +77,21 @@ mod kinds;
 #[cfg(feature = "otlp")]
 pub mod otlp;
 mod outcome;
-pub mod paths;
+pub(crate) mod paths;
 pub mod places;
 mod program;
 mod provider;
 mod reminder;
-#[cfg(feature = "adapters")]
-pub mod review;
-#[cfg(feature = "daemon")]
-pub mod route;
+#[cfg(feature = "cli")]
+mod review;
+#[cfg(all(feature = "daemon", feature = "adapters"))]
+pub(crate) mod route;
 pub mod runner;
 pub mod sandbox;
 pub mod state;
 mod suggest;
-pub mod tail;
+#[cfg(feature = "cli")]
+mod tail;
 mod tool_gate;
 pub mod vars;
 mod view;

@@ -5,10 +5,10 @@ use super::error::Done;
 use super::install::Agent;
 use super::load::{not_a_directory, options, ConfigArgs};
 use super::{given_path, out, path_arg};
-use hookd::adapter::handle::{self, Arrival};
-use hookd::config::PolicyLayer;
-use hookd::config::Switch;
-use hookd::route::DaemonWait;
+use crate::adapter::handle::{self, Arrival};
+use crate::config::PolicyLayer;
+use crate::config::Switch;
+use crate::route::DaemonWait;
 use std::path::PathBuf;
 
 /// `hookd adapter`'s arguments.

@@ -1,8 +1,8 @@
 //! Where configuration comes from: the flags every loading subcommand shares, and loading.
 
 use super::error::Error;
-use hookd::config::{self, Config, LoadOptions};
-use hookd::host::Host;
+use crate::config::{self, Config, LoadOptions};
+use crate::host::Host;
 use std::path::PathBuf;
 
 /// Where configuration comes from (shared by the subcommands that load it).
@@ -31,7 +31,7 @@ pub(super) struct GateArgs {
     pub(super) cfg: ConfigArgs,
     /// The mode whose allow-list decides the verdicts.
     #[arg(long, default_value = "standard", value_parser = super::ModeArg)]
-    pub(super) mode: hookd::config::Mode,
+    pub(super) mode: crate::config::Mode,
 }
 
 pub(super) fn load(cfg: ConfigArgs) -> Result<Config, Error> {
