@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::context::{Context, DispatchError};
+pub use crate::context::{Context, DispatchError, InputError};
 pub use crate::kinds::SkipReason;
 pub use crate::outcome::{CommandOut, CommandStatus, Outcome, ReminderOut};
 pub(crate) use crate::provider::{Call, Provider};

@@ -340,6 +340,9 @@ pub enum AdapterError {
     /// A field hookd reads has the wrong type.
     #[error(transparent)]
     Context(#[from] crate::dispatch::DispatchError),
+    /// The payload could not be read.
+    #[error(transparent)]
+    Input(#[from] crate::dispatch::InputError),
     /// `HOME` is not set (user-scope settings live below it).
     #[error("HOME is not set")]
     NoHome,

@@ -56,9 +56,8 @@ pub(super) fn run(a: Args) -> Done {
     // With --config-dir the daemon's configuration is not this call's.
     let never = a.no_daemon || a.cfg.config_dir.is_some();
     let daemon = DaemonUse::choose(never, a.daemon, wait);
-    let mut context = read_stdin()
-        .and_then(|t| Context::from_json(&t).map_err(|e| e.to_string()))
-        .map_err(Error::Cannot)?;
+    let text = read_stdin().map_err(|e| Error::Cannot(e.to_string()))?;
+    let mut context = Context::from_json(&text).map_err(|e| Error::Cannot(e.to_string()))?;
     a.session_id.map(|id| context.set("session_id", id));
     a.turn.map(|t| context.set("turn", t));
     a.mode.map(|m| context.set("mode", m.name()));

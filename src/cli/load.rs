@@ -66,8 +66,12 @@ pub(super) fn options(cfg: &ConfigArgs) -> Result<LoadOptions, Error> {
 
 /// [`options`] for the process `host`.
 pub(super) fn options_for(cfg: &ConfigArgs, host: &Host) -> Result<LoadOptions, Error> {
-    let mut opts =
-        LoadOptions::from_host(host, cfg.config_dir.clone()).map_err(Error::CurrentDir)?;
+    loading(cfg, host).map_err(Error::CurrentDir)
+}
+
+/// [`options_for`], failing only where the host's directory cannot be read.
+pub(super) fn loading(cfg: &ConfigArgs, host: &Host) -> std::io::Result<LoadOptions> {
+    let mut opts = LoadOptions::from_host(host, cfg.config_dir.clone())?;
     opts.trust_project = cfg.trust_project;
     opts.flags = config::PolicyLayer::flags(cfg.gate_shell_tools, cfg.fail_closed);
     Ok(opts)

@@ -304,7 +304,7 @@ pub(super) fn out(text: &str) {
 }
 
 /// Standard input as text (none from a terminal), bounded.
-pub(super) fn read_stdin() -> Result<String, String> {
+pub(super) fn read_stdin() -> Result<String, crate::dispatch::InputError> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Ok(String::new());
