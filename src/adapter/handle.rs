@@ -51,7 +51,7 @@ impl Arrival {
     }
 
     /// This process's adapter call, its payload `text`: [`Arrival::enter`] from the process
-    /// as the agent started it, then [`Arrival::settle`].
+    /// as the agent started it, then this process made its host (see [`Host::make_this_process`]).
     pub fn of_this_process(text: Result<String, InputError>) -> Arrival {
         let mut a = Arrival::enter(text, Host::of_this_process());
         a.settle();
@@ -61,7 +61,7 @@ impl Arrival {
     /// Make this process the arrival's host (see [`Host::make_this_process`]): the binary's
     /// edge, called first, while the process has one thread. A directory it cannot enter is
     /// said with the reply.
-    pub fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         if let (Err(e), Some(dir)) = (self.host.make_this_process(), self.host.cwd()) {
             let dir = dir.display();
             let line = format!("hookd: cannot work in the agent's project {dir}: {e}");

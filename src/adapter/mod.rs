@@ -4,7 +4,7 @@
 //! its payloads, how to answer, and where its settings live.
 
 pub mod claude;
-pub mod claude_permissions;
+pub(crate) mod claude_permissions;
 pub mod crush;
 pub mod gemini;
 #[cfg(feature = "daemon")]
