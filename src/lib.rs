@@ -31,7 +31,8 @@
 //! - [`config`]: the `.infer/` files (home, then a trusted project) → a validated [`Config`];
 //!   every error a [`Diagnostic`] with file, line and column.
 //! - [`dispatch`]: the seam. [`Engine::dispatch`] reads the [`Context`], asks each provider
-//!   (reminders, then command hooks) what is due, and returns an [`Outcome`].
+//!   (reminders, the model's tool gate, then command hooks) what is due, and returns an
+//!   [`Outcome`].
 //! - [`places`] and [`vars`]: the catalogs of the places hookd protects (what the gate and
 //!   the sandbox each do with them) and of the environment variables it reads; every list of
 //!   either is derived from them.
@@ -51,6 +52,9 @@
 //!   dashboard (tokio, axum, hyper).
 //! - `adapters` (module `adapter`): Claude Code's, Crush's and Gemini CLI's payloads
 //!   in, their replies out, and `hookd install`.
+//!
+//! - `cli` (module [`cli`]): the `hookd` command line; its one public item is [`cli::main`],
+//!   which `src/main.rs` calls.
 //!
 //! An embedder that needs only the engine depends on `hookd` with `default-features = false`.
 
