@@ -22,7 +22,8 @@ pub(crate) fn clean_path(v: &OsStr) -> OsString {
 /// Why a program could not be found (a hook that cannot start: an outcome, reported as its
 /// `error`).
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum NotFound {
+#[non_exhaustive]
+pub enum NotFound {
     /// A path (it has a `/`) that does not exist.
     #[error("`{0}` does not exist")]
     Path(String),
@@ -34,9 +35,9 @@ pub(crate) enum NotFound {
 /// Where a hook run from `cwd` with `host`'s `PATH` (sanitized as for a run) would find
 /// `program`, or the sentence a run that cannot start reports (`` `gofmt` was not found on
 /// PATH; is it installed? ``): what `hookd check` asks before any hook runs.
-pub fn find_program(program: &str, cwd: &Path, host: &Host) -> Result<PathBuf, String> {
+pub fn find_program(program: &str, cwd: &Path, host: &Host) -> Result<PathBuf, NotFound> {
     let path = host.path().map(clean_path);
-    resolve(program, cwd, path.as_ref()).map_err(|e| e.to_string())
+    resolve(program, cwd, path.as_ref())
 }
 
 /// Where a run would find `program`, with the host's `path` sanitized as for a run.

@@ -19,8 +19,8 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 pub use crate::kinds::Keep;
-pub use crate::program::find_program;
 use crate::program::resolve;
+pub use crate::program::{find_program, NotFound};
 pub use capture::Captured;
 #[cfg(feature = "adapters")]
 pub(crate) use env::steers_hookd;
