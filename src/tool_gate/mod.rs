@@ -107,11 +107,18 @@ impl Provider for ToolGate {
     }
 
     fn needs_settle(&self, point: HookPoint) -> bool {
-        point == HookPoint::PreTool && self.tracks_results(point)
+        matches!(point, HookPoint::PreTool | HookPoint::PostSession) && self.tracks_results(point)
     }
 
     fn settle(&self, call: &mut Call<'_>, state: &mut SessionState) {
         self.remember_allowed(call, state);
+        // As the command hooks' provider settles the loop guard, for a post_session with no
+        // hook of its own: a stop that does not continue ends the run of continues.
+        if let Decision::Stop(stop) = &call.outcome.decision {
+            if !stop.continue_ {
+                state.continues = 0;
+            }
+        }
     }
 }
 
