@@ -22,23 +22,56 @@ impl Default for Context {
     }
 }
 
+/// Why a context's (or an agent payload's) text could not be read ([`Context::read_text`]);
+/// each names what was read ("stdin").
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// Reading failed.
+    #[error("cannot read {what}: {source}")]
+    Read {
+        /// What was read.
+        what: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It is longer than a context may be.
+    #[error("{what} is over {most} bytes")]
+    TooLarge {
+        /// What was read.
+        what: String,
+        /// The most a context may be ([`Context::MAX_BYTES`]).
+        most: usize,
+    },
+    /// It is not UTF-8 text.
+    #[error("{0} is not UTF-8")]
+    NotUtf8(String),
+}
+
 impl Context {
     /// The largest context (or agent payload) read as text.
     pub const MAX_BYTES: usize = 16 * 1024 * 1024;
 
     /// Read a context's (or an agent payload's) text from `input`, at most
     /// [`Context::MAX_BYTES`]; `what` names it in the error ("stdin").
-    pub fn read_text(input: impl std::io::Read, what: &str) -> Result<String, String> {
+    pub fn read_text(input: impl std::io::Read, what: &str) -> Result<String, InputError> {
         use std::io::Read;
         let mut buf = Vec::new();
         input
             .take(Self::MAX_BYTES as u64 + 1)
             .read_to_end(&mut buf)
-            .map_err(|e| format!("cannot read {what}: {e}"))?;
+            .map_err(|source| InputError::Read {
+                what: what.to_string(),
+                source,
+            })?;
         if buf.len() > Self::MAX_BYTES {
-            return Err(format!("{what} is over {} bytes", Self::MAX_BYTES));
+            return Err(InputError::TooLarge {
+                what: what.to_string(),
+                most: Self::MAX_BYTES,
+            });
         }
-        String::from_utf8(buf).map_err(|_| format!("{what} is not UTF-8"))
+        String::from_utf8(buf).map_err(|_| InputError::NotUtf8(what.to_string()))
     }
 
     /// An empty context.

@@ -1,13 +1,13 @@
 //! The seam: `Engine::dispatch(point, context) -> Outcome`. Providers say what is due, the gate
 //! admits commands, the runner runs them, and every action becomes an event.
 //!
-//! Providers run in a fixed order (reminders, then commands), each in config order, so the
-//! Outcome is deterministic. A new action kind is a new `Provider`; callers do not change.
+//! Providers run in a fixed order (reminders, the model's tool gate, then command hooks), each
+//! in config order, so the Outcome is deterministic. A new action kind is a new `Provider`; callers do not change.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::context::{Context, DispatchError};
+pub use crate::context::{Context, DispatchError, InputError};
 pub use crate::kinds::SkipReason;
 pub use crate::outcome::{CommandOut, CommandStatus, Outcome, ReminderOut};
 pub(crate) use crate::provider::{Call, Provider};
@@ -20,6 +20,7 @@ use crate::events::{Event, EventSink, NullSink, Stream};
 use crate::gate::Gate;
 use crate::reminder::ReminderProvider;
 use crate::state::{MemoryStore, SessionFacts, SessionState, StateStore};
+use crate::tool_gate::ToolGate;
 
 /// Builds an [`Engine`].
 pub struct EngineBuilder {
@@ -166,36 +167,16 @@ impl EngineBuilder {
             }
         }
         let reminders = ReminderProvider::new(&self.config.reminders);
-        let environment = Arc::new(crate::runner::Environment {
-            host: self.config.host().clone(),
-            keep: self.config.hooks.env_keep.clone(),
-            project_keep: if self.config.trust.allows_project() {
-                self.config.hooks.project_env_keep.clone()
-            } else {
-                Default::default()
-            },
-            project: self.project_env,
-        });
+        let environment = hooks_environment(&self.config, self.project_env);
         let providers: Vec<Box<dyn Provider>> = vec![
             Box::new(reminders),
-            Box::new(CommandProvider {
-                by_point,
+            Box::new(ToolGate {
                 gate: gate.clone(),
-                user_gate: user_gate.clone(),
                 project_dir: self.config.project_dir.clone(),
-                grace: self.grace.unwrap_or(self.config.hooks.grace),
-                max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
-                max_continues: self.config.policy.max_continues,
                 sandbox: Some(self.config.policy.sandbox.clone()),
                 shell_tools: self.config.policy.shell_tools.clone(),
                 exec_program: self.exec_program,
                 loaded_from: (self.config.config_dir.clone(), self.config.host().home()),
-                untrusted: untrusted_denial(&self.config),
-                recheck: match (&self.config.trust, &self.config.fingerprint) {
-                    (ProjectTrust::Trusted { .. }, Some(fp)) => Some(fp.clone()),
-                    _ => None,
-                },
-                trust: self.config.trust.clone(),
                 shell_gate: self
                     .config
                     .policy
@@ -207,6 +188,23 @@ impl EngineBuilder {
                     Default::default()
                 },
                 protected: Default::default(),
+                environment: environment.clone(),
+            }),
+            Box::new(CommandProvider {
+                by_point,
+                gate: gate.clone(),
+                user_gate: user_gate.clone(),
+                project_dir: self.config.project_dir.clone(),
+                grace: self.grace.unwrap_or(self.config.hooks.grace),
+                max_output: self.max_output.unwrap_or(self.config.hooks.max_output),
+                max_continues: self.config.policy.max_continues,
+                sandbox: Some(self.config.policy.sandbox.clone()),
+                untrusted: untrusted_denial(&self.config),
+                recheck: match (&self.config.trust, &self.config.fingerprint) {
+                    (ProjectTrust::Trusted { .. }, Some(fp)) => Some(fp.clone()),
+                    _ => None,
+                },
+                trust: self.config.trust.clone(),
                 environment,
                 runner: self.runner,
                 cancel: self.cancel.clone(),
@@ -224,6 +222,24 @@ impl EngineBuilder {
             config: Arc::new(self.config),
         }
     }
+}
+
+/// What hooks' environment is made of: the host, the user's keep list, the project's when it
+/// is trusted, the repository's variables.
+fn hooks_environment(
+    config: &Config,
+    project: Vec<crate::runner::ProjectVar>,
+) -> Arc<crate::runner::Environment> {
+    Arc::new(crate::runner::Environment {
+        host: config.host().clone(),
+        keep: config.hooks.env_keep.clone(),
+        project_keep: if config.trust.allows_project() {
+            config.hooks.project_env_keep.clone()
+        } else {
+            Default::default()
+        },
+        project,
+    })
 }
 
 /// The denial for hooks of an untrusted project, naming what to do.
@@ -258,7 +274,7 @@ pub struct Engine {
     mode: Mode,
     gate: Arc<Gate>,
     /// The same, naming the user's own file in its hints (for the user's hooks).
-    #[cfg_attr(not(feature = "adapters"), allow(dead_code))]
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     user_gate: Arc<Gate>,
     config: Arc<Config>,
 }
@@ -289,7 +305,7 @@ impl Engine {
 
     /// The gate for a hook written by `source`: its hints name the file that would allow it
     /// (the user's own `config.yaml` for the user's hooks).
-    #[cfg(feature = "adapters")]
+    #[cfg(feature = "cli")]
     pub(crate) fn gate_for(&self, source: crate::config::Source) -> &Gate {
         if source == crate::config::Source::Project {
             &self.gate
@@ -383,6 +399,9 @@ impl Engine {
         self.decide(&mut call, &active);
         for p in &wanted {
             p.provide(&mut call);
+        }
+        for p in &wanted {
+            p.review(&mut call);
         }
         self.settle(&mut call, &wanted);
         let o = &call.outcome;

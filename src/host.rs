@@ -122,7 +122,9 @@ impl Host {
         self.dir("TMPDIR").unwrap_or_else(|| PathBuf::from("/tmp"))
     }
 
-    /// The project of the working directory (see [`crate::paths::find_project`]).
+    /// The project of the working directory: the nearest directory at or above it holding
+    /// `.infer/`, not above the repository root (`.git`) and not the home directory; the
+    /// repository root when no `.infer/` is found below it; else the directory itself.
     pub fn project(&self) -> Option<PathBuf> {
         let home = self.home();
         self.cwd()

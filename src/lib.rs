@@ -31,7 +31,8 @@
 //! - [`config`]: the `.infer/` files (home, then a trusted project) → a validated [`Config`];
 //!   every error a [`Diagnostic`] with file, line and column.
 //! - [`dispatch`]: the seam. [`Engine::dispatch`] reads the [`Context`], asks each provider
-//!   (reminders, then command hooks) what is due, and returns an [`Outcome`].
+//!   (reminders, the model's tool gate, then command hooks) what is due, and returns an
+//!   [`Outcome`].
 //! - [`places`] and [`vars`]: the catalogs of the places hookd protects (what the gate and
 //!   the sandbox each do with them) and of the environment variables it reads; every list of
 //!   either is derived from them.
@@ -57,6 +58,9 @@
 //! - `adapters` (module `adapter`): Claude Code's, Crush's and Gemini CLI's payloads
 //!   in, their replies out, and `hookd install`.
 //!
+//! - `cli` (module [`cli`]): the `hookd` command line; its one public item is [`cli::main`],
+//!   which `src/main.rs` calls.
+//!
 //! An embedder that needs only the engine depends on `hookd` with `default-features = false`.
 
 #![warn(missing_docs)]
@@ -65,6 +69,8 @@
 pub mod adapter;
 mod atomic;
 pub mod catalog;
+#[cfg(feature = "cli")]
+pub mod cli;
 mod command;
 pub mod config;
 mod context;
@@ -72,7 +78,7 @@ mod context;
 pub mod daemon;
 pub mod decision;
 pub mod dispatch;
-pub mod display;
+pub(crate) mod display;
 pub mod events;
 pub mod gate;
 pub mod host;
@@ -80,19 +86,22 @@ mod kinds;
 #[cfg(feature = "otlp")]
 pub mod otlp;
 mod outcome;
-pub mod paths;
+pub(crate) mod paths;
 pub mod places;
+mod program;
 mod provider;
 mod reminder;
-#[cfg(feature = "adapters")]
-pub mod review;
-#[cfg(feature = "daemon")]
-pub mod route;
+#[cfg(feature = "cli")]
+mod review;
+#[cfg(all(feature = "daemon", feature = "adapters"))]
+pub(crate) mod route;
 pub mod runner;
 pub mod sandbox;
 pub mod state;
 mod suggest;
-pub mod tail;
+#[cfg(feature = "cli")]
+mod tail;
+mod tool_gate;
 pub mod vars;
 mod view;
 

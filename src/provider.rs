@@ -46,6 +46,9 @@ pub(crate) trait Provider: Send + Sync {
     fn decide(&self, _call: &mut Call<'_>, _state: &mut SessionState) {}
     /// Act on what is due, recording it in `call.outcome` and emitting events.
     fn provide(&self, _call: &mut Call<'_>) {}
+    /// After every provider acted, look again at the decision they reached (the tool gate
+    /// checks a hook's rewrite of the call and confines what goes ahead).
+    fn review(&self, _call: &mut Call<'_>) {}
     /// True when, after acting, the provider must record something in the session's state.
     fn needs_settle(&self, _point: HookPoint) -> bool {
         false

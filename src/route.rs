@@ -1,5 +1,8 @@
 //! Where a dispatch runs: through the running daemon for this project (one configuration and
 //! one stream for every session), or in this process with an engine built for one call.
+// Some of the choices are the command line's alone (`DaemonWait`, `DaemonUse::choose`, the
+// `Never` and `Required` uses); an adapter always asks `IfRunning`.
+#![cfg_attr(not(feature = "cli"), allow(dead_code))]
 
 use crate::catalog::HookPoint;
 use crate::config::{Config, LoadOptions};

@@ -2,12 +2,12 @@
 //! the user's policy says (fail closed or not), a running daemon for this project answers when
 //! it can, and what the repository set for its agent is kept from the hooks.
 
-use super::{Adapter, AgentReply};
+use super::{Adapter, AdapterError, AgentReply};
 use crate::catalog::HookPoint;
 use crate::config::{self, LoadOptions, Policy, PolicyLayer};
-use crate::dispatch::Outcome;
+use crate::dispatch::{InputError, Outcome};
 use crate::host::Host;
-use crate::route::{self, ClientSettings, Here, Reached};
+use crate::route::{self, ClientSettings, DaemonUse, Here, RouteError, Routed, Trouble};
 use std::cell::OnceCell;
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ use std::time::Duration;
 #[non_exhaustive]
 pub struct Arrival {
     /// The payload, or why it could not be read.
-    pub payload: Result<serde_json::Value, String>,
+    pub payload: Result<serde_json::Value, AdapterError>,
     /// What was noticed on the way (for stderr with the reply).
     pub diagnostics: Vec<String>,
     /// What the repository's files set for the agent, now gone from this process.
@@ -35,8 +35,10 @@ pub struct Arrival {
 impl Arrival {
     /// Read the payload from `text`; from `host` (the process as the agent started it), move to
     /// the agent's project and drop the project's variables.
-    pub fn enter(text: Result<String, String>, mut host: Host) -> Arrival {
-        let payload = text.and_then(|t| super::parse_payload(&t).map_err(|e| e.to_string()));
+    pub fn enter(text: Result<String, InputError>, mut host: Host) -> Arrival {
+        let payload = text
+            .map_err(AdapterError::from)
+            .and_then(|t| super::parse_payload(&t));
         let entered = super::enter_agent_project(payload.as_ref().ok(), &mut host);
         Arrival {
             payload,
@@ -49,8 +51,8 @@ impl Arrival {
     }
 
     /// This process's adapter call, its payload `text`: [`Arrival::enter`] from the process
-    /// as the agent started it, then [`Arrival::settle`].
-    pub fn of_this_process(text: Result<String, String>) -> Arrival {
+    /// as the agent started it, then this process made its host (see [`Host::make_this_process`]).
+    pub fn of_this_process(text: Result<String, InputError>) -> Arrival {
         let mut a = Arrival::enter(text, Host::of_this_process());
         a.settle();
         a
@@ -59,7 +61,7 @@ impl Arrival {
     /// Make this process the arrival's host (see [`Host::make_this_process`]): the binary's
     /// edge, called first, while the process has one thread. A directory it cannot enter is
     /// said with the reply.
-    pub fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         if let (Err(e), Some(dir)) = (self.host.make_this_process(), self.host.cwd()) {
             let dir = dir.display();
             let line = format!("hookd: cannot work in the agent's project {dir}: {e}");
@@ -98,7 +100,7 @@ pub enum Settled {
 /// repository set for its agent (`.env`, `.claude/settings.json` `env`), and for an adapter
 /// call move into the agent's project. `stdin` reads the adapter's payload. Call it while the
 /// process has one thread (it changes the process's environment and directory).
-pub fn settle_process(start: Start, stdin: impl FnOnce() -> Result<String, String>) -> Settled {
+pub fn settle_process(start: Start, stdin: impl FnOnce() -> Result<String, InputError>) -> Settled {
     match start {
         Start::Adapter => Settled::Adapter(Box::new(Arrival::of_this_process(stdin()))),
         Start::ConfinedCall(project) => {
@@ -114,15 +116,28 @@ pub fn settle_process(start: Start, stdin: impl FnOnce() -> Result<String, Strin
     }
 }
 
+/// Why a call's configuration cannot be loaded: hookd's failure, answered as the user's policy
+/// says (fail closed or not).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unloadable {
+    /// The process's directory is gone or unreadable ([`LoadOptions::from_host`]).
+    #[error("error: cannot determine the current directory: {0}")]
+    CurrentDir(#[source] std::io::Error),
+    /// The configuration directory given (`--config-dir`) is not a directory.
+    #[error("error: --config-dir {} is not a directory", .0.display())]
+    NotADirectory(std::path::PathBuf),
+}
+
 /// Everything one call is answered with, beyond the payload.
 #[non_exhaustive]
 pub struct Call {
     /// What loading reads (the process and the command line's policy layer); `Err` when not
     /// even the process could be read (its directory is gone): then `flags` hold.
-    pub options: Result<LoadOptions, String>,
+    pub options: Result<LoadOptions, Unloadable>,
     /// Why loading cannot start although the process was read (a configuration directory that
     /// is not one): hookd's failure, answered by the policy.
-    pub unusable: Option<String>,
+    pub unusable: Option<Unloadable>,
     /// The command line's policy layer (`--fail-closed`, `--gate-shell-tools`).
     pub flags: PolicyLayer,
     /// How long a running daemon has to take the dispatch, if one may.
@@ -141,7 +156,7 @@ pub struct Call {
 
 impl Call {
     /// A call loading with `options` and the command line's `flags`, dispatched here.
-    pub fn new(options: Result<LoadOptions, String>, flags: PolicyLayer) -> Self {
+    pub fn new(options: Result<LoadOptions, Unloadable>, flags: PolicyLayer) -> Self {
         let client =
             ClientSettings::new(options.as_ref().ok(), flags.gate_shell_tools == Some(true));
         Call {
@@ -173,7 +188,7 @@ pub struct Handled {
 pub fn handle(
     agent: &dyn Adapter,
     call: Call,
-    payload: Result<serde_json::Value, String>,
+    payload: Result<serde_json::Value, AdapterError>,
     diagnostics: Vec<String>,
 ) -> Handled {
     let mut answer = Answer {
@@ -200,7 +215,7 @@ struct Answer<'a> {
     /// The user's own policy, read alone so a broken project file or payload cannot hide it;
     /// read only when something fails: the path that succeeds pays nothing for it.
     safety: OnceCell<Policy>,
-    options: &'a Result<LoadOptions, String>,
+    options: &'a Result<LoadOptions, Unloadable>,
     flags: &'a PolicyLayer,
 }
 
@@ -227,7 +242,11 @@ impl Answer<'_> {
         self.agent.failure_reply(event, error, closed)
     }
 
-    fn reply(&mut self, call: &Call, payload: Result<serde_json::Value, String>) -> AgentReply {
+    fn reply(
+        &mut self,
+        call: &Call,
+        payload: Result<serde_json::Value, AdapterError>,
+    ) -> AgentReply {
         // What the repository's unread files set may be anything, HOOKD_FAIL_CLOSED=0 among it;
         // a file only another agent reads sets nothing for this one.
         let unreadable: Vec<&super::Unreadable> = (call.unreadable.iter())
@@ -242,7 +261,7 @@ impl Answer<'_> {
         }
         let payload = match payload {
             Ok(p) => p,
-            Err(e) => return self.failure(None, &e, unread),
+            Err(e) => return self.failure(None, &e.to_string(), unread),
         };
         let event = payload
             .as_object()
@@ -278,9 +297,23 @@ impl Answer<'_> {
                 Err(true) => {}
             }
         }
+        self.here(&t, point, call, here)
+    }
+
+    /// The dispatch in this process: the configuration loaded (a failure answered as the
+    /// agent's failure, and recorded), the engine built, the Outcome replied.
+    fn here(
+        &mut self,
+        t: &super::Translation,
+        point: HookPoint,
+        call: &Call,
+        here: Here,
+    ) -> AgentReply {
         let event = Some(t.event.as_str());
         let opts = match (&call.options, &call.unusable) {
-            (_, Some(why)) | (Err(why), None) => return self.failure(event, why, false),
+            (_, Some(why)) | (Err(why), None) => {
+                return self.failure(event, &why.to_string(), false)
+            }
             (Ok(o), None) => o,
         };
         let mut opts = opts.clone();
@@ -349,7 +382,9 @@ impl Answer<'_> {
     }
 
     /// The daemon's Outcome, or why not to dispatch here: `false` when none answers, `true`
-    /// when one answered and could not be used (why, among the diagnostics).
+    /// when one answered and could not be used (why, among the diagnostics). The choice is
+    /// [`route::route`]'s, as for `hookd dispatch`, but an agent's call always gets an answer,
+    /// so a daemon that took the dispatch and stopped is answered for here too.
     fn via_daemon(
         &mut self,
         point: HookPoint,
@@ -357,19 +392,24 @@ impl Answer<'_> {
         client: &ClientSettings,
         wait: Duration,
     ) -> Result<Outcome, bool> {
-        let Reached { socket, answer } =
-            route::via_daemon(point, context, client, wait).ok_or(false)?;
-        let outcome = answer.map_err(|t| t.to_string()).and_then(|json| {
-            serde_json::from_str::<Outcome>(&json)
-                .map_err(|e| format!("its answer is not an Outcome: {e}"))
-        });
-        outcome.map_err(|e| {
-            self.diagnostics.push(format!(
-                "hookd: the hookd daemon at {}: {e}; dispatching in this process",
+        let here = |socket: &std::path::Path, why: &dyn std::fmt::Display| {
+            format!(
+                "hookd: the hookd daemon at {}: {why}; dispatching in this process",
                 socket.display()
-            ));
-            true
-        })
+            )
+        };
+        let note = match route::route(point, context, DaemonUse::IfRunning(wait), client) {
+            Ok(Routed::Daemon { socket, outcome }) => match serde_json::from_str(&outcome) {
+                Ok(o) => return Ok(o),
+                Err(e) => Some(here(&socket, &format!("its answer is not an Outcome: {e}"))),
+            },
+            Ok(Routed::Here { note }) => note,
+            Err(RouteError::Lost(socket)) => Some(here(&socket, &Trouble::Lost)),
+            Err(e) => Some(format!("hookd: {e}; dispatching in this process")),
+        };
+        let answered = note.is_some();
+        self.diagnostics.extend(note);
+        Err(answered)
     }
 
     /// The reply to an Outcome; its notices (hooks switched off…) join hookd's diagnostics.

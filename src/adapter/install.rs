@@ -357,6 +357,32 @@ pub fn install(
     let hooks = hooks
         .as_object_mut()
         .ok_or_else(|| err("`hooks` is not an object; fix it first, hookd changed nothing"))?;
+    changed |= add_entries(spec, hooks, &command).map_err(err)?;
+    if !changed {
+        return Ok(Change::Unchanged);
+    }
+    let change = write(path, existed, &settings)?;
+    if opts.managed {
+        // Read by the agent as whichever user runs it; written by root only.
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o644)).map_err(|source| {
+            InstallError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+    }
+    Ok(change)
+}
+
+/// hookd's entry running `command` for every event the agent registers; true if one was added
+/// or updated.
+fn add_entries(
+    spec: &dyn Adapter,
+    hooks: &mut Map<String, Value>,
+    command: &str,
+) -> Result<bool, &'static str> {
+    let mut changed = false;
     for e in spec.events() {
         let matcher = match e.install {
             Register::No => continue,
@@ -364,17 +390,17 @@ pub fn install(
             Register::WithMatcher => true,
         };
         let groups = hooks.entry(e.name).or_insert_with(|| json!([]));
-        let groups = groups.as_array_mut().ok_or_else(|| {
-            err("a hook event is not a list; fix it first, hookd changed nothing")
-        })?;
+        let groups = groups
+            .as_array_mut()
+            .ok_or("a hook event is not a list; fix it first, hookd changed nothing")?;
         if groups
             .iter()
-            .any(|g| entry_commands(g, spec.shape()).contains(&command.as_str()))
+            .any(|g| entry_commands(g, spec.shape()).contains(&command))
         {
             continue;
         }
         // Installed before with other flags (or from another path): update it in place.
-        if update_ours(groups, spec, &command) {
+        if update_ours(groups, spec, command) {
             changed = true;
             continue;
         }
@@ -397,21 +423,7 @@ pub fn install(
         groups.push(Value::Object(group));
         changed = true;
     }
-    if !changed {
-        return Ok(Change::Unchanged);
-    }
-    let change = write(path, existed, &settings)?;
-    if opts.managed {
-        // Read by the agent as whichever user runs it; written by root only.
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(path, fs::Permissions::from_mode(0o644)).map_err(|source| {
-            InstallError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-    }
-    Ok(change)
+    Ok(changed)
 }
 
 /// Point hookd's existing entries for the agent at `command`; true if there was one.

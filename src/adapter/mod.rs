@@ -4,7 +4,7 @@
 //! its payloads, how to answer, and where its settings live.
 
 pub mod claude;
-pub mod claude_permissions;
+pub(crate) mod claude_permissions;
 pub mod crush;
 pub mod gemini;
 #[cfg(feature = "daemon")]
@@ -340,6 +340,9 @@ pub enum AdapterError {
     /// A field hookd reads has the wrong type.
     #[error(transparent)]
     Context(#[from] crate::dispatch::DispatchError),
+    /// The payload could not be read.
+    #[error(transparent)]
+    Input(#[from] crate::dispatch::InputError),
     /// `HOME` is not set (user-scope settings live below it).
     #[error("HOME is not set")]
     NoHome,

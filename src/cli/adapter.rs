@@ -3,12 +3,13 @@
 use super::dispatch::{here, interruptible};
 use super::error::Done;
 use super::install::Agent;
-use super::load::{not_a_directory, options, ConfigArgs};
+use super::load::{loading, ConfigArgs};
 use super::{given_path, out, path_arg};
-use hookd::adapter::handle::{self, Arrival};
-use hookd::config::PolicyLayer;
-use hookd::config::Switch;
-use hookd::route::DaemonWait;
+use crate::adapter::handle::{self, Arrival, Unloadable};
+use crate::config::PolicyLayer;
+use crate::config::Switch;
+use crate::host::Host;
+use crate::route::DaemonWait;
 use std::path::PathBuf;
 
 /// `hookd adapter`'s arguments.
@@ -52,8 +53,11 @@ pub(super) fn run(mut a: Args, early: Option<Arrival>) -> Done {
     diagnostics.extend(Switch::note(a.no_daemon.as_ref(), "HOOKD_NO_DAEMON", false));
     diagnostics.extend(wait_note);
     let flags = PolicyLayer::flags(a.cfg.gate_shell_tools, a.cfg.fail_closed);
-    let mut call = handle::Call::new(options(&a.cfg).map_err(|e| e.to_string()), flags);
-    call.unusable = not_a_directory(&a.cfg).map(|e| e.to_string());
+    let options = loading(&a.cfg, &Host::of_this_process()).map_err(Unloadable::CurrentDir);
+    let mut call = handle::Call::new(options, flags);
+    call.unusable = (a.cfg.config_dir.as_ref())
+        .filter(|d| !d.is_dir())
+        .map(|d| Unloadable::NotADirectory(d.clone()));
     // With --config-dir the daemon's configuration is not this call's.
     call.daemon = (!no_daemon && a.cfg.config_dir.is_none()).then_some(wait);
     call.here = here(given_path(a.events), early.project_env);

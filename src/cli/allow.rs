@@ -3,7 +3,7 @@
 use super::error::Done;
 use super::load::{load_for, print_warnings, GateArgs};
 use super::out;
-use hookd::review;
+use crate::review;
 
 /// `hookd allow`'s arguments.
 #[derive(Debug, clap::Args)]

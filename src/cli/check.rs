@@ -20,7 +20,7 @@ pub(super) struct Args {
 pub(super) fn run(a: Args) -> Done {
     let config = load(a.gate.cfg).map_err(|e| Error::Invalid(Box::new(e)))?;
     print_warnings(&config);
-    let report = hookd::review::check(config, a.gate.mode, &around());
+    let report = crate::review::check(config, a.gate.mode, &around());
     if let Some(invalid) = report.invalid {
         return Err(Error::No(invalid));
     }

@@ -21,7 +21,7 @@ pub(super) fn run(a: Args) -> Done {
     let mut script = String::from_utf8_lossy(&script).into_owned();
     if matches!(a.shell, Shell::Fish) {
         // clap_complete's fish script leaves positional values out: the points, from the catalog.
-        let points: Vec<&str> = hookd::catalog::HookPoint::ALL
+        let points: Vec<&str> = crate::catalog::HookPoint::ALL
             .iter()
             .map(|p| p.name())
             .collect();

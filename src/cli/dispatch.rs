@@ -3,11 +3,11 @@
 use super::error::{Done, Error};
 use super::load::{load, options, print_warnings, ConfigArgs};
 use super::{given_path, out, path_arg, read_stdin, ModeArg};
-use hookd::catalog::HookPoint;
-use hookd::config::Mode;
-use hookd::dispatch::Context;
-use hookd::route::DaemonWait;
-use hookd::route::{self, ClientSettings, DaemonUse, Here, RouteError, Routed};
+use crate::catalog::HookPoint;
+use crate::config::Mode;
+use crate::dispatch::Context;
+use crate::route::DaemonWait;
+use crate::route::{self, ClientSettings, DaemonUse, Here, RouteError, Routed};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use std::path::PathBuf;
@@ -56,9 +56,8 @@ pub(super) fn run(a: Args) -> Done {
     // With --config-dir the daemon's configuration is not this call's.
     let never = a.no_daemon || a.cfg.config_dir.is_some();
     let daemon = DaemonUse::choose(never, a.daemon, wait);
-    let mut context = read_stdin()
-        .and_then(|t| Context::from_json(&t).map_err(|e| e.to_string()))
-        .map_err(Error::Cannot)?;
+    let text = read_stdin().map_err(|e| Error::Cannot(e.to_string()))?;
+    let mut context = Context::from_json(&text).map_err(|e| Error::Cannot(e.to_string()))?;
     a.session_id.map(|id| context.set("session_id", id));
     a.turn.map(|t| context.set("turn", t));
     a.mode.map(|m| context.set("mode", m.name()));
@@ -122,11 +121,13 @@ fn outcome_text(json: &str, pretty: bool) -> String {
 
 /// How this process builds an engine: this binary is the program an agent runs a confined
 /// shell call with (`hookd exec --shell`), telemetry as the variables say.
-pub(super) fn here(events: Option<PathBuf>, project_env: Vec<hookd::runner::ProjectVar>) -> Here {
-    let mut here = Here::default();
-    here.events = events;
-    here.project_env = project_env;
-    here.exec_program = std::env::current_exe().ok();
+pub(super) fn here(events: Option<PathBuf>, project_env: Vec<crate::runner::ProjectVar>) -> Here {
+    let mut here = Here {
+        events,
+        project_env,
+        exec_program: std::env::current_exe().ok(),
+        ..Default::default()
+    };
     if let Some(e) = super::telemetry::exporter() {
         here.export(e);
     }
@@ -136,7 +137,7 @@ pub(super) fn here(events: Option<PathBuf>, project_env: Vec<hookd::runner::Proj
 /// Run `f`; SIGINT/SIGTERM meanwhile kill the running hooks' groups (their events are still
 /// written) and are returned so the caller exits 128 + the signal.
 pub(super) fn interruptible<T>(
-    cancel: &hookd::runner::Cancel,
+    cancel: &crate::runner::Cancel,
     f: impl FnOnce() -> T,
 ) -> (T, Option<i32>) {
     let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {

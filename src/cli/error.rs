@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use hookd::config::ConfigError;
+use crate::config::ConfigError;
 
 /// A subcommand's answer: `Ok(code)` when it did its job (0; 1 for a "no": denied, invalid
 /// under `--strict`; an agent's own codes for `hookd adapter`), or the error that stopped it.

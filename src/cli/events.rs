@@ -2,8 +2,8 @@
 
 use super::error::{Done, Error};
 use super::{out, LOG_KEEP};
-use hookd::tail::sessions::Sessions;
-use hookd::tail::{self, Query};
+use crate::tail::sessions::Sessions;
+use crate::tail::{self, Query};
 use std::path::PathBuf;
 
 /// `hookd events`'s arguments.
@@ -59,9 +59,9 @@ pub(super) fn run(a: Args) -> Done {
 
 /// The socket of the daemon that answers, or what to do instead.
 fn daemon() -> Result<PathBuf, Error> {
-    let socket = hookd::host::Host::of_this_process().socket();
+    let socket = crate::host::Host::of_this_process().socket();
     socket
-        .filter(|s| hookd::daemon::client::answers(s))
+        .filter(|s| crate::daemon::client::answers(s))
         .ok_or_else(|| {
             Error::Cannot(
                 "no hookd daemon answers (see `hookd serve`); to read an events file, pass --file FILE"

@@ -3,8 +3,8 @@
 
 use super::error::{Done, Error};
 use super::load::{checked_options, load, options_for, ConfigArgs};
-use hookd::host::Host;
-use hookd::sandbox::RunError;
+use crate::host::Host;
+use crate::sandbox::RunError;
 use nix::sys::signal::{signal, SigHandler, Signal};
 use std::path::{Path, PathBuf};
 
@@ -76,14 +76,14 @@ pub(super) fn run(a: Args) -> Done {
     let ran = match &a.shell {
         Some(command) => {
             let channel = a.cwd_file.as_deref();
-            hookd::sandbox::run_shell(policy, project, command, &cwd, channel, host).map(|r| {
+            crate::sandbox::run_shell(policy, project, command, &cwd, channel, host).map(|r| {
                 if let Some(note) = r.note {
                     eprintln!("{note}");
                 }
                 r.status
             })
         }
-        None => hookd::sandbox::run(policy, project, &a.argv, &cwd, None, host),
+        None => crate::sandbox::run(policy, project, &a.argv, &cwd, None, host),
     };
     match ran {
         Ok(code) => Ok(code),
@@ -95,7 +95,7 @@ pub(super) fn run(a: Args) -> Done {
 /// The configuration and start directory an adapter decided (`--project`, `--start-dir`,
 /// `--user-home`, `--config-dir`), read from those flags and never from the shell's directory
 /// or HOME: the project's and the user's layers as the adapter loaded them.
-fn as_decided(a: &Args, project: &Path) -> Result<(hookd::config::Config, PathBuf), Error> {
+fn as_decided(a: &Args, project: &Path) -> Result<(crate::config::Config, PathBuf), Error> {
     if super::exec_project().as_deref() != Some(project) {
         return Err(Error::Cannot(
             "--project must be given before the command, as `--project=DIR`".into(),
@@ -116,8 +116,8 @@ fn as_decided(a: &Args, project: &Path) -> Result<(hookd::config::Config, PathBu
     checked_options(&a.cfg)?;
     let mut opts = options_for(&a.cfg, &Host::of_this_process().with_cwd(&start))?;
     opts.project_dir = project.to_path_buf();
-    opts.home_dir = a.user_home.clone().or_else(hookd::paths::user_home);
-    let config = hookd::config::load(&opts).map_err(Error::Config)?;
+    opts.home_dir = a.user_home.clone().or_else(crate::paths::user_home);
+    let config = crate::config::load(&opts).map_err(Error::Config)?;
     Ok((config, start))
 }
 

@@ -2,9 +2,9 @@
 
 use super::error::{Done, Error};
 use super::out;
+use crate::adapter::claude_permissions;
+use crate::host::Host;
 use clap::Subcommand;
-use hookd::adapter::claude_permissions;
-use hookd::host::Host;
 use std::path::PathBuf;
 
 /// Where `hookd import` reads rules from.
@@ -28,7 +28,7 @@ fn import_claude_code(file: Option<PathBuf>, json: bool) -> Done {
         None => {
             let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
             let project =
-                hookd::paths::find_project(&cwd, Host::of_this_process().home().as_deref());
+                crate::paths::find_project(&cwd, Host::of_this_process().home().as_deref());
             let found = claude_permissions::project_settings(&project);
             if found.is_empty() {
                 return Err(Error::Cannot(format!(

@@ -4,9 +4,9 @@
 use super::error::{Done, Error};
 use super::install::{self, Agent};
 use super::out;
-use hookd::adapter::Scope;
-use hookd::config::{next_step, write_starter, Starter};
-use hookd::host::Host;
+use crate::adapter::Scope;
+use crate::config::{next_step, write_starter, Starter};
+use crate::host::Host;
 use std::path::PathBuf;
 
 /// `hookd init`'s arguments.

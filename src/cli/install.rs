@@ -2,8 +2,8 @@
 
 use super::error::{Done, Error};
 use super::out;
-use hookd::adapter::{self, install, Scope};
-use hookd::config::remember_install;
+use crate::adapter::{self, install, Scope};
+use crate::config::remember_install;
 
 /// `hookd install`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -70,7 +70,7 @@ impl Agent {
 
 /// Install (or with `remove`, uninstall) and say what changed.
 fn install(agent: Agent, scope: Scope, remove: bool, opts: install::InstallOptions<'_>) -> Done {
-    let (spec, host) = (agent.adapter(), hookd::host::Host::of_this_process());
+    let (spec, host) = (agent.adapter(), crate::host::Host::of_this_process());
     let path = spec.settings_path(scope, &host).map_err(Error::library)?;
     let change = if remove {
         install::uninstall(spec, &path, opts)

@@ -1,8 +1,8 @@
 //! Where configuration comes from: the flags every loading subcommand shares, and loading.
 
 use super::error::Error;
-use hookd::config::{self, Config, LoadOptions};
-use hookd::host::Host;
+use crate::config::{self, Config, LoadOptions};
+use crate::host::Host;
 use std::path::PathBuf;
 
 /// Where configuration comes from (shared by the subcommands that load it).
@@ -31,7 +31,7 @@ pub(super) struct GateArgs {
     pub(super) cfg: ConfigArgs,
     /// The mode whose allow-list decides the verdicts.
     #[arg(long, default_value = "standard", value_parser = super::ModeArg)]
-    pub(super) mode: hookd::config::Mode,
+    pub(super) mode: crate::config::Mode,
 }
 
 pub(super) fn load(cfg: ConfigArgs) -> Result<Config, Error> {
@@ -66,8 +66,12 @@ pub(super) fn options(cfg: &ConfigArgs) -> Result<LoadOptions, Error> {
 
 /// [`options`] for the process `host`.
 pub(super) fn options_for(cfg: &ConfigArgs, host: &Host) -> Result<LoadOptions, Error> {
-    let mut opts =
-        LoadOptions::from_host(host, cfg.config_dir.clone()).map_err(Error::CurrentDir)?;
+    loading(cfg, host).map_err(Error::CurrentDir)
+}
+
+/// [`options_for`], failing only where the host's directory cannot be read.
+pub(super) fn loading(cfg: &ConfigArgs, host: &Host) -> std::io::Result<LoadOptions> {
+    let mut opts = LoadOptions::from_host(host, cfg.config_dir.clone())?;
     opts.trust_project = cfg.trust_project;
     opts.flags = config::PolicyLayer::flags(cfg.gate_shell_tools, cfg.fail_closed);
     Ok(opts)

@@ -1,5 +1,7 @@
-//! The `hookd` binary's command line: one module per subcommand, each owning its arguments;
-//! this one parses, dispatches to them, and holds what they share.
+//! The `hookd` binary's command line (the `cli` feature): one module per subcommand, each
+//! owning its arguments; this one parses, dispatches to them, and holds what they share. Its
+//! one public item is [`main`], the whole program: `src/main.rs` calls it and nothing else,
+//! so the command line's helpers stay private to the crate.
 
 mod adapter;
 mod allow;
@@ -13,24 +15,58 @@ mod imports;
 mod init;
 mod install;
 mod load;
-pub(crate) mod loader;
+mod loader;
 mod man;
 mod points;
 mod run;
 mod schema;
 mod serve;
-pub(crate) mod telemetry;
+mod telemetry;
 mod trust;
 
 pub(crate) use self::error::Done;
 use self::imports::ImportFrom;
+use crate::catalog::HookPoint;
+use crate::config::Mode;
+pub(super) use crate::display::plural;
+use crate::host::Host;
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
-use hookd::catalog::HookPoint;
-use hookd::config::Mode;
-pub(super) use hookd::display::plural;
-use hookd::host::Host;
 use std::io::{IsTerminal, Write};
+
+/// The `hookd` program: parse the process's arguments, run the subcommand, print its error;
+/// the exit code. Reads and changes the process (its environment first: an adapter call drops
+/// what the agent's project set there, before anything reads it), so only a binary calls it.
+pub fn main() -> i32 {
+    // A statically linked hookd started with a loader variable starts again without it.
+    loader::start_clear();
+    // Every child of this process is hookd's: an unconfined hook's leftovers are reaped here,
+    // without a waiter process per hook.
+    crate::runner::reap_here();
+    // First, before anything reads the environment (the log level, the arguments' variables):
+    // an adapter call drops what the agent's project set there.
+    let early = early();
+    // HOOKD_LOG: off, error, warn (default), info, debug or trace. Logs go to stderr.
+    let level = std::env::var("HOOKD_LOG")
+        .ok()
+        .and_then(|v| v.parse::<tracing_subscriber::filter::LevelFilter>().ok())
+        .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .without_time()
+        .init();
+    // Every error is rendered here, once, with the exit code that belongs to it.
+    let code = match run(Cli::parse(), early) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e}");
+            e.code()
+        }
+    };
+    telemetry::flush_at_exit();
+    code
+}
 
 /// hookd: YAML-configured hooks for AI coding agents, gated by a bash allow-list.
 #[derive(Debug, Parser)]
@@ -91,11 +127,11 @@ enum Command {
 }
 
 /// What must happen before the command line is parsed: the library's
-/// [`hookd::adapter::handle::settle_process`], for what the first argument names (`hookd` has
+/// [`crate::adapter::handle::settle_process`], for what the first argument names (`hookd` has
 /// no options before its subcommand), so that nothing after it (the log level, clap's `env =`
 /// variables) reads a repository's values.
-pub(crate) fn early() -> Option<hookd::adapter::handle::Arrival> {
-    use hookd::adapter::handle::{settle_process, Settled, Start};
+pub(crate) fn early() -> Option<crate::adapter::handle::Arrival> {
+    use crate::adapter::handle::{settle_process, Settled, Start};
     let start = match std::env::args_os()
         .nth(1)
         .as_deref()
@@ -230,7 +266,7 @@ pub(super) fn parse_point(s: &str) -> Result<HookPoint, String> {
 }
 
 /// Run the parsed command line.
-pub(crate) fn run(cli: Cli, early: Option<hookd::adapter::handle::Arrival>) -> Done {
+pub(crate) fn run(cli: Cli, early: Option<crate::adapter::handle::Arrival>) -> Done {
     match cli.command {
         Command::Points(a) => points::run(a),
         Command::Check(a) => check::run(a),
@@ -254,8 +290,8 @@ pub(crate) fn run(cli: Cli, early: Option<hookd::adapter::handle::Arrival>) -> D
 
 /// What the library's reports read of this process: its directory, its environment, where
 /// telemetry goes.
-pub(super) fn around() -> hookd::review::Around {
-    hookd::review::Around {
+pub(super) fn around() -> crate::review::Around {
+    crate::review::Around {
         host: Host::of_this_process(),
         telemetry: telemetry::exporter().map(|e| e.settings().describe()),
     }
@@ -268,13 +304,13 @@ pub(super) fn out(text: &str) {
 }
 
 /// Standard input as text (none from a terminal), bounded.
-pub(super) fn read_stdin() -> Result<String, String> {
+pub(super) fn read_stdin() -> Result<String, crate::dispatch::InputError> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Ok(String::new());
     }
-    hookd::dispatch::Context::read_text(stdin.lock(), "stdin")
+    crate::dispatch::Context::read_text(stdin.lock(), "stdin")
 }
 
 /// Rotated events files kept beside the current one.
-pub(super) const LOG_KEEP: usize = hookd::daemon::LOG_KEEP;
+pub(super) const LOG_KEEP: usize = crate::daemon::LOG_KEEP;

@@ -2,7 +2,7 @@
 
 use super::error::Done;
 use super::out;
-use hookd::catalog::HookPoint;
+use crate::catalog::HookPoint;
 
 /// `hookd points`'s arguments.
 #[derive(Debug, clap::Args)]

@@ -1,12 +1,12 @@
 //! `hookd run AGENT -- PROGRAM ARGS…`: the launcher for unattended runs. It starts the agent
-//! only where hookd holds (`hookd::adapter::managed::refusals`), and otherwise says why.
+//! only where hookd holds (`crate::adapter::managed::refusals`), and otherwise says why.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 
 use super::error::{Done, Error};
 use super::install::Agent;
-use hookd::host::Host;
+use crate::host::Host;
 
 /// `hookd run`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -31,17 +31,17 @@ pub(super) fn run(a: Args) -> Done {
         .iter()
         .map(|s| s.to_string_lossy().into_owned())
         .collect();
-    let refused = hookd::adapter::managed::refusals(a.agent.adapter(), &host, &args);
+    let refused = crate::adapter::managed::refusals(a.agent.adapter(), &host, &args);
     if !refused.is_empty() {
         return Err(Error::No(format!(
             "hookd run: {} not started: hookd would not hold in this run:\n  - {}",
-            hookd::display::visible(&program.to_string_lossy()),
+            crate::display::visible(&program.to_string_lossy()),
             refused.join("\n  - ")
         )));
     }
     let err = std::process::Command::new(program).args(rest).exec();
     Err(Error::Cannot(format!(
         "hookd run: cannot start {}: {err}",
-        hookd::display::visible(&program.to_string_lossy())
+        crate::display::visible(&program.to_string_lossy())
     )))
 }

@@ -3,7 +3,7 @@
 //! the event types. Editors use them to underline what `hookd check` would reject.
 
 use super::error::Done;
-use hookd::config::SchemaFile;
+use crate::config::SchemaFile;
 
 /// `hookd schema`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -27,7 +27,7 @@ pub(super) fn run(a: Args) -> Done {
         Of::Hooks => SchemaFile::Hooks.schema(),
         Of::Reminders => SchemaFile::Reminders.schema(),
         Of::Config => SchemaFile::Config.schema(),
-        Of::Events => hookd::events::schema(),
+        Of::Events => crate::events::schema(),
     };
     let text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     super::out(&format!("{text}\n"));

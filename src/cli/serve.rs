@@ -2,8 +2,8 @@
 
 use super::error::{Done, Error};
 use super::load::{checked_options, print_warnings, ConfigArgs};
-use hookd::daemon::announcement;
-use hookd::host::Host;
+use crate::daemon::announcement;
+use crate::host::Host;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -54,11 +54,11 @@ pub(super) struct ServeArgs {
     ring: u64,
     /// Bytes of events kept in memory at most (suffixes K, M, G: powers of 1024); the oldest
     /// go first, to be read back from --events.
-    #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = hookd::daemon::hub::parse_size)]
+    #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = crate::daemon::hub::parse_size)]
     ring_bytes: u64,
     /// Bytes of events handed to one subscriber per write: what a subscriber that stops reading
     /// can hold (suffixes K, M, G).
-    #[arg(long, default_value = "256K", value_name = "BYTES", value_parser = hookd::daemon::hub::parse_size)]
+    #[arg(long, default_value = "256K", value_name = "BYTES", value_parser = crate::daemon::hub::parse_size)]
     subscriber_bytes: u64,
     /// Sessions whose state is kept; a new one beyond this forgets the least recently used.
     #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -66,7 +66,7 @@ pub(super) struct ServeArgs {
     /// Projects served besides the one the daemon was started in (each loaded at its first
     /// dispatch, watched for changes); beyond it the least recently dispatched for is
     /// forgotten, and loaded again at its next dispatch.
-    #[arg(long, default_value_t = hookd::daemon::DEFAULT_MAX_PROJECTS as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    #[arg(long, default_value_t = crate::daemon::DEFAULT_MAX_PROJECTS as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     max_projects: u64,
     /// Open connections per listener; more are closed at once (clients dispatch in-process).
     #[arg(long, default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
@@ -89,15 +89,15 @@ pub(super) fn run(a: Args) -> Done {
         let events = std::path::absolute(p).unwrap_or_else(|_| p.clone());
         options.also_places.push(("HOOKD_EVENTS".into(), events));
     }
-    let builder = hookd::daemon::Builder::new(options).map_err(Error::Config)?;
+    let builder = crate::daemon::Builder::new(options).map_err(Error::Config)?;
     print_warnings(builder.config());
     let mut builder = builder
         .budgets(
-            hookd::daemon::hub::Budgets::default()
+            crate::daemon::hub::Budgets::default()
                 .ring(s.ring as usize, s.ring_bytes as usize)
                 .subscriber(s.subscriber_bytes as usize),
         )
-        .limits(hookd::daemon::Limits {
+        .limits(crate::daemon::Limits {
             connections: s.max_connections as usize,
             header_timeout: Duration::from_secs(s.header_timeout),
             dispatches: s.max_dispatches as usize,
@@ -126,7 +126,7 @@ pub(super) fn run(a: Args) -> Done {
     let told = builder
         .kept_token_file(s.new_token)
         .map_err(Error::library)?;
-    let key = builder.token().map(hookd::daemon::dashboard_key);
+    let key = builder.token().map(crate::daemon::dashboard_key);
     builder
         .run_until_signalled(|listening| {
             for line in announcement(&listening, told.as_deref(), key.as_deref()) {

@@ -2,7 +2,7 @@
 //! edge, after an adapter dropped what the agent's project set), made once. A one-shot process
 //! sends what it has when it ends, within a few milliseconds; the daemon sends every second.
 
-use hookd::otlp::{Exporter, Settings};
+use crate::otlp::{Exporter, Settings};
 use std::sync::{Arc, OnceLock};
 
 static EXPORTER: OnceLock<Option<Arc<Exporter>>> = OnceLock::new();

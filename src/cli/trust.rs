@@ -2,9 +2,9 @@
 
 use super::error::{Done, Error};
 use super::{around, out};
-use hookd::config::{self, LoadOptions};
-use hookd::display::visible;
-use hookd::host::Host;
+use crate::config::{self, LoadOptions};
+use crate::display::visible;
+use crate::host::Host;
 
 /// `hookd trust`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -47,7 +47,7 @@ pub(super) fn run(a: Args) -> Done {
         eprintln!("hookd: the project's configuration must load before it can be trusted");
         Error::Config(e)
     })?;
-    let Some(review) = hookd::review::trust_review(&config, &around()) else {
+    let Some(review) = crate::review::trust_review(&config, &around()) else {
         return Err(Error::No(format!(
             "hookd: there is nothing to trust: no .infer/ configuration in {}, and none of your hooks runs its files",
             opts.project_dir.display()

@@ -2,31 +2,24 @@
 //! the gate admit each command, run it, read its reply, and combine the replies into the
 //! point's decision. Every hook becomes a `hook_command` or `hook_command_skipped` event.
 
-mod confine;
 mod report;
-mod results;
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
-use serde_json::Value;
 
 use crate::catalog::HookPoint;
 use crate::config::{HookSpec, OnError, OnResult, ProjectTrust};
 use crate::decision::{self, Contribution, Decision, Reply};
 use crate::events::{self, Event};
-use crate::gate::protect::{Places, ProtectedPaths, FILE_TOOLS, PATH_KEYS};
 use crate::gate::{Denied, Gate, Verdict};
 use crate::kinds::SkipReason;
 use crate::provider::{Call, Provider};
 use crate::runner::{self, RunReport, RunSpec};
 use crate::state::SessionState;
 use crate::view::View;
-
-/// The longest tool name an event keeps (tools are short names: `Bash`, `run_shell_command`).
-const MOST_TOOL_NAME_BYTES: usize = 256;
 
 /// A hook with its matcher compiled.
 pub(crate) struct Hook {
@@ -85,13 +78,6 @@ pub(crate) struct CommandProvider {
     pub max_continues: u64,
     /// The sandbox hooks are confined by (`None` or not `enabled`: unconfined).
     pub sandbox: Option<crate::config::SandboxPolicy>,
-    /// The shell tools (whose `command` the sandbox rewrites to run confined).
-    pub shell_tools: Vec<String>,
-    /// The `hookd` program the agent runs a confined shell call with.
-    pub exec_program: Option<PathBuf>,
-    /// What the configuration was loaded from (`--config-dir`, the user's home), carried in
-    /// the rewrite of a confined shell call so that `hookd exec` loads the same.
-    pub loaded_from: (Option<PathBuf>, Option<PathBuf>),
     /// Set when the project's `.infer/` is not trusted: its hooks are skipped with this denial.
     pub untrusted: Option<Skip>,
     /// For a project trusted by record: its fingerprint, verified again before each of its hooks
@@ -99,12 +85,6 @@ pub(crate) struct CommandProvider {
     pub recheck: Option<crate::config::Fingerprint>,
     /// Whether the project's configuration and code may act, and how it came to.
     pub trust: ProjectTrust,
-    /// With `gate_shell_tools`: the shell tools whose commands face the gate at `pre_tool`.
-    pub shell_gate: Option<Vec<String>>,
-    /// Where hookd's own files are (read from the environment when the engine was built).
-    pub places: Places,
-    /// Those files as rules, built from `places` on first use.
-    pub protected: OnceLock<ProtectedPaths>,
     /// What hooks' environment is made of: the user's keep list, the repository's variables.
     pub environment: Arc<runner::Environment>,
     /// What runs an admitted command (processes, unless a test put its own in).
@@ -138,23 +118,23 @@ enum Ran {
 impl Provider for CommandProvider {
     fn wants(&self, point: HookPoint) -> bool {
         !self.by_point[point.index()].is_empty()
-            || (point == HookPoint::PreTool && (self.shell_gate.is_some() || self.confines()))
-            || self.tracks_results(point)
     }
 
     fn needs_state(&self, point: HookPoint) -> bool {
-        // The loop guard counts consecutive continues; the audit trail follows allowed calls.
-        point == HookPoint::PostSession || self.tracks_results(point)
+        point == HookPoint::PostSession // the loop guard counts consecutive continues
     }
 
     fn decide(&self, call: &mut Call<'_>, state: &mut SessionState) {
         if call.point == HookPoint::PostSession {
             call.facts.continues = state.continues;
         }
-        self.record_results(call, state);
     }
 
     fn provide(&self, call: &mut Call<'_>) {
+        // A call an earlier provider denied (the tool gate) needs no hook: its decision stands.
+        if call.outcome.decision.blocks() {
+            return;
+        }
         let point = call.point;
         let hooks: Vec<&Hook> = self.by_point[point.index()]
             .iter()
@@ -163,14 +143,7 @@ impl Provider for CommandProvider {
         let stop_hook_active = point == HookPoint::PostSession
             && (call.view.stop_hook_active.unwrap_or(false) || call.facts.continues > 0);
         let mut contributions = Vec::new();
-        let gate_hint = self.gate_shell_command(call).map(|(c, hint)| {
-            contributions.push(c);
-            hint
-        });
-        // A command the gate denied needs no hook.
-        if gate_hint.is_none() {
-            self.run_hooks(&hooks, call, stop_hook_active, &mut contributions);
-        }
+        self.run_hooks(&hooks, call, stop_hook_active, &mut contributions);
         let mut decision = decision::aggregate(
             &contributions,
             decision::Inputs {
@@ -183,11 +156,6 @@ impl Provider for CommandProvider {
                 stop_hook_active,
             },
         );
-        if let (Decision::Tool(t), Some(hint)) = (&mut decision, gate_hint) {
-            t.operator_hint = Some(hint);
-        }
-        self.regate_rewrite(call, &mut decision);
-        self.confine_shell_call(call, &mut decision);
         if let Decision::Stop(stop) = &mut decision {
             self.loop_guard(call, stop, &contributions);
         }
@@ -196,11 +164,9 @@ impl Provider for CommandProvider {
 
     fn needs_settle(&self, point: HookPoint) -> bool {
         point == HookPoint::PostSession
-            || (point == HookPoint::PreTool && self.tracks_results(point))
     }
 
     fn settle(&self, call: &mut Call<'_>, state: &mut SessionState) {
-        self.remember_allowed(call, state);
         if let Decision::Stop(stop) = &call.outcome.decision {
             state.continues = if stop.continue_ {
                 state.continues + 1
@@ -314,263 +280,6 @@ impl CommandProvider {
             session_id: call.session_id.to_string(),
         }));
     }
-}
-
-impl CommandProvider {
-    /// `gate_shell_tools`: a shell tool call whose command the allow-list does not admit, or
-    /// that names one of hookd's own files, and a file tool call that writes one, are denied
-    /// before any hook runs. The model is told why, never how to allow it: the operator's hint
-    /// goes to the event and the decision's `operator_hint` (adapters print it on stderr).
-    fn gate_shell_command(&self, call: &mut Call<'_>) -> Option<(Contribution, String)> {
-        let tool = call.view.tool.as_ref().and_then(|t| t.name)?;
-        let input = call.context.tool("input").cloned();
-        let (named, denied) = match self.gate_input(call, tool, input.as_ref()) {
-            Gated::Ungated => return None,
-            Gated::Allowed {
-                command,
-                path,
-                entries,
-            } => {
-                tracing::debug!(tool, "the shell gate admits this call");
-                self.emit_allowed(call, tool, command, path, entries);
-                return None;
-            }
-            Gated::Denied(named, denied) => (named, denied),
-        };
-        tracing::debug!(tool, reason = %denied.reason, detail = %denied.detail, "the shell gate denies this call");
-        let reason = format!("hookd refused this {tool} call: {}", denied.detail);
-        let hint = denied.hint.clone();
-        self.emit_denied(call, tool, named, denied);
-        Some((
-            Contribution {
-                name: "hookd-gate".into(),
-                reply: Reply {
-                    deny: true,
-                    reason: Some(reason),
-                    ..Reply::default()
-                },
-            },
-            hint,
-        ))
-    }
-
-    /// With `gate_shell_tools`, a hook that rewrote the call's input (`updated_input`) faces
-    /// the same gate: what the agent runs is what was checked, whoever wrote it. A rewrite the
-    /// gate refuses denies the call.
-    fn regate_rewrite(&self, call: &mut Call<'_>, decision: &mut Decision) {
-        let Decision::Tool(t) = decision else { return };
-        if t.deny || t.base.halt {
-            return;
-        }
-        let Some(updated) = t.updated_input.clone() else {
-            return;
-        };
-        let Some(tool) = call.view.tool.as_ref().and_then(|v| v.name) else {
-            return;
-        };
-        let Gated::Denied(named, denied) = self.gate_input(call, tool, Some(&updated)) else {
-            return;
-        };
-        t.deny = true;
-        t.reason = Some(format!(
-            "hookd refused this {tool} call as a hook rewrote it: {}",
-            denied.detail
-        ));
-        t.synthetic_result = t
-            .reason
-            .as_ref()
-            .map(|r| format!("hookd denied this tool call: {r}"));
-        t.updated_input = None;
-        t.operator_hint = Some(denied.hint.clone());
-        self.emit_denied(call, tool, named, denied);
-    }
-
-    /// A shell call hookd gates or confines, in a session whose repository set a variable that
-    /// makes the agent's shell (or the loader) run its code first (`BASH_ENV` in
-    /// `.claude/settings.json` `env`, `LD_PRELOAD` in a `.env`): whatever hookd decides, that
-    /// code runs unconfined before `hookd exec` exists, so every such call is denied. The
-    /// model reads that its shell is set up by the repository; the operator's hint names the
-    /// files and variables.
-    fn startup_set(&self, tool: &str) -> Option<Denied> {
-        let gated = self
-            .shell_gate
-            .as_ref()
-            .is_some_and(|g| g.iter().any(|n| n == tool));
-        let confined = self.confines() && self.shell_tools.iter().any(|n| n == tool);
-        if !(gated || confined) {
-            return None;
-        }
-        let set: Vec<String> = self
-            .environment
-            .project
-            .iter()
-            .filter(|v| runner::runs_code(&v.name))
-            .map(|v| format!("{} sets {}", v.source, v.name))
-            .collect();
-        if set.is_empty() {
-            return None;
-        }
-        Some(Denied {
-            reason: crate::gate::DenyReason::AgentStartup,
-            detail: "the repository's agent settings make the agent's shell run their code before hookd can check or confine a command".into(),
-            hint: format!(
-                "{}: {}",
-                crate::display::visible(&set.join("; ")),
-                crate::gate::DenyReason::AgentStartup.advice()
-            ),
-        })
-    }
-
-    /// The gate's verdict on a `pre_tool` call's input.
-    fn gate_input(&self, call: &Call<'_>, tool: &str, input: Option<&Value>) -> Gated {
-        if call.point != HookPoint::PreTool {
-            return Gated::Ungated;
-        }
-        // Paths in the call are relative to the agent's working directory.
-        let cwd = call
-            .view
-            .cwd
-            .filter(|c| c.starts_with('/'))
-            .map(PathBuf::from)
-            .unwrap_or_else(|| self.project_dir.clone());
-        if let Some((named, denied)) = self.sandbox_denies_write((tool, call.mode), input, &cwd) {
-            return Gated::Denied(Named::Path(named), denied);
-        }
-        if let Some(denied) = self.startup_set(tool) {
-            let command = input.and_then(|i| i.get("command")).and_then(Value::as_str);
-            return Gated::Denied(Named::Command(command.unwrap_or_default().into()), denied);
-        }
-        let Some(names) = self.shell_gate.as_ref() else {
-            return Gated::Ungated;
-        };
-        let path = PATH_KEYS
-            .iter()
-            .find_map(|k| input.and_then(|i| i.get(*k)).and_then(Value::as_str))
-            .map(String::from);
-        if names.iter().any(|n| n == tool) {
-            let command = input.and_then(|i| i.get("command")).and_then(Value::as_str);
-            // Gemini CLI runs the command in `dir_path` (older versions: `directory`), relative
-            // to its working directory: relative paths in the command start there.
-            let cwd = ["dir_path", "directory"]
-                .iter()
-                .find_map(|k| input.and_then(|i| i.get(*k)).and_then(Value::as_str))
-                .filter(|d| !d.is_empty())
-                .map_or(cwd.clone(), |d| cwd.join(d));
-            let Some(c) = command else {
-                return Gated::Denied(
-                    Named::Command(String::new()),
-                    Denied {
-                        reason: crate::gate::DenyReason::Empty,
-                        detail: format!("the {tool} call has no `command` to check"),
-                        hint: "hookd gates shell tools by their `command` input".into(),
-                    },
-                );
-            };
-            let verdict = self.gate.model_verdict(c, call.mode);
-            let denied = verdict
-                .denied
-                .clone()
-                .or_else(|| self.protected().touched_by(&verdict, cwd));
-            match denied {
-                Some(d) => Gated::Denied(Named::Command(c.to_string()), d),
-                None => Gated::Allowed {
-                    command: Some(c.to_string()),
-                    path: None,
-                    entries: verdict
-                        .admitted()
-                        .map(|a| a.entry.pattern.clone())
-                        .collect(),
-                },
-            }
-        } else {
-            if FILE_TOOLS.contains(&tool) {
-                if let Some(t) = self.protected().written_by(input, &cwd) {
-                    let denied = crate::gate::protect::file_denial(&t.named, &t.place);
-                    return Gated::Denied(Named::Path(t.named), denied);
-                }
-            }
-            Gated::Allowed {
-                command: None,
-                path,
-                entries: Vec::new(),
-            }
-        }
-    }
-
-    /// The audit trail's record of a call the gate let through.
-    fn emit_allowed(
-        &self,
-        call: &mut Call<'_>,
-        tool: &str,
-        command: Option<String>,
-        path: Option<String>,
-        entries: Vec<String>,
-    ) {
-        use crate::display::clip;
-        let most = crate::gate::MAX_COMMAND_BYTES;
-        call.emit(Event::ToolCallAllowed(events::ToolCallAllowed {
-            tool: clip(tool, MOST_TOOL_NAME_BYTES).into_owned(),
-            command: command.map(|c| clip(&c, most).into_owned()),
-            path: path.map(|p| clip(&p, most).into_owned()),
-            entries,
-            mode: call.mode,
-            sandbox: self.confined_under(tool),
-            turn: call.outcome.turn,
-            session_id: call.session_id.to_string(),
-        }));
-    }
-
-    /// The event keeps what the model sent cut to the gate's own limit: a refused call of
-    /// megabytes (denied as too long) must not make an event, a log line and a dashboard row
-    /// of megabytes, ten thousand times over in the daemon's ring.
-    fn emit_denied(&self, call: &mut Call<'_>, tool: &str, named: Named, denied: Denied) {
-        use crate::display::clip;
-        let most = crate::gate::MAX_COMMAND_BYTES;
-        let (Named::Command(text) | Named::Path(text)) = &named;
-        let text = match clip(text, most) {
-            std::borrow::Cow::Borrowed(_) => text.clone(),
-            cut => cut.into_owned(),
-        };
-        call.emit(Event::ToolCommandDenied(events::ToolCommandDenied {
-            tool: clip(tool, MOST_TOOL_NAME_BYTES).into_owned(),
-            // A file tool's path stays in `command` too, as events of older versions had it.
-            path: matches!(named, Named::Path(_)).then(|| text.clone()),
-            command: text,
-            mode: call.mode,
-            reason: denied.reason,
-            detail: clip(&denied.detail, most).into_owned(),
-            hint: clip(&denied.hint, most).into_owned(),
-            turn: call.outcome.turn,
-            session_id: call.session_id.to_string(),
-        }));
-    }
-
-    /// hookd's own files, resolved on the first tool call that needs them, once per engine.
-    fn protected(&self) -> &ProtectedPaths {
-        self.protected
-            .get_or_init(|| ProtectedPaths::new(&self.places))
-    }
-}
-
-/// The gate's answer on a `pre_tool` call.
-enum Gated {
-    /// The shell gate is off, or this is not `pre_tool`.
-    Ungated,
-    /// It may go on: the shell command and the entries that admitted its parts, or the path
-    /// another tool names.
-    Allowed {
-        command: Option<String>,
-        path: Option<String>,
-        entries: Vec<String>,
-    },
-    /// It may not: the command (or path) as the model wrote it, and why.
-    Denied(Named, Denied),
-}
-
-/// What a refused tool call named: a shell tool's command, or a file tool's path.
-enum Named {
-    Command(String),
-    Path(String),
 }
 
 /// Why a hook was not run, with what was wrong and what to do.

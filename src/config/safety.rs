@@ -2,7 +2,8 @@
 //! something else is broken (a project's file, the payload, the daemon) an adapter still knows
 //! whether the user asked it to deny rather than allow.
 
-use super::{hooks, parse_bool, LoadOptions, Loader, Policy, PolicyLayer, Source};
+use super::load::Loader;
+use super::{hooks, parse_bool, LoadOptions, Policy, PolicyLayer, Source};
 
 /// The policy from the user's layer alone (`--config-dir`'s hooks.yaml, else
 /// `~/.infer/hooks.yaml`), the environment and the command line, resolved as

@@ -397,7 +397,7 @@ pub fn project_code(
         .collect();
     // A program run by name: found as the runner will find it.
     if let Some(program) = argv.first().filter(|p| !p.contains('/')) {
-        let found = crate::runner::program_path(program, &root, path);
+        let found = crate::program::program_path(program, &root, path);
         if let Some(real) = found.and_then(|c| c.canonicalize().ok()) {
             if let Ok(rel) = real.strip_prefix(&root) {
                 files.push(rel.display().to_string());

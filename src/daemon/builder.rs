@@ -244,38 +244,14 @@ impl Builder {
         shutdown: impl Future<Output = ()>,
         ready: impl FnOnce(Vec<String>),
     ) -> Result<(), DaemonError> {
-        // Numbering goes on past the highest number ever served: the log's, or the trail's
-        // when the log was removed since.
-        let socket = self.serve.socket.clone();
-        let events = self
-            .events
-            .as_ref()
-            .map(|(p, _)| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
-        let last = events.as_deref().map_or(0, |p| {
-            let served = socket.as_deref().map_or(0, |s| super::trail::served(s, p));
-            crate::events::last_seq_in_log(p, LOG_KEEP).max(served)
-        });
-        let hub = Hub::new(self.budgets, last);
-        let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
-        let mut lost = crate::events::Lost::default();
-        if let Some((path, max)) = &self.events {
-            let log =
-                RotatingLog::open(path, *max, LOG_KEEP).map_err(|source| DaemonError::Io {
-                    what: format!("cannot open the events file {}", path.display()),
-                    source,
-                })?;
-            lost = log.lost();
-            sinks.push(Arc::new(log));
-        }
-        sinks.extend(self.sinks);
+        let (hub, stream, trail, lost) = events_out(
+            self.serve.socket.clone(),
+            self.events.as_ref(),
+            self.budgets,
+            self.sinks,
+        )?;
         // What outlives a reload: where events go, the sessions' state, the numbering, and
         // the one token that stops every engine's runs at shutdown.
-        let stream = Stream::new(Arc::new(Fanout(sinks)), last);
-        let trail = TrailKeeper {
-            socket,
-            events,
-            stream: stream.clone(),
-        };
         let memory =
             Arc::new(MemoryStore::idle_expiry(self.session_idle).max_sessions(self.max_sessions));
         let store: Arc<dyn StateStore> = memory.clone();
@@ -337,6 +313,42 @@ impl Builder {
         }
         served
     }
+}
+
+/// Where a daemon's events go: its hub (streams, metrics), its log, the embedder's sinks, in
+/// one stream whose numbering goes on past the highest number ever served (the log's, or the
+/// trail's when the log was removed since); the trail kept beside the socket; what the log
+/// found lost.
+fn events_out(
+    socket: Option<PathBuf>,
+    log: Option<&(PathBuf, u64)>,
+    budgets: Budgets,
+    extra: Vec<Arc<dyn EventSink>>,
+) -> Result<(Arc<Hub>, Arc<Stream>, TrailKeeper, crate::events::Lost), DaemonError> {
+    let events = log.map(|(p, _)| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
+    let last = events.as_deref().map_or(0, |p| {
+        let served = socket.as_deref().map_or(0, |s| super::trail::served(s, p));
+        crate::events::last_seq_in_log(p, LOG_KEEP).max(served)
+    });
+    let hub = Hub::new(budgets, last);
+    let mut sinks: Vec<Arc<dyn EventSink>> = vec![hub.clone()];
+    let mut lost = crate::events::Lost::default();
+    if let Some((path, max)) = log {
+        let log = RotatingLog::open(path, *max, LOG_KEEP).map_err(|source| DaemonError::Io {
+            what: format!("cannot open the events file {}", path.display()),
+            source,
+        })?;
+        lost = log.lost();
+        sinks.push(Arc::new(log));
+    }
+    sinks.extend(extra);
+    let stream = Stream::new(Arc::new(Fanout(sinks)), last);
+    let trail = TrailKeeper {
+        socket,
+        events,
+        stream: stream.clone(),
+    };
+    Ok((hub, stream, trail, lost))
 }
 
 /// Keeps the trail beside the socket ([`super::trail`]): where events go and the last number.

@@ -37,10 +37,8 @@ pub(crate) fn frame(id: Option<u64>, event: &str, data: &str) -> axum::body::Byt
 
 /// A size in bytes as a person writes it: a number, or one with K, M or G (powers of 1024;
 /// KB, KiB… also read) after it; at least 1K.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let not_a_size = || {
-        format!("`{s}` is not a size: a number of bytes, or one with K, M or G after it (e.g. 32M)")
-    };
+pub fn parse_size(s: &str) -> Result<u64, SizeError> {
+    let not_a_size = || SizeError::NotASize(s.to_string());
     let t = s.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (n, unit) = t.split_at(digits);
@@ -54,7 +52,19 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let n: u64 = n.parse().map_err(|_| not_a_size())?;
     n.checked_shl(shift)
         .filter(|v| v >> shift == n && *v >= 1024)
-        .ok_or_else(|| format!("`{s}` is out of range: from 1K up"))
+        .ok_or_else(|| SizeError::OutOfRange(s.to_string()))
+}
+
+/// Why [`parse_size`] did not read a size; each holds the text as given.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SizeError {
+    /// Not a number with an optional K, M or G.
+    #[error("`{0}` is not a size: a number of bytes, or one with K, M or G after it (e.g. 32M)")]
+    NotASize(String),
+    /// A size below 1K or past what 64 bits hold.
+    #[error("`{0}` is out of range: from 1K up")]
+    OutOfRange(String),
 }
 
 /// How much of the daemon's memory events may hold.

@@ -318,6 +318,27 @@ pub async fn serve_until(
         inputs: opts.inputs.clone(),
         lost: opts.lost.clone(),
     });
+    let (tasks, listening) = listen_all(&state, &opts, http, stopping).await?;
+    let hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).map_err(
+        |source| DaemonError::Io {
+            what: "cannot handle SIGHUP".into(),
+            source,
+        },
+    )?;
+    ready(listening);
+    until_shutdown(&state, hup, shutdown, opts.sessions_file.as_deref()).await;
+    wind_down(&state, &opts, running, (stopping_tx, closing_tx), tasks).await;
+    Ok(())
+}
+
+/// The listeners `opts` names (the socket, the TCP address with its token), each serving
+/// until `stopping`; and what is listened on.
+async fn listen_all(
+    state: &Shared,
+    opts: &ServeOptions,
+    http: Option<(String, SocketAddr)>,
+    stopping: tokio::sync::watch::Receiver<bool>,
+) -> Result<(Vec<tokio::task::JoinHandle<()>>, Vec<String>), DaemonError> {
     let mut tasks = Vec::new();
     let mut listening = Vec::new();
     if let Some(path) = &opts.socket {
@@ -338,7 +359,7 @@ pub async fn serve_until(
         let tcp_state: Shared = Arc::new(AppState {
             // Port 0 picked one: Host is checked against the address really listened on.
             http: http.map(|(token, _)| (token, local)),
-            ..(*state).clone()
+            ..(**state).clone()
         });
         let app = router(tcp_state);
         tasks.push(tokio::spawn(listen::serve(
@@ -349,16 +370,7 @@ pub async fn serve_until(
             stopping,
         )));
     }
-    let hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).map_err(
-        |source| DaemonError::Io {
-            what: "cannot handle SIGHUP".into(),
-            source,
-        },
-    )?;
-    ready(listening);
-    until_shutdown(&state, hup, shutdown, opts.sessions_file.as_deref()).await;
-    wind_down(&state, &opts, running, (stopping_tx, closing_tx), tasks).await;
-    Ok(())
+    Ok((tasks, listening))
 }
 
 /// Reload each project whose watched files changed, or all at SIGHUP; reap adopted orphans;

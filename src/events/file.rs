@@ -58,7 +58,16 @@ pub(crate) fn open_regular(path: &Path, options: &mut OpenOptions) -> io::Result
 /// only a regular file is read (a FIFO or a device is refused at once, never waited on).
 pub fn read_named(path: &Path) -> io::Result<String> {
     use std::io::Read;
-    let mut file = OpenOptions::new()
+    let mut file = open_named(path)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Open an events file a person named to read ([`read_named`]): a link is followed, but only
+/// a regular file is opened.
+pub fn open_named(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
         .open(path)?;
@@ -69,9 +78,7 @@ pub fn read_named(path: &Path) -> io::Result<String> {
             kind_of(kind)
         )));
     }
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    Ok(file)
 }
 
 /// Open an events file to read, if it is a regular file (`open_regular`: never a FIFO, a device or a link, never blocking).

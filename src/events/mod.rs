@@ -11,10 +11,14 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::HookPoint;
 use crate::kinds::{DenyReason, Mode, SkipReason, Trigger};
 
+#[cfg(feature = "daemon")]
+mod cursor;
 mod file;
 mod log;
 mod summary;
-pub use file::{open_to_read, read_named, MOST_SEQ};
+#[cfg(feature = "daemon")]
+pub(crate) use cursor::LogCursor;
+pub use file::{open_named, open_to_read, read_named, MOST_SEQ};
 pub use log::{last_seq_in_log, log_files, Lost, RotatingLog, SharedLog};
 pub use summary::Summary;
 

@@ -570,7 +570,7 @@ pub struct OwnFiles(ProtectedPaths);
 
 impl OwnFiles {
     /// Those at `places` (a loaded configuration's: `Config::places`).
-    #[cfg(feature = "adapters")]
+    #[cfg(feature = "cli")]
     pub(crate) fn at(places: &Places) -> Self {
         OwnFiles(ProtectedPaths::new(places))
     }

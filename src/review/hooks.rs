@@ -88,7 +88,8 @@ fn hook_lines(
         Verdict::Allowed(a) if !untrusted => a
             .argv
             .first()
-            .and_then(|p| crate::runner::find_program(p, &config.project_dir, config.host()).err()),
+            .and_then(|p| crate::runner::find_program(p, &config.project_dir, config.host()).err())
+            .map(|e| e.to_string()),
         _ => None,
     };
     if let Some(why) = &missing {

@@ -10,9 +10,9 @@ mod verdict;
 
 pub(crate) use crate::display::plural;
 
-pub use check::{check, CheckReport};
-pub use trust::{trust_review, TrustReview};
-pub use verdict::{command_verdict, model_verdict, verdict_json, VerdictReport};
+pub use check::check;
+pub use trust::trust_review;
+pub use verdict::{command_verdict, model_verdict};
 
 use crate::host::Host;
 

@@ -4,10 +4,10 @@
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 
 use crate::host::Host;
 use crate::kinds::Keep;
+use crate::program::{clean_path, DEFAULT_PATH};
 
 pub use crate::kinds::{EnvCause, RemovedVar};
 
@@ -56,9 +56,6 @@ pub(crate) fn steers_hookd(name: &str) -> bool {
 fn secret(name: &str) -> bool {
     crate::vars::has(name, crate::vars::Role::Secret)
 }
-
-/// `PATH` when the caller has none.
-const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// Whether hookd removes `name` from every hook's environment unless the user keeps it: it
 /// makes a shell, a runtime or git run code.
@@ -164,13 +161,6 @@ impl Environment {
         gone.sort_by(|a, b| a.name.cmp(&b.name));
         (out, gone)
     }
-}
-
-pub(super) fn clean_path(v: &OsStr) -> OsString {
-    let kept: Vec<PathBuf> = std::env::split_paths(v)
-        .filter(|p| p.is_absolute())
-        .collect();
-    std::env::join_paths(kept).unwrap_or_else(|_| DEFAULT_PATH.into())
 }
 
 #[cfg(test)]

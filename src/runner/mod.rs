@@ -6,10 +6,9 @@ mod env;
 mod escapees;
 mod pipes;
 
-use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,9 +18,9 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::host::Host;
-
 pub use crate::kinds::Keep;
+use crate::program::resolve;
+pub use crate::program::{find_program, NotFound};
 pub use capture::Captured;
 #[cfg(feature = "adapters")]
 pub(crate) use env::steers_hookd;
@@ -269,64 +268,6 @@ impl Drop for Registered {
         let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
         running.retain(|p| *p != self.pid && *p != self.pgid);
     }
-}
-
-/// Why a program could not be found (a hook that cannot start: an outcome, reported as its
-/// `error`).
-#[derive(Debug, thiserror::Error)]
-enum NotFound {
-    /// A path (it has a `/`) that does not exist.
-    #[error("`{0}` does not exist")]
-    Path(String),
-    /// A name found in no directory of the sanitized `PATH`.
-    #[error("`{0}` was not found on PATH; is it installed?")]
-    OnPath(String),
-}
-
-/// Where a hook run from `cwd` with `host`'s `PATH` (sanitized as for a run) would find
-/// `program`, or the sentence a run that cannot start reports (`` `gofmt` was not found on
-/// PATH; is it installed? ``): what `hookd check` asks before any hook runs.
-pub fn find_program(program: &str, cwd: &Path, host: &Host) -> Result<PathBuf, String> {
-    let path = host.path().map(env::clean_path);
-    resolve(program, cwd, path.as_ref()).map_err(|e| e.to_string())
-}
-
-/// Where a run would find `program`, with the host's `path` sanitized as for a run.
-pub(crate) fn program_path(
-    program: &str,
-    cwd: &Path,
-    path: Option<&std::ffi::OsStr>,
-) -> Option<PathBuf> {
-    let path = path.map(env::clean_path);
-    resolve(program, cwd, path.as_ref()).ok()
-}
-
-/// Find `program` the way a shell would, but only on the sanitized `PATH`.
-fn resolve(program: &str, cwd: &Path, path: Option<&OsString>) -> Result<PathBuf, NotFound> {
-    if program.contains('/') {
-        let p = Path::new(program);
-        let full = if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            cwd.join(p)
-        };
-        return if full.exists() {
-            Ok(full)
-        } else {
-            Err(NotFound::Path(program.to_string()))
-        };
-    }
-    let path = path.cloned().unwrap_or_default();
-    for dir in std::env::split_paths(&path) {
-        let candidate = dir.join(program);
-        if let Ok(meta) = candidate.metadata() {
-            use std::os::unix::fs::PermissionsExt;
-            if meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
-                return Ok(candidate);
-            }
-        }
-    }
-    Err(NotFound::OnPath(program.to_string()))
 }
 
 fn signal_group(pgid: Pid, sig: Signal) -> bool {

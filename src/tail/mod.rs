@@ -52,52 +52,44 @@ pub struct ReadError {
     pub source: std::io::Error,
 }
 
+/// How much of the log is read at a time.
+const READ_BYTES: usize = 1 << 20;
+
 /// How often a followed file is read again.
 const POLL: Duration = Duration::from_millis(200);
 
 /// Hand each event of `path` (its rotated files `keep` deep first) that `query` asks for to
-/// `each`; following, read what is appended (and start over when the file is rotated under
-/// the reader) until `each` returns false. An unreadable file is an error unless following.
+/// `each`; following, read what is appended (through a rotation, by [`crate::events::LogCursor`]:
+/// nothing lost, nothing twice) until `each` returns false. An unreadable file is an error
+/// unless following.
 pub fn from_file(
     path: &Path,
     keep: usize,
     query: &Query,
     mut each: impl FnMut(&str) -> bool,
 ) -> Result<(), ReadError> {
-    let files = crate::events::log_files(path, keep);
-    for p in &files[..files.len() - 1] {
-        if let Ok(text) = crate::events::read_named(p) {
-            for line in text.lines().filter(|l| query.wants(l)) {
-                if !each(line) {
-                    return Ok(());
-                }
-            }
+    if !query.follow {
+        if let Err(source) = crate::events::open_named(path) {
+            let path = path.to_path_buf();
+            return Err(ReadError { path, source });
         }
     }
-    let mut seen = 0usize;
+    // The one reader of the log: a rotation under it loses and repeats nothing.
+    let mut cursor = crate::events::LogCursor::named(path.to_path_buf(), keep);
     loop {
-        let text = match crate::events::read_named(path) {
-            Ok(t) => t,
-            Err(source) if !query.follow => {
-                let path = path.to_path_buf();
-                return Err(ReadError { path, source });
+        let lines = cursor.read(query.since, u64::MAX, READ_BYTES);
+        if lines.is_empty() {
+            if !query.follow {
+                return Ok(());
             }
-            Err(_) => String::new(),
-        };
-        let lines: Vec<&str> = text.lines().collect();
-        if lines.len() < seen {
-            seen = 0; // rotated under us
+            std::thread::sleep(POLL);
+            continue;
         }
-        for line in lines[seen..].iter().filter(|l| query.wants(l)) {
-            if !each(line) {
+        for line in lines.iter().filter(|l| query.wants(&l.json)) {
+            if !each(&line.json) {
                 return Ok(());
             }
         }
-        seen = lines.len();
-        if !query.follow {
-            return Ok(());
-        }
-        std::thread::sleep(POLL);
     }
 }
 

@@ -235,3 +235,61 @@ fn the_library_reads_the_process_only_through_its_host() {
         ["let p = std::env::var_os(\"PATH\");"]
     );
 }
+
+/// The functions of a file's code (unit tests left out) whose body, the lines between the
+/// `fn` line and its closing brace, is longer than `most`: (line, name, body lines).
+fn long_functions(text: &str, most: usize) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = (lines.iter())
+        .position(|l| l.starts_with("#[cfg(test)]"))
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    for (i, line) in lines[..end].iter().enumerate() {
+        let code = line.trim_start();
+        let indent = &line[..line.len() - code.len()];
+        let mut words = code.split_whitespace().skip_while(|w| {
+            w.starts_with("pub") || ["const", "async", "unsafe", "extern", "\"C\""].contains(w)
+        });
+        // A declaration, or a body on one line.
+        if words.next() != Some("fn") || code.ends_with(';') || code.ends_with('}') {
+            continue;
+        }
+        let name: String = (words.next().unwrap_or_default().chars())
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let closing = format!("{indent}}}");
+        if let Some(n) = lines[i + 1..end].iter().position(|l| *l == closing) {
+            if n > most {
+                out.push((i + 1, name, n));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_file_in_src_is_over_800_lines_nor_a_function_over_80() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut over = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let rel = file.strip_prefix(&src).unwrap().display().to_string();
+        if text.lines().count() > 800 {
+            over.push(format!("src/{rel}: {} lines", text.lines().count()));
+        }
+        for (line, name, n) in long_functions(&text, 80) {
+            over.push(format!("src/{rel}:{line}: fn {name} has {n} lines"));
+        }
+    }
+    assert!(over.is_empty(), "split these:\n{}", over.join("\n"));
+}
+
+#[test]
+fn the_function_length_check_finds_a_long_function() {
+    let body = "    let x = 1;\n".repeat(81);
+    let text = format!("pub(crate) fn long(a: u8) -> u8 {{\n{body}}}\n\nfn short() {{}}\n");
+    assert_eq!(long_functions(&text, 80), vec![(1, "long".into(), 81)]);
+    assert!(long_functions(&text, 81).is_empty());
+}

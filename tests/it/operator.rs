@@ -871,3 +871,49 @@ fn check_strict_fails_on_a_key_the_schema_rejects() {
         "{said}"
     );
 }
+
+/// `hookd events --file F --follow` reads on through a rotation (F renamed F.1, a new F):
+/// every event once, none lost. Before it read F again by line count, so a new F longer than
+/// what it had seen lost its first lines.
+#[test]
+fn events_follow_a_file_through_its_rotation_each_event_once() {
+    let p = Project::new();
+    let log = p.dir.path().join("events.jsonl");
+    let event = |seq: u64| {
+        format!("{{\"seq\":{seq},\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"turn_started\",\"session_id\":\"s\",\"turn\":{seq}}}\n")
+    };
+    std::fs::write(&log, format!("{}{}", event(1), event(2))).unwrap();
+    let shown = p.dir.path().join("shown.txt");
+    let mut follower = p
+        .cmd(&[
+            "events",
+            "--file",
+            log.to_str().unwrap(),
+            "--follow",
+            "--json",
+        ])
+        .stdout(std::fs::File::create(&shown).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let seqs = || -> Vec<u64> {
+        std::fs::read_to_string(&shown)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok()?["seq"].as_u64())
+            .collect()
+    };
+    let wait = std::time::Duration::from_secs(10);
+    assert!(
+        crate::support::eventually(wait, || seqs() == [1, 2]),
+        "{:?}",
+        seqs()
+    );
+    std::fs::rename(&log, p.dir.path().join("events.jsonl.1")).unwrap();
+    std::fs::write(&log, format!("{}{}{}", event(3), event(4), event(5))).unwrap();
+    let all = crate::support::eventually(wait, || seqs().len() >= 5);
+    follower.kill().unwrap();
+    follower.wait().unwrap();
+    assert!(all, "{:?}", seqs());
+    assert_eq!(seqs(), [1, 2, 3, 4, 5]);
+}

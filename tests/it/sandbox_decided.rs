@@ -112,13 +112,12 @@ fn a_home_the_repository_sets_does_not_choose_the_policy_of_a_confined_call() {
     );
     // Nor does a `--user-home` name it once it is not the adapter's: hookd exec takes the user
     // database's home when the rewrite names none.
-    let bare = second.replace(
-        &format!(
-            " --user-home='{}'",
-            hookd::paths::user_home().unwrap().display()
-        ),
-        "",
-    );
+    let home = std::process::Command::new("sh")
+        .args(["-c", "getent passwd \"$(id -u)\" | cut -d: -f6"])
+        .output()
+        .unwrap();
+    let home = String::from_utf8(home.stdout).unwrap();
+    let bare = second.replace(&format!(" --user-home='{}'", home.trim()), "");
     let out = agent_shell(&p, &tmp, &nest, &env, &bare);
     assert!(!marker.exists(), "{bare}\n{out}");
 }

@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::CommandProvider;
+use super::ToolGate;
 use crate::catalog::HookPoint;
 use crate::decision::Decision;
 use crate::gate::protect::{FILE_TOOLS, PATH_KEYS};
 use crate::gate::Denied;
 use crate::provider::Call;
 
-impl CommandProvider {
+impl ToolGate {
     /// With the sandbox on, a shell tool call that goes ahead is rewritten so that the agent
     /// runs it confined: `hookd exec DECIDED --shell='COMMAND'` (see
     /// [`crate::sandbox::shell_rewrite`]), the command inside exactly the one that was checked,

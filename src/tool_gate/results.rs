@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::CommandProvider;
+use super::ToolGate;
 use crate::catalog::HookPoint;
 use crate::decision::Decision;
 use crate::events::{Event, ToolOutcome, ToolResult};
@@ -18,7 +18,7 @@ use crate::state::{PendingCall, SessionState};
 /// The most calls remembered per session; older ones are dropped (never reported as not run).
 const MOST_PENDING: usize = 64;
 
-impl CommandProvider {
+impl ToolGate {
     /// Whether the audit trail follows the gate's allowed calls at `point`.
     pub(super) fn tracks_results(&self, point: HookPoint) -> bool {
         self.shell_gate.is_some()
