@@ -51,12 +51,15 @@ pub(super) fn run(mut a: Args, early: Option<Arrival>) -> Done {
     ));
     diagnostics.extend(Switch::note(a.no_daemon.as_ref(), "HOOKD_NO_DAEMON", false));
     diagnostics.extend(wait_note);
+    let call_here;
     let flags = PolicyLayer::flags(a.cfg.gate_shell_tools, a.cfg.fail_closed);
-    let mut call = handle::Call::new(options(&a.cfg).map_err(|e| e.to_string()), flags);
+    let opts = options(&a.cfg).map_err(|e| e.to_string());
+    call_here = here(given_path(a.events), early.project_env, opts.as_ref().ok());
+    let mut call = handle::Call::new(opts, flags);
     call.unusable = not_a_directory(&a.cfg).map(|e| e.to_string());
     // With --config-dir the daemon's configuration is not this call's.
     call.daemon = (!no_daemon && a.cfg.config_dir.is_none()).then_some(wait);
-    call.here = here(given_path(a.events), early.project_env);
+    call.here = call_here;
     call.moved_places = early.moved_places;
     call.unreadable = early.unreadable;
     let cancel = call.here.cancel.clone();

@@ -254,10 +254,10 @@ pub(crate) fn run(cli: Cli, early: Option<hookd::adapter::handle::Arrival>) -> D
 
 /// What the library's reports read of this process: its directory, its environment, where
 /// telemetry goes.
-pub(super) fn around() -> hookd::review::Around {
+pub(super) fn around(opts: Option<&hookd::config::LoadOptions>) -> hookd::review::Around {
     hookd::review::Around {
         host: Host::of_this_process(),
-        telemetry: telemetry::exporter().map(|e| e.settings().describe()),
+        telemetry: telemetry::exporter(opts).map(|e| e.settings().describe()),
     }
 }
 

@@ -14,6 +14,7 @@ mod settings;
 mod shape;
 mod starter;
 mod switch;
+mod telemetry;
 mod trust;
 mod yaml;
 
@@ -39,6 +40,7 @@ pub use starter::{next_step, write_starter, Starter, StarterError, Wrote};
 pub use crate::gate::{AllowEntry, AllowLists};
 pub use crate::kinds::{Mode, OnError, OnResult, Origin, Source, Trigger, UnknownMode};
 pub use switch::{parse_bool, Switch};
+pub use telemetry::{telemetry, Telemetry, TelemetrySetting};
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
 pub use crate::paths::PROJECT_FILES;
 #[cfg(feature = "adapters")]
