@@ -51,10 +51,9 @@ pub(super) fn run(mut a: Args, early: Option<Arrival>) -> Done {
     ));
     diagnostics.extend(Switch::note(a.no_daemon.as_ref(), "HOOKD_NO_DAEMON", false));
     diagnostics.extend(wait_note);
-    let call_here;
     let flags = PolicyLayer::flags(a.cfg.gate_shell_tools, a.cfg.fail_closed);
     let opts = options(&a.cfg).map_err(|e| e.to_string());
-    call_here = here(given_path(a.events), early.project_env, opts.as_ref().ok());
+    let call_here = here(given_path(a.events), early.project_env, opts.as_ref().ok());
     let mut call = handle::Call::new(opts, flags);
     call.unusable = not_a_directory(&a.cfg).map(|e| e.to_string());
     // With --config-dir the daemon's configuration is not this call's.
