@@ -80,10 +80,14 @@ pub fn refusals(agent: &dyn Adapter, host: &Host, args: &[String]) -> Vec<String
         Err(e) => out.push(format!("{e}")),
         Ok(Some(programs)) if !programs.is_empty() => {
             for p in programs {
+                let program = crate::display::visible(&p).into_owned();
                 if !Path::new(&p).is_file() {
                     out.push(format!(
-                        "{shown} runs hookd at {}, which does not exist: the agent would go on without it; {again}",
-                        crate::display::visible(&p)
+                        "{shown} runs hookd at {program}, which does not exist: the agent would go on without it; {again}"
+                    ));
+                } else if let Err(why) = held_by_root(Path::new(&p)) {
+                    out.push(format!(
+                        "{shown} runs hookd at {program}, which is not root's alone ({why}): whoever can write it decides every verdict; install hookd where only root can write (e.g. /usr/local/bin), then {again}"
                     ));
                 }
             }
@@ -107,6 +111,12 @@ pub fn refusals(agent: &dyn Adapter, host: &Host, args: &[String]) -> Vec<String
     let home = host.home();
     for f in super::seams::found(&[dir.to_path_buf()], home.as_deref()) {
         out.push(f.to_string());
+    }
+    for f in super::seams::in_arguments(name, args, dir, home.as_deref()) {
+        let said = f.to_string();
+        if !out.contains(&said) {
+            out.push(said);
+        }
     }
     if name == "gemini" {
         if let Err(why) = gemini_trusted(host, dir, &path, args) {
