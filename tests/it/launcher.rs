@@ -422,3 +422,48 @@ fn run_refuses_agent_arguments_that_reopen_a_seam() {
         "{err}"
     );
 }
+
+/// `hookd uninstall --scope managed` puts the switch back as it was before hookd set it, and
+/// leaves one the operator set.
+#[test]
+fn uninstall_puts_the_switch_back_only_where_hookd_set_it() {
+    if !root_owned_target() {
+        return;
+    }
+    let (p, system) = gemini_project();
+    let record = system.with_extension("json.hookd-switch");
+    let read = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&system).unwrap()).unwrap()
+    };
+    let run = |args: &[&str]| {
+        let o = hookd(&p, &system, args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    };
+    let install = ["install", "gemini", "--scope", "managed"];
+    let uninstall = ["uninstall", "gemini", "--scope", "managed"];
+    std::fs::create_dir_all(system.parent().unwrap()).unwrap();
+    for (before, after) in [
+        // Nothing there: the key (and the object made for it) goes.
+        (
+            r#"{"general": {"vimMode": true}}"#,
+            serde_json::json!({"general": {"vimMode": true}}),
+        ),
+        // The operator's false comes back.
+        (
+            r#"{"hooksConfig": {"enabled": false, "notifications": true}}"#,
+            serde_json::json!({"hooksConfig": {"enabled": false, "notifications": true}}),
+        ),
+        // The operator's true stays: hookd did not set it.
+        (
+            r#"{"hooksConfig": {"enabled": true}, "x": 1}"#,
+            serde_json::json!({"hooksConfig": {"enabled": true}, "x": 1}),
+        ),
+    ] {
+        std::fs::write(&system, before).unwrap();
+        run(&install);
+        assert_eq!(read()["hooksConfig"]["enabled"], true);
+        run(&uninstall);
+        assert_eq!(read(), after, "from {before}");
+        assert!(!record.exists(), "from {before}");
+    }
+}
