@@ -19,7 +19,7 @@ managed_ours=""   # set when scenario 10 wrote the managed settings: taken away 
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
   if [ -n "$managed_ours" ]; then
-    rm -f "$managed" "$managed.hookd-backup"; rmdir /etc/claude-code 2>/dev/null || true
+    rm -f "$managed" "$managed.hookd-backup" "$managed.hookd-switch"; rmdir /etc/claude-code 2>/dev/null || true
   fi
   rm -rf "$work"
 }
@@ -308,7 +308,7 @@ else
   run_claude9 "$hookd" run claude-code -- "$claude" -p "RUNTOOL please" --allowedTools Bash
   grep -q '"type":"tool_call_allowed"' "$work/events.jsonl" || fail "hookd run did not start the agent"
   echo "ok: hookd run refused the repository with the reasons, and started the agent once they were gone"
-  rm -f "$managed" "$managed.hookd-backup"; rmdir /etc/claude-code 2>/dev/null || true; managed_ours=""
+  rm -f "$managed" "$managed.hookd-backup" "$managed.hookd-switch"; rmdir /etc/claude-code 2>/dev/null || true; managed_ours=""
 fi
 rm -f "$work/tool-command"
 
