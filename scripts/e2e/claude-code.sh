@@ -314,6 +314,7 @@ rm -f "$work/tool-command"
 
 echo "== 14: telemetry from the user's config.yaml: a session without a daemon reaches the collector"
 # Claude Code hands its hooks no OTEL_* variable; the user's own telemetry: is what exports.
+cd "$project"
 python3 - "$work/otlp-port" "$work/otlp.bin" <<'PY' 2>"$work/otlp.log" &
 import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
