@@ -140,13 +140,31 @@ impl Host {
     }
 
     /// The daemon's socket: `$HOOKD_SOCKET`, else `$XDG_RUNTIME_DIR/hookd.sock`, else
-    /// `~/.infer/hookd.sock`.
+    /// `/run/user/UID/hookd.sock` where that directory is this user's own (owner and mode
+    /// 0700: what `XDG_RUNTIME_DIR` names where a login made one, for an agent that strips
+    /// the variable from its hooks, as Gemini CLI in CI mode does), else `~/.infer/hookd.sock`.
     #[cfg(feature = "daemon")]
     pub fn socket(&self) -> Option<PathBuf> {
         self.dir("HOOKD_SOCKET")
             .or_else(|| self.dir("XDG_RUNTIME_DIR").map(|d| d.join("hookd.sock")))
+            .or_else(|| own_runtime_dir().map(|d| d.join("hookd.sock")))
             .or_else(|| self.home().map(|h| h.join(".infer/hookd.sock")))
     }
+}
+
+/// `/run/user/UID` when it is a directory (not a link) of this user's, mode 0700: where a
+/// client without `XDG_RUNTIME_DIR` looks for the daemon, held by the gate as
+/// `$XDG_RUNTIME_DIR/hookd*` is.
+pub(crate) fn own_runtime_dir() -> Option<PathBuf> {
+    runtime_dir_in(Path::new("/run/user"), nix::unistd::getuid().as_raw())
+}
+
+/// `root/UID` when it is a directory (not a link) owned by `uid`, mode 0700.
+fn runtime_dir_in(root: &Path, uid: u32) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = root.join(uid.to_string());
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    (meta.is_dir() && meta.uid() == uid && meta.mode() & 0o777 == 0o700).then_some(dir)
 }
 
 impl std::fmt::Debug for Host {
@@ -176,6 +194,32 @@ mod tests {
         assert_eq!(h.project(), Some(PathBuf::from("/nowhere")));
         assert_eq!(Host::default().home(), None);
         assert_eq!(Host::default().project(), None);
+    }
+
+    /// The runtime directory a login makes is taken only when it is the user's own and
+    /// private: not a link, not another user's, not open to others.
+    #[test]
+    fn a_runtime_directory_is_taken_only_when_it_is_the_users_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let uid = nix::unistd::getuid().as_raw();
+        let dir = root.path().join(uid.to_string());
+        assert_eq!(runtime_dir_in(root.path(), uid), None);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(runtime_dir_in(root.path(), uid), None);
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(runtime_dir_in(root.path(), uid), Some(dir.clone()));
+        // Another user's: this user's private directory, looked up for uid + 1.
+        let other = root.path().join((uid + 1).to_string());
+        std::fs::create_dir(&other).unwrap();
+        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(runtime_dir_in(root.path(), uid + 1), None);
+        // A link to a private directory of this user's.
+        std::fs::create_dir(root.path().join("private")).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(root.path().join("private"), &dir).unwrap();
+        assert_eq!(runtime_dir_in(root.path(), uid), None);
     }
 
     #[test]

@@ -94,6 +94,8 @@ pub struct ClientSettings {
     pub socket: Option<PathBuf>,
     /// [`LoadOptions::inputs`] of this client (none when it could not be read).
     pub inputs: Option<String>,
+    /// [`LoadOptions::input_vars`] of this client.
+    pub vars: Option<std::collections::BTreeMap<String, String>>,
     /// The client's project: a daemon serving another one refuses it.
     pub project: Option<PathBuf>,
     /// `--gate-shell-tools` on this client.
@@ -107,6 +109,7 @@ impl ClientSettings {
         ClientSettings {
             socket,
             inputs: options.map(LoadOptions::inputs),
+            vars: options.map(LoadOptions::input_vars),
             project: options.map(|o| o.project_dir.clone()),
             gate_shell_tools,
         }
@@ -150,6 +153,7 @@ pub fn via_daemon(
         context: Some(context.to_value()),
         project: client.project.clone(),
         inputs: client.inputs.clone(),
+        vars: client.vars.clone(),
         gate_shell_tools: client.gate_shell_tools,
     };
     // The daemon must take the dispatch (`accept`) well before the agent gives up on its

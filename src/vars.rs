@@ -54,7 +54,7 @@ pub const VARS: &[Var] = &[
     var("HOOKD_NO_DAEMON", &[Steering], "on: adapters dispatch in their own process (as `--no-daemon`); a value that is neither on nor off counts as off, with a line on stderr"),
     var("HOOKD_EVENTS", &[Steering, Place], "`hookd adapter` and `hookd dispatch`: append events to this file (as `--events`; `-` for stderr)"),
     var("HOOKD_DAEMON_TIMEOUT_MS", &[Steering], "`hookd adapter` and `hookd dispatch`: how long a running daemon has to take a dispatch (as `--daemon-timeout-ms`; default 2000)"),
-    var("HOOKD_SOCKET", &[Steering, Place], "the daemon's socket (default `$XDG_RUNTIME_DIR/hookd.sock`)"),
+    var("HOOKD_SOCKET", &[Steering, Place], "the daemon's socket (default `$XDG_RUNTIME_DIR/hookd.sock`, else `/run/user/UID/hookd.sock` when that directory is yours, mode 0700, else `~/.infer/hookd.sock`)"),
     var("HOOKD_TOKEN", &[Secret], "`hookd serve --http`: the token HTTP clients must carry (as `--token`); never handed to hooks"),
     var("HOOKD_TRUST_FILE", &[Config, Steering, Place], "where trust records are kept (default `$XDG_CONFIG_HOME/hookd/trust.json`, else `~/.config/hookd/trust.json`)"),
     var("HOOKD_STATE_DIR", &[Steering, Place], "where per-session reminder state is kept (default `$XDG_STATE_HOME/hookd`, else `~/.local/state/hookd`)"),

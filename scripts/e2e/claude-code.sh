@@ -19,7 +19,7 @@ managed_ours=""   # set when scenario 10 wrote the managed settings: taken away 
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
   if [ -n "$managed_ours" ]; then
-    rm -f "$managed" "$managed.hookd-backup"; rmdir /etc/claude-code 2>/dev/null || true
+    rm -f "$managed" "$managed.hookd-backup" "$managed.hookd-switch"; rmdir /etc/claude-code 2>/dev/null || true
   fi
   rm -rf "$work"
 }
@@ -308,7 +308,36 @@ else
   run_claude9 "$hookd" run claude-code -- "$claude" -p "RUNTOOL please" --allowedTools Bash
   grep -q '"type":"tool_call_allowed"' "$work/events.jsonl" || fail "hookd run did not start the agent"
   echo "ok: hookd run refused the repository with the reasons, and started the agent once they were gone"
-  rm -f "$managed" "$managed.hookd-backup"; rmdir /etc/claude-code 2>/dev/null || true; managed_ours=""
+  rm -f "$managed" "$managed.hookd-backup" "$managed.hookd-switch"; rmdir /etc/claude-code 2>/dev/null || true; managed_ours=""
 fi
 rm -f "$work/tool-command"
-echo "14 passed, 0 failed"
+
+echo "== 14: telemetry from the user's config.yaml: a session without a daemon reaches the collector"
+# Claude Code hands its hooks no OTEL_* variable; the user's own telemetry: is what exports.
+cd "$project"
+python3 - "$work/otlp-port" "$work/otlp.bin" <<'PY' 2>"$work/otlp.log" &
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        with open(sys.argv[2], "ab") as f:
+            f.write(self.path.encode() + b" " + self.headers.get("x-team", "").encode() + b" " + body + b"\n")
+        self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_address[1]))
+s.timeout = 60
+for _ in range(200): s.handle_request()
+PY
+otlp_pid=$!
+for _ in $(seq 50); do [ -s "$work/otlp-port" ] && break; sleep 0.1; done
+mkdir -p "$work/home/.infer"
+[ -e "$work/home/.infer/config.yaml" ] && cp "$work/home/.infer/config.yaml" "$work/config.yaml.before"
+printf 'telemetry:\n  endpoint: http://127.0.0.1:%s\n  headers: {x-team: e2e}\n  timeout: 2000\n' "$(cat "$work/otlp-port")" >> "$work/home/.infer/config.yaml"
+HOOKD_NO_DAEMON=1 run_claude
+kill "$otlp_pid" 2>/dev/null || true
+if [ -e "$work/config.yaml.before" ]; then mv "$work/config.yaml.before" "$work/home/.infer/config.yaml"; else rm "$work/home/.infer/config.yaml"; fi
+grep -aq '^/v1/traces e2e ' "$work/otlp.bin" || fail "the collector got no trace: $(cat "$work/otlp.log")"
+grep -aq 'pre_tool' "$work/otlp.bin" || fail "no pre_tool span reached the collector"
+grep -aq 'hookd.session_id' "$work/otlp.bin" || fail "no session id reached the collector"
+echo "ok: the session's spans reached the collector from ~/.infer/config.yaml's telemetry:"
+echo "15 passed, 0 failed"

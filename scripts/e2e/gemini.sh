@@ -15,8 +15,13 @@ fi
 work=$(mktemp -d)
 # Gemini CLI takes system settings only from directories root alone can write (not /tmp).
 mkdir -p target; etc=$(mktemp -d "$PWD/target/e2e-etc.XXXXXX"); chmod 755 "$etc"
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work" "$etc"; }
+server_pid=""; daemon_pid=""; runtime_ours=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+  [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
+  [ -n "$runtime_ours" ] && rm -rf "$runtime_ours"
+  rm -rf "$work" "$etc"
+}
 trap cleanup EXIT
 # The temporary directory is writable in the sandbox: keep the home and hookd's state out of it.
 mkdir -p "$work/tmp" "$work/home/.gemini" "$work/home/.infer"
@@ -156,4 +161,36 @@ env HOME="$work/home" TMPDIR="$work/tmp" GOOGLE_GEMINI_BASE_URL="http://127.0.0.
     timeout 180 "$hookd" run gemini -- "$gemini" -p "RUNTOOL please" --yolo --output-format json >"$work/gemini.out" 2>"$work/gemini.err" || true
 results | grep -q 'make-test-output-42' || fail "hookd run did not start the agent"
 echo "ok: hookd run refused the repository, and started the agent once it was clean"
-echo "8 passed, 0 failed"
+
+echo "== 8: Gemini CLI in CI mode (GITHUB_SHA set) strips its hooks' environment: the daemon is found"
+# Its hooks get PATH, HOME, SHELL, TMPDIR, USER, LANG, TERM and a few more: no XDG_RUNTIME_DIR,
+# no HOOKD_*. The daemon, started with the user's whole environment, listens in the login's
+# runtime directory; the adapter finds it there, and its value of each missing variable applies.
+runtime="/run/user/$(id -u)"
+if [ ! -d "$runtime" ]; then mkdir -p -m 0700 "$runtime"; runtime_ours=$runtime; fi
+if [ -e "$runtime/hookd.sock" ] && [ -z "$runtime_ours" ]; then
+  echo "skipped: a daemon of this user's already listens at $runtime/hookd.sock"
+else
+  cd "$project"
+  printf 'test:\n\t@echo "make-test-output-$$((6*7))"\n' > Makefile
+  printf '{"%s": "TRUST_FOLDER"}\n' "$project" > "$work/home/.gemini/trustedFolders.json"
+  env HOME="$work/home" TMPDIR="$work/tmp" XDG_RUNTIME_DIR="$runtime" HOOKD_STATE_DIR="$work/state" \
+      "$hookd" serve --events "$work/daemon.jsonl" 2>"$work/daemon.err" &
+  daemon_pid=$!
+  for _ in $(seq 50); do [ -S "$runtime/hookd.sock" ] && break; sleep 0.1; done
+  printf '%s\n' '["make test", "curl http://example.com"]' > "$work/commands"
+  : > "$work/server.log"; rm -f "$work/events.jsonl"
+  env -u XDG_RUNTIME_DIR HOME="$work/home" TMPDIR="$work/tmp" GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" GEMINI_API_KEY=fake-key \
+      GITHUB_SHA=0123456789abcdef CI=true HOOKD_EVENTS="$work/events.jsonl" \
+      timeout 180 "$gemini" -p "RUNTOOL please" --yolo --output-format json >"$work/gemini.out" 2>"$work/gemini.err" || true
+  kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+  [ -e "$work/events.jsonl" ] && fail "HOOKD_EVENTS reached the hooks: Gemini CLI did not strip them (the scenario tests nothing)"
+  results | grep -q 'make-test-output-42' || fail "the confined make test did not run in CI mode"
+  grep -q '"type":"tool_call_allowed".*"command":"make test"' "$work/daemon.jsonl" \
+    || fail "the daemon did not answer the stripped hooks: $(cat "$work/daemon.jsonl" "$work/daemon.err")"
+  grep -q '"type":"tool_command_denied".*"command":"curl http://example.com"' "$work/daemon.jsonl" \
+    || fail "the daemon did not record the denial"
+  grep -q '"type":"client_refused"' "$work/daemon.jsonl" && fail "the daemon refused the stripped hooks: $(grep client_refused "$work/daemon.jsonl")"
+  echo "ok: the daemon at $runtime/hookd.sock answered Gemini's stripped hooks (allowed and denied in its log)"
+fi
+echo "9 passed, 0 failed"

@@ -79,7 +79,11 @@ impl Adapter for ClaudeCode {
         &PROFILE
     }
 
-    fn translate(&self, payload: &Value) -> Result<Translation, AdapterError> {
+    fn translate(
+        &self,
+        payload: &Value,
+        exec_program: Option<&std::path::Path>,
+    ) -> Result<Translation, AdapterError> {
         let (obj, event) = object_and_event(self, payload)?;
         let failed = event == "PostToolUseFailure";
         let result = if failed {
@@ -87,7 +91,11 @@ impl Adapter for ClaudeCode {
         } else {
             obj.get("tool_response")
         };
-        let mut t = translate_common(self, obj, Reading::of(event, result, failed))?;
+        let mut t = translate_common(
+            self,
+            obj,
+            Reading::of(event, result, failed).by(exec_program),
+        )?;
         if t.point.is_some() {
             t.context.set(
                 "mode",

@@ -71,14 +71,22 @@ impl Adapter for Crush {
     }
 
     /// A Crush payload: `event`, `session_id`, `cwd`, `tool_name`, `tool_input`, ...
-    fn translate(&self, payload: &Value) -> Result<Translation, AdapterError> {
+    fn translate(
+        &self,
+        payload: &Value,
+        exec_program: Option<&std::path::Path>,
+    ) -> Result<Translation, AdapterError> {
         let (obj, event) = object_and_event(self, payload)?;
         let failed = obj
             .get("error")
             .and_then(Value::as_str)
             .is_some_and(|e| !e.is_empty());
         let result = obj.get("tool_result").or_else(|| obj.get("tool_response"));
-        translate_common(self, obj, Reading::of(event, result, failed))
+        translate_common(
+            self,
+            obj,
+            Reading::of(event, result, failed).by(exec_program),
+        )
     }
 
     /// Crush's reply for `outcome`: deny and halt as exit codes (every Crush version honours them),

@@ -51,7 +51,11 @@ impl Adapter for Gemini {
         &PROFILE
     }
 
-    fn translate(&self, payload: &Value) -> Result<Translation, AdapterError> {
+    fn translate(
+        &self,
+        payload: &Value,
+        exec_program: Option<&std::path::Path>,
+    ) -> Result<Translation, AdapterError> {
         let (obj, event) = object_and_event(self, payload)?;
         let finish = if event == "AfterModel" {
             match finish_reason(obj) {
@@ -72,7 +76,11 @@ impl Adapter for Gemini {
         let failed = result
             .and_then(|r| r.get("error"))
             .is_some_and(|e| !e.is_null());
-        let mut t = translate_common(self, obj, Reading::of(event, result, failed))?;
+        let mut t = translate_common(
+            self,
+            obj,
+            Reading::of(event, result, failed).by(exec_program),
+        )?;
         if let (Some(r), Some(_)) = (finish, t.point) {
             t.context.set("finish_reason", r);
         }

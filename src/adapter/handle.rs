@@ -270,7 +270,10 @@ impl Answer<'_> {
         if unread {
             return self.refuse_unread(event.as_deref(), &unreadable);
         }
-        let t = match self.agent.translate(&payload) {
+        let t = match self
+            .agent
+            .translate(&payload, call.here.exec_program.as_deref())
+        {
             Ok(t) => t,
             Err(e) => return self.failure(event.as_deref(), &e.to_string(), false),
         };

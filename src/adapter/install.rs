@@ -352,7 +352,11 @@ pub fn install(
     let root = settings
         .as_object_mut()
         .ok_or_else(|| err("is not a JSON object"))?;
-    let mut changed = opts.managed && super::managed::turn_on(spec, root).map_err(err)?;
+    let switched = match opts.managed {
+        true => super::managed::turn_on(spec, root).map_err(err)?,
+        false => None,
+    };
+    let mut changed = switched.is_some();
     let hooks = root.entry("hooks").or_insert_with(|| json!({}));
     let hooks = hooks
         .as_object_mut()
@@ -365,12 +369,17 @@ pub fn install(
     if opts.managed {
         // Read by the agent as whichever user runs it; written by root only.
         use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(path, fs::Permissions::from_mode(0o644)).map_err(|source| {
-            InstallError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
+        let io = |source| InstallError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        fs::set_permissions(path, fs::Permissions::from_mode(0o644)).map_err(io)?;
+        // What the switch held before hookd set it, for `uninstall` to put back.
+        if let Some(before) = switched {
+            let record = json!({ "before": before }).to_string();
+            let at = super::managed::switch_record(path);
+            crate::atomic::write_private(&at, record.as_bytes()).map_err(io)?;
+        }
     }
     Ok(change)
 }
@@ -459,20 +468,26 @@ pub fn uninstall(
     let Some(mut settings) = read(path)? else {
         return Ok(Change::Unchanged);
     };
-    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
-        return Ok(Change::Unchanged);
-    };
-    let (changed, emptied_events) = remove_ours(spec, hooks);
+    // The switch the managed install turned on, put back as it was (when hookd set it).
+    let switched_back = opts.managed
+        && settings
+            .as_object_mut()
+            .is_some_and(|root| super::managed::restore_switch(spec, path, root));
+    let mut changed = switched_back;
+    if let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) {
+        let (removed, emptied_events) = remove_ours(spec, hooks);
+        changed |= removed;
+        for e in emptied_events {
+            hooks.remove(&e);
+        }
+        if hooks.is_empty() {
+            if let Some(root) = settings.as_object_mut() {
+                root.remove("hooks");
+            }
+        }
+    }
     if !changed {
         return Ok(Change::Unchanged);
-    }
-    for e in emptied_events {
-        hooks.remove(&e);
-    }
-    if hooks.is_empty() {
-        if let Some(root) = settings.as_object_mut() {
-            root.remove("hooks");
-        }
     }
     // The backup `install` left holds hookd's entries too: restoring it would install hookd
     // again, so it goes, and the file goes when nothing but hookd's entries was in it.
@@ -485,12 +500,20 @@ pub fn uninstall(
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(err(e)),
         _ => Ok(()),
     };
+    if switched_back {
+        gone(&super::managed::switch_record(path))?;
+    }
     if settings.as_object().is_some_and(|o| o.is_empty()) {
         gone(path)?;
         gone(&backup)?;
         return Ok(Change::Removed);
     }
     write(path, false, &settings)?;
+    if opts.managed {
+        // Still read by the agent as whichever user runs it.
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o644)).map_err(err)?;
+    }
     gone(&backup)?;
     Ok(Change::Written { backup: None })
 }

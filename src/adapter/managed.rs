@@ -33,20 +33,21 @@ pub fn switch(agent: &dyn Adapter) -> Option<(&'static [&'static str], &'static 
     }
 }
 
-/// Set the agent's [`switch`] in `root`: whether that changed it, or what is in the way.
+/// Set the agent's [`switch`] in `root`: what it held before when that changed it (`Null`
+/// for nothing), or what is in the way.
 pub(crate) fn turn_on(
     agent: &dyn Adapter,
     root: &mut Map<String, Value>,
-) -> Result<bool, &'static str> {
+) -> Result<Option<Value>, &'static str> {
     let Some((path, _)) = switch(agent) else {
-        return Ok(false);
+        return Ok(None);
     };
     let mut at = root;
     for (i, key) in path.iter().enumerate() {
         if i + 1 == path.len() {
-            let changed = at.get(*key) != Some(&Value::Bool(true));
+            let before = at.get(*key).cloned().unwrap_or(Value::Null);
             at.insert((*key).to_string(), Value::Bool(true));
-            return Ok(changed);
+            return Ok((before != Value::Bool(true)).then_some(before));
         }
         at = at
             .entry(*key)
@@ -54,7 +55,55 @@ pub(crate) fn turn_on(
             .as_object_mut()
             .ok_or("a key hookd sets for the managed install is not an object; fix it first, hookd changed nothing")?;
     }
-    Ok(false)
+    Ok(None)
+}
+
+/// The record, beside the managed settings at `settings`, that hookd turned the switch on and
+/// what it held before (root's, like the file).
+pub(crate) fn switch_record(settings: &Path) -> PathBuf {
+    settings.with_extension("json.hookd-switch")
+}
+
+/// Put the agent's [`switch`] in `root` back as [`switch_record`] says it was before hookd set
+/// it (taking the key, and an object left empty, away when there was none): whether it did.
+/// Without a record (the operator set it), it stays.
+pub(crate) fn restore_switch(
+    agent: &dyn Adapter,
+    settings: &Path,
+    root: &mut Map<String, Value>,
+) -> bool {
+    let Some((path, _)) = switch(agent) else {
+        return false;
+    };
+    let Some(before) = json_of(&switch_record(settings)).map(|r| r["before"].clone()) else {
+        return false;
+    };
+    let Some((last, parents)) = path.split_last() else {
+        return false;
+    };
+    let mut at = &mut *root;
+    for key in parents {
+        match at.get_mut(*key).and_then(Value::as_object_mut) {
+            Some(m) => at = m,
+            None => return false,
+        }
+    }
+    if before.is_null() {
+        at.remove(*last);
+    } else {
+        at.insert((*last).to_string(), before);
+    }
+    // An object hookd made for the switch alone (`hooksConfig: {}`) goes too.
+    if let Some(first) = parents.first() {
+        if root
+            .get(*first)
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty)
+        {
+            root.remove(*first);
+        }
+    }
+    true
 }
 
 /// Why an unattended `agent` must not start in the host's directory (empty: it may): hookd's
@@ -80,10 +129,14 @@ pub fn refusals(agent: &dyn Adapter, host: &Host, args: &[String]) -> Vec<String
         Err(e) => out.push(format!("{e}")),
         Ok(Some(programs)) if !programs.is_empty() => {
             for p in programs {
+                let program = crate::display::visible(&p).into_owned();
                 if !Path::new(&p).is_file() {
                     out.push(format!(
-                        "{shown} runs hookd at {}, which does not exist: the agent would go on without it; {again}",
-                        crate::display::visible(&p)
+                        "{shown} runs hookd at {program}, which does not exist: the agent would go on without it; {again}"
+                    ));
+                } else if let Err(why) = held_by_root(Path::new(&p)) {
+                    out.push(format!(
+                        "{shown} runs hookd at {program}, which is not root's alone ({why}): whoever can write it decides every verdict; install hookd where only root can write (e.g. /usr/local/bin), then {again}"
                     ));
                 }
             }
@@ -107,6 +160,12 @@ pub fn refusals(agent: &dyn Adapter, host: &Host, args: &[String]) -> Vec<String
     let home = host.home();
     for f in super::seams::found(&[dir.to_path_buf()], home.as_deref()) {
         out.push(f.to_string());
+    }
+    for f in super::seams::in_arguments(name, args, dir, home.as_deref()) {
+        let said = f.to_string();
+        if !out.contains(&said) {
+            out.push(said);
+        }
     }
     if name == "gemini" {
         if let Err(why) = gemini_trusted(host, dir, &path, args) {

@@ -107,7 +107,15 @@ pub trait Adapter: Send + Sync {
         payload.get(self.event_field()).and_then(Value::as_str)
     }
     /// Read a payload.
-    fn translate(&self, payload: &Value) -> Result<Translation, AdapterError>;
+    /// `exec_program` is the hookd that rewrites the model's confined shell calls (the
+    /// engine's [`crate::dispatch::EngineBuilder::exec_program`]): at `post_tool` a call that
+    /// is its rewrite is reported as the model's command; a look-alike naming another program
+    /// is reported as it is.
+    fn translate(
+        &self,
+        payload: &Value,
+        exec_program: Option<&Path>,
+    ) -> Result<Translation, AdapterError>;
     /// The reply to `event` for `outcome`.
     fn reply(&self, event: &str, outcome: &Outcome) -> AgentReply;
     /// The reply when hookd itself failed (`event` is `None` for a payload it could not read):
@@ -181,6 +189,8 @@ pub(crate) struct Reading<'a> {
     pub result: Option<&'a Value>,
     /// Whether the tool failed.
     pub failed: bool,
+    /// The hookd whose rewrites are unwrapped at `post_tool` (none: none is).
+    pub exec: Option<&'a Path>,
 }
 
 impl<'a> Reading<'a> {
@@ -190,7 +200,14 @@ impl<'a> Reading<'a> {
             event,
             result,
             failed,
+            exec: None,
         }
+    }
+
+    /// With `exec` the hookd whose rewrites are unwrapped at `post_tool`.
+    pub(crate) fn by(mut self, exec: Option<&'a Path>) -> Self {
+        self.exec = exec;
+        self
     }
 }
 
@@ -216,7 +233,7 @@ pub(crate) fn translate_common(
     };
     let mut payload = payload.clone();
     // After a confined call, the agent reports hookd's rewrite: hooks see the model's command.
-    let confined = point == HookPoint::PostTool && unwrap_command(&mut payload);
+    let confined = point == HookPoint::PostTool && unwrap_command(&mut payload, read.exec);
     let mut ctx = Context::from_json(&Value::Object(payload.clone()).to_string())?;
     ctx.set("agent", adapter.name());
     if let Some(name) = payload.get("tool_name") {
@@ -246,14 +263,20 @@ pub(crate) fn translate_common(
 
 /// Put the model's command back in `tool_input.command` where it holds hookd's rewrite of it:
 /// whether it did.
-fn unwrap_command(payload: &mut Map<String, Value>) -> bool {
+fn unwrap_command(payload: &mut Map<String, Value>, exec: Option<&Path>) -> bool {
+    let Some(exec) = exec else {
+        return false;
+    };
     let slot = payload
         .get_mut("tool_input")
         .and_then(|i| i.get_mut("command"));
     let Some(slot) = slot else {
         return false;
     };
-    match slot.as_str().and_then(unwrap::model_command) {
+    match slot
+        .as_str()
+        .and_then(|c| unwrap::model_command_by(c, exec))
+    {
         Some(command) => {
             *slot = Value::String(command);
             true

@@ -169,6 +169,20 @@ fn settings(path: &Path, agent: Agent, out: &mut Vec<Found>) {
         Err(_) if bytes.iter().all(u8::is_ascii_whitespace) => return,
         Err(e) => return say(Seam::Unreadable(format!("not JSON: {e}"))),
     };
+    settings_value(path, &value, agent, out);
+}
+
+/// The seams of one settings value (`path` names where it came from).
+fn settings_value(path: &Path, value: &Value, agent: Agent, out: &mut Vec<Found>) {
+    let mut say = |seam| {
+        let found = Found {
+            file: path.to_path_buf(),
+            seam,
+        };
+        if !out.contains(&found) {
+            out.push(found);
+        }
+    };
     match agent {
         Agent::Claude => {
             if value.get("disableAllHooks") == Some(&Value::Bool(true)) {
@@ -212,12 +226,102 @@ fn settings(path: &Path, agent: Agent, out: &mut Vec<Found>) {
             }
         }
     }
-    for (event, command) in own_hooks(&value) {
+    for (event, command) in own_hooks(value) {
         say(Seam::OwnHook(event, command));
     }
-    for seam in commands_run(&value, agent) {
+    for seam in commands_run(value, agent) {
         say(seam);
     }
+}
+
+/// The seams an agent's own command line opens (`hookd run`'s check of what it starts):
+/// Claude Code's `--settings` (a file or JSON text) read as a settings file, its `env` included;
+/// the directories `--add-dir` (Claude Code) or `--include-directories` (Gemini CLI) hand the
+/// agent, whose agent files are read as the project's are. `cwd` resolves relative names.
+pub fn in_arguments(agent: &str, args: &[String], cwd: &Path, home: Option<&Path>) -> Vec<Found> {
+    let kind = if agent == "gemini" {
+        Agent::Gemini
+    } else {
+        Agent::Claude
+    };
+    let mut out = Vec::new();
+    let mut dirs = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let (flag, inline) = match args[i].split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (args[i].as_str(), None),
+        };
+        i += 1;
+        // The values: the inline one, else the words up to the next option.
+        let mut values = Vec::new();
+        if let Some(v) = inline {
+            values.push(v);
+        } else if matches!(flag, "--settings" | "--add-dir" | "--include-directories") {
+            while i < args.len() && !args[i].starts_with('-') {
+                values.push(args[i].clone());
+                i += 1;
+                if flag == "--settings" {
+                    break;
+                }
+            }
+        }
+        match (kind, flag) {
+            (Agent::Claude, "--settings") => {
+                for v in &values {
+                    settings_argument(v, cwd, &mut out);
+                }
+            }
+            (Agent::Claude, "--add-dir") | (Agent::Gemini, "--include-directories") => {
+                dirs.extend(
+                    values
+                        .iter()
+                        .flat_map(|v| v.split(','))
+                        .map(|d| cwd.join(d.trim())),
+                );
+            }
+            _ => {}
+        }
+    }
+    if !dirs.is_empty() {
+        out.extend(found(&dirs, home));
+    }
+    out
+}
+
+/// Claude Code's `--settings VALUE`: JSON text, or a file of it, its `env` included.
+fn settings_argument(value: &str, cwd: &Path, out: &mut Vec<Found>) {
+    let (label, text) = if value.trim_start().starts_with('{') {
+        let label = PathBuf::from("the agent's --settings argument");
+        (label, value.as_bytes().to_vec())
+    } else {
+        let file = cwd.join(value);
+        match crate::config::read_regular(&file, MOST) {
+            Ok(bytes) => (file, bytes),
+            Err(e) => {
+                let seam = Seam::Unreadable(e.to_string());
+                return out.push(Found { file, seam });
+            }
+        }
+    };
+    let parsed: Value = match serde_json::from_slice(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            let seam = Seam::Unreadable(format!("not JSON: {e}"));
+            return out.push(Found { file: label, seam });
+        }
+    };
+    let env = parsed.get("env").and_then(Value::as_object);
+    for name in env.into_iter().flat_map(|env| env.keys()) {
+        if crate::runner::runs_code(name) {
+            let seam = Seam::StartupVar(name.clone());
+            out.push(Found {
+                file: label.clone(),
+                seam,
+            });
+        }
+    }
+    settings_value(&label, &parsed, Agent::Claude, out);
 }
 
 /// The hook commands of a settings value, with their event.

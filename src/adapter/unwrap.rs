@@ -6,8 +6,18 @@ use std::path::{Path, PathBuf};
 
 use crate::sandbox::{shell_rewrite, Decided};
 
-/// The model's command when `command` is exactly hookd's rewrite of it (with or without the
-/// words that carry the directory back), else `None`.
+/// The model's command when `command` is exactly the rewrite of it by the hookd at `exec`,
+/// else `None`: a call the model itself wrote as `'/x/hookd' exec --shell='ls'` (another
+/// program, named hookd, unconfined) is not reported as `ls`.
+pub(crate) fn model_command_by(command: &str, exec: &Path) -> Option<String> {
+    let (program, _) = single_quoted(command)?;
+    (Path::new(&program) == exec)
+        .then(|| model_command(command))
+        .flatten()
+}
+
+/// The model's command when `command` is exactly a hookd's rewrite of it (with or without the
+/// words that carry the directory back), else `None`; what the engine rewrote itself.
 pub(crate) fn model_command(command: &str) -> Option<String> {
     let (program, rest) = single_quoted(command)?;
     if Path::new(&program).file_name() != Some(std::ffi::OsStr::new("hookd")) {

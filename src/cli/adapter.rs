@@ -53,14 +53,15 @@ pub(super) fn run(mut a: Args, early: Option<Arrival>) -> Done {
     diagnostics.extend(Switch::note(a.no_daemon.as_ref(), "HOOKD_NO_DAEMON", false));
     diagnostics.extend(wait_note);
     let flags = PolicyLayer::flags(a.cfg.gate_shell_tools, a.cfg.fail_closed);
-    let options = loading(&a.cfg, &Host::of_this_process()).map_err(Unloadable::CurrentDir);
-    let mut call = handle::Call::new(options, flags);
+    let opts = loading(&a.cfg, &Host::of_this_process()).map_err(Unloadable::CurrentDir);
+    let call_here = here(given_path(a.events), early.project_env, opts.as_ref().ok());
+    let mut call = handle::Call::new(opts, flags);
     call.unusable = (a.cfg.config_dir.as_ref())
         .filter(|d| !d.is_dir())
         .map(|d| Unloadable::NotADirectory(d.clone()));
     // With --config-dir the daemon's configuration is not this call's.
     call.daemon = (!no_daemon && a.cfg.config_dir.is_none()).then_some(wait);
-    call.here = here(given_path(a.events), early.project_env);
+    call.here = call_here;
     call.moved_places = early.moved_places;
     call.unreadable = early.unreadable;
     let cancel = call.here.cancel.clone();

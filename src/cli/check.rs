@@ -1,7 +1,7 @@
 //! `hookd check`: every file validated, what would run where, the allow-list lint, trust.
 
 use super::error::{Done, Error};
-use super::load::{load, print_warnings, GateArgs};
+use super::load::{load, options, print_warnings, GateArgs};
 use super::{around, out, plural};
 
 /// `hookd check`'s arguments.
@@ -18,9 +18,10 @@ pub(super) struct Args {
 
 /// `hookd check`: the library's review printed; invalid is its answer (exit 1).
 pub(super) fn run(a: Args) -> Done {
+    let opts = options(&a.gate.cfg).ok();
     let config = load(a.gate.cfg).map_err(|e| Error::Invalid(Box::new(e)))?;
     print_warnings(&config);
-    let report = crate::review::check(config, a.gate.mode, &around());
+    let report = crate::review::check(config, a.gate.mode, &around(opts.as_ref()));
     if let Some(invalid) = report.invalid {
         return Err(Error::No(invalid));
     }

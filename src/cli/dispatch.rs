@@ -62,7 +62,8 @@ pub(super) fn run(a: Args) -> Done {
     a.turn.map(|t| context.set("turn", t));
     a.mode.map(|m| context.set("mode", m.name()));
     let events = given_path(a.events);
-    let client = ClientSettings::new(options(&a.cfg).ok().as_ref(), a.cfg.gate_shell_tools);
+    let opts = options(&a.cfg).ok();
+    let client = ClientSettings::new(opts.as_ref(), a.cfg.gate_shell_tools);
     let answered = match route::route(a.point, &context, daemon, &client) {
         Ok(Routed::Daemon { socket, outcome }) => {
             if events.is_some() {
@@ -78,7 +79,7 @@ pub(super) fn run(a: Args) -> Done {
         Err(e @ RouteError::Lost(_)) => return Err(Error::DaemonGone(format!("error: {e}"))),
         Err(e) => return Err(Error::Cannot(e.to_string())),
     };
-    let mut here = here(events, Vec::new());
+    let mut here = here(events, Vec::new(), opts.as_ref());
     // No daemon answered (a note says why one that did was not used): its events file, if one
     // went away, gets this dispatch's events too.
     if daemon != DaemonUse::Never && !answered {
@@ -121,14 +122,18 @@ fn outcome_text(json: &str, pretty: bool) -> String {
 
 /// How this process builds an engine: this binary is the program an agent runs a confined
 /// shell call with (`hookd exec --shell`), telemetry as the variables say.
-pub(super) fn here(events: Option<PathBuf>, project_env: Vec<crate::runner::ProjectVar>) -> Here {
+pub(super) fn here(
+    events: Option<PathBuf>,
+    project_env: Vec<crate::runner::ProjectVar>,
+    opts: Option<&crate::config::LoadOptions>,
+) -> Here {
     let mut here = Here {
         events,
         project_env,
         exec_program: std::env::current_exe().ok(),
         ..Default::default()
     };
-    if let Some(e) = super::telemetry::exporter() {
+    if let Some(e) = super::telemetry::exporter(opts) {
         here.export(e);
     }
     here

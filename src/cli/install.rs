@@ -117,7 +117,7 @@ pub(super) fn run_uninstall(a: UninstallArgs) -> Done {
         flags: &[],
         follow_symlinks: a.follow_symlinks,
         force: true,
-        managed: false,
+        managed: matches!(a.scope, Scope::Managed),
     };
     install(a.agent, a.scope, true, opts)
 }

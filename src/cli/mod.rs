@@ -290,10 +290,10 @@ pub(crate) fn run(cli: Cli, early: Option<crate::adapter::handle::Arrival>) -> D
 
 /// What the library's reports read of this process: its directory, its environment, where
 /// telemetry goes.
-pub(super) fn around() -> crate::review::Around {
+pub(super) fn around(opts: Option<&crate::config::LoadOptions>) -> crate::review::Around {
     crate::review::Around {
         host: Host::of_this_process(),
-        telemetry: telemetry::exporter().map(|e| e.settings().describe()),
+        telemetry: telemetry::exporter(opts).map(|e| e.settings().describe()),
     }
 }
 

@@ -89,6 +89,7 @@ pub(super) fn run(a: Args) -> Done {
         let events = std::path::absolute(p).unwrap_or_else(|_| p.clone());
         options.also_places.push(("HOOKD_EVENTS".into(), events));
     }
+    let exporter = super::telemetry::exporter(Some(&options));
     let builder = crate::daemon::Builder::new(options).map_err(Error::Config)?;
     print_warnings(builder.config());
     let mut builder = builder
@@ -118,7 +119,7 @@ pub(super) fn run(a: Args) -> Done {
     if let Ok(me) = std::env::current_exe() {
         builder = builder.exec_program(me);
     }
-    if let Some(e) = super::telemetry::exporter() {
+    if let Some(e) = exporter {
         builder = builder.export(e);
     }
     // HTTP on loopback without --token: the one kept in a 0600 file beside the socket (new with

@@ -47,7 +47,7 @@ pub(super) fn run(a: Args) -> Done {
         eprintln!("hookd: the project's configuration must load before it can be trusted");
         Error::Config(e)
     })?;
-    let Some(review) = crate::review::trust_review(&config, &around()) else {
+    let Some(review) = crate::review::trust_review(&config, &around(Some(&opts))) else {
         return Err(Error::No(format!(
             "hookd: there is nothing to trust: no .infer/ configuration in {}, and none of your hooks runs its files",
             opts.project_dir.display()

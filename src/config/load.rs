@@ -622,7 +622,7 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
 /// The directories loading reads, the user's layer first: `config_dir` alone; else
 /// `~/.infer/` then the project's `.infer/` (only the first when they are the same directory:
 /// working in the home directory, its `.infer/` is the user's own).
-fn layers(opts: &LoadOptions) -> Vec<(PathBuf, Source)> {
+pub(super) fn layers(opts: &LoadOptions) -> Vec<(PathBuf, Source)> {
     if let Some(dir) = &opts.config_dir {
         return vec![(dir.clone(), Source::ConfigDir)];
     }

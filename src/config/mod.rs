@@ -15,6 +15,7 @@ mod settings;
 mod shape;
 mod starter;
 mod switch;
+mod telemetry;
 mod trust;
 mod yaml;
 
@@ -40,6 +41,7 @@ pub use starter::{next_step, write_starter, Starter, StarterError, Wrote};
 pub use crate::gate::{AllowEntry, AllowLists};
 pub use crate::kinds::{Mode, OnError, OnResult, Origin, Source, Trigger, UnknownMode};
 pub use switch::{parse_bool, Switch};
+pub use telemetry::{telemetry, Telemetry, TelemetrySetting};
 // Reading a small file without blocking on a FIFO or a device (adapters read agents' files).
 pub use crate::paths::PROJECT_FILES;
 #[cfg(feature = "adapters")]
@@ -193,34 +195,51 @@ impl LoadOptions {
         host
     }
 
-    /// A digest of what decides the configuration besides its files and the project: the
-    /// home, `--config-dir`, the variables loading reads and those naming protected places
-    /// (`CLAUDE_CONFIG_DIR`, `XDG_STATE_HOME`, …), and `--trust-project`. A daemon
-    /// answers a client's dispatch only when both digests match. (`--gate-shell-tools` travels
-    /// on its own: a daemon whose configuration gates the shell tools, by flag or by
-    /// hooks.yaml, answers a client that asks for the gate.)
+    /// A digest of what decides the configuration besides its files, the project and the
+    /// variables ([`LoadOptions::input_vars`]): the home, `--config-dir`, `--trust-project`
+    /// and a trust file other than the one the variables name. A daemon answers a client's
+    /// dispatch only when both digests match and the client's variables agree
+    /// ([`differing_var`]). (`--gate-shell-tools` travels on its own: a daemon whose
+    /// configuration gates the shell tools, by flag or by hooks.yaml, answers a client that
+    /// asks for the gate.)
     pub fn inputs(&self) -> String {
         use sha2::{Digest, Sha256};
-        // The variables that decide what is loaded, and those naming the places the gate
-        // protects: a daemon protecting other places than this client's must not answer it.
-        // (Not `HOOKD_SOCKET`: it names the daemon, which may have been given `--socket`; nor
-        // `HOOKD_EVENTS`: the daemon's hooks hold its own events file, the client's holds its.)
-        use crate::vars::{with, Role};
-        let places =
-            with(Role::Place).filter(|k| !matches!(*k, "HOME" | "HOOKD_SOCKET" | "HOOKD_EVENTS"));
-        let env: BTreeMap<&str, &str> = with(Role::Config)
-            .chain(places)
-            .filter_map(|k| self.env.get(k).map(|v| (k, v.as_str())))
-            .collect();
+        // The default trust file follows the variables, compared one by one.
+        let own_trust_file = self.trust_file.as_ref().filter(|f| {
+            TrustStore::default_path(&self.env, self.home_dir.as_deref()).as_ref() != Some(*f)
+        });
         let text = serde_json::json!({
             "home": self.home_dir,
             "config_dir": self.config_dir,
-            "env": env,
             "trust_project": self.trust_project,
-            "trust_file": self.trust_file,
+            "trust_file": own_trust_file,
         })
         .to_string();
         crate::display::hex(&Sha256::digest(text.as_bytes()))
+    }
+
+    /// The variables that decide what is loaded and those naming the places the gate
+    /// protects, as this client has them: each name with a digest of its value. (Not `HOME`:
+    /// [`LoadOptions::inputs`] has it; nor `HOOKD_SOCKET`, which names the daemon, which may
+    /// have been given `--socket`; nor `HOOKD_EVENTS`: the daemon's hooks hold its own events
+    /// file, the client's holds its.) An agent may strip some from its hooks (Gemini CLI in
+    /// CI mode passes a handful): one the client lacks is unknown, and the daemon's value
+    /// applies; the daemon protects the places at its values and at the defaults too.
+    pub fn input_vars(&self) -> BTreeMap<String, String> {
+        use crate::vars::{with, Role};
+        use sha2::{Digest, Sha256};
+        let places =
+            with(Role::Place).filter(|k| !matches!(*k, "HOME" | "HOOKD_SOCKET" | "HOOKD_EVENTS"));
+        with(Role::Config)
+            .chain(places)
+            .filter_map(|k| {
+                let v = self.env.get(k)?;
+                Some((
+                    k.to_string(),
+                    crate::display::hex(&Sha256::digest(v.as_bytes())),
+                ))
+            })
+            .collect()
     }
 
     /// Use the default trust file (see [`TrustStore::default_path`]).
@@ -293,6 +312,8 @@ impl Config {
         // protects the user's: the one the user database names.
         let var = |k: &str| match (k, self.host.dir(k)) {
             ("HOME", None) => crate::paths::user_home(),
+            // Where a client without the variable finds the daemon (`Host::socket`).
+            ("XDG_RUNTIME_DIR", None) => crate::host::own_runtime_dir(),
             (_, v) => v,
         };
         let base = self.host.cwd().unwrap_or(Path::new("/")).to_path_buf();
@@ -380,4 +401,17 @@ impl Config {
             places: Default::default(),
         }
     }
+}
+
+/// The first variable a client sets to another value than the daemon (both as
+/// [`LoadOptions::input_vars`] gives them), or sets where the daemon does not: such a client
+/// is not answered. A variable the client lacks is not one (the daemon's value applies).
+pub fn differing_var<'a>(
+    client: &'a BTreeMap<String, String>,
+    daemon: &BTreeMap<String, String>,
+) -> Option<&'a str> {
+    client
+        .iter()
+        .find(|(k, v)| daemon.get(*k) != Some(v))
+        .map(|(k, _)| k.as_str())
 }

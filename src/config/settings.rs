@@ -31,6 +31,10 @@ pub(crate) fn decode(d: &mut Decoder<'_>, root: &Node) -> FileLists {
     if let Some((_, node)) = child_at(root, "sandbox") {
         out.sandbox = sandbox(d, node);
     }
+    // Read for export by `telemetry::telemetry`; here for what `hookd check` reports.
+    if let Some((key, node)) = child_at(root, "telemetry") {
+        super::telemetry::decode(d, key, node);
+    }
     let bash = child(root, "tools").and_then(|t| child(t, "bash"));
     if let Some(legacy) = bash.and_then(|b| child_at(b, "whitelist")) {
         legacy_whitelist(d, legacy);
@@ -325,7 +329,7 @@ fn legacy_whitelist(d: &mut Decoder<'_>, (key, node): (&Node, &Node)) {
 }
 
 /// The key node and the value of `key` in a mapping.
-fn child_at<'n>(node: &'n Node, key: &str) -> Option<(&'n Node, &'n Node)> {
+pub(super) fn child_at<'n>(node: &'n Node, key: &str) -> Option<(&'n Node, &'n Node)> {
     match &node.kind {
         NodeKind::Map(entries) => entries
             .iter()

@@ -45,6 +45,8 @@ pub(crate) enum Ty {
     BoolOr(&'static Shape),
     /// A host name, `*.` and a name, or an IP address.
     Host,
+    /// A mapping of names to texts.
+    Pairs,
 }
 
 /// One key of a mapping.
@@ -350,6 +352,7 @@ pub(crate) const CONFIG_FILE: Shape = Shape {
     keys: &[
         key("tools", Ty::Object(&TOOLS), "The agent's tools."),
         key("sandbox", Ty::Object(&SANDBOX), "Where confined commands may write and connect."),
+        key("telemetry", Ty::Object(&TELEMETRY), "Where hookd's OpenTelemetry export goes (your own file only; the OTEL_* variables override each key)."),
     ],
     required: &[],
     open: true,
@@ -484,6 +487,51 @@ pub(crate) const SANDBOX: Shape = Shape {
     rules: no_rules,
 };
 
+/// `telemetry:` in config.yaml (docs/daemon.md, OpenTelemetry); each key stands for an
+/// `OTEL_*` variable (`super::telemetry::KEYS`).
+pub(crate) const TELEMETRY: Shape = Shape {
+    doc: "Where hookd's OpenTelemetry export goes: OTLP over plain HTTP with protobuf (docs/daemon.md). Read from your own config.yaml only; each OTEL_* variable overrides its key.",
+    keys: &[
+        key(
+            "endpoint",
+            Ty::Text,
+            "http://host:port: traces go to /v1/traces, logs to /v1/logs under it (OTEL_EXPORTER_OTLP_ENDPOINT).",
+        ),
+        key(
+            "headers",
+            Ty::Pairs,
+            "Headers sent with every export, e.g. authorization (OTEL_EXPORTER_OTLP_HEADERS).",
+        ),
+        key(
+            "service_name",
+            Ty::Words,
+            "The resource's service.name (default hookd; OTEL_SERVICE_NAME).",
+        ),
+        key(
+            "resource_attributes",
+            Ty::Pairs,
+            "More resource attributes, e.g. deployment.environment (OTEL_RESOURCE_ATTRIBUTES).",
+        ),
+        key(
+            "timeout",
+            Ty::Int(1, super::telemetry::MAX_TIMEOUT_MS),
+            "Milliseconds one export may take (the daemon: default 10000; one-shot processes: 20 unless set; OTEL_EXPORTER_OTLP_TIMEOUT).",
+        ),
+        key(
+            "protocol",
+            Ty::Choice(protocols),
+            "http/protobuf, the only one hookd speaks (OTEL_EXPORTER_OTLP_PROTOCOL).",
+        ),
+    ],
+    required: &[],
+    open: false,
+    rules: no_rules,
+};
+
+fn protocols() -> Vec<&'static str> {
+    vec!["http/protobuf"]
+}
+
 /// A file hookd reads, whose JSON Schema `hookd schema` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -582,6 +630,9 @@ fn ty(t: &Ty) -> Value {
         Ty::Object(shape) => object(shape),
         Ty::Path => json!({"type": "string", "pattern": "^(/|~$|~/)"}),
         Ty::BoolOr(shape) => json!({"anyOf": [{"type": "boolean"}, object(shape)]}),
+        Ty::Pairs => {
+            json!({"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}})
+        }
         Ty::Host => json!({"type": "string", "pattern": "^(\\*\\.)?[A-Za-z0-9_.:\\[\\]-]+$"}),
         Ty::VarPattern => json!({
             "type": "string",

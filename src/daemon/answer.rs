@@ -256,10 +256,20 @@ async fn project(state: &AppState, req: &DispatchRequest) -> Result<Arc<Served>,
 
 /// A client whose settings digest is not the daemon's is answered 412: its configuration would
 /// not be this daemon's, whatever the project.
+/// A variable the client lacks is not a difference: agents strip variables from their hooks
+/// (Gemini CLI in CI mode), and the daemon's value, the user's, applies.
 fn same_settings(state: &AppState, req: &DispatchRequest) -> Result<(), Refusal> {
     match (&req.inputs, &state.inputs) {
-        (Some(theirs), Some(ours)) if theirs != ours => Err(refusal(StatusCode::PRECONDITION_FAILED, "this daemon loaded its configuration with other settings than this client's (home, --config-dir, INFER_*/HOOKD_* variables, the variables naming protected places such as CLAUDE_CONFIG_DIR or XDG_STATE_HOME, or --trust-project); the client dispatched in its own process")),
-        _ => Ok(()),
+        (Some(theirs), Some(ours)) if theirs != ours => return Err(refusal(StatusCode::PRECONDITION_FAILED, "this daemon loaded its configuration with other settings than this client's (home, --config-dir, or --trust-project); the client dispatched in its own process")),
+        _ => {}
+    }
+    let differs = match (&req.vars, &state.input_vars) {
+        (Some(theirs), Some(ours)) => crate::config::differing_var(theirs, ours),
+        _ => None,
+    };
+    match differs {
+        Some(name) => Err(refusal(StatusCode::PRECONDITION_FAILED, format!("this daemon loaded its configuration with another value of {name} than this client's (or none); the client dispatched in its own process"))),
+        None => Ok(()),
     }
 }
 

@@ -274,6 +274,7 @@ impl Builder {
         let load = self.load;
         let mut serve = self.serve;
         serve.inputs = Some(load.inputs());
+        serve.input_vars = Some(load.input_vars());
         serve.sessions = Some(memory);
         serve.sessions_file = self.events.as_ref().map(|(p, _)| {
             let mut name = p.file_name().unwrap_or_default().to_os_string();

@@ -95,6 +95,10 @@ pub struct ServeOptions {
     /// ([`crate::config::LoadOptions::inputs`]): a client that sends another one gets 412
     /// and dispatches in its own process.
     pub inputs: Option<String>,
+    /// The variables the configuration was loaded with
+    /// ([`crate::config::LoadOptions::input_vars`]): a client that sets one to another value
+    /// gets 412.
+    pub input_vars: Option<std::collections::BTreeMap<String, String>>,
     /// Projects served besides the one the daemon was started in; beyond it the least
     /// recently dispatched for is forgotten (and loaded again at its next dispatch).
     pub max_projects: usize,
@@ -122,6 +126,8 @@ struct AppState {
     stopping: tokio::sync::watch::Receiver<bool>,
     /// See [`ServeOptions::inputs`].
     inputs: Option<String>,
+    /// See [`ServeOptions::input_vars`].
+    input_vars: Option<std::collections::BTreeMap<String, String>>,
     /// See [`ServeOptions::lost`].
     lost: crate::events::Lost,
 }
@@ -316,6 +322,7 @@ pub async fn serve_until(
         limits: opts.limits,
         stopping: closing.clone(),
         inputs: opts.inputs.clone(),
+        input_vars: opts.input_vars.clone(),
         lost: opts.lost.clone(),
     });
     let (tasks, listening) = listen_all(&state, &opts, http, stopping).await?;

@@ -22,6 +22,10 @@ pub struct DispatchRequest {
     /// the daemon's is answered 412.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<String>,
+    /// The client's variables ([`crate::config::LoadOptions::input_vars`]): one it sets to
+    /// another value than the daemon's is answered 412; one it lacks takes the daemon's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vars: Option<std::collections::BTreeMap<String, String>>,
     /// The client gates the model's shell commands (`--gate-shell-tools`): a daemon whose
     /// configuration does not answers 412, never with an ungated verdict. A daemon that gates
     /// them answers either kind of client.

@@ -31,6 +31,9 @@ pub struct Settings {
     pub timeout: Duration,
     /// Whether `OTEL_EXPORTER_OTLP_TIMEOUT` was set (one-shot processes otherwise use a few ms).
     pub timeout_given: bool,
+    /// Where each setting came from, for `hookd check`: the variable's name, or the
+    /// configuration's key and file:line ([`Settings::from_sources`]).
+    pub origins: Vec<String>,
 }
 
 /// Why the variables set no export, for `hookd check` and the daemon's start.
@@ -128,6 +131,33 @@ impl Settings {
             resource,
             timeout: Duration::from_millis(timeout_ms.unwrap_or(10_000)),
             timeout_given: timeout_ms.is_some(),
+            origins: Vec::new(),
+        }))
+    }
+
+    /// As [`Settings::from_vars`], each variable from `env` when it holds something, else from
+    /// `file` (a configuration's value and where it was written: `config.yaml`'s
+    /// `telemetry:`), the origins kept for [`Settings::describe`].
+    pub fn from_sources(
+        env: impl Fn(&str) -> Option<String>,
+        file: impl Fn(&str) -> Option<(String, String)>,
+    ) -> Result<Option<Settings>, SettingsError> {
+        let used = std::cell::RefCell::new(Vec::<String>::new());
+        let lookup = |name: &str| {
+            let (value, origin) = match env(name).filter(|v| !v.trim().is_empty()) {
+                Some(v) => (v, name.to_string()),
+                None => file(name)?,
+            };
+            let mut used = used.borrow_mut();
+            if !used.contains(&origin) {
+                used.push(origin);
+            }
+            Some(value)
+        };
+        let settings = Self::from_vars(lookup)?;
+        Ok(settings.map(|mut s| {
+            s.origins = used.take();
+            s
         }))
     }
 
@@ -156,12 +186,14 @@ impl Settings {
             .iter()
             .find(|(k, _)| k == "service.name")
             .map_or("hookd", |(_, v)| v.as_str());
-        let headers: Vec<&str> = self
-            .traces
-            .iter()
-            .chain(&self.logs)
-            .flat_map(|t| t.headers.iter().map(|(k, _)| k.as_str()))
-            .collect();
+        let mut headers: Vec<&str> = Vec::new();
+        for t in self.traces.iter().chain(&self.logs) {
+            for (k, _) in &t.headers {
+                if !headers.contains(&k.as_str()) {
+                    headers.push(k);
+                }
+            }
+        }
         let mut line = format!(
             "traces to {}, logs to {}, as service `{service}`",
             to(&self.traces),
@@ -169,6 +201,9 @@ impl Settings {
         );
         if !headers.is_empty() {
             line.push_str(&format!(" (headers: {})", headers.join(", ")));
+        }
+        if !self.origins.is_empty() {
+            line.push_str(&format!("\n  set by {}", self.origins.join(", ")));
         }
         line
     }

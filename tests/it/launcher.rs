@@ -31,10 +31,38 @@ fn gemini_project() -> (Project, PathBuf) {
     (p, system)
 }
 
+/// `hookd ARGS` in `p` as `p.cmd` runs it, by a copy of hookd outside /tmp when the checkout
+/// is below it: the managed install names the program that wrote it, and `hookd run` refuses
+/// a program that is not root's alone (/tmp is anyone's).
 fn hookd(p: &Project, system: &PathBuf, args: &[&str]) -> Command {
-    let mut c = p.cmd(args);
-    c.env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system);
+    let mut c = Command::new(program());
+    c.args(args)
+        .current_dir(p.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", p.home.path())
+        .env("HOOKD_STATE_DIR", p.state.path())
+        .env("HOOKD_TRUST_PROJECT", "1")
+        .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system)
+        .stdin(std::process::Stdio::null());
     c
+}
+
+/// This hookd, or its copy in a directory only root writes when the build is below /tmp.
+fn program() -> PathBuf {
+    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        let built = PathBuf::from(env!("CARGO_BIN_EXE_hookd"));
+        if !built.starts_with("/tmp") && !built.starts_with(std::env::temp_dir()) {
+            return built;
+        }
+        let dir = crate::support::outside_tmp().join("launcher-bin");
+        std::fs::create_dir_all(&dir).unwrap();
+        let copy = dir.join(format!("hookd-{}", std::process::id()));
+        std::fs::copy(&built, &copy).unwrap();
+        copy
+    })
+    .clone()
 }
 
 /// `hookd run gemini -- sh -c 'touch started'`: whether the agent (here: sh) started.
@@ -282,4 +310,160 @@ fn run_claude_code_names_its_managed_settings() {
         stderr(&o).trim_end(),
         "hookd run: sh not started: hookd would not hold in this run:\n  - /etc/claude-code/managed-settings.json does not run hookd's adapter: a project can switch off, or add hooks beside, every other settings file; run `hookd install claude-code --scope managed` (as root)"
     );
+}
+
+/// The hookd the managed settings run must be root's alone: one anyone can replace decides
+/// every verdict of the unattended run.
+#[test]
+fn run_refuses_a_hookd_program_others_can_write() {
+    if !root_owned_target() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let (p, system) = gemini_project();
+    let o = hookd(&p, &system, &["install", "gemini", "--scope", "managed"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    trust_folder(&p);
+    assert!(
+        launch(&p, &system).0,
+        "the launcher refused a sound install"
+    );
+    // The same settings naming a hookd in a directory everyone may write.
+    let open = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let planted = open.path().join("hookd");
+    std::fs::copy(program(), &planted).unwrap();
+    let text = std::fs::read_to_string(&system).unwrap();
+    let named = serde_json::to_string(&program().display().to_string()).unwrap();
+    let planted_json = serde_json::to_string(&planted.display().to_string()).unwrap();
+    let named = &named[1..named.len() - 1];
+    std::fs::write(
+        &system,
+        text.replace(named, &planted_json[1..planted_json.len() - 1]),
+    )
+    .unwrap();
+    let (started, said) = launch(&p, &system);
+    assert!(!started, "{said}");
+    assert!(
+        said.contains(&format!(
+            "{} runs hookd at {}, which is not root's alone ({} is writable by its group or others (mode 777)): whoever can write it decides every verdict; install hookd where only root can write (e.g. /usr/local/bin), then run `hookd install gemini --scope managed` (as root)",
+            system.display(),
+            planted.display(),
+            open.path().display()
+        )),
+        "{said}"
+    );
+}
+
+/// What the agent's own command line hands it is checked as the project's files are: Claude
+/// Code's `--settings` (text or file, its `env` included) and the directories `--add-dir` or
+/// Gemini CLI's `--include-directories` add.
+#[test]
+fn run_refuses_agent_arguments_that_reopen_a_seam() {
+    let p = Project::new();
+    let other = p.path().join("other");
+    std::fs::create_dir_all(other.join(".claude")).unwrap();
+    std::fs::create_dir_all(other.join(".gemini")).unwrap();
+    std::fs::write(
+        other.join(".claude/settings.json"),
+        r#"{"disableAllHooks": true}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        other.join(".gemini/settings.json"),
+        r#"{"hooksConfig": {"enabled": false}}"#,
+    )
+    .unwrap();
+    let said = |agent: &str, args: &[&str]| {
+        let mut all = vec!["run", agent, "--", "sh", "-c", "touch started"];
+        all.extend_from_slice(args);
+        let o = p.cmd(&all).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(!p.path().join("started").exists());
+        stderr(&o)
+    };
+    let err = said(
+        "claude-code",
+        &[
+            "--settings",
+            r#"{"env": {"BASH_ENV": "x.sh"}, "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "./mine"}]}]}}"#,
+            "--add-dir",
+            "other",
+        ],
+    );
+    for line in [
+        "the agent's --settings argument sets BASH_ENV for the agent: its shell (or the loader) runs the repository's code before hookd can confine a call".to_string(),
+        "the agent's --settings argument declares a hook of its own at PreToolUse: `./mine` runs beside hookd's, on no allow-list".to_string(),
+        format!("{} switches the agent's hooks off (\"disableAllHooks\": true): hookd would not run", other.join(".claude/settings.json").display()),
+    ] {
+        assert!(err.contains(&format!("\n  - {line}\n")) || err.trim_end().ends_with(&line), "{line}\n{err}");
+    }
+    std::fs::write(
+        p.path().join("s.json"),
+        r#"{"env": {"LD_PRELOAD": "/x.so"}}"#,
+    )
+    .unwrap();
+    let err = said("claude-code", &["--settings=s.json"]);
+    assert!(
+        err.contains(&format!(
+            "{} sets LD_PRELOAD for the agent",
+            p.path().join("s.json").display()
+        )),
+        "{err}"
+    );
+    let err = said("gemini", &["--include-directories", "other"]);
+    assert!(
+        err.contains(&format!(
+            "{} switches the agent's hooks off (\"hooksConfig.enabled\": false)",
+            other.join(".gemini/settings.json").display()
+        )),
+        "{err}"
+    );
+}
+
+/// `hookd uninstall --scope managed` puts the switch back as it was before hookd set it, and
+/// leaves one the operator set.
+#[test]
+fn uninstall_puts_the_switch_back_only_where_hookd_set_it() {
+    if !root_owned_target() {
+        return;
+    }
+    let (p, system) = gemini_project();
+    let record = system.with_extension("json.hookd-switch");
+    let read = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&system).unwrap()).unwrap()
+    };
+    let run = |args: &[&str]| {
+        let o = hookd(&p, &system, args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    };
+    let install = ["install", "gemini", "--scope", "managed"];
+    let uninstall = ["uninstall", "gemini", "--scope", "managed"];
+    std::fs::create_dir_all(system.parent().unwrap()).unwrap();
+    for (before, after) in [
+        // Nothing there: the key (and the object made for it) goes.
+        (
+            r#"{"general": {"vimMode": true}}"#,
+            serde_json::json!({"general": {"vimMode": true}}),
+        ),
+        // The operator's false comes back.
+        (
+            r#"{"hooksConfig": {"enabled": false, "notifications": true}}"#,
+            serde_json::json!({"hooksConfig": {"enabled": false, "notifications": true}}),
+        ),
+        // The operator's true stays: hookd did not set it.
+        (
+            r#"{"hooksConfig": {"enabled": true}, "x": 1}"#,
+            serde_json::json!({"hooksConfig": {"enabled": true}, "x": 1}),
+        ),
+    ] {
+        std::fs::write(&system, before).unwrap();
+        run(&install);
+        assert_eq!(read()["hooksConfig"]["enabled"], true);
+        run(&uninstall);
+        assert_eq!(read(), after, "from {before}");
+        assert!(!record.exists(), "from {before}");
+    }
 }

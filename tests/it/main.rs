@@ -18,6 +18,7 @@ mod daemon;
 mod daemon_answers;
 mod daemon_events;
 mod daemon_projects;
+mod daemon_stripped;
 mod dashboard;
 mod decisions;
 mod dispatch;

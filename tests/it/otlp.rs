@@ -549,3 +549,91 @@ fn a_hooks_connection_through_the_proxy_is_a_span_of_the_dispatch() {
     assert_eq!(text(&net.attributes, "hookd.hook.name"), "fetch");
     assert!(text(&net.attributes, "hookd.cause").starts_with("hookd refused example.com: not in"));
 }
+
+/// The PostToolUse payload of a Claude Code session `session` in `p`.
+fn claude_post_tool(p: &Project, session: &str) -> String {
+    serde_json::json!({
+        "session_id": session, "transcript_path": "/t.jsonl", "cwd": p.path(),
+        "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}
+    })
+    .to_string()
+}
+
+/// Claude Code hands its hooks no OTEL_* variable: the user's `telemetry:` in their own
+/// config.yaml is what exports an in-process adapter's session, with its headers and service
+/// name; a variable still overrides its key, and `hookd check` says where each came from.
+#[test]
+fn an_adapter_without_otel_variables_exports_with_the_users_telemetry_settings() {
+    let r = Receiver::start();
+    let p = project();
+    p.write_home(
+        "config.yaml",
+        &format!(
+            "telemetry:\n  endpoint: {}\n  headers: {{authorization: 'Bearer s3cret'}}\n  service_name: from-file\n  resource_attributes: {{team: platform}}\n  timeout: 2000\n  protocol: http/protobuf\n",
+            r.endpoint()
+        ),
+    );
+    let mut cmd = p.cmd(&["adapter", "claude-code", "--no-daemon"]);
+    cmd.env("CLAUDE_PROJECT_DIR", p.path());
+    let o = with_stdin(cmd, &claude_post_tool(&p, "s-file"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let traces: Vec<(_, ExportTraceServiceRequest)> =
+        r.decoded("/v1/traces", Duration::from_secs(5));
+    assert!(!traces.is_empty(), "the collector got nothing");
+    let (headers, request) = &traces[0];
+    assert!(headers
+        .iter()
+        .any(|(k, v)| k == "authorization" && v == "Bearer s3cret"));
+    let resource = request.resource_spans[0].resource.as_ref().unwrap();
+    assert_eq!(text(&resource.attributes, "service.name"), "from-file");
+    assert_eq!(text(&resource.attributes, "team"), "platform");
+    let spans = &request.resource_spans[0].scope_spans[0].spans;
+    assert!(spans
+        .iter()
+        .any(|s| s.name == "post_tool" && text(&s.attributes, "hookd.session_id") == "s-file"));
+
+    // A variable overrides its key only, and check says which came from where.
+    let mut cmd = p.cmd(&["check"]);
+    cmd.env("OTEL_SERVICE_NAME", "from-env");
+    let o = with_stdin(cmd, "");
+    let file = p.home.path().join(".infer/config.yaml");
+    let want = format!(
+        "OpenTelemetry: traces to http://{0}/v1/traces, logs to http://{0}/v1/logs, as service `from-env` (headers: authorization)\n  set by telemetry.protocol ({1}:7), telemetry.endpoint ({1}:2), telemetry.headers ({1}:3), telemetry.resource_attributes ({1}:5), OTEL_SERVICE_NAME, telemetry.timeout ({1}:6)\n",
+        r.endpoint().trim_start_matches("http://"),
+        file.display()
+    );
+    assert!(stdout(&o).contains(&want), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("s3cret"));
+}
+
+/// A project's `telemetry:` would send your sessions to its collector: it is refused, with a
+/// warning at its line, and nothing reaches the collector it names.
+#[test]
+fn a_projects_telemetry_section_is_refused() {
+    let attacker = Receiver::start();
+    let p = project();
+    p.write(
+        "config.yaml",
+        &format!(
+            "tools: {{bash: {{mode: {{all: {{allow: ['^echo [a-z]+$']}}}}}}}}\ntelemetry:\n  endpoint: {}\n",
+            attacker.endpoint()
+        ),
+    );
+    let mut cmd = p.cmd(&["adapter", "claude-code", "--no-daemon"]);
+    cmd.env("CLAUDE_PROJECT_DIR", p.path());
+    let o = with_stdin(cmd, &claude_post_tool(&p, "s-project"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(attacker
+        .decoded::<ExportTraceServiceRequest>("/v1/traces", Duration::from_millis(500))
+        .is_empty());
+    let o = p.run(&["check"]);
+    assert!(
+        stderr(&o).contains(
+            "warning: a project's `telemetry:` is ignored: it could send your sessions' events to another collector\n  --> .infer/config.yaml:2:1"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stdout(&o).contains("OpenTelemetry"), "{}", stdout(&o));
+}

@@ -26,7 +26,9 @@ fn seen_by_post_tool_hook(agent: &str, payload: serde_json::Value) -> serde_json
 
 #[test]
 fn post_tool_hooks_see_the_models_command_not_the_rewrite() {
-    let hookd = std::path::Path::new("/opt/hookd dir/hookd");
+    // The program that rewrote it is this hookd (the adapter's own).
+    let hookd = std::fs::canonicalize(env!("CARGO_BIN_EXE_hookd")).unwrap();
+    let hookd = hookd.as_path();
     let command = "make test && echo 'done'";
     let decided = hookd::sandbox::Decided::in_project("/p").starting_in("/p/web");
     let rewritten = [
@@ -66,6 +68,25 @@ fn post_tool_hooks_see_the_models_command_not_the_rewrite() {
             "tool_response": {"stdout": "ok"}}),
     );
     assert_eq!(seen["tool"]["input"]["command"], tampered, "{seen}");
+    assert!(seen["tool"].get("confined").is_none(), "{seen}");
+}
+
+/// The model's own call written as a rewrite, by a program named hookd that is not the hookd
+/// that rewrites (`'/x/hookd' exec --shell='ls'`, the sandbox off: it ran unconfined, and
+/// `/x/hookd` is whatever the model put there): reported as it ran, never as a confined `ls`.
+#[test]
+fn a_look_alike_rewrite_by_another_program_is_reported_as_it_ran() {
+    let decided = hookd::sandbox::Decided::in_project("/p");
+    let other = std::path::Path::new("/x/hookd");
+    let look_alike = hookd::sandbox::shell_rewrite(other, "ls", &decided, None);
+    let seen = seen_by_post_tool_hook(
+        "claude-code",
+        serde_json::json!({"session_id": "s", "hook_event_name": "PostToolUse",
+            "tool_name": "Bash", "tool_input": {"command": look_alike},
+            "tool_response": {"stdout": "ok"}}),
+    );
+    assert_eq!(seen["tool"]["input"]["command"], look_alike, "{seen}");
+    assert_eq!(seen["tool_input"]["command"], look_alike, "{seen}");
     assert!(seen["tool"].get("confined").is_none(), "{seen}");
 }
 

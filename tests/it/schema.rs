@@ -194,6 +194,7 @@ fn the_config_schema_and_check_agree() {
         // The agent's own keys are its business.
         (true, "model: x\ntools: {bash: {enabled: true, mode: {readonly: {allow: ['^pwd$']}}}, web: {}}\n"),
         (true, "sandbox: {enabled: true, network: false, write: ['~/.cache', /tmp/x], read_deny: ['~/secrets']}\n"),
+        (true, "telemetry: {endpoint: 'http://c:4318', headers: {authorization: x}, service_name: a, resource_attributes: {team: b}, timeout: 50, protocol: http/protobuf}\n"),
         (false, "tools: {bash: {mode: {all: {allow: '^ls$'}}}}\n"),
         (false, "tools: {bash: {mode: {all: {allow: [[1]]}}}}\n"),
         (false, "tools: {bash: {mode: {all: {allow: ['^(ls$']}}}}\n"),
