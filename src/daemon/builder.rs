@@ -317,7 +317,7 @@ impl Builder {
             }),
         };
         #[cfg(feature = "otlp")]
-        let exporting = self.exporter.map(|e| {
+        let exporting = self.exporter.as_ref().map(|e| {
             let (stop, stopped) = std::sync::mpsc::channel();
             (stop, e.run_periodically(Duration::from_secs(1), stopped))
         });
@@ -326,6 +326,17 @@ impl Builder {
             trail.keep();
             ready(listening)
         };
+        // At the stop, an export under way (a mute or slow collector) ends within the
+        // exporter's stop budget, while the dispatches finish.
+        #[cfg(feature = "otlp")]
+        let (exporter, budget) = (self.exporter.clone(), crate::otlp::stop_budget(serve.grace));
+        let shutdown = async move {
+            shutdown.await;
+            #[cfg(feature = "otlp")]
+            if let Some(e) = &exporter {
+                e.stop_by(std::time::Instant::now() + budget);
+            }
+        };
         let served = super::serve_until(engine, reloader, hub, serve, said, shutdown).await;
         if served.is_ok() {
             trail.keep();
@@ -333,7 +344,10 @@ impl Builder {
         #[cfg(feature = "otlp")]
         if let Some((stop, thread)) = exporting {
             let _ = stop.send(());
-            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+            // Bounded even where the exporter's own deadlines cannot reach (a name lookup
+            // that hangs): the stop never waits for a collector longer than its budget.
+            let joined = tokio::task::spawn_blocking(move || thread.join());
+            let _ = tokio::time::timeout(budget + Duration::from_secs(1), joined).await;
         }
         served
     }
