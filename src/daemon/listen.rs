@@ -22,6 +22,25 @@ pub struct Limits {
     pub dispatches: usize,
     /// Time for a client to send a dispatch's body once the daemon asked for it.
     pub body_timeout: Duration,
+    /// Bytes of dispatch requests larger than [`SMALL_DISPATCH`] taken at once (their
+    /// `Content-Length`, held until answered); one more is answered 503.
+    pub dispatch_bytes: usize,
+    /// Observers (event streams, the dashboard, `/v1/sessions`, `/metrics`) served at once per
+    /// listener, at most half its connections: the rest are for dispatches. One more is
+    /// answered 503.
+    pub observers: usize,
+}
+
+/// A dispatch request this small is never refused for the bytes in flight: what the agents
+/// send (they are counted by [`Limits::dispatches`] only, so they hold 128 × 64 KiB at most).
+pub const SMALL_DISPATCH: usize = 64 * 1024;
+
+impl Limits {
+    /// Observers served at once on one listener: [`Limits::observers`], at most half of
+    /// [`Limits::connections`] (at least one).
+    pub fn observers_per_listener(&self) -> usize {
+        self.observers.min(self.connections / 2).max(1)
+    }
 }
 
 impl Default for Limits {
@@ -31,6 +50,8 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(5),
             dispatches: 128,
             body_timeout: Duration::from_secs(30),
+            dispatch_bytes: 32 * 1024 * 1024,
+            observers: 256,
         }
     }
 }

@@ -9,6 +9,7 @@ pub use builder::{announcement, Builder, DEFAULT_MAX_PROJECTS, LOG_KEEP};
 pub mod client;
 mod dashboard;
 mod metrics;
+mod observers;
 mod projects;
 pub use auth::{kept_token_file, new_token_file, token_file, TokenError};
 pub use dashboard::key as dashboard_key;
@@ -116,6 +117,11 @@ struct AppState {
     log: Option<(PathBuf, usize)>,
     /// Dispatches running now, shared by both listeners: one more than the limit gets a 503.
     running: Arc<tokio::sync::Semaphore>,
+    /// Bytes of large dispatch requests taken now (shared by both listeners), one permit a
+    /// byte: one more than the limit gets a 503.
+    taking: Arc<tokio::sync::Semaphore>,
+    /// Observers served now on this listener (each listener its own).
+    observers: Arc<tokio::sync::Semaphore>,
     limits: Limits,
     /// Becomes true at shutdown once running dispatches are done or killed: event streams
     /// send what is left and end, so connections can close.
@@ -209,6 +215,10 @@ fn router(state: Shared) -> Router {
                 format!("`{method} {}` is not served; POST /v1/dispatch, GET the others", uri.path()),
             )
         })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            observers::admit,
+        ))
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
@@ -305,6 +315,11 @@ pub async fn serve_until(
             .unwrap_or_default(),
     ));
     let running = Arc::new(tokio::sync::Semaphore::new(opts.limits.dispatches.max(1)));
+    let observers = || {
+        Arc::new(tokio::sync::Semaphore::new(
+            opts.limits.observers_per_listener(),
+        ))
+    };
     let state: Shared = Arc::new(AppState {
         projects,
         hub,
@@ -313,6 +328,12 @@ pub async fn serve_until(
         http: None,
         log: opts.log.clone(),
         running: running.clone(),
+        taking: Arc::new(tokio::sync::Semaphore::new(
+            opts.limits
+                .dispatch_bytes
+                .min(tokio::sync::Semaphore::MAX_PERMITS),
+        )),
+        observers: observers(),
         limits: opts.limits,
         stopping: closing.clone(),
         inputs: opts.inputs.clone(),
@@ -338,6 +359,7 @@ pub async fn serve_until(
         let tcp_state: Shared = Arc::new(AppState {
             // Port 0 picked one: Host is checked against the address really listened on.
             http: http.map(|(token, _)| (token, local)),
+            observers: observers(),
             ..(*state).clone()
         });
         let app = router(tcp_state);

@@ -182,3 +182,244 @@ fn sigterm_stops_the_daemon_within_its_grace_whatever_the_collector_does() {
     assert_eq!(d.child.wait().unwrap().code(), Some(0));
     assert!(took < Duration::from_secs(2), "{took:?}");
 }
+
+/// A raw dispatch request's head on a new connection to the daemon's socket, announcing `size`
+/// bytes and asking for `100 Continue`: the connection and the status of the first answer.
+fn announce(d: &Daemon, size: usize) -> (UnixStream, u16, String) {
+    let mut s = UnixStream::connect(&d.socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST /v1/dispatch HTTP/1.1\r\nHost: hookd\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: {size}\r\n\r\n"
+    )
+    .unwrap();
+    let mut reader = std::io::BufReader::new(s.try_clone().unwrap());
+    let mut head = String::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+        head.push_str(&line);
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+    }
+    let status: u16 = head[9..12].parse().unwrap();
+    let mut body = String::new();
+    if status != 100 {
+        std::io::Read::read_to_string(&mut reader, &mut body).unwrap();
+    }
+    (s, status, body)
+}
+
+/// A dispatch request of exactly `size` bytes (a post_tool whose context is padded).
+fn padded(size: usize, session: &str) -> String {
+    let head = format!(r#"{{"point":"post_tool","context":{{"session_id":"{session}","pad":""#);
+    let tail = r#""}}"#;
+    format!("{head}{}{tail}", "x".repeat(size - head.len() - tail.len()))
+}
+
+/// Issue 42: 24 concurrent dispatches of a 12 MiB tool input took the daemon from 8 MB to 2 GB:
+/// dispatches were bounded by count only. Now large requests are taken up to their total
+/// bytes (`--max-dispatch-bytes`, 8 MiB here): over it, a 503 with the reason, a
+/// `client_refused` event, and the client's own process decides (`hookd dispatch` says so);
+/// small dispatches are not refused meanwhile; those taken are answered once their bodies come.
+#[test]
+fn large_dispatches_are_taken_up_to_their_total_bytes() {
+    let p = crate::support::daemon::project();
+    let log = p.path().join("events.jsonl");
+    let d = start(
+        &p,
+        &[
+            "--max-dispatch-bytes",
+            "8M",
+            "--events",
+            log.to_str().unwrap(),
+        ],
+    );
+    const SIZE: usize = 3 * 1024 * 1024;
+    let (mut first, s1, _) = announce(&d, SIZE);
+    let (mut second, s2, _) = announce(&d, SIZE);
+    assert_eq!((s1, s2), (100, 100), "two of 3 MiB fit in 8 MiB");
+    let (_, s3, refused) = announce(&d, SIZE);
+    assert_eq!(s3, 503);
+    let reason = "the daemon takes at most 8388608 bytes of large dispatches at once (--max-dispatch-bytes), 6291456 are taken and this one has 3145728; dispatch in-process or try again";
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&refused).unwrap()["error"],
+        reason
+    );
+    // A small dispatch is not refused for the bytes others hold.
+    probe(&d);
+    // The client's fallback decides: `hookd dispatch` with a large context runs in its own
+    // process, says why, and prints the Outcome.
+    let mut cmd = p.cmd(&["dispatch", "post_tool", "--session-id", "fallback"]);
+    cmd.env("HOOKD_SOCKET", &d.socket);
+    let context = json!({"pad": "y".repeat(SIZE)}).to_string();
+    let out = crate::support::with_stdin(cmd, &context);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let outcome: serde_json::Value = serde_json::from_str(&crate::support::stdout(&out)).unwrap();
+    assert_eq!(outcome["commands"][0]["name"], "say", "{outcome}");
+    let said = crate::support::stderr(&out);
+    let (before, after) = reason.split_once("3145728").unwrap();
+    let line = said
+        .lines()
+        .find(|l| l.contains("it answered 503"))
+        .unwrap_or_else(|| panic!("{said}"));
+    let prefix = format!(
+        "hookd: the hookd daemon at {}: it answered 503: {before}",
+        d.socket.display()
+    );
+    assert!(
+        line.starts_with(&prefix)
+            && line.ends_with(&format!("{after}; dispatching in this process")),
+        "{line}"
+    );
+    // Those taken are answered once their bodies come.
+    for (s, session) in [(&mut first, "big-1"), (&mut second, "big-2")] {
+        s.write_all(padded(SIZE, session).as_bytes()).unwrap();
+        let mut answer = String::new();
+        std::io::Read::read_to_string(s, &mut answer).unwrap();
+        assert!(
+            answer.starts_with("HTTP/1.1 200"),
+            "{}",
+            &answer[..answer.len().min(300)]
+        );
+    }
+    // Each refusal is an event with its status and reason.
+    let refusals: Vec<_> = crate::support::json_lines(&std::fs::read_to_string(&log).unwrap())
+        .into_iter()
+        .filter(|e| e["type"] == "client_refused")
+        .collect();
+    assert_eq!(refusals.len(), 2, "{refusals:?}");
+    assert_eq!(refusals[0]["status"], 503);
+    assert_eq!(refusals[0]["reason"], reason);
+}
+
+/// The issue's load, measured: 24 clients at once each dispatching a tool input of 8 MiB with
+/// the defaults (32 MiB of large dispatches at once). The daemon's peak memory grows by at most
+/// 256 MiB (it was about 80 MiB per such dispatch, all at once), the clients it could not take
+/// are refused (and dispatch in their own process), and small dispatches meanwhile are timed.
+#[test]
+fn many_concurrent_large_bodies_cannot_grow_the_daemons_memory() {
+    let p = crate::support::daemon::project();
+    let d = start(&p, &[]);
+    let peak = || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", d.child.id())).unwrap();
+        let kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        kb * 1024
+    };
+    let quiet = quiet_median(&d, 60);
+    let before = peak();
+    let request = hookd::daemon::wire::DispatchRequest {
+        point: "pre_tool".into(),
+        context: Some(json!({
+            "session_id": "large",
+            "tool_name": "Write",
+            "tool_input": {"file_path": "notes.txt", "content": "z".repeat(8 * 1024 * 1024)},
+        })),
+        ..Default::default()
+    };
+    let (mut taken, mut refused) = (0, 0);
+    let flooded = median_during(&d, || {
+        let answers: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..24)
+                .map(|_| {
+                    s.spawn(|| {
+                        hookd::daemon::client::dispatch(
+                            &d.socket,
+                            &request,
+                            Duration::from_secs(5),
+                            Duration::from_secs(60),
+                        )
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for a in answers {
+            match a.unwrap() {
+                hookd::daemon::client::Answer::Outcome(_) => taken += 1,
+                hookd::daemon::client::Answer::Refused { status: 503, .. } => refused += 1,
+                other => panic!("{other:?}"),
+            }
+        }
+    });
+    let grown = peak().saturating_sub(before);
+    eprintln!(
+        "24 concurrent 8 MiB dispatches: {taken} taken, {refused} refused; peak resident grew by {} MiB; probe median {quiet:?} quiet, {flooded:?} flooded",
+        grown / MB
+    );
+    assert!(refused > 0, "the budget refused some");
+    assert!(grown <= 256 * MB, "peak grew by {} MiB", grown / MB);
+}
+
+/// A raw event-stream request on a new connection to the socket: the connection and status.
+fn observe(d: &Daemon) -> (UnixStream, u16, String) {
+    let mut s = UnixStream::connect(&d.socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /v1/events HTTP/1.1\r\nHost: hookd\r\nAccept: text/event-stream\r\n\r\n")
+        .unwrap();
+    let mut first = [0u8; 12];
+    std::io::Read::read_exact(&mut s, &mut first).unwrap();
+    let status: u16 = String::from_utf8_lossy(&first[9..12]).parse().unwrap();
+    let mut rest = String::new();
+    if status != 200 {
+        // Refused: the answer, then the connection closes (it would hold a place otherwise).
+        std::io::Read::read_to_string(&mut s, &mut rest).unwrap();
+    }
+    (s, status, rest)
+}
+
+/// Issue 42: subscribers filling `--max-connections` on the socket pushed the agents'
+/// dispatches out. Now observers get at most half of a listener's connections
+/// (`--max-observers`): with 8 connections, 4 streams are served, the next ones are refused
+/// with the reason and their connections closed, and a dispatch still answers at once.
+#[test]
+fn observers_at_their_limit_leave_dispatches_their_connections() {
+    let p = crate::support::daemon::project();
+    let d = start(&p, &["--max-connections", "8"]);
+    let quiet = quiet_median(&d, 30);
+    let mut held = Vec::new();
+    let mut refusals = Vec::new();
+    for _ in 0..8 {
+        match observe(&d) {
+            (s, 200, _) => held.push(s),
+            (_, 503, body) => refusals.push(body),
+            (_, status, body) => panic!("{status}: {body}"),
+        }
+    }
+    assert_eq!((held.len(), refusals.len()), (4, 4));
+    let body = refusals[0].split("\r\n\r\n").nth(1).unwrap();
+    assert!(
+        refusals[0]
+            .to_ascii_lowercase()
+            .contains("connection: close"),
+        "{}",
+        refusals[0]
+    );
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(body).unwrap()["error"],
+        "the daemon serves 4 observers (event streams, dashboards, /metrics) on this listener, its limit (--max-observers, at most half of --max-connections): the other connections are kept for dispatches; close one, or try again"
+    );
+    let loaded = median((0..30).map(|_| probe(&d)).collect());
+    eprintln!("observers at their limit: probe median {quiet:?} quiet, {loaded:?} with 4 streams open and 4 refused");
+    assert!(loaded < Duration::from_millis(500), "{loaded:?}");
+    // A stream closed gives its place back.
+    drop(held.pop());
+    assert!(crate::support::eventually(
+        Duration::from_secs(5),
+        || observe(&d).1 == 200
+    ));
+    let (_, health) = tcp(&d, "GET", "/v1/health", "");
+    assert!(health.contains("\"status\":\"ok\""), "{health}");
+    let _ = subscribe;
+}
