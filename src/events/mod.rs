@@ -14,7 +14,7 @@ use crate::kinds::{DenyReason, Mode, SkipReason, Trigger};
 mod file;
 mod log;
 mod summary;
-pub use file::{open_to_read, read_named, MOST_SEQ};
+pub use file::{open_named, open_to_read, MOST_SEQ};
 pub use log::{last_seq_in_log, log_files, Lost, RotatingLog, SharedLog};
 pub use summary::Summary;
 

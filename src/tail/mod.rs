@@ -55,9 +55,15 @@ pub struct ReadError {
 /// How often a followed file is read again.
 const POLL: Duration = Duration::from_millis(200);
 
+/// The longest line read as an event; a longer one is passed over (no event of hookd's is:
+/// it carries at most 64 KiB of each output).
+const MOST_LINE: u64 = 4 * 1024 * 1024;
+
 /// Hand each event of `path` (its rotated files `keep` deep first) that `query` asks for to
 /// `each`; following, read what is appended (and start over when the file is rotated under
 /// the reader) until `each` returns false. An unreadable file is an error unless following.
+/// Files are read a line at a time, never whole, and a followed file only from where the last
+/// read ended: memory is one line, whatever the log's size.
 pub fn from_file(
     path: &Path,
     keep: usize,
@@ -66,38 +72,91 @@ pub fn from_file(
 ) -> Result<(), ReadError> {
     let files = crate::events::log_files(path, keep);
     for p in &files[..files.len() - 1] {
-        if let Ok(text) = crate::events::read_named(p) {
-            for line in text.lines().filter(|l| query.wants(l)) {
-                if !each(line) {
-                    return Ok(());
-                }
+        if let Ok(file) = crate::events::open_named(p) {
+            if matches!(lines_from(file, 0, true, query, &mut each), Ok(None)) {
+                return Ok(());
             }
         }
     }
-    let mut seen = 0usize;
+    // Where the next read starts, in which file (its device and inode).
+    let (mut at, mut read) = (0u64, None);
     loop {
-        let text = match crate::events::read_named(path) {
-            Ok(t) => t,
+        let file = match crate::events::open_named(path) {
+            Ok(f) => f,
             Err(source) if !query.follow => {
                 let path = path.to_path_buf();
                 return Err(ReadError { path, source });
             }
-            Err(_) => String::new(),
-        };
-        let lines: Vec<&str> = text.lines().collect();
-        if lines.len() < seen {
-            seen = 0; // rotated under us
-        }
-        for line in lines[seen..].iter().filter(|l| query.wants(l)) {
-            if !each(line) {
-                return Ok(());
+            Err(_) => {
+                std::thread::sleep(POLL);
+                continue;
             }
+        };
+        let meta = file.metadata().ok();
+        let id = meta.as_ref().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        });
+        if id != read || meta.is_some_and(|m| m.len() < at) {
+            at = 0; // another file, or rotated under us
+            read = id;
         }
-        seen = lines.len();
+        match lines_from(file, at, !query.follow, query, &mut each) {
+            Ok(None) => return Ok(()),
+            Ok(Some(next)) => at = next,
+            Err(source) if !query.follow => {
+                let path = path.to_path_buf();
+                return Err(ReadError { path, source });
+            }
+            Err(_) => {}
+        }
         if !query.follow {
             return Ok(());
         }
         std::thread::sleep(POLL);
+    }
+}
+
+/// Hand the lines of `file` from byte `from` on that `query` wants to `each`, one line in
+/// memory at a time: where the next read starts (after the last whole line), or `None` when
+/// `each` said stop. A last line without its newline is one only when `tail` (the file is read
+/// to its end once); otherwise its writer may not be done with it.
+fn lines_from(
+    file: std::fs::File,
+    from: u64,
+    tail: bool,
+    query: &Query,
+    each: &mut impl FnMut(&str) -> bool,
+) -> std::io::Result<Option<u64>> {
+    use std::io::{BufRead, Read, Seek};
+    let mut r = std::io::BufReader::new(file);
+    r.seek(std::io::SeekFrom::Start(from))?;
+    let (mut at, mut line, mut overlong) = (from, Vec::new(), false);
+    loop {
+        line.clear();
+        let n = (&mut r).take(MOST_LINE).read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(Some(at));
+        }
+        let whole = line.last() == Some(&b'\n');
+        if !whole && n as u64 == MOST_LINE {
+            // Too long to be an event: passed over, to its newline.
+            overlong = true;
+            at += n as u64;
+            continue;
+        }
+        if !whole && !tail {
+            return Ok(Some(at));
+        }
+        at += n as u64;
+        if std::mem::take(&mut overlong) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\n', '\r']);
+        if query.wants(text) && !each(text) {
+            return Ok(None);
+        }
     }
 }
 

@@ -423,3 +423,98 @@ fn observers_at_their_limit_leave_dispatches_their_connections() {
     assert!(health.contains("\"status\":\"ok\""), "{health}");
     let _ = subscribe;
 }
+
+/// `hookd events --file` read a whole events file into memory, and when following read it
+/// whole again every 200 ms. Now it reads a line at a time, and a followed file from where it
+/// got to: on a 64 MB log, following it and printing what is appended costs it a few MiB.
+#[test]
+fn hookd_events_streams_a_large_log_instead_of_reading_it_whole() {
+    let p = crate::support::daemon::project();
+    let one = p.path().join("one.jsonl");
+    let out = crate::support::with_stdin(
+        p.cmd(&[
+            "dispatch",
+            "post_tool",
+            "--no-daemon",
+            "--events",
+            one.to_str().unwrap(),
+        ]),
+        "{}",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let mut event: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&one)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    event["stdout"] = json!("x".repeat(1500));
+    let line = |seq: u64, e: &mut serde_json::Value| {
+        e["seq"] = json!(seq);
+        format!("{e}\n")
+    };
+    let log = p.path().join("events.jsonl");
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
+        for seq in 1..=40_000 {
+            f.write_all(line(seq, &mut event).as_bytes()).unwrap();
+        }
+    }
+    let size = std::fs::metadata(&log).unwrap().len();
+    assert!(size > 64 * MB, "{size}");
+    let mut child = p
+        .cmd(&[
+            "events",
+            "--file",
+            log.to_str().unwrap(),
+            "--follow",
+            "--json",
+            "--since",
+            "39999",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut printed = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut l = String::new();
+        while std::io::BufRead::read_line(&mut printed, &mut l).unwrap_or(0) > 0 {
+            let _ = tx.send(std::mem::take(&mut l));
+        }
+    });
+    let seq = |l: String| serde_json::from_str::<serde_json::Value>(&l).unwrap()["seq"].clone();
+    assert_eq!(
+        seq(rx.recv_timeout(Duration::from_secs(30)).unwrap()),
+        40_000
+    );
+    // Appended while it follows: printed, after a few more polls of the file.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    f.write_all(line(40_001, &mut event).as_bytes()).unwrap();
+    assert_eq!(
+        seq(rx.recv_timeout(Duration::from_secs(10)).unwrap()),
+        40_001
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    eprintln!(
+        "hookd events --follow on a {} MiB log: peak resident {} KiB",
+        size / MB,
+        peak_kib
+    );
+    assert!(peak_kib < 24 * 1024, "peaked at {peak_kib} KiB");
+}
