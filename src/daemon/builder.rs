@@ -273,6 +273,7 @@ impl Builder {
         let stream = Stream::new(Arc::new(Fanout(sinks)), last);
         let trail = TrailKeeper {
             socket,
+            max_bytes: self.events.as_ref().map_or(0, |(_, max)| *max),
             events,
             stream: stream.clone(),
         };
@@ -356,6 +357,8 @@ impl Builder {
 /// Keeps the trail beside the socket ([`super::trail`]): where events go and the last number.
 struct TrailKeeper {
     socket: Option<PathBuf>,
+    /// The events file's rotation size, for clients that append to it when the daemon is gone.
+    max_bytes: u64,
     events: Option<PathBuf>,
     stream: Arc<Stream>,
 }
@@ -368,6 +371,7 @@ impl TrailKeeper {
         let trail = self.events.as_ref().map(|events| super::trail::Trail {
             events: events.clone(),
             seq: self.stream.last(),
+            max_bytes: Some(self.max_bytes),
         });
         if let Err(e) = super::trail::write(socket, trail.as_ref()) {
             tracing::warn!(
