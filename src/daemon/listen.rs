@@ -56,13 +56,17 @@ impl Default for Limits {
     }
 }
 
+/// Told of each connection closed unanswered because the listener was at its connection cap.
+pub(crate) type OverCap = Arc<dyn Fn() + Send + Sync>;
+
 /// Serve `app` on `listener` until `stopping` turns true, then let open connections finish
-/// their current request. `admit` may refuse a connection (the Unix socket's peer check).
+/// their current request. `admit` may refuse a connection (the Unix socket's peer check);
+/// `over_cap` is told of each one closed at the cap.
 pub(crate) async fn serve<L>(
     mut listener: L,
     app: Router,
     limits: Limits,
-    admit: fn(&L::Io) -> bool,
+    (admit, over_cap): (fn(&L::Io) -> bool, OverCap),
     mut stopping: watch::Receiver<bool>,
 ) where
     L: Listener,
@@ -77,6 +81,7 @@ pub(crate) async fn serve<L>(
         };
         while conns.try_join_next().is_some() {}
         let Ok(slot) = slots.clone().try_acquire_owned() else {
+            over_cap();
             continue; // over the cap: dropping `io` closes it
         };
         if !admit(&io) {

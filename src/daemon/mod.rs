@@ -349,7 +349,7 @@ pub async fn serve_until(
             listener,
             app,
             opts.limits,
-            listen::same_user,
+            (listen::same_user, over_cap(&state, "the socket")),
             stopping.clone(),
         )));
     }
@@ -367,7 +367,7 @@ pub async fn serve_until(
             listener,
             app,
             opts.limits,
-            listen::any,
+            (listen::any, over_cap(&state, "the HTTP listener")),
             stopping,
         )));
     }
@@ -381,6 +381,45 @@ pub async fn serve_until(
     until_shutdown(&state, hup, shutdown, opts.sessions_file.as_deref()).await;
     wind_down(&state, &opts, running, (stopping_tx, closing_tx), tasks).await;
     Ok(())
+}
+
+/// What a listener does with a connection closed unanswered at its cap: counted
+/// (`hookd_clients_refused_total{status="503"}`), and a `client_refused` event at most once a
+/// second, saying how many were closed since the last one (a flood of connections must not
+/// become a flood of events).
+fn over_cap(state: &Shared, listener: &'static str) -> listen::OverCap {
+    let state = state.clone();
+    let (closed, said) = (
+        Arc::new(std::sync::atomic::AtomicU64::new(0)),
+        Arc::new(Mutex::new(None::<std::time::Instant>)),
+    );
+    Arc::new(move || {
+        state.metrics.refused(503);
+        let n = closed.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut last = said.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+            return;
+        }
+        *last = Some(std::time::Instant::now());
+        closed.fetch_sub(n, Ordering::Relaxed);
+        let event = crate::events::ClientRefused {
+            status: 503,
+            reason: format!(
+                "{n} connection{} to {listener} {} closed unanswered: it had {} open, its limit (--max-connections); clients dispatched in their own process",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "was" } else { "were" },
+                state.limits.connections
+            ),
+            hook: None,
+            session_id: String::new(),
+            project: None,
+        };
+        state
+            .projects
+            .home()
+            .current()
+            .emit(crate::events::Event::ClientRefused(event));
+    })
 }
 
 /// Reload each project whose watched files changed, or all at SIGHUP; reap adopted orphans;

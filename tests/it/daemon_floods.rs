@@ -518,3 +518,39 @@ fn hookd_events_streams_a_large_log_instead_of_reading_it_whole() {
     );
     assert!(peak_kib < 24 * 1024, "peaked at {peak_kib} KiB");
 }
+
+/// Issue 42: connections filling `--max-connections` pushed the agents' dispatches out "with
+/// no event to mark the gap". A connection closed unanswered at the cap is now counted and a
+/// `client_refused` event says so (at most one a second, with how many).
+#[test]
+fn connections_closed_at_the_cap_are_an_event() {
+    let p = crate::support::daemon::project();
+    let d = start(&p, &["--max-connections", "4", "--header-timeout", "1"]);
+    // Four connections that send nothing hold every place for a second.
+    let idle: Vec<_> = (0..4)
+        .map(|_| UnixStream::connect(&d.socket).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut s = UnixStream::connect(&d.socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let closed = hookd::daemon::client::exchange(&mut s, "GET", "/v1/health", &[], "");
+    assert!(closed.is_err(), "{closed:?}");
+    drop(idle);
+    let reason = "1 connection to the socket was closed unanswered: it had 4 open, its limit (--max-connections); clients dispatched in their own process";
+    let found = crate::support::eventually(Duration::from_secs(10), || {
+        // Places free as the daemon sees the idle ones close: until then, this one may be too.
+        let Ok(mut s) = UnixStream::connect(&d.socket) else {
+            return false;
+        };
+        hookd::daemon::client::exchange(&mut s, "GET", "/v1/events?since=0&follow=false", &[], "")
+            .is_ok_and(|(_, events)| events.contains(&serde_json::to_string(reason).unwrap()))
+    });
+    assert!(found, "no client_refused event saying: {reason}");
+    let (_, metrics) = tcp(&d, "GET", "/metrics", "");
+    let counted: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("hookd_clients_refused_total{status=\"503\"} "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{metrics}"));
+    assert!(counted >= 1, "{metrics}");
+}
