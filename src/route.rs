@@ -260,7 +260,7 @@ pub fn route(
 /// writing (the trail it left, [`crate::daemon::trail`]), so this process's events join the
 /// same audit trail; and, the first time since that daemon started, the line for stderr that
 /// says the dispatches now run here.
-pub fn fallback_events(client: &ClientSettings) -> Option<(PathBuf, Option<String>)> {
+pub fn fallback_events(client: &ClientSettings) -> Option<(DaemonLog, Option<String>)> {
     let socket = client.socket.as_deref()?;
     let trail = crate::daemon::trail::read(socket)?;
     let note = crate::daemon::trail::first_fallback(socket).then(|| {
@@ -270,7 +270,24 @@ pub fn fallback_events(client: &ClientSettings) -> Option<(PathBuf, Option<Strin
             trail.events.display()
         )
     });
-    Some((trail.events, note))
+    Some((
+        DaemonLog {
+            path: trail.events,
+            max_bytes: trail.max_bytes,
+        },
+        note,
+    ))
+}
+
+/// The events file of a daemon that went away, and the size past which it rotated it: a
+/// client appending to it rotates it as the daemon would (numbering on across the rotation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DaemonLog {
+    /// The file.
+    pub path: PathBuf,
+    /// Rotated past this size, keeping [`crate::daemon::LOG_KEEP`] old files (`None`: never).
+    pub max_bytes: Option<u64>,
 }
 
 /// What a dispatch in this process is built with, beyond the configuration.
@@ -280,8 +297,8 @@ pub struct Here {
     /// Append events as JSON lines to this file (`-`: stderr), shared with other processes.
     pub events: Option<PathBuf>,
     /// Also append them to this file: the events file of the daemon that went away
-    /// ([`fallback_events`]).
-    pub daemon_events: Option<PathBuf>,
+    /// ([`fallback_events`]), rotated as it did.
+    pub daemon_events: Option<DaemonLog>,
     /// Set when an event could not be written to either file: the caller's decision went
     /// unrecorded (with `fail_closed`, an adapter then denies).
     pub lost: crate::events::Lost,
@@ -321,15 +338,15 @@ impl Here {
             sinks.push(if p.as_os_str() == "-" {
                 Arc::new(JsonLines::stderr())
             } else {
-                self.shared_log(p)?
+                self.shared_log(p, None)?
             });
         }
-        if let Some(p) = self
+        if let Some(d) = self
             .daemon_events
             .as_ref()
-            .filter(|p| self.events.as_ref() != Some(p))
+            .filter(|d| self.events.as_ref() != Some(&d.path))
         {
-            sinks.push(self.shared_log(p)?);
+            sinks.push(self.shared_log(&d.path, d.max_bytes)?);
         }
         Ok(match sinks.len() {
             0 => Arc::new(NullSink),
@@ -338,9 +355,19 @@ impl Here {
         })
     }
 
-    fn shared_log(&self, path: &std::path::Path) -> Result<Arc<dyn EventSink>, EventsFileError> {
+    fn shared_log(
+        &self,
+        path: &std::path::Path,
+        rotate: Option<u64>,
+    ) -> Result<Arc<dyn EventSink>, EventsFileError> {
         match SharedLog::open(path) {
-            Ok(s) => Ok(Arc::new(s.reporting(self.lost.clone()))),
+            Ok(s) => {
+                let s = s.reporting(self.lost.clone());
+                Ok(Arc::new(match rotate {
+                    Some(max) => s.rotating(max, crate::daemon::LOG_KEEP),
+                    None => s,
+                }))
+            }
             Err(source) => {
                 self.lost.set();
                 let path = path.to_path_buf();

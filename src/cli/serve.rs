@@ -74,6 +74,14 @@ pub(super) struct ServeArgs {
     /// Dispatches running at once; one more is answered 503 (clients dispatch in-process).
     #[arg(long, default_value_t = 128, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000))]
     max_dispatches: u64,
+    /// Bytes of dispatch requests over 64 KiB taken at once (suffixes K, M, G); one more is
+    /// answered 503 (clients dispatch in-process). Smaller ones count only in --max-dispatches.
+    #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = crate::daemon::hub::parse_size)]
+    max_dispatch_bytes: u64,
+    /// Observers (event streams, dashboards, /metrics scrapers) served at once per listener, at
+    /// most half of --max-connections: the other connections are kept for dispatches.
+    #[arg(long, default_value_t = 256, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_observers: u64,
     /// Seconds a client has to send a request's headers before its connection is closed.
     #[arg(long, default_value_t = 5, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     header_timeout: u64,
@@ -102,6 +110,8 @@ pub(super) fn run(a: Args) -> Done {
             connections: s.max_connections as usize,
             header_timeout: Duration::from_secs(s.header_timeout),
             dispatches: s.max_dispatches as usize,
+            dispatch_bytes: usize::try_from(s.max_dispatch_bytes).unwrap_or(usize::MAX),
+            observers: s.max_observers as usize,
             ..Default::default()
         })
         .grace(Duration::from_secs(s.grace))

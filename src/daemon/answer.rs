@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
 
+use super::listen::SMALL_DISPATCH;
 use super::projects::{self, Served};
 use super::wire::DispatchRequest;
 use super::{dashboard, error, AppState, Shared, MAX_REQUEST_BYTES};
@@ -88,6 +89,7 @@ async fn take(
             ),
         ));
     };
+    let _bytes = take_bytes(state, headers)?;
     let body = match tokio::time::timeout(
         state.limits.body_timeout,
         axum::body::to_bytes(body, MAX_REQUEST_BYTES),
@@ -103,8 +105,24 @@ async fn take(
             ))
         }
     };
-    let (req, point, context) =
-        decode(&body, asked).map_err(|why| refusal(StatusCode::BAD_REQUEST, why))?;
+    let (req, point, context) = if body.len() <= SMALL_DISPATCH {
+        decode(&body, asked)
+    } else {
+        // Parsing megabytes takes a while: off the async workers, which other clients need.
+        let parsed = tokio::task::spawn_blocking(move || {
+            let mut asked = Asked::default();
+            (decode(&body, &mut asked), asked)
+        })
+        .await;
+        match parsed {
+            Ok((decoded, was)) => {
+                *asked = was;
+                decoded
+            }
+            Err(e) => Err(format!("the request could not be read: {e}")),
+        }
+    }
+    .map_err(|why| refusal(StatusCode::BAD_REQUEST, why))?;
     same_settings(state, &req)?;
     let served = project(state, &req).await?;
     let engine = served.current();
@@ -133,6 +151,35 @@ async fn take(
         Err(e) => Err(refusal(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("the dispatch failed: {e}"),
+        )),
+    }
+}
+
+/// A place among the bytes of large dispatches taken at once (`--max-dispatch-bytes`), held
+/// until the dispatch is answered: its `Content-Length`, or the most a request may have when it
+/// says none. A small request ([`SMALL_DISPATCH`]) needs none; one over the limit is a 503.
+fn take_bytes(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, Refusal> {
+    let size = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(MAX_REQUEST_BYTES);
+    if size <= SMALL_DISPATCH {
+        return Ok(None);
+    }
+    let permits = u32::try_from(size.min(MAX_REQUEST_BYTES)).unwrap_or(u32::MAX);
+    match state.taking.clone().try_acquire_many_owned(permits) {
+        Ok(p) => Ok(Some(p)),
+        Err(_) => Err(refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the daemon takes at most {} bytes of large dispatches at once (--max-dispatch-bytes), {} are taken and this one has {size}; dispatch in-process or try again",
+                state.limits.dispatch_bytes,
+                state.limits.dispatch_bytes.saturating_sub(state.taking.available_permits()),
+            ),
         )),
     }
 }

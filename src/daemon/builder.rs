@@ -294,7 +294,7 @@ impl Builder {
             }),
         };
         #[cfg(feature = "otlp")]
-        let exporting = self.exporter.map(|e| {
+        let exporting = self.exporter.as_ref().map(|e| {
             let (stop, stopped) = std::sync::mpsc::channel();
             (stop, e.run_periodically(Duration::from_secs(1), stopped))
         });
@@ -303,6 +303,17 @@ impl Builder {
             trail.keep();
             ready(listening)
         };
+        // At the stop, an export under way (a mute or slow collector) ends within the
+        // exporter's stop budget, while the dispatches finish.
+        #[cfg(feature = "otlp")]
+        let (exporter, budget) = (self.exporter.clone(), crate::otlp::stop_budget(serve.grace));
+        let shutdown = async move {
+            shutdown.await;
+            #[cfg(feature = "otlp")]
+            if let Some(e) = &exporter {
+                e.stop_by(std::time::Instant::now() + budget);
+            }
+        };
         let served = super::serve_until(engine, reloader, hub, serve, said, shutdown).await;
         if served.is_ok() {
             trail.keep();
@@ -310,7 +321,10 @@ impl Builder {
         #[cfg(feature = "otlp")]
         if let Some((stop, thread)) = exporting {
             let _ = stop.send(());
-            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+            // Bounded even where the exporter's own deadlines cannot reach (a name lookup
+            // that hangs): the stop never waits for a collector longer than its budget.
+            let joined = tokio::task::spawn_blocking(move || thread.join());
+            let _ = tokio::time::timeout(budget + Duration::from_secs(1), joined).await;
         }
         served
     }
@@ -346,6 +360,7 @@ fn events_out(
     let stream = Stream::new(Arc::new(Fanout(sinks)), last);
     let trail = TrailKeeper {
         socket,
+        max_bytes: log.map_or(0, |(_, max)| *max),
         events,
         stream: stream.clone(),
     };
@@ -355,6 +370,8 @@ fn events_out(
 /// Keeps the trail beside the socket ([`super::trail`]): where events go and the last number.
 struct TrailKeeper {
     socket: Option<PathBuf>,
+    /// The events file's rotation size, for clients that append to it when the daemon is gone.
+    max_bytes: u64,
     events: Option<PathBuf>,
     stream: Arc<Stream>,
 }
@@ -367,6 +384,7 @@ impl TrailKeeper {
         let trail = self.events.as_ref().map(|events| super::trail::Trail {
             events: events.clone(),
             seq: self.stream.last(),
+            max_bytes: Some(self.max_bytes),
         });
         if let Err(e) = super::trail::write(socket, trail.as_ref()) {
             tracing::warn!(

@@ -22,6 +22,25 @@ pub struct Limits {
     pub dispatches: usize,
     /// Time for a client to send a dispatch's body once the daemon asked for it.
     pub body_timeout: Duration,
+    /// Bytes of dispatch requests larger than [`SMALL_DISPATCH`] taken at once (their
+    /// `Content-Length`, held until answered); one more is answered 503.
+    pub dispatch_bytes: usize,
+    /// Observers (event streams, the dashboard, `/v1/sessions`, `/metrics`) served at once per
+    /// listener, at most half its connections: the rest are for dispatches. One more is
+    /// answered 503.
+    pub observers: usize,
+}
+
+/// A dispatch request this small is never refused for the bytes in flight: what the agents
+/// send (they are counted by [`Limits::dispatches`] only, so they hold 128 × 64 KiB at most).
+pub const SMALL_DISPATCH: usize = 64 * 1024;
+
+impl Limits {
+    /// Observers served at once on one listener: [`Limits::observers`], at most half of
+    /// [`Limits::connections`] (at least one).
+    pub fn observers_per_listener(&self) -> usize {
+        self.observers.min(self.connections / 2).max(1)
+    }
 }
 
 impl Default for Limits {
@@ -31,17 +50,23 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(5),
             dispatches: 128,
             body_timeout: Duration::from_secs(30),
+            dispatch_bytes: 32 * 1024 * 1024,
+            observers: 256,
         }
     }
 }
 
+/// Told of each connection closed unanswered because the listener was at its connection cap.
+pub(crate) type OverCap = Arc<dyn Fn() + Send + Sync>;
+
 /// Serve `app` on `listener` until `stopping` turns true, then let open connections finish
-/// their current request. `admit` may refuse a connection (the Unix socket's peer check).
+/// their current request. `admit` may refuse a connection (the Unix socket's peer check);
+/// `over_cap` is told of each one closed at the cap.
 pub(crate) async fn serve<L>(
     mut listener: L,
     app: Router,
     limits: Limits,
-    admit: fn(&L::Io) -> bool,
+    (admit, over_cap): (fn(&L::Io) -> bool, OverCap),
     mut stopping: watch::Receiver<bool>,
 ) where
     L: Listener,
@@ -56,6 +81,7 @@ pub(crate) async fn serve<L>(
         };
         while conns.try_join_next().is_some() {}
         let Ok(slot) = slots.clone().try_acquire_owned() else {
+            over_cap();
             continue; // over the cap: dropping `io` closes it
         };
         if !admit(&io) {

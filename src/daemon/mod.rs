@@ -9,6 +9,7 @@ pub use builder::{announcement, Builder, DEFAULT_MAX_PROJECTS, LOG_KEEP};
 pub mod client;
 mod dashboard;
 mod metrics;
+mod observers;
 mod projects;
 pub use auth::{kept_token_file, new_token_file, token_file, TokenError};
 pub use dashboard::key as dashboard_key;
@@ -120,6 +121,11 @@ struct AppState {
     log: Option<(PathBuf, usize)>,
     /// Dispatches running now, shared by both listeners: one more than the limit gets a 503.
     running: Arc<tokio::sync::Semaphore>,
+    /// Bytes of large dispatch requests taken now (shared by both listeners), one permit a
+    /// byte: one more than the limit gets a 503.
+    taking: Arc<tokio::sync::Semaphore>,
+    /// Observers served now on this listener (each listener its own).
+    observers: Arc<tokio::sync::Semaphore>,
     limits: Limits,
     /// Becomes true at shutdown once running dispatches are done or killed: event streams
     /// send what is left and end, so connections can close.
@@ -215,6 +221,10 @@ fn router(state: Shared) -> Router {
                 format!("`{method} {}` is not served; POST /v1/dispatch, GET the others", uri.path()),
             )
         })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            observers::admit,
+        ))
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
@@ -319,6 +329,14 @@ pub async fn serve_until(
         http: None,
         log: opts.log.clone(),
         running: running.clone(),
+        taking: Arc::new(tokio::sync::Semaphore::new(
+            opts.limits
+                .dispatch_bytes
+                .min(tokio::sync::Semaphore::MAX_PERMITS),
+        )),
+        observers: Arc::new(tokio::sync::Semaphore::new(
+            opts.limits.observers_per_listener(),
+        )),
         limits: opts.limits,
         stopping: closing.clone(),
         inputs: opts.inputs.clone(),
@@ -356,7 +374,7 @@ async fn listen_all(
             listener,
             app,
             opts.limits,
-            listen::same_user,
+            (listen::same_user, over_cap(state, "the socket")),
             stopping.clone(),
         )));
     }
@@ -366,6 +384,9 @@ async fn listen_all(
         let tcp_state: Shared = Arc::new(AppState {
             // Port 0 picked one: Host is checked against the address really listened on.
             http: http.map(|(token, _)| (token, local)),
+            observers: Arc::new(tokio::sync::Semaphore::new(
+                opts.limits.observers_per_listener(),
+            )),
             ..(**state).clone()
         });
         let app = router(tcp_state);
@@ -373,11 +394,50 @@ async fn listen_all(
             listener,
             app,
             opts.limits,
-            listen::any,
+            (listen::any, over_cap(state, "the HTTP listener")),
             stopping,
         )));
     }
     Ok((tasks, listening))
+}
+
+/// What a listener does with a connection closed unanswered at its cap: counted
+/// (`hookd_clients_refused_total{status="503"}`), and a `client_refused` event at most once a
+/// second, saying how many were closed since the last one (a flood of connections must not
+/// become a flood of events).
+fn over_cap(state: &Shared, listener: &'static str) -> listen::OverCap {
+    let state = state.clone();
+    let (closed, said) = (
+        Arc::new(std::sync::atomic::AtomicU64::new(0)),
+        Arc::new(Mutex::new(None::<std::time::Instant>)),
+    );
+    Arc::new(move || {
+        state.metrics.refused(503);
+        let n = closed.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut last = said.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+            return;
+        }
+        *last = Some(std::time::Instant::now());
+        closed.fetch_sub(n, Ordering::Relaxed);
+        let event = crate::events::ClientRefused {
+            status: 503,
+            reason: format!(
+                "{n} connection{} to {listener} {} closed unanswered: it had {} open, its limit (--max-connections); clients dispatched in their own process",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "was" } else { "were" },
+                state.limits.connections
+            ),
+            hook: None,
+            session_id: String::new(),
+            project: None,
+        };
+        state
+            .projects
+            .home()
+            .current()
+            .emit(crate::events::Event::ClientRefused(event));
+    })
 }
 
 /// Reload each project whose watched files changed, or all at SIGHUP; reap adopted orphans;

@@ -15,6 +15,10 @@ pub struct Trail {
     pub events: PathBuf,
     /// The highest event number served.
     pub seq: u64,
+    /// The size past which the daemon rotated the file (`--events-max-bytes`): clients that
+    /// append to it when the daemon is gone rotate it as it would.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
 }
 
 /// The trail's file beside `socket`.
@@ -103,6 +107,7 @@ mod tests {
         let trail = Trail {
             events: events.clone(),
             seq: 9,
+            max_bytes: Some(1 << 20),
         };
         write(&socket, Some(&trail)).unwrap();
         assert_eq!(read(&socket), Some(trail.clone()));
@@ -112,7 +117,11 @@ mod tests {
         // A trail pointing at a file that is not an events log is not followed.
         let rc = dir.path().join(".bashrc");
         std::fs::write(&rc, "alias ls=ls\n").unwrap();
-        let bad = Trail { events: rc, seq: 1 };
+        let bad = Trail {
+            events: rc,
+            seq: 1,
+            max_bytes: None,
+        };
         write(&socket, Some(&bad)).unwrap();
         assert_eq!(read(&socket), None);
         // Nor one naming a file that is not there, or an empty one (the client would make it,
@@ -125,6 +134,7 @@ mod tests {
             let bad = Trail {
                 events: file,
                 seq: 1,
+                max_bytes: None,
             };
             write(&socket, Some(&bad)).unwrap();
             assert_eq!(read(&socket), None, "{name}");

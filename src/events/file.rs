@@ -54,18 +54,9 @@ pub(crate) fn open_regular(path: &Path, options: &mut OpenOptions) -> io::Result
     Ok(file)
 }
 
-/// The text of an events file a person named (`hookd events --file`): a link is followed, but
-/// only a regular file is read (a FIFO or a device is refused at once, never waited on).
-pub fn read_named(path: &Path) -> io::Result<String> {
-    use std::io::Read;
-    let mut file = open_named(path)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// Open an events file a person named to read ([`read_named`]): a link is followed, but only
-/// a regular file is opened.
+/// An events file a person named (`hookd events --file`), open to read: a link is followed,
+/// but only a regular file is opened (a FIFO or a device is refused at once, never waited on).
+/// Read it a line at a time (`tail::from_file` does), never whole: logs grow to 64 MiB and more.
 pub fn open_named(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new()
         .read(true)

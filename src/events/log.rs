@@ -23,6 +23,9 @@ pub struct SharedLog {
     path: std::path::PathBuf,
     failed: AtomicBool,
     lost: Lost,
+    /// Rotated past this size, keeping this many old files (a daemon's log, appended to while
+    /// the daemon is gone: [`SharedLog::rotating`]).
+    rotate: Option<(u64, usize)>,
 }
 
 /// Counts the events an events file could not take: the caller's decision was not recorded
@@ -55,7 +58,35 @@ impl SharedLog {
             path: path.to_path_buf(),
             failed: AtomicBool::new(false),
             lost: Lost::default(),
+            rotate: None,
         })
+    }
+
+    /// Rotate the file as a daemon's [`RotatingLog`] does (`FILE` → `FILE.1` … `FILE.{keep}`)
+    /// when a line would take it past `max_bytes`: the processes sharing it rotate under its
+    /// lock, and numbering goes on from the rotated file.
+    pub fn rotating(mut self, max_bytes: u64, keep: usize) -> Self {
+        self.rotate = Some((max_bytes, keep.max(1)));
+        self
+    }
+
+    /// Whether `path` still names `file`.
+    fn names(&self, file: &File) -> std::io::Result<bool> {
+        let ours = file.metadata()?;
+        Ok(std::fs::symlink_metadata(&self.path)
+            .is_ok_and(|m| (m.dev(), m.ino()) == (ours.dev(), ours.ino())))
+    }
+
+    /// The last `seq` written: the file's, or, when it is empty (just rotated), the rotated one's.
+    fn last_seq(&self, file: &mut File) -> std::io::Result<(u64, bool)> {
+        let (last, torn) = last_seq_of(file)?;
+        if last == 0 && self.rotate.is_some() && file.metadata()?.len() == 0 {
+            let rotated = std::path::PathBuf::from(format!("{}.1", self.path.display()));
+            if let Ok(mut older) = open_to_read(&rotated) {
+                return Ok((last_seq_of(&mut older)?.0, false));
+            }
+        }
+        Ok((last, torn))
     }
 
     /// Set when an event could not be written.
@@ -80,10 +111,50 @@ impl SharedLog {
     }
 
     fn append(&self, file: &mut File, event: &Stamped) -> std::io::Result<()> {
-        self.current(file)?;
-        file.lock()?;
+        // Another process may rotate the file while this one waits for its lock: the file the
+        // path names then, is the one written to.
+        for _ in 0..8 {
+            self.current(file)?;
+            file.lock()?;
+            if !self.names(file)? {
+                file.unlock()?;
+                continue;
+            }
+            let full = match self.rotate {
+                Some((max, _)) => {
+                    let size = file.metadata()?.len();
+                    size > 0 && size + event.to_json().len() as u64 + 2 > max
+                }
+                None => false,
+            };
+            if !full {
+                return self.append_locked(file, event);
+            }
+            let rotated = self.rotate_files();
+            let unlocked = file.unlock();
+            rotated.and(unlocked)?;
+        }
+        Err(std::io::Error::other(
+            "the events file kept being rotated by other processes",
+        ))
+    }
+
+    /// `FILE.{keep}` goes, `FILE.{n}` becomes `FILE.{n+1}`, `FILE` becomes `FILE.1` (under the
+    /// file's lock: the next append opens `FILE` anew).
+    fn rotate_files(&self) -> std::io::Result<()> {
+        let keep = self.rotate.map_or(1, |(_, keep)| keep);
+        let numbered = |n: usize| std::path::PathBuf::from(format!("{}.{n}", self.path.display()));
+        let _ = std::fs::remove_file(numbered(keep));
+        for n in (1..keep).rev() {
+            let _ = std::fs::rename(numbered(n), numbered(n + 1));
+        }
+        std::fs::rename(&self.path, numbered(1))
+    }
+
+    /// Number and write `event` after the file's last line, the file locked.
+    fn append_locked(&self, file: &mut File, event: &Stamped) -> std::io::Result<()> {
         let written = (|| {
-            let (last, torn) = last_seq_of(file)?;
+            let (last, torn) = self.last_seq(file)?;
             if last >= MOST_SEQ {
                 return Err(cannot_grow(&self.path, last));
             }

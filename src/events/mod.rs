@@ -18,7 +18,7 @@ mod log;
 mod summary;
 #[cfg(feature = "daemon")]
 pub(crate) use cursor::LogCursor;
-pub use file::{open_named, open_to_read, read_named, MOST_SEQ};
+pub use file::{open_named, open_to_read, MOST_SEQ};
 pub use log::{last_seq_in_log, log_files, Lost, RotatingLog, SharedLog};
 pub use summary::Summary;
 

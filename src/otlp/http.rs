@@ -1,5 +1,7 @@
 //! One OTLP/HTTP export: a POST of protobuf bytes over plain HTTP/1.1, bounded by a deadline in
 //! every step (connect, write, read), so a collector that is down or slow costs at most that.
+//! Writes and reads wait in slices of [`SLICE`], each time asking the deadline again: the
+//! daemon's stop moves it earlier, and an export under way then ends by the new one.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -7,10 +9,22 @@ use std::time::{Duration, Instant};
 
 use super::settings::Target;
 
-/// POST `body` to `target`; the response's status. Gives up at `deadline`.
-pub(crate) fn post(target: &Target, body: &[u8], deadline: Instant) -> Result<u16, String> {
+/// The longest one blocking read or write waits before the deadline is asked again.
+const SLICE: Duration = Duration::from_millis(100);
+
+/// The longest one connection attempt waits before the deadline is asked again (and, if
+/// time is left, a new attempt made): longer than any round trip to a collector.
+const CONNECT_SLICE: Duration = Duration::from_secs(1);
+
+/// POST `body` to `target`; the response's status. Gives up at `deadline()`, asked again at
+/// every step (it may move earlier meanwhile).
+pub(crate) fn post(
+    target: &Target,
+    body: &[u8],
+    deadline: &dyn Fn() -> Instant,
+) -> Result<u16, String> {
     let left = || {
-        deadline
+        deadline()
             .checked_duration_since(Instant::now())
             .filter(|d| !d.is_zero())
             .ok_or_else(|| "timed out".to_string())
@@ -22,13 +36,21 @@ pub(crate) fn post(target: &Target, body: &[u8], deadline: Instant) -> Result<u1
         .collect();
     let mut stream = None;
     let mut last = String::from("no address");
-    for addr in addrs {
-        match TcpStream::connect_timeout(&addr, left()?) {
-            Ok(s) => {
-                stream = Some(s);
-                break;
+    'addrs: for addr in addrs {
+        loop {
+            match TcpStream::connect_timeout(&addr, left()?.min(CONNECT_SLICE)) {
+                Ok(s) => {
+                    stream = Some(s);
+                    break 'addrs;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    last = format!("cannot connect to {addr}: {e}");
+                }
+                Err(e) => {
+                    last = format!("cannot connect to {addr}: {e}");
+                    continue 'addrs;
+                }
             }
-            Err(e) => last = format!("cannot connect to {addr}: {e}"),
         }
     }
     let mut stream = stream.ok_or(last)?;
@@ -46,14 +68,35 @@ pub(crate) fn post(target: &Target, body: &[u8], deadline: Instant) -> Result<u1
         }
     }
     head.push_str("\r\n");
-    stream
-        .set_write_timeout(Some(left()?))
-        .map_err(|e| e.to_string())?;
-    stream
-        .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(body))
-        .map_err(|e| format!("cannot send: {e}"))?;
+    send(&mut stream, head.as_bytes(), &left)?;
+    send(&mut stream, body, &left)?;
     read_status(&mut stream, left)
+}
+
+/// Write all of `bytes`, a slice of time at a time, until `left` says the time is up.
+fn send(
+    stream: &mut TcpStream,
+    mut bytes: &[u8],
+    left: &dyn Fn() -> Result<Duration, String>,
+) -> Result<(), String> {
+    while !bytes.is_empty() {
+        stream
+            .set_write_timeout(Some(left()?.min(SLICE)))
+            .map_err(|e| e.to_string())?;
+        match stream.write(bytes) {
+            Ok(0) => return Err("cannot send: the collector closed the connection".into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if waited(&e) => {}
+            Err(e) => return Err(format!("cannot send: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// A blocking call's slice of time ran out (or a signal interrupted it): ask the deadline.
+fn waited(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{Interrupted, TimedOut, WouldBlock};
+    matches!(e.kind(), WouldBlock | TimedOut | Interrupted)
 }
 
 /// The status line's code, read within the deadline.
@@ -65,11 +108,13 @@ fn read_status(
     let mut chunk = [0u8; 1024];
     loop {
         stream
-            .set_read_timeout(Some(left()?))
+            .set_read_timeout(Some(left()?.min(SLICE)))
             .map_err(|e| e.to_string())?;
-        let n = stream
-            .read(&mut chunk)
-            .map_err(|e| format!("no answer: {e}"))?;
+        let n = match stream.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if waited(&e) => continue,
+            Err(e) => return Err(format!("no answer: {e}")),
+        };
         if n == 0 {
             return Err("the collector closed the connection without answering".into());
         }

@@ -21,9 +21,43 @@ pub(crate) fn kv(key: &str, value: AnyValue) -> KeyValue {
     }
 }
 
+/// The most of one string an attribute carries (commands, hooks' output, paths, reasons); the
+/// rest is cut and said (see [`capped`]).
+pub(crate) const FIELD_BYTES: usize = 4096;
+
+/// The most items of one array an attribute carries; the rest are counted in a last item.
+pub(crate) const FIELD_ITEMS: usize = 64;
+
+/// `s` cut to [`FIELD_BYTES`] on a character boundary, ending with a visible marker that says
+/// how much was left out: a collector's reader sees the field was cut, and where.
+pub(crate) fn capped(s: String) -> String {
+    if s.len() <= FIELD_BYTES {
+        return s;
+    }
+    capped_str(&s)
+}
+
+/// [`capped`] from a borrowed string: only what is kept is copied (a cut `String` would keep
+/// its whole allocation).
+pub(crate) fn capped_str(s: &str) -> String {
+    if s.len() <= FIELD_BYTES {
+        return s.to_string();
+    }
+    let mut end = FIELD_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}… [hookd: {} more bytes not exported]",
+        &s[..end],
+        s.len() - end
+    )
+}
+
+/// A string attribute value, capped ([`capped`]).
 pub(crate) fn string(s: String) -> AnyValue {
     AnyValue {
-        value: Some(any_value::Value::StringValue(s)),
+        value: Some(any_value::Value::StringValue(capped(s))),
     }
 }
 
@@ -48,13 +82,34 @@ fn json(v: &Value) -> AnyValue {
             Some(i) => any_value::Value::IntValue(i),
             None => any_value::Value::DoubleValue(n.as_f64().unwrap_or_default()),
         },
-        Value::String(s) => any_value::Value::StringValue(s.clone()),
-        Value::Array(a) => any_value::Value::ArrayValue(ArrayValue {
-            values: a.iter().map(json).collect(),
-        }),
-        Value::Object(o) => any_value::Value::KvlistValue(KeyValueList {
-            values: o.iter().map(|(k, v)| kv(k, json(v))).collect(),
-        }),
+        Value::String(s) => any_value::Value::StringValue(capped_str(s)),
+        Value::Array(a) => {
+            let mut values: Vec<_> = a.iter().take(FIELD_ITEMS).map(json).collect();
+            if a.len() > FIELD_ITEMS {
+                values.push(string(format!(
+                    "… [hookd: {} more items not exported]",
+                    a.len() - FIELD_ITEMS
+                )));
+            }
+            any_value::Value::ArrayValue(ArrayValue { values })
+        }
+        Value::Object(o) => {
+            let mut values: Vec<_> = o
+                .iter()
+                .take(FIELD_ITEMS)
+                .map(|(k, v)| kv(&capped_str(k), json(v)))
+                .collect();
+            if o.len() > FIELD_ITEMS {
+                values.push(kv(
+                    "…",
+                    string(format!(
+                        "[hookd: {} more keys not exported]",
+                        o.len() - FIELD_ITEMS
+                    )),
+                ));
+            }
+            any_value::Value::KvlistValue(KeyValueList { values })
+        }
     };
     AnyValue { value: Some(value) }
 }
@@ -242,7 +297,7 @@ fn hook_span(h: &crate::events::HookCommand, d: &Dispatched<'_>, written: u64) -
             message: if h.error.is_empty() {
                 format!("exit {}", h.exit_code)
             } else {
-                h.error.clone()
+                capped(h.error.clone())
             },
         }),
         ..Default::default()
@@ -291,5 +346,37 @@ pub(crate) fn log_record(e: &Stamped) -> LogRecord {
             })
             .unwrap_or_default(),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_field_is_cut_on_a_character_boundary_with_a_marker() {
+        assert_eq!(capped("short".into()), "short");
+        // A 3-byte character straddles the limit: the cut is before it.
+        let s = format!("{}€{}", "a".repeat(FIELD_BYTES - 1), "b".repeat(10_000));
+        let cut = capped(s.clone());
+        assert_eq!(
+            cut,
+            format!(
+                "{}… [hookd: {} more bytes not exported]",
+                "a".repeat(FIELD_BYTES - 1),
+                s.len() - (FIELD_BYTES - 1)
+            )
+        );
+        let many = serde_json::json!((0..100).collect::<Vec<_>>());
+        let Some(any_value::Value::ArrayValue(a)) = json(&many).value else {
+            panic!("an array")
+        };
+        assert_eq!(a.values.len(), FIELD_ITEMS + 1);
+        assert_eq!(
+            a.values[FIELD_ITEMS].value,
+            Some(any_value::Value::StringValue(
+                "… [hookd: 36 more items not exported]".into()
+            ))
+        );
     }
 }

@@ -31,6 +31,26 @@ use crate::events::{EventSink, Stamped};
 /// Spans, or log records, kept for the next export at most; more are dropped (and counted).
 const MOST_PENDING: usize = 4096;
 
+/// Bytes (as encoded) of spans and log records kept for the next export at most, both signals
+/// together; more are dropped (and counted). With each record's fields capped
+/// ([`map::FIELD_BYTES`]) this holds about 300 events whose hook printed much; a collector that
+/// is slow or mute costs the daemon this, plus the batch being sent (as much again, encoded).
+pub const MOST_PENDING_BYTES: usize = 8 * 1024 * 1024;
+
+/// The most the daemon's stop waits for the exporter: an export under way when the stop
+/// begins, and the last one, end by then (the last gets at least [`LAST_EXPORT_LEAST`] when
+/// the collector answered before). Half the daemon's grace when that is less ([`stop_budget`]).
+pub const STOP_BUDGET: Duration = Duration::from_secs(2);
+
+/// The exporter's share of a stop whose grace is `grace`: [`STOP_BUDGET`], or half the grace
+/// when that is less, so a collector never holds the daemon past its grace.
+pub fn stop_budget(grace: Duration) -> Duration {
+    STOP_BUDGET.min(grace / 2)
+}
+
+/// The least the last export gets at the daemon's stop, however long the stop took before it.
+const LAST_EXPORT_LEAST: Duration = Duration::from_millis(500);
+
 /// The most a one-shot process spends exporting when `OTEL_EXPORTER_OTLP_TIMEOUT` is not set.
 pub const ONE_SHOT_BUDGET: Duration = Duration::from_millis(20);
 
@@ -39,7 +59,16 @@ pub const ONE_SHOT_BUDGET: Duration = Duration::from_millis(20);
 struct Pending {
     spans: Vec<Span>,
     logs: Vec<LogRecord>,
+    /// What `spans` and `logs` weigh, encoded.
+    bytes: usize,
     dropped: u64,
+}
+
+impl Pending {
+    /// Whether one more item of `bytes` fits both budgets beside the `held` of its kind.
+    fn fits(&self, held: usize, bytes: usize) -> bool {
+        held < MOST_PENDING && self.bytes + bytes <= MOST_PENDING_BYTES
+    }
 }
 
 /// Collects spans (as a dispatch observer) and log records (as an event sink) and sends them.
@@ -47,6 +76,8 @@ pub struct Exporter {
     settings: Settings,
     resource: Resource,
     pending: Mutex<Pending>,
+    /// Set at the daemon's stop: no export goes on past it.
+    stop_by: Mutex<Option<Instant>>,
 }
 
 /// What one export did.
@@ -78,6 +109,7 @@ impl Exporter {
             settings,
             resource,
             pending: Mutex::new(Pending::default()),
+            stop_by: Mutex::new(None),
         })
     }
 
@@ -90,11 +122,27 @@ impl Exporter {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The daemon stops: an export under way ends by `by` at the latest, whatever the
+    /// collector does (a mute one, a slow one), and so does every later one.
+    pub fn stop_by(&self, by: Instant) {
+        *self.stop_by.lock().unwrap_or_else(|p| p.into_inner()) = Some(by);
+    }
+
+    /// When an export started with `deadline` must end: then, or at the stop's limit.
+    fn until(&self, deadline: Instant) -> Instant {
+        match *self.stop_by.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(by) => deadline.min(by),
+            None => deadline,
+        }
+    }
+
     /// Send what is pending, giving up after `budget` (spent across both signals).
     pub fn flush(&self, budget: Duration) -> Flushed {
         let deadline = Instant::now() + budget;
+        let deadline = || self.until(deadline);
         let (spans, logs, dropped) = {
             let mut p = self.pending();
+            p.bytes = 0;
             let dropped = std::mem::take(&mut p.dropped);
             (
                 std::mem::take(&mut p.spans),
@@ -126,11 +174,10 @@ impl Exporter {
                     ..Default::default()
                 }],
             };
-            out.record(
-                n,
-                http::post(target, &request.encode_to_vec(), deadline),
-                true,
-            );
+            // Only the encoded bytes wait on the collector, not the records as well.
+            let body = request.encode_to_vec();
+            drop(request);
+            out.record(n, http::post(target, &body, &deadline), true);
         }
         if let (Some(target), false) = (&self.settings.logs, logs.is_empty()) {
             let n = logs.len();
@@ -145,11 +192,10 @@ impl Exporter {
                     ..Default::default()
                 }],
             };
-            out.record(
-                n,
-                http::post(target, &request.encode_to_vec(), deadline),
-                false,
-            );
+            // Only the encoded bytes wait on the collector, not the records as well.
+            let body = request.encode_to_vec();
+            drop(request);
+            out.record(n, http::post(target, &body, &deadline), false);
         }
         out
     }
@@ -162,28 +208,48 @@ impl Exporter {
         stop: std::sync::mpsc::Receiver<()>,
     ) -> std::thread::JoinHandle<()> {
         let me = self.clone();
-        std::thread::spawn(move || loop {
-            let stopping = !matches!(
-                stop.recv_timeout(every),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-            );
-            // At the daemon's stop, a mute collector may hold it 2 s at most.
-            let budget = if stopping {
-                me.settings.timeout.min(Duration::from_secs(2))
-            } else {
-                me.settings.timeout
-            };
-            let f = me.flush(budget);
-            if let Some(e) = &f.error {
-                tracing::warn!(
-                    "OpenTelemetry export: {e}; {} spans or records lost",
-                    f.lost
+        std::thread::spawn(move || {
+            // Whether the last export failed: the collector is in trouble.
+            let mut troubled = false;
+            loop {
+                let stopping = !matches!(
+                    stop.recv_timeout(every),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
                 );
-            }
-            if stopping {
-                return;
+                let budget = if stopping {
+                    me.last_budget(troubled)
+                } else {
+                    me.settings.timeout
+                };
+                let f = me.flush(budget);
+                troubled = f.error.is_some();
+                if let Some(e) = &f.error {
+                    tracing::warn!(
+                        "OpenTelemetry export: {e}; {} spans or records lost",
+                        f.lost
+                    );
+                }
+                if stopping {
+                    return;
+                }
             }
         })
+    }
+
+    /// The last export's time at the daemon's stop: what is left of the stop's budget
+    /// ([`Exporter::stop_by`], else [`STOP_BUDGET`] from now); at least [`LAST_EXPORT_LEAST`]
+    /// unless the collector just failed (a mute one is not waited for twice).
+    fn last_budget(&self, troubled: bool) -> Duration {
+        let now = Instant::now();
+        let left = self.until(now + STOP_BUDGET).saturating_duration_since(now);
+        let budget = if troubled {
+            left
+        } else {
+            left.max(LAST_EXPORT_LEAST)
+        }
+        .min(self.settings.timeout);
+        self.stop_by(now + budget);
+        budget
     }
 
     /// The budget a one-shot process spends at its end.
@@ -200,9 +266,15 @@ impl Exporter {
             return;
         }
         let mut p = self.pending();
-        let room = MOST_PENDING.saturating_sub(p.spans.len());
-        p.dropped += spans.len().saturating_sub(room) as u64;
-        p.spans.extend(spans.into_iter().take(room));
+        for span in spans {
+            let bytes = span.encoded_len();
+            if p.fits(p.spans.len(), bytes) {
+                p.bytes += bytes;
+                p.spans.push(span);
+            } else {
+                p.dropped += 1;
+            }
+        }
     }
 }
 
@@ -240,8 +312,10 @@ impl EventSink for Exporter {
             return;
         }
         let record = map::log_record(event);
+        let bytes = record.encoded_len();
         let mut p = self.pending();
-        if p.logs.len() < MOST_PENDING {
+        if p.fits(p.logs.len(), bytes) {
+            p.bytes += bytes;
             p.logs.push(record);
         } else {
             p.dropped += 1;

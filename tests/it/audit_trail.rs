@@ -546,3 +546,43 @@ fn a_session_filter_that_matches_nothing_scans_a_budget_per_write_and_moves_its_
     }
     assert!(data.contains("\"seq\":20001"), "{data}");
 }
+
+/// A daemon's events file appended to by the clients that fell back while it is gone is
+/// rotated as the daemon rotated it (its `--events-max-bytes`, three old files kept), and
+/// numbering goes on across the rotations: the file no longer grows without bound.
+#[test]
+fn clients_appending_to_a_gone_daemons_log_rotate_it_as_it_did() {
+    let p = project();
+    let log = p.path().join("events.jsonl");
+    let d = start(
+        &p,
+        &[
+            "--events",
+            log.to_str().unwrap(),
+            "--events-max-bytes",
+            "1500",
+        ],
+    );
+    let socket = d.socket.clone();
+    dispatch(&d);
+    drop(d); // killed: its trail stays, naming the log and its size
+    for _ in 0..12 {
+        let o = p
+            .cmd(&["dispatch", "post_tool", "--session-id", "a"])
+            .env("HOOKD_SOCKET", &socket)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let files: Vec<_> = hookd::events::log_files(&log, 3);
+    let mut all = Vec::new();
+    for f in &files {
+        assert!(f.exists(), "{} was not made", f.display());
+        let size = std::fs::metadata(f).unwrap().len();
+        assert!(size <= 1500, "{}: {size} bytes", f.display());
+        all.extend(seqs(f));
+    }
+    // The oldest went; what is kept runs on without a gap to the thirteenth event.
+    assert_eq!(all.last(), Some(&13), "{all:?}");
+    assert_eq!(all, (all[0]..=13).collect::<Vec<_>>());
+}

@@ -850,3 +850,64 @@ fn a_real_prometheus_scrapes_hookd_with_the_token_file() {
     let rules = http_get(port, "/api/v1/rules").unwrap_or_default();
     assert!(rules.contains("HookdDenialsSpiking"), "{rules}");
 }
+
+/// Issue 42: the page kept up to 6,000 whole events, hooks' stdout and stderr included, and its
+/// tab grew by 676 MiB over 1,400 events of chatty hooks. Now it keeps what it shows: events
+/// whose hook printed 128 KiB each cost the page's list under 1 KiB each, and a long command is
+/// shown cut, saying how much was left out.
+#[test]
+fn the_page_keeps_what_it_shows_not_whole_events() {
+    let Some(exe) = chromium() else {
+        crate::support::unavailable(
+            "chromium",
+            "chromium not installed (apt-get install chromium)",
+        );
+        return;
+    };
+    let p = Project::new();
+    let text = "x".repeat(65_536);
+    std::fs::write(p.path().join("big.txt"), text).unwrap();
+    std::fs::write(p.path().join("big.sh"), "cat big.txt\ncat big.txt >&2\n").unwrap();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^sh big.sh$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\ngate_shell_tools: true\nhooks:\n  - {name: big, hook: post_session, command: 'sh big.sh'}\n",
+    );
+    let d = start(&p, &[]);
+    for i in 0..150 {
+        dispatch(
+            &d,
+            "post_session",
+            json!({"session_id": format!("s{}", i % 5)}),
+        );
+    }
+    let long = format!("rm {}", "a".repeat(1000));
+    dispatch(
+        &d,
+        "pre_tool",
+        json!({"session_id": "s0", "tool": {"name": "Bash", "input": {"command": long}}}),
+    );
+    let browser = Browser::launch(&exe);
+    let mut tab = browser.open(&d.dashboard.clone().unwrap());
+    // The daemon's ring holds about 128 of these events (32 MiB): the page gets those.
+    tab.wait_for("lastSeq === 151", "the newest event on the page");
+    let n = tab.eval("events.length").as_u64().unwrap();
+    let kept = tab.eval("JSON.stringify(events).length").as_u64().unwrap();
+    eprintln!(
+        "the page keeps {kept} characters for {n} events (their JSON: {} KiB)",
+        n * 128
+    );
+    assert!(n >= 100, "{n} events");
+    assert!(kept < n * 1024, "{kept} characters kept for {n} events");
+    let detail = tab.eval("document.querySelector('#timeline tbody tr td:last-child').textContent");
+    let detail = detail.as_str().unwrap();
+    assert!(detail.starts_with("not_allowlisted: `rm aaa"), "{detail}");
+    assert!(detail.ends_with("a… (1773 more characters)"), "{detail}");
+    assert_eq!(
+        detail.chars().count(),
+        300 + "… (1773 more characters)".chars().count()
+    );
+}

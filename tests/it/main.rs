@@ -17,6 +17,7 @@ mod config_errors;
 mod daemon;
 mod daemon_answers;
 mod daemon_events;
+mod daemon_floods;
 mod daemon_projects;
 mod daemon_stripped;
 mod dashboard;

@@ -636,4 +636,43 @@ fn a_projects_telemetry_section_is_refused() {
         stderr(&o)
     );
     assert!(!stdout(&o).contains("OpenTelemetry"), "{}", stdout(&o));
+/// A hook's large output (and any large field: a command, a path, a reason) is exported cut at
+/// 4 KiB with a visible marker saying how much was left out: each record stays small, so the
+/// daemon's queue (bounded in bytes) holds many, whatever hooks print.
+#[test]
+fn a_large_field_is_exported_cut_with_a_marker() {
+    let r = Receiver::start();
+    let p = Project::new();
+    p.write(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^seq 1 3000$']}}}}\n",
+    );
+    p.write(
+        "hooks.yaml",
+        "enabled: true\nhooks:\n  - {name: count, hook: post_tool, command: 'seq 1 3000'}\n",
+    );
+    let out = dispatch(
+        &p,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", r.endpoint()),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "5000".into()),
+        ],
+        "big",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed: String = (1..=3000).map(|i| format!("{i}\n")).collect();
+    let logs: Vec<(_, ExportLogsServiceRequest)> = r.decoded("/v1/logs", Duration::from_secs(5));
+    let record = logs
+        .iter()
+        .flat_map(|(_, l)| l.resource_logs[0].scope_logs[0].log_records.clone())
+        .find(|l| l.event_name == "hookd.hook_command")
+        .expect("the hook's record");
+    assert_eq!(
+        text(&record.attributes, "hookd.stdout"),
+        format!(
+            "{}… [hookd: {} more bytes not exported]",
+            &printed[..4096],
+            printed.len() - 4096
+        )
+    );
 }
