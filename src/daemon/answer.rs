@@ -90,39 +90,7 @@ async fn take(
         ));
     };
     let _bytes = take_bytes(state, headers)?;
-    let body = match tokio::time::timeout(
-        state.limits.body_timeout,
-        axum::body::to_bytes(body, MAX_REQUEST_BYTES),
-    )
-    .await
-    {
-        Ok(Ok(b)) => b,
-        Ok(Err(_)) => return Err(too_large()),
-        Err(_) => {
-            return Err(refusal(
-                StatusCode::REQUEST_TIMEOUT,
-                "the request's body did not arrive in time",
-            ))
-        }
-    };
-    let (req, point, context) = if body.len() <= SMALL_DISPATCH {
-        decode(&body, asked)
-    } else {
-        // Parsing megabytes takes a while: off the async workers, which other clients need.
-        let parsed = tokio::task::spawn_blocking(move || {
-            let mut asked = Asked::default();
-            (decode(&body, &mut asked), asked)
-        })
-        .await;
-        match parsed {
-            Ok((decoded, was)) => {
-                *asked = was;
-                decoded
-            }
-            Err(e) => Err(format!("the request could not be read: {e}")),
-        }
-    }
-    .map_err(|why| refusal(StatusCode::BAD_REQUEST, why))?;
+    let (req, point, context) = read_request(state, body, asked).await?;
     same_settings(state, &req)?;
     let served = project(state, &req).await?;
     let engine = served.current();
@@ -153,6 +121,48 @@ async fn take(
             format!("the dispatch failed: {e}"),
         )),
     }
+}
+
+/// The request's body, read within its time and decoded (a large one off the async workers,
+/// which other clients need).
+async fn read_request(
+    state: &AppState,
+    body: Body,
+    asked: &mut Asked,
+) -> Result<(DispatchRequest, HookPoint, Context), Refusal> {
+    let body = match tokio::time::timeout(
+        state.limits.body_timeout,
+        axum::body::to_bytes(body, MAX_REQUEST_BYTES),
+    )
+    .await
+    {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return Err(too_large()),
+        Err(_) => {
+            return Err(refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request's body did not arrive in time",
+            ))
+        }
+    };
+    if body.len() <= SMALL_DISPATCH {
+        decode(&body, asked)
+    } else {
+        // Parsing megabytes takes a while: off the async workers, which other clients need.
+        let parsed = tokio::task::spawn_blocking(move || {
+            let mut asked = Asked::default();
+            (decode(&body, &mut asked), asked)
+        })
+        .await;
+        match parsed {
+            Ok((decoded, was)) => {
+                *asked = was;
+                decoded
+            }
+            Err(e) => Err(format!("the request could not be read: {e}")),
+        }
+    }
+    .map_err(|why| refusal(StatusCode::BAD_REQUEST, why))
 }
 
 /// A place among the bytes of large dispatches taken at once (`--max-dispatch-bytes`), held

@@ -276,11 +276,7 @@ impl Builder {
         serve.inputs = Some(load.inputs());
         serve.input_vars = Some(load.input_vars());
         serve.sessions = Some(memory);
-        serve.sessions_file = self.events.as_ref().map(|(p, _)| {
-            let mut name = p.file_name().unwrap_or_default().to_os_string();
-            name.push(".sessions.json");
-            p.with_file_name(name)
-        });
+        serve.sessions_file = self.events.as_ref().map(|(p, _)| sessions_file(p));
         serve.lost = lost;
         serve.log = self.events.map(|(p, _)| (p, LOG_KEEP));
         // Every project is loaded as a dispatch in it would load it in its own process.
@@ -319,12 +315,8 @@ impl Builder {
             trail.keep();
         }
         #[cfg(feature = "otlp")]
-        if let Some((stop, thread)) = exporting {
-            let _ = stop.send(());
-            // Bounded even where the exporter's own deadlines cannot reach (a name lookup
-            // that hangs): the stop never waits for a collector longer than its budget.
-            let joined = tokio::task::spawn_blocking(move || thread.join());
-            let _ = tokio::time::timeout(budget + Duration::from_secs(1), joined).await;
+        if let Some(exporting) = exporting {
+            stop_exporting(exporting, budget).await;
         }
         served
     }
@@ -365,6 +357,27 @@ fn events_out(
         stream: stream.clone(),
     };
     Ok((hub, stream, trail, lost))
+}
+
+/// Where the sessions panel's state is kept beside the events file `events`
+/// (`FILE.sessions.json`).
+fn sessions_file(events: &std::path::Path) -> PathBuf {
+    let mut name = events.file_name().unwrap_or_default().to_os_string();
+    name.push(".sessions.json");
+    events.with_file_name(name)
+}
+
+/// Stop the exporter's thread and wait for it, bounded even where the exporter's own deadlines
+/// cannot reach (a name lookup that hangs): the stop never waits for a collector longer than
+/// its `budget`.
+#[cfg(feature = "otlp")]
+async fn stop_exporting(
+    (stop, thread): (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>),
+    budget: Duration,
+) {
+    let _ = stop.send(());
+    let joined = tokio::task::spawn_blocking(move || thread.join());
+    let _ = tokio::time::timeout(budget + Duration::from_secs(1), joined).await;
 }
 
 /// Keeps the trail beside the socket ([`super::trail`]): where events go and the last number.
