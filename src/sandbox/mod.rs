@@ -29,6 +29,7 @@ pub use rewrite::{
     channel_dir, channel_file, confined_call, gemini_refuses, run_shell, shell_argv, shell_quote,
     shell_rewrite, Decided, ShellRun, CRUSH_SHELL_TOOL, GEMINI_SHELL_TOOL,
 };
+mod nested;
 mod spawn;
 
 pub(crate) use spawn::{prepare as prepare_spawn, prepare_unwaited};
@@ -39,6 +40,7 @@ mod private;
 use held::held;
 use placeholder::Placeholders;
 
+pub use nested::AGENT_VAR;
 pub use private::SOCKET_VARIABLES;
 
 use std::ffi::CString;
@@ -95,6 +97,15 @@ pub struct SandboxPolicy {
     /// `/run/user/UID` is.
     #[serde(skip)]
     pub runtime: Option<PathBuf>,
+    /// The host says it runs inside a confined agent (`hookd run --confine` sets
+    /// [`AGENT_VAR`]): where that is evidently so, commands get the nested sandbox
+    /// (`nested.rs`) instead of none.
+    #[serde(skip)]
+    pub nested: bool,
+    /// Places hookd's state would hide that stay as they are: a confined agent's hooks
+    /// (`hookd adapter`) keep their state there (`hookd run --confine`).
+    #[serde(skip)]
+    pub shown: Vec<PathBuf>,
 }
 
 /// What this kernel offers the sandbox.
@@ -195,6 +206,8 @@ pub struct Confinement {
     /// listening socket over, and the proxy (stopped when this is dropped).
     egress_channel: Option<OwnedFd>,
     proxy: Option<egress::proxy::Proxy>,
+    /// Inside a confined agent: the nested sandbox's own (`nested.rs`).
+    nested: Option<nested::Nested>,
 }
 
 /// The catalog's places for `policy`: its own, or, when it has none (a configuration without
@@ -225,6 +238,7 @@ fn hidden(policy: &SandboxPolicy, places: &SandboxPlaces) -> Vec<PathBuf> {
     out.extend(policy.state.iter().cloned());
     out.extend(default_state().filter(|s| policy.state.as_ref() != Some(s)));
     out.extend(policy.read_deny.iter().cloned());
+    out.retain(|p| !policy.shown.contains(p));
     out
 }
 
@@ -251,6 +265,9 @@ impl Confinement {
         cwd: &Path,
     ) -> Result<Confinement, Unavailable> {
         let missing = support().missing();
+        if nested::here(policy, &missing) {
+            return nested::prepare(policy, project, &temp_dir(policy));
+        }
         if !missing.is_empty() {
             return Err(Unavailable::Kernel(missing));
         }
@@ -324,6 +341,7 @@ impl Confinement {
             _stand_ins: stand_ins,
             egress_channel,
             proxy,
+            nested: None,
         })
     }
 
@@ -349,7 +367,7 @@ impl Confinement {
     /// [`proxy_vars`]).
     pub fn added_vars(&self) -> Vec<(&'static str, String)> {
         if self.proxy.is_some() {
-            proxy_vars()
+            egress::proxy_vars_at(self.nested.as_ref().and_then(|n| n.proxy))
         } else {
             Vec::new()
         }

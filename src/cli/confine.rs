@@ -1,0 +1,69 @@
+//! `hookd run AGENT --confine -- PROGRAM ARGS…`: the agent started inside the sandbox
+//! (`hookd::adapter::confine`), hookd staying as its parent for the proxy it reaches its hosts
+//! through, and exiting as the agent did.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+
+use super::error::{Done, Error};
+use super::load::{load, ConfigArgs};
+use hookd::adapter::confine::policy;
+use hookd::adapter::Adapter;
+use hookd::sandbox::Confinement;
+use hookd::sandbox::AGENT_VAR;
+use nix::sys::signal::{signal, SigHandler, Signal};
+
+/// Start `command` (the agent's program and arguments) confined as `agent` needs, `hosts` its
+/// `--allow-host` entries; its exit status (128 + N when signal N ended it).
+pub(super) fn run(agent: &dyn Adapter, command: &[OsString], hosts: &[String]) -> Done {
+    use std::os::unix::process::ExitStatusExt;
+    let shown = |p: &OsString| hookd::display::visible(&p.to_string_lossy()).into_owned();
+    let program = command.first().map(shown).unwrap_or_default();
+    let config = load(ConfigArgs {
+        config_dir: None,
+        trust_project: false,
+        gate_shell_tools: false,
+        fail_closed: false,
+    })?;
+    let host = config.host();
+    let not_started =
+        |why: String| Error::Cannot(format!("hookd run: {program} not started: {why}"));
+    let policy = policy(agent, &config.policy.sandbox, host, hosts).map_err(not_started)?;
+    let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
+    let confinement = Confinement::prepare_in(&policy, &config.project_dir, &cwd)
+        .map_err(|e| not_started(e.to_string()))?;
+    let confinement = Arc::new(confinement);
+    let argv: Vec<String> = command
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    let mut cmd = hookd::sandbox::command(confinement.clone(), &argv, &cwd, None, host.vars());
+    if policy.egress.is_some() {
+        // The agent's own API is often on loopback in tests and behind a gateway in companies:
+        // nothing bypasses the proxy (there is no other way out of its network namespace).
+        cmd.env_remove("NO_PROXY")
+            .env_remove("no_proxy")
+            .env(AGENT_VAR, "1");
+    }
+    // As `hookd exec`: Ctrl-C reaches the agent through its waiter; hookd waits for it.
+    extern "C" fn wait_on(_: nix::libc::c_int) {}
+    for sig in [Signal::SIGINT, Signal::SIGQUIT] {
+        // SAFETY: the handler does nothing, so it is async-signal-safe.
+        let _ = unsafe { signal(sig, SigHandler::Handler(wait_on)) };
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| not_started(format!("it could not start confined: {e}")))?;
+    for r in confinement.network_requests_settled() {
+        if r.verdict != "allowed" {
+            eprintln!(
+                "hookd run: the agent's connection to {}:{} was refused: {}",
+                r.host, r.port, r.reason
+            );
+        }
+    }
+    Ok(status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1))
+}
