@@ -141,6 +141,13 @@ pub fn policy(
     p.write.extend(hookd_state.iter().cloned());
     // The events file the agent's hooks append to (in the project, or granted here).
     let events = host.dir("HOOKD_EVENTS");
+    if let Some(file) = events.as_ref().filter(|f| !f.exists()) {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(file)
+            .map_err(|e| format!("hookd run --confine: HOOKD_EVENTS {}: {e}", file.display()))?;
+    }
     p.write.extend(events.iter().cloned());
     p.shown.extend(hookd_state.iter().cloned());
     p.shown

@@ -29,6 +29,9 @@ pub(super) fn run(agent: &dyn Adapter, command: &[OsString], hosts: &[String]) -
     let not_started =
         |why: String| Error::Cannot(format!("hookd run: {program} not started: {why}"));
     let policy = policy(agent, &config.policy.sandbox, host, hosts).map_err(not_started)?;
+    if let Some(why) = command.first().and_then(|p| in_temp(p, &policy)) {
+        return Err(not_started(why));
+    }
     let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
     let confinement = Confinement::prepare_in(&policy, &config.project_dir, &cwd)
         .map_err(|e| not_started(e.to_string()))?;
@@ -66,4 +69,33 @@ pub(super) fn run(agent: &dyn Adapter, command: &[OsString], hosts: &[String]) -
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1))
+}
+
+/// Why `program` cannot run confined when it lies in a temporary directory (the confined agent
+/// gets its own, empty).
+fn in_temp(program: &OsString, policy: &hookd::sandbox::SandboxPolicy) -> Option<String> {
+    let name = std::path::Path::new(program);
+    let found = if name.components().count() > 1 {
+        Some(name.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
+    }?;
+    let real = found.canonicalize().ok()?;
+    let temps = [
+        std::path::PathBuf::from("/tmp"),
+        hookd::sandbox::temp_dir(policy),
+    ];
+    let temp = temps
+        .iter()
+        .filter_map(|t| t.canonicalize().ok())
+        .find(|t| real.starts_with(t))?;
+    Some(format!(
+        "it is {}, in {}, which the confined agent gets as its own, empty temporary directory; install it elsewhere",
+        real.display(),
+        temp.display()
+    ))
 }

@@ -33,7 +33,7 @@ impl CommandProvider {
     pub(super) fn confined_under(&self, tool: &str) -> Option<String> {
         let policy = self.sandbox.as_ref().filter(|s| s.enabled)?;
         if !self.shell_tools.iter().any(|n| n == tool)
-            || !crate::sandbox::support().missing().is_empty()
+            || !crate::sandbox::missing_for(policy).is_empty()
         {
             return None;
         }

@@ -149,6 +149,17 @@ impl Support {
     }
 }
 
+/// What this kernel lacks to confine a command under `policy`, one phrase each ([`Support::missing`]),
+/// empty where the nested sandbox of a confined agent stands in (`nested.rs`).
+pub fn missing_for(policy: &SandboxPolicy) -> Vec<String> {
+    let missing = support().missing();
+    if nested::here(policy, &missing) {
+        Vec::new()
+    } else {
+        missing
+    }
+}
+
 /// What this kernel offers, probed once per process.
 pub fn support() -> &'static Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();

@@ -58,7 +58,7 @@ pub fn confined_call(
     tool: &str,
     command: &str,
 ) -> Result<String, String> {
-    let missing = super::support().missing();
+    let missing = super::missing_for(policy);
     if !missing.is_empty() {
         return Err(format!(
             "the sandbox is on and this machine's kernel cannot confine it (it lacks {})",

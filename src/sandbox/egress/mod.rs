@@ -206,8 +206,12 @@ pub(crate) fn proxy_vars_at(addr: Option<std::net::SocketAddr>) -> Vec<(&'static
     for name in ["http_proxy", "https_proxy", "all_proxy"] {
         out.push((name, url.clone()));
     }
-    out.push(("NO_PROXY", none.clone()));
-    out.push(("no_proxy", none));
+    // Nested in a confined agent, nothing is reached but through the proxy (`nested.rs`): a
+    // name it should not proxy could not be reached at all.
+    if addr.is_none() {
+        out.push(("NO_PROXY", none.clone()));
+        out.push(("no_proxy", none));
+    }
     out.push(("CARGO_HTTP_PROXY", url.clone()));
     out.push(("npm_config_proxy", url.clone()));
     out.push(("npm_config_https_proxy", url));
