@@ -141,6 +141,16 @@ pub fn policy(
     p.write.extend(hookd_state.iter().cloned());
     // The events file the agent's hooks append to (in the project, or granted here).
     let events = host.dir("HOOKD_EVENTS");
+    if let (Some(e), Some(project)) = (&events, host.project()) {
+        let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let dir = e.parent().map(real).unwrap_or_default();
+        if dir.starts_with(real(&project)) {
+            return Err(format!(
+                "HOOKD_EVENTS {} lies in the project, which the agent's commands may write (the nested sandbox cannot hold it read-only as hookd's other sandbox does): name a file outside it",
+                e.display()
+            ));
+        }
+    }
     if let Some(file) = events.as_ref().filter(|f| !f.exists()) {
         std::fs::OpenOptions::new()
             .append(true)

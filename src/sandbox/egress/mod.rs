@@ -207,11 +207,10 @@ pub(crate) fn proxy_vars_at(addr: Option<std::net::SocketAddr>) -> Vec<(&'static
         out.push((name, url.clone()));
     }
     // Nested in a confined agent, nothing is reached but through the proxy (`nested.rs`): a
-    // name it should not proxy could not be reached at all.
-    if addr.is_none() {
-        out.push(("NO_PROXY", none.clone()));
-        out.push(("no_proxy", none));
-    }
+    // name it should not proxy could not be reached at all (an inherited list is emptied).
+    let none = if addr.is_none() { none } else { String::new() };
+    out.push(("NO_PROXY", none.clone()));
+    out.push(("no_proxy", none));
     out.push(("CARGO_HTTP_PROXY", url.clone()));
     out.push(("npm_config_proxy", url.clone()));
     out.push(("npm_config_https_proxy", url));

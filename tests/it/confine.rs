@@ -1,0 +1,131 @@
+//! Issue 43 item 7: inside a confined agent (`hookd run --confine`), the model's calls and the
+//! hooks get a sandbox nested in the agent's. A confined `hookd exec` with the launcher's
+//! variable stands in for the agent here (the launcher itself needs root's managed settings;
+//! `scripts/e2e/claude-code.sh` scenario 14 and `scripts/e2e/gemini.sh` scenario 8 run the real
+//! agents under it): inside it, a second `hookd exec` with a narrower list must confine again.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use crate::sandbox::{confinable, hookd, project};
+use crate::support::{stderr, stdout};
+
+/// A loopback HTTP server that records each request line and answers with it.
+fn upstream() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    std::thread::spawn(move || {
+        for conn in l.incoming() {
+            let Ok(mut c) = conn else { continue };
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 1024];
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let text = String::from_utf8_lossy(&buf).to_string();
+            let line = text.lines().next().unwrap_or("(nothing)").to_string();
+            s.lock().unwrap().push(line.clone());
+            let body = format!("upstream saw {line}\n");
+            let _ = write!(
+                c,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, seen)
+}
+
+fn has_curl() -> bool {
+    std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_command_nested_in_a_confined_agent_is_confined_again_and_its_proxy_chains() {
+    if !confinable() || !has_curl() {
+        return;
+    }
+    let (p, tmp) = project();
+    // The agent's list (the outer) has 127.0.0.1, as `--allow-host` gives the agent its model
+    // server; the configuration its commands get (the inner) has only localhost.
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [localhost, 127.0.0.1]\n",
+    );
+    let inner = p.home.path().join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    std::fs::write(
+        inner.join("config.yaml"),
+        "sandbox:\n  network:\n    allow: [localhost]\n",
+    )
+    .unwrap();
+    let (port, seen) = upstream();
+    let script = format!(
+        r#"
+case "$HTTP_PROXY" in http://127.0.0.1:3128) echo "proxy: the agent's";; http://127.0.0.1:*) echo "proxy: its own";; esac
+echo "no_proxy=[$NO_PROXY$no_proxy]"
+curl -sS "http://localhost:{port}/nested"
+curl -sS "http://127.0.0.1:{port}/literal"
+curl -sS --noproxy '*' --connect-timeout 3 "http://127.0.0.1:3128/" >/dev/null 2>&1 || echo "the agent's proxy: not reached"
+touch "$(dirname "$TMPDIR")/planted" 2>/dev/null || echo "the agent's temporary directory: not written"
+touch "$H/.claude-state" 2>/dev/null || echo "the home: not written"
+touch .infer/x 2>/dev/null || echo ".infer: held"
+echo in > inside && echo "the project: written"
+"#
+    );
+    let home = p.home.path().display().to_string();
+    let config_dir = inner.display().to_string();
+    let o = hookd(
+        &p,
+        &tmp,
+        &["exec", "--", env!("CARGO_BIN_EXE_hookd"), "exec"],
+    )
+    .args(["--config-dir", &config_dir, "--", "bash", "-c", &script])
+    .env("HOOKD_CONFINED_AGENT", "1")
+    .env("H", &home)
+    .output()
+    .unwrap();
+    let expected = format!(
+        "proxy: its own\n\
+         no_proxy=[]\n\
+         upstream saw GET /nested HTTP/1.1\n\
+         hookd refused 127.0.0.1: an IP address is reached only when `sandbox.network.allow` lists it (add `127.0.0.1` there in your ~/.infer/config.yaml to allow it)\n\
+         the agent's proxy: not reached\n\
+         the agent's temporary directory: not written\n\
+         the home: not written\n\
+         .infer: held\n\
+         the project: written\n"
+    );
+    assert_eq!(stdout(&o), expected, "stderr: {}", stderr(&o));
+    assert_eq!(*seen.lock().unwrap(), ["GET /nested HTTP/1.1"]);
+    assert!(p.path().join("inside").exists());
+}
+
+#[test]
+fn the_agents_variable_alone_does_not_weaken_the_sandbox() {
+    if !confinable() {
+        return;
+    }
+    // Outside a confined agent (a repository's settings could set the variable for its agent),
+    // the full sandbox holds: the credential stores stay hidden, which the nested one (made of
+    // Landlock alone) could not do.
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let home = p.home.path().display().to_string();
+    let o = hookd(&p, &tmp, &["exec", "--", "bash", "-c"])
+        .arg(r#"cat "$H/.ssh/id_ed25519" 2>/dev/null || echo hidden"#)
+        .env("HOOKD_CONFINED_AGENT", "1")
+        .env("H", &home)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "hidden\n", "stderr: {}", stderr(&o));
+}
