@@ -115,9 +115,8 @@ fn the_agents_variable_alone_does_not_weaken_the_sandbox() {
     if !confinable() {
         return;
     }
-    // Outside a confined agent (a repository's settings could set the variable for its agent),
-    // the full sandbox holds: the credential stores stay hidden, which the nested one (made of
-    // Landlock alone) could not do.
+    // Where the full sandbox can be made, the variable changes nothing: the credential stores
+    // stay hidden (the nested sandbox, Landlock alone, could not hide them).
     let (p, tmp) = project();
     p.write_home("config.yaml", "sandbox: {enabled: true}\n");
     let home = p.home.path().display().to_string();
@@ -128,4 +127,20 @@ fn the_agents_variable_alone_does_not_weaken_the_sandbox() {
         .output()
         .unwrap();
     assert_eq!(stdout(&o), "hidden\n", "stderr: {}", stderr(&o));
+    // Where it cannot (inside another sandbox) but no confined agent is evidently around (here:
+    // the host's network interfaces are there), the command is not run rather than run in the
+    // weaker nested sandbox.
+    let o = hookd(&p, &tmp, &["exec", "--", env!("CARGO_BIN_EXE_hookd"), "exec"])
+        .args(["--", "bash", "-c", r#"cat "$H/.ssh/id_ed25519"; echo ran"#])
+        .env("HOOKD_CONFINED_AGENT", "1")
+        .env("H", &home)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "", "stderr: {}", stderr(&o));
+    assert_eq!(o.status.code(), Some(126), "stderr: {}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("hookd exec: not run: this kernel cannot confine it: it lacks unprivileged user namespaces"),
+        "{}",
+        stderr(&o)
+    );
 }
