@@ -80,6 +80,7 @@ pub(super) fn run(a: Args) -> Done {
                 if let Some(note) = r.note {
                     eprintln!("{note}");
                 }
+                record(r.network, host);
                 r.status
             })
         }
@@ -89,6 +90,26 @@ pub(super) fn run(a: Args) -> Done {
         Ok(code) => Ok(code),
         Err(RunError::Unavailable(e)) => Err(Error::Confine(e.to_string())),
         Err(e) => Err(Error::Cannot(e.to_string())),
+    }
+}
+
+/// A model's call's connections through hookd's proxy, as `network_request` events where
+/// hooks' go: `HOOKD_EVENTS`, and the events file of the daemon at the host's socket (running
+/// or gone). An events file that cannot be written is said on stderr; the call has run.
+fn record(network: Vec<hookd::sandbox::NetworkRequest>, host: &Host) {
+    if network.is_empty() {
+        return;
+    }
+    let mut here = hookd::route::Here::default();
+    here.events = host.dir("HOOKD_EVENTS");
+    here.daemon_events = host
+        .socket()
+        .and_then(|s| hookd::daemon::trail::read(&s))
+        .map(|t| t.events)
+        .filter(|e| here.events.as_ref() != Some(e));
+    // The rewrite does not carry the agent's session (yet): the events name none.
+    if let Err(e) = here.exec_connections(network, "") {
+        eprintln!("hookd: {e}");
     }
 }
 

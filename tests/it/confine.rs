@@ -130,12 +130,16 @@ fn the_agents_variable_alone_does_not_weaken_the_sandbox() {
     // Where it cannot (inside another sandbox) but no confined agent is evidently around (here:
     // the host's network interfaces are there), the command is not run rather than run in the
     // weaker nested sandbox.
-    let o = hookd(&p, &tmp, &["exec", "--", env!("CARGO_BIN_EXE_hookd"), "exec"])
-        .args(["--", "bash", "-c", r#"cat "$H/.ssh/id_ed25519"; echo ran"#])
-        .env("HOOKD_CONFINED_AGENT", "1")
-        .env("H", &home)
-        .output()
-        .unwrap();
+    let o = hookd(
+        &p,
+        &tmp,
+        &["exec", "--", env!("CARGO_BIN_EXE_hookd"), "exec"],
+    )
+    .args(["--", "bash", "-c", r#"cat "$H/.ssh/id_ed25519"; echo ran"#])
+    .env("HOOKD_CONFINED_AGENT", "1")
+    .env("H", &home)
+    .output()
+    .unwrap();
     assert_eq!(stdout(&o), "", "stderr: {}", stderr(&o));
     assert_eq!(o.status.code(), Some(126), "stderr: {}", stderr(&o));
     assert!(

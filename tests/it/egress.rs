@@ -546,3 +546,42 @@ fn the_daemon_runs_the_proxy_for_its_hooks_and_counts_their_connections() {
         "{metrics}"
     );
 }
+
+#[test]
+fn a_model_calls_connections_are_events_in_the_audit_file() {
+    // `hookd exec --shell` (the model's call as the adapters rewrite it) records its
+    // connections where hooks' events go: HOOKD_EVENTS.
+    if !confinable() || !has_curl() {
+        return;
+    }
+    let (p, tmp) = project();
+    let up = Upstream::start();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [localhost]\n",
+    );
+    let events = p.home.path().join("events.jsonl");
+    let shell = format!(
+        "--shell=curl -sS --noproxy '' http://localhost:{}/model; curl -sS --noproxy '' http://example.com/",
+        up.port
+    );
+    let o = hookd(&p, &tmp, &["exec", &shell])
+        .env("HOOKD_EVENTS", &events)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&events).unwrap();
+    let net: Vec<Value> = json_lines(&text)
+        .into_iter()
+        .filter(|e| e["type"] == "network_request")
+        .collect();
+    assert_eq!(net.len(), 2, "{text}");
+    let allowed = net.iter().find(|e| e["verdict"] == "allowed").unwrap();
+    assert_eq!(allowed["host"], "localhost");
+    assert_eq!(allowed["port"], up.port);
+    assert_eq!(allowed["name"], "exec");
+    assert_eq!(allowed["hook"], "pre_tool");
+    let refused = net.iter().find(|e| e["verdict"] == "refused").unwrap();
+    assert_eq!(refused["host"], "example.com");
+    assert_eq!(refused["reason"], REFUSED_NAME);
+}
