@@ -94,8 +94,7 @@ echo in > inside && echo "the project: written"
     .env("H", &home)
     .output()
     .unwrap();
-    let expected = format!(
-        "proxy: its own\n\
+    let expected =         "proxy: its own\n\
          no_proxy=[]\n\
          upstream saw GET /nested HTTP/1.1\n\
          hookd refused 127.0.0.1: an IP address is reached only when `sandbox.network.allow` lists it (add `127.0.0.1` there in your ~/.infer/config.yaml to allow it)\n\
@@ -103,8 +102,7 @@ echo in > inside && echo "the project: written"
          the agent's temporary directory: not written\n\
          the home: not written\n\
          .infer: held\n\
-         the project: written\n"
-    );
+         the project: written\n";
     assert_eq!(stdout(&o), expected, "stderr: {}", stderr(&o));
     assert_eq!(*seen.lock().unwrap(), ["GET /nested HTTP/1.1"]);
     assert!(p.path().join("inside").exists());
