@@ -83,7 +83,7 @@ pub fn api_hosts(agent: &dyn Adapter) -> &'static [&'static str] {
 }
 
 /// The sandbox the agent itself runs in, from `base` (the configuration's, at the host's
-/// places): see the module's header. `extra_hosts` are the operator's `--allow-host` entries
+/// places) for an agent working in `project`: see the module's header. `extra_hosts` are the operator's `--allow-host` entries
 /// (a loopback model server is reached only when listed exactly). Made where they are absent:
 /// the agent's state directories and hookd's (a grant on a place that does not exist would
 /// grant nothing).
@@ -91,36 +91,29 @@ pub fn policy(
     agent: &dyn Adapter,
     base: &SandboxPolicy,
     host: &Host,
+    project: &Path,
     extra_hosts: &[String],
 ) -> Result<SandboxPolicy, String> {
     let Some(needs) = needs(agent) else {
         return Err(format!(
-            "hookd run --confine does not know what {} needs (only claude-code and gemini)",
+            "--confine does not know what {} needs (only claude-code and gemini)",
             agent.name()
         ));
     };
     let home = host
         .home()
-        .ok_or("hookd run --confine: HOME is not set, so the agent's state has no place")?;
+        .ok_or("HOME is not set, so the agent's state has no place")?;
     let mut p = base.clone();
     p.enabled = true;
     p.read_only = false;
     if p.network {
         return Err("`sandbox.network: true` in your ~/.infer/config.yaml would give the agent and its commands the whole network; list the hosts instead (`network: {allow: [...]}`), the agent's own API is added".into());
     }
-    {
-        let mut e = p.egress.take().unwrap_or_default();
-        let listed = needs.hosts.iter().map(|h| h.to_string());
-        for h in listed.chain(extra_hosts.iter().cloned()) {
-            if let Some(why) = crate::sandbox::invalid_host_entry(&h) {
-                return Err(format!("hookd run --allow-host: {why}"));
-            }
-            if !e.allow.contains(&h) {
-                e.allow.push(h);
-            }
-        }
-        p.egress = Some(e);
-    }
+    p.egress = Some(hosts(
+        p.egress.take().unwrap_or_default(),
+        &needs,
+        extra_hosts,
+    )?);
     let mut state: Vec<PathBuf> = needs.state.iter().map(|s| home.join(s)).collect();
     if let Some(dir) = needs.state_var.and_then(|v| host.dir(v)) {
         state.push(dir);
@@ -133,35 +126,14 @@ pub fn policy(
     let hookd_state = host.state_dir();
     for dir in state.iter().chain(hookd_state.iter()) {
         if dir.extension().is_none_or(|e| e != "json") {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("hookd run --confine: {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
     }
     p.write.extend(state.iter().cloned());
     p.write.extend(hookd_state.iter().cloned());
-    // The events file the agent's hooks append to (in the project, or granted here).
-    let events = host.dir("HOOKD_EVENTS");
-    if let (Some(e), Some(project)) = (&events, host.project()) {
-        let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        let dir = e.parent().map(real).unwrap_or_default();
-        if dir.starts_with(real(&project)) {
-            return Err(format!(
-                "HOOKD_EVENTS {} lies in the project, which the agent's commands may write (the nested sandbox cannot hold it read-only as hookd's other sandbox does): name a file outside it",
-                e.display()
-            ));
-        }
-    }
-    if let Some(file) = events.as_ref().filter(|f| !f.exists()) {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(file)
-            .map_err(|e| format!("hookd run --confine: HOOKD_EVENTS {}: {e}", file.display()))?;
-    }
+    let events = events_file(host, project)?;
     p.write.extend(events.iter().cloned());
     p.shown.extend(hookd_state.iter().cloned());
-    p.shown
-        .extend(crate::paths::user_home().map(|h| h.join(".local/state/hookd")));
     unhide(
         &mut p,
         &state,
@@ -181,6 +153,49 @@ pub fn policy(
         }
     }
     Ok(p)
+}
+
+/// The agent's list: `e` (the configuration's) with its API hosts and the operator's `extra`.
+fn hosts(
+    mut e: crate::sandbox::Egress,
+    needs: &Needs,
+    extra: &[String],
+) -> Result<crate::sandbox::Egress, String> {
+    let listed = needs.hosts.iter().map(|h| h.to_string());
+    for h in listed.chain(extra.iter().cloned()) {
+        if let Some(why) = crate::sandbox::invalid_host_entry(&h) {
+            return Err(format!("--allow-host: {why}"));
+        }
+        if !e.allow.contains(&h) {
+            e.allow.push(h);
+        }
+    }
+    Ok(e)
+}
+
+/// The events file the agent's hooks append to (`HOOKD_EVENTS`), made where it is absent (a
+/// grant on an absent file grants nothing); refused inside the project, which the agent's
+/// commands may write (the nested sandbox cannot hold it read-only as the other one does).
+fn events_file(host: &Host, project: &Path) -> Result<Option<PathBuf>, String> {
+    let Some(events) = host.dir("HOOKD_EVENTS") else {
+        return Ok(None);
+    };
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let dir = events.parent().map(real).unwrap_or_default();
+    if dir.starts_with(real(project)) {
+        return Err(format!(
+            "HOOKD_EVENTS {} lies in the project, which the agent's commands may write (the nested sandbox cannot hold it read-only as hookd's other sandbox does): name a file outside it",
+            events.display()
+        ));
+    }
+    if !events.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&events)
+            .map_err(|e| format!("HOOKD_EVENTS {}: {e}", events.display()))?;
+    }
+    Ok(Some(events))
 }
 
 /// What the catalog hides or holds that the agent and its hooks must reach: its credentials and

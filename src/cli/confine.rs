@@ -28,13 +28,15 @@ pub(super) fn run(agent: &dyn Adapter, command: &[OsString], hosts: &[String]) -
     let host = config.host();
     let not_started =
         |why: String| Error::Cannot(format!("hookd run: {program} not started: {why}"));
-    let policy = policy(agent, &config.policy.sandbox, host, hosts).map_err(not_started)?;
+    let project = &config.project_dir;
+    let policy =
+        policy(agent, &config.policy.sandbox, host, project, hosts).map_err(not_started)?;
     if let Some(why) = command.first().and_then(|p| in_temp(p, &policy)) {
         return Err(not_started(why));
     }
     let cwd = std::env::current_dir().map_err(Error::CurrentDir)?;
-    let confinement = Confinement::prepare_in(&policy, &config.project_dir, &cwd)
-        .map_err(|e| not_started(e.to_string()))?;
+    let confinement =
+        Confinement::prepare_in(&policy, project, &cwd).map_err(|e| not_started(e.to_string()))?;
     let confinement = Arc::new(confinement);
     let argv: Vec<String> = command
         .iter()

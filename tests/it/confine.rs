@@ -146,3 +146,82 @@ fn the_agents_variable_alone_does_not_weaken_the_sandbox() {
         stderr(&o)
     );
 }
+
+#[test]
+fn the_agents_sandbox_grants_its_own_state_hosts_and_key_and_nothing_of_the_projects() {
+    use hookd::host::Host;
+    use hookd::sandbox::SandboxPolicy;
+    let home = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let project = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let h = home.path();
+    let host = |events: &std::path::Path| {
+        Host::new(
+            [
+                ("HOME".into(), h.as_os_str().to_owned()),
+                ("HOOKD_STATE_DIR".into(), h.join("state").into_os_string()),
+                ("ANTHROPIC_API_KEY".into(), "sk-x".into()),
+                ("HOOKD_EVENTS".into(), events.as_os_str().to_owned()),
+            ],
+            Some(project.path().to_path_buf()),
+        )
+    };
+    let claude = hookd::adapter::by_name("claude-code").unwrap();
+    let mut base = SandboxPolicy::default();
+    base.egress = Some(Default::default());
+    let extra = ["127.0.0.1".to_string()];
+    let p = hookd::adapter::confine::policy(
+        claude,
+        &base,
+        &host(&h.join("ev.jsonl")),
+        project.path(),
+        &extra,
+    )
+    .unwrap();
+    assert!(p.enabled);
+    assert_eq!(p.egress.unwrap().allow, ["api.anthropic.com", "127.0.0.1"]);
+    for w in [".claude", ".claude.json", "state", "ev.jsonl"] {
+        assert!(
+            p.write.contains(&h.join(w)),
+            "{w} not writable: {:?}",
+            p.write
+        );
+    }
+    assert!(h.join("ev.jsonl").is_file(), "the events file was not made");
+    assert!(p
+        .places
+        .read_only
+        .contains(&h.join(".claude/settings.json")));
+    assert_eq!(p.keep_env, ["ANTHROPIC_API_KEY"]);
+    // The whole network, an events file the commands could write, a host that is no host.
+    base.network = true;
+    let e = hookd::adapter::confine::policy(
+        claude,
+        &base,
+        &host(&h.join("ev.jsonl")),
+        project.path(),
+        &[],
+    );
+    assert!(e
+        .unwrap_err()
+        .starts_with("`sandbox.network: true` in your ~/.infer/config.yaml would give the agent"));
+    base.network = false;
+    let inside = project.path().join("events.jsonl");
+    let e = hookd::adapter::confine::policy(claude, &base, &host(&inside), project.path(), &[])
+        .unwrap_err();
+    assert!(
+        e.starts_with("HOOKD_EVENTS ") && e.contains("lies in the project"),
+        "{e}"
+    );
+    let bad = ["https://x.example".to_string()];
+    let e = hookd::adapter::confine::policy(
+        claude,
+        &base,
+        &host(&h.join("ev.jsonl")),
+        project.path(),
+        &bad,
+    );
+    assert_eq!(
+        e.unwrap_err(),
+        "--allow-host: `https://x.example` is not a host name, a `*.` wildcard or an IP address"
+    );
+}
