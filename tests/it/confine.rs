@@ -79,6 +79,8 @@ curl -sS --noproxy '*' --connect-timeout 3 "http://127.0.0.1:3128/" >/dev/null 2
 touch "$(dirname "$TMPDIR")/planted" 2>/dev/null || echo "the agent's temporary directory: not written"
 touch "$H/.claude-state" 2>/dev/null || echo "the home: not written"
 touch .infer/x 2>/dev/null || echo ".infer: held"
+cat /proc/1/environ >/dev/null 2>&1 || echo "the agent's environment: not read"
+kill -0 1 2>/dev/null || echo "the agent: not signalled"
 echo in > inside && echo "the project: written"
 "#
     );
@@ -102,6 +104,8 @@ echo in > inside && echo "the project: written"
          the agent's temporary directory: not written\n\
          the home: not written\n\
          .infer: held\n\
+         the agent's environment: not read\n\
+         the agent: not signalled\n\
          the project: written\n";
     assert_eq!(stdout(&o), expected, "stderr: {}", stderr(&o));
     assert_eq!(*seen.lock().unwrap(), ["GET /nested HTTP/1.1"]);
