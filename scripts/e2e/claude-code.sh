@@ -335,7 +335,7 @@ else
   outside=$(mktemp -d -p "$root/target" e2e-confine.XXXXXX)
   cat > "$home14/.infer/config.yaml" <<YAML
 sandbox: {enabled: true, network: {allow: [localhost]}}
-tools: {bash: {mode: {all: {allow: ['^touch confined-marker\$', '^touch finished-marker\$', '^touch [^ ]*/nested-marker\$', '^curl -s http://localhost:[0-9]+/ok\$', '^curl -s http://127\.0\.0\.1:[0-9]+/ok\$']}}}}
+tools: {bash: {mode: {all: {allow: ['^touch confined-marker\$', '^touch finished-marker\$', '^touch [^ ]*/nested-marker\$', '^curl -s http://localhost:[0-9]+/ok\$', '^curl -s http://127\.0\.0\.1:[0-9]+/ok\$', '^cat [^ ]*/\.claude\.json\$']}}}}
 YAML
   printf 'enabled: true\nhooks:\n  - {name: finished, hook: post_session, command: "touch finished-marker"}\n' > "$home14/.infer/hooks.yaml"
   cat > "$home14/.bashrc" <<SH
@@ -344,7 +344,8 @@ echo pwned > $outside/startup-marker
 echo pwned > "\${TMPDIR:-/tmp}/planted-link"
 SH
   python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
-    "touch confined-marker" "touch $outside/nested-marker" "curl -s http://localhost:$port/ok" "curl -s http://127.0.0.1:$port/ok" > "$work/tool-command"
+    "touch confined-marker" "touch $outside/nested-marker" "curl -s http://localhost:$port/ok" "curl -s http://127.0.0.1:$port/ok" \
+    "cat $home14/.claude.json" > "$work/tool-command"
   run_claude14() {
     rm -f "$work/events.jsonl" "$home14/.profile" "$outside"/* confined-marker finished-marker
     mkdir -p "$work/tmp14"; ln -sfn "$outside/link-marker" "$work/tmp14/planted-link"
@@ -369,6 +370,7 @@ SH
   results | grep -qF '\n{}"' || results | grep -qF '"content": "{}"' || fail "the nested command did not reach localhost through its proxy and the agent's"
   results | grep -q 'hookd refused 127.0.0.1: an IP address is reached only when `sandbox.network.allow` lists it' \
     || fail "the nested command reached the model server the agent alone may reach"
+  results | grep -q ".claude.json: Permission denied" || fail "the nested command read the agent's ~/.claude.json"
   grep -q '"type":"tool_call_allowed"' "$work/events.jsonl" || fail "the confined agent's hooks wrote no events"
   echo "ok: the session worked; the start-up file's writes, the planted link and the nested write stayed inside; 127.0.0.1 refused to the nested command"
   rm -rf "$outside"

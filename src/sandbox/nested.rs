@@ -114,7 +114,14 @@ pub(super) fn prepare(
         }
         None => (None, None),
     };
-    let ruleset = ruleset(&writable, addr.map(|a| a.port())).map_err(|e| prep("Landlock", &e))?;
+    // What the full sandbox would hide, unreadable (the agent's sandbox shows the agent its
+    // credentials, transcripts and hookd's state; its commands must not read them).
+    let hidden: Vec<PathBuf> = super::hidden(policy, &super::places_of(policy))
+        .iter()
+        .filter_map(|h| h.canonicalize().ok())
+        .collect();
+    let ruleset =
+        ruleset(&writable, &hidden, addr.map(|a| a.port())).map_err(|e| prep("Landlock", &e))?;
     let filter = super::linux::network_filter(addr.is_some()).map_err(Unavailable::Prepare)?;
     let summary = super::summary(&writable, None, policy) + "; nested in the agent's sandbox";
     let empty = || std::ffi::CString::default();
@@ -176,15 +183,20 @@ fn start_proxy(
     Ok((proxy, addr))
 }
 
-/// The nested domain: writes beneath `writable` and to the usual devices; with `connect`, TCP
-/// connections to that port alone (none without).
-fn ruleset(writable: &[PathBuf], connect: Option<u16>) -> Result<OwnedFd, String> {
+/// The nested domain: writes beneath `writable` and to the usual devices; files read anywhere
+/// but in `hidden` (canonical paths); with `connect`, TCP connections to that port alone (none
+/// without).
+fn ruleset(
+    writable: &[PathBuf],
+    hidden: &[PathBuf],
+    connect: Option<u16>,
+) -> Result<OwnedFd, String> {
     let abi = ABI::V3;
     let rights = AccessFs::from_write(abi) & !AccessFs::Execute;
     let s = |e: landlock::RulesetError| e.to_string();
     let mut r = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(rights)
+        .handle_access(rights | AccessFs::ReadFile)
         .map_err(s)?
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessNet::ConnectTcp)
@@ -204,12 +216,44 @@ fn ruleset(writable: &[PathBuf], connect: Option<u16>) -> Result<OwnedFd, String
         };
         r = r.add_rule(PathBeneath::new(fd, granted)).map_err(s)?;
     }
+    for place in readable(Path::new("/"), hidden) {
+        let Ok(fd) = PathFd::new(&place) else {
+            continue;
+        };
+        r = r
+            .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
+            .map_err(s)?;
+    }
     if let Some(port) = connect {
         r = r
             .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
             .map_err(s)?;
     }
     Option::<OwnedFd>::from(r).ok_or_else(|| "Landlock is not available".to_string())
+}
+
+/// The places beneath `dir` to grant reading on so that everything is readable but `hidden`:
+/// each entry that neither is nor holds a hidden place whole, and the entries of those that
+/// hold one, recursively (Landlock only grants: a rule on a directory covers all beneath it).
+fn readable(dir: &Path, hidden: &[PathBuf]) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        if hidden.contains(&path) {
+            continue;
+        }
+        let holds = hidden.iter().any(|h| h.starts_with(&path));
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if holds && is_dir {
+            out.extend(readable(&path, hidden));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// In the command's process, between fork and exec: a session of its own, killed with its

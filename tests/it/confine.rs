@@ -63,9 +63,16 @@ fn a_command_nested_in_a_confined_agent_is_confined_again_and_its_proxy_chains()
     );
     let inner = p.home.path().join("inner");
     std::fs::create_dir_all(&inner).unwrap();
+    // A secret the agent may read and its commands may not (as the agent's credentials): the
+    // outer sandbox shows it, the inner's configuration hides it.
+    let secret = p.home.path().join("agent-secret");
+    std::fs::write(&secret, "SECRET\n").unwrap();
     std::fs::write(
         inner.join("config.yaml"),
-        "sandbox:\n  network:\n    allow: [localhost]\n",
+        format!(
+            "sandbox:\n  network:\n    allow: [localhost]\n  read_deny: ['{}']\n",
+            secret.display()
+        ),
     )
     .unwrap();
     let (port, seen) = upstream();
@@ -81,6 +88,8 @@ touch "$H/.claude-state" 2>/dev/null || echo "the home: not written"
 touch .infer/x 2>/dev/null || echo ".infer: held"
 cat /proc/1/environ >/dev/null 2>&1 || echo "the agent's environment: not read"
 kill -0 1 2>/dev/null || echo "the agent: not signalled"
+cat "$H/agent-secret" 2>/dev/null || echo "the agent's secret: not read"
+cat "$H/inner/config.yaml" >/dev/null && echo "the rest: read"
 echo in > inside && echo "the project: written"
 "#
     );
@@ -106,6 +115,8 @@ echo in > inside && echo "the project: written"
          .infer: held\n\
          the agent's environment: not read\n\
          the agent: not signalled\n\
+         the agent's secret: not read\n\
+         the rest: read\n\
          the project: written\n";
     assert_eq!(stdout(&o), expected, "stderr: {}", stderr(&o));
     assert_eq!(*seen.lock().unwrap(), ["GET /nested HTTP/1.1"]);
