@@ -335,7 +335,7 @@ else
   outside=$(mktemp -d -p "$root/target" e2e-confine.XXXXXX)
   cat > "$home14/.infer/config.yaml" <<YAML
 sandbox: {enabled: true, network: {allow: [localhost]}}
-tools: {bash: {mode: {all: {allow: ['^touch confined-marker\$', '^touch finished-marker\$', '^touch [^ ]*/nested-marker\$', '^curl -s http://localhost:[0-9]+/ok\$', '^curl -s http://127\.0\.0\.1:[0-9]+/ok\$', '^cat [^ ]*/\.claude\.json\$']}}}}
+tools: {bash: {mode: {all: {allow: ['^touch confined-marker\$', '^touch finished-marker\$', '^touch [^ ]*/nested-marker\$', '^curl -s http://localhost:[0-9]+/ok\$', '^curl -s http://127\.0\.0\.1:[0-9]+/ok\$', '^bash read\\.sh\$']}}}}
 YAML
   printf 'enabled: true\nhooks:\n  - {name: finished, hook: post_session, command: "touch finished-marker"}\n' > "$home14/.infer/hooks.yaml"
   cat > "$home14/.bashrc" <<SH
@@ -345,7 +345,9 @@ echo pwned > "\${TMPDIR:-/tmp}/planted-link"
 SH
   python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
     "touch confined-marker" "touch $outside/nested-marker" "curl -s http://localhost:$port/ok" "curl -s http://127.0.0.1:$port/ok" \
-    "cat $home14/.claude.json" > "$work/tool-command"
+    "bash read.sh" > "$work/tool-command"
+  # The gate refuses a command that names ~/.claude.json; a script the model wrote does not.
+  printf 'cat %s/.claude.json\n' "$home14" > read.sh
   run_claude14() {
     rm -f "$work/events.jsonl" "$home14/.profile" "$outside"/* confined-marker finished-marker
     mkdir -p "$work/tmp14"; ln -sfn "$outside/link-marker" "$work/tmp14/planted-link"
