@@ -35,7 +35,7 @@ use nix::libc;
 use super::{Confinement, SandboxPolicy, Unavailable};
 
 /// Set in a confined agent's environment by `hookd run --confine`: its commands and hooks get
-/// the nested sandbox (where it is evidently there, [`here`]), whose proxy reaches hosts through
+/// the nested sandbox (where it is evidently there: see `nested.rs`), whose proxy reaches hosts through
 /// the agent's at [`super::PROXY_ADDR`] (nothing else in the agent's network namespace can
 /// listen there).
 pub const AGENT_VAR: &str = "HOOKD_CONFINED_AGENT";
@@ -245,9 +245,23 @@ fn readable(dir: &Path, hidden: &[PathBuf]) -> Vec<PathBuf> {
         if hidden.contains(&path) {
             continue;
         }
+        let kind = e.file_type();
+        // A rule is made on what a link points to: one to (or into, or above) a hidden place
+        // is left out, its target granted (or not) where it really is.
+        if kind.as_ref().is_ok_and(|t| t.is_symlink()) {
+            let Ok(target) = path.canonicalize() else {
+                continue;
+            };
+            if !hidden
+                .iter()
+                .any(|h| h.starts_with(&target) || target.starts_with(h))
+            {
+                out.push(path);
+            }
+            continue;
+        }
         let holds = hidden.iter().any(|h| h.starts_with(&path));
-        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-        if holds && is_dir {
+        if holds && kind.is_ok_and(|t| t.is_dir()) {
             out.extend(readable(&path, hidden));
         } else {
             out.push(path);

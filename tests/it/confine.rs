@@ -67,6 +67,10 @@ fn a_command_nested_in_a_confined_agent_is_confined_again_and_its_proxy_chains()
     // outer sandbox shows it, the inner's configuration hides it.
     let secret = p.home.path().join("agent-secret");
     std::fs::write(&secret, "SECRET\n").unwrap();
+    // A link to it, and one to the directory holding it, from elsewhere: a rule made on a link
+    // is made on its target.
+    std::os::unix::fs::symlink(&secret, p.home.path().join("link-to-secret")).unwrap();
+    std::os::unix::fs::symlink(p.home.path(), p.path().join("link-to-home")).unwrap();
     std::fs::write(
         inner.join("config.yaml"),
         format!(
@@ -89,6 +93,7 @@ touch .infer/x 2>/dev/null || echo ".infer: held"
 cat /proc/1/environ >/dev/null 2>&1 || echo "the agent's environment: not read"
 kill -0 1 2>/dev/null || echo "the agent: not signalled"
 cat "$H/agent-secret" 2>/dev/null || echo "the agent's secret: not read"
+cat "$H/link-to-secret" link-to-home/agent-secret 2>/dev/null || echo "through links: not read"
 cat "$H/inner/config.yaml" >/dev/null && echo "the rest: read"
 echo in > inside && echo "the project: written"
 "#
@@ -116,6 +121,7 @@ echo in > inside && echo "the project: written"
          the agent's environment: not read\n\
          the agent: not signalled\n\
          the agent's secret: not read\n\
+         through links: not read\n\
          the rest: read\n\
          the project: written\n";
     assert_eq!(stdout(&o), expected, "stderr: {}", stderr(&o));
