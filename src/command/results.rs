@@ -42,7 +42,11 @@ impl CommandProvider {
             crate::sandbox::temp_dir(policy).display().to_string(),
         ];
         writes.extend(policy.write.iter().map(|p| p.display().to_string()));
-        let network = if policy.network { "on" } else { "off" };
+        let network = match (&policy.egress, policy.network) {
+            (_, true) => "on".to_string(),
+            (Some(e), false) => format!("through hookd's proxy to {}", e.allow_words()),
+            (None, false) => "off".to_string(),
+        };
         Some(format!("writes: {}; network: {network}", writes.join(", ")))
     }
 
