@@ -16,8 +16,10 @@
 //!
 //! What the agent's sandbox holds read-only and hides (the project's `.infer/`, `.git/hooks`,
 //! the credential stores) it holds for these commands too: they run in its mounts. What it
-//! grants the agent alone (its state directory, its credentials, hookd's session state) these
-//! commands may read but not write (docs/security.md, "The whole agent, confined").
+//! shows the agent alone (its credentials and transcripts, hookd's session state and trust)
+//! these commands can neither write nor read: the domain handles reading files and grants it on
+//! everything but the places the full sandbox hides ([`readable`]; docs/security.md, "The whole
+//! agent, confined").
 //!
 //! The mode is taken only where the agent's sandbox is evidently around this process (its
 //! variable set, no network interface but loopback, no_new_privs and a seccomp filter on, and
