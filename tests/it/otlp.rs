@@ -636,6 +636,8 @@ fn a_projects_telemetry_section_is_refused() {
         stderr(&o)
     );
     assert!(!stdout(&o).contains("OpenTelemetry"), "{}", stdout(&o));
+}
+
 /// A hook's large output (and any large field: a command, a path, a reason) is exported cut at
 /// 4 KiB with a visible marker saying how much was left out: each record stays small, so the
 /// daemon's queue (bounded in bytes) holds many, whatever hooks print.
