@@ -399,6 +399,42 @@ impl Here {
         Ok(())
     }
 
+    /// The connections a model's call made through hookd's proxy (`hookd exec --shell`), as
+    /// `network_request` events where this process's events go, named `exec` at `pre_tool`
+    /// (where the call was decided) in `session` (empty: not known).
+    pub fn exec_connections(
+        &self,
+        requests: Vec<crate::sandbox::NetworkRequest>,
+        session: &str,
+    ) -> Result<(), EventsFileError> {
+        if requests.is_empty() {
+            return Ok(());
+        }
+        let sink = self.file_sink()?;
+        let sink: Arc<dyn EventSink> = match &self.telemetry {
+            Some((_, export)) => Arc::new(Fanout(vec![sink, export.clone()])),
+            None => sink,
+        };
+        let stream = crate::events::Stream::new(sink, 0);
+        for n in requests {
+            stream.emit(crate::events::Event::NetworkRequest(
+                crate::events::NetworkRequest {
+                    host: n.host,
+                    port: n.port,
+                    verdict: n.verdict.into(),
+                    reason: n.reason,
+                    bytes_out: n.bytes_out,
+                    bytes_in: n.bytes_in,
+                    duration_ms: n.duration_ms,
+                    name: "exec".into(),
+                    hook: HookPoint::PreTool,
+                    session_id: session.into(),
+                },
+            ));
+        }
+        Ok(())
+    }
+
     /// The engine for one dispatch in this process, with session state in files.
     pub fn engine(self, config: Config) -> Result<Engine, EventsFileError> {
         let sink = self.file_sink()?;

@@ -17,7 +17,7 @@ pub use rewrite::{
 
 pub use hookd_sandbox::{
     command, invalid_host_entry, proxy_vars, support, Confinement, Egress, NetworkRequest,
-    RunError, Support, Unavailable, MIN_LANDLOCK_ABI, PROXY_ADDR, SOCKET_VARIABLES,
+    RunError, Support, Unavailable, AGENT_VAR, MIN_LANDLOCK_ABI, PROXY_ADDR, SOCKET_VARIABLES,
 };
 pub(crate) use hookd_sandbox::{confined_env, prepare_spawn, prepare_unwaited};
 
@@ -72,6 +72,15 @@ pub struct SandboxPolicy {
     /// `/run/user/UID` is.
     #[serde(skip)]
     pub runtime: Option<PathBuf>,
+    /// The host says it runs inside a confined agent (`hookd run --confine` sets
+    /// [`AGENT_VAR`]): where that is evidently so, commands get the nested sandbox
+    /// (crates/hookd-sandbox's `nested.rs`) instead of none.
+    #[serde(skip)]
+    pub nested: bool,
+    /// Places hookd's state would hide that stay as they are: a confined agent's hooks
+    /// (`hookd adapter`) keep their state there (`hookd run --confine`).
+    #[serde(skip)]
+    pub shown: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -111,8 +120,16 @@ impl SandboxPolicy {
         out.secret = crate::vars::carries_secret;
         out.keep_env = self.keep_env.clone();
         out.runtime = self.runtime.clone();
+        out.nested = self.nested;
+        out.shown = self.shown.clone();
         out
     }
+}
+
+/// What this kernel lacks to confine a command under `policy`, one phrase each
+/// ([`Support::missing`]), empty where the nested sandbox of a confined agent stands in.
+pub fn missing_for(policy: &SandboxPolicy) -> Vec<String> {
+    hookd_sandbox::missing_for(&policy.base())
 }
 
 /// The catalog's places for `policy`: its own, or, when it has none (a configuration without

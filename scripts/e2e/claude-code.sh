@@ -340,4 +340,71 @@ grep -aq '^/v1/traces e2e ' "$work/otlp.bin" || fail "the collector got no trace
 grep -aq 'pre_tool' "$work/otlp.bin" || fail "no pre_tool span reached the collector"
 grep -aq 'hookd.session_id' "$work/otlp.bin" || fail "no session id reached the collector"
 echo "ok: the session's spans reached the collector from ~/.infer/config.yaml's telemetry:"
-echo "15 passed, 0 failed"
+echo "== 15: hookd run --confine: Claude Code itself in the sandbox, its commands nested in it"
+# The managed install as in 13. The user's ~/.bashrc (which Claude Code's shell reads) stands in
+# for a start-up file an attacker got into: it writes ~/.profile, a file outside and, through a
+# link planted in the temporary directory beforehand, another. Unconfined, all three land (so
+# the scenario can fail); confined, none does, and the session works.
+if [ -e "$managed" ] || [ -e /etc/claude-code ] || ! [ -w /etc ] || ! "$hookd" exec -- true 2>/dev/null; then
+  echo "skipped: $managed is there already, /etc is not writable, or this kernel cannot confine"
+else
+  results() { grep -a 'fake-anthropic: tool_result' "$work/server.log" || true; }
+  managed_ours=1
+  "$hookd" install claude-code --scope managed --fail-closed --gate-shell-tools >/dev/null
+  # The confined agent gets its own, empty /tmp: its program must live elsewhere.
+  claude14=$claude
+  case "$(readlink -f "$claude")" in /tmp/*)
+    agents="$root/target/e2e-agents"; mkdir -p "$agents"
+    pkg=$(cd "$(dirname "$claude")/../.." && pwd)   # the npm prefix holding node_modules/
+    [ -d "$agents/claude-prefix" ] || cp -al "$pkg" "$agents/claude-prefix" 2>/dev/null || cp -a "$pkg" "$agents/claude-prefix"
+    claude14="$agents/claude-prefix/node_modules/.bin/claude";;
+  esac
+  home14="$work/home14"; repo14="$work/repo14"; mkdir -p "$home14/.infer" "$repo14"; cd "$repo14"; git init -q .
+  outside=$(mktemp -d -p "$root/target" e2e-confine.XXXXXX)
+  cat > "$home14/.infer/config.yaml" <<YAML
+sandbox: {enabled: true, network: {allow: [localhost]}}
+tools: {bash: {mode: {all: {allow: ['^touch confined-marker\$', '^touch finished-marker\$', '^touch [^ ]*/nested-marker\$', '^curl -s http://localhost:[0-9]+/ok\$', '^curl -s http://127\.0\.0\.1:[0-9]+/ok\$', '^bash read\\.sh\$']}}}}
+YAML
+  printf 'enabled: true\nhooks:\n  - {name: finished, hook: post_session, command: "touch finished-marker"}\n' > "$home14/.infer/hooks.yaml"
+  cat > "$home14/.bashrc" <<SH
+echo pwned-by-startup >> "\$HOME/.profile"
+echo pwned > $outside/startup-marker
+echo pwned > "\${TMPDIR:-/tmp}/planted-link"
+SH
+  python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
+    "touch confined-marker" "touch $outside/nested-marker" "curl -s http://localhost:$port/ok" "curl -s http://127.0.0.1:$port/ok" \
+    "bash read.sh" > "$work/tool-command"
+  # The gate refuses a command that names ~/.claude.json; a script the model wrote does not.
+  printf 'cat %s/.claude.json\n' "$home14" > read.sh
+  run_claude14() {
+    rm -f "$work/events.jsonl" "$home14/.profile" "$outside"/* confined-marker finished-marker
+    mkdir -p "$work/tmp14"; ln -sfn "$outside/link-marker" "$work/tmp14/planted-link"
+    : > "$work/server.log"
+    env -i PATH="$PATH" HOME="$home14" ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=sk-test \
+        HOOKD_EVENTS="$work/events.jsonl" HOOKD_STATE_DIR="$work/state14" TMPDIR="$work/tmp14" \
+        DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+        timeout 120 "$hookd" run claude-code "$@" -- "$claude14" -p "RUNTOOL please" --allowedTools Bash >"$work/claude.out" 2>"$work/claude.err" || true
+  }
+  run_claude14
+  [ -e "$outside/startup-marker" ] && [ -e "$outside/link-marker" ] && [ -e "$home14/.profile" ] \
+    || fail "unconfined, the start-up file's writes did not land (the scenario tests nothing): $(ls "$outside")"
+  run_claude14 --confine --allow-host 127.0.0.1
+  grep -q done "$work/claude.out" || fail "the confined session did not finish (the model was not reached): $(cat "$work/claude.err")"
+  [ -e confined-marker ] || fail "the model's command did not run"
+  [ -e finished-marker ] || fail "the post_session hook did not run in the confined agent"
+  for m in startup-marker link-marker nested-marker; do
+    [ -e "$outside/$m" ] && fail "$m: a write from the agent's shell or its command left the sandbox"
+  done
+  [ -e "$home14/.profile" ] && fail "the start-up file wrote ~/.profile from the confined agent"
+  results | grep -q "nested-marker': Permission denied" || fail "the tool result does not show the nested command's refused write"
+  results | grep -qF '\n{}"' || results | grep -qF '"content": "{}"' || fail "the nested command did not reach localhost through its proxy and the agent's"
+  results | grep -q 'hookd refused 127.0.0.1: an IP address is reached only when `sandbox.network.allow` lists it' \
+    || fail "the nested command reached the model server the agent alone may reach"
+  results | grep -q ".claude.json: Permission denied" || fail "the nested command read the agent's ~/.claude.json"
+  grep -q '"type":"tool_call_allowed"' "$work/events.jsonl" || fail "the confined agent's hooks wrote no events"
+  echo "ok: the session worked; the start-up file's writes, the planted link and the nested write stayed inside; 127.0.0.1 refused to the nested command"
+  rm -rf "$outside"
+  rm -f "$managed" "$managed.hookd-backup" "$managed.hookd-switch"; rmdir /etc/claude-code 2>/dev/null || true; managed_ours=""
+fi
+rm -f "$work/tool-command"
+echo "16 passed, 0 failed"

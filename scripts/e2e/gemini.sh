@@ -193,4 +193,56 @@ else
   grep -q '"type":"client_refused"' "$work/daemon.jsonl" && fail "the daemon refused the stripped hooks: $(grep client_refused "$work/daemon.jsonl")"
   echo "ok: the daemon at $runtime/hookd.sock answered Gemini's stripped hooks (allowed and denied in its log)"
 fi
-echo "9 passed, 0 failed"
+echo "== 9: hookd run --confine: Gemini CLI itself in the sandbox, its commands nested in it"
+# The system install of 7. Gemini CLI's shell is \`bash -c\`: BASH_ENV (from the runner's
+# environment) names the start-up file it reads, standing in for one an attacker got into: it
+# writes ~/.bashrc, a file outside and, through a link planted in the temporary directory
+# beforehand, another. Unconfined, all three land (so the scenario can fail); confined, none.
+gemini8=$gemini
+case "$(readlink -f "$gemini")" in /tmp/*)
+  agents="$root/target/e2e-agents"; mkdir -p "$agents"
+  pkg=$(cd "$(dirname "$gemini")/../.." && pwd)   # the npm prefix holding node_modules/
+  [ -d "$agents/gemini-prefix" ] || cp -al "$pkg" "$agents/gemini-prefix" 2>/dev/null || cp -a "$pkg" "$agents/gemini-prefix"
+  gemini8="$agents/gemini-prefix/node_modules/.bin/gemini";;
+esac
+home8="$work/home8"; repo8="$work/repo8"; mkdir -p "$home8/.infer" "$home8/.gemini" "$repo8"; cd "$repo8"; git init -q .
+outside=$(mktemp -d -p "$root/target" e2e-confine.XXXXXX)
+printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}}\n' > "$home8/.gemini/settings.json"
+printf '{"%s": "TRUST_FOLDER"}\n' "$repo8" > "$home8/.gemini/trustedFolders.json"
+cat > "$home8/.infer/config.yaml" <<YAML
+sandbox: {enabled: true, network: {allow: [localhost]}}
+tools: {bash: {mode: {all: {allow: ['^touch confined-marker\$', '^touch [^ ]*/nested-marker\$', '^curl -s http://localhost:[0-9]+/ok\$', '^curl -s http://127\.0\.0\.1:[0-9]+/ok\$']}}}}
+YAML
+printf 'enabled: true\ngate_shell_tools: true\nhooks: []\n' > "$home8/.infer/hooks.yaml"
+cat > "$home8/startup.sh" <<SH
+echo pwned-by-startup >> "\$HOME/.bashrc"
+echo pwned > $outside/startup-marker
+echo pwned > "\${TMPDIR:-/tmp}/planted-link"
+SH
+python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
+  "touch confined-marker" "touch $outside/nested-marker" "curl -s http://localhost:$port/ok" "curl -s http://127.0.0.1:$port/ok" > "$work/commands"
+run_gemini8() {
+  rm -f "$work/events.jsonl" "$home8/.bashrc" "$outside"/* confined-marker
+  mkdir -p "$work/tmp8"; ln -sfn "$outside/link-marker" "$work/tmp8/planted-link"
+  : > "$work/server.log"
+  env -i PATH="$PATH" HOME="$home8" TMPDIR="$work/tmp8" GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" GEMINI_API_KEY=fake-key \
+      BASH_ENV="$home8/startup.sh" HOOKD_EVENTS="$work/events.jsonl" HOOKD_STATE_DIR="$work/state8" GEMINI_CLI_SYSTEM_SETTINGS_PATH="$system" \
+      timeout 180 "$hookd" run gemini "$@" -- "$gemini8" -p "RUNTOOL please" --yolo --output-format json >"$work/gemini.out" 2>"$work/gemini.err" || true
+}
+run_gemini8
+[ -e "$outside/startup-marker" ] && [ -e "$outside/link-marker" ] && [ -e "$home8/.bashrc" ] \
+  || fail "unconfined, the start-up file's writes did not land (the scenario tests nothing): $(ls "$outside")"
+run_gemini8 --confine --allow-host 127.0.0.1
+[ -e confined-marker ] || fail "the model's command did not run in the confined agent: $(tail -5 "$work/gemini.err")"
+for m in startup-marker link-marker nested-marker; do
+  [ -e "$outside/$m" ] && fail "$m: a write from the agent's shell or its command left the sandbox"
+done
+[ -e "$home8/.bashrc" ] && fail "the start-up file wrote ~/.bashrc from the confined agent"
+results | grep -q "nested-marker': Permission denied" || fail "the tool result does not show the nested command's refused write"
+results | grep -q '{}' || fail "the nested command did not reach localhost through its proxy and the agent's"
+results | grep -q 'hookd refused 127.0.0.1: an IP address is reached only when `sandbox.network.allow` lists it' \
+  || fail "the nested command reached the model server the agent alone may reach"
+grep -q '"type":"tool_call_allowed"' "$work/events.jsonl" || fail "the confined agent's hooks wrote no events"
+rm -rf "$outside"
+echo "ok: the session worked; the start-up file's writes, the planted link and the nested write stayed inside; 127.0.0.1 refused to the nested command"
+echo "10 passed, 0 failed"

@@ -5,6 +5,7 @@
 
 pub mod claude;
 pub(crate) mod claude_permissions;
+pub mod confine;
 pub mod crush;
 pub mod gemini;
 #[cfg(feature = "daemon")]

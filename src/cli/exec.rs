@@ -80,6 +80,7 @@ pub(super) fn run(a: Args) -> Done {
                 if let Some(note) = r.note {
                     eprintln!("{note}");
                 }
+                record(r.network, host);
                 r.status
             })
         }
@@ -89,6 +90,32 @@ pub(super) fn run(a: Args) -> Done {
         Ok(code) => Ok(code),
         Err(RunError::Unavailable(e)) => Err(Error::Confine(e.to_string())),
         Err(e) => Err(Error::Cannot(e.to_string())),
+    }
+}
+
+/// A model's call's connections through hookd's proxy, as `network_request` events where
+/// hooks' go: `HOOKD_EVENTS`, and the events file of a daemon gone from the host's socket (a
+/// live daemon numbers its own file; it does not see these). An events file that cannot be written is said on stderr; the call has run.
+fn record(network: Vec<crate::sandbox::NetworkRequest>, host: &Host) {
+    if network.is_empty() {
+        return;
+    }
+    let mut here = crate::route::Here::default();
+    here.events = host.dir("HOOKD_EVENTS");
+    // A daemon that answers numbers its own file: only a gone one's is appended to (as a
+    // client's fallback does), never one a live daemon writes.
+    here.daemon_events = host
+        .socket()
+        .filter(|s| std::os::unix::net::UnixStream::connect(s).is_err())
+        .and_then(|s| crate::daemon::trail::read(&s))
+        .map(|t| crate::route::DaemonLog {
+            path: t.events,
+            max_bytes: t.max_bytes,
+        })
+        .filter(|e| here.events.as_ref() != Some(&e.path));
+    // The rewrite does not carry the agent's session (yet): the events name none.
+    if let Err(e) = here.exec_connections(network, "") {
+        eprintln!("hookd: {e}");
     }
 }
 

@@ -7,6 +7,7 @@ mod adapter;
 mod allow;
 mod check;
 mod completions;
+mod confine;
 mod dispatch;
 mod error;
 mod events;

@@ -14,6 +14,17 @@ pub(super) struct Args {
     /// The agent.
     #[arg(value_enum)]
     pub(super) agent: Agent,
+    /// Start the agent itself inside the sandbox (its whole process tree): it writes only the
+    /// project, its own state and temporary directory, reaches only its model API's hosts and
+    /// `sandbox.network`'s through hookd's proxy, and its shell calls run in a stricter sandbox
+    /// nested in it. hookd stays as its parent, running the proxy, and exits as it does.
+    #[arg(long)]
+    pub(super) confine: bool,
+    /// With --confine: a host the agent may reach besides its model API's and
+    /// `sandbox.network`'s (its own API gateway; a model server on loopback is reached only
+    /// when listed exactly, e.g. `127.0.0.1`). Repeatable.
+    #[arg(long, value_name = "HOST", requires = "confine")]
+    pub(super) allow_host: Vec<String>,
     /// The agent's command line, after `--`: its program and its arguments.
     #[arg(last = true, required = true, value_name = "PROGRAM ARGS")]
     pub(super) command: Vec<OsString>,
@@ -38,6 +49,9 @@ pub(super) fn run(a: Args) -> Done {
             crate::display::visible(&program.to_string_lossy()),
             refused.join("\n  - ")
         )));
+    }
+    if a.confine {
+        return super::confine::run(a.agent.adapter(), &a.command, &a.allow_host);
     }
     let err = std::process::Command::new(program).args(rest).exec();
     Err(Error::Cannot(format!(

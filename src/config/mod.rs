@@ -349,6 +349,7 @@ impl Config {
         self.policy.sandbox.temp = Some(host.temp_dir());
         self.policy.sandbox.state = host.state_dir();
         self.policy.sandbox.runtime = host.dir("XDG_RUNTIME_DIR");
+        self.policy.sandbox.nested = host.var(crate::sandbox::AGENT_VAR).is_some();
         self.host = host;
         self.places = Default::default();
         self.hold_places();

@@ -134,6 +134,8 @@ impl Policy {
             state: None,
             runtime: None,
             places: Default::default(),
+            nested: false,
+            shown: Vec::new(),
         };
         for layer in tightening {
             p.gate_shell_tools |= layer.gate_shell_tools == Some(true);

@@ -58,7 +58,7 @@ pub fn confined_call(
     tool: &str,
     command: &str,
 ) -> Result<String, String> {
-    let missing = super::support().missing();
+    let missing = super::missing_for(policy);
     if !missing.is_empty() {
         return Err(format!(
             "the sandbox is on and this machine's kernel cannot confine it (it lacks {})",
@@ -302,6 +302,8 @@ pub struct ShellRun {
     pub status: i32,
     /// Why the directory was not carried back, for the agent's shell's stderr.
     pub note: Option<String>,
+    /// The connections it made through hookd's proxy (under a host list).
+    pub network: Vec<super::NetworkRequest>,
 }
 
 /// Run the shell `command` confined by `policy` in `cwd` (see [`super::run`]); with a
@@ -348,7 +350,8 @@ pub fn run_shell(
         }
         REPORT_FD
     });
-    super::prepare_spawn(&mut cmd, Some(std::sync::Arc::new(confinement)), keep, None);
+    let confinement = std::sync::Arc::new(confinement);
+    super::prepare_spawn(&mut cmd, Some(confinement.clone()), keep, None);
     let status = cmd.status().map_err(|source| RunError::Start {
         program: "bash".into(),
         source,
@@ -365,7 +368,12 @@ pub fn run_shell(
             ));
         }
     }
-    Ok(ShellRun { status, note })
+    let network = confinement.network_requests_settled();
+    Ok(ShellRun {
+        status,
+        note,
+        network,
+    })
 }
 
 /// In the child: `fd` becomes descriptor 3, kept open across exec.

@@ -33,7 +33,7 @@ impl ToolGate {
     pub(super) fn confined_under(&self, tool: &str) -> Option<String> {
         let policy = self.sandbox.as_ref().filter(|s| s.enabled)?;
         if !self.shell_tools.iter().any(|n| n == tool)
-            || !crate::sandbox::support().missing().is_empty()
+            || !crate::sandbox::missing_for(policy).is_empty()
         {
             return None;
         }
@@ -42,7 +42,11 @@ impl ToolGate {
             crate::sandbox::temp_dir(policy).display().to_string(),
         ];
         writes.extend(policy.write.iter().map(|p| p.display().to_string()));
-        let network = if policy.network { "on" } else { "off" };
+        let network = match (&policy.egress, policy.network) {
+            (_, true) => "on".to_string(),
+            (Some(e), false) => format!("through hookd's proxy to {}", e.allow_words()),
+            (None, false) => "off".to_string(),
+        };
         Some(format!("writes: {}; network: {network}", writes.join(", ")))
     }
 

@@ -546,3 +546,105 @@ fn the_daemon_runs_the_proxy_for_its_hooks_and_counts_their_connections() {
         "{metrics}"
     );
 }
+
+#[test]
+fn a_model_calls_connections_are_events_in_the_audit_file() {
+    // `hookd exec --shell` (the model's call as the adapters rewrite it) records its
+    // connections where hooks' events go: HOOKD_EVENTS.
+    if !confinable() || !has_curl() {
+        return;
+    }
+    let (p, tmp) = project();
+    let up = Upstream::start();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [localhost]\n",
+    );
+    let events = p.home.path().join("events.jsonl");
+    let shell = format!(
+        "--shell=curl -sS --noproxy '' http://localhost:{}/model; curl -sS --noproxy '' http://example.com/",
+        up.port
+    );
+    let o = hookd(&p, &tmp, &["exec", &shell])
+        .env("HOOKD_EVENTS", &events)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&events).unwrap();
+    let net: Vec<Value> = json_lines(&text)
+        .into_iter()
+        .filter(|e| e["type"] == "network_request")
+        .collect();
+    assert_eq!(net.len(), 2, "{text}");
+    let allowed = net.iter().find(|e| e["verdict"] == "allowed").unwrap();
+    assert_eq!(allowed["host"], "localhost");
+    assert_eq!(allowed["port"], up.port);
+    assert_eq!(allowed["name"], "exec");
+    assert_eq!(allowed["hook"], "pre_tool");
+    let refused = net.iter().find(|e| e["verdict"] == "refused").unwrap();
+    assert_eq!(refused["host"], "example.com");
+    assert_eq!(refused["reason"], REFUSED_NAME);
+}
+
+#[test]
+fn the_dashboard_lists_the_refused_hosts_in_chromium() {
+    if !confinable() || !has_curl() {
+        return;
+    }
+    let Some(exe) = crate::cdp::chromium() else {
+        crate::support::unavailable(
+            "chromium",
+            "chromium not installed (apt-get install chromium)",
+        );
+        return;
+    };
+    let (p, _tmp) = project();
+    let up = Upstream::start();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  enabled: true\n  network:\n    allow: [localhost]\ntools: {bash: {mode: {all: {allow: ['^bash fetch\\.sh$']}}}}\n",
+    );
+    std::fs::write(
+        p.path().join("fetch.sh"),
+        format!(
+            "curl -sS --noproxy '' http://localhost:{}/ok\ncurl -sS --noproxy '' http://example.com/\ncurl -sS --noproxy '' http://example.com/again\n",
+            up.port
+        ),
+    )
+    .unwrap();
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: fetch, hook: post_tool, command: 'bash fetch.sh'}]\n",
+    );
+    let d = crate::support::daemon::start(&p, &[]);
+    let o = p
+        .cmd(&["dispatch", "post_tool", "--session-id", "net"])
+        .env("HOOKD_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let browser = crate::cdp::Browser::launch(&exe);
+    let mut tab = browser.open(d.dashboard.as_deref().unwrap());
+    tab.wait_for(
+        "document.querySelectorAll('#hosts tbody tr').length === 1",
+        "the refused host's row",
+    );
+    let cells = tab.eval(
+        "[...document.querySelectorAll('#hosts tbody tr td')].map(td => td.textContent).join(' | ')",
+    );
+    let cells = cells.as_str().unwrap();
+    assert!(
+        cells.starts_with("example.com:80 | 2 | ")
+            && cells.ends_with(&format!(" | {REFUSED_NAME}")),
+        "{cells}"
+    );
+    assert_eq!(
+        tab.eval("document.getElementById('c-refused').textContent"),
+        serde_json::json!("2")
+    );
+    // The reached host is a timeline row, not a refused one.
+    assert_eq!(
+        tab.eval("document.querySelectorAll('#timeline tr.refused').length"),
+        serde_json::json!(2)
+    );
+}

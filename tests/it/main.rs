@@ -14,6 +14,7 @@ mod audit_trail;
 mod cdp;
 mod claude;
 mod config_errors;
+mod confine;
 mod daemon;
 mod daemon_answers;
 mod daemon_events;

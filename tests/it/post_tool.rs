@@ -128,6 +128,16 @@ fn tool_call_allowed_names_the_policy_a_rewritten_call_runs_under() {
         format!("writes: {}, /tmp; network: off", p.path().display()),
         "{e}"
     );
+    // Under a host list, the call's connections go through hookd's proxy: said so, not "off".
+    let e = allowed("sandbox: {enabled: true, network: {allow: [crates.io]}}\n");
+    assert_eq!(
+        e["sandbox"],
+        format!(
+            "writes: {}, /tmp; network: through hookd's proxy to crates.io",
+            p.path().display()
+        ),
+        "{e}"
+    );
 }
 
 /// Issue 41 item 9: each call the gate let through gets a `tool_result`: `ran` or `failed` from

@@ -73,12 +73,15 @@ pub use home::user_home;
 pub use places::{Hold, Places};
 pub use spawn::{prepare as prepare_spawn, prepare_unwaited};
 mod held;
+#[cfg_attr(not(feature = "confine"), path = "nested_unconfined.rs")]
+mod nested;
 mod placeholder;
 mod private;
 
 use held::held;
 use placeholder::Placeholders;
 
+pub use nested::AGENT_VAR;
 pub use private::SOCKET_VARIABLES;
 
 use std::ffi::CString;
@@ -134,6 +137,13 @@ pub struct Policy {
     /// The user's runtime directory as the host names it (`$XDG_RUNTIME_DIR`): covered, as
     /// `/run/user/UID` is.
     pub runtime: Option<PathBuf>,
+    /// The host says it runs inside a confined agent (`hookd run --confine` sets
+    /// [`AGENT_VAR`]): where that is evidently so, commands get the nested sandbox
+    /// (`nested.rs`) instead of none.
+    pub nested: bool,
+    /// Places hookd's state would hide that stay as they are: a confined agent's hooks
+    /// (`hookd adapter`) keep their state there (`hookd run --confine`).
+    pub shown: Vec<PathBuf>,
 }
 
 impl Default for Policy {
@@ -151,6 +161,8 @@ impl Default for Policy {
             secret: |_| false,
             keep_env: Vec::new(),
             runtime: None,
+            nested: false,
+            shown: Vec::new(),
         }
     }
 }
@@ -202,6 +214,17 @@ impl Support {
             );
         }
         out
+    }
+}
+
+/// What this kernel lacks to confine a command under `policy`, one phrase each ([`Support::missing`]),
+/// empty where the nested sandbox of a confined agent stands in (`nested.rs`).
+pub fn missing_for(policy: &Policy) -> Vec<String> {
+    let missing = support().missing();
+    if nested::here(policy, &missing) {
+        Vec::new()
+    } else {
+        missing
     }
 }
 
@@ -264,6 +287,8 @@ pub struct Confinement {
     /// listening socket over, and the proxy (stopped when this is dropped).
     egress_channel: Option<OwnedFd>,
     proxy: Option<egress::proxy::Proxy>,
+    /// Inside a confined agent: the nested sandbox's own (`nested.rs`).
+    nested: Option<nested::Nested>,
 }
 
 /// What a confined command may not read: the hidden places (credential stores, histories,
@@ -281,6 +306,7 @@ fn hidden(policy: &Policy) -> Vec<PathBuf> {
     );
     out.extend(policy.state.iter().cloned());
     out.extend(policy.read_deny.iter().cloned());
+    out.retain(|p| !policy.shown.contains(p));
     out
 }
 
@@ -297,6 +323,9 @@ impl Confinement {
         cwd: &Path,
     ) -> Result<Confinement, Unavailable> {
         let missing = support().missing();
+        if nested::here(policy, &missing) {
+            return nested::prepare(policy, project, &temp_dir(policy));
+        }
         if !missing.is_empty() {
             return Err(Unavailable::Kernel(missing));
         }
@@ -374,6 +403,7 @@ impl Confinement {
             _stand_ins: stand_ins,
             egress_channel,
             proxy,
+            nested: None,
         })
     }
 
@@ -399,7 +429,7 @@ impl Confinement {
     /// [`proxy_vars`]).
     pub fn added_vars(&self) -> Vec<(&'static str, String)> {
         if self.proxy.is_some() {
-            proxy_vars()
+            egress::proxy_vars_at(self.nested.as_ref().and_then(|n| n.proxy))
         } else {
             Vec::new()
         }

@@ -143,6 +143,19 @@ unsafe fn grant(ruleset: libc::c_int, path: &std::ffi::CStr, rights: u64) -> std
     Ok(())
 }
 
+/// The devices every program writes.
+pub(super) const DEVICES: [&str; 9] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+
 /// A ruleset that lets writes happen beneath `writable` (and to the few devices every program
 /// writes) and nowhere else; where the kernel offers it (ABI 9), connections to pathname Unix
 /// sockets made outside the command only to `sockets`. The fd the child restricts itself with.
@@ -164,21 +177,10 @@ pub(super) fn ruleset(writable: &[PathBuf], sockets: &[PathBuf]) -> Result<Owned
         .map_err(|e| e.to_string())?
         .create()
         .map_err(|e| e.to_string())?;
-    let devices = [
-        "/dev/null",
-        "/dev/zero",
-        "/dev/full",
-        "/dev/random",
-        "/dev/urandom",
-        "/dev/tty",
-        "/dev/ptmx",
-        "/dev/pts",
-        "/dev/shm",
-    ];
     let places = writable
         .iter()
         .map(PathBuf::as_path)
-        .chain(devices.iter().map(Path::new));
+        .chain(DEVICES.iter().map(Path::new));
     for place in places {
         // A place that does not exist (yet) grants nothing; it is not an error.
         let Ok(fd) = PathFd::new(place) else { continue };

@@ -96,8 +96,9 @@ unsafe fn start(
         libc::sigfillset(&mut all);
         libc::sigprocmask(libc::SIG_SETMASK, &all, &mut old);
         match confinement {
+            Some(c) if c.nested.is_some() => unconfined(&old, leftovers, Some(c)),
             Some(c) => confined(c, &old, leftovers),
-            None => unconfined(&old, leftovers),
+            None => unconfined(&old, leftovers, None),
         }
     }
 }
@@ -181,8 +182,13 @@ unsafe fn pid_one(c: &Confinement, report: RawFd, old: &libc::sigset_t) -> std::
 }
 
 /// The waiter of an unconfined command: a child subreaper outside the command's group (so a
-/// kill of the group leaves it to clean up), which kills what the command left.
-unsafe fn unconfined(old: &libc::sigset_t, leftovers: RawFd) -> std::io::Result<()> {
+/// kill of the group leaves it to clean up), which kills what the command left. With `nested`
+/// (inside a confined agent), the command confines itself first (`nested.rs`).
+unsafe fn unconfined(
+    old: &libc::sigset_t,
+    leftovers: RawFd,
+    nested: Option<&Confinement>,
+) -> std::io::Result<()> {
     // SAFETY: the caller's contract; raw syscalls only.
     unsafe {
         check(libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))?;
@@ -191,14 +197,20 @@ unsafe fn unconfined(old: &libc::sigset_t, leftovers: RawFd) -> std::io::Result<
             0 => {
                 // The command leads its own group: it cannot leave it (setsid fails for a
                 // group leader), so a signal to the group always reaches it.
-                check(libc::setpgid(0, 0))?;
+                match nested {
+                    Some(c) => super::nested::confine(c)?,
+                    None => check(libc::setpgid(0, 0))?,
+                }
                 libc::sigprocmask(libc::SIG_SETMASK, old, std::ptr::null_mut());
                 Ok(())
             }
             command => {
                 // The runner signals the command's group, never the waiter's: a SIGKILL at the
                 // timeout leaves the waiter to clean up.
-                libc::setpgid(command, command);
+                // (A nested command makes its own session, which a group made here would stop.)
+                if nested.is_none() {
+                    libc::setpgid(command, command);
+                }
                 libc::write(leftovers, (&raw const command).cast(), 4);
                 close_all_but(leftovers, -1);
                 let ignored = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];

@@ -10,6 +10,7 @@
 //! ([`Egress::judge`]), resolves it itself and relays. Nothing in the namespace leads anywhere
 //! else: no interface but loopback, no resolver, no Unix socket outside (see `private.rs`).
 
+mod chain;
 pub(super) mod inside;
 pub(crate) mod proxy;
 mod socks;
@@ -188,7 +189,15 @@ pub(crate) fn is_local(ip: IpAddr) -> bool {
 /// reads the usual variables (curl, pip, git, go, Python, Node's `undici` when told) and for
 /// those that read their own (cargo, npm); nothing local goes through it.
 pub fn proxy_vars() -> Vec<(&'static str, String)> {
-    let url = format!("http://{PROXY_ADDR}");
+    proxy_vars_at(None)
+}
+
+/// [`proxy_vars`] for a proxy at `addr` (a nested sandbox's), or at [`PROXY_ADDR`].
+pub(crate) fn proxy_vars_at(addr: Option<std::net::SocketAddr>) -> Vec<(&'static str, String)> {
+    let url = match addr {
+        Some(a) => format!("http://{a}"),
+        None => format!("http://{PROXY_ADDR}"),
+    };
     let none = "localhost,127.0.0.1,::1".to_string();
     let mut out = Vec::new();
     for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
@@ -197,6 +206,9 @@ pub fn proxy_vars() -> Vec<(&'static str, String)> {
     for name in ["http_proxy", "https_proxy", "all_proxy"] {
         out.push((name, url.clone()));
     }
+    // Nested in a confined agent, nothing is reached but through the proxy (`nested.rs`): a
+    // name it should not proxy could not be reached at all (an inherited list is emptied).
+    let none = if addr.is_none() { none } else { String::new() };
     out.push(("NO_PROXY", none.clone()));
     out.push(("no_proxy", none));
     out.push(("CARGO_HTTP_PROXY", url.clone()));

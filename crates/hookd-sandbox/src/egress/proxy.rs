@@ -58,6 +58,8 @@ pub type Sink = Arc<dyn Fn(&NetworkRequest) + Send + Sync>;
 /// The shared state of one proxy.
 struct Shared {
     egress: Egress,
+    /// The proxy this one is nested in (see `chain.rs`): hosts are reached through it.
+    via: Option<SocketAddr>,
     /// Listening sockets being accepted on, for [`Proxy`]'s drop to shut down.
     listeners: Mutex<Vec<RawFd>>,
     stopped: AtomicBool,
@@ -84,6 +86,16 @@ impl Proxy {
     /// Start a proxy for `egress`: the end of the channel the command's waiter hands its
     /// listening socket over (close-on-exec) and the proxy.
     pub(crate) fn start(egress: Egress, sink: Option<Sink>) -> std::io::Result<(Proxy, OwnedFd)> {
+        Proxy::start_via(egress, None, sink)
+    }
+
+    /// [`Proxy::start`], reaching hosts through the proxy at `via` when given (a proxy nested
+    /// in a confined agent's sandbox, `chain.rs`).
+    pub(crate) fn start_via(
+        egress: Egress,
+        via: Option<SocketAddr>,
+        sink: Option<Sink>,
+    ) -> std::io::Result<(Proxy, OwnedFd)> {
         use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
         let (ours, theirs) = socketpair(
             AddressFamily::Unix,
@@ -93,6 +105,7 @@ impl Proxy {
         )?;
         let shared = Arc::new(Shared {
             egress,
+            via,
             listeners: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
             active: AtomicUsize::new(0),
@@ -380,7 +393,7 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> NetworkRequest {
     };
     let _ = conn.set_read_timeout(Some(HEAD_TIMEOUT));
     let mut socks = false;
-    let outcome = open(&mut conn, egress, &mut req, &mut socks);
+    let outcome = open(&mut conn, egress, shared.via, &mut req, &mut socks);
     match outcome {
         Ok((upstream, rest)) => {
             req.verdict = "allowed";
@@ -406,6 +419,7 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> NetworkRequest {
 fn open(
     conn: &mut TcpStream,
     egress: &Egress,
+    via: Option<SocketAddr>,
     req: &mut NetworkRequest,
     socks: &mut bool,
 ) -> Result<(TcpStream, Vec<u8>), (u16, String)> {
@@ -431,23 +445,9 @@ fn open(
         Verdict::Allowed { exact } => exact,
         Verdict::Refused(why) => return Err((403, why)),
     };
-    let addrs = addresses(&head.host, head.port, exact).map_err(|e| (403, e))?;
-    let mut last = String::new();
-    let mut upstream = None;
-    for a in addrs {
-        match TcpStream::connect_timeout(&a, CONNECT_TIMEOUT) {
-            Ok(s) => {
-                upstream = Some(s);
-                break;
-            }
-            Err(e) => last = e.to_string(),
-        }
-    }
-    let Some(mut upstream) = upstream else {
-        return Err((
-            502,
-            format!("hookd could not reach {}:{}: {last}", head.host, head.port),
-        ));
+    let mut upstream = match via {
+        Some(via) => super::chain::connect(via, &head.host, head.port, CONNECT_TIMEOUT)?,
+        None => direct(&head.host, head.port, exact)?,
     };
     let greeted = match head.method.as_str() {
         "SOCKS" => super::socks::reply(conn, 200),
@@ -459,6 +459,19 @@ fn open(
         .write_all(&head.forward)
         .map_err(|e| (502, format!("hookd could not write to {}: {e}", head.host)))?;
     Ok((upstream, head.forward))
+}
+
+/// A connection to `host:port`, resolved here (local addresses only when `exact`).
+fn direct(host: &str, port: u16, exact: bool) -> Result<TcpStream, (u16, String)> {
+    let addrs = addresses(host, port, exact).map_err(|e| (403, e))?;
+    let mut last = String::new();
+    for a in addrs {
+        match TcpStream::connect_timeout(&a, CONNECT_TIMEOUT) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err((502, format!("hookd could not reach {host}:{port}: {last}")))
 }
 
 /// Relay bytes both ways until both sides are done, nothing moves for [`IDLE_TIMEOUT`] or the

@@ -1,0 +1,248 @@
+//! Issue 43 item 7: inside a confined agent (`hookd run --confine`), the model's calls and the
+//! hooks get a sandbox nested in the agent's. A confined `hookd exec` with the launcher's
+//! variable stands in for the agent here (the launcher itself needs root's managed settings;
+//! `scripts/e2e/claude-code.sh` scenario 14 and `scripts/e2e/gemini.sh` scenario 8 run the real
+//! agents under it): inside it, a second `hookd exec` with a narrower list must confine again.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use crate::sandbox::{confinable, hookd, project};
+use crate::support::{stderr, stdout};
+
+/// A loopback HTTP server that records each request line and answers with it.
+fn upstream() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    std::thread::spawn(move || {
+        for conn in l.incoming() {
+            let Ok(mut c) = conn else { continue };
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 1024];
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let text = String::from_utf8_lossy(&buf).to_string();
+            let line = text.lines().next().unwrap_or("(nothing)").to_string();
+            s.lock().unwrap().push(line.clone());
+            let body = format!("upstream saw {line}\n");
+            let _ = write!(
+                c,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, seen)
+}
+
+fn has_curl() -> bool {
+    std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_command_nested_in_a_confined_agent_is_confined_again_and_its_proxy_chains() {
+    if !confinable() || !has_curl() {
+        return;
+    }
+    let (p, tmp) = project();
+    // The agent's list (the outer) has 127.0.0.1, as `--allow-host` gives the agent its model
+    // server; the configuration its commands get (the inner) has only localhost.
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [localhost, 127.0.0.1]\n",
+    );
+    let inner = p.home.path().join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    // A secret the agent may read and its commands may not (as the agent's credentials): the
+    // outer sandbox shows it, the inner's configuration hides it.
+    let secret = p.home.path().join("agent-secret");
+    std::fs::write(&secret, "SECRET\n").unwrap();
+    // A link to it, and one to the directory holding it, from elsewhere: a rule made on a link
+    // is made on its target.
+    std::os::unix::fs::symlink(&secret, p.home.path().join("link-to-secret")).unwrap();
+    std::os::unix::fs::symlink(p.home.path(), p.path().join("link-to-home")).unwrap();
+    std::fs::write(
+        inner.join("config.yaml"),
+        format!(
+            "sandbox:\n  network:\n    allow: [localhost]\n  read_deny: ['{}']\n",
+            secret.display()
+        ),
+    )
+    .unwrap();
+    let (port, seen) = upstream();
+    let script = format!(
+        r#"
+case "$HTTP_PROXY" in http://127.0.0.1:3128) echo "proxy: the agent's";; http://127.0.0.1:*) echo "proxy: its own";; esac
+echo "no_proxy=[$NO_PROXY$no_proxy]"
+curl -sS "http://localhost:{port}/nested"
+curl -sS "http://127.0.0.1:{port}/literal"
+curl -sS --noproxy '*' --connect-timeout 3 "http://127.0.0.1:3128/" >/dev/null 2>&1 || echo "the agent's proxy: not reached"
+touch "$(dirname "$TMPDIR")/planted" 2>/dev/null || echo "the agent's temporary directory: not written"
+touch "$H/.claude-state" 2>/dev/null || echo "the home: not written"
+touch .infer/x 2>/dev/null || echo ".infer: held"
+cat /proc/1/environ >/dev/null 2>&1 || echo "the agent's environment: not read"
+kill -0 1 2>/dev/null || echo "the agent: not signalled"
+cat "$H/agent-secret" 2>/dev/null || echo "the agent's secret: not read"
+cat "$H/link-to-secret" link-to-home/agent-secret 2>/dev/null || echo "through links: not read"
+cat "$H/inner/config.yaml" >/dev/null && echo "the rest: read"
+echo in > inside && echo "the project: written"
+"#
+    );
+    let home = p.home.path().display().to_string();
+    let config_dir = inner.display().to_string();
+    let o = hookd(
+        &p,
+        &tmp,
+        &["exec", "--", env!("CARGO_BIN_EXE_hookd"), "exec"],
+    )
+    .args(["--config-dir", &config_dir, "--", "bash", "-c", &script])
+    .env("HOOKD_CONFINED_AGENT", "1")
+    .env("H", &home)
+    .output()
+    .unwrap();
+    let expected =         "proxy: its own\n\
+         no_proxy=[]\n\
+         upstream saw GET /nested HTTP/1.1\n\
+         hookd refused 127.0.0.1: an IP address is reached only when `sandbox.network.allow` lists it (add `127.0.0.1` there in your ~/.infer/config.yaml to allow it)\n\
+         the agent's proxy: not reached\n\
+         the agent's temporary directory: not written\n\
+         the home: not written\n\
+         .infer: held\n\
+         the agent's environment: not read\n\
+         the agent: not signalled\n\
+         the agent's secret: not read\n\
+         through links: not read\n\
+         the rest: read\n\
+         the project: written\n";
+    assert_eq!(stdout(&o), expected, "stderr: {}", stderr(&o));
+    assert_eq!(*seen.lock().unwrap(), ["GET /nested HTTP/1.1"]);
+    assert!(p.path().join("inside").exists());
+}
+
+#[test]
+fn the_agents_variable_alone_does_not_weaken_the_sandbox() {
+    if !confinable() {
+        return;
+    }
+    // Where the full sandbox can be made, the variable changes nothing: the credential stores
+    // stay hidden (the nested sandbox, Landlock alone, could not hide them).
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let home = p.home.path().display().to_string();
+    let o = hookd(&p, &tmp, &["exec", "--", "bash", "-c"])
+        .arg(r#"cat "$H/.ssh/id_ed25519" 2>/dev/null || echo hidden"#)
+        .env("HOOKD_CONFINED_AGENT", "1")
+        .env("H", &home)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "hidden\n", "stderr: {}", stderr(&o));
+    // Where it cannot (inside another sandbox) but no confined agent is evidently around (here:
+    // the host's network interfaces are there), the command is not run rather than run in the
+    // weaker nested sandbox.
+    let o = hookd(
+        &p,
+        &tmp,
+        &["exec", "--", env!("CARGO_BIN_EXE_hookd"), "exec"],
+    )
+    .args(["--", "bash", "-c", r#"cat "$H/.ssh/id_ed25519"; echo ran"#])
+    .env("HOOKD_CONFINED_AGENT", "1")
+    .env("H", &home)
+    .output()
+    .unwrap();
+    assert_eq!(stdout(&o), "", "stderr: {}", stderr(&o));
+    assert_eq!(o.status.code(), Some(126), "stderr: {}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("hookd exec: not run: this kernel cannot confine it: it lacks unprivileged user namespaces"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn the_agents_sandbox_grants_its_own_state_hosts_and_key_and_nothing_of_the_projects() {
+    use hookd::host::Host;
+    use hookd::sandbox::SandboxPolicy;
+    let home = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let project = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let h = home.path();
+    let host = |events: &std::path::Path| {
+        Host::new(
+            [
+                ("HOME".into(), h.as_os_str().to_owned()),
+                ("HOOKD_STATE_DIR".into(), h.join("state").into_os_string()),
+                ("ANTHROPIC_API_KEY".into(), "sk-x".into()),
+                ("HOOKD_EVENTS".into(), events.as_os_str().to_owned()),
+            ],
+            Some(project.path().to_path_buf()),
+        )
+    };
+    let claude = hookd::adapter::by_name("claude-code").unwrap();
+    let mut base = SandboxPolicy::default();
+    base.egress = Some(Default::default());
+    let extra = ["127.0.0.1".to_string()];
+    let p = hookd::adapter::confine::policy(
+        claude,
+        &base,
+        &host(&h.join("ev.jsonl")),
+        project.path(),
+        &extra,
+    )
+    .unwrap();
+    assert!(p.enabled);
+    assert_eq!(p.egress.unwrap().allow, ["api.anthropic.com", "127.0.0.1"]);
+    for w in [".claude", ".claude.json", "state", "ev.jsonl"] {
+        assert!(
+            p.write.contains(&h.join(w)),
+            "{w} not writable: {:?}",
+            p.write
+        );
+    }
+    assert!(h.join("ev.jsonl").is_file(), "the events file was not made");
+    assert!(p
+        .places
+        .read_only
+        .contains(&h.join(".claude/settings.json")));
+    assert_eq!(p.keep_env, ["ANTHROPIC_API_KEY"]);
+    // The whole network, an events file the commands could write, a host that is no host.
+    base.network = true;
+    let e = hookd::adapter::confine::policy(
+        claude,
+        &base,
+        &host(&h.join("ev.jsonl")),
+        project.path(),
+        &[],
+    );
+    assert!(e
+        .unwrap_err()
+        .starts_with("`sandbox.network: true` in your ~/.infer/config.yaml would give the agent"));
+    base.network = false;
+    let inside = project.path().join("events.jsonl");
+    let e = hookd::adapter::confine::policy(claude, &base, &host(&inside), project.path(), &[])
+        .unwrap_err();
+    assert!(
+        e.starts_with("HOOKD_EVENTS ") && e.contains("lies in the project"),
+        "{e}"
+    );
+    let bad = ["https://x.example".to_string()];
+    let e = hookd::adapter::confine::policy(
+        claude,
+        &base,
+        &host(&h.join("ev.jsonl")),
+        project.path(),
+        &bad,
+    );
+    assert_eq!(
+        e.unwrap_err(),
+        "--allow-host: `https://x.example` is not a host name, a `*.` wildcard or an IP address"
+    );
+}
