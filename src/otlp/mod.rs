@@ -33,12 +33,12 @@ const MOST_PENDING: usize = 4096;
 
 /// Bytes (as encoded) of spans and log records kept for the next export at most, both signals
 /// together; more are dropped (and counted). With each record's fields capped
-/// ([`map::FIELD_BYTES`]) this holds about 150 events whose hook printed much; a collector that
+/// (`map::FIELD_BYTES`) this holds about 150 events whose hook printed much; a collector that
 /// is slow or mute costs the daemon this, plus the batch being sent (as much again, encoded).
 pub const MOST_PENDING_BYTES: usize = 4 * 1024 * 1024;
 
 /// The most the daemon's stop waits for the exporter: an export under way when the stop
-/// begins, and the last one, end by then (the last gets at least [`LAST_EXPORT_LEAST`] when
+/// begins, and the last one, end by then (the last gets at least `LAST_EXPORT_LEAST` when
 /// the collector answered before). Half the daemon's grace when that is less ([`stop_budget`]).
 pub const STOP_BUDGET: Duration = Duration::from_secs(2);
 
