@@ -329,7 +329,7 @@ pub(super) fn mount_flags(path: &Path) -> u64 {
 }
 
 /// A syscall's 0-or-error result as `io::Result` (the child can report only the OS error).
-fn check(r: libc::c_int) -> std::io::Result<()> {
+pub(super) fn check(r: libc::c_int) -> std::io::Result<()> {
     if r == 0 {
         Ok(())
     } else {
@@ -406,6 +406,18 @@ pub(super) unsafe fn confine(c: &Confinement) -> std::io::Result<()> {
         ))?;
         mounts(c)?;
         drop_capabilities()?;
+        restrict_self(c)
+    }
+}
+
+/// The last steps of confining, the same in a nested sandbox (`nested.rs`): no new
+/// privileges, the seccomp filter, then the Landlock domain.
+///
+/// # Safety
+/// In the child between fork and exec: raw syscalls on values the parent prepared.
+pub(super) unsafe fn restrict_self(c: &Confinement) -> std::io::Result<()> {
+    // SAFETY: as the caller's; nothing allocates.
+    unsafe {
         check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
         let filter = &c.network_filter;
         let prog = libc::sock_fprog {

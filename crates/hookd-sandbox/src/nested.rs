@@ -279,36 +279,14 @@ fn readable(dir: &Path, hidden: &[PathBuf]) -> Vec<PathBuf> {
 /// In the command's process, between fork and exec: a session of its own, killed with its
 /// waiter, no new privileges, the filter, the nested domain.
 pub(super) unsafe fn confine(c: &Confinement) -> std::io::Result<()> {
-    let check = |r: libc::c_int| {
-        if r >= 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
-    };
+    use super::linux::check;
     // SAFETY: raw syscalls on values prepared by the parent; nothing allocates.
     unsafe {
-        check(libc::setsid())?;
-        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-        check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-        let filter = &c.network_filter;
-        let prog = libc::sock_fprog {
-            len: filter.len() as u16,
-            filter: filter.as_ptr() as *mut libc::sock_filter,
-        };
-        check(libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER,
-            &prog as *const libc::sock_fprog,
-        ))?;
-        let r = libc::syscall(
-            libc::SYS_landlock_restrict_self,
-            c.ruleset.as_raw_fd(),
-            0u32,
-        );
-        if r != 0 {
+        // setsid returns the new session's id.
+        if libc::setsid() < 0 {
             return Err(std::io::Error::last_os_error());
         }
+        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        super::linux::restrict_self(c)
     }
-    Ok(())
 }
