@@ -42,6 +42,11 @@ fn upstream() -> (u16, Arc<Mutex<Vec<String>>>) {
     (port, seen)
 }
 
+/// The hookd a confined command runs (its /tmp is its own: not one built below /tmp).
+fn inner_hookd() -> String {
+    crate::support::hookd_outside_tmp().display().to_string()
+}
+
 fn has_curl() -> bool {
     std::process::Command::new("curl")
         .arg("--version")
@@ -100,16 +105,12 @@ echo in > inside && echo "the project: written"
     );
     let home = p.home.path().display().to_string();
     let config_dir = inner.display().to_string();
-    let o = hookd(
-        &p,
-        &tmp,
-        &["exec", "--", env!("CARGO_BIN_EXE_hookd"), "exec"],
-    )
-    .args(["--config-dir", &config_dir, "--", "bash", "-c", &script])
-    .env("HOOKD_CONFINED_AGENT", "1")
-    .env("H", &home)
-    .output()
-    .unwrap();
+    let o = hookd(&p, &tmp, &["exec", "--", &inner_hookd(), "exec"])
+        .args(["--config-dir", &config_dir, "--", "bash", "-c", &script])
+        .env("HOOKD_CONFINED_AGENT", "1")
+        .env("H", &home)
+        .output()
+        .unwrap();
     let expected =         "proxy: its own\n\
          no_proxy=[]\n\
          upstream saw GET /nested HTTP/1.1\n\
@@ -149,16 +150,12 @@ fn the_agents_variable_alone_does_not_weaken_the_sandbox() {
     // Where it cannot (inside another sandbox) but no confined agent is evidently around (here:
     // the host's network interfaces are there), the command is not run rather than run in the
     // weaker nested sandbox.
-    let o = hookd(
-        &p,
-        &tmp,
-        &["exec", "--", env!("CARGO_BIN_EXE_hookd"), "exec"],
-    )
-    .args(["--", "bash", "-c", r#"cat "$H/.ssh/id_ed25519"; echo ran"#])
-    .env("HOOKD_CONFINED_AGENT", "1")
-    .env("H", &home)
-    .output()
-    .unwrap();
+    let o = hookd(&p, &tmp, &["exec", "--", &inner_hookd(), "exec"])
+        .args(["--", "bash", "-c", r#"cat "$H/.ssh/id_ed25519"; echo ran"#])
+        .env("HOOKD_CONFINED_AGENT", "1")
+        .env("H", &home)
+        .output()
+        .unwrap();
     assert_eq!(stdout(&o), "", "stderr: {}", stderr(&o));
     assert_eq!(o.status.code(), Some(126), "stderr: {}", stderr(&o));
     assert!(

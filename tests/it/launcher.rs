@@ -48,21 +48,9 @@ fn hookd(p: &Project, system: &PathBuf, args: &[&str]) -> Command {
     c
 }
 
-/// This hookd, or its copy in a directory only root writes when the build is below /tmp.
+/// This hookd, or its copy outside /tmp when the build is below it.
 fn program() -> PathBuf {
-    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    COPY.get_or_init(|| {
-        let built = PathBuf::from(env!("CARGO_BIN_EXE_hookd"));
-        if !built.starts_with("/tmp") && !built.starts_with(std::env::temp_dir()) {
-            return built;
-        }
-        let dir = crate::support::outside_tmp().join("launcher-bin");
-        std::fs::create_dir_all(&dir).unwrap();
-        let copy = dir.join(format!("hookd-{}", std::process::id()));
-        std::fs::copy(&built, &copy).unwrap();
-        copy
-    })
-    .clone()
+    crate::support::hookd_outside_tmp()
 }
 
 /// `hookd run gemini -- sh -c 'touch started'`: whether the agent (here: sh) started.

@@ -304,6 +304,28 @@ pub(crate) fn outside_tmp() -> &'static std::path::Path {
     })
 }
 
+/// This hookd, or, when the build is below /tmp, its copy (named `hookd`) in a directory only
+/// root writes outside it: a confined command has a /tmp of its own (so it cannot run a hookd
+/// from the real one), and `hookd run` refuses a program that is not root's alone.
+pub(crate) fn hookd_outside_tmp() -> std::path::PathBuf {
+    static COPY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_hookd"));
+        if !built.starts_with("/tmp") && !built.starts_with(std::env::temp_dir()) {
+            return built;
+        }
+        // Named hookd: an install's entries are hookd's by the program's name.
+        let dir = outside_tmp()
+            .join("hookd-bin")
+            .join(std::process::id().to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let copy = dir.join("hookd");
+        std::fs::copy(&built, &copy).unwrap();
+        copy
+    })
+    .clone()
+}
+
 #[cfg(test)]
 mod tests {
     /// Run by `a_missing_feature_fails_the_run_that_requires_it` in a child process.
