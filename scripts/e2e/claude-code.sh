@@ -407,4 +407,29 @@ SH
   rm -f "$managed" "$managed.hookd-backup" "$managed.hookd-switch"; rmdir /etc/claude-code 2>/dev/null || true; managed_ours=""
 fi
 rm -f "$work/tool-command"
-echo "16 passed, 0 failed"
+echo "== 16: the model's own cargo build builds confined; its build script cannot write the home"
+if "$hookd" exec -- true 2>/dev/null && command -v rustc >/dev/null; then
+  results() { grep -a 'fake-anthropic: tool_result' "$work/server.log" || true; }
+  cd "$project"
+  mkdir -p "$work/home/.infer" src
+  printf 'sandbox: {enabled: true}\n' > "$work/home/.infer/config.yaml"
+  printf 'enabled: true\nhooks: []\n' > .infer/hooks.yaml
+  printf 'tools: {bash: {mode: {all: {allow: []}}}}\n' > .infer/config.yaml
+  printf '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n' > Cargo.toml
+  echo 'fn main() {}' > src/main.rs
+  printf 'fn main() { let ok = std::fs::write("%s", "pwned").is_ok(); println!("cargo:warning=home write: {ok}"); }\n' \
+    "$work/home/.cargo-escaped" > build.rs
+  python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "cargo build --offline 2>&1 | tail -5" > "$work/tool-command"
+  : > "$work/server.log"
+  # The toolchain itself (not rustup's proxy, which looks in the agent's HOME for toolchains).
+  PATH="$(rustc --print sysroot)/bin:$PATH" CARGO_HOME="$work/home/.cargo" run_claude
+  [ -x target/debug/demo ] || fail "the model's cargo build did not build: $(results | tail -c 600)"
+  [ -e "$work/home/.cargo-escaped" ] && fail "the build script wrote the home directory"
+  results | grep -q 'home write: false' || fail "the tool result does not show the build script's refused write"
+  echo "ok: built confined; the build script's write to the home was refused"
+  rm -rf target src Cargo.toml Cargo.lock build.rs
+else
+  echo "skipped: this kernel cannot confine, or no rustc"
+fi
+rm -f "$work/tool-command"
+echo "17 passed, 0 failed"

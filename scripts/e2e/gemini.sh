@@ -245,4 +245,30 @@ results | grep -q 'hookd refused 127.0.0.1: an IP address is reached only when `
 grep -q '"type":"tool_call_allowed"' "$work/events.jsonl" || fail "the confined agent's hooks wrote no events"
 rm -rf "$outside"
 echo "ok: the session worked; the start-up file's writes, the planted link and the nested write stayed inside; 127.0.0.1 refused to the nested command"
-echo "10 passed, 0 failed"
+echo "== 10: the model's own cargo build builds confined; its build script cannot write the home"
+if command -v rustc >/dev/null; then
+  cd "$project"
+  printf '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}}\n' \
+    > "$work/home/.gemini/settings.json"
+  cat > "$work/home/.infer/config.yaml" <<'YAML'
+sandbox: {enabled: true}
+tools: {bash: {mode: {all: {allow: ['^cargo build --offline$']}}}}
+YAML
+  printf 'enabled: true\ngate_shell_tools: true\nhooks: []\n' > "$work/home/.infer/hooks.yaml"
+  mkdir -p src
+  printf '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n' > Cargo.toml
+  echo 'fn main() {}' > src/main.rs
+  printf 'fn main() { let ok = std::fs::write("%s", "pwned").is_ok(); println!("cargo:warning=home write: {ok}"); }\n' \
+    "$work/home/.cargo-escaped" > build.rs
+  # The toolchain itself (not rustup's proxy, which looks in the agent's HOME for toolchains).
+  PATH="$(rustc --print sysroot)/bin:$PATH" CARGO_HOME="$work/home/.cargo" run_gemini '["cargo build --offline"]'
+  [ -x target/debug/demo ] || fail "the model's cargo build did not build: $(results | tail -c 600)"
+  [ -e "$work/home/.cargo-escaped" ] && fail "the build script wrote the home directory"
+  results | grep -q 'home write: false' || fail "the tool result does not show the build script's refused write"
+  results | grep -q 'Command injection detected' && fail "Gemini CLI refused the rewrite"
+  echo "ok: built confined; the build script's write to the home was refused"
+  rm -rf target src Cargo.toml Cargo.lock build.rs
+else
+  echo "skipped: no rustc"
+fi
+echo "11 passed, 0 failed"
