@@ -58,6 +58,7 @@ pub const VARS: &[Var] = &[
     var("HOOKD_TOKEN", &[Secret], "`hookd serve --http`: the token HTTP clients must carry (as `--token`); never handed to hooks"),
     var("HOOKD_TRUST_FILE", &[Config, Steering, Place], "where trust records are kept (default `$XDG_CONFIG_HOME/hookd/trust.json`, else `~/.config/hookd/trust.json`)"),
     var("HOOKD_STATE_DIR", &[Steering, Place], "where per-session reminder state is kept (default `$XDG_STATE_HOME/hookd`, else `~/.local/state/hookd`)"),
+    var("HOOKD_CONFINED_AGENT", &[Steering], "set by `hookd run --confine` in the agent it confines: where that agent's sandbox is evidently around, its commands and hooks get the nested sandbox; a repository's value is removed, and elsewhere it changes nothing"),
     var("HOOKD_LOG", &[Steering], "log level on stderr: `off`, `error`, `warn` (default), `info` (one line per dispatch: point, session, reminders, commands, skipped), `debug` (also the files read and the trust state, each hook selected or not and why, each gate verdict on a model's shell call, each run or skip with its status), `trace`"),
     var("HOME", &[Steering, Place], "your home: `~/.infer/` and the places below it; a repository's value is replaced by the user database's"),
     var("PATH", &[Steering], "where hooks' programs are found; a repository's entries are removed"),

@@ -210,3 +210,49 @@ fn the_readmes_layout_is_the_source_tree() {
         );
     }
 }
+
+/// Every `HOOKD_*` variable the code names (in src/ and the sandbox crate) is in the catalog of
+/// variables, so the docs' table, `env.keep`'s refusals and the scrub of what a repository set
+/// know it (`HOOKD_CONFINED_AGENT` was missing when `hookd run --confine` added it).
+#[test]
+fn every_hookd_variable_the_code_names_is_in_the_catalog() {
+    // What hookd sets for the hooks it runs (docs/hooks.md), over anything inherited: not read.
+    const GIVEN_TO_HOOKS: &[&str] = &[
+        "HOOKD_HOOK",
+        "HOOKD_PROJECT_DIR",
+        "HOOKD_SESSION_ID",
+        "HOOKD_TURN",
+    ];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut missing = std::collections::BTreeSet::new();
+    let mut stack = vec![root.join("src"), root.join("crates")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (at, _) in text.match_indices("\"HOOKD_") {
+                let name: String = text[at + 1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                    .collect();
+                // A whole name ends at the closing quote (not a prefix built on).
+                if text[at + 1 + name.len()..].starts_with('"')
+                    && !name.ends_with('_')
+                    && !GIVEN_TO_HOOKS.contains(&name.as_str())
+                    && !path.components().any(|c| c.as_os_str() == "tests")
+                    && !hookd::vars::VARS.iter().any(|v| v.name == name)
+                {
+                    missing.insert(format!("{name} ({})", path.display()));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "not in src/vars.rs: {missing:?}");
+}
