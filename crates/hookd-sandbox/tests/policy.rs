@@ -25,6 +25,20 @@ fn confinable() -> bool {
     false
 }
 
+/// Where the tests' places go: Cargo's target directory, or /var/lib/hookd-it when that is
+/// below /tmp (a confined command has a /tmp of its own, in which only writable places show).
+fn outside_tmp() -> std::path::PathBuf {
+    let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !target.starts_with("/tmp") && !target.starts_with(std::env::temp_dir()) {
+        return target;
+    }
+    let alt = std::path::PathBuf::from("/var/lib/hookd-it");
+    match std::fs::create_dir_all(&alt) {
+        Ok(()) => alt,
+        Err(_) => target,
+    }
+}
+
 /// `script` run by `sh` confined by `policy` in `project`, with `vars`: its output.
 fn run(
     policy: &Policy,
@@ -46,7 +60,7 @@ fn a_command_writes_its_project_and_nothing_the_policy_holds() {
         return;
     }
     // Outside /tmp: the command gets a /tmp of its own.
-    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = tempfile::tempdir_in(outside_tmp()).unwrap();
     let project = base.path().join("project");
     let outside = base.path().join("outside");
     std::fs::create_dir_all(project.join(".git/hooks")).unwrap();
@@ -96,7 +110,7 @@ fn a_write_place_and_a_hidden_one_are_as_the_policy_says() {
     if !confinable() {
         return;
     }
-    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = tempfile::tempdir_in(outside_tmp()).unwrap();
     let project = base.path().join("project");
     let extra = base.path().join("extra");
     let secret = base.path().join("secret");
