@@ -188,13 +188,9 @@ fn events_file(host: &Host, project: &Path) -> Result<Option<PathBuf>, String> {
             events.display()
         ));
     }
-    if !events.exists() {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&events)
-            .map_err(|e| format!("HOOKD_EVENTS {}: {e}", events.display()))?;
-    }
+    // As the hooks will open it: a regular file of this user's alone, never through a link.
+    crate::events::open_to_append(&events)
+        .map_err(|e| format!("HOOKD_EVENTS {}: {e}", events.display()))?;
     Ok(Some(events))
 }
 

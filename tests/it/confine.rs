@@ -230,6 +230,19 @@ fn the_agents_sandbox_grants_its_own_state_hosts_and_key_and_nothing_of_the_proj
         e.starts_with("HOOKD_EVENTS ") && e.contains("lies in the project"),
         "{e}"
     );
+    // An events file that is a link (to a start-up file, say) is not made, nor written through.
+    let target = h.join(".bashrc-target");
+    std::os::unix::fs::symlink(&target, h.join("ev-link.jsonl")).unwrap();
+    let e = hookd::adapter::confine::policy(
+        claude,
+        &base,
+        &host(&h.join("ev-link.jsonl")),
+        project.path(),
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.starts_with("HOOKD_EVENTS ") && e.contains("link"), "{e}");
+    assert!(!target.exists(), "the link's target was made");
     let bad = ["https://x.example".to_string()];
     let e = hookd::adapter::confine::policy(
         claude,
