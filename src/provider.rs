@@ -25,6 +25,30 @@ impl Call<'_> {
     pub fn emit(&self, event: Event) {
         (self.emit)(event)
     }
+
+    /// Whether the agent is stopping again after a `continue` (its own flag, or one hookd
+    /// counted): at `post_session` only.
+    pub fn stop_hook_active(&self) -> bool {
+        self.point == HookPoint::PostSession
+            && (self.view.stop_hook_active.unwrap_or(false) || self.facts.continues > 0)
+    }
+
+    /// What a provider's contributions are combined with into the point's decision
+    /// ([`crate::decision::aggregate`]) for a project at `project_dir`.
+    pub fn decision_inputs<'p>(
+        &self,
+        project_dir: &'p std::path::Path,
+    ) -> crate::decision::Inputs<'p> {
+        crate::decision::Inputs {
+            point: self.point,
+            project_dir,
+            original_prompt: self.view.prompt.map(String::from),
+            original_input: (self.context.tool("input"))
+                .filter(|i| crate::decision::echoable(i))
+                .cloned(),
+            stop_hook_active: self.stop_hook_active(),
+        }
+    }
 }
 
 /// An action kind. It says cheaply whether anything may be due, decides with the session's

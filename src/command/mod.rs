@@ -140,22 +140,11 @@ impl Provider for CommandProvider {
             .iter()
             .filter(|h| h.selected(call.view))
             .collect();
-        let stop_hook_active = point == HookPoint::PostSession
-            && (call.view.stop_hook_active.unwrap_or(false) || call.facts.continues > 0);
+        let stop_hook_active = call.stop_hook_active();
         let mut contributions = Vec::new();
         self.run_hooks(&hooks, call, stop_hook_active, &mut contributions);
-        let mut decision = decision::aggregate(
-            &contributions,
-            decision::Inputs {
-                point,
-                project_dir: &self.project_dir,
-                original_prompt: call.view.prompt.map(String::from),
-                original_input: (call.context.tool("input"))
-                    .filter(|i| decision::echoable(i))
-                    .cloned(),
-                stop_hook_active,
-            },
-        );
+        let mut decision =
+            decision::aggregate(&contributions, call.decision_inputs(&self.project_dir));
         if let Decision::Stop(stop) = &mut decision {
             self.loop_guard(call, stop, &contributions);
         }

@@ -72,25 +72,13 @@ impl Provider for ToolGate {
     /// here as the command hooks' provider shapes it, so that it is the same whether or not a
     /// hook is configured at the point.
     fn provide(&self, call: &mut Call<'_>) {
-        let point = call.point;
         let mut contributions = Vec::new();
         let gate_hint = self.gate_shell_command(call).map(|(c, hint)| {
             contributions.push(c);
             hint
         });
-        let mut decision = decision::aggregate(
-            &contributions,
-            decision::Inputs {
-                point,
-                project_dir: &self.project_dir,
-                original_prompt: call.view.prompt.map(String::from),
-                original_input: (call.context.tool("input"))
-                    .filter(|i| decision::echoable(i))
-                    .cloned(),
-                stop_hook_active: point == HookPoint::PostSession
-                    && (call.view.stop_hook_active.unwrap_or(false) || call.facts.continues > 0),
-            },
-        );
+        let mut decision =
+            decision::aggregate(&contributions, call.decision_inputs(&self.project_dir));
         if let (Decision::Tool(t), Some(hint)) = (&mut decision, gate_hint) {
             t.operator_hint = Some(hint);
         }
