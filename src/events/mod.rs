@@ -18,6 +18,7 @@ mod log;
 mod summary;
 #[cfg(feature = "daemon")]
 pub(crate) use cursor::LogCursor;
+#[cfg(feature = "adapters")]
 pub(crate) use file::open_to_append;
 pub use file::{open_named, open_to_read, MOST_SEQ};
 pub use log::{last_seq_in_log, log_files, Lost, RotatingLog, SharedLog};
