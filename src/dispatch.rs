@@ -61,6 +61,13 @@ pub struct Dispatched<'a> {
 pub trait DispatchObserver: Send + Sync {
     /// A dispatch ended (not called when its context was unusable).
     fn dispatched(&self, d: &Dispatched<'_>);
+
+    /// A confined model call's connections through hookd's proxy, which ran outside any
+    /// dispatch (`hookd exec` in the agent's shell reports them when the call ends), each
+    /// naming its session ([`Engine::connections`]). Nothing by default.
+    fn connected(&self, connections: &[crate::events::NetworkRequest]) {
+        let _ = connections;
+    }
 }
 
 impl EngineBuilder {
@@ -329,6 +336,18 @@ impl Engine {
     /// event goes through here, from a dispatch or not (a daemon's `config_reloaded`).
     pub fn emit(&self, event: Event) {
         self.stream.emit(event);
+    }
+
+    /// A confined model call's connections through hookd's proxy, reported after the call by
+    /// `hookd exec` (not made by this engine's hooks): each a `network_request` event, and
+    /// told to the observer ([`DispatchObserver::connected`]: spans of their session's trace).
+    pub fn connections(&self, connections: Vec<crate::events::NetworkRequest>) {
+        if let Some(o) = &self.observer {
+            o.connected(&connections);
+        }
+        for c in connections {
+            self.emit(Event::NetworkRequest(c));
+        }
     }
 
     /// Resolve and perform what is due at `point`. Hook failures are outcomes, not errors;

@@ -173,6 +173,53 @@ pub fn via_daemon(
     Some(Reached { socket, answer })
 }
 
+/// Hand a confined model call's connections (`hookd exec`'s proxy's) to the daemon at the
+/// client's socket, in batches it takes: `None` when no daemon listens there, else whether it
+/// recorded them all, or why not and how many it had recorded before (the rest are the
+/// caller's to write).
+pub fn daemon_connections(
+    client: &ClientSettings,
+    session: &str,
+    requests: &[crate::sandbox::NetworkRequest],
+    accept: Duration,
+) -> Option<Result<(), (Trouble, usize)>> {
+    /// Connections per report: well within the daemon's limit on a report's bytes.
+    const BATCH: usize = 1000;
+    let socket = client.socket.as_deref()?;
+    for (i, batch) in requests.chunks(BATCH).enumerate() {
+        let done = i * BATCH;
+        let request = crate::daemon::wire::ConnectionsRequest {
+            project: client.project.clone(),
+            inputs: client.inputs.clone(),
+            vars: client.vars.clone(),
+            session: session.into(),
+            connections: batch.iter().map(connection).collect(),
+        };
+        match client::connections(socket, &request, accept) {
+            Ok(None) => {}
+            Ok(Some((status, error))) => {
+                let why = Trouble::Refused(format!("it answered {status}: {error}"));
+                return Some(Err((why, done)));
+            }
+            Err(ClientError::NotRunning(_)) if done == 0 => return None,
+            Err(e) => return Some(Err((Trouble::Client(e), done))),
+        }
+    }
+    Some(Ok(()))
+}
+
+fn connection(n: &crate::sandbox::NetworkRequest) -> crate::daemon::wire::Connection {
+    crate::daemon::wire::Connection {
+        host: n.host.clone(),
+        port: n.port,
+        verdict: n.verdict.into(),
+        reason: n.reason.clone(),
+        bytes_out: n.bytes_out,
+        bytes_in: n.bytes_in,
+        duration_ms: n.duration_ms,
+    }
+}
+
 /// Where a dispatch ran, or is to run.
 #[derive(Debug)]
 pub enum Routed {
@@ -411,26 +458,31 @@ impl Here {
             return Ok(());
         }
         let sink = self.file_sink()?;
+        let events: Vec<crate::events::NetworkRequest> = requests
+            .into_iter()
+            .map(|n| crate::events::NetworkRequest {
+                host: n.host,
+                port: n.port,
+                verdict: n.verdict.into(),
+                reason: n.reason,
+                bytes_out: n.bytes_out,
+                bytes_in: n.bytes_in,
+                duration_ms: n.duration_ms,
+                name: "exec".into(),
+                hook: HookPoint::PreTool,
+                session_id: session.into(),
+            })
+            .collect();
         let sink: Arc<dyn EventSink> = match &self.telemetry {
-            Some((_, export)) => Arc::new(Fanout(vec![sink, export.clone()])),
+            Some((observer, export)) => {
+                observer.connected(&events);
+                Arc::new(Fanout(vec![sink, export.clone()]))
+            }
             None => sink,
         };
         let stream = crate::events::Stream::new(sink, 0);
-        for n in requests {
-            stream.emit(crate::events::Event::NetworkRequest(
-                crate::events::NetworkRequest {
-                    host: n.host,
-                    port: n.port,
-                    verdict: n.verdict.into(),
-                    reason: n.reason,
-                    bytes_out: n.bytes_out,
-                    bytes_in: n.bytes_in,
-                    duration_ms: n.duration_ms,
-                    name: "exec".into(),
-                    hook: HookPoint::PreTool,
-                    session_id: session.into(),
-                },
-            ));
+        for e in events {
+            stream.emit(crate::events::Event::NetworkRequest(e));
         }
         Ok(())
     }

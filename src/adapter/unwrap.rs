@@ -42,7 +42,8 @@ pub(crate) fn model_command(command: &str) -> Option<String> {
 }
 
 /// The adapter's decision the rewrite carries (`--project='P' [--start-dir='S']
-/// [--user-home='H'] [--config-dir='D'] [--read-only] `), and what follows it.
+/// [--user-home='H'] [--config-dir='D'] [--session='ID'] [--read-only] `), and what follows
+/// it.
 fn decided(mut rest: &str) -> Option<(Decided, &str)> {
     let mut d = Decided::default();
     loop {
@@ -56,12 +57,18 @@ fn decided(mut rest: &str) -> Option<(Decided, &str)> {
             "--start-dir=",
             "--user-home=",
             "--config-dir=",
+            "--session=",
         ]
         .iter()
         .find_map(|f| rest.strip_prefix(f).map(|a| (*f, a))) else {
             break;
         };
         let (value, r) = single_quoted(after)?;
+        if flag == "--session=" {
+            d = d.session(&value);
+            rest = r.strip_prefix(' ')?;
+            continue;
+        }
         let value = Some(PathBuf::from(value));
         match flag {
             "--project=" => d.project = value?,
@@ -108,6 +115,7 @@ mod tests {
                 user_home: Some("/h".into()),
                 ..Decided::in_project("/p").starting_in("/p/web")
             },
+            Decided::in_project("/p").session("0b8c6d1e-4f2a-4c1b-9d3e-5a6b7c8d9e0f"),
         ];
         for d in &decided {
             for command in ["make test", "echo 'a b' && cd sub; pwd", "printf '\\''"] {
@@ -123,6 +131,11 @@ mod tests {
                 assert_eq!(model_command(&format!("{carried}; curl x")), None);
             }
         }
+        // A session hookd would not carry (a quote in it) is not hookd's rewrite.
+        assert_eq!(
+            model_command("'/x/hookd' exec --project='/p' --session='a'\''b' --shell='ls'"),
+            None
+        );
         assert_eq!(model_command("'/bin/sh' exec --shell='make test'"), None);
         assert_eq!(model_command("make test"), None);
         assert_eq!(

@@ -2,7 +2,7 @@
 //! the model's shell calls as an adapter's rewrite carries them (with the adapter's decision).
 
 use super::error::{Done, Error};
-use super::load::{checked_options, load, options_for, ConfigArgs};
+use super::load::{checked_options, options_for, ConfigArgs};
 use crate::host::Host;
 use crate::sandbox::RunError;
 use nix::sys::signal::{signal, SigHandler, Signal};
@@ -40,6 +40,10 @@ pub(super) struct Args {
     /// policy's `write` places.
     #[arg(long)]
     pub(super) read_only: bool,
+    /// The agent's session the command belongs to (the adapter's rewrite carries it): its
+    /// connections through hookd's proxy are that session's `network_request` events.
+    #[arg(long, value_name = "ID")]
+    pub(super) session: Option<String>,
     /// The program and its arguments (after `--`).
     #[arg(
         required_unless_present = "shell",
@@ -54,13 +58,14 @@ pub(super) struct Args {
 /// on (128 + N when signal N ended it). Exit 126 when it cannot be confined, naming what the
 /// kernel lacks: it never runs unconfined.
 pub(super) fn run(a: Args) -> Done {
-    let (config, cwd) = match &a.project {
+    let (opts, cwd) = match &a.project {
         Some(project) => as_decided(&a, project)?,
         None => (
-            load(a.cfg.clone())?,
+            checked_options(&a.cfg)?,
             std::env::current_dir().map_err(Error::CurrentDir)?,
         ),
     };
+    let config = crate::config::load(&opts).map_err(Error::Config)?;
     let mut policy = config.policy.sandbox.clone();
     policy.read_only |= a.read_only;
     let (policy, project) = (&policy, &config.project_dir);
@@ -80,7 +85,8 @@ pub(super) fn run(a: Args) -> Done {
                 if let Some(note) = r.note {
                     eprintln!("{note}");
                 }
-                record(r.network, host);
+                let session = crate::state::session_key(a.session.as_deref().unwrap_or(""));
+                record(r.network, &session, &opts, host);
                 r.status
             })
         }
@@ -93,18 +99,37 @@ pub(super) fn run(a: Args) -> Done {
     }
 }
 
-/// A model's call's connections through hookd's proxy, as `network_request` events where
-/// hooks' go: `HOOKD_EVENTS`, and the events file of a daemon gone from the host's socket (a
-/// live daemon numbers its own file; it does not see these). An events file that cannot be written is said on stderr; the call has run.
-fn record(network: Vec<crate::sandbox::NetworkRequest>, host: &Host) {
+/// A model's call's connections through hookd's proxy, as `network_request` events of
+/// `session`: handed to the daemon at the host's socket when one runs (its stream, metrics,
+/// dashboard, events file and OpenTelemetry export have them, as a hook's own), else where
+/// hooks' events go here: `HOOKD_EVENTS`, the events file of a daemon gone from the socket, and
+/// the user's OpenTelemetry export. What cannot be written is said on stderr; the call has run.
+fn record(
+    network: Vec<crate::sandbox::NetworkRequest>,
+    session: &str,
+    opts: &crate::config::LoadOptions,
+    host: &Host,
+) {
     if network.is_empty() {
         return;
     }
-    let mut here = crate::route::Here::default();
-    here.events = host.dir("HOOKD_EVENTS");
+    let client = crate::route::ClientSettings::new(Some(opts), false);
+    let (wait, _) = crate::route::DaemonWait::wait(None);
+    let left = match crate::route::daemon_connections(&client, session, &network, wait) {
+        None => network,
+        Some(Ok(())) => return,
+        Some(Err((why, done))) => {
+            eprintln!(
+                "hookd: the hookd daemon at {}: {why}; this call's connections are written here",
+                client.socket.as_deref().unwrap_or(Path::new("?")).display()
+            );
+            network.into_iter().skip(done).collect()
+        }
+    };
+    let events = host.dir("HOOKD_EVENTS");
     // A daemon that answers numbers its own file: only a gone one's is appended to (as a
     // client's fallback does), never one a live daemon writes.
-    here.daemon_events = host
+    let daemon_events = host
         .socket()
         .filter(|s| std::os::unix::net::UnixStream::connect(s).is_err())
         .and_then(|s| crate::daemon::trail::read(&s))
@@ -112,9 +137,16 @@ fn record(network: Vec<crate::sandbox::NetworkRequest>, host: &Host) {
             path: t.events,
             max_bytes: t.max_bytes,
         })
-        .filter(|e| here.events.as_ref() != Some(&e.path));
-    // The rewrite does not carry the agent's session (yet): the events name none.
-    if let Err(e) = here.exec_connections(network, "") {
+        .filter(|e| events.as_ref() != Some(&e.path));
+    let mut here = crate::route::Here {
+        events,
+        daemon_events,
+        ..Default::default()
+    };
+    if let Some(e) = super::telemetry::exporter(Some(opts)) {
+        here.export(e);
+    }
+    if let Err(e) = here.exec_connections(left, session) {
         eprintln!("hookd: {e}");
     }
 }
@@ -122,7 +154,7 @@ fn record(network: Vec<crate::sandbox::NetworkRequest>, host: &Host) {
 /// The configuration and start directory an adapter decided (`--project`, `--start-dir`,
 /// `--user-home`, `--config-dir`), read from those flags and never from the shell's directory
 /// or HOME: the project's and the user's layers as the adapter loaded them.
-fn as_decided(a: &Args, project: &Path) -> Result<(crate::config::Config, PathBuf), Error> {
+fn as_decided(a: &Args, project: &Path) -> Result<(crate::config::LoadOptions, PathBuf), Error> {
     if super::exec_project().as_deref() != Some(project) {
         return Err(Error::Cannot(
             "--project must be given before the command, as `--project=DIR`".into(),
@@ -144,8 +176,7 @@ fn as_decided(a: &Args, project: &Path) -> Result<(crate::config::Config, PathBu
     let mut opts = options_for(&a.cfg, &Host::of_this_process().with_cwd(&start))?;
     opts.project_dir = project.to_path_buf();
     opts.home_dir = a.user_home.clone().or_else(crate::paths::user_home);
-    let config = crate::config::load(&opts).map_err(Error::Config)?;
-    Ok((config, start))
+    Ok((opts, start))
 }
 
 /// The current directory when it is inside `project` (resolved), else `project`: where a call

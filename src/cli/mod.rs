@@ -172,7 +172,7 @@ pub(super) fn exec_project() -> Option<std::path::PathBuf> {
                     "--" | "--shell" => return None,
                     "--project" => return args.next().map(Into::into),
                     // A flag whose value is the next word.
-                    "--config-dir" | "--cwd-file" | "--start-dir" | "--user-home" => {
+                    "--config-dir" | "--cwd-file" | "--start-dir" | "--user-home" | "--session" => {
                         args.next();
                         continue;
                     }

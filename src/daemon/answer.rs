@@ -22,12 +22,12 @@ use crate::dispatch::Context;
 use crate::events::Event;
 
 /// Why the daemon did not run a client's dispatch: the status it answers and the reason.
-struct Refusal {
-    status: StatusCode,
-    reason: String,
+pub(super) struct Refusal {
+    pub(super) status: StatusCode,
+    pub(super) reason: String,
 }
 
-fn refusal(status: StatusCode, reason: impl Into<String>) -> Refusal {
+pub(super) fn refusal(status: StatusCode, reason: impl Into<String>) -> Refusal {
     Refusal {
         status,
         reason: reason.into(),
@@ -36,10 +36,10 @@ fn refusal(status: StatusCode, reason: impl Into<String>) -> Refusal {
 
 /// What the request said of itself, as far as it was read: for the refusal's event.
 #[derive(Default)]
-struct Asked {
-    point: Option<HookPoint>,
-    session: String,
-    project: Option<String>,
+pub(super) struct Asked {
+    pub(super) point: Option<HookPoint>,
+    pub(super) session: String,
+    pub(super) project: Option<String>,
 }
 
 /// The handler: the Outcome, or the refusal as an error answer and an event.
@@ -49,7 +49,17 @@ pub(super) async fn dispatch(
     body: Body,
 ) -> Response {
     let mut asked = Asked::default();
-    match take(&state, &headers, body, &mut asked).await {
+    let taken = take(&state, &headers, body, &mut asked).await;
+    answered(&state, taken, asked)
+}
+
+/// The answer, or the refusal as an error answer and a `client_refused` event.
+pub(super) fn answered(
+    state: &AppState,
+    taken: Result<Response, Refusal>,
+    asked: Asked,
+) -> Response {
+    match taken {
         Ok(response) => response,
         Err(Refusal { status, reason }) => {
             state.metrics.refused(status.as_u16());
@@ -91,8 +101,8 @@ async fn take(
     };
     let _bytes = take_bytes(state, headers)?;
     let (req, point, context) = read_request(state, body, asked).await?;
-    same_settings(state, &req)?;
-    let served = project(state, &req).await?;
+    same_settings(state, &req.inputs, &req.vars)?;
+    let served = project(state, req.project.as_ref()).await?;
     let engine = served.current();
     gates(&engine, &req)?;
     let project = served.dir.display().to_string();
@@ -218,7 +228,7 @@ fn decode(body: &[u8], asked: &mut Asked) -> Result<(DispatchRequest, HookPoint,
 }
 
 /// A request's headers: JSON, and not announced larger than the daemon reads.
-fn admit(headers: &HeaderMap) -> Result<(), Refusal> {
+pub(super) fn admit(headers: &HeaderMap) -> Result<(), Refusal> {
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -249,9 +259,12 @@ fn too_large() -> Refusal {
 
 /// The project the client dispatches for, served now or loaded for it; 409 for one the daemon
 /// cannot serve (not a directory here, named over HTTP, or its configuration is invalid).
-async fn project(state: &AppState, req: &DispatchRequest) -> Result<Arc<Served>, Refusal> {
+pub(super) async fn project(
+    state: &AppState,
+    dir: Option<&std::path::PathBuf>,
+) -> Result<Arc<Served>, Refusal> {
     let projects = &state.projects;
-    let Some(dir) = &req.project else {
+    let Some(dir) = dir else {
         return Ok(projects.home().clone());
     };
     // The daemon's own project as it names it (clients send the directory their process
@@ -315,12 +328,16 @@ async fn project(state: &AppState, req: &DispatchRequest) -> Result<Arc<Served>,
 /// not be this daemon's, whatever the project.
 /// A variable the client lacks is not a difference: agents strip variables from their hooks
 /// (Gemini CLI in CI mode), and the daemon's value, the user's, applies.
-fn same_settings(state: &AppState, req: &DispatchRequest) -> Result<(), Refusal> {
-    match (&req.inputs, &state.inputs) {
+pub(super) fn same_settings(
+    state: &AppState,
+    inputs: &Option<String>,
+    vars: &Option<std::collections::BTreeMap<String, String>>,
+) -> Result<(), Refusal> {
+    match (inputs, &state.inputs) {
         (Some(theirs), Some(ours)) if theirs != ours => return Err(refusal(StatusCode::PRECONDITION_FAILED, "this daemon loaded its configuration with other settings than this client's (home, --config-dir, or --trust-project); the client dispatched in its own process")),
         _ => {}
     }
-    let differs = match (&req.vars, &state.input_vars) {
+    let differs = match (vars, &state.input_vars) {
         (Some(theirs), Some(ours)) => crate::config::differing_var(theirs, ours),
         _ => None,
     };

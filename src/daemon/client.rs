@@ -128,6 +128,34 @@ pub fn dispatch(
     })
 }
 
+/// Report a confined model call's connections to the daemon at `socket` (`POST
+/// /v1/connections`): `Ok(None)` when it recorded them, else its refusal (status, reason).
+pub fn connections(
+    socket: &Path,
+    request: &super::wire::ConnectionsRequest,
+    accept: Duration,
+) -> Result<Option<(u16, String)>, ClientError> {
+    let body = serde_json::to_string(request).map_err(|e| ClientError::Io(e.into()))?;
+    let limit = super::connections::MAX_CONNECTIONS_BYTES;
+    if body.len() > limit {
+        return Err(ClientError::TooLarge {
+            size: body.len(),
+            limit,
+        });
+    }
+    Ok(
+        match post(socket, "/v1/connections", &body, accept, accept)? {
+            (200, _) => None,
+            (status, text) => Some((
+                status,
+                serde_json::from_str::<super::wire::ErrorBody>(&text)
+                    .map(|e| e.error)
+                    .unwrap_or(text),
+            )),
+        },
+    )
+}
+
 /// One request on an open connection (a Unix socket or loopback TCP) with `Connection: close`;
 /// the status and the body, decoded from chunked transfer encoding when it is chunked. `Host`
 /// defaults to `hookd` and a POST's `Content-Type` to JSON; `headers` add to or replace them.

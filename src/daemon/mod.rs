@@ -5,6 +5,7 @@ mod answer;
 mod auth;
 mod backlog;
 mod builder;
+pub(crate) mod connections;
 pub use builder::{announcement, Builder, DEFAULT_MAX_PROJECTS, LOG_KEEP};
 pub mod client;
 mod dashboard;
@@ -204,6 +205,7 @@ async fn health(State(state): State<Shared>) -> Json<Value> {
 fn router(state: Shared) -> Router {
     Router::new()
         .route("/v1/dispatch", post(answer::dispatch))
+        .route("/v1/connections", post(connections::report))
         .route("/v1/health", get(health))
         .route("/v1/events", get(stream::events))
         .route("/metrics", get(metrics::metrics))
@@ -212,13 +214,13 @@ fn router(state: Shared) -> Router {
         .fallback(|uri: axum::http::Uri| async move {
             error(
                 StatusCode::NOT_FOUND,
-                format!("no such endpoint `{}`; the API is POST /v1/dispatch, GET /v1/events, GET /v1/sessions, GET /v1/health, GET /metrics, and the dashboard at GET /", uri.path()),
+                format!("no such endpoint `{}`; the API is POST /v1/dispatch, POST /v1/connections, GET /v1/events, GET /v1/sessions, GET /v1/health, GET /metrics, and the dashboard at GET /", uri.path()),
             )
         })
         .method_not_allowed_fallback(|method: axum::http::Method, uri: axum::http::Uri| async move {
             error(
                 StatusCode::METHOD_NOT_ALLOWED,
-                format!("`{method} {}` is not served; POST /v1/dispatch, GET the others", uri.path()),
+                format!("`{method} {}` is not served; POST /v1/dispatch and /v1/connections, GET the others", uri.path()),
             )
         })
         .layer(axum::middleware::from_fn_with_state(

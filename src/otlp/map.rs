@@ -227,6 +227,52 @@ pub(crate) fn spans(d: &Dispatched<'_>) -> Vec<Span> {
     out
 }
 
+/// A confined model call's connections (`hookd exec`'s, reported when it ended at `ended`): per
+/// session, an `exec` span in the session's trace from the first connection's start to
+/// `ended`, one child per connection.
+pub(crate) fn exec_spans(
+    connections: &[crate::events::NetworkRequest],
+    ended: SystemTime,
+) -> Vec<Span> {
+    let end = nanos(ended);
+    let mut out = Vec::new();
+    let mut sessions: Vec<&str> = connections.iter().map(|c| c.session_id.as_str()).collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    for session in sessions {
+        let mine = connections.iter().filter(|c| c.session_id == session);
+        let children: Vec<Span> = mine.map(|n| network_span(n, end)).collect();
+        let start = children.iter().map(|c| c.start_time_unix_nano).min();
+        let root = Span {
+            trace_id: trace_id(session),
+            span_id: random(8),
+            name: "exec".into(),
+            kind: span::SpanKind::Internal as i32,
+            start_time_unix_nano: start.unwrap_or(end),
+            end_time_unix_nano: end,
+            attributes: vec![
+                kv(
+                    "hookd.point",
+                    string(crate::catalog::HookPoint::PreTool.name().into()),
+                ),
+                kv("hookd.session_id", string(session.into())),
+                kv("hookd.hook.name", string("exec".into())),
+            ],
+            ..Default::default()
+        };
+        let (trace, parent) = (root.trace_id.clone(), root.span_id.clone());
+        out.push(root);
+        out.extend(children.into_iter().map(|child| Span {
+            trace_id: trace.clone(),
+            span_id: random(8),
+            parent_span_id: parent.clone(),
+            kind: span::SpanKind::Internal as i32,
+            ..child
+        }));
+    }
+    out
+}
+
 /// A connection through hookd's proxy, ending when its event was written (`end`).
 fn network_span(n: &crate::events::NetworkRequest, end: u64) -> Span {
     Span {

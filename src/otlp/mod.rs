@@ -304,6 +304,10 @@ impl DispatchObserver for Exporter {
     fn dispatched(&self, d: &Dispatched<'_>) {
         self.keep_spans(map::spans(d));
     }
+
+    fn connected(&self, connections: &[crate::events::NetworkRequest]) {
+        self.keep_spans(map::exec_spans(connections, std::time::SystemTime::now()));
+    }
 }
 
 impl EventSink for Exporter {

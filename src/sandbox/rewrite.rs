@@ -108,6 +108,11 @@ pub struct Decided {
     /// Nothing but hookd's temporary directory writable (`--read-only`: the call's mode asks
     /// for it, `sandbox.read_only_modes`).
     pub read_only: bool,
+    /// The agent's session the call belongs to (`--session`), as hookd's events name it: the
+    /// call's connections through hookd's proxy are that session's `network_request` events.
+    /// Carried only when it is made of letters, digits and `._:-` (agents' ids are), so the
+    /// rewrite stays one plain word an agent's own checks accept.
+    pub session: Option<String>,
 }
 
 impl Decided {
@@ -144,6 +149,13 @@ impl Decided {
         self
     }
 
+    /// In the agent's session `session` (as [`crate::state::session_key`] names it); not
+    /// carried when empty or made of other characters than letters, digits and `._:-`.
+    pub fn session(mut self, session: &str) -> Decided {
+        self.session = session_word(session).map(str::to_string);
+        self
+    }
+
     /// The `hookd exec` flags that carry this decision, each one shell word.
     fn flags(&self) -> String {
         let path = |p: &Path| shell_quote(&p.display().to_string());
@@ -157,11 +169,24 @@ impl Decided {
         if let Some(d) = &self.config_dir {
             out.push_str(&format!(" --config-dir={}", path(d)));
         }
+        if let Some(s) = &self.session {
+            out.push_str(&format!(" --session={}", shell_quote(s)));
+        }
         if self.read_only {
             out.push_str(" --read-only");
         }
         out
     }
+}
+
+/// `session` as the rewrite carries it: its key, when that is made of letters, digits and
+/// `._:-` alone (at most [`crate::state::MAX_SESSION_KEY_BYTES`] of them).
+fn session_word(session: &str) -> Option<&str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-');
+    (!session.is_empty()
+        && session.len() <= crate::state::MAX_SESSION_KEY_BYTES
+        && session.chars().all(plain))
+    .then_some(session)
 }
 
 /// Whether Gemini CLI refuses `command` as "Command injection detected": its
@@ -239,8 +264,8 @@ pub fn shell_quote(text: &str) -> String {
 /// A model's shell call rewritten so that the agent runs it confined, in the agent's own shell:
 /// `PROGRAM exec DECIDED --shell='COMMAND'`, where `COMMAND` is, byte for byte, the one that
 /// was checked, and `DECIDED` the adapter's decision ([`Decided`]: `--project='P'
-/// --start-dir='S'` (where the agent names it), then `--user-home='H'`, `--config-dir='D'`, `--read-only` where it has
-/// them), every path one single-quoted word.
+/// --start-dir='S'` (where the agent names it), then `--user-home='H'`, `--config-dir='D'`,
+/// `--session='ID'`, `--read-only` where it has them), every value one single-quoted word.
 ///
 /// With a `channel` (a file [`channel_file`] named), the words after it carry back the
 /// directory the command ends in (agents such as Claude Code and Crush keep their shell's

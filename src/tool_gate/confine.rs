@@ -89,7 +89,8 @@ impl ToolGate {
         let decided = crate::sandbox::Decided::in_project(&self.project_dir)
             .config_dir(config_dir)
             .user_home(home)
-            .read_only(policy.read_only);
+            .read_only(policy.read_only)
+            .session(call.session_id);
         if tool == crate::sandbox::CRUSH_SHELL_TOOL {
             return decided;
         }

@@ -587,6 +587,194 @@ fn a_model_calls_connections_are_events_in_the_audit_file() {
 }
 
 #[test]
+fn a_model_calls_connections_reach_the_running_daemon() {
+    // With a daemon running, `hookd exec` (the agent's shell runs it, not the daemon) hands
+    // the call's connections to it: the daemon's stream, metrics and dashboard have them, in
+    // the session the rewrite carries; `HOOKD_EVENTS` (the in-process path) does not.
+    if !confinable() || !has_curl() {
+        return;
+    }
+    let (p, tmp) = project();
+    let up = Upstream::start();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [localhost]\n",
+    );
+    let d = crate::support::daemon::start(&p, &[]);
+    let events = p.home.path().join("events.jsonl");
+    let shell = format!(
+        "--shell=curl -sS --noproxy '' http://localhost:{}/model; curl -sS --noproxy '' http://example.com/",
+        up.port
+    );
+    let o = hookd(&p, &tmp, &["exec", "--session=s-42", &shell])
+        .env("HOOKD_SOCKET", &d.socket)
+        .env("HOOKD_EVENTS", &events)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "", "nothing to say: the daemon took them");
+    assert_eq!(up.seen(), ["GET /model HTTP/1.1"]);
+    assert!(!events.exists(), "written by the daemon, not here");
+    let mut reader = crate::support::daemon::subscribe(&d, Some(0));
+    let net: Vec<Value> = crate::support::daemon::read_events(&mut reader, 2)
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    let allowed = net.iter().find(|e| e["verdict"] == "allowed").unwrap();
+    assert_eq!(allowed["type"], "network_request");
+    assert_eq!(allowed["host"], "localhost");
+    assert_eq!(allowed["name"], "exec");
+    assert_eq!(allowed["hook"], "pre_tool");
+    assert_eq!(allowed["session_id"], "s-42");
+    let refused = net.iter().find(|e| e["verdict"] == "refused").unwrap();
+    assert_eq!(refused["host"], "example.com");
+    assert_eq!(refused["reason"], REFUSED_NAME);
+    let (_, metrics) = crate::support::daemon::tcp(&d, "GET", "/metrics", "");
+    for want in [
+        "hookd_network_requests_total{verdict=\"allowed\"} 1\n",
+        "hookd_network_requests_total{verdict=\"refused\"} 1\n",
+    ] {
+        assert!(metrics.contains(want), "{want}\n{metrics}");
+    }
+}
+
+#[test]
+fn the_adapters_rewrite_names_the_session_of_the_calls_connections() {
+    // Claude Code's Bash call as the adapter rewrites it, run as the agent's shell runs it:
+    // its connections are events of the agent's session (the rewrite carries it).
+    if !confinable() || !has_curl() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  enabled: true\n  network:\n    allow: [localhost]\n",
+    );
+    let r =
+        crate::sandbox_agents::bash_reply(&p, &tmp, "curl -sS --noproxy '' http://example.com/");
+    let rewritten = r["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert!(rewritten.contains(" --session='s' "), "{rewritten}");
+    let events = p.home.path().join("events.jsonl");
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(rewritten)
+        .current_dir(p.path())
+        .env("HOME", p.home.path())
+        .env("TMPDIR", &tmp)
+        .env("HOOKD_STATE_DIR", p.state.path())
+        .env("HOOKD_EVENTS", &events)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&events).unwrap();
+    let net: Vec<Value> = json_lines(&text)
+        .into_iter()
+        .filter(|e| e["type"] == "network_request")
+        .collect();
+    assert_eq!(net.len(), 1, "{text}");
+    assert_eq!(net[0]["session_id"], "s", "{text}");
+    assert_eq!(net[0]["host"], "example.com", "{text}");
+}
+
+#[test]
+fn the_daemon_checks_a_connections_report() {
+    let p = crate::support::daemon::project();
+    let d = crate::support::daemon::start(&p, &[]);
+    let post =
+        |body: &str| crate::support::daemon::unix(&d.socket, "POST", "/v1/connections", body);
+    let (status, body) = post(
+        r#"{"session": "s", "connections": [{"host": "x.test", "port": 443, "verdict": "maybe"}]}"#,
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        body,
+        r#"{"error":"connection 0: `verdict` is `allowed` or `refused`, not `maybe`"}"#
+    );
+    let (status, body) = post(
+        r#"{"session": "s", "connections": [{"host": "", "port": 443, "verdict": "allowed"}]}"#,
+    );
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            400,
+            r#"{"error":"connection 0: `host` has 1 to 1024 bytes"}"#
+        )
+    );
+    let (status, body) = post("[]");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.starts_with(r#"{"error":"expected {\"session\": …, \"connections\": [{\"host\": …, \"port\": …, \"verdict\": …}]}: "#), "{body}");
+    let big = format!(
+        r#"{{"session": "s", "connections": [{{"host": "x", "port": 1, "verdict": "allowed", "reason": "{}"}}]}}"#,
+        "r".repeat(1024 * 1024)
+    );
+    assert_eq!(post(&big).0, 413);
+    let (status, body) = post(
+        r#"{"session": "s", "connections": [{"host": "x.test", "port": 443, "verdict": "allowed", "bytes_in": 5}]}"#,
+    );
+    assert_eq!((status, body.as_str()), (200, r#"{"recorded":1}"#));
+    let (_, metrics) = crate::support::daemon::tcp(&d, "GET", "/metrics", "");
+    assert!(
+        metrics.contains("hookd_network_requests_total{verdict=\"allowed\"} 1\n"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn a_daemon_that_refuses_the_connections_leaves_them_to_the_audit_file() {
+    // A daemon loaded with other settings (here: another --config-dir) is not this call's:
+    // it refuses the report (412, a `client_refused` event), and `hookd exec` writes the
+    // connections where they go without a daemon, saying so on stderr.
+    if !confinable() || !has_curl() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [localhost]\n",
+    );
+    let other = tempfile::tempdir().unwrap();
+    let d = crate::support::daemon::start(&p, &["--config-dir", other.path().to_str().unwrap()]);
+    let events = p.home.path().join("events.jsonl");
+    let o = hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            "--session=s-7",
+            "--shell=curl -sS --noproxy '' http://example.com/",
+        ],
+    )
+    .env("HOOKD_SOCKET", &d.socket)
+    .env("HOOKD_EVENTS", &events)
+    .output()
+    .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "hookd: the hookd daemon at {}: it answered 412: this daemon loaded its configuration with other settings than this client's",
+            d.socket.display()
+        )) && err.trim_end().ends_with("; this call's connections are written here"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&events).unwrap();
+    let net: Vec<Value> = json_lines(&text)
+        .into_iter()
+        .filter(|e| e["type"] == "network_request")
+        .collect();
+    assert_eq!(net.len(), 1, "{text}");
+    assert_eq!(net[0]["host"], "example.com");
+    assert_eq!(net[0]["session_id"], "s-7");
+    let mut reader = crate::support::daemon::subscribe(&d, Some(0));
+    let (_, refused) = crate::support::daemon::read_events(&mut reader, 1).remove(0);
+    assert_eq!(refused["type"], "client_refused", "{refused}");
+    assert_eq!(refused["status"], 412, "{refused}");
+    assert_eq!(refused["session_id"], "s-7", "{refused}");
+}
+
+#[test]
 fn the_dashboard_lists_the_refused_hosts_in_chromium() {
     if !confinable() || !has_curl() {
         return;

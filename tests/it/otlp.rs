@@ -678,3 +678,74 @@ fn a_large_field_is_exported_cut_with_a_marker() {
         )
     );
 }
+
+/// Issue 43: a model call's connections (`hookd exec --session`, as the adapters' rewrite runs
+/// it) are spans of the session's trace, whether `hookd exec` exports them itself (no daemon:
+/// the user's settings) or hands them to the running daemon, which exports them.
+#[test]
+fn a_model_calls_connections_are_spans_of_the_sessions_trace() {
+    let curl = std::process::Command::new("curl").arg("--version").output();
+    if !crate::sandbox::confinable() || !curl.is_ok_and(|o| o.status.success()) {
+        return;
+    }
+    let traces_of = |r: &Receiver| -> Vec<Span> {
+        r.decoded::<ExportTraceServiceRequest>("/v1/traces", Duration::from_secs(5))
+            .iter()
+            .flat_map(|(_, t)| t.resource_spans[0].scope_spans[0].spans.clone())
+            .collect()
+    };
+    let (p, tmp) = crate::sandbox::project();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [localhost]\n",
+    );
+    let call = [
+        "exec",
+        "--session=s-9",
+        "--shell=curl -sS --noproxy '' http://example.com/",
+    ];
+    // The session's trace, as a dispatch of it names it.
+    let r = Receiver::start();
+    let otel = [("OTEL_EXPORTER_OTLP_ENDPOINT", r.endpoint())];
+    let o = dispatch(&p, &otel, "s-9");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trace = traces_of(&r)[0].trace_id.clone();
+    // No daemon: hookd exec exports them.
+    let r = Receiver::start();
+    let mut cmd = crate::sandbox::hookd(&p, &tmp, &call);
+    cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", r.endpoint());
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for spans in [traces_of(&r), {
+        // A daemon: it exports them (hookd exec, without the variables, exports nothing).
+        let r = Receiver::start();
+        let d = crate::support::daemon::start_with_env(
+            &p,
+            &[],
+            true,
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", r.endpoint())],
+        );
+        let o = crate::sandbox::hookd(&p, &tmp, &call)
+            .env("HOOKD_SOCKET", &d.socket)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let spans = traces_of(&r);
+        drop(d);
+        spans
+    }] {
+        let root = spans
+            .iter()
+            .find(|s| s.name == "exec")
+            .unwrap_or_else(|| panic!("{spans:?}"));
+        assert_eq!(root.trace_id, trace, "the session's trace");
+        assert_eq!(text(&root.attributes, "hookd.session_id"), "s-9");
+        let net = spans
+            .iter()
+            .find(|s| s.name == "refused example.com:80")
+            .unwrap_or_else(|| panic!("{spans:?}"));
+        assert_eq!(net.parent_span_id, root.span_id);
+        assert_eq!(net.trace_id, trace);
+        assert_eq!(text(&net.attributes, "hookd.network.verdict"), "refused");
+    }
+}

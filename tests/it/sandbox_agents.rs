@@ -185,7 +185,7 @@ fn the_models_shell_calls_are_rewritten_to_run_confined() {
     assert_eq!(
         cmd,
         format!(
-            "'{}' exec --project='{root}' --start-dir='{root}' --user-home='{}' --shell='git status'",
+            "'{}' exec --project='{root}' --start-dir='{root}' --user-home='{}' --session='s' --shell='git status'",
             env!("CARGO_BIN_EXE_hookd"),
             p.home.path().display(),
             root = p.path().display(),

@@ -320,7 +320,7 @@ fn a_state_directory_confined_commands_may_write_carries_no_directory() {
     assert_eq!(
         cmd,
         format!(
-            "'{}' exec --project='{root}' --start-dir='{root}' --user-home='{}' --shell={}",
+            "'{}' exec --project='{root}' --start-dir='{root}' --user-home='{}' --session='s' --shell={}",
             env!("CARGO_BIN_EXE_hookd"),
             p.home.path().display(),
             hookd::sandbox::shell_quote(attack),
