@@ -432,4 +432,49 @@ else
   echo "skipped: this kernel cannot confine, or no rustc"
 fi
 rm -f "$work/tool-command"
-echo "17 passed, 0 failed"
+echo "== 17: a confined call's connections are events of Claude Code's session, in the running daemon's too"
+if "$hookd" exec -- true 2>/dev/null && command -v curl >/dev/null; then
+  cd "$project"
+  mkdir -p "$work/home/.infer"
+  printf 'sandbox: {enabled: true, network: {allow: [localhost]}}\n' > "$work/home/.infer/config.yaml"
+  printf 'enabled: true\ngate_shell_tools: true\nhooks: []\n' > .infer/hooks.yaml
+  # NO_PROXY names localhost (a confined command's loopback is its own): --noproxy "" sends
+  # the call through hookd's proxy to the model server standing in for a registry.
+  cat > .infer/config.yaml <<'YAML'
+tools: {bash: {mode: {all: {allow: ['^curl -s --noproxy "" http://localhost:[0-9]+/ok$']}}}}
+YAML
+  python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "curl -s --noproxy \"\" http://localhost:$port/ok" > "$work/tool-command"
+  # Claude Code's session, as its hooks' events name it; its call's connection names the same.
+  session_of_call() {
+    python3 - "$1" <<'PY'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+calls = {e["session_id"] for e in events if e["type"] == "tool_call_allowed"}
+net = [e for e in events if e["type"] == "network_request"]
+ok = [e for e in net if e["host"] == "localhost" and e["verdict"] == "allowed" and e["name"] == "exec"]
+if len(calls) != 1 or not ok or ok[0]["session_id"] not in calls or not ok[0]["session_id"]:
+    sys.exit(f"sessions of the calls {calls}, connections {net}")
+print(ok[0]["session_id"])
+PY
+  }
+  rm -f "$work/events.jsonl"; : > "$work/server.log"
+  run_claude
+  s1=$(session_of_call "$work/events.jsonl") || fail "the connection is not an event of the call's session"
+  # A daemon runs: it has the call's connection (the agent's shell hands it over), the audit
+  # file of the in-process path does not.
+  rm -f "$work/events.jsonl"
+  env HOOKD_TRUST_PROJECT=1 HOOKD_STATE_DIR="$work/state" HOME="$work/home" TMPDIR="$work/tmp" \
+    "$hookd" serve --socket "$work/d17.sock" --events "$work/daemon17.jsonl" 2>"$work/d17.err" &
+  d17=$!
+  for _ in $(seq 50); do [ -S "$work/d17.sock" ] && break; sleep 0.1; done
+  HOOKD_SOCKET="$work/d17.sock" run_claude
+  kill "$d17"; wait "$d17" 2>/dev/null || true
+  s2=$(session_of_call "$work/daemon17.jsonl") || fail "the daemon's events lack the call's connection: $(cat "$work/d17.err")"
+  grep -q '"type":"network_request"' "$work/events.jsonl" 2>/dev/null && fail "with a daemon, the connection went to HOOKD_EVENTS too"
+  [ "$s1" != "$s2" ] || fail "two sessions, one id?"
+  echo "ok: the connection to localhost is an event of session $s1, and of $s2 in the daemon's stream"
+else
+  echo "skipped: this kernel cannot confine, or no curl"
+fi
+rm -f "$work/tool-command"
+echo "18 passed, 0 failed"

@@ -271,4 +271,28 @@ YAML
 else
   echo "skipped: no rustc"
 fi
-echo "11 passed, 0 failed"
+echo "== 11: a confined call's connections are events of Gemini CLI's session"
+if command -v curl >/dev/null; then
+  cd "$project"
+  cat > "$work/home/.infer/config.yaml" <<'YAML'
+sandbox: {enabled: true, network: {allow: [localhost]}}
+tools: {bash: {mode: {all: {allow: ['^curl -s --noproxy "" http://localhost:[0-9]+/ok$']}}}}
+YAML
+  # NO_PROXY names localhost (a confined command's loopback is its own): --noproxy "" sends
+  # the call through hookd's proxy to the model server standing in for a registry.
+  run_gemini "[\"curl -s --noproxy \\\"\\\" http://localhost:$port/ok\"]"
+  results | grep -q 'Command injection detected' && fail "Gemini CLI refused the rewrite"
+  python3 - "$work/events.jsonl" <<'PY' || fail "the connection is not an event of the call's session"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+calls = {e["session_id"] for e in events if e["type"] == "tool_call_allowed"}
+net = [e for e in events if e["type"] == "network_request"]
+ok = [e for e in net if e["host"] == "localhost" and e["verdict"] == "allowed" and e["name"] == "exec"]
+if len(calls) != 1 or not ok or ok[0]["session_id"] not in calls or not ok[0]["session_id"]:
+    sys.exit(f"sessions of the calls {calls}, connections {net}")
+print("ok: the connection to localhost is an event of session " + ok[0]["session_id"])
+PY
+else
+  echo "skipped: no curl"
+fi
+echo "12 passed, 0 failed"

@@ -130,7 +130,12 @@ proptest::proptest! {
             .starting_in("/it's/p/$(x)")
             .user_home(Some("/h`o`me".into()))
             .config_dir(Some("/c<(f)".into()))
-            .read_only(true);
+            .read_only(true)
+            .session(&text);
+        // The agent's session is carried only when it is a plain word (letters, digits, `._:-`).
+        let plain = !text.is_empty()
+            && text.chars().all(|c| c.is_ascii_alphanumeric() || "._:-".contains(c));
+        proptest::prop_assert_eq!(decided.session.is_some(), plain);
         for c in [None, Some(channel)] {
             let rewrite = hookd::sandbox::shell_rewrite(program, &text, &decided, c);
             proptest::prop_assert!(!gemini_refuses(&rewrite), "{}", rewrite);
