@@ -460,17 +460,9 @@ impl Here {
         let sink = self.file_sink()?;
         let events: Vec<crate::events::NetworkRequest> = requests
             .into_iter()
-            .map(|n| crate::events::NetworkRequest {
-                host: n.host,
-                port: n.port,
-                verdict: n.verdict.into(),
-                reason: n.reason,
-                bytes_out: n.bytes_out,
-                bytes_in: n.bytes_in,
-                duration_ms: n.duration_ms,
-                name: "exec".into(),
-                hook: HookPoint::PreTool,
-                session_id: session.into(),
+            .map(|n| {
+                let (name, session) = ("exec".into(), session.into());
+                crate::events::NetworkRequest::of(n, name, HookPoint::PreTool, session)
             })
             .collect();
         let sink: Arc<dyn EventSink> = match &self.telemetry {

@@ -163,18 +163,9 @@ fn network_events(
     call: &mut Call<'_>,
 ) {
     for n in network {
-        call.emit(Event::NetworkRequest(events::NetworkRequest {
-            host: n.host,
-            port: n.port,
-            verdict: n.verdict.into(),
-            reason: n.reason,
-            bytes_out: n.bytes_out,
-            bytes_in: n.bytes_in,
-            duration_ms: n.duration_ms,
-            name: spec.name.clone(),
-            hook: call.point,
-            session_id: call.session_id.to_string(),
-        }));
+        let (name, session) = (spec.name.clone(), call.session_id.to_string());
+        let event = events::NetworkRequest::of(n, name, call.point, session);
+        call.emit(Event::NetworkRequest(event));
     }
 }
 

@@ -140,21 +140,7 @@ async fn read_request(
     body: Body,
     asked: &mut Asked,
 ) -> Result<(DispatchRequest, HookPoint, Context), Refusal> {
-    let body = match tokio::time::timeout(
-        state.limits.body_timeout,
-        axum::body::to_bytes(body, MAX_REQUEST_BYTES),
-    )
-    .await
-    {
-        Ok(Ok(b)) => b,
-        Ok(Err(_)) => return Err(too_large()),
-        Err(_) => {
-            return Err(refusal(
-                StatusCode::REQUEST_TIMEOUT,
-                "the request's body did not arrive in time",
-            ))
-        }
-    };
+    let body = read_body(state, body, MAX_REQUEST_BYTES, too_large).await?;
     if body.len() <= SMALL_DISPATCH {
         decode(&body, asked)
     } else {
@@ -173,6 +159,23 @@ async fn read_request(
         }
     }
     .map_err(|why| refusal(StatusCode::BAD_REQUEST, why))
+}
+
+/// A request's body, at most `limit` bytes (else `too_large`), within the daemon's time for it.
+pub(super) async fn read_body(
+    state: &AppState,
+    body: Body,
+    limit: usize,
+    too_large: fn() -> Refusal,
+) -> Result<axum::body::Bytes, Refusal> {
+    match tokio::time::timeout(state.limits.body_timeout, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(_)) => Err(too_large()),
+        Err(_) => Err(refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            "the request's body did not arrive in time",
+        )),
+    }
 }
 
 /// A place among the bytes of large dispatches taken at once (`--max-dispatch-bytes`), held

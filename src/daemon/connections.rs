@@ -44,26 +44,7 @@ async fn take(
     asked: &mut Asked,
 ) -> Result<Response, Refusal> {
     answer::admit(headers)?;
-    let body = match tokio::time::timeout(
-        state.limits.body_timeout,
-        axum::body::to_bytes(body, MAX_CONNECTIONS_BYTES),
-    )
-    .await
-    {
-        Ok(Ok(b)) => b,
-        Ok(Err(_)) => {
-            return Err(refusal(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("a connections report is at most {MAX_CONNECTIONS_BYTES} bytes; send them in several"),
-            ))
-        }
-        Err(_) => {
-            return Err(refusal(
-                StatusCode::REQUEST_TIMEOUT,
-                "the request's body did not arrive in time",
-            ))
-        }
-    };
+    let body = answer::read_body(state, body, MAX_CONNECTIONS_BYTES, too_large).await?;
     let req: ConnectionsRequest = serde_json::from_slice(&body).map_err(|e| {
         refusal(
             StatusCode::BAD_REQUEST,
@@ -80,6 +61,15 @@ async fn take(
     let recorded = events.len();
     engine.connections(events);
     Ok(Json(serde_json::json!({ "recorded": recorded })).into_response())
+}
+
+fn too_large() -> Refusal {
+    refusal(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "a connections report is at most {MAX_CONNECTIONS_BYTES} bytes; send them in several"
+        ),
+    )
 }
 
 /// The report's connections as the events a hook's own would be (named `exec`, at `pre_tool`
