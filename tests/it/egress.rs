@@ -62,6 +62,16 @@ impl Upstream {
     }
 }
 
+/// The `network_request` events of an events file, and its text (for the failure's message).
+fn connections_in(events: &Path) -> (Vec<Value>, String) {
+    let text = std::fs::read_to_string(events).unwrap();
+    let net = json_lines(&text)
+        .into_iter()
+        .filter(|e| e["type"] == "network_request")
+        .collect();
+    (net, text)
+}
+
 fn has_curl() -> bool {
     let ok = std::process::Command::new("curl")
         .arg("--version")
@@ -570,11 +580,7 @@ fn a_model_calls_connections_are_events_in_the_audit_file() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let text = std::fs::read_to_string(&events).unwrap();
-    let net: Vec<Value> = json_lines(&text)
-        .into_iter()
-        .filter(|e| e["type"] == "network_request")
-        .collect();
+    let (net, text) = connections_in(&events);
     assert_eq!(net.len(), 2, "{text}");
     let allowed = net.iter().find(|e| e["verdict"] == "allowed").unwrap();
     assert_eq!(allowed["host"], "localhost");
@@ -668,11 +674,7 @@ fn the_adapters_rewrite_names_the_session_of_the_calls_connections() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let text = std::fs::read_to_string(&events).unwrap();
-    let net: Vec<Value> = json_lines(&text)
-        .into_iter()
-        .filter(|e| e["type"] == "network_request")
-        .collect();
+    let (net, text) = connections_in(&events);
     assert_eq!(net.len(), 1, "{text}");
     assert_eq!(net[0]["session_id"], "s", "{text}");
     assert_eq!(net[0]["host"], "example.com", "{text}");
@@ -759,11 +761,7 @@ fn a_daemon_that_refuses_the_connections_leaves_them_to_the_audit_file() {
         )) && err.trim_end().ends_with("; this call's connections are written here"),
         "{err}"
     );
-    let text = std::fs::read_to_string(&events).unwrap();
-    let net: Vec<Value> = json_lines(&text)
-        .into_iter()
-        .filter(|e| e["type"] == "network_request")
-        .collect();
+    let (net, text) = connections_in(&events);
     assert_eq!(net.len(), 1, "{text}");
     assert_eq!(net[0]["host"], "example.com");
     assert_eq!(net[0]["session_id"], "s-7");
