@@ -575,3 +575,83 @@ fn a_confined_model_command_does_not_get_what_the_repository_set_for_the_agent()
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!p.path().join("fsmonitor-ran").exists());
 }
+
+/// The keyrings of the kernel are the caller's too: a confined command reading the caller's
+/// session keyring read a login's secrets (a Kerberos cache, a credential helper's token),
+/// replaced one and planted another (attack round of 2026-11-27). Confined, it has a session
+/// keyring of its own and no keyring call at all.
+#[test]
+fn a_confined_command_cannot_reach_the_callers_keyrings() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let bin = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let programs = [
+        // Joins a session keyring of its own with a secret in it, as a login does, then runs
+        // the rest of its arguments in it.
+        (
+            "plant",
+            r#"int main(int c, char **v) {
+  syscall(__NR_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "hookd-test");
+  syscall(__NR_add_key, "user", "secret", "TOPSECRET", 9, KEY_SPEC_SESSION_KEYRING);
+  execvp(v[1], v + 1); return 1; }"#,
+        ),
+        // The attack: read the secret, replace it, plant another key.
+        (
+            "steal",
+            r#"int main(void) {
+  long k = syscall(__NR_keyctl, KEYCTL_SEARCH, KEY_SPEC_SESSION_KEYRING, "user", "secret", 0);
+  char b[64] = {0}; syscall(__NR_keyctl, KEYCTL_READ, k, b, 63); printf("read:%s\n", b);
+  syscall(__NR_keyctl, KEYCTL_UPDATE, k, "ATTACKER", 8);
+  syscall(__NR_add_key, "user", "planted", "FROM-SANDBOX", 12, KEY_SPEC_SESSION_KEYRING);
+  return 0; }"#,
+        ),
+        // What the caller's keyring holds afterwards.
+        (
+            "show",
+            r#"int main(void) {
+  const char *n[] = {"secret", "planted"};
+  for (int i = 0; i < 2; i++) {
+    long k = syscall(__NR_keyctl, KEYCTL_SEARCH, KEY_SPEC_SESSION_KEYRING, "user", n[i], 0);
+    char b[64] = {0}; syscall(__NR_keyctl, KEYCTL_READ, k, b, 63); printf("%s=%s\n", n[i], b); }
+  return 0; }"#,
+        ),
+    ];
+    for (name, body) in programs {
+        let src = bin.path().join(format!("{name}.c"));
+        let head = "#define _GNU_SOURCE\n#include <stdio.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n#include <linux/keyctl.h>\n";
+        std::fs::write(&src, format!("{head}{body}\n")).unwrap();
+        let built = Command::new("gcc")
+            .arg("-o")
+            .arg(bin.path().join(name))
+            .arg(&src)
+            .status();
+        if !built.is_ok_and(|s| s.success()) {
+            crate::support::unavailable("gcc", "gcc cannot build a C program here");
+            return;
+        }
+    }
+    let at = |name: &str| bin.path().join(name).display().to_string();
+    let run = |steal: String| {
+        let base = hookd(&p, &tmp, &["exec"]);
+        let out = Command::new(at("plant"))
+            .args(["sh", "-c"])
+            .arg(format!("{steal}; '{}'", at("show")))
+            .envs(base.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .current_dir(p.path())
+            .output()
+            .unwrap();
+        stdout(&out)
+    };
+    // Unconfined, the attack works: the marker is the caller's keyring after it.
+    let hookd_bin = env!("CARGO_BIN_EXE_hookd");
+    assert_eq!(
+        run(format!("'{}'", at("steal"))),
+        "read:TOPSECRET\nsecret=ATTACKER\nplanted=FROM-SANDBOX\n"
+    );
+    assert_eq!(
+        run(format!("'{hookd_bin}' exec -- '{}'", at("steal"))),
+        "read:\nsecret=TOPSECRET\nplanted=\n"
+    );
+}

@@ -232,8 +232,8 @@ const TERMINAL_INJECTION: [libc::c_ulong; 2] = [libc::TIOCSTI, libc::TIOCLINUX];
 
 /// The seccomp filter every confined command gets: `socket(2)` and `socketpair(2)` of a family
 /// outside [`socket_families`] (and a netlink socket of a protocol other than routing), the
-/// terminal injection `ioctl`s, and io_uring (which opens sockets and runs `ioctl`s without
-/// those calls) fail with EACCES. A syscall of another ABI (32-bit) than the native one ends
+/// terminal injection `ioctl`s, io_uring (which opens sockets and runs `ioctl`s without
+/// those calls) and the keyring calls (`keyctl`, `add_key`, `request_key`) fail with EACCES. A syscall of another ABI (32-bit) than the native one ends
 /// the process; x32's numbers get the same rules.
 pub(super) fn network_filter(network: bool) -> Result<Filter, String> {
     use seccompiler::{
@@ -276,6 +276,11 @@ pub(super) fn network_filter(network: bool) -> Result<Filter, String> {
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
+        // The kernel's keyrings: the caller's session and user keyrings (a login's, Kerberos'
+        // caches, credential helpers') would be read and written through these.
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
     ] {
         numbers.push((nr, Vec::new()));
     }
@@ -418,6 +423,14 @@ pub(super) unsafe fn confine(c: &Confinement) -> std::io::Result<()> {
 pub(super) unsafe fn restrict_self(c: &Confinement) -> std::io::Result<()> {
     // SAFETY: as the caller's; nothing allocates.
     unsafe {
+        // A session keyring of its own, anonymous and empty, instead of the caller's (which
+        // the filter below then keeps it from reaching anyway: `/proc/keys` lists nothing of
+        // the caller's). A kernel without keyrings says ENOSYS: nothing to leave.
+        libc::syscall(
+            libc::SYS_keyctl,
+            libc::KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        );
         check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
         let filter = &c.network_filter;
         let prog = libc::sock_fprog {
