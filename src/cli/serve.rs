@@ -97,6 +97,16 @@ pub(super) fn run(a: Args) -> Done {
         let events = std::path::absolute(p).unwrap_or_else(|_| p.clone());
         options.also_places.push(("HOOKD_EVENTS".into(), events));
     }
+    // Nor its own socket (and the token and trail beside it), wherever `--socket` put it: the
+    // catalog finds it by `HOOKD_SOCKET`, which names it only where the variable chose it.
+    let socket = s
+        .socket
+        .clone()
+        .or_else(|| Host::of_this_process().socket());
+    if let Some(socket) = &socket {
+        let socket = std::path::absolute(socket).unwrap_or_else(|_| socket.clone());
+        options.also_places.push(("HOOKD_SOCKET".into(), socket));
+    }
     let exporter = super::telemetry::exporter(Some(&options));
     let builder = crate::daemon::Builder::new(options).map_err(Error::Config)?;
     print_warnings(builder.config());
@@ -117,7 +127,7 @@ pub(super) fn run(a: Args) -> Done {
         .grace(Duration::from_secs(s.grace))
         .sessions(Duration::from_secs(s.session_idle), s.max_sessions as usize)
         .max_projects(s.max_projects as usize);
-    if let Some(socket) = s.socket.or_else(|| Host::of_this_process().socket()) {
+    if let Some(socket) = socket {
         builder = builder.socket(socket);
     }
     if let Some(addr) = s.listen {

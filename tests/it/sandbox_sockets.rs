@@ -635,3 +635,46 @@ fn a_project_below_tmp_leads_to_the_commands_own_tmp_only() {
     assert_eq!(stdout(&o), expected("ENOENT"), "{}", stderr(&o));
     assert_eq!(markers(out.path()), Vec::<String>::new());
 }
+
+/// A daemon started with `--socket PATH` (not `HOOKD_SOCKET`) ran its confined hooks with its
+/// own socket reachable: a hook read the event stream (the operator's hints), forged events and
+/// could dispatch the user's hooks (attack round of 2026-11-27). Its socket is hidden from its
+/// hooks wherever `--socket` puts it.
+#[test]
+fn a_daemons_hooks_do_not_reach_its_socket() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let _ = &tmp;
+    std::fs::write(p.path().join("connect.py"), CONNECT).unwrap();
+    let socket = p.path().join("hookd.sock");
+    std::fs::write(
+        p.path().join("hook.sh"),
+        format!(
+            "python3 connect.py '{}' > hook-connect.txt",
+            socket.display()
+        ),
+    )
+    .unwrap();
+    let hooks = "enabled: true\nhooks: [{name: h, hook: post_session, command: 'sh hook.sh'}]\n";
+    p.write_home("hooks.yaml", hooks);
+    let dispatch = |config: &str| {
+        p.write_home("config.yaml", config);
+        let d = crate::support::daemon::start(&p, &[]);
+        assert_eq!(d.socket, socket);
+        let body = serde_json::json!({"point": "post_session", "context": {"session_id": "s"}});
+        let (status, answer) =
+            crate::support::daemon::unix(&d.socket, "POST", "/v1/dispatch", &body.to_string());
+        assert_eq!(status, 200, "{answer}");
+        std::fs::read_to_string(p.path().join("hook-connect.txt")).unwrap()
+    };
+    let allow = "tools: {bash: {mode: {all: {allow: ['^sh hook\\.sh$']}}}}\n";
+    // Unconfined, the hook reaches the daemon (the attack works).
+    assert_eq!(dispatch(allow), format!("{} connected\n", socket.display()));
+    let confined = dispatch(&format!("sandbox: {{enabled: true}}\n{allow}"));
+    assert!(
+        !confined.contains("connected"),
+        "the confined hook reached its daemon: {confined}"
+    );
+}
