@@ -6,13 +6,21 @@
 use crate::sandbox::{confinable, hookd, project};
 use crate::support::{json_lines, stderr, stdout};
 
-const SECRETS: [(&str, &str); 6] = [
+const SECRETS: [(&str, &str); 12] = [
     ("ANTHROPIC_API_KEY", "sk-ant-secret"),
     ("GITHUB_TOKEN", "ghp_secret"),
     ("AWS_SECRET_ACCESS_KEY", "aws-secret"),
     ("AWS_PROFILE", "prod"),
     ("HOOKD_TOKEN", "hookd-secret"),
     ("DB_PASSWORD", "hunter2"),
+    // The attack round of 2026-11-27: names the first patterns missed, and a value that is a
+    // URL with a password whatever its variable's name.
+    ("MYSQL_PWD", "mysql-secret"),
+    ("BW_SESSION", "bitwarden-session"),
+    ("GH_PAT", "github-pat"),
+    ("CI_JOB_JWT", "ci-jwt"),
+    ("SENTRY_DSN", "sentry-dsn"),
+    ("CACHE_ADDRESS", "redis://:redis-secret@cache:6379/0"),
 ];
 
 #[test]

@@ -422,7 +422,7 @@ impl Confinement {
     /// or a session outside ([`SOCKET_VARIABLES`]), unless it names a socket the policy lists,
     /// nor one carrying a secret, unless [`Policy::keep_env`] keeps it.
     pub fn keeps_var(&self, name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
-        private::keeps_var(&self.unix_sockets, name, value) && !self.secret_gone(name)
+        private::keeps_var(&self.unix_sockets, name, value) && !self.secret_gone(name, value)
     }
 
     /// The variables the command gets besides its own (under a host list: the proxy's,
@@ -458,9 +458,10 @@ impl Confinement {
         self.egress_channel.as_ref().map(|f| f.as_raw_fd())
     }
 
-    /// Whether the variable `name` carries a secret ([`Policy::secret`]) that
-    /// [`Policy::keep_env`] does not keep: a confined command does not get it.
-    fn secret_gone(&self, name: &std::ffi::OsStr) -> bool {
+    /// Whether the variable `name` carries a secret (its name, [`Policy::secret`]; or its
+    /// value, a URL with a password: `postgres://user:pw@db/x`) that [`Policy::keep_env`] does
+    /// not keep: a confined command does not get it.
+    fn secret_gone(&self, name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
         let Some(name) = name.to_str() else {
             return false;
         };
@@ -468,7 +469,7 @@ impl Confinement {
             Some(prefix) => name.starts_with(prefix),
             None => k == name,
         });
-        (self.secret)(name) && !kept
+        ((self.secret)(name) || private::has_password(value)) && !kept
     }
 }
 

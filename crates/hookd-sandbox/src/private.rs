@@ -258,9 +258,60 @@ pub(super) fn keeps_var(policy_sockets: &[PathBuf], name: &OsStr, value: &OsStr)
     !SOCKET_VARIABLES.contains(&name) || policy_sockets.iter().any(|s| s.as_os_str() == value)
 }
 
+/// Whether `value` holds a URL with a password in it (`scheme://user:password@host…`, the
+/// user possibly empty: `redis://:pw@cache`), anywhere in it (a list of URLs, `DSN=…`).
+pub(super) fn has_password(value: &OsStr) -> bool {
+    let text = value.as_encoded_bytes();
+    let mut rest = text;
+    while let Some(at) = find(rest, b"://") {
+        let after = &rest[at + 3..];
+        // The authority ends at the first `/`, `?`, `#` or blank.
+        let end = after
+            .iter()
+            .position(|b| matches!(b, b'/' | b'?' | b'#' | b' ' | b',' | b';'))
+            .unwrap_or(after.len());
+        let authority = &after[..end];
+        if let Some(userinfo_end) = authority.iter().rposition(|b| *b == b'@') {
+            if let Some(colon) = authority[..userinfo_end].iter().position(|b| *b == b':') {
+                if colon + 1 < userinfo_end {
+                    return true;
+                }
+            }
+        }
+        rest = after;
+    }
+    false
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_with_a_password_is_found() {
+        for v in [
+            "postgres://u:pw@db/x",
+            "redis://:pw@cache:6379/0",
+            "https://a.example/x https://bot:t0k@git.example/repo.git",
+            "amqp://guest:guest@localhost",
+        ] {
+            assert!(has_password(OsStr::new(v)), "{v}");
+        }
+        for v in [
+            "postgres://db/x",
+            "https://user@git.example/repo",
+            "http://127.0.0.1:8080/",
+            "https://u:@host/",
+            "/usr/bin:/bin",
+            "a:b@c",
+        ] {
+            assert!(!has_password(OsStr::new(v)), "{v}");
+        }
+    }
 
     #[test]
     fn between_lists_the_directories_to_make() {
