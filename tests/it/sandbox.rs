@@ -655,3 +655,53 @@ fn a_confined_command_cannot_reach_the_callers_keyrings() {
         "read:\nsecret=TOPSECRET\nplanted=\n"
     );
 }
+
+/// Other tools' credential stores, browser profiles and histories in the home are unreadable
+/// to a confined command (the attack round of 2026-11-27 read each of these from one).
+#[test]
+fn other_tools_credential_stores_are_hidden() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let stores = [
+        ".vault-token",
+        ".pgpass",
+        ".my.cnf",
+        ".terraform.d/credentials.tfrc.json",
+        ".config/github-copilot/hosts.json",
+        ".config/containers/auth.json",
+        ".m2/settings.xml",
+        ".gradle/gradle.properties",
+        ".config/sops/age/keys.txt",
+        ".local/share/opencode/auth.json",
+        ".kaggle/kaggle.json",
+        ".cache/huggingface/token",
+        ".s3cfg",
+        ".subversion/auth/svn.simple/x",
+        ".mozilla/firefox/p/cookies.sqlite",
+        ".config/google-chrome/Default/Cookies",
+        ".local/share/atuin/history.db",
+        ".viminfo",
+    ];
+    for s in stores {
+        let path = p.home.path().join(s);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("SECRET:{s}\n")).unwrap();
+    }
+    let script = "for f in $(cd \"$HOME\" && find . -type f); do cat \"$HOME/$f\"; done 2>/dev/null | grep SECRET: | sort";
+    let read = |confined: bool| {
+        let mut c = if confined {
+            hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        } else {
+            let mut c = Command::new("sh");
+            c.args(["-c", script]).env("HOME", p.home.path());
+            c
+        };
+        stdout(&c.current_dir(p.path()).output().unwrap())
+    };
+    // Unconfined, every one is read (the attack works).
+    assert_eq!(read(false).lines().count(), stores.len());
+    assert_eq!(read(true), "", "read confined");
+}
