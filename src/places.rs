@@ -262,7 +262,7 @@ pub const PLACES: &[Place] = &[
     row(Home, ".terraform.d/credentials.tfrc.json", File, Hidden, SECRET),
     row(ConfigHome, "github-copilot", Dir, Hidden, SECRET),
     row(ConfigHome, "containers/auth.json", File, Hidden, SECRET),
-    row(Home, ".m2/settings.xml", File, Hidden, SECRET),
+    row(Home, ".m2/settings-security.xml", File, Hidden, SECRET),
     row(Home, ".gradle/gradle.properties", File, Hidden, SECRET),
     row(Home, ".gem/credentials", File, Hidden, SECRET),
     row(Home, ".composer/auth.json", File, Hidden, SECRET),

@@ -672,7 +672,7 @@ fn other_tools_credential_stores_are_hidden() {
         ".terraform.d/credentials.tfrc.json",
         ".config/github-copilot/hosts.json",
         ".config/containers/auth.json",
-        ".m2/settings.xml",
+        ".m2/settings-security.xml",
         ".gradle/gradle.properties",
         ".config/sops/age/keys.txt",
         ".local/share/opencode/auth.json",
