@@ -78,6 +78,13 @@ pub(super) fn run(a: Args) -> Done {
         let _ = unsafe { signal(sig, SigHandler::Handler(wait_on)) };
     }
     let host = config.host();
+    // The audit file is made (as the adapters make it) before the command runs, so that the
+    // sandbox holds it: a command that made it first could keep a second name for it.
+    if let Some(events) = host.dir("HOOKD_EVENTS").filter(|p| p.as_os_str() != "-") {
+        if let Err(e) = crate::events::open_to_append(&events) {
+            eprintln!("hookd: the events file {}: {e}", events.display());
+        }
+    }
     let ran = match &a.shell {
         Some(command) => {
             let channel = a.cwd_file.as_deref();

@@ -89,6 +89,14 @@ pub(crate) fn open_to_append(path: &Path) -> io::Result<File> {
             .read(true) // the last line's number and end are read back
             .mode(0o600),
     )?;
+    // A second name (a hard link made before hookd first opened it) would let whoever holds
+    // it rewrite what hookd appends, out of reach of any read-only hold on this name.
+    let names = std::os::unix::fs::MetadataExt::nlink(&f.metadata()?);
+    if names > 1 {
+        return Err(io::Error::other(format!(
+            "it has {names} names (hard links): another name could rewrite what hookd appends; move it away and let hookd make a new one"
+        )));
+    }
     if f.metadata()?.permissions().mode() & 0o077 != 0 {
         f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }

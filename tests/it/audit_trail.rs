@@ -334,6 +334,60 @@ fn a_confined_command_cannot_touch_the_audit_file_and_later_calls_are_recorded()
     assert_eq!(seqs(&log), [1, 2]);
 }
 
+/// A confined command run before any hook made the audit file (`hookd exec -- make test` by
+/// hand, `HOOKD_EVENTS` exported) made it itself and kept a second name for it: every later
+/// event landed there and the second name rewrote them (attack round of 2026-11-27).
+/// `hookd exec` makes the file first, so it is held; and hookd writes no events file with a
+/// second name.
+#[test]
+fn an_audit_file_a_confined_command_would_make_first_is_hookds() {
+    if !crate::sandbox::confinable() {
+        return;
+    }
+    let (p, tmp) = crate::sandbox::project();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^ls$']}}}}\n",
+    );
+    p.write_home("hooks.yaml", "enabled: true\ngate_shell_tools: true\n");
+    let log = p.path().join("hookd-events.jsonl");
+    let o = crate::sandbox::hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            ": > hookd-events.jsonl; ln hookd-events.jsonl notes.txt",
+        ],
+    )
+    .env("HOOKD_EVENTS", &log)
+    .output()
+    .unwrap();
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(
+        !p.path().join("notes.txt").exists(),
+        "a second name for the audit file"
+    );
+    let (reply, _) = claude_bash(&p, &log, "rm -rf /", &[]);
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(seqs(&log), [1]);
+    // A file with a second name is not written to: what hookd appends could be rewritten.
+    std::fs::remove_file(&log).unwrap();
+    std::fs::write(&log, "").unwrap();
+    std::fs::hard_link(&log, p.path().join("other-name")).unwrap();
+    let (reply, err) = claude_bash(&p, &log, "ls", &["--fail-closed"]);
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{reply}"
+    );
+    assert!(
+        err.contains(&format!("cannot open the events file {}: it has 2 names (hard links): another name could rewrite what hookd appends; move it away and let hookd make a new one", log.display())),
+        "{err}"
+    );
+}
+
 #[test]
 fn when_events_cannot_be_written_fail_closed_denies_rather_than_decide_unrecorded() {
     let p = Project::new();
