@@ -678,3 +678,96 @@ fn a_daemons_hooks_do_not_reach_its_socket() {
         "the confined hook reached its daemon: {confined}"
     );
 }
+
+/// The user's other terminals (the agent's, an ssh session's, a tmux pane's) were open to a
+/// confined command by path under the host's `/dev/pts`: it printed a fake password prompt into
+/// one and read what was typed there (attack round of 2026-11-27). It has a devpts instance of
+/// its own; the terminals it opens itself work.
+#[test]
+fn the_users_other_terminals_are_not_reachable() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut m, mut s) = (-1, -1);
+    let mut name = [0 as nix::libc::c_char; 128];
+    // SAFETY: openpty writes two descriptors and the slave's name into these buffers.
+    let r = unsafe {
+        nix::libc::openpty(
+            &mut m,
+            &mut s,
+            name.as_mut_ptr(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(r, 0);
+    // SAFETY: both descriptors were just opened by openpty and are owned here.
+    let (master, _slave) = unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) };
+    // SAFETY: openpty wrote a NUL-terminated name.
+    let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) };
+    let name = PathBuf::from(name.to_str().unwrap());
+    struct Pty {
+        master: OwnedFd,
+    }
+    let pty = Pty { master };
+    let script = format!(
+        "printf 'typed-into-it\\n' > '{}' && echo reached; python3 -c 'import os; m, s = os.openpty(); os.write(m, b\"own\\n\"); print(os.read(s, 4))'",
+        name.display()
+    );
+    let read_master = || {
+        nix::fcntl::fcntl(
+            &pty.master,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+        )
+        .unwrap();
+        let mut buf = [0u8; 64];
+        let n = nix::unistd::read(&pty.master, &mut buf).unwrap_or(0);
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    // Unconfined, the other terminal gets the text (the attack works).
+    let o = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert!(stdout(&o).starts_with("reached\n"), "{}", stderr(&o));
+    assert!(read_master().contains("typed-into-it"));
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "b'own\\n'\n", "{}", stderr(&o));
+    assert_eq!(
+        read_master(),
+        "",
+        "the confined command wrote the other terminal"
+    );
+}
+
+/// `/dev/shm` was the host's: a confined command overwrote an unconfined program's shared
+/// state and planted a link there (attack round of 2026-11-27). It is the command's own, as its
+/// temporary directory is.
+#[test]
+fn shared_memory_is_the_commands_own() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let name = format!("hookd-test-{}", std::process::id());
+    let state = Path::new("/dev/shm").join(&name);
+    let link = Path::new("/dev/shm").join(format!("{name}.log"));
+    let script = format!(
+        "echo PWNED > '{}'; ln -s /etc/hostname '{}'; echo own > /dev/shm/mine && cat /dev/shm/mine",
+        state.display(),
+        link.display()
+    );
+    std::fs::write(&state, "SAFE\n").unwrap();
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let after = std::fs::read_to_string(&state).unwrap();
+    let linked = link.symlink_metadata().is_ok();
+    let _ = std::fs::remove_file(&state);
+    let _ = std::fs::remove_file(&link);
+    assert_eq!(stdout(&o), "own\n", "{}", stderr(&o));
+    assert_eq!(after, "SAFE\n", "the host's shared memory was written");
+    assert!(!linked, "a link was planted in the host's /dev/shm");
+    assert!(!Path::new("/dev/shm/mine").exists());
+}

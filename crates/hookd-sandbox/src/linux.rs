@@ -108,6 +108,26 @@ pub(super) fn temp_rights() -> u64 {
 /// Grant `rights` beneath `path` in the ruleset `ruleset`: in the child, for a place that did
 /// not exist when the ruleset was made (the command's own temporary directory).
 unsafe fn grant(ruleset: libc::c_int, path: &std::ffi::CStr, rights: u64) -> std::io::Result<()> {
+    // SAFETY: as the caller's.
+    unsafe { add_path_rule(ruleset, path, rights, libc::O_DIRECTORY) }
+}
+
+/// [`grant`] for a file (a device) in place of a directory: `rights` only those of a file.
+unsafe fn grant_file(
+    ruleset: libc::c_int,
+    path: &std::ffi::CStr,
+    rights: u64,
+) -> std::io::Result<()> {
+    // SAFETY: as the caller's.
+    unsafe { add_path_rule(ruleset, path, rights, 0) }
+}
+
+unsafe fn add_path_rule(
+    ruleset: libc::c_int,
+    path: &std::ffi::CStr,
+    rights: u64,
+    flags: libc::c_int,
+) -> std::io::Result<()> {
     #[repr(C, packed)]
     struct PathBeneathAttr {
         allowed_access: u64,
@@ -116,10 +136,7 @@ unsafe fn grant(ruleset: libc::c_int, path: &std::ffi::CStr, rights: u64) -> std
     const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
     // SAFETY: raw syscalls on a C string and a struct on the stack.
     unsafe {
-        let fd = libc::open(
-            path.as_ptr(),
-            libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
-        );
+        let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | flags);
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -409,9 +426,41 @@ pub(super) unsafe fn confine(c: &Confinement) -> std::io::Result<()> {
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
             std::ptr::null(),
         ))?;
+        own_terminals(c)?;
         mounts(c)?;
         drop_capabilities()?;
         restrict_self(c)
+    }
+}
+
+/// A devpts instance of its own on `/dev/pts` (and its `ptmx` on `/dev/ptmx`): the terminals
+/// the command opens are its own, and the user's others (the agent's, an ssh session's, a tmux
+/// pane's) are not there to be opened by path, read from or typed into. The descriptors it
+/// inherited stay as they are. Granted to the ruleset as the devices were.
+unsafe fn own_terminals(c: &Confinement) -> std::io::Result<()> {
+    // SAFETY: raw syscalls on static C strings; nothing allocates.
+    unsafe {
+        // No terminals at all here (a container without devpts): none to hide.
+        if libc::access(c"/dev/pts".as_ptr(), libc::F_OK) != 0 {
+            return Ok(());
+        }
+        check(libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        ))?;
+        check(libc::mount(
+            c"/dev/pts/ptmx".as_ptr(),
+            c"/dev/ptmx".as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        ))?;
+        grant(c.ruleset.as_raw_fd(), c"/dev/pts", c.temp_rights)?;
+        let file = (write_rights(ABI::V3) & AccessFs::from_file(ABI::V3)).bits();
+        grant_file(c.ruleset.as_raw_fd(), c"/dev/ptmx", file)
     }
 }
 

@@ -1,5 +1,5 @@
 //! What a confined command does not share with its agent: a temporary directory of its own (an
-//! empty tmpfs over `/tmp` and `$TMPDIR`), empty places where the host's services keep their
+//! empty tmpfs over `/tmp`, `$TMPDIR` and `/dev/shm`), empty places where the host's services keep their
 //! sockets (the user's runtime directory, screen's, D-Bus's, Docker's), the variables that name
 //! such sockets, and what of the host shows through those places again (the project, the home,
 //! `sandbox.write`, `sandbox.unix_sockets`). Planned here, in the parent; mounted by the child
@@ -139,6 +139,9 @@ fn covers(policy: &Policy, writable: &[PathBuf]) -> Vec<(PathBuf, bool)> {
     let mut wanted: Vec<(PathBuf, bool)> = vec![
         (PathBuf::from("/tmp"), true),
         (temp_dir(policy), true),
+        // Shared memory is a temporary directory too: links planted there, other processes'
+        // segments overwritten.
+        (PathBuf::from("/dev/shm"), true),
         (PathBuf::from(format!("/run/user/{uid}")), false),
     ];
     wanted.extend(policy.runtime.iter().map(|p| (p.clone(), false)));
