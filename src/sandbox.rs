@@ -151,7 +151,7 @@ fn default_state() -> Option<PathBuf> {
 
 /// Prepare the confinement of a command run in `project` (from its root) under `policy`.
 pub fn prepare(policy: &SandboxPolicy, project: &Path) -> Result<Confinement, Unavailable> {
-    Confinement::prepare(&policy.confinement(), project)
+    Confinement::prepare(&confined(policy, project), project)
 }
 
 /// Prepare the confinement of a command run in `project` from `cwd` under `policy`.
@@ -160,7 +160,41 @@ pub fn prepare_in(
     project: &Path,
     cwd: &Path,
 ) -> Result<Confinement, Unavailable> {
-    Confinement::prepare_in(&policy.confinement(), project, cwd)
+    Confinement::prepare_in(&confined(policy, project), project, cwd)
+}
+
+/// The confinement of a command in `project` under `policy`, hookd's own places made first.
+fn confined(policy: &SandboxPolicy, project: &Path) -> hookd_sandbox::Policy {
+    let policy = policy.confinement();
+    make_own_places(&policy, project);
+    policy
+}
+
+/// hookd's own directories (its configuration's `hookd/`, its state) that are absent where a
+/// confined command may write (the agent started in the home): made, empty and this user's
+/// alone, so that the sandbox hides them as it hides them where they exist. Absent, the
+/// command could make one and forge what hookd reads there (a trust record for its project).
+fn make_own_places(policy: &hookd_sandbox::Policy, project: &Path) {
+    use std::os::unix::fs::DirBuilderExt;
+    let writable = hookd_sandbox::writable_places(policy, project);
+    let own = (policy.places.hidden.iter())
+        .filter(|p| p.file_name().is_some_and(|n| n == "hookd"))
+        .chain(policy.state.iter());
+    for dir in own {
+        if dir.symlink_metadata().is_ok() {
+            continue;
+        }
+        // Beneath a writable place, by its nearest existing ancestor (as the kernel sees it).
+        let Some(real) = dir.ancestors().find_map(|a| a.canonicalize().ok()) else {
+            continue;
+        };
+        if writable.iter().any(|w| real.starts_with(w)) {
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir);
+        }
+    }
 }
 
 /// The temporary directory confined commands may write ([`hookd_sandbox::temp_dir`]).
@@ -186,7 +220,7 @@ pub fn run(
     host: &crate::host::Host,
 ) -> Result<i32, RunError> {
     hookd_sandbox::run(
-        &policy.confinement(),
+        &confined(policy, project),
         project,
         argv,
         cwd,

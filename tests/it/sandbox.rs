@@ -705,3 +705,48 @@ fn other_tools_credential_stores_are_hidden() {
     assert_eq!(read(false).lines().count(), stores.len());
     assert_eq!(read(true), "", "read confined");
 }
+
+/// With the agent started in the home (the project is the home), a confined command made
+/// `~/.config/hookd/`, which did not exist yet, and wrote a trust record there for a hostile
+/// repository; the user's own hookd then honoured it (attack round of 2026-11-27). hookd's own
+/// directories are made before the command runs, and hidden as they are where they exist.
+#[test]
+fn a_confined_command_cannot_make_hookds_own_places_in_a_writable_home() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let home = p.home.path();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    for place in [
+        ".config/hookd",
+        ".local/state/hookd",
+        ".local/state",
+        ".config",
+    ] {
+        let _ = std::fs::remove_dir(home.join(place));
+    }
+    assert!(!home.join(".config").exists());
+    let script = "mkdir -p .config/hookd .local/state/hookd; echo forged > .config/hookd/trust.json; echo forged > .local/state/hookd/x; cat .config/hookd/trust.json";
+    let o = hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            &format!("--project={}", home.display()),
+            &format!("--user-home={}", home.display()),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    )
+    .env_remove("HOOKD_STATE_DIR")
+    .current_dir(home)
+    .output()
+    .unwrap();
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+    assert!(!home.join(".config/hookd/trust.json").exists());
+    assert!(!home.join(".local/state/hookd/x").exists());
+    assert!(home.join(".config/hookd").is_dir(), "made by hookd");
+}
