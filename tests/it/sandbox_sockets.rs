@@ -168,6 +168,11 @@ fn a_confined_command_reaches_no_socket_made_outside() {
             home.join(".cache/git/credential/socket"),
         ),
         ("screen", home.join(".screen/S-user/1.pts-0.host")),
+        // The attack round of 2026-11-27: agents and container engines in the home.
+        ("1password", home.join(".1password/agent.sock")),
+        ("bitwarden", home.join(".bitwarden-ssh-agent.sock")),
+        ("colima", home.join(".colima/default/docker.sock")),
+        ("rancher", home.join(".rd/docker.sock")),
     ];
     let listeners: Vec<Listener> = places
         .iter()
