@@ -174,6 +174,13 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (".claude/.credentials.json", true),
         (".ssh/id_ed25519", true),
         (".aws/config", true),
+        // The attack round of 2026-11-27, with the agent started in the home.
+        (".inputrc", true),
+        (".local/bin/git", true),
+        (".config/systemd/user/evil.service", true),
+        (".config/autostart/evil.desktop", true),
+        (".vimrc", true),
+        (".curlrc", true),
         ("notes.txt", false),
     ];
     for (cwd, path, protected) in cases {
