@@ -208,9 +208,21 @@ pub fn writable_places(policy: &SandboxPolicy, project: &Path) -> Vec<PathBuf> {
     hookd_sandbox::writable_places(&policy.base(), project)
 }
 
+/// A confined command that ran: its exit status as a shell reports it (128 + N when signal N
+/// ended it), and what it left that git would have run later, moved aside
+/// ([`Confinement::settle`]), one sentence each for the caller to say.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Ran {
+    /// The exit status.
+    pub status: i32,
+    /// What was moved aside.
+    pub moved: Vec<String>,
+}
+
 /// Run `argv` confined by `policy` (even where `enabled` is off) in `cwd`, stdio inherited, no
-/// other descriptor but `keep_fd`, with `host`'s variables as [`command`] passes them on: its
-/// exit status as a shell reports it (128 + N when signal N ended it). It never runs unconfined.
+/// other descriptor but `keep_fd`, with `host`'s variables as [`command`] passes them on. It
+/// never runs unconfined.
 pub fn run(
     policy: &SandboxPolicy,
     project: &Path,
@@ -218,15 +230,22 @@ pub fn run(
     cwd: &Path,
     keep_fd: Option<std::os::fd::RawFd>,
     host: &crate::host::Host,
-) -> Result<i32, RunError> {
-    hookd_sandbox::run(
-        &confined(policy, project),
-        project,
-        argv,
-        cwd,
-        keep_fd,
-        host.vars(),
-    )
+) -> Result<Ran, RunError> {
+    use std::os::unix::process::ExitStatusExt;
+    let confinement = std::sync::Arc::new(prepare_in(policy, project, cwd)?);
+    let status = command(confinement.clone(), argv, cwd, keep_fd, host.vars())
+        .status()
+        .map_err(|source| RunError::Start {
+            program: argv.first().cloned().unwrap_or_default(),
+            source,
+        })?;
+    let status = (status.code())
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    Ok(Ran {
+        status,
+        moved: confinement.settle(),
+    })
 }
 
 /// Why a write to `path` (absolute) breaks `policy`: outside the places confined commands may

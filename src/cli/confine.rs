@@ -58,6 +58,9 @@ pub(super) fn run(agent: &dyn Adapter, command: &[OsString], hosts: &[String]) -
     let status = cmd
         .status()
         .map_err(|e| not_started(format!("it could not start confined: {e}")))?;
+    for m in confinement.settle() {
+        eprintln!("hookd run: {m}");
+    }
     for r in confinement.network_requests_settled() {
         if r.verdict != "allowed" {
             eprintln!(

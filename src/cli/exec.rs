@@ -92,12 +92,16 @@ pub(super) fn run(a: Args) -> Done {
                 if let Some(note) = r.note {
                     eprintln!("{note}");
                 }
+                r.moved.iter().for_each(|m| eprintln!("hookd: {m}"));
                 let session = crate::state::session_key(a.session.as_deref().unwrap_or(""));
                 record(r.network, &session, &opts, host);
                 r.status
             })
         }
-        None => crate::sandbox::run(policy, project, &a.argv, &cwd, None, host),
+        None => crate::sandbox::run(policy, project, &a.argv, &cwd, None, host).map(|r| {
+            r.moved.iter().for_each(|m| eprintln!("hookd: {m}"));
+            r.status
+        }),
     };
     match ran {
         Ok(code) => Ok(code),

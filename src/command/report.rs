@@ -178,6 +178,7 @@ fn ran_hook(
     caps: Capabilities,
 ) -> Reply {
     let network = std::mem::take(&mut r.network);
+    let moved = std::mem::take(&mut r.moved);
     let Judged {
         status,
         error,
@@ -222,6 +223,12 @@ fn ran_hook(
         sandbox: r.confined,
     }));
     network_events(network, spec, call);
+    // What it left that git would have run later, moved aside: said to the operator.
+    for m in moved {
+        call.outcome
+            .notices
+            .push(format!("hook `{}` ({}): {m}", spec.name, spec.origin));
+    }
     // A hook that could not start did nothing the user asked for: said to the operator
     // (stderr of `hookd dispatch` and the adapters), not only in the event.
     if status == CommandStatus::NotStarted {

@@ -83,6 +83,9 @@ pub struct RunReport {
     pub confined: Option<String>,
     /// Under a host list: the connections it made through hookd's proxy.
     pub network: Vec<crate::sandbox::NetworkRequest>,
+    /// When it ran confined: what it left that git would have run later, moved aside
+    /// ([`crate::sandbox::Confinement::settle`]).
+    pub moved: Vec<String>,
 }
 
 impl RunReport {
@@ -383,6 +386,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     (report.stdout, report.stderr) = pipes.finish();
     if let Some(c) = &spec.confinement {
         report.network = c.network_requests_settled();
+        report.moved = c.settle();
     }
     match status {
         Ok(s) => {

@@ -329,6 +329,8 @@ pub struct ShellRun {
     pub note: Option<String>,
     /// The connections it made through hookd's proxy (under a host list).
     pub network: Vec<super::NetworkRequest>,
+    /// What it left that git would have run later, moved aside (see [`super::Ran::moved`]).
+    pub moved: Vec<String>,
 }
 
 /// Run the shell `command` confined by `policy` in `cwd` (see [`super::run`]); with a
@@ -398,6 +400,7 @@ pub fn run_shell(
         status,
         note,
         network,
+        moved: confinement.settle(),
     })
 }
 

@@ -474,3 +474,60 @@ fn a_killed_hookds_stand_ins_are_removed_by_the_next_command() {
     );
     assert_eq!(stdout(&status), "");
 }
+
+/// A rebase in progress, faked by a confined command, whose to-do list runs `exec`: the user's
+/// (or an IDE's) `git rebase --continue` ran it outside the sandbox (attack round of
+/// 2026-11-27). What a confined command leaves so is moved aside when it ends, and said; an
+/// ordinary rebase stopped at a conflict is left to continue.
+#[test]
+fn a_rebase_to_do_list_a_confined_command_left_runs_nothing_later() {
+    if !confinable() {
+        return;
+    }
+    let attack = r#"H=$(git rev-parse HEAD); O=$(git rev-parse HEAD~1); mkdir -p .git/rebase-merge && cd .git/rebase-merge &&
+echo refs/heads/master > head-name && echo $O > onto && echo $H > orig-head && : > interactive &&
+echo 1 > msgnum && echo 1 > end && : > done && printf 'exec touch %s/door\n' "$OUT" > git-rebase-todo"#;
+    let commits = format!("{COMMIT} && {COMMIT}");
+    let cont = "git -c user.email=a@b -c user.name=n rebase --continue >/dev/null 2>&1; true";
+    for confined in [false, true] {
+        let (p, tmp) = project();
+        let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+        let o = run(&p, &tmp, p.path(), &commits, out.path(), false);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let a = run(&p, &tmp, p.path(), attack, out.path(), confined);
+        assert!(a.status.success(), "{}", stderr(&a));
+        run(&p, &tmp, p.path(), cont, out.path(), false);
+        let marked = out.path().join("door").exists();
+        assert_eq!(marked, !confined, "confined: {confined}: {}", stderr(&a));
+        if confined {
+            let moved = p.path().join(".git/rebase-merge.hookd-aside");
+            assert!(moved.join("git-rebase-todo").is_file());
+            assert_eq!(
+                stderr(&a),
+                format!("hookd: the command left git's {} with an `exec` line, which `git rebase --continue` (or `git cherry-pick --continue`) would run outside the sandbox: moved to {}; read it before you continue it yourself\n",
+                    p.path().canonicalize().unwrap().join(".git/rebase-merge").display(),
+                    p.path().canonicalize().unwrap().join(".git/rebase-merge.hookd-aside").display())
+            );
+        }
+    }
+    // A rebase the model ran confined and that stopped at a conflict stays to be continued.
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let setup = "g='git -c user.email=a@b -c user.name=n'; echo a > f && git add f && $g commit -qm a && git checkout -qb side && echo b > f && $g commit -qam b && git checkout -q - && echo c > f && $g commit -qam c";
+    let o = run(&p, &tmp, p.path(), setup, out.path(), false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = run(
+        &p,
+        &tmp,
+        p.path(),
+        "git -c user.email=a@b -c user.name=n rebase side; true",
+        out.path(),
+        true,
+    );
+    assert!(
+        p.path().join(".git/rebase-merge").is_dir(),
+        "{}",
+        stderr(&a)
+    );
+    assert!(!stderr(&a).contains("hookd:"), "{}", stderr(&a));
+}

@@ -59,6 +59,7 @@
 
 #![cfg_attr(not(feature = "confine"), allow(dead_code, unused_imports))]
 
+mod aftermath;
 mod egress;
 pub mod git;
 mod home;
@@ -289,6 +290,17 @@ pub struct Confinement {
     proxy: Option<egress::proxy::Proxy>,
     /// Inside a confined agent: the nested sandbox's own (`nested.rs`).
     nested: Option<nested::Nested>,
+    /// What git would run later of what the command leaves, looked at when it has ended.
+    aftermath: aftermath::Aftermath,
+}
+
+/// The git directories of the project's work tree: its `.git`, or the one its `.git` file
+/// names, and the common one a `commondir` names.
+fn git_dirs(project: &Path, places: &Places) -> Vec<PathBuf> {
+    let dot = project.join(".git");
+    let mut dirs: Vec<PathBuf> = dot.is_dir().then_some(dot).into_iter().collect();
+    dirs.extend(git::indirections(project, &places.homes, &places.config_homes).git_dirs);
+    dirs
 }
 
 /// What a confined command may not read: the hidden places (credential stores, histories,
@@ -404,6 +416,7 @@ impl Confinement {
             egress_channel,
             proxy,
             nested: None,
+            aftermath: aftermath::Aftermath::before(git_dirs(&project, places)),
         })
     }
 
@@ -441,6 +454,13 @@ impl Confinement {
             .as_ref()
             .map(|p| p.requests())
             .unwrap_or_default()
+    }
+
+    /// Once the command has ended: what it left that git would run outside the sandbox later
+    /// (a rebase's to-do list with an `exec` line), moved aside; one sentence each of what was
+    /// moved, for the caller to say (on stderr, in the hook's report).
+    pub fn settle(&self) -> Vec<String> {
+        self.aftermath.settle()
     }
 
     /// The connections the command made through hookd's proxy, once those still open have
@@ -616,13 +636,17 @@ pub fn run<'a>(
     vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
 ) -> Result<i32, RunError> {
     use std::os::unix::process::ExitStatusExt;
-    let confinement = Confinement::prepare_in(policy, project, cwd)?;
-    let status = command(std::sync::Arc::new(confinement), argv, cwd, keep_fd, vars)
+    let confinement = std::sync::Arc::new(Confinement::prepare_in(policy, project, cwd)?);
+    let status = command(confinement.clone(), argv, cwd, keep_fd, vars)
         .status()
         .map_err(|source| RunError::Start {
             program: argv.first().cloned().unwrap_or_default(),
             source,
         })?;
+    // What it left that git would run later was moved aside: said where its own stderr went.
+    for moved in confinement.settle() {
+        eprintln!("{moved}");
+    }
     Ok(status
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))

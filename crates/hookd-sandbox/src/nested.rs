@@ -151,6 +151,9 @@ pub(super) fn prepare(
         egress_channel: None,
         proxy,
         nested: Some(nested),
+        aftermath: super::aftermath::Aftermath::before(
+            project.join(".git").is_dir().then(|| project.join(".git")),
+        ),
     })
 }
 
