@@ -750,3 +750,59 @@ fn a_confined_command_cannot_make_hookds_own_places_in_a_writable_home() {
     assert!(!home.join(".local/state/hookd/x").exists());
     assert!(home.join(".config/hookd").is_dir(), "made by hookd");
 }
+
+/// The System V IPC of the user's other processes (X11's shared images, a database's segment,
+/// desktop apps' queues) was open to a confined command: it read and overwrote a segment and
+/// sent a message the outside process received (attack round of 2026-11-27). It has an IPC
+/// namespace of its own.
+#[test]
+fn the_users_shared_memory_segments_and_queues_are_not_reachable() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let bin = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let src = bin.path().join("ipc.c");
+    let key = 0x4000_0000 + std::process::id() as i32;
+    std::fs::write(
+        &src,
+        format!(
+            r#"#include <stdio.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <sys/msg.h>
+struct m {{ long t; char s[64]; }};
+int main(int c, char **v) {{
+  key_t k = {key}; struct m msg;
+  if (c > 1 && !strcmp(v[1], "make")) {{
+    char *p = shmat(shmget(k, 4096, IPC_CREAT | 0600), 0, 0); strcpy(p, "SAFE"); msgget(k, IPC_CREAT | 0600); return 0; }}
+  if (c > 1 && !strcmp(v[1], "show")) {{
+    int id = shmget(k, 4096, 0), q = msgget(k, 0); printf("%s\n", (char *)shmat(id, 0, 0));
+    if (msgrcv(q, &msg, 64, 0, IPC_NOWAIT) >= 0) printf("%s\n", msg.s);
+    shmctl(id, IPC_RMID, 0); msgctl(q, IPC_RMID, 0); return 0; }}
+  int id = shmget(k, 4096, 0); if (id < 0) {{ printf("none\n"); return 0; }}
+  char *p = shmat(id, 0, 0); strcpy(p, "PWNED");
+  msg.t = 1; strcpy(msg.s, "INJECTED"); msgsnd(msgget(k, 0), &msg, 64, 0); printf("reached\n"); return 0; }}
+"#
+        ),
+    )
+    .unwrap();
+    let exe = bin.path().join("ipc");
+    let built = Command::new("gcc").arg("-o").arg(&exe).arg(&src).status();
+    if !built.is_ok_and(|s| s.success()) {
+        crate::support::unavailable("gcc", "gcc cannot build a C program here");
+        return;
+    }
+    let ipc = |arg: &str| stdout(&Command::new(&exe).arg(arg).output().unwrap());
+    // Unconfined, the attack works.
+    ipc("make");
+    assert_eq!(ipc("attack"), "reached\n");
+    assert_eq!(ipc("show"), "PWNED\nINJECTED\n");
+    ipc("make");
+    let o = hookd(&p, &tmp, &["exec", "--", exe.to_str().unwrap(), "attack"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "none\n", "{}", stderr(&o));
+    assert_eq!(ipc("show"), "SAFE\n");
+}

@@ -391,8 +391,10 @@ pub(super) unsafe fn unshare(c: &Confinement) -> std::io::Result<()> {
         } else {
             0
         };
+        // An IPC namespace of its own: the System V shared memory, message queues and
+        // semaphores of the user's other processes (and POSIX message queues) are not there.
         check(libc::unshare(
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | net,
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | net,
         ))?;
         write_file(c"/proc/self/setgroups", &c.setgroups)?;
         write_file(c"/proc/self/uid_map", &c.uid_map)?;
