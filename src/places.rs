@@ -188,7 +188,7 @@ pub const PLACES: &[Place] = &[
     row(Var("HOOKD_TRUST_FILE"), "", File, Hidden, HOOKD_OWN),
     row(Var("XDG_RUNTIME_DIR"), "hookd", Prefix, Hidden, "hookd's daemon socket and token"),
     row(Var("HOOKD_SOCKET"), "", File, Hidden, "hookd's daemon socket"),
-    row(Var("HOOKD_EVENTS"), "", Prefix, ReadOnly, "hookd's audit trail: the events file (and its rotated files) an adapter or the daemon appends to"),
+    row(Var("HOOKD_EVENTS"), "", Prefix, Hidden, "hookd's audit trail: the events file (and its rotated files) an adapter or the daemon appends to (hidden: a command that could read it could lock it and hold up every hook)"),
     row(Home, ".infer/hookd.sock", File, Hidden, "hookd's daemon socket (no runtime directory)"),
     row(Home, ".infer/hookd.token", File, Hidden, "hookd's daemon token (no runtime directory)"),
     // Sockets of services the user runs: screen's sessions, Docker Desktop's engine, git's

@@ -115,7 +115,7 @@ impl SharedLog {
         // path names then, is the one written to.
         for _ in 0..8 {
             self.current(file)?;
-            file.lock()?;
+            lock_within(file, LOCK_WAIT)?;
             if !self.names(file)? {
                 file.unlock()?;
                 continue;
@@ -170,6 +170,31 @@ impl SharedLog {
         })();
         let unlocked = file.unlock();
         written.and(unlocked)
+    }
+}
+
+/// How long a writer waits for the events file's lock: far longer than any writer holds it
+/// (one line), far shorter than the agents' hook timeouts.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// `file`'s exclusive lock, waited for at most `wait`: a process that holds it (a lock taken to
+/// hold up every hook) makes the event lost, said, rather than the agent's call wait on it.
+fn lock_within(file: &File, wait: std::time::Duration) -> std::io::Result<()> {
+    let until = std::time::Instant::now() + wait;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(std::io::Error::other(format!(
+                    "another process has held its lock for over {} s",
+                    wait.as_secs()
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
     }
 }
 

@@ -322,7 +322,8 @@ fn a_confined_command_cannot_touch_the_audit_file_and_later_calls_are_recorded()
             .env("HOOKD_EVENTS", &log)
             .output()
             .unwrap();
-        assert!(!o.status.success(), "{attack} succeeded confined");
+        // (It may "succeed" against what it sees there, `/dev/null`: the file is hidden.)
+        let _ = o;
         let meta = std::fs::symlink_metadata(&log).unwrap();
         assert!(meta.is_file(), "{attack}");
         assert_eq!(std::fs::read(&log).unwrap(), before, "{attack}");
@@ -384,6 +385,61 @@ fn an_audit_file_a_confined_command_would_make_first_is_hookds() {
     );
     assert!(
         err.contains(&format!("cannot open the events file {}: it has 2 names (hard links): another name could rewrite what hookd appends; move it away and let hookd make a new one", log.display())),
+        "{err}"
+    );
+}
+
+/// A confined command (a backgrounded `make test`) that locked the audit file held up every
+/// later hook, which then outlived the agent's hook timeout, unrecorded (attack round of
+/// 2026-11-27). The file is hidden from confined commands, and a writer waits for its lock at
+/// most 2 s: then the event is lost, said, and `--fail-closed` denies.
+#[test]
+fn a_lock_on_the_audit_file_holds_up_no_hook() {
+    if !crate::sandbox::confinable() {
+        return;
+    }
+    let (p, tmp) = crate::sandbox::project();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^ls$']}}}}\n",
+    );
+    p.write_home("hooks.yaml", "enabled: true\ngate_shell_tools: true\n");
+    let log = p.path().join("hookd-events.jsonl");
+    claude_bash(&p, &log, "ls", &[]);
+    let hold = "import fcntl, sys, time\nf = open(sys.argv[1], 'rb')\nfcntl.flock(f, fcntl.LOCK_SH)\nprint('locked', flush=True)\ntime.sleep(6)\n";
+    std::fs::write(p.path().join("hold.py"), hold).unwrap();
+    let mut holder = crate::sandbox::hookd(&p, &tmp, &["exec", "--", "python3", "hold.py"])
+        .arg(&log)
+        .env("HOOKD_EVENTS", &log)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "locked\n");
+    // What the confined command locked is not the audit file: the call is recorded at once.
+    let started = std::time::Instant::now();
+    claude_bash(&p, &log, "ls", &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    assert_eq!(seqs(&log), [1, 2]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    // A process outside holding it: the writer gives up after 2 s; fail-closed denies.
+    let f = std::fs::File::open(&log).unwrap();
+    f.lock_shared().unwrap();
+    let started = std::time::Instant::now();
+    let (reply, err) = claude_bash(&p, &log, "ls", &["--fail-closed"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{reply}"
+    );
+    assert!(
+        err.contains("another process has held its lock for over 2 s"),
         "{err}"
     );
 }

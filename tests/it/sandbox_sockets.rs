@@ -758,10 +758,13 @@ fn shared_memory_is_the_commands_own() {
     let name = format!("hookd-test-{}", std::process::id());
     let state = Path::new("/dev/shm").join(&name);
     let link = Path::new("/dev/shm").join(format!("{name}.log"));
+    let mine = Path::new("/dev/shm").join(format!("{name}.mine"));
     let script = format!(
-        "echo PWNED > '{}'; ln -s /etc/hostname '{}'; echo own > /dev/shm/mine && cat /dev/shm/mine",
+        "echo PWNED > '{}'; ln -s /etc/hostname '{}'; echo own > '{}' && cat '{}'",
         state.display(),
-        link.display()
+        link.display(),
+        mine.display(),
+        mine.display()
     );
     std::fs::write(&state, "SAFE\n").unwrap();
     let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &script])
@@ -774,5 +777,5 @@ fn shared_memory_is_the_commands_own() {
     assert_eq!(stdout(&o), "own\n", "{}", stderr(&o));
     assert_eq!(after, "SAFE\n", "the host's shared memory was written");
     assert!(!linked, "a link was planted in the host's /dev/shm");
-    assert!(!Path::new("/dev/shm/mine").exists());
+    assert!(!mine.exists());
 }
