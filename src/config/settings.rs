@@ -160,7 +160,7 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
                     d.warn(
                         item.pos,
                         format!("`sandbox.write` entry `{path}` holds {holds}: a confined command could change what a later, unconfined build runs"),
-                        Some(format!("grant the checksummed parts instead: {instead}")),
+                        Some(instead.to_string()),
                     );
                 }
             }
@@ -191,48 +191,47 @@ fn read_only_modes(d: &mut Decoder<'_>, node: &Node) -> Vec<crate::kinds::Mode> 
     out
 }
 
-/// Places in a download cache that hold code later builds run without checking it again, what
-/// they are, and the parts of the same cache that are data (checked when read).
+/// Places in a download cache that later, unconfined builds trust without checking them
+/// against anything a confined command cannot change, what they are, and what to do instead.
+/// cargo checks a crate's checksum only when it downloads it: a `.crate` already in
+/// `registry/cache` is unpacked as it is (with `--locked` too), and the index names the address
+/// crates are downloaded from; git's refs in `git/db` name what is checked out.
 const CODE_IN_CACHES: &[(&str, &str, &str)] = &[
     (
-        "~/.cargo/registry/src",
-        "cargo's extracted crate sources (~/.cargo/registry/src), which later builds compile and run",
-        "`~/.cargo/registry/index`, `~/.cargo/registry/cache`",
+        "~/.cargo/registry",
+        "cargo's registry (~/.cargo/registry), whose cached crates a later cargo unpacks without checking them and whose index names where crates are downloaded from",
+        "give the agent a cargo home of its own (start it with `CARGO_HOME=~/.cache/hookd/cargo` and write `~/.cache/hookd/cargo`): what its commands download is then never what your own builds run",
     ),
     (
-        "~/.cargo/git/checkouts",
-        "cargo's git checkouts (~/.cargo/git/checkouts), which later builds compile and run",
-        "`~/.cargo/git/db`",
+        "~/.cargo/git",
+        "cargo's git dependencies (~/.cargo/git), whose refs and checkouts later builds compile and run",
+        "give the agent a cargo home of its own (start it with `CARGO_HOME=~/.cache/hookd/cargo` and write `~/.cache/hookd/cargo`)",
     ),
     (
         "~/go/pkg/mod",
         "Go's extracted module sources (~/go/pkg/mod), which later builds compile",
-        "`~/go/pkg/mod/cache/download`",
+        "grant the checksummed parts instead: `~/go/pkg/mod/cache/download` (checked against go.sum)",
     ),
     (
         "~/.npm/_npx",
         "the packages npx runs (~/.npm/_npx)",
-        "`~/.npm/_cacache`",
+        "grant the checksummed parts instead: `~/.npm/_cacache` (checked against the lockfile's integrity)",
     ),
     (
         "~/.cache/pip/wheels",
         "the wheels pip built (~/.cache/pip/wheels), installed later without a check",
-        "`~/.cache/pip/http-v2`",
+        "grant the checksummed parts instead: `~/.cache/pip/http-v2`",
     ),
 ];
 
-/// What code of [`CODE_IN_CACHES`] the `write` entry `path` (as written) holds, and what to
-/// grant instead.
+/// What code of [`CODE_IN_CACHES`] the `write` entry `path` (as written) holds (the place, a
+/// place inside it or above it), and what to do instead.
 fn holds_code(path: &str) -> Option<(&'static str, &'static str)> {
     let entry = path.trim_end_matches('/');
+    let under = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|r| r.starts_with('/'));
     CODE_IN_CACHES
         .iter()
-        .find(|(place, _, _)| {
-            *place == entry
-                || place
-                    .strip_prefix(entry)
-                    .is_some_and(|r| r.starts_with('/'))
-        })
+        .find(|(place, _, _)| *place == entry || under(place, entry) || under(entry, place))
         .map(|(_, holds, instead)| (*holds, *instead))
 }
 

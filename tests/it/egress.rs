@@ -490,16 +490,20 @@ fn a_write_entry_that_holds_code_later_builds_run_is_warned_about() {
     let p = Project::new();
     p.write_home(
         "config.yaml",
-        "sandbox:\n  write:\n    - ~/.cargo/registry\n    - ~/.cargo/registry/cache\n    - ~/.npm/_cacache\n    - ~/go\n",
+        "sandbox:\n  write:\n    - ~/.cargo/registry\n    - ~/.cargo/registry/cache\n    - ~/.npm/_cacache\n    - ~/go\n    - ~/.cache/hookd/cargo\n",
     );
     let o = p.run(&["check"]);
     let err = stderr(&o).replace(&p.home.path().display().to_string(), "~");
+    // cargo unpacks a cached crate without checking it (the attack round of 2026-11-27
+    // swapped one in `registry/cache`): the cache itself is no safe grant.
+    for (entry, line) in [("~/.cargo/registry", 3), ("~/.cargo/registry/cache", 4)] {
+        assert!(
+            err.contains(&format!("warning: `sandbox.write` entry `{entry}` holds cargo's registry (~/.cargo/registry), whose cached crates a later cargo unpacks without checking them and whose index names where crates are downloaded from: a confined command could change what a later, unconfined build runs\n  --> ~/.infer/config.yaml:{line}:7")),
+            "{err}"
+        );
+    }
     assert!(
-        err.contains("warning: `sandbox.write` entry `~/.cargo/registry` holds cargo's extracted crate sources (~/.cargo/registry/src), which later builds compile and run: a confined command could change what a later, unconfined build runs\n  --> ~/.infer/config.yaml:3:7"),
-        "{err}"
-    );
-    assert!(
-        err.contains("  = help: grant the checksummed parts instead: `~/.cargo/registry/index`, `~/.cargo/registry/cache`\n"),
+        err.contains("  = help: give the agent a cargo home of its own (start it with `CARGO_HOME=~/.cache/hookd/cargo` and write `~/.cache/hookd/cargo`): what its commands download is then never what your own builds run\n"),
         "{err}"
     );
     assert!(
@@ -508,7 +512,7 @@ fn a_write_entry_that_holds_code_later_builds_run_is_warned_about() {
     );
     assert_eq!(
         err.matches("warning: `sandbox.write` entry").count(),
-        2,
+        3,
         "{err}"
     );
 }
