@@ -520,7 +520,12 @@ fn a_repository_cannot_widen_the_sandbox_through_the_agents_environment() {
         .output()
         .unwrap();
     assert!(!o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("Permission denied"), "{}", stderr(&o));
+    // Landlock refuses it, or, first, the read-only rest of the filesystem.
+    let err = stderr(&o);
+    assert!(
+        err.contains("Permission denied") || err.contains("Read-only file system"),
+        "{err}"
+    );
     assert!(!real.path().join(".bashrc").exists());
     drop(tmp);
 }
@@ -805,4 +810,60 @@ int main(int c, char **v) {{
         .unwrap();
     assert_eq!(stdout(&o), "none\n", "{}", stderr(&o));
     assert_eq!(ipc("show"), "SAFE\n");
+}
+
+/// Landlock bounds writing a file, not its metadata: a confined command made a file outside
+/// setuid and world-writable, changed its time and an extended attribute, and opened the
+/// user's own configuration to everyone (attack round of 2026-11-27). The rest of the
+/// filesystem is read-only to it; in the project, `chmod +x` works.
+#[test]
+fn metadata_outside_the_writable_places_cannot_change() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let outside = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let file = outside.path().join("outside.txt");
+    let script = format!(
+        "chmod 4777 '{f}'; touch -d 2001-01-01 '{f}'; chmod 666 \"$HOME/.profile\"; \
+         echo made > made.sh && chmod +x made.sh && echo made-executable",
+        f = file.display()
+    );
+    let stat = |f: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(f).unwrap();
+        (m.mode() & 0o7777, m.mtime())
+    };
+    let setup = || {
+        std::fs::write(&file, "secret\n").unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+        std::fs::set_permissions(
+            p.home.path().join(".profile"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .unwrap();
+        (stat(&file), stat(&p.home.path().join(".profile")))
+    };
+    // Unconfined, the attack works.
+    let before = setup();
+    let o = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(p.path())
+        .env("HOME", p.home.path())
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("made-executable"));
+    assert_ne!((stat(&file), stat(&p.home.path().join(".profile"))), before);
+    let before = setup();
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "made-executable\n", "{}", stderr(&o));
+    assert_eq!(
+        (stat(&file), stat(&p.home.path().join(".profile"))),
+        before,
+        "{}",
+        stderr(&o)
+    );
 }

@@ -61,6 +61,7 @@
 
 mod aftermath;
 mod egress;
+mod frozen;
 pub mod git;
 mod home;
 #[cfg_attr(not(feature = "confine"), path = "unconfined.rs")]
@@ -292,6 +293,8 @@ pub struct Confinement {
     nested: Option<nested::Nested>,
     /// What git would run later of what the command leaves, looked at when it has ended.
     aftermath: aftermath::Aftermath,
+    /// The rest of the filesystem, read-only ([`frozen`]).
+    frozen: frozen::Frozen,
 }
 
 /// The git directories of the project's work tree: its `.git`, or the one its `.git` file
@@ -417,6 +420,7 @@ impl Confinement {
             proxy,
             nested: None,
             aftermath: aftermath::Aftermath::before(git_dirs(&project, places)),
+            frozen: frozen::plan(&real_writable)?,
         })
     }
 

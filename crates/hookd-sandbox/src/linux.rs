@@ -428,6 +428,7 @@ pub(super) unsafe fn confine(c: &Confinement) -> std::io::Result<()> {
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
             std::ptr::null(),
         ))?;
+        super::frozen::apply(&c.frozen)?;
         own_terminals(c)?;
         mounts(c)?;
         drop_capabilities()?;

@@ -154,6 +154,7 @@ pub(super) fn prepare(
         aftermath: super::aftermath::Aftermath::before(
             project.join(".git").is_dir().then(|| project.join(".git")),
         ),
+        frozen: Default::default(),
     })
 }
 
