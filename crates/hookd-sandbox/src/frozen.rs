@@ -78,8 +78,11 @@ pub(super) fn plan(writable: &[PathBuf]) -> Result<Frozen, Unavailable> {
 /// # Safety
 /// In the child between fork and exec: raw syscalls on values the parent prepared.
 pub(super) unsafe fn apply(f: &Frozen) -> std::io::Result<()> {
-    use super::linux::check;
     use nix::libc;
+    let check = |r: libc::c_int| match r {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    };
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
     unsafe {
