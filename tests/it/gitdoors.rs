@@ -531,3 +531,48 @@ echo 1 > msgnum && echo 1 > end && : > done && printf 'exec touch %s/door\n' "$O
     );
     assert!(!stderr(&a).contains("hookd:"), "{}", stderr(&a));
 }
+
+/// A confined command changed a tracked script and marked it `--assume-unchanged` in git's
+/// index: `git status` and `git diff` showed nothing to review, and the user's `make` ran the
+/// change (attack round of 2026-11-27). What it changed and hid so is unmarked when it ends,
+/// and said.
+#[test]
+fn a_change_hidden_from_git_status_is_shown_again() {
+    if !confinable() {
+        return;
+    }
+    let setup = "printf 'test:\\n\\t@echo tests\\n' > Makefile && printf 'a\\n' > kept && git add Makefile kept && git -c user.email=a@b -c user.name=n commit -qm init && git update-index --assume-unchanged kept";
+    let attack = "printf 'test:\\n\\t@echo tests; touch \"$OUT/door\"\\n' > Makefile && git update-index --assume-unchanged Makefile";
+    for confined in [false, true] {
+        let (p, tmp) = project();
+        let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+        let o = run(&p, &tmp, p.path(), setup, out.path(), false);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let a = run(&p, &tmp, p.path(), attack, out.path(), confined);
+        assert!(a.status.success(), "{}", stderr(&a));
+        let status = run(&p, &tmp, p.path(), "git status --short", out.path(), false);
+        if confined {
+            assert_eq!(stdout(&status), " M Makefile\n");
+            assert_eq!(
+                stderr(&a),
+                "hookd: the command changed Makefile and marked it in git's index so that `git status` and `git diff` would not show it: unmarked; review the change\n"
+            );
+            // The user's own mark, on a file the command did not change, stays.
+            let v = run(
+                &p,
+                &tmp,
+                p.path(),
+                "git ls-files -v kept",
+                out.path(),
+                false,
+            );
+            assert_eq!(stdout(&v), "h kept\n");
+        } else {
+            assert_eq!(
+                stdout(&status),
+                "",
+                "the attack hides the change unconfined"
+            );
+        }
+    }
+}

@@ -21,16 +21,27 @@ fn stamp(path: &Path) -> Option<Stamp> {
     Some((m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
 }
 
-/// The to-do lists of the git directories a command may write, as they were before it ran.
+/// The to-do lists of the git directories a command may write, and the index of the work tree
+/// it runs in, as they were before it ran.
 #[derive(Debug, Default)]
 pub(crate) struct Aftermath {
     todos: Vec<(PathBuf, PathBuf, Option<Stamp>)>,
+    /// The work tree and its index as it was.
+    index: Option<(PathBuf, Option<Stamp>)>,
 }
 
 impl Aftermath {
-    /// The state of `git_dirs`' to-do lists now.
+    /// The state of `git_dirs`' to-do lists now (the first is the work tree `work_tree`'s).
     pub(crate) fn before(git_dirs: impl IntoIterator<Item = PathBuf>) -> Aftermath {
+        let git_dirs: Vec<PathBuf> = git_dirs.into_iter().collect();
         let mut todos = Vec::new();
+        let index = git_dirs
+            .first()
+            .filter(|g| g.ends_with(".git"))
+            .and_then(|g| {
+                let work_tree = g.parent()?.to_path_buf();
+                Some((work_tree, stamp(&g.join("index"))))
+            });
         for dir in git_dirs {
             for (state, todo) in TODOS {
                 let state = dir.join(state);
@@ -39,14 +50,14 @@ impl Aftermath {
                 todos.push((state, todo, was));
             }
         }
-        Aftermath { todos }
+        Aftermath { todos, index }
     }
 
     /// Once the command has ended: each to-do list it made or changed that would run a command
     /// (or is not a plain file) has its state directory moved aside (never followed: a link is
     /// moved as a link). What was moved, one sentence each, for the command's caller to say.
     pub(crate) fn settle(&self) -> Vec<String> {
-        let mut said = Vec::new();
+        let mut said = self.unhidden();
         for (state, todo, was) in &self.todos {
             let now = stamp(todo);
             if now.is_none() || now == *was || !runs_a_command(todo) {
@@ -68,6 +79,85 @@ impl Aftermath {
             }
         }
         said
+    }
+}
+
+impl Aftermath {
+    /// Where the command changed the index: the files it marked `--assume-unchanged` or
+    /// `--skip-worktree` and changed meanwhile (hidden so from `git status` and `git diff`, the
+    /// review of what a confined command did) are unmarked, and said.
+    fn unhidden(&self) -> Vec<String> {
+        let Some((work_tree, was)) = &self.index else {
+            return Vec::new();
+        };
+        let git_dir = work_tree.join(".git");
+        if stamp(&git_dir.join("index")) == *was {
+            return Vec::new();
+        }
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .arg("-C")
+                .arg(work_tree)
+                .args(args)
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+        };
+        let Some(listed) = git(&["ls-files", "-v", "-s", "-z"]) else {
+            return Vec::new();
+        };
+        // `TAG MODE BLOB STAGE\tPATH`: marked ones have a lower-case tag (assume-unchanged) or
+        // `S` (skip-worktree); a regular file whose content is not its blob's was changed.
+        let mut marked: Vec<(String, String)> = Vec::new();
+        for entry in listed.stdout.split(|b| *b == 0) {
+            let text = String::from_utf8_lossy(entry);
+            let Some((head, path)) = text.split_once('\t') else {
+                continue;
+            };
+            let fields: Vec<&str> = head.split(' ').collect();
+            let [tag, _, blob, _] = fields[..] else {
+                continue;
+            };
+            let hides = tag.chars().all(|c| c.is_ascii_lowercase()) || tag == "S";
+            if hides && work_tree.join(path).is_file() {
+                marked.push((path.to_string(), blob.to_string()));
+            }
+        }
+        if marked.is_empty() {
+            return Vec::new();
+        }
+        let mut args = vec!["hash-object", "--no-filters", "--"];
+        args.extend(marked.iter().map(|(p, _)| p.as_str()));
+        let Some(hashed) = git(&args) else {
+            return Vec::new();
+        };
+        let now = String::from_utf8_lossy(&hashed.stdout).into_owned();
+        let hidden: Vec<String> = marked
+            .into_iter()
+            .zip(now.lines())
+            .filter(|((_, blob), now)| blob != now)
+            .map(|((path, _), _)| path)
+            .collect();
+        if hidden.is_empty() {
+            return Vec::new();
+        }
+        let mut args = vec![
+            "update-index",
+            "--no-assume-unchanged",
+            "--no-skip-worktree",
+            "--",
+        ];
+        args.extend(hidden.iter().map(String::as_str));
+        let done = git(&args).is_some();
+        vec![format!(
+            "the command changed {} and marked {} in git's index so that `git status` and `git diff` would not show {}: {}",
+            hidden.join(", "),
+            if hidden.len() == 1 { "it" } else { "them" },
+            if hidden.len() == 1 { "it" } else { "them" },
+            if done { "unmarked; review the change" } else { "they could not be unmarked: run `git update-index --no-assume-unchanged --no-skip-worktree` on them and review the change" }
+        )]
     }
 }
 
