@@ -396,7 +396,7 @@ SH
     [ -e "$outside/$m" ] && fail "$m: a write from the agent's shell or its command left the sandbox"
   done
   [ -e "$home14/.profile" ] && fail "the start-up file wrote ~/.profile from the confined agent"
-  results | grep -q "nested-marker': Permission denied" || fail "the tool result does not show the nested command's refused write"
+  results | grep -qE "nested-marker': (Permission denied|Read-only file system)" || fail "the tool result does not show the nested command's refused write"
   results | grep -qF '\n{}"' || results | grep -qF '"content": "{}"' || fail "the nested command did not reach localhost through its proxy and the agent's"
   results | grep -q 'hookd refused 127.0.0.1: an IP address is reached only when `sandbox.network.allow` lists it' \
     || fail "the nested command reached the model server the agent alone may reach"

@@ -238,7 +238,7 @@ for m in startup-marker link-marker nested-marker; do
   [ -e "$outside/$m" ] && fail "$m: a write from the agent's shell or its command left the sandbox"
 done
 [ -e "$home8/.bashrc" ] && fail "the start-up file wrote ~/.bashrc from the confined agent"
-results | grep -q "nested-marker': Permission denied" || fail "the tool result does not show the nested command's refused write"
+results | grep -qE "nested-marker': (Permission denied|Read-only file system)" || fail "the tool result does not show the nested command's refused write"
 results | grep -q '{}' || fail "the nested command did not reach localhost through its proxy and the agent's"
 results | grep -q 'hookd refused 127.0.0.1: an IP address is reached only when `sandbox.network.allow` lists it' \
   || fail "the nested command reached the model server the agent alone may reach"
