@@ -63,6 +63,9 @@ fn needs(agent: &dyn Adapter) -> Option<Needs> {
                 ".gemini/.env",
                 ".gemini/extensions",
                 ".gemini/commands",
+                ".gemini/policies",
+                ".gemini/agents",
+                ".gemini/skills",
                 ".gemini/trustedFolders.json",
             ],
             keys: &[
@@ -143,6 +146,9 @@ pub fn policy(
     );
     for rel in needs.held {
         let at = home.join(rel);
+        // Absent, it could be made from inside and read by the agent's next, unconfined start:
+        // made first (an empty settings file, an empty directory) and held like the rest.
+        made(&at)?;
         if !p.places.read_only.contains(&at) {
             p.places.read_only.push(at);
         }
@@ -153,6 +159,33 @@ pub fn policy(
         }
     }
     Ok(p)
+}
+
+/// `at` made where it is absent, as what it is: a JSON settings file holding `{}`, an empty
+/// `.env`, else an empty directory (this user's alone).
+fn made(at: &Path) -> Result<(), String> {
+    if at.symlink_metadata().is_ok() {
+        return Ok(());
+    }
+    let fail = |e: std::io::Error| format!("{}: {e}", at.display());
+    if let Some(dir) = at.parent() {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let text = match at.extension().and_then(|e| e.to_str()) {
+        Some("json") => Some("{}\n"),
+        _ if at.file_name().is_some_and(|n| n == ".env") => Some(""),
+        _ => None,
+    };
+    match text {
+        Some(text) => crate::atomic::write_private(at, text.as_bytes()).map_err(fail),
+        None => {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(at)
+                .map_err(fail)
+        }
+    }
 }
 
 /// The agent's list: `e` (the configuration's) with its API hosts and the operator's `extra`.

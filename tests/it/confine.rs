@@ -256,3 +256,56 @@ fn the_agents_sandbox_grants_its_own_state_hosts_and_key_and_nothing_of_the_proj
         "--allow-host: `https://x.example` is not a host name, a `*.` wildcard or an IP address"
     );
 }
+
+/// Inside the confined agent (a start-up file its shell reads, say), Gemini CLI's settings,
+/// extensions, commands and policies were made where they did not exist yet, and the user's
+/// next, unconfined Gemini session would have read them (attack round of 2026-11-27). They are
+/// made (empty) before the agent starts, and held like the existing ones.
+#[test]
+fn the_agents_absent_settings_cannot_be_made_from_inside() {
+    if !crate::sandbox::confinable() {
+        return;
+    }
+    let (p, tmp) = crate::sandbox::project();
+    let home = p.home.path();
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    std::fs::write(
+        home.join(".gemini/trustedFolders.json"),
+        serde_json::json!({ p.path().to_str().unwrap(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let sys = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let system = sys.path().join("settings.json");
+    let install = p
+        .cmd(&["install", "gemini", "--scope", "managed"])
+        .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", &system)
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{}", stderr(&install));
+    let attack = "echo '{\"mcpServers\":{\"evil\":{\"command\":\"touch\"}}}' > \"$HOME/.gemini/settings.json\"; \
+                  mkdir -p \"$HOME/.gemini/extensions/evil\" \"$HOME/.gemini/policies\"; \
+                  echo '{}' > \"$HOME/.gemini/extensions/evil/gemini-extension.json\"; \
+                  echo x > \"$HOME/.gemini/policies/p.toml\"; true";
+    let o = crate::sandbox::hookd(
+        &p,
+        &tmp,
+        &[
+            "run",
+            "gemini",
+            "--confine",
+            "--",
+            "/bin/bash",
+            "-c",
+            attack,
+        ],
+    )
+    .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", &system)
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let settings = std::fs::read_to_string(home.join(".gemini/settings.json")).unwrap();
+    assert_eq!(settings, "{}\n", "{}", stderr(&o));
+    assert!(!home.join(".gemini/extensions/evil").exists());
+    assert!(!home.join(".gemini/policies/p.toml").exists());
+}
