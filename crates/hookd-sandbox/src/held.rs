@@ -177,29 +177,39 @@ impl Finder<'_> {
     }
 
     /// The places held by name in `dir` (a directory of the project on the way to the
-    /// command's working directory), and what its git reads besides.
-    fn names_in(&mut self, dir: &Path, root: bool) -> Result<(), Unavailable> {
+    /// command's working directory, or, `below`, one the walk found off that way), and what
+    /// its git reads besides. Below, only the names that exist are held (no stand-in: a name
+    /// cannot be kept from being made in every directory), but a `.git` directory found there
+    /// is held whole as the root's is.
+    fn names_in(&mut self, dir: &Path, root: bool, below: bool) -> Result<(), Unavailable> {
         let dot = dir.join(".git").symlink_metadata();
         let git_dir = dot.as_ref().is_ok_and(|m| m.is_dir());
         let pointer = dot.as_ref().is_ok_and(|m| m.is_file());
         for (name, what) in &self.places.by_name {
-            // `.gitmodules` matters only beside a `.git` (where there is none, its stand-in
-            // keeps a repository from being made).
-            if (name.starts_with(".git/") && !git_dir) || (name == ".gitmodules" && dot.is_err()) {
+            if name.starts_with(".git/") && !git_dir {
                 continue;
             }
             let path = dir.join(name);
-            if root && self.makes && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists()
-            {
-                // Held read-only from now on; git does not see an empty directory.
-                let _ = std::fs::create_dir(&path);
-            }
             // A `.git` file is a pointer: rewriting it redirects git, so it is read-only.
             let what = if name == ".git" && pointer {
                 Hold::ReadOnly
             } else {
                 *what
             };
+            if below && !name.starts_with(".git/") {
+                self.held.hold(path, what, &[])?;
+                continue;
+            }
+            // `.gitmodules` matters only beside a `.git` (where there is none, its stand-in
+            // keeps a repository from being made).
+            if name == ".gitmodules" && dot.is_err() {
+                continue;
+            }
+            if root && self.makes && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists()
+            {
+                // Held read-only from now on; git does not see an empty directory.
+                let _ = std::fs::create_dir(&path);
+            }
             // `.git/NAME`: `.git` itself, held first, is refused where it is a link.
             self.hold(path, what, stand_for(name), true)?;
         }
@@ -239,6 +249,22 @@ impl Finder<'_> {
     }
 }
 
+/// The directories below `root` that the walk finds holding a protected name; a walk cut short
+/// stops the command (an attacker could grow the tree on purpose to hide a place).
+fn below(places: &Places, root: &Path) -> Result<Vec<PathBuf>, Unavailable> {
+    let names: Vec<&str> = (places.by_name.iter())
+        .filter(|(n, _)| !n.contains('/'))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let found = crate::walk::walk(root, &names);
+    match found.cut {
+        Some(cut) => Err(Unavailable::Prepare(format!(
+            "{cut}: a place below it could not be held read-only (remove what makes the tree that large, or run the command from a smaller project)"
+        ))),
+        None => Ok(found.dirs),
+    }
+}
+
 fn is_socket(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
     path.symlink_metadata()
@@ -272,8 +298,9 @@ pub(super) fn held(
         makes: project.parent().is_some(),
         held: Held::default(),
     };
-    for dir in name_dirs(project, cwd) {
-        find.names_in(&dir, dir == project)?;
+    let on_path = name_dirs(project, cwd);
+    for dir in &on_path {
+        find.names_in(dir, dir == project, false)?;
     }
     // The names are held at every other writable root too (Codex holds `.git` and `.codex` in
     // each): to git and the agents a `sandbox.write` entry is a project of its own.
@@ -281,8 +308,19 @@ pub(super) fn held(
         .filter(|w| !w.starts_with(project) && w.is_dir())
         .cloned()
         .collect();
-    for dir in roots {
-        find.names_in(&dir, false)?;
+    for dir in &roots {
+        find.names_in(dir, false, false)?;
+    }
+    // The names that exist below each root, off the way to the working directory (`web/.env`,
+    // a nested repository's `.git`), found by a bounded walk (`crate::walk`).
+    if find.makes {
+        for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
+            for dir in below(places, root)? {
+                if !on_path.contains(&dir) {
+                    find.names_in(&dir, false, true)?;
+                }
+            }
+        }
     }
     let mut held = find.held;
     let prefixed = places.prefixed_now();

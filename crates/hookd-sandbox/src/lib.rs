@@ -66,6 +66,7 @@ mod home;
 mod linux;
 mod places;
 mod spawn;
+pub mod walk;
 
 pub use egress::proxy::NetworkRequest;
 pub use egress::{invalid_entry as invalid_host_entry, proxy_vars, Egress, PROXY_ADDR};

@@ -1,0 +1,167 @@
+//! Issue 40: the protected places that exist below the project's root, off the way from it to
+//! the command's working directory (a monorepo's `web/.claude`, `web/.env`, a nested
+//! repository's `.git`, a submodule's `.git` file and the git directory it names), are held as
+//! the root's are: each attack is performed for real from the root, unconfined first (the file
+//! changes, or the user's next unconfined git command leaves the marker), then through
+//! `hookd exec`, where it must not. The walk that finds them has bounds; they are tested too.
+
+use crate::gitdoors::{door, run, FSMONITOR, HOOK};
+use crate::sandbox::{confinable, hookd, project};
+use crate::support::stderr;
+
+/// What each file holds before the attack (valid JSON: agents' settings are read as JSON).
+const ORIGINAL: &str = "{}\n";
+
+/// Whether a command run from the root could change the existing file `path` (below the root),
+/// confined or not, in a fresh project.
+fn changed(path: &str, confined: bool) -> bool {
+    let (p, tmp) = project();
+    let file = p.path().join(path);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, ORIGINAL).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let script = format!("printf pwned > '{path}'");
+    let o = run(&p, &tmp, p.path(), &script, out.path(), confined);
+    assert_ne!(o.status.code(), Some(126), "{path}: {}", stderr(&o));
+    std::fs::read_to_string(&file).unwrap_or_default() != ORIGINAL
+}
+
+#[test]
+fn existing_agent_files_below_the_root_are_read_only() {
+    if !confinable() {
+        return;
+    }
+    for path in [
+        "web/.claude/settings.json",
+        "web/.claude/skills/x/SKILL.md",
+        "web/.env",
+        "web/.gemini/settings.json",
+        "a/b/.mcp.json",
+        "a/b/.envrc",
+        "web/.vscode/tasks.json",
+        "tools/.gitmodules",
+    ] {
+        assert!(changed(path, false), "{path}: the attack fails unconfined");
+        assert!(!changed(path, true), "{path}: written confined");
+    }
+    // Ordinary files beside them stay writable.
+    assert!(changed("web/package.json", true));
+    assert!(changed("web/.claude-notes", true));
+}
+
+#[test]
+fn a_nested_repository_below_the_root_is_held_as_the_roots() {
+    if !confinable() {
+        return;
+    }
+    door(
+        "its config",
+        "git init -q sub",
+        "",
+        &format!("{FSMONITOR} >> sub/.git/config"),
+        "sub",
+    );
+    door(
+        "its hooks",
+        "git init -q sub",
+        "",
+        &format!("{HOOK} > sub/.git/hooks/pre-commit && chmod +x sub/.git/hooks/pre-commit"),
+        "sub",
+    );
+    door(
+        "moved away and replaced",
+        "git init -q a/sub",
+        "",
+        &format!(
+            "mv a/sub/.git a/sub/.git-old && git init -q a/sub && {FSMONITOR} >> a/sub/.git/config"
+        ),
+        "a/sub",
+    );
+    door(
+        "its absent commondir",
+        "git init -q sub",
+        "",
+        &format!("cp -r sub/.git evil && {FSMONITOR} >> evil/config && echo ../../evil > sub/.git/commondir"),
+        "sub",
+    );
+    door(
+        "its core.hooksPath",
+        "git init -q sub && mkdir hooks-sub && git -C sub config core.hooksPath ../hooks-sub",
+        "",
+        &format!("{HOOK} > hooks-sub/pre-commit && chmod +x hooks-sub/pre-commit"),
+        "sub",
+    );
+}
+
+/// A submodule's work tree: a `.git` file naming a git directory elsewhere.
+const POINTER: &str =
+    "mkdir -p vendor store && git init -q --separate-git-dir=\"$PWD/store/lib.git\" vendor/lib";
+
+#[test]
+fn a_git_file_below_the_root_and_the_git_directory_it_names_are_held() {
+    if !confinable() {
+        return;
+    }
+    door(
+        "the git directory it names",
+        POINTER,
+        "",
+        &format!("{FSMONITOR} >> store/lib.git/config"),
+        "vendor/lib",
+    );
+    door(
+        "the git directory's hooks",
+        POINTER,
+        "",
+        &format!(
+            "{HOOK} > store/lib.git/hooks/pre-commit && chmod +x store/lib.git/hooks/pre-commit"
+        ),
+        "vendor/lib",
+    );
+    door(
+        "the pointer",
+        POINTER,
+        "",
+        &format!("cp -r store/lib.git evil.git && {FSMONITOR} >> evil.git/config && echo \"gitdir: $PWD/evil.git\" > vendor/lib/.git"),
+        "vendor/lib",
+    );
+}
+
+/// The walk's bounds, as docs/security.md states them: a place more than three levels below a
+/// root is not found (and stays writable, as it is for sandbox-runtime), nor one inside
+/// `node_modules`; a tree too large to walk stops the command, naming where the walk stopped.
+#[test]
+fn the_walk_has_bounds_and_a_cut_walk_stops_the_command() {
+    if !confinable() {
+        return;
+    }
+    assert!(
+        changed("a/b/c/.env", true),
+        "four levels down is not walked"
+    );
+    assert!(changed("node_modules/x/.env", true));
+    let (p, tmp) = project();
+    for i in 0..20_000 {
+        std::fs::create_dir(p.path().join(format!("d{i}"))).unwrap();
+    }
+    let o = hookd(&p, &tmp, &["exec", "--", "touch", "ran"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert!(!p.path().join("ran").exists(), "the command ran");
+    let root = p.path().canonicalize().unwrap();
+    let e = stderr(&o);
+    let start = format!(
+        "hookd exec: not run: the sandbox could not be prepared: the walk for protected places below {0} stopped at {0}/d",
+        root.display()
+    );
+    assert!(e.starts_with(&start), "{e}");
+    let (_, tail) = e
+        .split_once(" after 20000 directories and ")
+        .unwrap_or_default();
+    assert!(
+        tail.trim_end().ends_with(" entries (at most 20000 directories and 1000000 entries, 3 levels deep): a place below it could not be held read-only (remove what makes the tree that large, or run the command from a smaller project)"),
+        "{e}"
+    );
+}
