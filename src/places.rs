@@ -14,6 +14,10 @@ use std::path::{Path, PathBuf};
 /// [`hookd_sandbox::git`]; the gate reads it too).
 pub use hookd_sandbox::git;
 
+/// The walk that finds protected names below a directory (the sandbox's
+/// [`hookd_sandbox::walk`]; the gate reads nested repositories' indirections from it).
+pub(crate) use hookd_sandbox::walk;
+
 /// Where a place is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

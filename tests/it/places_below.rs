@@ -165,3 +165,36 @@ fn the_walk_has_bounds_and_a_cut_walk_stops_the_command() {
         "{e}"
     );
 }
+
+/// Issue 40 item 2: the model's file tools are refused what a nested repository's git reads
+/// outside its `.git` (its `core.hooksPath`, its included files, the git directory its `.git`
+/// file names), as they are the root's: through the Claude Code adapter's `Write`.
+#[test]
+fn the_gate_protects_what_a_nested_repository_names() {
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let setup = format!(
+        "git init -q sub && mkdir hooks-sub && git -C sub config core.hooksPath ../hooks-sub \
+         && echo '[user]' > sub.gitconfig && git -C sub config include.path ../../sub.gitconfig \
+         && {POINTER}"
+    );
+    let o = run(&p, &tmp, p.path(), &setup, out.path(), false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (path, refused) in [
+        ("hooks-sub/pre-commit", true),
+        ("sub.gitconfig", true),
+        ("store/lib.git/config", true),
+        ("store/lib.git/hooks/pre-commit", true),
+        ("vendor/lib/.git", true),
+        ("sub/.git/config", true),
+        ("store/lib.git/objects/ab/cdef", false),
+        ("hooks-other/pre-commit", false),
+        ("vendor/lib/src/main.rs", false),
+    ] {
+        assert_eq!(
+            crate::places::gate_refuses(&p, &tmp, p.path(), path),
+            refused,
+            "{path}"
+        );
+    }
+}
