@@ -198,3 +198,46 @@ fn the_gate_protects_what_a_nested_repository_names() {
         );
     }
 }
+
+/// Issue 40 item 5: the lock files of the stand-ins (in hookd's state) go with the stand-ins:
+/// after confined commands, one after the other and two at once, none is left; a killed
+/// hookd's is removed by the next command with its stand-in.
+#[test]
+fn the_stand_ins_locks_are_removed_with_them() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let locks = p.state.path().join("placeholders");
+    let left = || {
+        std::fs::read_dir(&locks)
+            .map(|d| d.count())
+            .unwrap_or_default()
+    };
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!p.path().join(".env").exists(), "a stand-in was left");
+    assert_eq!(left(), 0, "lock files were left");
+    let mut a = hookd(&p, &tmp, &["exec", "--", "sleep", "0.4"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    assert!(left() > 0, "no lock while a command holds its stand-ins");
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(left() > 0, "the locks went while a command still held them");
+    a.wait().unwrap();
+    assert_eq!(left(), 0, "lock files were left");
+    let mut k = hookd(&p, &tmp, &["exec", "--", "sleep", "5"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    k.kill().unwrap();
+    k.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(left() > 0 && p.path().join(".env").symlink_metadata().is_ok());
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(left(), 0, "the killed hookd's lock files were left");
+    assert!(p.path().join(".env").symlink_metadata().is_err());
+}

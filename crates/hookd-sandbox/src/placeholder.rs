@@ -14,7 +14,10 @@
 //! file records that hookd made it and it is still as made (a socket, the `.` file).
 //! Removing it earlier would detach the mount in the namespaces of the commands still running,
 //! leaving the name free to them. A hookd killed outright leaves its placeholders; the next
-//! command that holds one removes it.
+//! command that holds one removes it. The last holder removes the lock file too (while it
+//! holds it exclusive), unless it must keep the record of a placeholder it could not remove: a
+//! command waiting on the removed file finds it gone once it gets its lock and opens the path
+//! again (`lock`).
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
@@ -44,7 +47,8 @@ const MADE: &[u8] = b"made\n";
 pub(super) struct Placeholders {
     /// Where the lock files are (`None`: no placeholder can be made).
     dir: Option<PathBuf>,
-    held: Vec<(PathBuf, Stand, File)>,
+    /// The place, what stands there, its lock file and the lock file's path.
+    held: Vec<(PathBuf, Stand, File, PathBuf)>,
 }
 
 impl Placeholders {
@@ -71,7 +75,7 @@ impl Placeholders {
                 path.display()
             )));
         };
-        let mut lock = lock(&dir, path)?;
+        let (mut lock, lock_path) = lock(&dir, path)?;
         if path.symlink_metadata().is_err() {
             match make(path, stand) {
                 Ok(()) => {
@@ -100,14 +104,14 @@ impl Placeholders {
                 }
             }
         }
-        self.held.push((path.to_path_buf(), stand, lock));
+        self.held.push((path.to_path_buf(), stand, lock, lock_path));
         Ok(true)
     }
 }
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
-        for (path, stand, mut lock) in self.held.drain(..) {
+        for (path, stand, mut lock, lock_path) in self.held.drain(..) {
             // SAFETY: flock on a descriptor this value owns.
             let last = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
             if !last {
@@ -115,8 +119,10 @@ impl Drop for Placeholders {
             }
             let mut said = Vec::new();
             let _ = lock.rewind().and_then(|()| lock.read_to_end(&mut said));
-            if said == MADE && as_made(&path, stand) && std::fs::remove_file(&path).is_ok() {
-                let _ = lock.set_len(0);
+            let made = said == MADE && as_made(&path, stand);
+            if !made || std::fs::remove_file(&path).is_ok() {
+                // Nothing left to record: the lock file goes while this command holds it.
+                let _ = std::fs::remove_file(&lock_path);
             }
         }
     }
@@ -156,9 +162,9 @@ fn make(path: &Path, stand: Stand) -> std::io::Result<()> {
     }
 }
 
-/// The lock file of `place` in `dir`, locked shared: opened again when it was replaced between
-/// the open and the lock.
-fn lock(dir: &Path, place: &Path) -> Result<File, Unavailable> {
+/// The lock file of `place` in `dir`, locked shared, and its path: opened again when it was
+/// removed or replaced between the open and the lock.
+fn lock(dir: &Path, place: &Path) -> Result<(File, PathBuf), Unavailable> {
     use std::os::unix::ffi::OsStrExt;
     // One place, one name, however it was spelled (`P/sub/../x/.git` is `P/x/.git`): its
     // directory resolved. Two names for one place let one command remove the stand-in another
@@ -197,7 +203,7 @@ fn lock(dir: &Path, place: &Path) -> Result<File, Unavailable> {
             _ => false,
         };
         if same {
-            return Ok(f);
+            return Ok((f, file));
         }
     }
 }
@@ -213,8 +219,8 @@ mod tests {
         let p = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(p.path().join("sub")).unwrap();
         std::fs::create_dir_all(p.path().join("x")).unwrap();
-        let a = lock(locks.path(), &p.path().join("sub/../x/.git")).unwrap();
-        let b = lock(locks.path(), &p.path().join("x/.git")).unwrap();
+        let (a, _) = lock(locks.path(), &p.path().join("sub/../x/.git")).unwrap();
+        let (b, _) = lock(locks.path(), &p.path().join("x/.git")).unwrap();
         assert_eq!(a.metadata().unwrap().ino(), b.metadata().unwrap().ino());
     }
 }
