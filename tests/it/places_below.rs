@@ -151,18 +151,12 @@ fn the_walk_has_bounds_and_a_cut_walk_stops_the_command() {
     assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
     assert!(!p.path().join("ran").exists(), "the command ran");
     let root = p.path().canonicalize().unwrap();
-    let e = stderr(&o);
-    let start = format!(
-        "hookd exec: not run: the sandbox could not be prepared: the walk for protected places below {0} stopped at {0}/d",
-        root.display()
-    );
-    assert!(e.starts_with(&start), "{e}");
-    let (_, tail) = e
-        .split_once(" after 20000 directories and ")
-        .unwrap_or_default();
-    assert!(
-        tail.trim_end().ends_with(" entries (at most 20000 directories and 1000000 entries, 3 levels deep): a place below it could not be held read-only (remove what makes the tree that large, or run the command from a smaller project)"),
-        "{e}"
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "hookd exec: not run: the sandbox could not be prepared: the walk for protected places below {} stopped at depth 1: 20001 directories to read, more than the 20000 it reads: a place below it could not be held read-only (remove what makes the tree that large, or run the command from a smaller project)\n",
+            root.display()
+        )
     );
 }
 

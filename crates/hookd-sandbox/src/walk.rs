@@ -20,11 +20,11 @@ use std::path::{Path, PathBuf};
 /// places, so this depth finds everything it finds and more.
 pub const DEPTH: usize = 3;
 
-/// The most directories one walk reads. Beyond it the walk stops and says so
-/// ([`Found::cut`]); the command does not run (see [`Found::cut`]).
+/// The most directories one walk reads. Where a level would take it beyond, the walk stops
+/// before reading that level and says so ([`Found::cut`]).
 pub const MOST_DIRS: usize = 20_000;
 
-/// The most entries one walk reads (all directories together).
+/// The most entries one walk reads (all directories together), checked after each level.
 pub const MOST_ENTRIES: usize = 1_000_000;
 
 /// Directories never entered, by name (they are not entered because what is in them is not a
@@ -34,16 +34,29 @@ pub const MOST_ENTRIES: usize = 1_000_000;
 /// places are held by their own names.
 pub const NOT_ENTERED: &[&str] = &["node_modules"];
 
+/// Levels with at least this many directories are read by several threads (directories are
+/// independent; on a large tree the kernel's work is most of the cost).
+const PARALLEL_FROM: usize = 256;
+
 /// What one walk found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Found {
     /// The directories below the root (not the root itself) that hold at least one of the
     /// names, outermost first.
     pub dirs: Vec<PathBuf>,
-    /// Where the walk stopped short of its depth: the first directory it did not read, and
-    /// why. The caller fails closed on it (an attacker could make the tree that large on
+    /// Where the walk stopped short of its depth, and why. The caller fails closed on it (an attacker could make the tree that large on
     /// purpose to keep a place from being found).
     pub cut: Option<String>,
+}
+
+/// What reading some directories of one level gave.
+#[derive(Default)]
+struct Read {
+    /// The directories read that hold one of the names.
+    holding: Vec<PathBuf>,
+    /// Their subdirectories to read at the next level.
+    next: Vec<PathBuf>,
+    entries: usize,
 }
 
 /// The directories below `root`, at most [`DEPTH`] levels down, that hold one of `names`
@@ -54,43 +67,110 @@ pub fn walk(root: &Path, names: &[&str]) -> Found {
     let mut level = vec![root.to_path_buf()];
     let (mut dirs, mut entries) = (0usize, 0usize);
     for depth in 1..=DEPTH {
-        let mut next = Vec::new();
-        for dir in &level {
-            if dirs == MOST_DIRS || entries >= MOST_ENTRIES {
-                found.cut = Some(format!(
-                    "the walk for protected places below {} stopped at {} after {dirs} directories and {entries} entries (at most {MOST_DIRS} directories and {MOST_ENTRIES} entries, {DEPTH} levels deep)",
-                    root.display(),
-                    dir.display()
-                ));
-                return found;
-            }
-            dirs += 1;
-            let Ok(read) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            let mut holds = false;
-            for e in read.flatten() {
-                entries += 1;
-                let name = e.file_name();
-                let name = name.to_str().unwrap_or_default();
-                if names.contains(&name) {
-                    holds = true;
-                    continue;
-                }
-                // The type from the directory entry itself (no `stat`); a link is not a
-                // directory here.
-                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-                if is_dir && depth < DEPTH && !NOT_ENTERED.contains(&name) {
-                    next.push(e.path());
-                }
-            }
-            if holds && dir != root {
-                found.dirs.push(dir.clone());
-            }
+        if level.is_empty() {
+            break;
         }
-        level = next;
+        let why = if dirs + level.len() > MOST_DIRS {
+            format!(
+                "{} directories to read, more than the {MOST_DIRS} it reads",
+                dirs + level.len()
+            )
+        } else if entries > MOST_ENTRIES {
+            format!("{entries} entries read, more than the {MOST_ENTRIES} it reads")
+        } else {
+            String::new()
+        };
+        if !why.is_empty() {
+            found.cut = Some(format!(
+                "the walk for protected places below {} stopped at depth {}: {why}",
+                root.display(),
+                depth - 1
+            ));
+            return found;
+        }
+        dirs += level.len();
+        let enter = depth < DEPTH;
+        let read = read_level(&level, names, enter);
+        entries += read.entries;
+        found
+            .dirs
+            .extend(read.holding.into_iter().filter(|d| d != root));
+        level = read.next;
     }
     found
+}
+
+/// Read the directories of one level (by several threads where there are many).
+fn read_level(level: &[PathBuf], names: &[&str], enter: bool) -> Read {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
+    if level.len() < PARALLEL_FROM || threads < 2 {
+        return read_dirs(level, names, enter);
+    }
+    let chunk = level.len().div_ceil(threads);
+    let parts: Vec<Read> = std::thread::scope(|s| {
+        let handles: Vec<_> = level
+            .chunks(chunk)
+            .map(|part| s.spawn(move || read_dirs(part, names, enter)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut out = Read::default();
+    for p in parts {
+        out.holding.extend(p.holding);
+        out.next.extend(p.next);
+        out.entries += p.entries;
+    }
+    out
+}
+
+/// Read each of `dirs` (opened without following a link): whether it holds one of `names`,
+/// and, with `enter`, its subdirectories to read next.
+fn read_dirs(dirs: &[PathBuf], names: &[&str], enter: bool) -> Read {
+    use nix::dir::{Dir, Type};
+    use nix::fcntl::OFlag;
+    use nix::sys::stat::Mode;
+    let mut out = Read::default();
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    for dir in dirs {
+        let Ok(mut d) = Dir::open(dir.as_path(), flags, Mode::empty()) else {
+            continue;
+        };
+        let mut holds = false;
+        for e in d.iter().flatten() {
+            let name = e.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            out.entries += 1;
+            if names.iter().any(|n| n.as_bytes() == name) {
+                holds = true;
+                continue;
+            }
+            if !enter || NOT_ENTERED.iter().any(|n| n.as_bytes() == name) {
+                continue;
+            }
+            use std::os::unix::ffi::OsStrExt;
+            let path = dir.join(std::ffi::OsStr::from_bytes(name));
+            // The type from the directory entry itself (no `stat`, except on a filesystem that
+            // does not say); a link is not a directory here.
+            let is_dir = match e.file_type() {
+                Some(t) => t == Type::Directory,
+                None => path.symlink_metadata().is_ok_and(|m| m.is_dir()),
+            };
+            if is_dir {
+                out.next.push(path);
+            }
+        }
+        if holds {
+            out.holding.push(dir.clone());
+        }
+    }
+    out
 }
 
 #[cfg(test)]
