@@ -368,6 +368,13 @@ pub fn run_shell(
             ));
         }
     }
+    let made: Vec<String> = (confinement.made_below().iter())
+        .map(|p| hookd_sandbox::made_note(p))
+        .collect();
+    if !made.is_empty() {
+        let before = note.take().into_iter();
+        note = Some(before.chain(made).collect::<Vec<_>>().join("\n"));
+    }
     let network = confinement.network_requests_settled();
     Ok(ShellRun {
         status,

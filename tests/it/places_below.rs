@@ -235,3 +235,52 @@ fn the_stand_ins_locks_are_removed_with_them() {
     assert_eq!(left(), 0, "the killed hookd's lock files were left");
     assert!(p.path().join(".env").symlink_metadata().is_err());
 }
+
+/// Issue 40 item 4: what cannot be held, a protected name made below the project off the way
+/// to the working directory, is named to the operator once the command has ended; what
+/// existed before, or is made elsewhere, is not.
+#[test]
+fn protected_places_made_below_are_named_when_the_command_ends() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir_all(p.path().join("old/.claude")).unwrap();
+    let o = hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "mkdir -p web/.claude src && git init -q sub && touch src/x",
+        ],
+    )
+    .current_dir(p.path())
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = p.path().canonicalize().unwrap();
+    let note = |place: &str| {
+        format!(
+            "hookd: the confined command made {}, which agents or git read on their own; it could not be held (it did not exist): review it before you start an agent or git there",
+            root.join(place).display()
+        )
+    };
+    let mut lines: Vec<String> = stderr(&o).lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, [note("sub/.git"), note("web/.claude")]);
+    let o = hookd(&p, &tmp, &["exec", "--", "true"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(stderr(&o), "", "what existed before is not named");
+    // The model's shell calls, as the adapters rewrite them, say it the same way.
+    let o = hookd(&p, &tmp, &["exec", "--shell", "mkdir -p app/.vscode"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), format!("{}\n", note("app/.vscode")));
+}

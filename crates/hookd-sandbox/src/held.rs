@@ -21,6 +21,43 @@ const CREATED_WHEN_ABSENT: &[&str] = &[".infer", ".claude", ".gemini", ".git/hoo
 pub(super) struct Held {
     pub(super) pinned: Vec<PathBuf>,
     pub(super) read_only: Vec<PathBuf>,
+    /// What the walk found below the roots, to tell what the command made there.
+    pub(super) below: Below,
+}
+
+/// The protected names that existed below the roots off the way to the working directory when
+/// the command started: what it made there is what exists there when it has ended and not
+/// before ([`Below::made`]).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Below {
+    roots: Vec<PathBuf>,
+    on_path: Vec<PathBuf>,
+    names: Vec<String>,
+    before: Vec<PathBuf>,
+}
+
+impl Below {
+    /// The protected places below the roots (off the way, at most [`crate::walk::DEPTH`] levels
+    /// down) that exist now and did not when the command started: `web/.claude`, a new
+    /// `sub/.git`. A walk cut short reports what it found.
+    pub(super) fn made(&self) -> Vec<PathBuf> {
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let mut out = Vec::new();
+        for root in &self.roots {
+            for dir in crate::walk::walk(root, &names).dirs {
+                if self.on_path.contains(&dir) {
+                    continue;
+                }
+                for name in &names {
+                    let p = dir.join(name);
+                    if p.symlink_metadata().is_ok() && !self.before.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 impl Held {
@@ -197,6 +234,9 @@ impl Finder<'_> {
                 *what
             };
             if below && !name.starts_with(".git/") {
+                if path.symlink_metadata().is_ok() {
+                    self.held.below.before.push(path.clone());
+                }
                 self.held.hold(path, what, &[])?;
                 continue;
             }
@@ -314,6 +354,12 @@ pub(super) fn held(
     // The names that exist below each root, off the way to the working directory (`web/.env`,
     // a nested repository's `.git`), found by a bounded walk (`crate::walk`).
     if find.makes {
+        let names = (places.by_name.iter()).filter(|(n, _)| !n.contains('/'));
+        find.held.below.names = names.map(|(n, _)| n.clone()).collect();
+        find.held.below.roots = std::iter::once(project.to_path_buf())
+            .chain(roots.iter().cloned())
+            .collect();
+        find.held.below.on_path = on_path.clone();
         for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
             for dir in below(places, root)? {
                 if !on_path.contains(&dir) {

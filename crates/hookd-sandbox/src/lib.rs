@@ -290,6 +290,8 @@ pub struct Confinement {
     proxy: Option<egress::proxy::Proxy>,
     /// Inside a confined agent: the nested sandbox's own (`nested.rs`).
     nested: Option<nested::Nested>,
+    /// The protected names the walk found below the roots ([`Confinement::made_below`]).
+    below: held::Below,
 }
 
 /// What a confined command may not read: the hidden places (credential stores, histories,
@@ -405,7 +407,15 @@ impl Confinement {
             egress_channel,
             proxy,
             nested: None,
+            below: std::mem::take(&mut held.below),
         })
+    }
+
+    /// The protected places the command made below the project (and the other writable roots),
+    /// off the way to its working directory, where absent ones cannot be held (`mkdir
+    /// web/.claude`, `git init sub`): read once it has ended, for the operator to review.
+    pub fn made_below(&self) -> Vec<PathBuf> {
+        self.below.made()
     }
 
     /// What the command may write and reach, for events and people.
@@ -616,17 +626,28 @@ pub fn run<'a>(
     vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
 ) -> Result<i32, RunError> {
     use std::os::unix::process::ExitStatusExt;
-    let confinement = Confinement::prepare_in(policy, project, cwd)?;
-    let status = command(std::sync::Arc::new(confinement), argv, cwd, keep_fd, vars)
+    let confinement = std::sync::Arc::new(Confinement::prepare_in(policy, project, cwd)?);
+    let status = command(confinement.clone(), argv, cwd, keep_fd, vars)
         .status()
         .map_err(|source| RunError::Start {
             program: argv.first().cloned().unwrap_or_default(),
             source,
         })?;
+    for made in confinement.made_below() {
+        eprintln!("{}", made_note(&made));
+    }
     Ok(status
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1))
+}
+
+/// What the operator is told of a protected place a confined command made below the project.
+pub fn made_note(path: &Path) -> String {
+    format!(
+        "hookd: the confined command made {}, which agents or git read on their own; it could not be held (it did not exist): review it before you start an agent or git there",
+        path.display()
+    )
 }
 
 /// `path` with `.`, `..` and every symlink resolved, component by component, as far as they

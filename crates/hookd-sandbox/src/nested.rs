@@ -151,6 +151,7 @@ pub(super) fn prepare(
         egress_channel: None,
         proxy,
         nested: Some(nested),
+        below: Default::default(),
     })
 }
 
