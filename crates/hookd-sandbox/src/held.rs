@@ -34,13 +34,24 @@ pub(super) struct Below {
     on_path: Vec<PathBuf>,
     names: Vec<String>,
     before: Vec<PathBuf>,
+    /// How many directories the walks read.
+    read: usize,
 }
+
+/// Up to how many directories read at the start the command's end looks again: the second walk
+/// costs as much as the first (3-6 µs a directory), and what it names is for the operator to
+/// review, not a boundary (the next command's walk holds what was made).
+pub(super) const LOOKS_AGAIN_UP_TO: usize = 1_000;
 
 impl Below {
     /// The protected places below the roots (off the way, at most [`crate::walk::DEPTH`] levels
     /// down) that exist now and did not when the command started: `web/.claude`, a new
-    /// `sub/.git`. A walk cut short reports what it found.
+    /// `sub/.git`. A walk cut short reports what it found; where the walks at the start read
+    /// more than [`LOOKS_AGAIN_UP_TO`] directories, nothing is looked for.
     pub(super) fn made(&self) -> Vec<PathBuf> {
+        if self.read > LOOKS_AGAIN_UP_TO {
+            return Vec::new();
+        }
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         let mut out = Vec::new();
         for root in &self.roots {
@@ -291,7 +302,7 @@ impl Finder<'_> {
 
 /// The directories below `root` that the walk finds holding a protected name; a walk cut short
 /// stops the command (an attacker could grow the tree on purpose to hide a place).
-fn below(places: &Places, root: &Path) -> Result<Vec<PathBuf>, Unavailable> {
+fn below(places: &Places, root: &Path) -> Result<crate::walk::Found, Unavailable> {
     let names: Vec<&str> = (places.by_name.iter())
         .filter(|(n, _)| !n.contains('/'))
         .map(|(n, _)| n.as_str())
@@ -301,7 +312,7 @@ fn below(places: &Places, root: &Path) -> Result<Vec<PathBuf>, Unavailable> {
         Some(cut) => Err(Unavailable::Prepare(format!(
             "{cut}: a place below it could not be held read-only (remove what makes the tree that large, or run the command from a smaller project)"
         ))),
-        None => Ok(found.dirs),
+        None => Ok(found),
     }
 }
 
@@ -361,7 +372,9 @@ pub(super) fn held(
             .collect();
         find.held.below.on_path = on_path.clone();
         for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
-            for dir in below(places, root)? {
+            let found = below(places, root)?;
+            find.held.below.read += found.read;
+            for dir in found.dirs {
                 if !on_path.contains(&dir) {
                     find.names_in(&dir, false, true)?;
                 }

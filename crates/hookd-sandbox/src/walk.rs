@@ -44,6 +44,8 @@ pub struct Found {
     /// The directories below the root (not the root itself) that hold at least one of the
     /// names, outermost first.
     pub dirs: Vec<PathBuf>,
+    /// How many directories it read.
+    pub read: usize,
     /// Where the walk stopped short of its depth, and why. The caller fails closed on it (an attacker could make the tree that large on
     /// purpose to keep a place from being found).
     pub cut: Option<String>,
@@ -89,6 +91,7 @@ pub fn walk(root: &Path, names: &[&str]) -> Found {
             return found;
         }
         dirs += level.len();
+        found.read = dirs;
         let enter = depth < DEPTH;
         let read = read_level(&level, names, enter);
         entries += read.entries;
