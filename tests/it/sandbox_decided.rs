@@ -89,7 +89,15 @@ fn a_home_the_repository_sets_does_not_choose_the_policy_of_a_confined_call() {
     let out = agent_shell(&p, &tmp, &root, &env, &first);
     let nest = root.join("nest");
     assert!(
-        out.ends_with(&format!("status=0 cwd={}\n", nest.display())),
+        out.contains(&format!("status=0 cwd={}\n", nest.display())),
+        "{out}"
+    );
+    // The `.git` it made below the project, which cannot be held, is named to the operator.
+    assert!(
+        out.contains(&format!(
+            "hookd: the confined command made {}/.git,",
+            nest.display()
+        )),
         "{out}"
     );
     let attack = format!("touch {}", marker.display());
