@@ -281,3 +281,30 @@ fn protected_places_made_below_are_named_when_the_command_ends() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stderr(&o), format!("{}\n", note("app/.vscode")));
 }
+
+/// A protected name found below that is a symbolic link stops the command, naming it, as one at
+/// the root does: the link could be replaced by a file of the command's.
+#[test]
+fn a_protected_link_below_the_root_stops_the_command() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir_all(p.path().join("packages/x")).unwrap();
+    std::fs::write(p.path().join("shared.env"), "A=1\n").unwrap();
+    std::os::unix::fs::symlink("../../shared.env", p.path().join("packages/x/.env")).unwrap();
+    let o = hookd(&p, &tmp, &["exec", "--", "touch", "ran"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert!(!p.path().join("ran").exists(), "the command ran");
+    let link = p.path().canonicalize().unwrap().join("packages/x/.env");
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "hookd exec: not run: the sandbox could not be prepared: {} is a symbolic link: the sandbox holds it read-only and cannot hold a link (replace the link with the directory or file itself)\n",
+            link.display()
+        )
+    );
+}
