@@ -154,7 +154,7 @@ fn the_walk_has_bounds_and_a_cut_walk_stops_the_command() {
     assert_eq!(
         stderr(&o),
         format!(
-            "hookd exec: not run: the sandbox could not be prepared: the walk for protected places below {} stopped at depth 1: 20001 directories to read, more than the 20000 it reads: a place below it could not be held read-only (remove what makes the tree that large, or run the command from a smaller project)\n",
+            "hookd exec: not run: the sandbox could not be prepared: the walk for protected places below {} stopped at depth 1: 20001 directories to read, more than the 20000 it reads (remove what makes the tree that large, or run the command from a smaller project); a place below it could not be held read-only\n",
             root.display()
         )
     );

@@ -310,7 +310,7 @@ fn below(places: &Places, root: &Path) -> Result<crate::walk::Found, Unavailable
     let found = crate::walk::walk(root, &names);
     match found.cut {
         Some(cut) => Err(Unavailable::Prepare(format!(
-            "{cut}: a place below it could not be held read-only (remove what makes the tree that large, or run the command from a smaller project)"
+            "{cut}; a place below it could not be held read-only"
         ))),
         None => Ok(found),
     }

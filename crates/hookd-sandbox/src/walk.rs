@@ -46,8 +46,9 @@ pub struct Found {
     pub dirs: Vec<PathBuf>,
     /// How many directories it read.
     pub read: usize,
-    /// Where the walk stopped short of its depth, and why. The caller fails closed on it (an attacker could make the tree that large on
-    /// purpose to keep a place from being found).
+    /// Where the walk stopped short of its depth, why, and what to do. The caller fails closed
+    /// on it (an attacker could make the tree that large, or a directory of its own unreadable,
+    /// on purpose to keep a place from being found).
     pub cut: Option<String>,
 }
 
@@ -59,6 +60,9 @@ struct Read {
     /// Their subdirectories to read at the next level.
     next: Vec<PathBuf>,
     entries: usize,
+    /// Directories of this user's that could not be read (or a part of the level a thread
+    /// failed to read): the walk cannot say what is in them.
+    unreadable: Vec<PathBuf>,
 }
 
 /// The directories below `root`, at most [`DEPTH`] levels down, that hold one of `names`
@@ -74,11 +78,11 @@ pub fn walk(root: &Path, names: &[&str]) -> Found {
         }
         let why = if dirs + level.len() > MOST_DIRS {
             format!(
-                "{} directories to read, more than the {MOST_DIRS} it reads",
+                "{} directories to read, more than the {MOST_DIRS} it reads (remove what makes the tree that large, or run the command from a smaller project)",
                 dirs + level.len()
             )
         } else if entries > MOST_ENTRIES {
-            format!("{entries} entries read, more than the {MOST_ENTRIES} it reads")
+            format!("{entries} entries read, more than the {MOST_ENTRIES} it reads (remove what makes the tree that large, or run the command from a smaller project)")
         } else {
             String::new()
         };
@@ -94,6 +98,15 @@ pub fn walk(root: &Path, names: &[&str]) -> Found {
         found.read = dirs;
         let enter = depth < DEPTH;
         let read = read_level(&level, names, enter);
+        if let Some(dir) = read.unreadable.first() {
+            found.cut = Some(format!(
+                "the walk for protected places below {} could not read {}, which is yours: a confined command could have made it unreadable to keep a place in it from being held (make it readable: chmod u+rx '{}')",
+                root.display(),
+                dir.display(),
+                dir.display()
+            ));
+            return found;
+        }
         entries += read.entries;
         found
             .dirs
@@ -115,11 +128,16 @@ fn read_level(level: &[PathBuf], names: &[&str], enter: bool) -> Read {
     let parts: Vec<Read> = std::thread::scope(|s| {
         let handles: Vec<_> = level
             .chunks(chunk)
-            .map(|part| s.spawn(move || read_dirs(part, names, enter)))
+            .map(|part| (part, s.spawn(move || read_dirs(part, names, enter))))
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_default())
+            .map(|(part, h)| {
+                h.join().unwrap_or_else(|_| Read {
+                    unreadable: part.to_vec(),
+                    ..Read::default()
+                })
+            })
             .collect()
     });
     let mut out = Read::default();
@@ -127,6 +145,7 @@ fn read_level(level: &[PathBuf], names: &[&str], enter: bool) -> Read {
         out.holding.extend(p.holding);
         out.next.extend(p.next);
         out.entries += p.entries;
+        out.unreadable.extend(p.unreadable);
     }
     out
 }
@@ -140,8 +159,16 @@ fn read_dirs(dirs: &[PathBuf], names: &[&str], enter: bool) -> Read {
     let mut out = Read::default();
     let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     for dir in dirs {
-        let Ok(mut d) = Dir::open(dir.as_path(), flags, Mode::empty()) else {
-            continue;
+        let mut d = match Dir::open(dir.as_path(), flags, Mode::empty()) {
+            Ok(d) => d,
+            // The user's own directory made unreadable (`chmod 000 web`): the command could
+            // make it readable again once its places are no longer found. Another user's
+            // stays as it is (the command cannot change its mode).
+            Err(nix::errno::Errno::EACCES | nix::errno::Errno::EPERM) if owned(dir) => {
+                out.unreadable.push(dir.clone());
+                continue;
+            }
+            Err(_) => continue,
         };
         let mut holds = false;
         for e in d.iter().flatten() {
@@ -176,6 +203,13 @@ fn read_dirs(dirs: &[PathBuf], names: &[&str], enter: bool) -> Read {
     out
 }
 
+/// Whether `dir` belongs to this process's user.
+fn owned(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    dir.symlink_metadata()
+        .is_ok_and(|m| m.uid() == nix::unistd::geteuid().as_raw())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,5 +234,47 @@ mod tests {
         let f = walk(r, &[".claude", ".env", ".git"]);
         assert_eq!(f.dirs, [r.join("web"), r.join("a/b")]);
         assert_eq!(f.cut, None);
+    }
+
+    /// A directory of the user's own made unreadable (`chmod 000 web`, which a confined command
+    /// can do between two commands) cuts the walk; as root, run as another user who owns it.
+    #[test]
+    fn an_unreadable_directory_of_ones_own_cuts_the_walk() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let web = d.path().join("web");
+        std::fs::create_dir_all(web.join(".claude")).unwrap();
+        let root = nix::unistd::geteuid().is_root();
+        let nobody = nix::unistd::Uid::from_raw(65534);
+        if root {
+            for p in [&web, &web.join(".claude"), &d.path().to_path_buf()] {
+                nix::unistd::chown(p.as_path(), Some(nobody), None).unwrap();
+            }
+        }
+        std::fs::set_permissions(&web, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let cut = |f: Found| {
+            f.cut.is_some_and(|c| {
+                c.contains(&format!("could not read {}, which is yours", web.display()))
+            })
+        };
+        if !root {
+            assert!(cut(walk(d.path(), &[".claude"])));
+        } else {
+            // SAFETY: the child only drops to another user, walks and exits.
+            match unsafe { nix::unistd::fork() }.unwrap() {
+                nix::unistd::ForkResult::Child => {
+                    let ok = nix::unistd::setgid(nix::unistd::Gid::from_raw(65534)).is_ok()
+                        && nix::unistd::setuid(nobody).is_ok()
+                        && cut(walk(d.path(), &[".claude"]));
+                    std::process::exit(if ok { 0 } else { 1 });
+                }
+                nix::unistd::ForkResult::Parent { child } => {
+                    let status = nix::sys::wait::waitpid(child, None).unwrap();
+                    assert_eq!(status, nix::sys::wait::WaitStatus::Exited(child, 0));
+                }
+            }
+        }
+        std::fs::set_permissions(&web, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 }
