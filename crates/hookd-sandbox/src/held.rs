@@ -1,8 +1,9 @@
 //! The places a confined command may not write or move, found on disk for one command: the
-//! catalog's names at the project's root and on the way to the working directory, what git reads
-//! there besides `.git` (`crate::git`), the catalog's places inside writable ones; absent
-//! ones get stand-ins (`placeholder`), and a link where one lies, or above it in a writable
-//! place, stops the command.
+//! catalog's names at the project's root and on the way to the working directory, those that
+//! exist below the roots off that way (`crate::walk`), what git reads there besides `.git`
+//! (`crate::git`), the catalog's places inside writable ones; absent ones get stand-ins
+//! (`placeholder`) except below, and a link where one lies, or above it in a writable place,
+//! stops the command.
 
 use std::path::{Path, PathBuf};
 
