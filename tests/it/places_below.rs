@@ -308,3 +308,42 @@ fn a_protected_link_below_the_root_stops_the_command() {
         )
     );
 }
+
+/// A hook whose sandbox cannot be prepared for what the walk found (here, a protected link
+/// below the root) is skipped, naming it, with the operator's hint about the project, not the
+/// kernel.
+#[test]
+fn a_hook_is_skipped_naming_what_the_walk_found() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^touch ran$']}}}}\n",
+    );
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: h, hook: post_session, command: 'touch ran'}]\n",
+    );
+    std::fs::create_dir_all(p.path().join("packages/x")).unwrap();
+    std::os::unix::fs::symlink("../../shared.env", p.path().join("packages/x/.env")).unwrap();
+    let c = hookd(&p, &tmp, &["dispatch", "post_session", "--events", "-"]);
+    let o = crate::support::with_stdin(c, "{}");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!p.path().join("ran").exists(), "the hook ran");
+    let skipped = crate::support::json_lines(&stderr(&o))
+        .into_iter()
+        .find(|e| e["type"] == "hook_command_skipped")
+        .unwrap();
+    assert_eq!(skipped["reason"], "sandbox_unavailable");
+    let link = p.path().canonicalize().unwrap().join("packages/x/.env");
+    assert_eq!(
+        skipped["detail"],
+        format!("the sandbox could not be prepared: {} is a symbolic link: the sandbox holds it read-only and cannot hold a link (replace the link with the directory or file itself)", link.display())
+    );
+    assert_eq!(
+        skipped["hint"],
+        "fix what the detail names in the project (a symbolic link where a held place is, a tree too large to walk, a directory of yours that cannot be read), or set `sandbox.enabled: false` in your config.yaml to run hooks unconfined"
+    );
+}
