@@ -14,6 +14,10 @@ use std::path::{Path, PathBuf};
 /// [`hookd_sandbox::git`]; the gate reads it too).
 pub use hookd_sandbox::git;
 
+/// The walk that finds protected names below a directory (the sandbox's
+/// [`hookd_sandbox::walk`]; the gate reads nested repositories' indirections from it).
+pub(crate) use hookd_sandbox::walk;
+
 /// Where a place is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -30,6 +34,10 @@ pub enum Anchor {
     /// The directory (or, with [`Shape::File`] and an empty path, the file) a variable names,
     /// when it is set. A colon-separated list names several (`KUBECONFIG`).
     Var(&'static str),
+    /// The file beside the one a variable names, when it is set: its extension replaced by the
+    /// row's path (`HOOKD_SOCKET=/x/d.sock` and `token`: `/x/d.token`, where the daemon keeps
+    /// its token).
+    VarSibling(&'static str),
     /// Named at run time by hookd's own state: the configuration files read, the files of
     /// `--config-dir`, the settings `hookd install --scope user` wrote.
     Runtime(Runtime),
@@ -188,6 +196,9 @@ pub const PLACES: &[Place] = &[
     row(Var("HOOKD_TRUST_FILE"), "", File, Hidden, HOOKD_OWN),
     row(Var("XDG_RUNTIME_DIR"), "hookd", Prefix, Hidden, "hookd's daemon socket and token"),
     row(Var("HOOKD_SOCKET"), "", File, Hidden, "hookd's daemon socket"),
+    row(Anchor::VarSibling("HOOKD_SOCKET"), "token", File, Hidden, "hookd's daemon token, beside a socket `HOOKD_SOCKET` names"),
+    row(Anchor::VarSibling("HOOKD_SOCKET"), "events", File, Hidden, "where the daemon at that socket writes its events (its clients append there when it is gone)"),
+    row(Anchor::VarSibling("HOOKD_SOCKET"), "fallback", File, Hidden, "the mark of a client of that daemon having fallen back"),
     row(Var("HOOKD_EVENTS"), "", Prefix, Hidden, "hookd's audit trail: the events file (and its rotated files) an adapter or the daemon appends to (hidden: a command that could read it could lock it and hold up every hook)"),
     row(Home, ".infer/hookd.sock", File, Hidden, "hookd's daemon socket (no runtime directory)"),
     row(Home, ".infer/hookd.token", File, Hidden, "hookd's daemon token (no runtime directory)"),
@@ -350,7 +361,7 @@ pub const PLACES: &[Place] = &[
 pub fn place_vars() -> impl Iterator<Item = &'static str> {
     let mut seen: Vec<&'static str> = Vec::new();
     for p in PLACES {
-        if let Anchor::Var(v) = p.anchor {
+        if let Anchor::Var(v) | Anchor::VarSibling(v) = p.anchor {
             if !seen.contains(&v) {
                 seen.push(v);
             }
@@ -433,6 +444,10 @@ impl Anchors {
                     };
                     parts.into_iter().map(|p| join(&p)).collect::<Vec<_>>()
                 })
+                .collect(),
+            Anchor::VarSibling(name) => (self.vars.iter())
+                .filter(|(v, value)| *v == name && value.file_name().is_some())
+                .map(|(_, value)| value.with_extension(place.path))
                 .collect(),
             Anchor::Anywhere | Anchor::GitDir | Anchor::Runtime(_) => Vec::new(),
         }
@@ -567,6 +582,7 @@ pub fn shown(p: &Place) -> String {
         Anchor::Home => tail("~"),
         Anchor::ConfigHome => tail("$XDG_CONFIG_HOME|~/.config"),
         Anchor::Var(v) => tail(&format!("${v}")),
+        Anchor::VarSibling(v) => format!("${{{v}%.*}}.{}", p.path),
         Anchor::Runtime(Runtime::Sources) => "every configuration file read".into(),
         Anchor::Runtime(Runtime::ConfigDir) => "--config-dir's three files".into(),
         Anchor::Runtime(Runtime::Installed) => {

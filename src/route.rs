@@ -462,7 +462,7 @@ impl Here {
             .into_iter()
             .map(|n| {
                 let (name, session) = ("exec".into(), session.into());
-                crate::events::NetworkRequest::of(n, name, HookPoint::PreTool, session)
+                crate::sandbox::network_event(n, name, HookPoint::PreTool, session)
             })
             .collect();
         let sink: Arc<dyn EventSink> = match &self.telemetry {

@@ -132,6 +132,28 @@ pub fn missing_for(policy: &SandboxPolicy) -> Vec<String> {
     hookd_sandbox::missing_for(&policy.base())
 }
 
+/// The event of a confined command's connection `n` through hookd's proxy: made by the hook
+/// `name` at `hook` (`exec` at `pre_tool` for a model's call) in `session`.
+pub(crate) fn network_event(
+    n: NetworkRequest,
+    name: String,
+    hook: crate::catalog::HookPoint,
+    session: String,
+) -> crate::events::NetworkRequest {
+    crate::events::NetworkRequest {
+        host: n.host,
+        port: n.port,
+        verdict: n.verdict.into(),
+        reason: n.reason,
+        bytes_out: n.bytes_out,
+        bytes_in: n.bytes_in,
+        duration_ms: n.duration_ms,
+        name,
+        hook,
+        session_id: session,
+    }
+}
+
 /// The catalog's places for `policy`: its own, or, when it has none (a configuration without
 /// a host), those of its home and the user database's.
 fn places_of(policy: &SandboxPolicy) -> SandboxPlaces {

@@ -370,18 +370,20 @@ impl CommandProvider {
                 // Confined when the sandbox is on; never run unconfined when it cannot be.
                 let confinement = match self.sandbox.as_ref().filter(|s| s.enabled) {
                     None => None,
-                    Some(policy) => {
-                        match crate::sandbox::prepare(policy, &self.project_dir) {
-                            Ok(c) => Some(std::sync::Arc::new(c)),
-                            Err(e) => {
-                                return Ran::Skipped(Skip {
-                                    reason: SkipReason::SandboxUnavailable,
-                                    detail: e.to_string(),
-                                    hint: "run hooks on a kernel with Landlock (ABI 3, Linux 6.2+) and unprivileged user namespaces, or set `sandbox.enabled: false` in your config.yaml to run them unconfined".into(),
-                                })
-                            }
+                    Some(policy) => match crate::sandbox::prepare(policy, &self.project_dir) {
+                        Ok(c) => Some(std::sync::Arc::new(c)),
+                        Err(e) => {
+                            let hint = match e {
+                                    crate::sandbox::Unavailable::Kernel(_) => "run hooks on a kernel with Landlock (ABI 3, Linux 6.2+) and unprivileged user namespaces, or set `sandbox.enabled: false` in your config.yaml to run them unconfined",
+                                    _ => "fix what the detail names in the project (a symbolic link where a held place is, a tree too large to walk, a directory of yours that cannot be read), or set `sandbox.enabled: false` in your config.yaml to run hooks unconfined",
+                                };
+                            return Ran::Skipped(Skip {
+                                reason: SkipReason::SandboxUnavailable,
+                                detail: e.to_string(),
+                                hint: hint.into(),
+                            });
                         }
-                    }
+                    },
                 };
                 let spec = RunSpec {
                     confinement,

@@ -164,7 +164,7 @@ fn network_events(
 ) {
     for n in network {
         let (name, session) = (spec.name.clone(), call.session_id.to_string());
-        let event = events::NetworkRequest::of(n, name, call.point, session);
+        let event = crate::sandbox::network_event(n, name, call.point, session);
         call.emit(Event::NetworkRequest(event));
     }
 }

@@ -415,30 +415,6 @@ pub struct NetworkRequest {
     pub session_id: String,
 }
 
-impl NetworkRequest {
-    /// The event of a confined command's connection `n` through hookd's proxy: made by the
-    /// hook `name` at `hook` (`exec` at `pre_tool` for a model's call) in `session`.
-    pub(crate) fn of(
-        n: crate::sandbox::NetworkRequest,
-        name: String,
-        hook: HookPoint,
-        session: String,
-    ) -> NetworkRequest {
-        NetworkRequest {
-            host: n.host,
-            port: n.port,
-            verdict: n.verdict.into(),
-            reason: n.reason,
-            bytes_out: n.bytes_out,
-            bytes_in: n.bytes_in,
-            duration_ms: n.duration_ms,
-            name,
-            hook,
-            session_id: session,
-        }
-    }
-}
-
 /// Every event hookd emits.
 // Each event is built once and moved into the stream; boxing the large one buys nothing.
 #[allow(clippy::large_enum_variant)]

@@ -203,20 +203,7 @@ fn rules(p: &Places) -> Vec<Rule> {
             rules.push(rule(path, place.shape));
         }
     }
-    // What the project's git reads besides `.git`: the git directory a `.git` file names, the
-    // directory `core.hooksPath` names, the files its configuration includes.
-    let git = crate::places::git::indirections(
-        &p.base.join(&p.project_dir),
-        &p.anchors.homes,
-        &p.anchors.config_homes,
-    );
-    for dir in &git.git_dirs {
-        for place in crate::places::in_git_dir().filter(|r| r.gate == Gate::Protect) {
-            rules.push(rule(dir.join(place.path), place.shape));
-        }
-    }
-    rules.extend(git.hooks_paths.into_iter().map(Rule::Dir));
-    rules.extend(git.includes.into_iter().map(Rule::File));
+    rules.extend(git_rules(&p.base.join(&p.project_dir), p));
     rules.extend(p.sources.iter().cloned().map(Rule::File));
     for f in &p.installed {
         rules.push(Rule::File(f.clone()));
@@ -234,12 +221,42 @@ fn rules(p: &Places) -> Vec<Rule> {
     rules
 }
 
+/// What git reads besides `.git` in the work tree `dir`: the git directory a `.git` file names
+/// (with its places, as a `.git`'s), the directory `core.hooksPath` names, the files its
+/// configuration includes.
+fn git_rules(dir: &Path, p: &Places) -> Vec<Rule> {
+    let git = crate::places::git::indirections(dir, &p.anchors.homes, &p.anchors.config_homes);
+    let mut rules = Vec::new();
+    for dir in &git.git_dirs {
+        for place in crate::places::in_git_dir().filter(|r| r.gate == Gate::Protect) {
+            rules.push(rule(dir.join(place.path), place.shape));
+        }
+    }
+    rules.extend(git.hooks_paths.into_iter().map(Rule::Dir));
+    rules.extend(git.includes.into_iter().map(Rule::File));
+    rules
+}
+
+/// The same for every repository below the project's root (a nested one, a submodule's work
+/// tree) that the sandbox's walk finds ([`crate::places::walk`]): their `.git` places are
+/// protected by name already, what they name elsewhere is not. Where the walk is cut short
+/// (a tree too large to walk), what it found is kept; the sandbox refuses to run there at all.
+fn nested_git_rules(p: &Places) -> Vec<Rule> {
+    let root = p.base.join(&p.project_dir);
+    crate::places::walk::walk(&root, &[".git"])
+        .dirs
+        .iter()
+        .flat_map(|d| git_rules(d, p))
+        .collect()
+}
+
 impl ProtectedPaths {
     /// hookd's configuration (`~/.infer/`, the project's `.infer/`, every file read), its trust
     /// store and state, the daemon's socket and token, and the agents' settings where
     /// `hookd install` puts its adapter.
     pub fn new(p: &Places) -> ProtectedPaths {
-        let rules = rules(p);
+        let mut rules = rules(p);
+        rules.extend(nested_git_rules(p));
         // Relative places (a library user's `project_dir` of `.`) are made absolute first.
         let cwd = &p.base;
         let mut all = Vec::with_capacity(rules.len() * 2);

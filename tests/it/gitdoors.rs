@@ -12,17 +12,24 @@ use crate::support::{stderr, stdout, Project};
 
 /// Plants `core.fsmonitor` (run by the next `git status`) in the config file `$1`, touching
 /// `$OUT/door`.
-const FSMONITOR: &str = r#"printf '[core]\n\tfsmonitor = "touch %s/door #"\n' "$OUT""#;
+pub(crate) const FSMONITOR: &str = r#"printf '[core]\n\tfsmonitor = "touch %s/door #"\n' "$OUT""#;
 
 /// A `pre-commit` hook that touches `$OUT/door`, written to the file `$1`.
-const HOOK: &str = r#"printf '#!/bin/sh\ntouch %s/door\n' "$OUT""#;
+pub(crate) const HOOK: &str = r#"printf '#!/bin/sh\ntouch %s/door\n' "$OUT""#;
 
 /// The unconfined `git status` and `git commit` that run what a door planted.
 const TRIGGER: &str = "git status >/dev/null 2>&1; \
                        git -c user.email=a@b -c user.name=n commit -q --allow-empty -m t >/dev/null 2>&1; true";
 
 /// `script` in `dir` of `p`: by `sh` as the user runs it, or through `hookd exec`.
-fn run(p: &Project, tmp: &Path, dir: &Path, script: &str, out: &Path, confined: bool) -> Output {
+pub(crate) fn run(
+    p: &Project,
+    tmp: &Path,
+    dir: &Path,
+    script: &str,
+    out: &Path,
+    confined: bool,
+) -> Output {
     let mut c = if confined {
         hookd(p, tmp, &["exec", "--", "sh", "-c", script])
     } else {
@@ -43,7 +50,7 @@ fn run(p: &Project, tmp: &Path, dir: &Path, script: &str, out: &Path, confined: 
 /// A door: `setup` (a shell script run unconfined in the project), then `attack` run from `cwd`
 /// (relative to the project), then the trigger from `trigger` (relative too). Unconfined the
 /// marker appears; confined it must not.
-fn door(name: &str, setup: &str, cwd: &str, attack: &str, trigger: &str) {
+pub(crate) fn door(name: &str, setup: &str, cwd: &str, attack: &str, trigger: &str) {
     for confined in [false, true] {
         let (p, tmp) = project();
         let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();

@@ -43,6 +43,7 @@ mod operator;
 mod otlp;
 mod peers;
 mod places;
+mod places_below;
 mod post_tool;
 mod runner;
 mod sandbox;

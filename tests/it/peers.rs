@@ -2,7 +2,9 @@
 //! Codex's Linux sandbox tests (openai/codex `codex-rs/linux-sandbox/tests/suite/sandbox.rs`
 //! at c63929af, `managed_proxy_unix_sockets_tests.rs` at ea218f5c), its Seatbelt policy tests
 //! (`codex-rs/sandboxing/src/seatbelt_tests.rs` at 1cbe3353) or Anthropic's sandbox-runtime
-//! tests (`test/sandbox/*.test.ts` at d35b813),
+//! tests (`test/sandbox/*.test.ts` at d35b813; the depth of its Linux search for mandatory-deny
+//! files, which its tests do not exercise, from `src/sandbox/linux-sandbox-utils.ts` at the same
+//! commit),
 //! performed for real: the attack runs unconfined first in a fresh project (its effect on the
 //! host proves it works), then through `hookd exec` in another, where hookd must be at least
 //! as strict as the peer. What the peer allows must work confined too, unless hookd is
@@ -563,6 +565,40 @@ fn cases() -> Vec<Case> {
             peer: Allows,
             hookd: Hookd::Stricter,
             ..mandatory!("test/sandbox/mandatory-deny-paths.test.ts: allows writes to .git/config when allowGitConfig is true", ".git/config")
+        },
+        // ---- sandbox-runtime, its Linux search for mandatory-deny files below the working
+        // directory (`rg --files --hidden --max-depth 3`, its globs, `-g '!**/node_modules/**'`,
+        // .gitignore honoured): the depth cases, from the source (its tests have none) ----
+        mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): a nested repository's .git/config", "sub/.git/config"),
+        mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): .mcp.json one level down", "web/.mcp.json"),
+        mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): .bashrc two levels down", "a/b/.bashrc"),
+        mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): .gitmodules two levels down", "a/b/.gitmodules"),
+        mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): .vscode/ one level down", "web/.vscode/settings.json"),
+        mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): .idea/ one level down", "web/.idea/workspace.xml"),
+        mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): .claude/agents/ one level down", "web/.claude/agents/a.md"),
+        Case {
+            peer: Allows,
+            hookd: Hookd::Stricter,
+            ..mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): .claude/commands/ two levels down (a file five deep, past its depth)", "a/b/.claude/commands/test.md")
+        },
+        Case {
+            peer: Allows,
+            hookd: Hookd::Stricter,
+            ..mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): a nested repository's .git/hooks (a file four deep, past its depth)", "sub/.git/hooks/pre-commit")
+        },
+        Case {
+            peer: Allows,
+            hookd: Hookd::Stricter,
+            setup: "echo web/ > .gitignore && mkdir -p web && echo ORIGINAL > web/.mcp.json",
+            ..mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): .mcp.json in a directory .gitignore names (rg skips it)", "web/.mcp.json")
+        },
+        Case {
+            peer: Allows,
+            ..mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): .mcp.json three levels down (past both depths)", "a/b/c/.mcp.json")
+        },
+        Case {
+            peer: Allows,
+            ..mandatory!("src/sandbox/linux-sandbox-utils.ts: linuxGetMandatoryDenyPaths (rg --files --hidden --max-depth 3): .mcp.json in node_modules (-g '!**/node_modules/**')", "node_modules/x/.mcp.json")
         },
         // ---- sandbox-runtime, integration ----
         case(

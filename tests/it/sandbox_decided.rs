@@ -89,10 +89,23 @@ fn a_home_the_repository_sets_does_not_choose_the_policy_of_a_confined_call() {
     let out = agent_shell(&p, &tmp, &root, &env, &first);
     let nest = root.join("nest");
     assert!(
-        out.ends_with(&format!("status=0 cwd={}\n", nest.display())),
+        out.contains(&format!("status=0 cwd={}\n", nest.display())),
+        "{out}"
+    );
+    // The `.git` it made below the project, which cannot be held, is moved aside once the
+    // command has ended, and said; the attack below makes it again (a repository is no
+    // boundary the command can draw).
+    assert!(
+        out.contains(&format!(
+            "hookd: the confined command made {}/.git (a repository below the project,",
+            nest.display()
+        )),
         "{out}"
     );
     let attack = format!("touch {}", marker.display());
+    // The attacker's next call makes it again (it only exists while that call runs): here it
+    // stands as made.
+    std::fs::create_dir_all(nest.join(".git")).unwrap();
     // There, `hookd exec` as the shell would find it reads the planted home's policy: the
     // attack works without the adapter's decision.
     let out = agent_shell(&p, &tmp, &nest, &env, &undecided(&attack));

@@ -129,7 +129,11 @@ fn confined(p: &Project, tmp: &Path, env: &[(&str, &Path)], targets: &[String]) 
 /// The daemon, as a user starts it (`hookd serve`, its socket where hookd puts it when there is
 /// no runtime directory: `~/.infer/hookd.sock`, its token beside it).
 fn daemon(p: &Project) -> std::process::Child {
-    let socket = p.home.path().join(".infer/hookd.sock");
+    daemon_at(p, &p.home.path().join(".infer/hookd.sock"))
+}
+
+/// The daemon, its socket at `socket` (`hookd serve --socket`).
+fn daemon_at(p: &Project, socket: &Path) -> std::process::Child {
     std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
     let mut child = p
         .cmd(&["serve", "--socket", socket.to_str().unwrap()])
@@ -778,4 +782,39 @@ fn shared_memory_is_the_commands_own() {
     assert_eq!(after, "SAFE\n", "the host's shared memory was written");
     assert!(!linked, "a link was planted in the host's /dev/shm");
     assert!(!mine.exists());
+}
+
+/// A daemon at a socket `HOOKD_SOCKET` names (anywhere): its token, events trail and fallback
+/// mark beside it are hidden from a confined command as the default places' are. Read for real:
+/// unconfined the token is read, confined it is not.
+#[test]
+fn a_custom_sockets_token_is_hidden() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let dir = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let socket = dir.path().join("d.sock");
+    let mut daemon = daemon_at(&p, &socket);
+    let token = dir.path().join("d.token");
+    let secret = std::fs::read_to_string(&token).unwrap();
+    assert!(!secret.is_empty());
+    std::fs::write(dir.path().join("d.events"), "{}\n").unwrap();
+    std::fs::write(dir.path().join("d.fallback"), "x\n").unwrap();
+    let read = format!(
+        "cat {0}/d.token {0}/d.events {0}/d.fallback",
+        dir.path().display()
+    );
+    let o = std::process::Command::new("sh")
+        .args(["-c", &read])
+        .output()
+        .unwrap();
+    assert!(stdout(&o).starts_with(&secret), "{}", stderr(&o));
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &read])
+        .env("HOOKD_SOCKET", &socket)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+    let _ = daemon.kill();
+    let _ = daemon.wait();
 }

@@ -177,6 +177,25 @@ fn runs_a_command(todo: &Path) -> bool {
     })
 }
 
+/// Move `path` (what a confined command made: `what`) aside, never following it; what was
+/// done, one sentence.
+pub(crate) fn set_aside(path: &Path, what: &str) -> String {
+    let Some(aside) = free_name(path) else {
+        return format!("the confined command made {} ({what}), and it could not be moved aside: do not run git there before you have looked at it", path.display());
+    };
+    match std::fs::rename(path, &aside) {
+        Ok(()) => format!(
+            "the confined command made {} ({what}): moved to {}; look at it before you rename it back",
+            path.display(),
+            aside.display()
+        ),
+        Err(e) => format!(
+            "the confined command made {} ({what}), and it could not be moved aside ({e}): do not run git there before you have looked at it",
+            path.display()
+        ),
+    }
+}
+
 /// `state` with `.hookd-aside` (and a number, where that is taken) added.
 fn free_name(state: &Path) -> Option<PathBuf> {
     let name = state.file_name()?.to_string_lossy().into_owned();

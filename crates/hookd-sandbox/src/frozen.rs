@@ -57,6 +57,10 @@ pub(super) fn plan(writable: &[PathBuf]) -> Result<Frozen, Unavailable> {
         .collect();
     points.sort();
     points.dedup();
+    // A mount at or below a writable place stays as it is (`write: ['/']` leaves everything);
+    // a writable place that is itself a mount point needs no binding back (and `/` could not
+    // be: a mount on `/` is not the process's root).
+    points.retain(|p| !writable.iter().any(|w| p.starts_with(w)));
     let flagged = |p: &Path| Ok((c_path(p)?, super::linux::mount_flags(p)));
     Ok(Frozen {
         mounts: points
@@ -65,10 +69,22 @@ pub(super) fn plan(writable: &[PathBuf]) -> Result<Frozen, Unavailable> {
             .collect::<Result<_, Unavailable>>()?,
         writable: writable
             .iter()
-            .filter(|w| w.exists())
+            .filter(|w| w.exists() && !is_mount_point(w))
             .map(|w| flagged(w))
             .collect::<Result<_, Unavailable>>()?,
     })
+}
+
+/// Whether `path` is a mount point (its device differs from its parent's, or it is `/`).
+fn is_mount_point(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(parent) = path.parent() else {
+        return true;
+    };
+    match (path.metadata(), parent.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() != b.dev(),
+        _ => false,
+    }
 }
 
 /// In the child, in its own mount namespace: each mount read-only (`/` must be; another that

@@ -1,8 +1,9 @@
 //! The places a confined command may not write or move, found on disk for one command: the
-//! catalog's names at the project's root and on the way to the working directory, what git reads
-//! there besides `.git` (`crate::git`), the catalog's places inside writable ones; absent
-//! ones get stand-ins (`placeholder`), and a link where one lies, or above it in a writable
-//! place, stops the command.
+//! catalog's names at the project's root and on the way to the working directory, those that
+//! exist below the roots off that way (`crate::walk`), what git reads there besides `.git`
+//! (`crate::git`), the catalog's places inside writable ones; absent ones get stand-ins
+//! (`placeholder`) except below, and a link where one lies, or above it in a writable place,
+//! stops the command.
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,54 @@ const CREATED_WHEN_ABSENT: &[&str] = &[".infer", ".claude", ".gemini", ".git/hoo
 pub(super) struct Held {
     pub(super) pinned: Vec<PathBuf>,
     pub(super) read_only: Vec<PathBuf>,
+    /// What the walk found below the roots, to tell what the command made there.
+    pub(super) below: Below,
+}
+
+/// The protected names that existed below the roots off the way to the working directory when
+/// the command started: what it made there is what exists there when it has ended and not
+/// before ([`Below::made`]).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Below {
+    roots: Vec<PathBuf>,
+    on_path: Vec<PathBuf>,
+    names: Vec<String>,
+    before: Vec<PathBuf>,
+    /// How many directories the walks read.
+    read: usize,
+}
+
+/// Up to how many directories read at the start the command's end looks again: the second walk
+/// costs as much as the first (3-6 µs a directory), and what it names is for the operator to
+/// review, not a boundary (the next command's walk holds what was made).
+pub(super) const LOOKS_AGAIN_UP_TO: usize = 1_000;
+
+impl Below {
+    /// The protected places below the roots (off the way, at most [`crate::walk::DEPTH`] levels
+    /// down) that exist now and did not when the command started: `web/.claude`, a new
+    /// `sub/.git`. A walk cut short reports what it found; where the walks at the start read
+    /// more than [`LOOKS_AGAIN_UP_TO`] directories, nothing is looked for.
+    pub(super) fn made(&self) -> Vec<PathBuf> {
+        if self.read > LOOKS_AGAIN_UP_TO {
+            return Vec::new();
+        }
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let mut out = Vec::new();
+        for root in &self.roots {
+            for dir in crate::walk::walk(root, &names).dirs {
+                if self.on_path.contains(&dir) {
+                    continue;
+                }
+                for name in &names {
+                    let p = dir.join(name);
+                    if p.symlink_metadata().is_ok() && !self.before.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 impl Held {
@@ -177,29 +226,42 @@ impl Finder<'_> {
     }
 
     /// The places held by name in `dir` (a directory of the project on the way to the
-    /// command's working directory), and what its git reads besides.
-    fn names_in(&mut self, dir: &Path, root: bool) -> Result<(), Unavailable> {
+    /// command's working directory, or, `below`, one the walk found off that way), and what
+    /// its git reads besides. Below, only the names that exist are held (no stand-in: a name
+    /// cannot be kept from being made in every directory), but a `.git` directory found there
+    /// is held whole as the root's is.
+    fn names_in(&mut self, dir: &Path, root: bool, below: bool) -> Result<(), Unavailable> {
         let dot = dir.join(".git").symlink_metadata();
         let git_dir = dot.as_ref().is_ok_and(|m| m.is_dir());
         let pointer = dot.as_ref().is_ok_and(|m| m.is_file());
         for (name, what) in &self.places.by_name {
-            // `.gitmodules` matters only beside a `.git` (where there is none, its stand-in
-            // keeps a repository from being made).
-            if (name.starts_with(".git/") && !git_dir) || (name == ".gitmodules" && dot.is_err()) {
+            if name.starts_with(".git/") && !git_dir {
                 continue;
             }
             let path = dir.join(name);
-            if root && self.makes && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists()
-            {
-                // Held read-only from now on; git does not see an empty directory.
-                let _ = std::fs::create_dir(&path);
-            }
             // A `.git` file is a pointer: rewriting it redirects git, so it is read-only.
             let what = if name == ".git" && pointer {
                 Hold::ReadOnly
             } else {
                 *what
             };
+            if below && !name.starts_with(".git/") {
+                if path.symlink_metadata().is_ok() {
+                    self.held.below.before.push(path.clone());
+                }
+                self.held.hold(path, what, &[])?;
+                continue;
+            }
+            // `.gitmodules` matters only beside a `.git` (where there is none, its stand-in
+            // keeps a repository from being made).
+            if name == ".gitmodules" && dot.is_err() {
+                continue;
+            }
+            if root && self.makes && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists()
+            {
+                // Held read-only from now on; git does not see an empty directory.
+                let _ = std::fs::create_dir(&path);
+            }
             // `.git/NAME`: `.git` itself, held first, is refused where it is a link.
             self.hold(path, what, stand_for(name), true)?;
         }
@@ -239,6 +301,22 @@ impl Finder<'_> {
     }
 }
 
+/// The directories below `root` that the walk finds holding a protected name; a walk cut short
+/// stops the command (an attacker could grow the tree on purpose to hide a place).
+fn below(places: &Places, root: &Path) -> Result<crate::walk::Found, Unavailable> {
+    let names: Vec<&str> = (places.by_name.iter())
+        .filter(|(n, _)| !n.contains('/'))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let found = crate::walk::walk(root, &names);
+    match found.cut {
+        Some(cut) => Err(Unavailable::Prepare(format!(
+            "{cut}; a place below it could not be held read-only"
+        ))),
+        None => Ok(found),
+    }
+}
+
 fn is_socket(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
     path.symlink_metadata()
@@ -272,8 +350,9 @@ pub(super) fn held(
         makes: project.parent().is_some(),
         held: Held::default(),
     };
-    for dir in name_dirs(project, cwd) {
-        find.names_in(&dir, dir == project)?;
+    let on_path = name_dirs(project, cwd);
+    for dir in &on_path {
+        find.names_in(dir, dir == project, false)?;
     }
     // The names are held at every other writable root too (Codex holds `.git` and `.codex` in
     // each): to git and the agents a `sandbox.write` entry is a project of its own.
@@ -281,8 +360,27 @@ pub(super) fn held(
         .filter(|w| !w.starts_with(project) && w.is_dir())
         .cloned()
         .collect();
-    for dir in roots {
-        find.names_in(&dir, false)?;
+    for dir in &roots {
+        find.names_in(dir, false, false)?;
+    }
+    // The names that exist below each root, off the way to the working directory (`web/.env`,
+    // a nested repository's `.git`), found by a bounded walk (`crate::walk`).
+    if find.makes {
+        let names = (places.by_name.iter()).filter(|(n, _)| !n.contains('/'));
+        find.held.below.names = names.map(|(n, _)| n.clone()).collect();
+        find.held.below.roots = std::iter::once(project.to_path_buf())
+            .chain(roots.iter().cloned())
+            .collect();
+        find.held.below.on_path = on_path.clone();
+        for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
+            let found = below(places, root)?;
+            find.held.below.read += found.read;
+            for dir in found.dirs {
+                if !on_path.contains(&dir) {
+                    find.names_in(&dir, false, true)?;
+                }
+            }
+        }
     }
     let mut held = find.held;
     let prefixed = places.prefixed_now();

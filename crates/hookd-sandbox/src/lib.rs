@@ -68,6 +68,7 @@ mod home;
 mod linux;
 mod places;
 mod spawn;
+pub mod walk;
 
 pub use egress::proxy::NetworkRequest;
 pub use egress::{invalid_entry as invalid_host_entry, proxy_vars, Egress, PROXY_ADDR};
@@ -295,6 +296,8 @@ pub struct Confinement {
     aftermath: aftermath::Aftermath,
     /// The rest of the filesystem, read-only ([`frozen`]).
     frozen: frozen::Frozen,
+    /// The protected names the walk found below the roots ([`Confinement::made_below`]).
+    below: held::Below,
 }
 
 /// The git directories of the project's work tree: its `.git`, or the one its `.git` file
@@ -421,7 +424,15 @@ impl Confinement {
             nested: None,
             aftermath: aftermath::Aftermath::before(git_dirs(&project, places)),
             frozen: frozen::plan(&real_writable)?,
+            below: std::mem::take(&mut held.below),
         })
+    }
+
+    /// The protected places the command made below the project (and the other writable roots),
+    /// off the way to its working directory, where absent ones cannot be held (`mkdir
+    /// web/.claude`, `git init sub`): read once it has ended, for the operator to review.
+    pub fn made_below(&self) -> Vec<PathBuf> {
+        self.below.made()
     }
 
     /// What the command may write and reach, for events and people.
@@ -464,7 +475,20 @@ impl Confinement {
     /// (a rebase's to-do list with an `exec` line), moved aside; one sentence each of what was
     /// moved, for the caller to say (on stderr, in the hook's report).
     pub fn settle(&self) -> Vec<String> {
-        self.aftermath.settle()
+        let mut said = self.aftermath.settle();
+        for made in self.made_below() {
+            // A repository made below: moved aside, as git's other ways around are held (its
+            // configuration would run at the next `git status` there). Other places are named.
+            if made.file_name().is_some_and(|n| n == ".git") {
+                said.push(aftermath::set_aside(
+                    &made,
+                    "a repository below the project, whose configuration git would run at your next `git status` there",
+                ));
+            } else {
+                said.push(made_note(&made));
+            }
+        }
+        said
     }
 
     /// The connections the command made through hookd's proxy, once those still open have
@@ -647,14 +671,23 @@ pub fn run<'a>(
             program: argv.first().cloned().unwrap_or_default(),
             source,
         })?;
-    // What it left that git would run later was moved aside: said where its own stderr went.
-    for moved in confinement.settle() {
-        eprintln!("{moved}");
+    // What it left that git would run later was moved aside, and what it made below that
+    // could not be held: said where its own stderr went.
+    for said in confinement.settle() {
+        eprintln!("hookd: {said}");
     }
     Ok(status
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1))
+}
+
+/// What the operator is told of a protected place a confined command made below the project.
+pub fn made_note(path: &Path) -> String {
+    format!(
+        "the confined command made {}, which agents or git read on their own; it could not be held (it did not exist): review it before you start an agent or git there",
+        path.display()
+    )
 }
 
 /// `path` with `.`, `..` and every symlink resolved, component by component, as far as they

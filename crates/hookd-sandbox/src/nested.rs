@@ -155,6 +155,7 @@ pub(super) fn prepare(
             project.join(".git").is_dir().then(|| project.join(".git")),
         ),
         frozen: Default::default(),
+        below: Default::default(),
     })
 }
 

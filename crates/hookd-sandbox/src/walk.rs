@@ -1,0 +1,280 @@
+//! The walk that finds the protected names that exist below a root off the way to the
+//! command's working directory (`web/.claude`, `web/.env`, a nested repository's `.git`):
+//! breadth first, a few levels deep, never through a link, and never trusting what the
+//! confined command can write to decide what is skipped (no `.gitignore`, no marker file).
+//! The sandbox holds what it finds as it holds the root's; the gate reads the nested
+//! repositories' indirections from the same walk.
+//!
+//! Why these bounds (docs/security.md, "Below the project's root"): a place held once keeps
+//! its ancestors pinned, so nothing found can be moved out of reach of the next walk; what a
+//! bound leaves out could be written by the command whatever the bound. Only names are read
+//! (one `getdents` per directory, no `stat`): its cost is the number of directories and
+//! entries it reads, measured in docs/benchmarks.md.
+
+use std::path::{Path, PathBuf};
+
+/// How deep the walk finds names: a name at most this many components below the root
+/// (`a/b/.env`, `web/.claude`, `vendor/lib/.git`). sandbox-runtime's Linux search lists files
+/// at most 3 deep (`rg --max-depth 3`), so it finds `a/b/.mcp.json` and `sub/.git/config` but
+/// not `sub/.git/hooks/*`; a directory found here is held whole, and a `.git` with all its
+/// places, so this depth finds everything it finds and more.
+pub const DEPTH: usize = 3;
+
+/// The most directories one walk reads. Where a level would take it beyond, the walk stops
+/// before reading that level and says so ([`Found::cut`]).
+pub const MOST_DIRS: usize = 20_000;
+
+/// The most entries one walk reads (all directories together), checked after each level.
+pub const MOST_ENTRIES: usize = 1_000_000;
+
+/// Directories never entered, by name (they are not entered because what is in them is not a
+/// place anyone starts an agent, git or an editor in: `node_modules` holds installed packages,
+/// code the user's next `npm test` runs anyway; sandbox-runtime skips it too). The names
+/// protected themselves are not entered either: each is held whole, or is a `.git` whose
+/// places are held by their own names.
+pub const NOT_ENTERED: &[&str] = &["node_modules"];
+
+/// Levels with at least this many directories are read by several threads (directories are
+/// independent; on a large tree the kernel's work is most of the cost).
+const PARALLEL_FROM: usize = 256;
+
+/// What one walk found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The directories below the root (not the root itself) that hold at least one of the
+    /// names, outermost first.
+    pub dirs: Vec<PathBuf>,
+    /// How many directories it read.
+    pub read: usize,
+    /// Where the walk stopped short of its depth, why, and what to do. The caller fails closed
+    /// on it (an attacker could make the tree that large, or a directory of its own unreadable,
+    /// on purpose to keep a place from being found).
+    pub cut: Option<String>,
+}
+
+/// What reading some directories of one level gave.
+#[derive(Default)]
+struct Read {
+    /// The directories read that hold one of the names.
+    holding: Vec<PathBuf>,
+    /// Their subdirectories to read at the next level.
+    next: Vec<PathBuf>,
+    entries: usize,
+    /// Directories of this user's that could not be read (or a part of the level a thread
+    /// failed to read): the walk cannot say what is in them.
+    unreadable: Vec<PathBuf>,
+}
+
+/// The directories below `root`, at most [`DEPTH`] levels down, that hold one of `names`
+/// (exact names of entries, any type). Directories named in `names` or [`NOT_ENTERED`], and
+/// links, are not entered.
+pub fn walk(root: &Path, names: &[&str]) -> Found {
+    let mut found = Found::default();
+    let mut level = vec![root.to_path_buf()];
+    let (mut dirs, mut entries) = (0usize, 0usize);
+    for depth in 1..=DEPTH {
+        if level.is_empty() {
+            break;
+        }
+        let why = if dirs + level.len() > MOST_DIRS {
+            format!(
+                "{} directories to read, more than the {MOST_DIRS} it reads (remove what makes the tree that large, or run the command from a smaller project)",
+                dirs + level.len()
+            )
+        } else if entries > MOST_ENTRIES {
+            format!("{entries} entries read, more than the {MOST_ENTRIES} it reads (remove what makes the tree that large, or run the command from a smaller project)")
+        } else {
+            String::new()
+        };
+        if !why.is_empty() {
+            found.cut = Some(format!(
+                "the walk for protected places below {} stopped at depth {}: {why}",
+                root.display(),
+                depth - 1
+            ));
+            return found;
+        }
+        dirs += level.len();
+        found.read = dirs;
+        let enter = depth < DEPTH;
+        let read = read_level(&level, names, enter);
+        if let Some(dir) = read.unreadable.first() {
+            found.cut = Some(format!(
+                "the walk for protected places below {} could not read {}, which is yours: a confined command could have made it unreadable to keep a place in it from being held (make it readable: chmod u+rx '{}')",
+                root.display(),
+                dir.display(),
+                dir.display()
+            ));
+            return found;
+        }
+        entries += read.entries;
+        found
+            .dirs
+            .extend(read.holding.into_iter().filter(|d| d != root));
+        level = read.next;
+    }
+    found
+}
+
+/// Read the directories of one level (by several threads where there are many).
+fn read_level(level: &[PathBuf], names: &[&str], enter: bool) -> Read {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
+    if level.len() < PARALLEL_FROM || threads < 2 {
+        return read_dirs(level, names, enter);
+    }
+    let chunk = level.len().div_ceil(threads);
+    let parts: Vec<Read> = std::thread::scope(|s| {
+        let handles: Vec<_> = level
+            .chunks(chunk)
+            .map(|part| (part, s.spawn(move || read_dirs(part, names, enter))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|(part, h)| {
+                h.join().unwrap_or_else(|_| Read {
+                    unreadable: part.to_vec(),
+                    ..Read::default()
+                })
+            })
+            .collect()
+    });
+    let mut out = Read::default();
+    for p in parts {
+        out.holding.extend(p.holding);
+        out.next.extend(p.next);
+        out.entries += p.entries;
+        out.unreadable.extend(p.unreadable);
+    }
+    out
+}
+
+/// Read each of `dirs` (opened without following a link): whether it holds one of `names`,
+/// and, with `enter`, its subdirectories to read next.
+fn read_dirs(dirs: &[PathBuf], names: &[&str], enter: bool) -> Read {
+    use nix::dir::{Dir, Type};
+    use nix::fcntl::OFlag;
+    use nix::sys::stat::Mode;
+    let mut out = Read::default();
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    for dir in dirs {
+        let mut d = match Dir::open(dir.as_path(), flags, Mode::empty()) {
+            Ok(d) => d,
+            // The user's own directory made unreadable (`chmod 000 web`): the command could
+            // make it readable again once its places are no longer found. Another user's
+            // stays as it is (the command cannot change its mode).
+            Err(nix::errno::Errno::EACCES | nix::errno::Errno::EPERM) if owned(dir) => {
+                out.unreadable.push(dir.clone());
+                continue;
+            }
+            Err(_) => continue,
+        };
+        let mut holds = false;
+        for e in d.iter().flatten() {
+            let name = e.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            out.entries += 1;
+            if names.iter().any(|n| n.as_bytes() == name) {
+                holds = true;
+                continue;
+            }
+            if !enter || NOT_ENTERED.iter().any(|n| n.as_bytes() == name) {
+                continue;
+            }
+            use std::os::unix::ffi::OsStrExt;
+            let path = dir.join(std::ffi::OsStr::from_bytes(name));
+            // The type from the directory entry itself (no `stat`, except on a filesystem that
+            // does not say); a link is not a directory here.
+            let is_dir = match e.file_type() {
+                Some(t) => t == Type::Directory,
+                None => path.symlink_metadata().is_ok_and(|m| m.is_dir()),
+            };
+            if is_dir {
+                out.next.push(path);
+            }
+        }
+        if holds {
+            out.holding.push(dir.clone());
+        }
+    }
+    out
+}
+
+/// Whether `dir` belongs to this process's user.
+fn owned(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    dir.symlink_metadata()
+        .is_ok_and(|m| m.uid() == nix::unistd::geteuid().as_raw())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_found_three_levels_down_and_not_below() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        for dir in [
+            "web/.claude",
+            "a/b/.git/hooks",
+            "a/b/c/.claude",
+            "node_modules/x/.claude",
+            ".claude/y/.env",
+            "t/linked",
+        ] {
+            std::fs::create_dir_all(r.join(dir)).unwrap();
+        }
+        std::fs::write(r.join("web/.env"), "").unwrap();
+        std::fs::write(r.join(".env"), "").unwrap();
+        std::os::unix::fs::symlink(r.join("web"), r.join("t/link")).unwrap();
+        let f = walk(r, &[".claude", ".env", ".git"]);
+        assert_eq!(f.dirs, [r.join("web"), r.join("a/b")]);
+        assert_eq!(f.cut, None);
+    }
+
+    /// A directory of the user's own made unreadable (`chmod 000 web`, which a confined command
+    /// can do between two commands) cuts the walk; as root, run as another user who owns it.
+    #[test]
+    fn an_unreadable_directory_of_ones_own_cuts_the_walk() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let web = d.path().join("web");
+        std::fs::create_dir_all(web.join(".claude")).unwrap();
+        let root = nix::unistd::geteuid().is_root();
+        let nobody = nix::unistd::Uid::from_raw(65534);
+        if root {
+            for p in [&web, &web.join(".claude"), &d.path().to_path_buf()] {
+                nix::unistd::chown(p.as_path(), Some(nobody), None).unwrap();
+            }
+        }
+        std::fs::set_permissions(&web, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let cut = |f: Found| {
+            f.cut.is_some_and(|c| {
+                c.contains(&format!("could not read {}, which is yours", web.display()))
+            })
+        };
+        if !root {
+            assert!(cut(walk(d.path(), &[".claude"])));
+        } else {
+            // SAFETY: the child only drops to another user, walks and exits.
+            match unsafe { nix::unistd::fork() }.unwrap() {
+                nix::unistd::ForkResult::Child => {
+                    let ok = nix::unistd::setgid(nix::unistd::Gid::from_raw(65534)).is_ok()
+                        && nix::unistd::setuid(nobody).is_ok()
+                        && cut(walk(d.path(), &[".claude"]));
+                    std::process::exit(if ok { 0 } else { 1 });
+                }
+                nix::unistd::ForkResult::Parent { child } => {
+                    let status = nix::sys::wait::waitpid(child, None).unwrap();
+                    assert_eq!(status, nix::sys::wait::WaitStatus::Exited(child, 0));
+                }
+            }
+        }
+        std::fs::set_permissions(&web, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}

@@ -1,0 +1,358 @@
+//! Issue 40: the protected places that exist below the project's root, off the way from it to
+//! the command's working directory (a monorepo's `web/.claude`, `web/.env`, a nested
+//! repository's `.git`, a submodule's `.git` file and the git directory it names), are held as
+//! the root's are: each attack is performed for real from the root, unconfined first (the file
+//! changes, or the user's next unconfined git command leaves the marker), then through
+//! `hookd exec`, where it must not. The walk that finds them has bounds; they are tested too.
+
+use crate::gitdoors::{door, run, FSMONITOR, HOOK};
+use crate::sandbox::{confinable, hookd, project};
+use crate::support::stderr;
+
+/// What each file holds before the attack (valid JSON: agents' settings are read as JSON).
+const ORIGINAL: &str = "{}\n";
+
+/// Whether a command run from the root could change the existing file `path` (below the root),
+/// confined or not, in a fresh project.
+fn changed(path: &str, confined: bool) -> bool {
+    let (p, tmp) = project();
+    let file = p.path().join(path);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, ORIGINAL).unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let script = format!("printf pwned > '{path}'");
+    let o = run(&p, &tmp, p.path(), &script, out.path(), confined);
+    assert_ne!(o.status.code(), Some(126), "{path}: {}", stderr(&o));
+    std::fs::read_to_string(&file).unwrap_or_default() != ORIGINAL
+}
+
+#[test]
+fn existing_agent_files_below_the_root_are_read_only() {
+    if !confinable() {
+        return;
+    }
+    for path in [
+        "web/.claude/settings.json",
+        "web/.claude/skills/x/SKILL.md",
+        "web/.env",
+        "web/.gemini/settings.json",
+        "a/b/.mcp.json",
+        "a/b/.envrc",
+        "web/.vscode/tasks.json",
+        "tools/.gitmodules",
+    ] {
+        assert!(changed(path, false), "{path}: the attack fails unconfined");
+        assert!(!changed(path, true), "{path}: written confined");
+    }
+    // Ordinary files beside them stay writable.
+    assert!(changed("web/package.json", true));
+    assert!(changed("web/.claude-notes", true));
+}
+
+#[test]
+fn a_nested_repository_below_the_root_is_held_as_the_roots() {
+    if !confinable() {
+        return;
+    }
+    door(
+        "its config",
+        "git init -q sub",
+        "",
+        &format!("{FSMONITOR} >> sub/.git/config"),
+        "sub",
+    );
+    door(
+        "its hooks",
+        "git init -q sub",
+        "",
+        &format!("{HOOK} > sub/.git/hooks/pre-commit && chmod +x sub/.git/hooks/pre-commit"),
+        "sub",
+    );
+    door(
+        "moved away and replaced",
+        "git init -q a/sub",
+        "",
+        &format!(
+            "mv a/sub/.git a/sub/.git-old && git init -q a/sub && {FSMONITOR} >> a/sub/.git/config"
+        ),
+        "a/sub",
+    );
+    door(
+        "its absent commondir",
+        "git init -q sub",
+        "",
+        &format!("cp -r sub/.git evil && {FSMONITOR} >> evil/config && echo ../../evil > sub/.git/commondir"),
+        "sub",
+    );
+    door(
+        "its core.hooksPath",
+        "git init -q sub && mkdir hooks-sub && git -C sub config core.hooksPath ../hooks-sub",
+        "",
+        &format!("{HOOK} > hooks-sub/pre-commit && chmod +x hooks-sub/pre-commit"),
+        "sub",
+    );
+}
+
+/// A submodule's work tree: a `.git` file naming a git directory elsewhere.
+const POINTER: &str =
+    "mkdir -p vendor store && git init -q --separate-git-dir=\"$PWD/store/lib.git\" vendor/lib";
+
+#[test]
+fn a_git_file_below_the_root_and_the_git_directory_it_names_are_held() {
+    if !confinable() {
+        return;
+    }
+    door(
+        "the git directory it names",
+        POINTER,
+        "",
+        &format!("{FSMONITOR} >> store/lib.git/config"),
+        "vendor/lib",
+    );
+    door(
+        "the git directory's hooks",
+        POINTER,
+        "",
+        &format!(
+            "{HOOK} > store/lib.git/hooks/pre-commit && chmod +x store/lib.git/hooks/pre-commit"
+        ),
+        "vendor/lib",
+    );
+    door(
+        "the pointer",
+        POINTER,
+        "",
+        &format!("cp -r store/lib.git evil.git && {FSMONITOR} >> evil.git/config && echo \"gitdir: $PWD/evil.git\" > vendor/lib/.git"),
+        "vendor/lib",
+    );
+}
+
+/// The walk's bounds, as docs/security.md states them: a place more than three levels below a
+/// root is not found (and stays writable, as it is for sandbox-runtime), nor one inside
+/// `node_modules`; a tree too large to walk stops the command, naming where the walk stopped.
+#[test]
+fn the_walk_has_bounds_and_a_cut_walk_stops_the_command() {
+    if !confinable() {
+        return;
+    }
+    assert!(
+        changed("a/b/c/.env", true),
+        "four levels down is not walked"
+    );
+    assert!(changed("node_modules/x/.env", true));
+    let (p, tmp) = project();
+    for i in 0..20_000 {
+        std::fs::create_dir(p.path().join(format!("d{i}"))).unwrap();
+    }
+    let o = hookd(&p, &tmp, &["exec", "--", "touch", "ran"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert!(!p.path().join("ran").exists(), "the command ran");
+    let root = p.path().canonicalize().unwrap();
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "hookd exec: not run: the sandbox could not be prepared: the walk for protected places below {} stopped at depth 1: 20001 directories to read, more than the 20000 it reads (remove what makes the tree that large, or run the command from a smaller project); a place below it could not be held read-only\n",
+            root.display()
+        )
+    );
+}
+
+/// Issue 40 item 2: the model's file tools are refused what a nested repository's git reads
+/// outside its `.git` (its `core.hooksPath`, its included files, the git directory its `.git`
+/// file names), as they are the root's: through the Claude Code adapter's `Write`.
+#[test]
+fn the_gate_protects_what_a_nested_repository_names() {
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let setup = format!(
+        "git init -q sub && mkdir hooks-sub && git -C sub config core.hooksPath ../hooks-sub \
+         && echo '[user]' > sub.gitconfig && git -C sub config include.path ../../sub.gitconfig \
+         && {POINTER}"
+    );
+    let o = run(&p, &tmp, p.path(), &setup, out.path(), false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (path, refused) in [
+        ("hooks-sub/pre-commit", true),
+        ("sub.gitconfig", true),
+        ("store/lib.git/config", true),
+        ("store/lib.git/hooks/pre-commit", true),
+        ("vendor/lib/.git", true),
+        ("sub/.git/config", true),
+        ("store/lib.git/objects/ab/cdef", false),
+        ("hooks-other/pre-commit", false),
+        ("vendor/lib/src/main.rs", false),
+    ] {
+        assert_eq!(
+            crate::places::gate_refuses(&p, &tmp, p.path(), path),
+            refused,
+            "{path}"
+        );
+    }
+}
+
+/// Issue 40 item 5: the lock files of the stand-ins (in hookd's state) do not grow with every
+/// place ever held: beyond 256, a command that ends removes the idle ones, never one a running
+/// command holds (its stand-in stays and keeps its place from being written).
+#[test]
+fn idle_lock_files_are_swept_and_held_ones_kept() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let locks = p.state.path().join("placeholders");
+    let count = |prefix: &str| {
+        std::fs::read_dir(&locks)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+            .count()
+    };
+    let slow = "sleep 1.5; printf X=1 > .env";
+    let mut a = hookd(&p, &tmp, &["exec", "--", "sh", "-c", slow])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let held = count("");
+    assert!(held > 0, "no lock while a command holds its stand-ins");
+    // What thousands of places held once (projects since removed) leave behind.
+    for i in 0..300 {
+        std::fs::write(locks.join(format!("old{i}.lock")), "").unwrap();
+    }
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(count("old"), 0, "idle lock files were left");
+    assert_eq!(count(""), held, "the running command's lock files went");
+    a.wait().unwrap();
+    assert!(
+        !p.path().join(".env").is_file(),
+        "the running command wrote .env after the sweep"
+    );
+    assert!(p.path().join(".env").symlink_metadata().is_err());
+}
+
+/// Issue 40 item 4: what cannot be held, a protected name made below the project off the way
+/// to the working directory, is named to the operator once the command has ended; what
+/// existed before, or is made elsewhere, is not.
+#[test]
+fn protected_places_made_below_are_named_when_the_command_ends() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir_all(p.path().join("old/.claude")).unwrap();
+    let o = hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "mkdir -p web/.claude src && git init -q sub && touch src/x",
+        ],
+    )
+    .current_dir(p.path())
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = p.path().canonicalize().unwrap();
+    let note = |place: &str| {
+        format!(
+            "hookd: the confined command made {}, which agents or git read on their own; it could not be held (it did not exist): review it before you start an agent or git there",
+            root.join(place).display()
+        )
+    };
+    let mut lines: Vec<String> = stderr(&o).lines().map(String::from).collect();
+    lines.sort();
+    // A repository made below is moved aside (its configuration would run at the next
+    // `git status` there); the other places are named.
+    let repo = format!(
+        "hookd: the confined command made {} (a repository below the project, whose configuration git would run at your next `git status` there): moved to {}; look at it before you rename it back",
+        root.join("sub/.git").display(),
+        root.join("sub/.git.hookd-aside").display()
+    );
+    assert_eq!(lines, [repo, note("web/.claude")]);
+    assert!(!root.join("sub/.git").exists());
+    assert!(root.join("sub/.git.hookd-aside/config").is_file());
+    let o = hookd(&p, &tmp, &["exec", "--", "true"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(stderr(&o), "", "what existed before is not named");
+    // The model's shell calls, as the adapters rewrite them, say it the same way.
+    let o = hookd(&p, &tmp, &["exec", "--shell", "mkdir -p app/.vscode"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), format!("{}\n", note("app/.vscode")));
+}
+
+/// A protected name found below that is a symbolic link stops the command, naming it, as one at
+/// the root does: the link could be replaced by a file of the command's.
+#[test]
+fn a_protected_link_below_the_root_stops_the_command() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir_all(p.path().join("packages/x")).unwrap();
+    std::fs::write(p.path().join("shared.env"), "A=1\n").unwrap();
+    std::os::unix::fs::symlink("../../shared.env", p.path().join("packages/x/.env")).unwrap();
+    let o = hookd(&p, &tmp, &["exec", "--", "touch", "ran"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert!(!p.path().join("ran").exists(), "the command ran");
+    let link = p.path().canonicalize().unwrap().join("packages/x/.env");
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "hookd exec: not run: the sandbox could not be prepared: {} is a symbolic link: the sandbox holds it read-only and cannot hold a link (replace the link with the directory or file itself)\n",
+            link.display()
+        )
+    );
+}
+
+/// A hook whose sandbox cannot be prepared for what the walk found (here, a protected link
+/// below the root) is skipped, naming it, with the operator's hint about the project, not the
+/// kernel.
+#[test]
+fn a_hook_is_skipped_naming_what_the_walk_found() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^touch ran$']}}}}\n",
+    );
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: h, hook: post_session, command: 'touch ran'}]\n",
+    );
+    std::fs::create_dir_all(p.path().join("packages/x")).unwrap();
+    std::os::unix::fs::symlink("../../shared.env", p.path().join("packages/x/.env")).unwrap();
+    let c = hookd(&p, &tmp, &["dispatch", "post_session", "--events", "-"]);
+    let o = crate::support::with_stdin(c, "{}");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!p.path().join("ran").exists(), "the hook ran");
+    let skipped = crate::support::json_lines(&stderr(&o))
+        .into_iter()
+        .find(|e| e["type"] == "hook_command_skipped")
+        .unwrap();
+    assert_eq!(skipped["reason"], "sandbox_unavailable");
+    let link = p.path().canonicalize().unwrap().join("packages/x/.env");
+    assert_eq!(
+        skipped["detail"],
+        format!("the sandbox could not be prepared: {} is a symbolic link: the sandbox holds it read-only and cannot hold a link (replace the link with the directory or file itself)", link.display())
+    );
+    assert_eq!(
+        skipped["hint"],
+        "fix what the detail names in the project (a symbolic link where a held place is, a tree too large to walk, a directory of yours that cannot be read), or set `sandbox.enabled: false` in your config.yaml to run hooks unconfined"
+    );
+}
