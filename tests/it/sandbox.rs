@@ -867,3 +867,71 @@ fn metadata_outside_the_writable_places_cannot_change() {
         stderr(&o)
     );
 }
+
+/// With the agent started in the home, a confined command made `~/.config/git/config` (which
+/// did not exist) and its `core.fsmonitor` ran at the user's next `git status` anywhere; so would
+/// a new `~/.npmrc` or `~/.local/bin/git` (attack round of 2026-11-27). The catalog's places in a
+/// writable home that are absent get stand-ins, as the project's names do.
+#[test]
+fn absent_places_in_a_writable_home_cannot_be_made() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let home = p.home.path();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let made = [
+        ".config/git/config",
+        ".npmrc",
+        ".local/bin/git",
+        ".kube/config",
+    ];
+    for m in made {
+        assert!(!home.join(m).exists(), "{m}");
+    }
+    let script = made
+        .iter()
+        .map(|m| format!("mkdir -p \"$(dirname {m})\"; echo planted > {m}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let run = |confined: bool| {
+        let mut c = if confined {
+            hookd(
+                &p,
+                &tmp,
+                &[
+                    "exec",
+                    &format!("--project={}", home.display()),
+                    &format!("--user-home={}", home.display()),
+                    "--",
+                    "sh",
+                    "-c",
+                    &script,
+                ],
+            )
+        } else {
+            let mut c = Command::new("sh");
+            c.args(["-c", &script]);
+            c
+        };
+        c.current_dir(home)
+            .env_remove("HOOKD_STATE_DIR")
+            .output()
+            .unwrap()
+    };
+    let o = run(true);
+    for m in made {
+        assert!(
+            !home.join(m).is_file(),
+            "{m} was made confined: {}",
+            stderr(&o)
+        );
+    }
+    // Nothing is left of the stand-ins once the command has ended.
+    assert!(!home.join(".config/git").exists() || home.join(".config/git").is_dir());
+    // Unconfined, the same script makes them (the attack works).
+    run(false);
+    for m in made {
+        assert!(home.join(m).is_file(), "{m}");
+    }
+}

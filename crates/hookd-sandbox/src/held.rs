@@ -341,6 +341,7 @@ pub(super) fn held(
     cwd: &Path,
     writable: &[PathBuf],
     stand_ins: &mut Placeholders,
+    hidden: &[PathBuf],
 ) -> Result<Held, Unavailable> {
     let mut find = Finder {
         places,
@@ -379,6 +380,16 @@ pub(super) fn held(
                 if !on_path.contains(&dir) {
                     find.names_in(&dir, false, true)?;
                 }
+            }
+        }
+    }
+    // The catalog's absolute places that are absent where the command may write (the home the
+    // agent was started in): a stand-in where they would be, as for the names, or the command
+    // could make them (`~/.config/git/config`, `~/.npmrc`) for your next unconfined start.
+    if find.makes {
+        for path in places.read_only.iter().chain(hidden) {
+            if path.symlink_metadata().is_err() && find.is_writable(path) {
+                find.hold(path.clone(), Hold::ReadOnly, Stand::Socket, false)?;
             }
         }
     }

@@ -369,7 +369,14 @@ impl Confinement {
         let ruleset =
             linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;
         let real_writable: Vec<PathBuf> = writable.iter().map(|w| resolve(w)).collect();
-        let mut held = held(places, &project, cwd, &real_writable, &mut stand_ins)?;
+        let mut held = held(
+            places,
+            &project,
+            cwd,
+            &real_writable,
+            &mut stand_ins,
+            &hidden,
+        )?;
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
         for path in hidden.iter().chain(&private.hidden_files) {
