@@ -277,9 +277,10 @@ fn the_agents_absent_settings_cannot_be_made_from_inside() {
     p.write_home("config.yaml", "sandbox: {enabled: true}\n");
     let sys = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let system = sys.path().join("settings.json");
-    let install = p
-        .cmd(&["install", "gemini", "--scope", "managed"])
-        .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", &system)
+    // By hookd's copy outside /tmp where the build is below it (`hookd run` refuses a
+    // program that is not root's alone).
+    let install = crate::launcher::hookd(&p, &system, &["install", "gemini", "--scope", "managed"])
+        .env("TMPDIR", &tmp)
         .output()
         .unwrap();
     assert!(install.status.success(), "{}", stderr(&install));
@@ -287,9 +288,9 @@ fn the_agents_absent_settings_cannot_be_made_from_inside() {
                   mkdir -p \"$HOME/.gemini/extensions/evil\" \"$HOME/.gemini/policies\"; \
                   echo '{}' > \"$HOME/.gemini/extensions/evil/gemini-extension.json\"; \
                   echo x > \"$HOME/.gemini/policies/p.toml\"; true";
-    let o = crate::sandbox::hookd(
+    let o = crate::launcher::hookd(
         &p,
-        &tmp,
+        &system,
         &[
             "run",
             "gemini",
@@ -300,7 +301,7 @@ fn the_agents_absent_settings_cannot_be_made_from_inside() {
             attack,
         ],
     )
-    .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", &system)
+    .env("TMPDIR", &tmp)
     .output()
     .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

@@ -34,7 +34,7 @@ fn gemini_project() -> (Project, PathBuf) {
 /// `hookd ARGS` in `p` as `p.cmd` runs it, by a copy of hookd outside /tmp when the checkout
 /// is below it: the managed install names the program that wrote it, and `hookd run` refuses
 /// a program that is not root's alone (/tmp is anyone's).
-fn hookd(p: &Project, system: &PathBuf, args: &[&str]) -> Command {
+pub(crate) fn hookd(p: &Project, system: &PathBuf, args: &[&str]) -> Command {
     let mut c = Command::new(program());
     c.args(args)
         .current_dir(p.path())
