@@ -387,8 +387,35 @@ pub(super) fn held(
     // agent was started in): a stand-in where they would be, as for the names, or the command
     // could make them (`~/.config/git/config`, `~/.npmrc`) for your next unconfined start.
     if find.makes {
+        // Whether a place is writable is its nearest existing directory's (what lies below it
+        // does not exist: no link to follow), resolved once for the places that share it.
+        let mut writable_dir: std::collections::HashMap<PathBuf, bool> = Default::default();
+        let mut exists: std::collections::HashMap<PathBuf, bool> = Default::default();
+        let mut is = |p: &Path| match exists.get(p) {
+            Some(e) => *e,
+            None => {
+                let e = p.symlink_metadata().is_ok();
+                exists.insert(p.to_path_buf(), e);
+                e
+            }
+        };
         for path in places.read_only.iter().chain(hidden) {
-            if path.symlink_metadata().is_err() && find.is_writable(path) {
+            if is(path) {
+                continue;
+            }
+            let Some(dir) = path.ancestors().skip(1).find(|a| is(a)) else {
+                continue;
+            };
+            let dir = dir.to_path_buf();
+            let w = match writable_dir.get(&dir) {
+                Some(w) => *w,
+                None => {
+                    let w = find.is_writable(&dir);
+                    writable_dir.insert(dir, w);
+                    w
+                }
+            };
+            if w {
                 find.hold(path.clone(), Hold::ReadOnly, Stand::Socket, false)?;
             }
         }
