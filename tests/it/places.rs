@@ -123,6 +123,8 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (p.path(), ".mise.toml", true),
         (p.path(), ".cursor/mcp.json", true),
         (p.path(), ".cursor/hooks.json", true),
+        (p.path(), ".zed/settings.json", true),
+        (p.path(), ".devcontainer/devcontainer.json", true),
         (p.path(), ".vscode/tasks.json", true),
         (p.path(), ".idea/workspace.xml", true),
         (p.path(), ".gitmodules", true),
