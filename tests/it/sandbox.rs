@@ -733,23 +733,7 @@ fn a_confined_command_cannot_make_hookds_own_places_in_a_writable_home() {
     }
     assert!(!home.join(".config").exists());
     let script = "mkdir -p .config/hookd .local/state/hookd; echo forged > .config/hookd/trust.json; echo forged > .local/state/hookd/x; cat .config/hookd/trust.json";
-    let o = hookd(
-        &p,
-        &tmp,
-        &[
-            "exec",
-            &format!("--project={}", home.display()),
-            &format!("--user-home={}", home.display()),
-            "--",
-            "sh",
-            "-c",
-            script,
-        ],
-    )
-    .env_remove("HOOKD_STATE_DIR")
-    .current_dir(home)
-    .output()
-    .unwrap();
+    let o = exec_in_home(&p, &tmp, script).output().unwrap();
     assert_eq!(stdout(&o), "", "{}", stderr(&o));
     assert!(!home.join(".config/hookd/trust.json").exists());
     assert!(!home.join(".local/state/hookd/x").exists());
@@ -896,28 +880,13 @@ fn absent_places_in_a_writable_home_cannot_be_made() {
         .join("; ");
     let run = |confined: bool| {
         let mut c = if confined {
-            hookd(
-                &p,
-                &tmp,
-                &[
-                    "exec",
-                    &format!("--project={}", home.display()),
-                    &format!("--user-home={}", home.display()),
-                    "--",
-                    "sh",
-                    "-c",
-                    &script,
-                ],
-            )
+            exec_in_home(&p, &tmp, &script)
         } else {
             let mut c = Command::new("sh");
-            c.args(["-c", &script]);
+            c.args(["-c", &script]).current_dir(home);
             c
         };
-        c.current_dir(home)
-            .env_remove("HOOKD_STATE_DIR")
-            .output()
-            .unwrap()
+        c.env_remove("HOOKD_STATE_DIR").output().unwrap()
     };
     let o = run(true);
     for m in made {
@@ -934,4 +903,25 @@ fn absent_places_in_a_writable_home_cannot_be_made() {
     for m in made {
         assert!(home.join(m).is_file(), "{m}");
     }
+}
+
+/// `hookd exec -- sh -c SCRIPT` with the agent started in `p`'s home: the home is the project
+/// (and the user's layer), hookd's state where it is by default.
+fn exec_in_home(p: &Project, tmp: &Path, script: &str) -> Command {
+    let home = p.home.path();
+    let mut c = hookd(
+        p,
+        tmp,
+        &[
+            "exec",
+            &format!("--project={}", home.display()),
+            &format!("--user-home={}", home.display()),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    c.env_remove("HOOKD_STATE_DIR").current_dir(home);
+    c
 }
