@@ -925,3 +925,48 @@ fn exec_in_home(p: &Project, tmp: &Path, script: &str) -> Command {
     c.env_remove("HOOKD_STATE_DIR").current_dir(home);
     c
 }
+
+/// The sandbox's pid 1 (which waits for the command and reports its end to hookd) could be
+/// traced by the command, in the same domain and of the same user, and stopped: `hookd exec`
+/// then never returned (attack round of 2026-11-27). It cannot be traced; the command's own
+/// children can (a debugger, a test of one).
+#[test]
+fn the_sandboxs_pid_one_cannot_be_traced_by_the_command() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let script = r#"
+import ctypes, os, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+child = os.fork()
+if child == 0:
+    time.sleep(5)
+    os._exit(0)
+own = libc.ptrace(16, child, 0, 0)
+os.kill(child, signal.SIGKILL)
+one = libc.ptrace(16, 1, 0, 0)
+print("own", own, "pid 1", one, os.strerror(ctypes.get_errno()))
+"#;
+    let mut child = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Traced and stopped, pid 1 would never report: hookd exec would not return.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("hookd exec did not return: the command stopped the sandbox's pid 1");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        stdout(&o),
+        "own 0 pid 1 -1 Operation not permitted\n",
+        "{}",
+        stderr(&o)
+    );
+}

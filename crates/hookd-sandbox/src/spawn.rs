@@ -168,6 +168,9 @@ unsafe fn pid_one(c: &Confinement, report: RawFd, old: &libc::sigset_t) -> std::
                 Ok(())
             }
             command => {
+                // Not to be traced by the command (same uid, same Landlock domain): stopped, it
+                // would never report, and hookd would wait for ever.
+                libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
                 close_all_but(report, -1);
                 FORWARD_TO.store(-command, Ordering::Relaxed);
                 handle(FORWARDED.iter(), forward as *const () as libc::sighandler_t);
