@@ -63,11 +63,8 @@ impl Aftermath {
             if now.is_none() || now == *was || !runs_a_command(todo) {
                 continue;
             }
-            let Some(aside) = free_name(state) else {
-                continue;
-            };
-            match std::fs::rename(state, &aside) {
-                Ok(()) => said.push(format!(
+            match move_aside(state) {
+                Ok(aside) => said.push(format!(
                     "the command left git's {} with an `exec` line, which `git rebase --continue` (or `git cherry-pick --continue`) would run outside the sandbox: moved to {}; read it before you continue it yourself",
                     state.display(),
                     aside.display()
@@ -180,11 +177,8 @@ fn runs_a_command(todo: &Path) -> bool {
 /// Move `path` (what a confined command made: `what`) aside, never following it; what was
 /// done, one sentence.
 pub(crate) fn set_aside(path: &Path, what: &str) -> String {
-    let Some(aside) = free_name(path) else {
-        return format!("the confined command made {} ({what}), and it could not be moved aside: do not run git there before you have looked at it", path.display());
-    };
-    match std::fs::rename(path, &aside) {
-        Ok(()) => format!(
+    match move_aside(path) {
+        Ok(aside) => format!(
             "the confined command made {} ({what}): moved to {}; look at it before you rename it back",
             path.display(),
             aside.display()
@@ -196,20 +190,90 @@ pub(crate) fn set_aside(path: &Path, what: &str) -> String {
     }
 }
 
-/// `state` with `.hookd-aside` (and a number, where that is taken) added.
-fn free_name(state: &Path) -> Option<PathBuf> {
-    let name = state.file_name()?.to_string_lossy().into_owned();
-    (0..100)
-        .map(|i| match i {
-            0 => state.with_file_name(format!("{name}.hookd-aside")),
-            i => state.with_file_name(format!("{name}.hookd-aside-{i}")),
-        })
-        .find(|p| p.symlink_metadata().is_err())
+/// Rename `path` to the first free `NAME.hookd-aside`, `NAME.hookd-aside-1`, … beside it: in
+/// its directory opened with no link followed on the way (another confined command running
+/// meanwhile could have made a directory on it a link, to have hookd move what lies elsewhere:
+/// the user's `~/.git`), and never over what is there. The new path.
+fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
+    use nix::libc;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::Error::other("it has no directory"));
+    };
+    let c = |b: &[u8]| std::ffi::CString::new(b).map_err(std::io::Error::other);
+    let dir_c = c(dir.as_os_str().as_bytes())?;
+    // SAFETY: `open_how` is plain integers, for which all zeroes is a value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: openat2 on a C string and a struct on this stack, of the size given.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            dir_c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor openat2 just returned, owned here.
+    let dir_fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    let from = c(name.as_bytes())?;
+    let name = name.to_string_lossy();
+    for i in 0..100 {
+        let aside = match i {
+            0 => format!("{name}.hookd-aside"),
+            i => format!("{name}.hookd-aside-{i}"),
+        };
+        let to = c(aside.as_bytes())?;
+        // SAFETY: renameat2 on a descriptor held here and two C strings.
+        let r = unsafe {
+            libc::renameat2(
+                dir_fd.as_raw_fd(),
+                from.as_ptr(),
+                dir_fd.as_raw_fd(),
+                to.as_ptr(),
+                libc::RENAME_NOREPLACE,
+            )
+        };
+        match r {
+            0 => return Ok(dir.join(aside)),
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::EEXIST) {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Err(std::io::Error::other("every name beside it is taken"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_moved_aside_is_never_reached_through_a_link() {
+        let t = tempfile::tempdir().unwrap();
+        // The user's repository elsewhere, and a directory of the project made a link to it.
+        std::fs::create_dir_all(t.path().join("home/.git")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("home"), t.path().join("sub")).unwrap();
+        let said = set_aside(&t.path().join("sub/.git"), "a repository");
+        assert!(said.contains("could not be moved aside"), "{said}");
+        assert!(t.path().join("home/.git").is_dir());
+        // A name taken is not written over: the next one is used.
+        std::fs::create_dir_all(t.path().join("p/.git")).unwrap();
+        std::fs::create_dir_all(t.path().join("p/.git.hookd-aside")).unwrap();
+        assert_eq!(
+            move_aside(&t.path().join("p/.git")).unwrap(),
+            t.path().join("p/.git.hookd-aside-1")
+        );
+    }
 
     #[test]
     fn a_new_todo_with_an_exec_line_is_moved_aside_and_a_plain_one_is_not() {
