@@ -72,6 +72,19 @@ fn connections_in(events: &Path) -> (Vec<Value>, String) {
     (net, text)
 }
 
+/// A post_tool hook `bash fetch.sh`, confined with `localhost` listed; `fetch.sh` is `script`.
+fn fetching_hook(p: &Project, script: &str) {
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  enabled: true\n  network:\n    allow: [localhost]\ntools: {bash: {mode: {all: {allow: ['^bash fetch\\.sh$']}}}}\n",
+    );
+    std::fs::write(p.path().join("fetch.sh"), script).unwrap();
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: fetch, hook: post_tool, command: 'bash fetch.sh'}]\n",
+    );
+}
+
 fn has_curl() -> bool {
     let ok = std::process::Command::new("curl")
         .arg("--version")
@@ -524,21 +537,12 @@ fn the_daemon_runs_the_proxy_for_its_hooks_and_counts_their_connections() {
     }
     let (p, _tmp) = project();
     let up = Upstream::start();
-    p.write_home(
-        "config.yaml",
-        "sandbox:\n  enabled: true\n  network:\n    allow: [localhost]\ntools: {bash: {mode: {all: {allow: ['^bash fetch\\.sh$']}}}}\n",
-    );
-    std::fs::write(
-        p.path().join("fetch.sh"),
-        format!(
+    fetching_hook(
+        &p,
+        &format!(
             "curl -sS --noproxy '' http://localhost:{}/from-the-daemon\ncurl -sS --noproxy '' http://example.com/\n",
             up.port
         ),
-    )
-    .unwrap();
-    p.write_home(
-        "hooks.yaml",
-        "enabled: true\nhooks: [{name: fetch, hook: post_tool, command: 'bash fetch.sh'}]\n",
     );
     let d = crate::support::daemon::start(&p, &[]);
     let o = p
@@ -795,21 +799,12 @@ fn the_dashboard_lists_the_refused_hosts_in_chromium() {
     };
     let (p, _tmp) = project();
     let up = Upstream::start();
-    p.write_home(
-        "config.yaml",
-        "sandbox:\n  enabled: true\n  network:\n    allow: [localhost]\ntools: {bash: {mode: {all: {allow: ['^bash fetch\\.sh$']}}}}\n",
-    );
-    std::fs::write(
-        p.path().join("fetch.sh"),
-        format!(
+    fetching_hook(
+        &p,
+        &format!(
             "curl -sS --noproxy '' http://localhost:{}/ok\ncurl -sS --noproxy '' http://example.com/\ncurl -sS --noproxy '' http://example.com/again\n",
             up.port
         ),
-    )
-    .unwrap();
-    p.write_home(
-        "hooks.yaml",
-        "enabled: true\nhooks: [{name: fetch, hook: post_tool, command: 'bash fetch.sh'}]\n",
     );
     let d = crate::support::daemon::start(&p, &[]);
     let o = p
