@@ -81,6 +81,10 @@ pub struct SandboxPolicy {
     /// (`hookd adapter`) keep their state there (`hookd run --confine`).
     #[serde(skip)]
     pub shown: Vec<PathBuf>,
+    /// The host's `PATH`, where the git that looks at a command's index afterwards is found
+    /// ([`hookd_sandbox::Policy::git`]).
+    #[serde(skip)]
+    pub path: Option<std::ffi::OsString>,
 }
 
 impl SandboxPolicy {
@@ -91,6 +95,8 @@ impl SandboxPolicy {
     pub fn confinement(&self) -> hookd_sandbox::Policy {
         let mut out = self.base();
         out.places = places_of(self);
+        // Found only here, when a command is confined (not for the gate's checks of a path).
+        out.git = crate::program::program_path("git", Path::new("/"), self.path.as_deref());
         out
     }
 

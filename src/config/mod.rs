@@ -350,6 +350,7 @@ impl Config {
         self.policy.sandbox.state = host.state_dir();
         self.policy.sandbox.runtime = host.dir("XDG_RUNTIME_DIR");
         self.policy.sandbox.nested = host.var(crate::sandbox::AGENT_VAR).is_some();
+        self.policy.sandbox.path = host.path().map(ToOwned::to_owned);
         self.host = host;
         self.places = Default::default();
         self.hold_places();

@@ -136,6 +136,7 @@ impl Policy {
             places: Default::default(),
             nested: false,
             shown: Vec::new(),
+            path: None,
         };
         for layer in tightening {
             p.gate_shell_tools |= layer.gate_shell_tools == Some(true);

@@ -583,3 +583,75 @@ fn a_change_hidden_from_git_status_is_shown_again() {
         }
     }
 }
+
+/// The git hookd runs after a command (to look at an index it changed) is never one the command
+/// could have written: a `PATH` entry inside the project, where the command put a `git` of its
+/// own and changed the index so that hookd would run it, unconfined.
+#[test]
+fn the_git_hookd_runs_afterwards_is_not_the_projects() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let o = run(
+        &p,
+        &tmp,
+        p.path(),
+        &format!("echo a > f && git add f && {COMMIT}"),
+        out.path(),
+        false,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let attack = format!(
+        "mkdir -p bin && printf '#!/bin/sh\\ntouch \"%s/door\"\\nexec {} \"$@\"\\n' \"$OUT\" > bin/git && chmod +x bin/git && echo b > f && git add f",
+        real.trim()
+    );
+    let path = format!(
+        "{}:{}",
+        p.path().join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    // Unconfined, the planted git is the one a later `git` finds on that PATH.
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &attack])
+        .env("OUT", out.path())
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let later = Command::new("sh")
+        .args(["-c", "git --version"])
+        .env("PATH", &path)
+        .env("OUT", out.path())
+        .output()
+        .unwrap();
+    assert!(later.status.success());
+    assert!(
+        out.path().join("door").exists(),
+        "the planted git runs where PATH finds it"
+    );
+    std::fs::remove_file(out.path().join("door")).unwrap();
+    // hookd, after a confined command that changed the index, did not run it.
+    let o = hookd(
+        &p,
+        &tmp,
+        &["exec", "--", "sh", "-c", "echo c > f && git add f"],
+    )
+    .env("OUT", out.path())
+    .env("PATH", &path)
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !out.path().join("door").exists(),
+        "hookd ran the project's git"
+    );
+}

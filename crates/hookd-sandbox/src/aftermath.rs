@@ -28,11 +28,16 @@ pub(crate) struct Aftermath {
     todos: Vec<(PathBuf, PathBuf, Option<Stamp>)>,
     /// The work tree and its index as it was.
     index: Option<(PathBuf, Option<Stamp>)>,
+    /// The git that looks at the index ([`crate::Policy::git`]).
+    git: Option<PathBuf>,
 }
 
 impl Aftermath {
     /// The state of `git_dirs`' to-do lists now (the first is the work tree `work_tree`'s).
-    pub(crate) fn before(git_dirs: impl IntoIterator<Item = PathBuf>) -> Aftermath {
+    pub(crate) fn before(
+        git_dirs: impl IntoIterator<Item = PathBuf>,
+        git: Option<PathBuf>,
+    ) -> Aftermath {
         let git_dirs: Vec<PathBuf> = git_dirs.into_iter().collect();
         let mut todos = Vec::new();
         let index = git_dirs
@@ -50,7 +55,7 @@ impl Aftermath {
                 todos.push((state, todo, was));
             }
         }
-        Aftermath { todos, index }
+        Aftermath { todos, index, git }
     }
 
     /// Once the command has ended: each to-do list it made or changed that would run a command
@@ -91,8 +96,12 @@ impl Aftermath {
         if stamp(&git_dir.join("index")) == *was {
             return Vec::new();
         }
+        // Never a git the command could have put there (a `PATH` entry inside the project).
+        let Some(program) = self.git.as_ref().filter(|g| !g.starts_with(work_tree)) else {
+            return Vec::new();
+        };
         let git = |args: &[&str]| {
-            std::process::Command::new("git")
+            std::process::Command::new(program)
                 .arg("-C")
                 .arg(work_tree)
                 .args(args)
@@ -278,7 +287,7 @@ mod tests {
     #[test]
     fn a_new_todo_with_an_exec_line_is_moved_aside_and_a_plain_one_is_not() {
         let git = tempfile::tempdir().unwrap();
-        let after = Aftermath::before([git.path().to_path_buf()]);
+        let after = Aftermath::before([git.path().to_path_buf()], None);
         std::fs::create_dir_all(git.path().join("rebase-merge")).unwrap();
         std::fs::write(
             git.path().join("rebase-merge/git-rebase-todo"),
@@ -303,7 +312,7 @@ mod tests {
             "exec make\n",
         )
         .unwrap();
-        assert!(Aftermath::before([git.path().to_path_buf()])
+        assert!(Aftermath::before([git.path().to_path_buf()], None)
             .settle()
             .is_empty());
     }

@@ -147,6 +147,10 @@ pub struct Policy {
     /// Places hookd's state would hide that stay as they are: a confined agent's hooks
     /// (`hookd adapter`) keep their state there (`hookd run --confine`).
     pub shown: Vec<PathBuf>,
+    /// The git the caller found (an absolute path on its sanitized `PATH`): what looks at the
+    /// index a command changed once it has ended ([`Confinement::settle`]). None, or one inside
+    /// the project (which the command could have replaced), and the index is not looked at.
+    pub git: Option<PathBuf>,
 }
 
 impl Default for Policy {
@@ -166,6 +170,7 @@ impl Default for Policy {
             runtime: None,
             nested: false,
             shown: Vec::new(),
+            git: None,
         }
     }
 }
@@ -405,6 +410,9 @@ impl Confinement {
         let own_temp = private.temp_covered.then_some(temp.as_path());
         let summary = summary(&writable, own_temp, policy);
         let (proxy, egress_channel) = start_proxy(policy)?;
+        // Never a git the command could write (a `PATH` entry in a writable place).
+        let git = (policy.git.clone())
+            .filter(|g| !real_writable.iter().any(|w| resolve(g).starts_with(w)));
         Ok(Confinement {
             ruleset,
             setgroups: CString::from(c"deny"),
@@ -429,7 +437,7 @@ impl Confinement {
             egress_channel,
             proxy,
             nested: None,
-            aftermath: aftermath::Aftermath::before(git_dirs(&project, places)),
+            aftermath: aftermath::Aftermath::before(git_dirs(&project, places), git),
             frozen: frozen::plan(&real_writable)?,
             below: std::mem::take(&mut held.below),
         })

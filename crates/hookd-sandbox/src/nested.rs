@@ -153,6 +153,7 @@ pub(super) fn prepare(
         nested: Some(nested),
         aftermath: super::aftermath::Aftermath::before(
             project.join(".git").is_dir().then(|| project.join(".git")),
+            policy.git.clone(),
         ),
         frozen: Default::default(),
         below: Default::default(),
