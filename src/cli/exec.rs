@@ -126,24 +126,23 @@ fn record(
     }
     let client = crate::route::ClientSettings::new(Some(opts), false);
     let (wait, _) = crate::route::DaemonWait::wait(None);
-    let left = match crate::route::daemon_connections(&client, session, &network, wait) {
-        None => network,
+    // A daemon that answers numbers its own file: only a gone one's is appended to (as a
+    // client's fallback does), never one a live daemon writes.
+    let (left, gone) = match crate::route::daemon_connections(&client, session, &network, wait) {
+        None => (network, true),
         Some(Ok(())) => return,
         Some(Err((why, done))) => {
             eprintln!(
                 "hookd: the hookd daemon at {}: {why}; this call's connections are written here",
                 client.socket.as_deref().unwrap_or(Path::new("?")).display()
             );
-            network.into_iter().skip(done).collect()
+            (network.into_iter().skip(done).collect(), false)
         }
     };
     let events = host.dir("HOOKD_EVENTS");
-    // A daemon that answers numbers its own file: only a gone one's is appended to (as a
-    // client's fallback does), never one a live daemon writes.
-    let daemon_events = host
-        .socket()
-        .filter(|s| std::os::unix::net::UnixStream::connect(s).is_err())
-        .and_then(|s| crate::daemon::trail::read(&s))
+    let daemon_events = (client.socket.as_deref())
+        .filter(|_| gone)
+        .and_then(crate::daemon::trail::read)
         .map(|t| crate::route::DaemonLog {
             path: t.events,
             max_bytes: t.max_bytes,

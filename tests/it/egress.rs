@@ -694,6 +694,47 @@ fn the_adapters_rewrite_names_the_session_of_the_calls_connections() {
 }
 
 #[test]
+fn a_model_calls_connections_join_a_gone_daemons_events_file() {
+    // The daemon at the socket went away (killed: its trail stays): `hookd exec` appends the
+    // call's connections to the events file it was writing, as a client's dispatches do.
+    if !confinable() || !has_curl() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [localhost]\n",
+    );
+    let log = p.home.path().join("daemon.jsonl");
+    let mut d = crate::support::daemon::start(&p, &["--events", log.to_str().unwrap()]);
+    let socket = d.socket.clone();
+    // An event in its file first (a trail naming an empty file is not appended to).
+    let before = r#"{"session": "s-0", "connections": [{"host": "before.example", "port": 443, "verdict": "allowed"}]}"#;
+    let (status, _) = crate::support::daemon::unix(&socket, "POST", "/v1/connections", before);
+    assert_eq!(status, 200);
+    d.child.kill().unwrap();
+    d.child.wait().unwrap();
+    let o = hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            "--session=s-gone",
+            "--shell=curl -sS --noproxy '' http://example.com/",
+        ],
+    )
+    .env("HOOKD_SOCKET", &socket)
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (net, text) = connections_in(&log);
+    assert_eq!(net.len(), 2, "{text}");
+    assert_eq!(net[1]["session_id"], "s-gone", "{text}");
+    assert_eq!(net[1]["host"], "example.com", "{text}");
+    assert_eq!(net[1]["seq"], 2, "numbered on: {text}");
+}
+
+#[test]
 fn the_daemon_checks_a_connections_report() {
     let p = crate::support::daemon::project();
     let d = crate::support::daemon::start(&p, &[]);
