@@ -7,16 +7,19 @@
 //! Planned in the parent; applied by the child before the other mounts.
 
 use std::ffi::CString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{c_path, Unavailable};
 
-/// The mounts to make read-only (with the flags each must keep) and the places to bind back
-/// writable (with theirs).
+/// What stays writable: each writable place that is not a mount point of its own, bound back
+/// onto itself, and the mounts at or below a writable place (a tmpfs on the project's
+/// `node_modules`, `/tmp`), made writable again where the host has them so.
 #[derive(Debug, Default)]
 pub(super) struct Frozen {
-    mounts: Vec<(CString, u64)>,
-    writable: Vec<(CString, u64)>,
+    /// Writable places bound back onto themselves.
+    writable: Vec<CString>,
+    /// Mount points at or below a writable place (the bound-back places among them).
+    kept: Vec<CString>,
 }
 
 /// A mount point as `/proc/self/mountinfo` writes it: space, tab, newline and backslash as
@@ -44,8 +47,7 @@ fn unescape(field: &str) -> PathBuf {
     PathBuf::from(std::ffi::OsString::from_vec(out))
 }
 
-/// Plan it for a command that may write `writable` (resolved): every mount of this process but
-/// `/proc` (the command gets its own), outermost first.
+/// Plan it for a command that may write `writable` (resolved).
 pub(super) fn plan(writable: &[PathBuf]) -> Result<Frozen, Unavailable> {
     let info = std::fs::read_to_string("/proc/self/mountinfo")
         .map_err(|e| Unavailable::Prepare(format!("/proc/self/mountinfo: {e}")))?;
@@ -53,68 +55,39 @@ pub(super) fn plan(writable: &[PathBuf]) -> Result<Frozen, Unavailable> {
         .lines()
         .filter_map(|l| l.split(' ').nth(4))
         .map(unescape)
-        .filter(|p| !p.starts_with("/proc"))
         .collect();
+    // A mount at or below a writable place stays as it is (`write: ['/']` leaves everything).
+    points.retain(|p| writable.iter().any(|w| p.starts_with(w)));
+    // A writable place that is itself a mount point needs no binding back (and `/` could not
+    // be: a mount on `/` is not the process's root).
+    let bound: Vec<&PathBuf> = (writable.iter())
+        .filter(|w| w.exists() && !points.contains(w))
+        .collect();
+    points.extend(bound.iter().map(|w| w.to_path_buf()));
     points.sort();
     points.dedup();
-    // A mount at or below a writable place stays as it is (`write: ['/']` leaves everything);
-    // a writable place that is itself a mount point needs no binding back (and `/` could not
-    // be: a mount on `/` is not the process's root).
-    points.retain(|p| !writable.iter().any(|w| p.starts_with(w)));
-    let flagged = |p: &Path| Ok((c_path(p)?, super::linux::mount_flags(p)));
     Ok(Frozen {
-        mounts: points
-            .iter()
-            .map(|p| flagged(p))
-            .collect::<Result<_, Unavailable>>()?,
-        writable: writable
-            .iter()
-            .filter(|w| w.exists() && !is_mount_point(w))
-            .map(|w| flagged(w))
-            .collect::<Result<_, Unavailable>>()?,
+        writable: bound.iter().map(|w| c_path(w)).collect::<Result<_, _>>()?,
+        kept: points.iter().map(|p| c_path(p)).collect::<Result<_, _>>()?,
     })
 }
 
-/// Whether `path` is a mount point (its device differs from its parent's, or it is `/`).
-fn is_mount_point(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Some(parent) = path.parent() else {
-        return true;
-    };
-    match (path.metadata(), parent.metadata()) {
-        (Ok(a), Ok(b)) => a.dev() != b.dev(),
-        _ => false,
-    }
-}
-
-/// In the child, in its own mount namespace: each mount read-only (`/` must be; another that
-/// refuses stays as it was: Landlock still bounds writing into it), then the writable places
-/// bound back writable.
+/// In the child, in its own mount namespace, before any other mount: every mount read-only at
+/// once (`mount_setattr` on `/`, recursively; the flags each has are kept), then the writable
+/// places bound back and, with the mounts below them, made writable again (where the host has
+/// a mount read-only the kernel keeps it so).
 ///
 /// # Safety
 /// In the child between fork and exec: raw syscalls on values the parent prepared.
+#[cfg(feature = "confine")]
 pub(super) unsafe fn apply(f: &Frozen) -> std::io::Result<()> {
+    use super::linux::{check, read_only};
     use nix::libc;
-    let check = |r: libc::c_int| match r {
-        0 => Ok(()),
-        _ => Err(std::io::Error::last_os_error()),
-    };
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
     unsafe {
-        for (path, kept) in &f.mounts {
-            let r = libc::mount(
-                null,
-                path.as_ptr(),
-                null,
-                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | *kept,
-                std::ptr::null(),
-            );
-            if r != 0 && path.as_bytes() == b"/" {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-        for (path, kept) in &f.writable {
+        check(read_only(c"/", true, true))?;
+        for path in &f.writable {
             check(libc::mount(
                 path.as_ptr(),
                 path.as_ptr(),
@@ -122,14 +95,9 @@ pub(super) unsafe fn apply(f: &Frozen) -> std::io::Result<()> {
                 libc::MS_BIND | libc::MS_REC,
                 std::ptr::null(),
             ))?;
-            // A place read-only on the host stays so (the kernel refuses to lift that).
-            libc::mount(
-                null,
-                path.as_ptr(),
-                null,
-                libc::MS_BIND | libc::MS_REMOUNT | *kept,
-                std::ptr::null(),
-            );
+        }
+        for path in &f.kept {
+            read_only(path, false, false);
         }
     }
     Ok(())

@@ -264,9 +264,8 @@ pub struct Confinement {
     /// Directories bound onto themselves first, so that they cannot be moved or removed (a
     /// mount point cannot): `.git`, and the ancestors of held places inside writable ones.
     pinned: Vec<CString>,
-    /// Read-only bind mounts: the path and the flags its mount already has (a remount in a
-    /// user namespace must keep them).
-    read_only: Vec<(CString, u64)>,
+    /// Read-only bind mounts.
+    read_only: Vec<CString>,
     /// Directories hidden under an empty read-only tmpfs.
     hidden_dirs: Vec<CString>,
     /// Files hidden under `/dev/null`.
@@ -404,7 +403,7 @@ impl Confinement {
         let read_only = held
             .read_only
             .iter()
-            .map(|p| Ok((c_path(p)?, linux::mount_flags(p))))
+            .map(|p| c_path(p))
             .collect::<Result<Vec<_>, Unavailable>>()?;
         let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
         let own_temp = private.temp_covered.then_some(temp.as_path());

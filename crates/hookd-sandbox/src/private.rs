@@ -105,7 +105,7 @@ pub(super) enum Kind {
     /// The host's own place, shown again beneath a cover (its mount tree, cloned before the
     /// covers were made); held read-only (a home below the temporary directory) keeping these
     /// mount flags.
-    Show { dir: bool, read_only: Option<u64> },
+    Show { dir: bool, read_only: bool },
 }
 
 /// The private places of one command.
@@ -205,7 +205,7 @@ pub(super) fn plan(
         }
         let kind = Kind::Show {
             dir: path.is_dir(),
-            read_only: ro.then(|| super::linux::mount_flags(&path)),
+            read_only: ro,
         };
         mounts.push((path.clone(), between(outer, &path)?, kind));
     }

@@ -31,10 +31,6 @@ pub(super) fn network_filter(_network: bool) -> Result<Filter, String> {
     Err(NOT_BUILT.into())
 }
 
-pub(super) fn mount_flags(_path: &Path) -> u64 {
-    0
-}
-
 /// # Safety
 /// None needed: it only fails.
 pub(super) unsafe fn unshare(_c: &Confinement) -> std::io::Result<()> {
