@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::placeholder::{Placeholders, Stand};
-use super::{resolve, Unavailable};
+use super::{Disk, Unavailable};
 use crate::{Hold, Places};
 
 /// Directories the catalog holds read-only at the project's root that are created (empty) when
@@ -79,8 +79,14 @@ impl Held {
     /// its ancestors that lies in one of `writable` (`~/.config -> dotfiles/config`): the bind
     /// would land on the target, and the link could be replaced by a directory holding another
     /// `git/config`.
-    fn hold(&mut self, path: PathBuf, what: Hold, writable: &[PathBuf]) -> Result<(), Unavailable> {
-        if let Some(link) = linked_ancestor(&path, writable) {
+    fn hold(
+        &mut self,
+        path: PathBuf,
+        what: Hold,
+        writable: &[PathBuf],
+        real: &Disk,
+    ) -> Result<(), Unavailable> {
+        if let Some(link) = linked_ancestor(&path, writable, real) {
             return Err(Unavailable::Prepare(format!(
                 "{} is a symbolic link in a writable place: the sandbox holds {} read-only and cannot hold it through a link (replace the link with the directory itself)",
                 link.display(),
@@ -127,7 +133,7 @@ impl Held {
 }
 
 /// The first ancestor of `path` that is a symbolic link lying in one of `writable` (resolved).
-fn linked_ancestor(path: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
+fn linked_ancestor(path: &Path, writable: &[PathBuf], real: &Disk) -> Option<PathBuf> {
     let mut at = PathBuf::new();
     let mut components = path.components().peekable();
     while let Some(c) = components.next() {
@@ -143,7 +149,7 @@ fn linked_ancestor(path: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
             .symlink_metadata()
             .is_ok_and(|m| m.file_type().is_symlink());
         if link {
-            let parent = resolve(at.parent().unwrap_or(Path::new("/")));
+            let parent = real.real(at.parent().unwrap_or(Path::new("/")));
             if writable.iter().any(|w| parent.starts_with(w)) {
                 return Some(at);
             }
@@ -173,6 +179,7 @@ struct Finder<'a> {
     places: &'a Places,
     writable: &'a [PathBuf],
     stand_ins: &'a mut Placeholders,
+    real: &'a Disk,
     /// Whether absent places get a stand-in (not for a command run from `/`: no project).
     makes: bool,
     held: Held,
@@ -191,8 +198,8 @@ impl Finder<'_> {
         real: bool,
     ) -> Result<(), Unavailable> {
         let writable = if real { &[][..] } else { self.writable };
-        if !self.makes || linked_ancestor(&path, writable).is_some() {
-            return self.held.hold(path, what, writable);
+        if !self.makes || linked_ancestor(&path, writable, self.real).is_some() {
+            return self.held.hold(path, what, writable, self.real);
         }
         // The place, or the first missing component above it, or a stand-in above it (another
         // command's, or one a killed hookd left): held as a stand-in, locked while this command
@@ -213,8 +220,12 @@ impl Finder<'_> {
             }
         }
         let stand = if first == path { stand } else { Stand::Socket };
+        let made = first.symlink_metadata().is_err();
         if !self.stand_ins.provide(&first, stand)? {
-            return self.held.hold(path, what, writable);
+            return self.held.hold(path, what, writable, self.real);
+        }
+        if made {
+            self.real.forget(first.parent().unwrap_or(Path::new("/")));
         }
         // A socket needs no read-only mount: nothing opens it to write, nothing is made below
         // it, and a mount point cannot be removed or replaced; pinned, it costs one mount.
@@ -222,7 +233,7 @@ impl Finder<'_> {
             Stand::Socket => Hold::Pinned,
             Stand::File(_) => Hold::ReadOnly,
         };
-        self.held.hold(first, what, writable)
+        self.held.hold(first, what, writable, self.real)
     }
 
     /// The places held by name in `dir` (a directory of the project on the way to the
@@ -249,7 +260,7 @@ impl Finder<'_> {
                 if path.symlink_metadata().is_ok() {
                     self.held.below.before.push(path.clone());
                 }
-                self.held.hold(path, what, &[])?;
+                self.held.hold(path, what, &[], self.real)?;
                 continue;
             }
             // `.gitmodules` matters only beside a `.git` (where there is none, its stand-in
@@ -261,6 +272,7 @@ impl Finder<'_> {
             {
                 // Held read-only from now on; git does not see an empty directory.
                 let _ = std::fs::create_dir(&path);
+                self.real.forget(dir);
             }
             // `.git/NAME`: `.git` itself, held first, is refused where it is a link.
             self.hold(path, what, stand_for(name), true)?;
@@ -296,7 +308,7 @@ impl Finder<'_> {
     }
 
     fn is_writable(&self, path: &Path) -> bool {
-        let real = resolve(path);
+        let real = self.real.real(path);
         self.writable.iter().any(|w| real.starts_with(w))
     }
 }
@@ -342,11 +354,13 @@ pub(super) fn held(
     writable: &[PathBuf],
     stand_ins: &mut Placeholders,
     hidden: &[PathBuf],
+    real: &Disk,
 ) -> Result<Held, Unavailable> {
     let mut find = Finder {
         places,
         writable,
         stand_ins,
+        real,
         // Never at the filesystem's root (a command run from `/` has no project).
         makes: project.parent().is_some(),
         held: Held::default(),
@@ -390,15 +404,7 @@ pub(super) fn held(
         // Whether a place is writable is its nearest existing directory's (what lies below it
         // does not exist: no link to follow), resolved once for the places that share it.
         let mut writable_dir: std::collections::HashMap<PathBuf, bool> = Default::default();
-        let mut exists: std::collections::HashMap<PathBuf, bool> = Default::default();
-        let mut is = |p: &Path| match exists.get(p) {
-            Some(e) => *e,
-            None => {
-                let e = p.symlink_metadata().is_ok();
-                exists.insert(p.to_path_buf(), e);
-                e
-            }
-        };
+        let is = |p: &Path| real.exists(p);
         for path in places.read_only.iter().chain(hidden) {
             if is(path) {
                 continue;
@@ -429,9 +435,9 @@ pub(super) fn held(
             .map(|(p, _)| p),
     );
     for path in read_only {
-        let real = resolve(&path);
-        if writable.iter().any(|w| real.starts_with(w)) {
-            held.hold(path, Hold::ReadOnly, writable)?;
+        let resolved = real.real(&path);
+        if writable.iter().any(|w| resolved.starts_with(w)) {
+            held.hold(path, Hold::ReadOnly, writable, real)?;
         }
     }
     held.sort();

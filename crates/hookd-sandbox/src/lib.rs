@@ -372,7 +372,8 @@ impl Confinement {
         }
         let ruleset =
             linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;
-        let real_writable: Vec<PathBuf> = writable.iter().map(|w| resolve(w)).collect();
+        let disk = Disk::default();
+        let real_writable: Vec<PathBuf> = writable.iter().map(|w| disk.real(w)).collect();
         let mut held = held(
             places,
             &project,
@@ -380,19 +381,23 @@ impl Confinement {
             &real_writable,
             &mut stand_ins,
             &hidden,
+            &disk,
         )?;
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
         for path in hidden.iter().chain(&private.hidden_files) {
+            if !disk.exists(path) {
+                continue;
+            }
             match std::fs::metadata(path) {
                 Ok(m) if m.is_dir() => hidden_dirs.push(c_path(path)?),
                 Ok(_) => hidden_files.push(c_path(path)?),
                 Err(_) => continue,
             }
-            held.pin_ancestors(&resolve(path), &real_writable);
+            held.pin_ancestors(&disk.real(path), &real_writable);
         }
         for path in held.read_only.clone() {
-            held.pin_ancestors(&resolve(&path), &real_writable);
+            held.pin_ancestors(&disk.real(&path), &real_writable);
         }
         held.sort();
         let pinned = held
@@ -411,7 +416,7 @@ impl Confinement {
         let (proxy, egress_channel) = start_proxy(policy)?;
         // Never a git the command could write (a `PATH` entry in a writable place).
         let git = (policy.git.clone())
-            .filter(|g| !real_writable.iter().any(|w| resolve(g).starts_with(w)));
+            .filter(|g| !real_writable.iter().any(|w| disk.real(g).starts_with(w)));
         Ok(Confinement {
             ruleset,
             setgroups: CString::from(c"deny"),
@@ -702,6 +707,93 @@ pub fn made_note(path: &Path) -> String {
         "the confined command made {}, which agents or git read on their own; it could not be held (it did not exist): review it before you start an agent or git there",
         path.display()
     )
+}
+
+/// What one command's preparation reads of the disk, read once: where a path really is
+/// ([`resolve`], each directory's components read once: the catalog's places share a few, the
+/// home, `~/.config`) and whether a path exists (its directory listed once instead of a
+/// `stat` of each of the catalog's names in it, most of them absent). Only for the time of one
+/// preparation, which forgets a directory's listing when it makes something there.
+#[derive(Debug, Default)]
+pub(crate) struct Disk {
+    real: std::cell::RefCell<std::collections::HashMap<PathBuf, PathBuf>>,
+    /// Each directory's names; `None` where it could not be listed.
+    names: std::cell::RefCell<
+        std::collections::HashMap<PathBuf, Option<std::collections::HashSet<std::ffi::OsString>>>,
+    >,
+}
+
+/// A directory with more names than this is not listed (each name then costs a `stat`).
+const MOST_NAMES: usize = 4096;
+
+impl Disk {
+    /// What [`resolve`] says of `path`.
+    pub(crate) fn real(&self, path: &Path) -> PathBuf {
+        use std::path::Component;
+        let plain = path.is_absolute()
+            && path
+                .components()
+                .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        if !plain {
+            return resolve(path);
+        }
+        if let Some(known) = self.real.borrow().get(path) {
+            return known.clone();
+        }
+        let real = match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) => {
+                // The parent is real: only the last component can be a link.
+                let here = self.real(parent).join(name);
+                match std::fs::read_link(&here) {
+                    Ok(_) => resolve(&here),
+                    Err(_) => here,
+                }
+            }
+            _ => PathBuf::from("/"),
+        };
+        self.real
+            .borrow_mut()
+            .insert(path.to_path_buf(), real.clone());
+        real
+    }
+
+    /// Whether `path` exists (a link, dangling or not, does), as its directory's listing says.
+    pub(crate) fn exists(&self, path: &Path) -> bool {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return path.symlink_metadata().is_ok();
+        };
+        let mut names = self.names.borrow_mut();
+        let listed = names.entry(dir.to_path_buf()).or_insert_with(|| {
+            let entries = match std::fs::read_dir(dir) {
+                Ok(entries) => entries,
+                // No directory there: nothing in it.
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        || e.raw_os_error() == Some(nix::libc::ENOTDIR) =>
+                {
+                    return Some(Default::default())
+                }
+                Err(_) => return None,
+            };
+            let mut set = std::collections::HashSet::new();
+            for e in entries {
+                set.insert(e.ok()?.file_name());
+                if set.len() > MOST_NAMES {
+                    return None;
+                }
+            }
+            Some(set)
+        });
+        match listed {
+            Some(set) => set.contains(name),
+            None => path.symlink_metadata().is_ok(),
+        }
+    }
+
+    /// Forget what was listed of `dir`: something was made there.
+    pub(crate) fn forget(&self, dir: &Path) {
+        self.names.borrow_mut().remove(dir);
+    }
 }
 
 /// `path` with `.`, `..` and every symlink resolved, component by component, as far as they
