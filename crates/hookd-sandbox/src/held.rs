@@ -206,13 +206,13 @@ impl Finder<'_> {
         // runs so that nobody removes it under it.
         let mut first = path.clone();
         let mut up = path.parent().map(Path::to_path_buf);
-        while first.symlink_metadata().is_err() {
+        while !self.real.exists(&first) {
             match up {
-                Some(parent) if parent.symlink_metadata().is_err() => {
+                Some(parent) if !self.real.exists(&parent) => {
                     up = parent.parent().map(Path::to_path_buf);
                     first = parent;
                 }
-                Some(parent) if is_socket(&parent) => {
+                Some(parent) if self.real.is_socket(&parent) => {
                     first = parent;
                     break;
                 }
@@ -220,12 +220,12 @@ impl Finder<'_> {
             }
         }
         let stand = if first == path { stand } else { Stand::Socket };
-        let made = first.symlink_metadata().is_err();
+        let made = !self.real.exists(&first);
         if !self.stand_ins.provide(&first, stand)? {
             return self.held.hold(path, what, writable, self.real);
         }
         if made {
-            self.real.forget(first.parent().unwrap_or(Path::new("/")));
+            self.real.made(&first);
         }
         // A socket needs no read-only mount: nothing opens it to write, nothing is made below
         // it, and a mount point cannot be removed or replaced; pinned, it costs one mount.
@@ -271,8 +271,9 @@ impl Finder<'_> {
             if root && self.makes && CREATED_WHEN_ABSENT.contains(&name.as_str()) && !path.exists()
             {
                 // Held read-only from now on; git does not see an empty directory.
-                let _ = std::fs::create_dir(&path);
-                self.real.forget(dir);
+                if std::fs::create_dir(&path).is_ok() {
+                    self.real.made(&path);
+                }
             }
             // `.git/NAME`: `.git` itself, held first, is refused where it is a link.
             self.hold(path, what, stand_for(name), true)?;
@@ -327,12 +328,6 @@ fn below(places: &Places, root: &Path) -> Result<crate::walk::Found, Unavailable
         ))),
         None => Ok(found),
     }
-}
-
-fn is_socket(path: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    path.symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_socket())
 }
 
 /// What stands in for the absent place named `name`: a file naming `.` for `commondir` (git

@@ -713,7 +713,7 @@ pub fn made_note(path: &Path) -> String {
 /// ([`resolve`], each directory's components read once: the catalog's places share a few, the
 /// home, `~/.config`) and whether a path exists (its directory listed once instead of a
 /// `stat` of each of the catalog's names in it, most of them absent). Only for the time of one
-/// preparation, which forgets a directory's listing when it makes something there.
+/// preparation, which adds to a directory's listing what it makes there.
 #[derive(Debug, Default)]
 pub(crate) struct Disk {
     real: std::cell::RefCell<std::collections::HashMap<PathBuf, PathBuf>>,
@@ -721,6 +721,7 @@ pub(crate) struct Disk {
     names: std::cell::RefCell<
         std::collections::HashMap<PathBuf, Option<std::collections::HashSet<std::ffi::OsString>>>,
     >,
+    sockets: std::cell::RefCell<std::collections::HashMap<PathBuf, bool>>,
 }
 
 /// A directory with more names than this is not listed (each name then costs a `stat`).
@@ -790,9 +791,26 @@ impl Disk {
         }
     }
 
-    /// Forget what was listed of `dir`: something was made there.
-    pub(crate) fn forget(&self, dir: &Path) {
-        self.names.borrow_mut().remove(dir);
+    /// Whether `path` is a socket (a stand-in), not following a last link; asked once.
+    pub(crate) fn is_socket(&self, path: &Path) -> bool {
+        use std::os::unix::fs::FileTypeExt;
+        if let Some(known) = self.sockets.borrow().get(path) {
+            return *known;
+        }
+        let socket = (path.symlink_metadata()).is_ok_and(|m| m.file_type().is_socket());
+        self.sockets.borrow_mut().insert(path.to_path_buf(), socket);
+        socket
+    }
+
+    /// The preparation made `path` (a stand-in, a directory): it exists from now on.
+    pub(crate) fn made(&self, path: &Path) {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return;
+        };
+        if let Some(Some(set)) = self.names.borrow_mut().get_mut(dir) {
+            set.insert(name.to_os_string());
+        }
+        self.sockets.borrow_mut().remove(path);
     }
 }
 

@@ -59,6 +59,9 @@ impl Drop for Nested {
 /// Whether this process runs inside a confined agent's sandbox (see the module's header), which
 /// `missing` (what the full sandbox lacks here) says cannot be made again.
 pub(super) fn here(policy: &Policy, missing: &[String]) -> bool {
+    if !policy.nested || missing.is_empty() {
+        return false;
+    }
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
