@@ -261,12 +261,11 @@ pub fn run(
 ) -> Result<Ran, RunError> {
     use std::os::unix::process::ExitStatusExt;
     let confinement = std::sync::Arc::new(prepare_in(policy, project, cwd)?);
-    let status = command(confinement.clone(), argv, cwd, keep_fd, host.vars())
-        .status()
+    let status = hookd_sandbox::run_command(confinement.clone(), argv, cwd, keep_fd, host.vars())
         .map_err(|source| RunError::Start {
-            program: argv.first().cloned().unwrap_or_default(),
-            source,
-        })?;
+        program: argv.first().cloned().unwrap_or_default(),
+        source,
+    })?;
     let status = (status.code())
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1);

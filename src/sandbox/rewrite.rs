@@ -378,11 +378,12 @@ pub fn run_shell(
         REPORT_FD
     });
     let confinement = std::sync::Arc::new(confinement);
-    super::prepare_spawn(&mut cmd, Some(confinement.clone()), keep, None);
-    let status = cmd.status().map_err(|source| RunError::Start {
-        program: "bash".into(),
-        source,
-    })?;
+    let status = hookd_sandbox::run_spawned(&mut cmd, Some(confinement.clone()), keep).map_err(
+        |source| RunError::Start {
+            program: "bash".into(),
+            source,
+        },
+    )?;
     use std::os::unix::process::ExitStatusExt;
     let status = status
         .code()

@@ -134,6 +134,35 @@ fn nothing_a_confined_command_starts_outlives_it() {
     assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
 }
 
+/// `hookd exec` returns once the command has ended without waiting for its namespaces to be
+/// taken down (issue 40's cost), yet nothing the command left runs by then: pid 1 kills and
+/// reaps it all before it reports. Busy writers left behind (one in the background, one in a
+/// session of its own), whose file must not grow once `hookd exec` has returned.
+#[test]
+fn nothing_a_confined_command_left_writes_once_hookd_exec_returns() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let writers = "(while :; do echo x >> a; done) & setsid sh -c 'while :; do echo x >> b; done' & sleep 0.2";
+    for _ in 0..5 {
+        let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", writers])
+            .current_dir(p.path())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let size = |f: &str| std::fs::metadata(p.path().join(f)).unwrap().len();
+        let (a, b) = (size("a"), size("b"));
+        assert!(a > 0 && b > 0, "the writers did not start");
+        std::thread::sleep(Duration::from_millis(150));
+        assert_eq!(
+            (size("a"), size("b")),
+            (a, b),
+            "a writer ran on after hookd exec returned"
+        );
+    }
+}
+
 #[test]
 fn a_hooks_setsid_child_is_reaped_every_time_confined_or_not() {
     // Unconfined everywhere; confined where the kernel can.

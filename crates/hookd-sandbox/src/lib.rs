@@ -74,7 +74,7 @@ pub use egress::proxy::NetworkRequest;
 pub use egress::{invalid_entry as invalid_host_entry, proxy_vars, Egress, PROXY_ADDR};
 pub use home::user_home;
 pub use places::{Hold, Places};
-pub use spawn::{prepare as prepare_spawn, prepare_unwaited};
+pub use spawn::{prepare as prepare_spawn, prepare_unwaited, run as run_spawned};
 mod held;
 #[cfg_attr(not(feature = "confine"), path = "nested_unconfined.rs")]
 mod nested;
@@ -630,10 +630,34 @@ pub fn command<'a>(
     keep_fd: Option<std::os::fd::RawFd>,
     vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
 ) -> std::process::Command {
+    let mut cmd = unprepared(&confinement, argv, cwd, vars);
+    spawn::prepare(&mut cmd, Some(confinement), keep_fd, None);
+    cmd
+}
+
+/// Run the command [`command`] makes until it has ended ([`run_spawned`]: what it started
+/// ended too; the namespaces' teardown not waited for).
+pub fn run_command<'a>(
+    confinement: std::sync::Arc<Confinement>,
+    argv: &[String],
+    cwd: &Path,
+    keep_fd: Option<std::os::fd::RawFd>,
+    vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
+) -> std::io::Result<std::process::ExitStatus> {
+    let mut cmd = unprepared(&confinement, argv, cwd, vars);
+    spawn::run(&mut cmd, Some(confinement), keep_fd)
+}
+
+/// `argv` in `cwd` with [`confined_env`]'s variables, not yet made to start confined.
+fn unprepared<'a>(
+    confinement: &Confinement,
+    argv: &[String],
+    cwd: &Path,
+    vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
+) -> std::process::Command {
     let mut cmd = std::process::Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(cwd);
-    confined_env(&mut cmd, &confinement, vars);
-    spawn::prepare(&mut cmd, Some(confinement), keep_fd, None);
+    confined_env(&mut cmd, confinement, vars);
     cmd
 }
 
@@ -684,12 +708,12 @@ pub fn run<'a>(
 ) -> Result<i32, RunError> {
     use std::os::unix::process::ExitStatusExt;
     let confinement = std::sync::Arc::new(Confinement::prepare_in(policy, project, cwd)?);
-    let status = command(confinement.clone(), argv, cwd, keep_fd, vars)
-        .status()
-        .map_err(|source| RunError::Start {
+    let status = run_command(confinement.clone(), argv, cwd, keep_fd, vars).map_err(|source| {
+        RunError::Start {
             program: argv.first().cloned().unwrap_or_default(),
             source,
-        })?;
+        }
+    })?;
     // What it left that git would run later was moved aside, and what it made below that
     // could not be held: said where its own stderr went.
     for said in confinement.settle() {
