@@ -20,6 +20,9 @@ pub(super) struct Frozen {
     writable: Vec<CString>,
     /// Mount points at or below a writable place (the bound-back places among them).
     kept: Vec<CString>,
+    /// Every other mount point, outermost first: each made read-only on its own where the
+    /// recursive change is refused (one mount refusing fails it whole).
+    each: Vec<CString>,
 }
 
 /// A mount point as `/proc/self/mountinfo` writes it: space, tab, newline and backslash as
@@ -56,8 +59,11 @@ pub(super) fn plan(writable: &[PathBuf]) -> Result<Frozen, Unavailable> {
         .filter_map(|l| l.split(' ').nth(4))
         .map(unescape)
         .collect();
+    points.sort();
+    points.dedup();
     // A mount at or below a writable place stays as it is (`write: ['/']` leaves everything).
-    points.retain(|p| writable.iter().any(|w| p.starts_with(w)));
+    let (mut points, each): (Vec<PathBuf>, Vec<PathBuf>) =
+        (points.into_iter()).partition(|p| writable.iter().any(|w| p.starts_with(w)));
     // A writable place that is itself a mount point needs no binding back (and `/` could not
     // be: a mount on `/` is not the process's root).
     let bound: Vec<&PathBuf> = (writable.iter())
@@ -69,11 +75,13 @@ pub(super) fn plan(writable: &[PathBuf]) -> Result<Frozen, Unavailable> {
     Ok(Frozen {
         writable: bound.iter().map(|w| c_path(w)).collect::<Result<_, _>>()?,
         kept: points.iter().map(|p| c_path(p)).collect::<Result<_, _>>()?,
+        each: each.iter().map(|p| c_path(p)).collect::<Result<_, _>>()?,
     })
 }
 
 /// In the child, in its own mount namespace, before any other mount: every mount read-only at
-/// once (`mount_setattr` on `/`, recursively; the flags each has are kept), then the writable
+/// once (`mount_setattr` on `/`, recursively; the flags each has are kept; one by one where
+/// that is refused), then the writable
 /// places bound back and, with the mounts below them, made writable again (where the host has
 /// a mount read-only the kernel keeps it so).
 ///
@@ -86,7 +94,14 @@ pub(super) unsafe fn apply(f: &Frozen) -> std::io::Result<()> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
     unsafe {
-        check(read_only(c"/", true, true))?;
+        if read_only(c"/", true, true) != 0 {
+            // `/` must be read-only; another mount that refuses stays as it was (Landlock
+            // still bounds writing into it).
+            check(read_only(c"/", true, false))?;
+            for path in &f.each {
+                read_only(path, true, false);
+            }
+        }
         for path in &f.writable {
             check(libc::mount(
                 path.as_ptr(),

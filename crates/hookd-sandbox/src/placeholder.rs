@@ -196,7 +196,8 @@ fn record(stand: Stand, name: &OsStr) -> Vec<u8> {
 /// The places a lock file records (lines it cannot read are skipped).
 fn records(said: &[u8]) -> Vec<(Stand, OsString)> {
     let unhex = |s: &str| -> Option<Vec<u8>> {
-        (s.len() % 2 == 0)
+        s.len()
+            .is_multiple_of(2)
             .then(|| (0..s.len()).step_by(2))?
             .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
             .collect()
