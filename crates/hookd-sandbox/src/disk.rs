@@ -1,0 +1,119 @@
+//! What one command's preparation reads of the disk, read once: where a path really is and
+//! whether it exists (the catalog's few hundred places share a few directories).
+
+use std::path::{Path, PathBuf};
+
+/// What one command's preparation reads of the disk, read once: where a path really is
+/// ([`super::resolve`], each directory's components read once: the catalog's places share a few, the
+/// home, `~/.config`) and whether a path exists (its directory listed once instead of a
+/// `stat` of each of the catalog's names in it, most of them absent). Only for the time of one
+/// preparation, which adds to a directory's listing what it makes there.
+#[derive(Debug, Default)]
+pub(crate) struct Disk {
+    real: std::cell::RefCell<std::collections::HashMap<PathBuf, PathBuf>>,
+    /// Each directory's names; `None` where it could not be listed.
+    names: std::cell::RefCell<
+        std::collections::HashMap<PathBuf, Option<std::collections::HashSet<std::ffi::OsString>>>,
+    >,
+    sockets: std::cell::RefCell<std::collections::HashMap<PathBuf, bool>>,
+}
+
+/// A directory with more names than this is not listed (each name then costs a `stat`).
+const MOST_NAMES: usize = 4096;
+
+impl Disk {
+    /// What [`super::resolve`] says of `path`.
+    pub(crate) fn real(&self, path: &Path) -> PathBuf {
+        use std::path::Component;
+        let plain = path.is_absolute()
+            && path
+                .components()
+                .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        if !plain {
+            return super::resolve(path);
+        }
+        if let Some(known) = self.real.borrow().get(path) {
+            return known.clone();
+        }
+        let real = match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) => {
+                // The parent is real: only the last component can be a link.
+                let here = self.real(parent).join(name);
+                match std::fs::read_link(&here) {
+                    Ok(_) => super::resolve(&here),
+                    Err(_) => here,
+                }
+            }
+            _ => PathBuf::from("/"),
+        };
+        self.real
+            .borrow_mut()
+            .insert(path.to_path_buf(), real.clone());
+        real
+    }
+
+    /// Whether `path` exists (a link, dangling or not, does), as its directory's listing says.
+    pub(crate) fn exists(&self, path: &Path) -> bool {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return path.symlink_metadata().is_ok();
+        };
+        if let Some(listed) = self.names.borrow().get(dir) {
+            return match listed {
+                Some(set) => set.contains(name),
+                None => path.symlink_metadata().is_ok(),
+            };
+        }
+        let listed = list(dir);
+        let exists = match &listed {
+            Some(set) => set.contains(name),
+            None => path.symlink_metadata().is_ok(),
+        };
+        self.names.borrow_mut().insert(dir.to_path_buf(), listed);
+        exists
+    }
+
+    /// Whether `path` is a socket (a stand-in), not following a last link; asked once.
+    pub(crate) fn is_socket(&self, path: &Path) -> bool {
+        use std::os::unix::fs::FileTypeExt;
+        if let Some(known) = self.sockets.borrow().get(path) {
+            return *known;
+        }
+        let socket = (path.symlink_metadata()).is_ok_and(|m| m.file_type().is_socket());
+        self.sockets.borrow_mut().insert(path.to_path_buf(), socket);
+        socket
+    }
+
+    /// The preparation made `path` (a stand-in, a directory): it exists from now on.
+    pub(crate) fn made(&self, path: &Path) {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return;
+        };
+        if let Some(Some(set)) = self.names.borrow_mut().get_mut(dir) {
+            set.insert(name.to_os_string());
+        }
+        self.sockets.borrow_mut().remove(path);
+    }
+}
+
+/// The names in `dir`: none where there is no directory (nothing is in it), `None` where it
+/// cannot be listed or holds more than [`MOST_NAMES`].
+fn list(dir: &Path) -> Option<std::collections::HashSet<std::ffi::OsString>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.raw_os_error() == Some(nix::libc::ENOTDIR) =>
+        {
+            return Some(Default::default())
+        }
+        Err(_) => return None,
+    };
+    let mut set = std::collections::HashSet::new();
+    for e in entries {
+        set.insert(e.ok()?.file_name());
+        if set.len() > MOST_NAMES {
+            return None;
+        }
+    }
+    Some(set)
+}
