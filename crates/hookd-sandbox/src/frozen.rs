@@ -89,9 +89,7 @@ pub(super) fn plan(writable: &[PathBuf]) -> Result<Frozen, Unavailable> {
 /// In the child between fork and exec: raw syscalls on values the parent prepared.
 #[cfg(feature = "confine")]
 pub(super) unsafe fn apply(f: &Frozen) -> std::io::Result<()> {
-    use super::linux::{check, read_only};
-    use nix::libc;
-    let null = std::ptr::null::<libc::c_char>();
+    use super::linux::{bind_onto_itself, check, read_only};
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
     unsafe {
         if read_only(c"/", true, true) != 0 {
@@ -103,13 +101,7 @@ pub(super) unsafe fn apply(f: &Frozen) -> std::io::Result<()> {
             }
         }
         for path in &f.writable {
-            check(libc::mount(
-                path.as_ptr(),
-                path.as_ptr(),
-                null,
-                libc::MS_BIND | libc::MS_REC,
-                std::ptr::null(),
-            ))?;
+            bind_onto_itself(path)?;
         }
         for path in &f.kept {
             read_only(path, false, false);

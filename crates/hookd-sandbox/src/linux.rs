@@ -326,6 +326,24 @@ pub(super) fn network_filter(network: bool) -> Result<Filter, String> {
         .map_err(|e: seccompiler::BackendError| e.to_string())
 }
 
+/// Bind `path` onto itself with what is mounted below it: a mount point, which cannot be moved
+/// or removed, and whose flags can then be changed alone.
+///
+/// # Safety
+/// Raw syscall; callable between fork and exec.
+pub(super) unsafe fn bind_onto_itself(path: &std::ffi::CStr) -> std::io::Result<()> {
+    // SAFETY: mount on a C string; no memory is touched.
+    check(unsafe {
+        libc::mount(
+            path.as_ptr(),
+            path.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        )
+    })
+}
+
 /// Make the mount at `path` read-only (`on`) or writable again, with what is mounted below it
 /// when `recursive`; its other flags stay (`mount_setattr`, Linux 5.12, older than the
 /// Landlock ABI the sandbox needs). The raw result: 0, or -1 and errno.
@@ -527,22 +545,10 @@ unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
     unsafe {
         for path in &c.pinned {
-            check(libc::mount(
-                path.as_ptr(),
-                path.as_ptr(),
-                null,
-                libc::MS_BIND | libc::MS_REC,
-                std::ptr::null(),
-            ))?;
+            bind_onto_itself(path)?;
         }
         for path in &c.read_only {
-            check(libc::mount(
-                path.as_ptr(),
-                path.as_ptr(),
-                null,
-                libc::MS_BIND | libc::MS_REC,
-                std::ptr::null(),
-            ))?;
+            bind_onto_itself(path)?;
             check(read_only(path, true, false))?;
         }
         for path in &c.hidden_dirs {

@@ -70,8 +70,6 @@ struct Held {
     /// A socket this command made there (a descriptor on it, not its name: what is linked is
     /// that inode, whatever the name has become).
     socket: Option<OwnedFd>,
-    /// How many places this command holds there.
-    count: usize,
 }
 
 impl Placeholders {
@@ -113,7 +111,6 @@ impl Placeholders {
                     real,
                     lock,
                     socket: None,
-                    count: 0,
                 });
                 self.held.last_mut().expect("just pushed")
             }
@@ -150,7 +147,6 @@ impl Placeholders {
                 }
             }
         }
-        held.count += 1;
         Ok(true)
     }
 }
@@ -202,7 +198,8 @@ fn records(said: &[u8]) -> Vec<(Stand, OsString)> {
             .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
             .collect()
     };
-    let name = |s: &str| unhex(s).filter(|n| !n.is_empty() && !n.contains(&b'/'));
+    let name =
+        |s: &str| unhex(s).filter(|n| !matches!(&n[..], b"" | b"." | b"..") && !n.contains(&b'/'));
     let text = String::from_utf8_lossy(said);
     text.lines()
         .filter_map(|line| {
@@ -436,7 +433,7 @@ mod tests {
     fn records_read_back_and_forged_ones_name_nothing_outside() {
         let mut said = record(Stand::Socket, OsStr::new(".env"));
         said.extend(record(Stand::File(""), OsStr::new("inc")));
-        said.extend(b"s 2e2e2f78\nf 41 6161\ngarbage\n");
+        said.extend(b"s 2e2e2f78\ns 2e2e\nf 41 6161\ngarbage\n");
         let got = records(&said);
         assert_eq!(
             got,
