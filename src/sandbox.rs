@@ -48,6 +48,10 @@ pub struct SandboxPolicy {
     /// The agent modes whose shell calls and file tools are held read-only
     /// (`sandbox.read_only_modes`).
     pub read_only_modes: Vec<crate::kinds::Mode>,
+    /// How far below the project (and `write`) protected names are looked for
+    /// (`sandbox.walk`, the user's layer only).
+    #[serde(skip)]
+    pub walk: hookd_sandbox::walk::Bounds,
     /// The user's home, where those credential stores are.
     #[serde(skip)]
     pub home: Option<PathBuf>,
@@ -95,6 +99,7 @@ impl SandboxPolicy {
     pub fn confinement(&self) -> hookd_sandbox::Policy {
         let mut out = self.base();
         out.places = places_of(self);
+        out.places.walk = self.walk.clone();
         // Found only here, when a command is confined (not for the gate's checks of a path).
         out.git = crate::program::program_path("git", Path::new("/"), self.path.as_deref());
         out

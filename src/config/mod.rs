@@ -31,7 +31,7 @@ pub use hooks::{
     DEFAULT_TIMEOUT_SECS,
 };
 pub use installs::{remember as remember_install, RECORD as INSTALLS_RECORD};
-pub use policy::{Policy, PolicyLayer, SandboxLayer, SandboxPolicy};
+pub use policy::{Policy, PolicyLayer, SandboxLayer, SandboxPolicy, WalkLayer};
 pub use reminders::{builtins as builtin_reminders, ReminderSpec, RemindersConfig, When};
 pub use safety::user_policy;
 pub use shape::SchemaFile;
@@ -333,6 +333,7 @@ impl Config {
             places.installed = installs::recorded(&home);
         }
         places.base = base;
+        places.walk = self.policy.sandbox.walk.clone();
         places
     }
 

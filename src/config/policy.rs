@@ -51,6 +51,20 @@ pub struct SandboxLayer {
     pub env_keep: Vec<String>,
     /// `read_only_modes`: the modes whose calls run read-only (a layer may only add).
     pub read_only_modes: Vec<crate::kinds::Mode>,
+    /// `walk`: how far below the project protected names are looked for (the user's layer
+    /// only).
+    pub walk: WalkLayer,
+}
+
+/// `sandbox.walk: {depth, most_dirs, skip}` as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WalkLayer {
+    /// `depth`.
+    pub depth: Option<usize>,
+    /// `most_dirs`.
+    pub most_dirs: Option<usize>,
+    /// `skip`.
+    pub skip: Vec<String>,
 }
 
 impl PolicyLayer {
@@ -129,6 +143,11 @@ impl Policy {
             keep_env: user.sandbox.env_keep.clone(),
             read_only: false,
             read_only_modes: user.sandbox.read_only_modes.clone(),
+            walk: hookd_sandbox::walk::Bounds::new(
+                user.sandbox.walk.depth,
+                user.sandbox.walk.most_dirs,
+                user.sandbox.walk.skip.clone(),
+            ),
             home: None,
             temp: None,
             state: None,

@@ -122,6 +122,9 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
             out.env_keep = keep.names().to_vec();
         }
     }
+    if let Some(n) = f.get("walk") {
+        out.walk = walk(d, n);
+    }
     for (key, list) in [
         ("write", &mut out.write),
         ("read_deny", &mut out.read_deny),
@@ -165,6 +168,76 @@ fn sandbox(d: &mut Decoder<'_>, node: &Node) -> super::SandboxLayer {
                 }
             }
             list.push(std::path::PathBuf::from(path));
+        }
+    }
+    out
+}
+
+/// `sandbox.walk: {depth, most_dirs, skip}`: numbers in range, names of one component. A
+/// project's is checked, then ignored with a warning (its own `web/` skipped would leave
+/// `web/.claude` writable).
+fn walk(d: &mut Decoder<'_>, node: &Node) -> super::WalkLayer {
+    let walk = walk_as_written(d, node);
+    if d.origin_source != super::Source::Project {
+        return walk;
+    }
+    if walk != super::WalkLayer::default() {
+        d.warn(
+            node.pos,
+            "a project cannot change how far below it hookd looks for protected places; `sandbox.walk` is ignored".to_string(),
+            Some("put it under `sandbox.walk` in your own ~/.infer/config.yaml".into()),
+        );
+    }
+    super::WalkLayer::default()
+}
+
+fn walk_as_written(d: &mut Decoder<'_>, node: &Node) -> super::WalkLayer {
+    let mut out = super::WalkLayer::default();
+    let Some(f) = d.fields(node, "`sandbox.walk`", &super::shape::WALK.names()) else {
+        return out;
+    };
+    let max_depth = hookd_sandbox::walk::MAX_DEPTH as i64;
+    for (key, max, default, slot) in [
+        (
+            "depth",
+            max_depth,
+            hookd_sandbox::walk::DEPTH,
+            &mut out.depth,
+        ),
+        (
+            "most_dirs",
+            super::shape::MAX_WALK_DIRS,
+            hookd_sandbox::walk::MOST_DIRS,
+            &mut out.most_dirs,
+        ),
+    ] {
+        let Some(n) = f.get(key) else { continue };
+        match d.int(n, &format!("`sandbox.walk.{key}`")) {
+            Some(v) if (1..=max).contains(&v) => *slot = Some(v as usize),
+            Some(v) => d.error(
+                n.pos,
+                format!("`sandbox.walk.{key}` {v} is out of range"),
+                Some(format!("use 1 to {max} (default {default})")),
+            ),
+            None => {}
+        }
+    }
+    if let Some(n) = f.get("skip") {
+        for item in d.seq(n, "`sandbox.walk.skip`").unwrap_or_default() {
+            let Some(name) = d.string(item, "a directory name") else {
+                continue;
+            };
+            if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+                d.error(
+                    item.pos,
+                    format!("`sandbox.walk.skip` entry `{name}` is not a directory name"),
+                    Some("name a directory by its name alone (vendor, third_party); it is skipped at every level".into()),
+                );
+                continue;
+            }
+            if !out.skip.contains(&name) {
+                out.skip.push(name);
+            }
         }
     }
     out

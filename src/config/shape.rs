@@ -442,6 +442,34 @@ pub(crate) const NETWORK: Shape = Shape {
     rules: no_rules,
 };
 
+/// `sandbox.walk:` in config.yaml: how far below the project protected names are looked for.
+pub(crate) const WALK: Shape = Shape {
+    doc: "How far below the project (and the other writable roots) the sandbox looks for protected names before each confined command (docs/security.md, Below the project's root). Your own file only.",
+    keys: &[
+        key(
+            "depth",
+            Ty::Int(1, hookd_sandbox::walk::MAX_DEPTH as i64),
+            "A name is found at most this many components below a root (default 3; 1: none below the root).",
+        ),
+        key(
+            "most_dirs",
+            Ty::Int(1, MAX_WALK_DIRS),
+            "The most directories one walk reads; where a tree has more, confined commands do not run (default 20000).",
+        ),
+        key(
+            "skip",
+            Ty::List(&Ty::Words),
+            "Directory names never entered, besides node_modules (e.g. vendor): protected names in them are not held.",
+        ),
+    ],
+    required: &[],
+    open: false,
+    rules: no_rules,
+};
+
+/// The largest `sandbox.walk.most_dirs`.
+pub(crate) const MAX_WALK_DIRS: i64 = 1_000_000;
+
 /// `sandbox:` in config.yaml.
 pub(crate) const SANDBOX: Shape = Shape {
     doc: "Where confined commands may write and connect (docs/security.md, The sandbox).",
@@ -480,6 +508,11 @@ pub(crate) const SANDBOX: Shape = Shape {
             "env",
             Ty::Object(&ENV),
             "The environment confined commands get: `keep` names secret-carrying variables they get all the same (your own file only).",
+        ),
+        key(
+            "walk",
+            Ty::Object(&WALK),
+            "How far below the project protected names are looked for: `depth`, `most_dirs`, `skip` (your own file only).",
         ),
     ],
     required: &[],

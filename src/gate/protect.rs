@@ -121,6 +121,9 @@ pub(crate) struct Places {
     pub installed: Vec<PathBuf>,
     /// More places, protected too (values of these variables an adapter's scrub took away).
     pub extra: Vec<Places>,
+    /// How far below the project nested repositories are looked for (`sandbox.walk`: the
+    /// sandbox's walk, read the same way).
+    pub walk: crate::places::walk::Bounds,
 }
 
 impl Places {
@@ -147,6 +150,7 @@ impl Places {
                 .collect(),
             config_dirs: config_dir.iter().map(|d| project_dir.join(d)).collect(),
             installed: Vec::new(),
+            walk: Default::default(),
             extra: Vec::new(),
         }
     }
@@ -243,7 +247,7 @@ fn git_rules(dir: &Path, p: &Places) -> Vec<Rule> {
 /// (a tree too large to walk), what it found is kept; the sandbox refuses to run there at all.
 fn nested_git_rules(p: &Places) -> Vec<Rule> {
     let root = p.base.join(&p.project_dir);
-    crate::places::walk::walk(&root, &[".git"])
+    crate::places::walk::walk_within(&root, &[".git"], &p.walk)
         .dirs
         .iter()
         .flat_map(|d| git_rules(d, p))

@@ -69,10 +69,11 @@ pub(super) fn sandbox_line(config: &Config) -> (String, Option<String>) {
         ),
     };
     let line = format!(
-        "sandbox: on: hooks and `hookd exec` run confined: writes only in {}{read_only}; network {}; {}\n",
+        "sandbox: on: hooks and `hookd exec` run confined: writes only in {}{read_only}; network {}; {}{}\n",
         visible(&places),
         network_words(policy),
-        kernel
+        kernel,
+        walk_words(&policy.walk),
     );
     let cannot = (!missing.is_empty()).then(|| {
         format!(
@@ -81,6 +82,22 @@ pub(super) fn sandbox_line(config: &Config) -> (String, Option<String>) {
         )
     });
     (line, cannot)
+}
+
+/// The user's `sandbox.walk`, where it is not the default: how far below the project
+/// protected names are looked for.
+fn walk_words(walk: &hookd_sandbox::walk::Bounds) -> String {
+    if *walk == hookd_sandbox::walk::Bounds::default() {
+        return String::new();
+    }
+    let skip = match walk.skip.as_slice() {
+        [] => String::new(),
+        names => format!(", not entering {}", visible(&names.join(", "))),
+    };
+    format!(
+        "; protected names looked for {} level(s) below the project, in at most {} directories{skip} (`sandbox.walk`)",
+        walk.depth, walk.most_dirs
+    )
 }
 
 /// The network confined commands get, in a few words.

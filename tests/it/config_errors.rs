@@ -324,3 +324,37 @@ fn diagnostics_come_in_the_order_of_their_lines_and_columns_are_never_zero() {
          warning: unknown key `foo` in hooks.yaml is ignored\n  --> .infer/hooks.yaml:4:1\n  |\n4 | foo: 1\n  | ^^^\n  = help: known keys: enabled, hooks, max_output, grace, parallel, max_continues, gate_shell_tools, shell_tools, fail_closed, env\n\n")
     );
 }
+
+/// `sandbox.walk`: a depth out of range and a skip entry that is not one directory name, each
+/// an error at its place with what to write instead (the user's own file: a project's is
+/// ignored, `places_below.rs`).
+#[test]
+fn a_bad_walk_setting_names_its_place_and_the_range() {
+    let p = Project::new();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  walk:\n    depth: 0\n    skip: [vendor, web/x]\n",
+    );
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    let home = p.home.path().join(".infer/config.yaml");
+    assert!(
+        err.contains(&format!(
+            "error: `sandbox.walk.depth` 0 is out of range\n  --> {}:3:12\n  |\n3 |     depth: 0\n  |            ^\n  = help: use 1 to 8 (default 3)\n",
+            home.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "error: `sandbox.walk.skip` entry `web/x` is not a directory name\n  --> {}:4:20\n",
+            home.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("hookd: the configuration has 2 errors\n"),
+        "{err}"
+    );
+}

@@ -154,9 +154,96 @@ fn the_walk_has_bounds_and_a_cut_walk_stops_the_command() {
     assert_eq!(
         stderr(&o),
         format!(
-            "hookd exec: not run: the sandbox could not be prepared: the walk for protected places below {} stopped at depth 1: 20001 directories to read, more than the 20000 it reads (remove what makes the tree that large, or run the command from a smaller project); a place below it could not be held read-only\n",
+            "hookd exec: not run: the sandbox could not be prepared: the walk for protected places below {} stopped at depth 1: 20001 directories to read, more than the 20000 it reads (remove what makes the tree that large, run the command from a smaller project, or bound the walk in your ~/.infer/config.yaml: `sandbox.walk.skip` (directory names not entered), `sandbox.walk.depth`, `sandbox.walk.most_dirs`); a place below it could not be held read-only\n",
             root.display()
         )
+    );
+}
+
+/// Whether `path` (an existing file below the root, made first) could be changed by a
+/// confined command run from the root, the user's config.yaml being `user` and the project's
+/// `project`.
+fn changed_under(path: &str, user: &str, project_config: &str) -> bool {
+    let (p, tmp) = project();
+    p.write_home("config.yaml", user);
+    p.write("config.yaml", project_config);
+    let file = p.path().join(path);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, ORIGINAL).unwrap();
+    let script = format!("printf pwned > '{path}'");
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &script])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(126), "{path}: {}", stderr(&o));
+    std::fs::read_to_string(&file).unwrap_or_default() != ORIGINAL
+}
+
+/// The user's `sandbox.walk` bounds the walk (a monorepo too large for the default refuses
+/// every confined command otherwise): `skip` leaves a directory unwalked, `depth` reaches
+/// deeper, `most_dirs` moves the refusal. A repository's own `sandbox.walk` is ignored with a
+/// warning: it would skip its own `web/` to keep `web/.claude` writable.
+#[test]
+fn the_users_walk_setting_bounds_the_walk_and_a_projects_is_ignored() {
+    if !confinable() {
+        return;
+    }
+    let on = "sandbox: {enabled: true}\n";
+    assert!(!changed_under("vendor/x/.env", on, ""));
+    assert!(changed_under(
+        "vendor/x/.env",
+        "sandbox: {enabled: true, walk: {skip: [vendor]}}\n",
+        ""
+    ));
+    assert!(changed_under("a/b/c/.env", on, ""));
+    assert!(!changed_under(
+        "a/b/c/.env",
+        "sandbox: {enabled: true, walk: {depth: 4}}\n",
+        ""
+    ));
+    assert!(changed_under(
+        "web/.env",
+        "sandbox: {enabled: true, walk: {depth: 1}}\n",
+        ""
+    ));
+    // The project's is ignored: the place stays held, and `hookd check` says why.
+    let theirs = "sandbox:\n  walk: {skip: [web], depth: 1}\n";
+    assert!(!changed_under("web/.env", on, theirs));
+    let (p, tmp) = project();
+    p.write_home("config.yaml", on).write("config.yaml", theirs);
+    let o = hookd(&p, &tmp, &["check"]).output().unwrap();
+    assert!(
+        stderr(&o).contains("warning: a project cannot change how far below it hookd looks for protected places; `sandbox.walk` is ignored\n  --> .infer/config.yaml:2:"),
+        "{}",
+        stderr(&o)
+    );
+    // `most_dirs`: a tree of 60 directories is too large for 50 (the command does not run),
+    // and `hookd check` shows the user's bounds.
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true, walk: {most_dirs: 50, skip: [vendor]}}\n",
+    );
+    for i in 0..60 {
+        std::fs::create_dir(p.path().join(format!("d{i}"))).unwrap();
+    }
+    let o = hookd(&p, &tmp, &["exec", "--", "touch", "ran"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert!(!p.path().join("ran").exists(), "the command ran");
+    assert!(
+        stderr(&o)
+            .contains("stopped at depth 1: 61 directories to read, more than the 50 it reads"),
+        "{}",
+        stderr(&o)
+    );
+    let o = hookd(&p, &tmp, &["check"]).output().unwrap();
+    assert!(
+        crate::support::stdout(&o).contains("; protected names looked for 3 level(s) below the project, in at most 50 directories, not entering vendor (`sandbox.walk`)\n"),
+        "{}",
+        crate::support::stdout(&o)
     );
 }
 

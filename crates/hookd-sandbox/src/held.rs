@@ -37,6 +37,8 @@ pub(super) struct Below {
     before: Vec<PathBuf>,
     /// How many directories the walks read.
     read: usize,
+    /// How far they went (the user's `sandbox.walk`).
+    bounds: crate::walk::Bounds,
 }
 
 /// Up to how many directories read at the start the command's end looks again: the second walk
@@ -45,8 +47,7 @@ pub(super) struct Below {
 pub(super) const LOOKS_AGAIN_UP_TO: usize = 1_000;
 
 impl Below {
-    /// The protected places below the roots (off the way, at most [`crate::walk::DEPTH`] levels
-    /// down) that exist now and did not when the command started: `web/.claude`, a new
+    /// The protected places below the roots (off the way, at most the walk's depth) that exist now and did not when the command started: `web/.claude`, a new
     /// `sub/.git`. A walk cut short reports what it found; where the walks at the start read
     /// more than [`LOOKS_AGAIN_UP_TO`] directories, nothing is looked for.
     pub(super) fn made(&self) -> Vec<PathBuf> {
@@ -56,7 +57,7 @@ impl Below {
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         let mut out = Vec::new();
         for root in &self.roots {
-            for dir in crate::walk::walk(root, &names).dirs {
+            for dir in crate::walk::walk_within(root, &names, &self.bounds).dirs {
                 if self.on_path.contains(&dir) {
                     continue;
                 }
@@ -321,7 +322,7 @@ fn below(places: &Places, root: &Path) -> Result<crate::walk::Found, Unavailable
         .filter(|(n, _)| !n.contains('/'))
         .map(|(n, _)| n.as_str())
         .collect();
-    let found = crate::walk::walk(root, &names);
+    let found = crate::walk::walk_within(root, &names, &places.walk);
     match found.cut {
         Some(cut) => Err(Unavailable::Prepare(format!(
             "{cut}; a place below it could not be held read-only"
@@ -382,6 +383,7 @@ pub(super) fn held(
             .chain(roots.iter().cloned())
             .collect();
         find.held.below.on_path = on_path.clone();
+        find.held.below.bounds = places.walk.clone();
         for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
             let found = below(places, root)?;
             find.held.below.read += found.read;

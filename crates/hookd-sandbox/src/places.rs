@@ -37,6 +37,8 @@ pub struct Places {
     pub homes: Vec<PathBuf>,
     /// See `homes`.
     pub config_homes: Vec<PathBuf>,
+    /// How far below the project (and the other writable roots) `by_name` is looked for.
+    pub walk: crate::walk::Bounds,
 }
 
 impl Places {

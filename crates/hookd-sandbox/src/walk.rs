@@ -34,6 +34,51 @@ pub const MOST_ENTRIES: usize = 1_000_000;
 /// places are held by their own names.
 pub const NOT_ENTERED: &[&str] = &["node_modules"];
 
+/// The deepest [`Bounds::depth`] a user may set: each level multiplies what is read.
+pub const MAX_DEPTH: usize = 8;
+
+/// How far one walk goes: the user's `sandbox.walk` (docs/security.md, "Below the project's
+/// root"), [`DEPTH`], [`MOST_DIRS`] and [`NOT_ENTERED`] where it is silent. The user's alone:
+/// a repository that could set it would hide its own `web/.claude` below a skipped name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Bounds {
+    /// A name is found at most this many components below the root (1: none below it).
+    pub depth: usize,
+    /// The most directories one walk reads; beyond, the command does not run.
+    pub most_dirs: usize,
+    /// Directory names never entered, besides [`NOT_ENTERED`] (`vendor`, `third_party`):
+    /// what is in them is not held.
+    pub skip: Vec<String>,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            depth: DEPTH,
+            most_dirs: MOST_DIRS,
+            skip: Vec::new(),
+        }
+    }
+}
+
+impl Bounds {
+    /// The default bounds with `depth`, `most_dirs` and `skip` where given.
+    pub fn new(depth: Option<usize>, most_dirs: Option<usize>, skip: Vec<String>) -> Bounds {
+        let d = Bounds::default();
+        Bounds {
+            depth: depth.unwrap_or(d.depth),
+            most_dirs: most_dirs.unwrap_or(d.most_dirs),
+            skip,
+        }
+    }
+
+    fn enters(&self, name: &[u8]) -> bool {
+        !NOT_ENTERED.iter().any(|n| n.as_bytes() == name)
+            && !self.skip.iter().any(|n| n.as_bytes() == name)
+    }
+}
+
 /// Levels with at least this many directories are read by several threads (directories are
 /// independent; on a large tree the kernel's work is most of the cost).
 const PARALLEL_FROM: usize = 256;
@@ -69,20 +114,27 @@ struct Read {
 /// (exact names of entries, any type). Directories named in `names` or [`NOT_ENTERED`], and
 /// links, are not entered.
 pub fn walk(root: &Path, names: &[&str]) -> Found {
+    walk_within(root, names, &Bounds::default())
+}
+
+/// [`walk`] within `bounds` (the user's `sandbox.walk`).
+pub fn walk_within(root: &Path, names: &[&str], bounds: &Bounds) -> Found {
     let mut found = Found::default();
     let mut level = vec![root.to_path_buf()];
     let (mut dirs, mut entries) = (0usize, 0usize);
-    for depth in 1..=DEPTH {
+    let most = bounds.most_dirs;
+    let what_to_do = "remove what makes the tree that large, run the command from a smaller project, or bound the walk in your ~/.infer/config.yaml: `sandbox.walk.skip` (directory names not entered), `sandbox.walk.depth`, `sandbox.walk.most_dirs`";
+    for depth in 1..=bounds.depth.min(MAX_DEPTH) {
         if level.is_empty() {
             break;
         }
-        let why = if dirs + level.len() > MOST_DIRS {
+        let why = if dirs + level.len() > most {
             format!(
-                "{} directories to read, more than the {MOST_DIRS} it reads (remove what makes the tree that large, or run the command from a smaller project)",
+                "{} directories to read, more than the {most} it reads ({what_to_do})",
                 dirs + level.len()
             )
         } else if entries > MOST_ENTRIES {
-            format!("{entries} entries read, more than the {MOST_ENTRIES} it reads (remove what makes the tree that large, or run the command from a smaller project)")
+            format!("{entries} entries read, more than the {MOST_ENTRIES} it reads ({what_to_do})")
         } else {
             String::new()
         };
@@ -96,8 +148,8 @@ pub fn walk(root: &Path, names: &[&str]) -> Found {
         }
         dirs += level.len();
         found.read = dirs;
-        let enter = depth < DEPTH;
-        let read = read_level(&level, names, enter);
+        let enter = depth < bounds.depth.min(MAX_DEPTH);
+        let read = read_level(&level, names, enter, bounds);
         if let Some(dir) = read.unreadable.first() {
             found.cut = Some(format!(
                 "the walk for protected places below {} could not read {}, which is yours: a confined command could have made it unreadable to keep a place in it from being held (make it readable: chmod u+rx '{}')",
@@ -117,18 +169,22 @@ pub fn walk(root: &Path, names: &[&str]) -> Found {
 }
 
 /// Read the directories of one level (by several threads where there are many).
-fn read_level(level: &[PathBuf], names: &[&str], enter: bool) -> Read {
+fn read_level(level: &[PathBuf], names: &[&str], enter: bool, bounds: &Bounds) -> Read {
+    if level.len() < PARALLEL_FROM {
+        return read_dirs(level, names, enter, bounds);
+    }
+    // Asked only here: it reads the cgroup's files each time (four system calls or more).
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(4);
-    if level.len() < PARALLEL_FROM || threads < 2 {
-        return read_dirs(level, names, enter);
+    if threads < 2 {
+        return read_dirs(level, names, enter, bounds);
     }
     let chunk = level.len().div_ceil(threads);
     let parts: Vec<Read> = std::thread::scope(|s| {
         let handles: Vec<_> = level
             .chunks(chunk)
-            .map(|part| (part, s.spawn(move || read_dirs(part, names, enter))))
+            .map(|part| (part, s.spawn(move || read_dirs(part, names, enter, bounds))))
             .collect();
         handles
             .into_iter()
@@ -152,7 +208,7 @@ fn read_level(level: &[PathBuf], names: &[&str], enter: bool) -> Read {
 
 /// Read each of `dirs` (opened without following a link): whether it holds one of `names`,
 /// and, with `enter`, its subdirectories to read next.
-fn read_dirs(dirs: &[PathBuf], names: &[&str], enter: bool) -> Read {
+fn read_dirs(dirs: &[PathBuf], names: &[&str], enter: bool, bounds: &Bounds) -> Read {
     use nix::dir::{Dir, Type};
     use nix::fcntl::OFlag;
     use nix::sys::stat::Mode;
@@ -181,7 +237,7 @@ fn read_dirs(dirs: &[PathBuf], names: &[&str], enter: bool) -> Read {
                 holds = true;
                 continue;
             }
-            if !enter || NOT_ENTERED.iter().any(|n| n.as_bytes() == name) {
+            if !enter || !bounds.enters(name) {
                 continue;
             }
             use std::os::unix::ffi::OsStrExt;
@@ -234,6 +290,31 @@ mod tests {
         let f = walk(r, &[".claude", ".env", ".git"]);
         assert_eq!(f.dirs, [r.join("web"), r.join("a/b")]);
         assert_eq!(f.cut, None);
+    }
+
+    #[test]
+    fn bounds_skip_names_reach_deeper_and_move_the_refusal() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        for dir in ["vendor/x/.claude", "a/b/c/.claude", "web/.claude"] {
+            std::fs::create_dir_all(r.join(dir)).unwrap();
+        }
+        let names = [".claude"];
+        let skip = Bounds::new(None, None, vec!["vendor".into()]);
+        assert_eq!(walk_within(r, &names, &skip).dirs, [r.join("web")]);
+        let deeper = Bounds::new(Some(4), None, Vec::new());
+        let mut found = walk_within(r, &names, &deeper).dirs;
+        found.sort();
+        assert_eq!(found, [r.join("a/b/c"), r.join("vendor/x"), r.join("web")]);
+        assert!(
+            walk_within(r, &names, &Bounds::new(Some(1), None, Vec::new()))
+                .dirs
+                .is_empty()
+        );
+        let few = walk_within(r, &names, &Bounds::new(None, Some(3), Vec::new()));
+        assert!(few
+            .cut
+            .is_some_and(|c| c.contains("more than the 3 it reads")));
     }
 
     /// A directory of the user's own made unreadable (`chmod 000 web`, which a confined command
