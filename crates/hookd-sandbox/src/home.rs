@@ -8,12 +8,19 @@ use std::path::PathBuf;
 /// Read from `/etc/passwd` first: a statically linked program has no NSS (glibc would load
 /// its modules with the dynamic loader, which a static binary keeps out); a dynamically linked
 /// one then asks NSS (LDAP, sssd) for a user the file does not list.
+///
+/// Looked up once per process (one `hookd exec` asked seven times): the database does not
+/// change under a running command, and a daemon takes a changed home at its next start.
 pub fn user_home() -> Option<PathBuf> {
-    let uid = nix::unistd::getuid().as_raw();
-    std::fs::read_to_string("/etc/passwd")
-        .ok()
-        .and_then(|text| passwd_home(&text, uid))
-        .or_else(|| nss_home(uid))
+    static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let uid = nix::unistd::getuid().as_raw();
+        std::fs::read_to_string("/etc/passwd")
+            .ok()
+            .and_then(|text| passwd_home(&text, uid))
+            .or_else(|| nss_home(uid))
+    })
+    .clone()
 }
 
 /// The home of `uid` in passwd(5) text: `name:password:uid:gid:gecos:home:shell`.
