@@ -1,6 +1,8 @@
 //! What one command's preparation reads of the disk, read once: where a path really is and
 //! whether it exists (the catalog's few hundred places share a few directories).
 
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// What one command's preparation reads of the disk, read once: where a path really is
@@ -8,14 +10,16 @@ use std::path::{Path, PathBuf};
 /// home, `~/.config`) and whether a path exists (its directory listed once instead of a
 /// `stat` of each of the catalog's names in it, most of them absent). Only for the time of one
 /// preparation, which adds to a directory's listing what it makes there.
+///
+/// Paths are keys as they are spelled (their bytes): hashing a `Path` parses its components,
+/// which cost more than the lookups saved (a spelling with `//` or `./` is a second entry, read
+/// again).
 #[derive(Debug, Default)]
 pub(crate) struct Disk {
-    real: std::cell::RefCell<std::collections::HashMap<PathBuf, PathBuf>>,
+    real: std::cell::RefCell<HashMap<OsString, PathBuf>>,
     /// Each directory's names; `None` where it could not be listed.
-    names: std::cell::RefCell<
-        std::collections::HashMap<PathBuf, Option<std::collections::HashSet<std::ffi::OsString>>>,
-    >,
-    sockets: std::cell::RefCell<std::collections::HashMap<PathBuf, bool>>,
+    names: std::cell::RefCell<HashMap<OsString, Option<std::collections::HashSet<OsString>>>>,
+    sockets: std::cell::RefCell<HashMap<OsString, bool>>,
 }
 
 /// A directory with more names than this is not listed (each name then costs a `stat`).
@@ -32,7 +36,7 @@ impl Disk {
         if !plain {
             return super::resolve(path);
         }
-        if let Some(known) = self.real.borrow().get(path) {
+        if let Some(known) = self.real.borrow().get(path.as_os_str()) {
             return known.clone();
         }
         let real = match (path.parent(), path.file_name()) {
@@ -48,16 +52,16 @@ impl Disk {
         };
         self.real
             .borrow_mut()
-            .insert(path.to_path_buf(), real.clone());
+            .insert(path.as_os_str().to_os_string(), real.clone());
         real
     }
 
     /// Whether `path` exists (a link, dangling or not, does), as its directory's listing says.
     pub(crate) fn exists(&self, path: &Path) -> bool {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        let Some((dir, name)) = split(path) else {
             return path.symlink_metadata().is_ok();
         };
-        if let Some(listed) = self.names.borrow().get(dir) {
+        if let Some(listed) = self.names.borrow().get(dir.as_os_str()) {
             return match listed {
                 Some(set) => set.contains(name),
                 None => path.symlink_metadata().is_ok(),
@@ -68,36 +72,58 @@ impl Disk {
             Some(set) => set.contains(name),
             None => path.symlink_metadata().is_ok(),
         };
-        self.names.borrow_mut().insert(dir.to_path_buf(), listed);
+        self.names
+            .borrow_mut()
+            .insert(dir.as_os_str().to_os_string(), listed);
         exists
     }
 
     /// Whether `path` is a socket (a stand-in), not following a last link; asked once.
     pub(crate) fn is_socket(&self, path: &Path) -> bool {
         use std::os::unix::fs::FileTypeExt;
-        if let Some(known) = self.sockets.borrow().get(path) {
+        if let Some(known) = self.sockets.borrow().get(path.as_os_str()) {
             return *known;
         }
         let socket = (path.symlink_metadata()).is_ok_and(|m| m.file_type().is_socket());
-        self.sockets.borrow_mut().insert(path.to_path_buf(), socket);
+        self.sockets
+            .borrow_mut()
+            .insert(path.as_os_str().to_os_string(), socket);
         socket
     }
 
     /// The preparation made `path` (a stand-in, a directory): it exists from now on.
     pub(crate) fn made(&self, path: &Path) {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        let Some((dir, name)) = split(path) else {
             return;
         };
-        if let Some(Some(set)) = self.names.borrow_mut().get_mut(dir) {
+        if let Some(Some(set)) = self.names.borrow_mut().get_mut(dir.as_os_str()) {
             set.insert(name.to_os_string());
         }
-        self.sockets.borrow_mut().remove(path);
+        self.sockets.borrow_mut().remove(path.as_os_str());
     }
+}
+
+/// `path`'s directory and last name, split at its last `/` (`Path::parent` parses every
+/// component, and this is asked of a few hundred places); `None` where the last name is not a
+/// name (`/`, `x/`, `x/.`, `x/..`, a relative name alone).
+fn split(path: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let at = bytes.iter().rposition(|b| *b == b'/')?;
+    let name = &bytes[at + 1..];
+    if name.is_empty() || name == b"." || name == b".." {
+        return None;
+    }
+    let dir = if at == 0 { &bytes[..1] } else { &bytes[..at] };
+    Some((
+        Path::new(std::ffi::OsStr::from_bytes(dir)),
+        std::ffi::OsStr::from_bytes(name),
+    ))
 }
 
 /// The names in `dir`: none where there is no directory (nothing is in it), `None` where it
 /// cannot be listed or holds more than [`MOST_NAMES`].
-fn list(dir: &Path) -> Option<std::collections::HashSet<std::ffi::OsString>> {
+fn list(dir: &Path) -> Option<std::collections::HashSet<OsString>> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e)
@@ -116,4 +142,20 @@ fn list(dir: &Path) -> Option<std::collections::HashSet<std::ffi::OsString>> {
         }
     }
     Some(set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_splits_into_its_directory_and_name_or_not_at_all() {
+        let p = |s: &str| split(Path::new(s)).map(|(d, n)| (d.to_path_buf(), n.to_os_string()));
+        assert_eq!(p("/a/b"), Some(("/a".into(), "b".into())));
+        assert_eq!(p("/a"), Some(("/".into(), "a".into())));
+        assert_eq!(p("/a/.env"), Some(("/a".into(), ".env".into())));
+        for none in ["/", "/a/", "/a/.", "/a/..", "a", ""] {
+            assert_eq!(p(none), None, "{none}");
+        }
+    }
 }
