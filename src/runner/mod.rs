@@ -197,18 +197,19 @@ impl Registered {
     /// the sandbox entered, a waiter that kills what it leaves), or, unconfined in the hookd
     /// binary while no other command runs, without the waiter (see `escapees`).
     fn spawn(
-        cmd: &mut Command,
+        (cmd, arg0): (&mut Command, &str),
         cancel: &Cancel,
         confinement: Option<Arc<crate::sandbox::Confinement>>,
         (report, report_w): (Option<&OwnedFd>, Option<&OwnedFd>),
     ) -> std::io::Result<(std::process::Child, Registered)> {
+        let arg0 = Some(std::ffi::OsStr::new(arg0));
         let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
         let unwaited = escapees::unwaited(confinement.is_some(), &running);
         if unwaited {
             crate::sandbox::prepare_unwaited(cmd);
         } else {
             let raw = report_w.map(std::os::fd::AsRawFd::as_raw_fd);
-            crate::sandbox::prepare_spawn(cmd, confinement, None, raw);
+            crate::sandbox::prepare_spawn(cmd, confinement, None, raw, arg0);
         }
         let child = cmd.spawn()?;
         let pid = child.id() as i32;
@@ -343,7 +344,9 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     become_subreaper();
     let confinement = spec.confinement.clone();
     let report = (leftovers.as_ref(), leftovers_w.as_ref());
-    let spawned = Registered::spawn(&mut cmd, cancel, confinement, report);
+    // `command` gave it the name it was called by as `argv[0]`.
+    let arg0 = spec.argv.first().map_or("", String::as_str);
+    let spawned = Registered::spawn((&mut cmd, arg0), cancel, confinement, report);
     let (mut child, registered) = match spawned {
         Ok(c) => c,
         Err(e) => {

@@ -375,3 +375,61 @@ fn a_hook_that_calls_setsid_itself_cannot_leave_the_group_hookd_signals() {
         assert_eq!(ran["timed_out"], false, "{ran}");
     }
 }
+
+/// Pid 1 execs the confined command itself, from strings made before the fork (`vfork.rs` in
+/// the sandbox crate): what the command gets is what it got when it was forked, through
+/// `hookd exec` and through a hook (whose `argv[0]` is the name the hook wrote, not the path
+/// hookd resolved): its name, its arguments as given, its variables, a script without a `#!`
+/// run by `sh`; and a program that cannot be executed is refused naming it.
+#[test]
+fn a_confined_command_starts_with_its_name_arguments_and_variables() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let show = "printf '%s|' \"$0\" \"$@\"; printf '%s|' \"$KEPT\" \"$TMPDIR\"; echo\n";
+    std::fs::write(p.path().join("show"), show).unwrap();
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(p.path().join("show"), mode).unwrap();
+    let mut c = hookd(&p, &tmp, &["exec", "--", "./show", "a b", "", "*"]);
+    let o = c.env("KEPT", "k v").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let t = tmp.display();
+    assert_eq!(stdout(&o), format!("./show|a b||*|k v|{t}|\n"));
+    // A hook, by the name it was written with (a link to `cat` on the hook's PATH), not the
+    // path hookd resolved it to.
+    let bin = p.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let cat = ["/usr/bin/cat", "/bin/cat"]
+        .into_iter()
+        .find(|c| Path::new(c).exists());
+    std::os::unix::fs::symlink(cat.unwrap(), bin.join("show-hook")).unwrap();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^show-hook .*$']}}}}\n",
+    );
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: show, hook: post_session, command: 'show-hook /proc/self/cmdline'}]\n",
+    );
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let mut dispatch = hookd(&p, &tmp, &["dispatch", "post_session", "--events", "-"]);
+    dispatch.env("PATH", &path);
+    let o = with_stdin(dispatch, "{}");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let events = json_lines(&stderr(&o));
+    let ran = events.iter().find(|e| e["type"] == "hook_command").unwrap();
+    assert_eq!(
+        ran["stdout"], "show-hook\u{0}/proc/self/cmdline\u{0}",
+        "{ran}"
+    );
+    // Nothing to execute: refused, naming it, exit 2 as every error of hookd's own.
+    for missing in ["no-such-program-here", "./no-such-file"] {
+        let o = hookd(&p, &tmp, &["exec", "--", missing]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!("error: `{missing}` could not start confined: No such file or directory (os error 2)\n")
+        );
+    }
+}

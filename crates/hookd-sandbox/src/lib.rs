@@ -69,6 +69,7 @@ mod home;
 mod linux;
 mod places;
 mod spawn;
+mod vfork;
 pub mod walk;
 
 pub use egress::proxy::NetworkRequest;
@@ -633,7 +634,7 @@ pub fn command<'a>(
     vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
 ) -> std::process::Command {
     let mut cmd = unprepared(&confinement, argv, cwd, vars);
-    spawn::prepare(&mut cmd, Some(confinement), keep_fd, None);
+    spawn::prepare(&mut cmd, Some(confinement), keep_fd, None, None);
     cmd
 }
 

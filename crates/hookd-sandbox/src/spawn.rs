@@ -50,17 +50,32 @@ extern "C" fn forward(sig: libc::c_int) {
 /// waiter first names the process group to signal (4 bytes, native order: the command's own
 /// group unconfined, the waiter's confined), written before `spawn` returns, then writes a
 /// byte when the command left processes behind that had to be killed.
+///
+/// `arg0`, where `cmd` was given one (`CommandExt::arg0`, which `Command` does not tell), is
+/// the command's `argv[0]`: confined, pid 1 execs the command itself from `cmd`'s program,
+/// arguments and variables (`vfork.rs`), so `cmd`'s environment must have been cleared first
+/// (as `crate::confined_env` and the runner do): only the variables set on it are passed.
 pub fn prepare(
     cmd: &mut Command,
     confinement: Option<Arc<Confinement>>,
     keep_fd: Option<RawFd>,
     leftovers: Option<RawFd>,
+    arg0: Option<&std::ffi::OsStr>,
 ) {
+    let exec = confined_exec(cmd, confinement.as_deref(), arg0);
     // SAFETY: the closure runs in the forked child before exec and makes raw syscalls only
     // (close_range, fcntl, sigprocmask, fork, wait, and the sandbox's unshare, mount, prctl,
     // landlock), on what was prepared before the fork; it allocates and locks nothing.
     unsafe {
-        cmd.pre_exec(move || start(confinement.as_deref(), keep_fd, leftovers.unwrap_or(-1), -1));
+        cmd.pre_exec(move || {
+            start(
+                confinement.as_deref(),
+                keep_fd,
+                leftovers.unwrap_or(-1),
+                -1,
+                exec.as_ref(),
+            )
+        });
     }
 }
 
@@ -78,9 +93,10 @@ pub fn run(
     use std::os::unix::process::ExitStatusExt;
     let (done_r, done_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
     let done = done_w.as_raw_fd();
+    let exec = confined_exec(cmd, confinement.as_deref(), None);
     // SAFETY: as `prepare`'s closure.
     unsafe {
-        cmd.pre_exec(move || start(confinement.as_deref(), keep_fd, -1, done));
+        cmd.pre_exec(move || start(confinement.as_deref(), keep_fd, -1, done, exec.as_ref()));
     }
     let mut child = cmd.spawn()?;
     drop(done_w);
@@ -103,6 +119,19 @@ pub fn run(
     )))
 }
 
+/// Confined (not nested), what pid 1 execs for `cmd` (`vfork.rs`); where that cannot be made
+/// (a NUL byte: std's own spawn then refuses it), pid 1 forks the command as before.
+fn confined_exec(
+    cmd: &Command,
+    confinement: Option<&Confinement>,
+    arg0: Option<&std::ffi::OsStr>,
+) -> Option<super::vfork::Exec> {
+    match confinement {
+        Some(c) if c.nested.is_none() => super::vfork::Exec::of(cmd, arg0).ok(),
+        _ => None,
+    }
+}
+
 /// Make `cmd` start with no waiter: inherited descriptors closed, nothing else (std's
 /// `process_group(0)` makes it lead its own group). Only for a process that kills and reaps
 /// itself what the command leaves behind (see `runner::reap_here`).
@@ -122,6 +151,7 @@ unsafe fn start(
     keep_fd: Option<RawFd>,
     leftovers: RawFd,
     done: RawFd,
+    exec: Option<&super::vfork::Exec>,
 ) -> std::io::Result<()> {
     close_inherited_descriptors();
     // SAFETY: plain syscalls on this stack's values.
@@ -137,7 +167,7 @@ unsafe fn start(
         libc::sigprocmask(libc::SIG_SETMASK, &all, &mut old);
         match confinement {
             Some(c) if c.nested.is_some() => unconfined(&old, leftovers, done, Some(c)),
-            Some(c) => confined(c, &old, leftovers, done),
+            Some(c) => confined(c, &old, leftovers, done, exec),
             None => unconfined(&old, leftovers, done, None),
         }
     }
@@ -151,6 +181,7 @@ unsafe fn confined(
     old: &libc::sigset_t,
     leftovers: RawFd,
     done: RawFd,
+    exec: Option<&super::vfork::Exec>,
 ) -> std::io::Result<()> {
     // SAFETY: the caller's contract; raw syscalls only.
     unsafe {
@@ -166,7 +197,7 @@ unsafe fn confined(
             -1 => Err(std::io::Error::last_os_error()),
             0 => {
                 libc::close(pair[0]);
-                pid_one(c, pair[1], old)
+                pid_one(c, pair[1], old, exec)
             }
             pid1 => {
                 libc::close(pair[1]);
@@ -219,7 +250,12 @@ unsafe fn report(done: RawFd, status: libc::c_int) {
 
 /// Pid 1 of the namespace: confine, a new session, fork the command, wait for it, report its
 /// status to the waiter and exit (which ends everything left in the namespace).
-unsafe fn pid_one(c: &Confinement, report: RawFd, old: &libc::sigset_t) -> std::io::Result<()> {
+unsafe fn pid_one(
+    c: &Confinement,
+    report: RawFd,
+    old: &libc::sigset_t,
+    exec: Option<&super::vfork::Exec>,
+) -> std::io::Result<()> {
     // SAFETY: the caller's contract; raw syscalls only.
     unsafe {
         // Killed with the waiter (a SIGKILL to it, to its group): then nothing is left either.
@@ -234,7 +270,11 @@ unsafe fn pid_one(c: &Confinement, report: RawFd, old: &libc::sigset_t) -> std::
         }
         check(libc::setsid())?;
         super::linux::confine(c)?;
-        match libc::fork() {
+        let forked = match exec {
+            Some(exec) => super::vfork::start_command(exec, old)?,
+            None => libc::fork(),
+        };
+        match forked {
             -1 => Err(std::io::Error::last_os_error()),
             0 => {
                 // The command leads its own group in the new session; signals as it had them.
