@@ -19,7 +19,7 @@ pub use hookd_sandbox::{
     command, invalid_host_entry, proxy_vars, support, Confinement, Egress, NetworkRequest,
     RunError, Support, Unavailable, AGENT_VAR, MIN_LANDLOCK_ABI, PROXY_ADDR, SOCKET_VARIABLES,
 };
-pub(crate) use hookd_sandbox::{confined_env, prepare_spawn, prepare_unwaited};
+pub(crate) use hookd_sandbox::{confined_env, prepare_to_spawn_now, prepare_unwaited};
 
 use std::path::{Path, PathBuf};
 
@@ -196,6 +196,42 @@ pub fn prepare_in(
     Confinement::prepare_in(&confined(policy, project), project, cwd)
 }
 
+/// [`prepare_in`] for a command started as soon as it is prepared (`hookd exec`, the model's
+/// rewritten shell call): the kernel's namespaces are not probed first
+/// ([`hookd_sandbox::Policy::start_at_once`]); a start that then fails is explained by
+/// [`started`].
+pub(crate) fn prepare_to_start(
+    policy: &SandboxPolicy,
+    project: &Path,
+    cwd: &Path,
+) -> Result<Confinement, RunError> {
+    let mut confined = confined(policy, project);
+    confined.start_at_once = true;
+    Confinement::prepare_in(&confined, project, cwd).map_err(|e| match e {
+        // What the probe says is missing, where it is (the preparation may have failed on it).
+        Unavailable::Prepare(_) if !missing_for(policy).is_empty() => {
+            RunError::Unavailable(Unavailable::Kernel(missing_for(policy)))
+        }
+        e => RunError::Unavailable(e),
+    })
+}
+
+/// What starting `program` confined under `policy` gave: where it could not start, what the
+/// kernel lacks (the namespaces, probed now: [`prepare_to_start`] did not), else why.
+pub(crate) fn started<T>(
+    policy: &SandboxPolicy,
+    program: &str,
+    started: std::io::Result<T>,
+) -> Result<T, RunError> {
+    started.map_err(|source| match missing_for(policy) {
+        missing if !missing.is_empty() => RunError::Unavailable(Unavailable::Kernel(missing)),
+        _ => RunError::Start {
+            program: program.to_string(),
+            source,
+        },
+    })
+}
+
 /// The confinement of a command in `project` under `policy`, hookd's own places made first.
 fn confined(policy: &SandboxPolicy, project: &Path) -> hookd_sandbox::Policy {
     let policy = policy.confinement();
@@ -265,12 +301,13 @@ pub fn run(
     host: &crate::host::Host,
 ) -> Result<Ran, RunError> {
     use std::os::unix::process::ExitStatusExt;
-    let confinement = std::sync::Arc::new(prepare_in(policy, project, cwd)?);
-    let status = hookd_sandbox::run_command(confinement.clone(), argv, cwd, keep_fd, host.vars())
-        .map_err(|source| RunError::Start {
-        program: argv.first().cloned().unwrap_or_default(),
-        source,
-    })?;
+    let confinement = std::sync::Arc::new(prepare_to_start(policy, project, cwd)?);
+    let program = argv.first().map_or("", String::as_str);
+    let status = started(
+        policy,
+        program,
+        hookd_sandbox::run_command(confinement.clone(), argv, cwd, keep_fd, host.vars()),
+    )?;
     let status = (status.code())
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1);

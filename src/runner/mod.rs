@@ -209,7 +209,8 @@ impl Registered {
             crate::sandbox::prepare_unwaited(cmd);
         } else {
             let raw = report_w.map(std::os::fd::AsRawFd::as_raw_fd);
-            crate::sandbox::prepare_spawn(cmd, confinement, None, raw, arg0);
+            // Spawned right below, unchanged (pid 1 execs it from what it is now).
+            crate::sandbox::prepare_to_spawn_now(cmd, confinement, None, raw, arg0);
         }
         let child = cmd.spawn()?;
         let pid = child.id() as i32;

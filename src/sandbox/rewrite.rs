@@ -364,7 +364,7 @@ pub fn run_shell(
         None => None,
     };
     let argv = shell_argv(command, report.is_some());
-    let confinement = super::prepare_in(policy, project, cwd)?;
+    let confinement = super::prepare_to_start(policy, project, cwd)?;
     let mut cmd = std::process::Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(cwd);
     super::confined_env(&mut cmd, &confinement, host.vars());
@@ -378,11 +378,10 @@ pub fn run_shell(
         REPORT_FD
     });
     let confinement = std::sync::Arc::new(confinement);
-    let status = hookd_sandbox::run_spawned(&mut cmd, Some(confinement.clone()), keep).map_err(
-        |source| RunError::Start {
-            program: "bash".into(),
-            source,
-        },
+    let status = super::started(
+        policy,
+        "bash",
+        hookd_sandbox::run_spawned(&mut cmd, Some(confinement.clone()), keep),
     )?;
     use std::os::unix::process::ExitStatusExt;
     let status = status

@@ -433,3 +433,31 @@ fn a_confined_command_starts_with_its_name_arguments_and_variables() {
         );
     }
 }
+
+/// The library's `sandbox::command` hands back a `Command` its caller may still change
+/// (`hookd run --confine` removes `NO_PROXY` and sets the agent's variable after it): what the
+/// confined command gets is the `Command` as spawned, not as it was when it was made.
+#[test]
+fn a_change_to_a_confined_command_after_it_was_made_reaches_it() {
+    if !confinable() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let mut policy = hookd::config::SandboxPolicy::default();
+    policy.enabled = true;
+    let c = hookd::sandbox::prepare(&policy, dir.path()).unwrap();
+    let argv = [
+        "sh",
+        "-c",
+        "printf '%s|%s|' \"$LATE\" \"$GONE\"; echo \"$@\"",
+        "sh",
+        "a",
+    ]
+    .map(String::from);
+    let vars = [("GONE".as_ref(), "still here".as_ref())];
+    let mut cmd = hookd::sandbox::command(std::sync::Arc::new(c), &argv, dir.path(), None, vars);
+    cmd.env("LATE", "set after").env_remove("GONE").arg("b");
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "set after||a b\n");
+}

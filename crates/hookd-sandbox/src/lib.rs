@@ -76,7 +76,9 @@ pub use egress::proxy::NetworkRequest;
 pub use egress::{invalid_entry as invalid_host_entry, proxy_vars, Egress, PROXY_ADDR};
 pub use home::user_home;
 pub use places::{Hold, Places};
-pub use spawn::{prepare as prepare_spawn, prepare_unwaited, run as run_spawned};
+pub use spawn::{
+    prepare as prepare_spawn, prepare_to_spawn_now, prepare_unwaited, run as run_spawned,
+};
 mod held;
 #[cfg_attr(not(feature = "confine"), path = "nested_unconfined.rs")]
 mod nested;
@@ -147,6 +149,11 @@ pub struct Policy {
     /// [`AGENT_VAR`]): where that is evidently so, commands get the nested sandbox
     /// (`nested.rs`) instead of none.
     pub nested: bool,
+    /// The command is started as soon as it is prepared (`hookd exec`): the namespaces are not
+    /// probed first ([`support_unprobed`]); where it then fails to start, the caller asks
+    /// [`missing_for`], which probes them and says what the kernel lacks. Not with `nested`
+    /// (whether the nested sandbox stands in depends on the probe).
+    pub start_at_once: bool,
     /// Places hookd's state would hide that stay as they are: a confined agent's hooks
     /// (`hookd adapter`) keep their state there (`hookd run --confine`).
     pub shown: Vec<PathBuf>,
@@ -172,6 +179,7 @@ impl Default for Policy {
             keep_env: Vec::new(),
             runtime: None,
             nested: false,
+            start_at_once: false,
             shown: Vec::new(),
             git: None,
         }
@@ -241,8 +249,28 @@ pub fn missing_for(policy: &Policy) -> Vec<String> {
 
 /// What this kernel offers, probed once per process.
 pub fn support() -> &'static Support {
+    PROBED.get_or_init(linux::probe)
+}
+
+/// [`support`]'s answer, once probed.
+static PROBED: OnceLock<Support> = OnceLock::new();
+
+fn support_probed() -> Option<&'static Support> {
+    PROBED.get()
+}
+
+/// [`support`] without the namespaces' probe (a child cloned into new namespaces and its
+/// teardown waited for: 0.2 to 0.3 ms of every `hookd exec`): Landlock's ABI asked, the
+/// namespaces taken to work unless the probe already ran and said otherwise. Only for a caller
+/// that starts the command at once and, where it fails to start, asks [`support`] what is
+/// missing ([`Policy::start_at_once`]): a kernel without them refuses the command's own
+/// namespaces as it refuses the probe's, so nothing runs unconfined either way.
+pub fn support_unprobed() -> Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
-    SUPPORT.get_or_init(linux::probe)
+    if let Some(probed) = support_probed() {
+        return probed.clone();
+    }
+    SUPPORT.get_or_init(linux::probe_landlock).clone()
 }
 
 /// The sandbox could not be set up: the command must not run.
@@ -347,7 +375,11 @@ impl Confinement {
         project: &Path,
         cwd: &Path,
     ) -> Result<Confinement, Unavailable> {
-        let missing = support().missing();
+        let missing = if policy.start_at_once && !policy.nested {
+            support_unprobed().missing()
+        } else {
+            support().missing()
+        };
         if nested::here(policy, &missing) {
             return nested::prepare(policy, project, &temp_dir(policy));
         }
@@ -634,7 +666,7 @@ pub fn command<'a>(
     vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
 ) -> std::process::Command {
     let mut cmd = unprepared(&confinement, argv, cwd, vars);
-    spawn::prepare(&mut cmd, Some(confinement), keep_fd, None, None);
+    spawn::prepare(&mut cmd, Some(confinement), keep_fd, None);
     cmd
 }
 

@@ -17,6 +17,14 @@ use super::{Confinement, Support, MIN_LANDLOCK_ABI};
 pub(super) type Filter = seccompiler::BpfProgram;
 
 pub(super) fn probe() -> Support {
+    Support {
+        namespaces: namespaces_work(),
+        ..probe_landlock()
+    }
+}
+
+/// Landlock's ABI alone, the namespaces taken to work ([`crate::support_unprobed`]).
+pub(super) fn probe_landlock() -> Support {
     // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns a
     // number.
     let abi = unsafe {
@@ -29,7 +37,7 @@ pub(super) fn probe() -> Support {
     };
     Support {
         landlock_abi: (abi > 0).then_some(abi as i32),
-        namespaces: namespaces_work(),
+        namespaces: true,
         built: true,
     }
 }

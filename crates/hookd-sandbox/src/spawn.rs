@@ -51,11 +51,25 @@ extern "C" fn forward(sig: libc::c_int) {
 /// group unconfined, the waiter's confined), written before `spawn` returns, then writes a
 /// byte when the command left processes behind that had to be killed.
 ///
-/// `arg0`, where `cmd` was given one (`CommandExt::arg0`, which `Command` does not tell), is
-/// the command's `argv[0]`: confined, pid 1 execs the command itself from `cmd`'s program,
-/// arguments and variables (`vfork.rs`), so `cmd`'s environment must have been cleared first
-/// (as `crate::confined_env` and the runner do): only the variables set on it are passed.
+/// `cmd` may still be changed afterwards (pid 1 forks the command, which std then execs as
+/// `cmd` is when it is spawned); [`prepare_to_spawn_now`] is the cheaper way for a `cmd`
+/// spawned at once.
 pub fn prepare(
+    cmd: &mut Command,
+    confinement: Option<Arc<Confinement>>,
+    keep_fd: Option<RawFd>,
+    leftovers: Option<RawFd>,
+) {
+    prepare_exec(cmd, confinement, keep_fd, leftovers, None);
+}
+
+/// [`prepare`] for a `cmd` spawned right after it, unchanged: confined, pid 1 execs the
+/// command itself (`vfork.rs`, no copy of its memory) from what `cmd` is NOW: its program,
+/// its arguments (`arg0` the `argv[0]` where `cmd` was given one with `CommandExt::arg0`,
+/// which `Command` does not tell) and exactly the variables set on it, so its environment
+/// must have been cleared first (as `crate::confined_env` and the runner do). A change to
+/// `cmd` after this call would not reach the command.
+pub fn prepare_to_spawn_now(
     cmd: &mut Command,
     confinement: Option<Arc<Confinement>>,
     keep_fd: Option<RawFd>,
@@ -63,6 +77,16 @@ pub fn prepare(
     arg0: Option<&std::ffi::OsStr>,
 ) {
     let exec = confined_exec(cmd, confinement.as_deref(), arg0);
+    prepare_exec(cmd, confinement, keep_fd, leftovers, exec);
+}
+
+fn prepare_exec(
+    cmd: &mut Command,
+    confinement: Option<Arc<Confinement>>,
+    keep_fd: Option<RawFd>,
+    leftovers: Option<RawFd>,
+    exec: Option<super::vfork::Exec>,
+) {
     // SAFETY: the closure runs in the forked child before exec and makes raw syscalls only
     // (close_range, fcntl, sigprocmask, fork, wait, and the sandbox's unshare, mount, prctl,
     // landlock), on what was prepared before the fork; it allocates and locks nothing.
@@ -84,6 +108,8 @@ pub fn prepare(
 /// command started is left, before the waiter (confined: before pid 1 too) exits. Their exits,
 /// in which the kernel takes the namespaces down (0.3 to 0.5 ms), are not waited for: a thread
 /// reaps the waiter. Where the waiter reports nothing (killed), its own end is the command's.
+/// Confined, pid 1 execs the command from `cmd` as it is at this call, as
+/// [`prepare_to_spawn_now`] says: its environment cleared first and set on it.
 pub fn run(
     cmd: &mut Command,
     confinement: Option<Arc<Confinement>>,

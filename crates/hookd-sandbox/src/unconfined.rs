@@ -19,6 +19,10 @@ pub(super) fn probe() -> Support {
     }
 }
 
+pub(super) fn probe_landlock() -> Support {
+    probe()
+}
+
 pub(super) fn temp_rights() -> u64 {
     0
 }
@@ -62,7 +66,7 @@ mod tests {
         // Unconfined, a command starts by the same path: its waiter, no inherited descriptor.
         let mut cmd = std::process::Command::new("sh");
         cmd.args(["-c", "ls /proc/self/fd | wc -l"]);
-        crate::prepare_spawn(&mut cmd, None::<Arc<Confinement>>, None, None, None);
+        crate::prepare_spawn(&mut cmd, None::<Arc<Confinement>>, None, None);
         let out = cmd.output().unwrap();
         assert!(out.status.success(), "{out:?}");
         // stdin, stdout, stderr and the one `ls` reads the directory with.
