@@ -310,3 +310,30 @@ fn the_agents_absent_settings_cannot_be_made_from_inside() {
     assert!(!home.join(".gemini/extensions/evil").exists());
     assert!(!home.join(".gemini/policies/p.toml").exists());
 }
+
+/// `hookd exec` starts the command without probing the namespaces first; where they cannot be
+/// made (here: inside another sandbox, no confined agent said to be around), the start fails,
+/// the probe then runs, and the kernel's lack is named as before: exit 126, nothing run, for
+/// a plain command and for the model's rewritten shell call alike.
+#[test]
+fn where_the_namespaces_cannot_be_made_the_start_names_the_lack() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let lacks =
+        "hookd exec: not run: this kernel cannot confine it: it lacks unprivileged user namespaces";
+    for inner in [
+        vec!["--", "sh", "-c", "touch ran"],
+        vec!["--shell", "touch ran"],
+    ] {
+        let o = hookd(&p, &tmp, &["exec", "--", &inner_hookd(), "exec"])
+            .args(&inner)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(126), "{inner:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with(lacks), "{inner:?}: {}", stderr(&o));
+        assert!(!p.path().join("ran").exists(), "{inner:?}");
+    }
+}
