@@ -16,12 +16,22 @@ const ORIGINAL: &str = "{}\n";
 /// confined or not, in a fresh project.
 fn changed(path: &str, confined: bool) -> bool {
     let (p, tmp) = project();
+    attacked(&p, &tmp, path, confined)
+}
+
+/// Whether a command run from the root of `p` could change `path` (made first, below the root).
+fn attacked(
+    p: &crate::support::Project,
+    tmp: &std::path::Path,
+    path: &str,
+    confined: bool,
+) -> bool {
     let file = p.path().join(path);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, ORIGINAL).unwrap();
     let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let script = format!("printf pwned > '{path}'");
-    let o = run(&p, &tmp, p.path(), &script, out.path(), confined);
+    let o = run(p, tmp, p.path(), &script, out.path(), confined);
     assert_ne!(o.status.code(), Some(126), "{path}: {}", stderr(&o));
     std::fs::read_to_string(&file).unwrap_or_default() != ORIGINAL
 }
@@ -127,6 +137,25 @@ fn a_git_file_below_the_root_and_the_git_directory_it_names_are_held() {
     );
 }
 
+/// `hookd exec -- touch ran` from the root of `p` once it holds `dirs` directories: refused
+/// (126, not run); its output.
+fn refused_in_a_tree_of(
+    p: &crate::support::Project,
+    tmp: &std::path::Path,
+    dirs: usize,
+) -> std::process::Output {
+    for i in 0..dirs {
+        std::fs::create_dir(p.path().join(format!("d{i}"))).unwrap();
+    }
+    let o = hookd(p, tmp, &["exec", "--", "touch", "ran"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert!(!p.path().join("ran").exists(), "the command ran");
+    o
+}
+
 /// The walk's bounds, as docs/security.md states them: a place more than three levels below a
 /// root is not found (and stays writable, as it is for sandbox-runtime), nor one inside
 /// `node_modules`; a tree too large to walk stops the command, naming where the walk stopped.
@@ -141,15 +170,7 @@ fn the_walk_has_bounds_and_a_cut_walk_stops_the_command() {
     );
     assert!(changed("node_modules/x/.env", true));
     let (p, tmp) = project();
-    for i in 0..20_000 {
-        std::fs::create_dir(p.path().join(format!("d{i}"))).unwrap();
-    }
-    let o = hookd(&p, &tmp, &["exec", "--", "touch", "ran"])
-        .current_dir(p.path())
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
-    assert!(!p.path().join("ran").exists(), "the command ran");
+    let o = refused_in_a_tree_of(&p, &tmp, 20_000);
     let root = p.path().canonicalize().unwrap();
     assert_eq!(
         stderr(&o),
@@ -167,16 +188,7 @@ fn changed_under(path: &str, user: &str, project_config: &str) -> bool {
     let (p, tmp) = project();
     p.write_home("config.yaml", user);
     p.write("config.yaml", project_config);
-    let file = p.path().join(path);
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, ORIGINAL).unwrap();
-    let script = format!("printf pwned > '{path}'");
-    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &script])
-        .current_dir(p.path())
-        .output()
-        .unwrap();
-    assert_ne!(o.status.code(), Some(126), "{path}: {}", stderr(&o));
-    std::fs::read_to_string(&file).unwrap_or_default() != ORIGINAL
+    attacked(&p, &tmp, path, true)
 }
 
 /// The user's `sandbox.walk` bounds the walk (a monorepo too large for the default refuses
@@ -224,15 +236,7 @@ fn the_users_walk_setting_bounds_the_walk_and_a_projects_is_ignored() {
         "config.yaml",
         "sandbox: {enabled: true, walk: {most_dirs: 50, skip: [vendor]}}\n",
     );
-    for i in 0..60 {
-        std::fs::create_dir(p.path().join(format!("d{i}"))).unwrap();
-    }
-    let o = hookd(&p, &tmp, &["exec", "--", "touch", "ran"])
-        .current_dir(p.path())
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
-    assert!(!p.path().join("ran").exists(), "the command ran");
+    let o = refused_in_a_tree_of(&p, &tmp, 60);
     assert!(
         stderr(&o)
             .contains("stopped at depth 1: 61 directories to read, more than the 50 it reads"),
