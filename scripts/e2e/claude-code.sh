@@ -267,7 +267,7 @@ cd "$project"
 rm -f finished-marker "$work/home/.infer/config.yaml"
 printf 'enabled: true\ngate_shell_tools: true\nhooks:\n  - {name: finished, hook: post_session, command: '"'"'touch finished-marker'"'"'}\n' > .infer/hooks.yaml
 printf "tools: {bash: {mode: {all: {allow: ['^touch finished-marker$']}}}}\n" > .infer/config.yaml
-(cd "$work/home" && env -i PATH="$PATH" HOME="$work/home" HOOKD_TRUST_PROJECT=1 HOOKD_STATE_DIR="$work/state" TMPDIR="$work/tmp" \
+(cd "$work/home" && exec env -i PATH="$PATH" HOME="$work/home" HOOKD_TRUST_PROJECT=1 HOOKD_STATE_DIR="$work/state" TMPDIR="$work/tmp" \
   "$hookd" serve --socket "$work/hookd.sock" --events "$work/daemon.jsonl" 2>"$work/daemon.err") &
 daemon_pid=$!
 for _ in $(seq 50); do [ -S "$work/hookd.sock" ] && break; sleep 0.1; done
