@@ -207,12 +207,14 @@ pub(crate) fn prepare_to_start(
 ) -> Result<Confinement, RunError> {
     let mut confined = confined(policy, project);
     confined.start_at_once = true;
-    Confinement::prepare_in(&confined, project, cwd).map_err(|e| match e {
-        // What the probe says is missing, where it is (the preparation may have failed on it).
-        Unavailable::Prepare(_) if !missing_for(policy).is_empty() => {
-            RunError::Unavailable(Unavailable::Kernel(missing_for(policy)))
+    Confinement::prepare_in(&confined, project, cwd).map_err(|e| {
+        // All the probe says is missing, where anything is (Landlock alone was asked; the
+        // preparation may have failed on what is missing).
+        match missing_for(policy) {
+            missing if !missing.is_empty() => Unavailable::Kernel(missing),
+            _ => e,
         }
-        e => RunError::Unavailable(e),
+        .into()
     })
 }
 
