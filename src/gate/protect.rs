@@ -247,7 +247,7 @@ fn git_rules(dir: &Path, p: &Places) -> Vec<Rule> {
 /// (a tree too large to walk), what it found is kept; the sandbox refuses to run there at all.
 fn nested_git_rules(p: &Places) -> Vec<Rule> {
     let root = p.base.join(&p.project_dir);
-    crate::places::walk::walk_within(&root, &[".git"], &p.walk)
+    crate::places::walk::walk(&root, &[".git"], &p.walk)
         .dirs
         .iter()
         .flat_map(|d| git_rules(d, p))

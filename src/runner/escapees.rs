@@ -2,7 +2,7 @@
 //! hookd binary, its daemon). The process is a child subreaper, so whatever a command leaves
 //! behind (`setsid` escapees, background children, theirs) becomes its child as their parents
 //! end. When the command's leader exits, every child no other running command owns is killed
-//! and reaped, until none is left: what the per-command waiter does (`sandbox::prepare_spawn`),
+//! and reaped, until none is left: what the per-command waiter does (`sandbox::prepare_to_spawn_now`),
 //! for one fork per command instead of two. Only while no other command of this process runs
 //! (that one's leftovers could not be told apart): a command started meanwhile, a confined
 //! one, or one in an embedder's process (whose other children are its own) has its waiter.

@@ -193,11 +193,13 @@ impl Registered {
     /// signal is the one the waiter names on `report` (the command's own group, unconfined: it
     /// leads it, so it cannot leave it), else the waiter's.
     ///
-    /// Started as every command is (`sandbox::prepare_spawn`: inherited descriptors closed,
+    /// Started as every command is (`sandbox::prepare_to_spawn_now`: inherited descriptors closed,
     /// the sandbox entered, a waiter that kills what it leaves), or, unconfined in the hookd
-    /// binary while no other command runs, without the waiter (see `escapees`).
+    /// binary while no other command runs, without the waiter (see `escapees`). `arg0` is the
+    /// `argv[0]` `cmd` was given (confined, pid 1 execs it from these).
     fn spawn(
-        (cmd, arg0): (&mut Command, &str),
+        cmd: &mut Command,
+        arg0: &str,
         cancel: &Cancel,
         confinement: Option<Arc<crate::sandbox::Confinement>>,
         (report, report_w): (Option<&OwnedFd>, Option<&OwnedFd>),
@@ -322,7 +324,7 @@ pub fn run(spec: &RunSpec) -> RunReport {
 
 /// Run `spec` to completion within its bounds, stopped early by `cancel`. Never returns while a
 /// process the command started lives: its waiter kills what it left, detached or not (see
-/// `sandbox::prepare_spawn` and docs/security.md), or, without one, this process does
+/// `sandbox::prepare_to_spawn_now` and docs/security.md), or, without one, this process does
 /// (`escapees`).
 pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     let started = Instant::now();
@@ -347,7 +349,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
     let report = (leftovers.as_ref(), leftovers_w.as_ref());
     // `command` gave it the name it was called by as `argv[0]`.
     let arg0 = spec.argv.first().map_or("", String::as_str);
-    let spawned = Registered::spawn((&mut cmd, arg0), cancel, confinement, report);
+    let spawned = Registered::spawn(&mut cmd, arg0, cancel, confinement, report);
     let (mut child, registered) = match spawned {
         Ok(c) => c,
         Err(e) => {
@@ -408,7 +410,7 @@ pub fn run_with(spec: &RunSpec, cancel: &Cancel) -> RunReport {
 }
 
 /// The command to spawn: the program resolved on the hook's PATH, its sanitized environment,
-/// its own process group, piped stdio; started as every command is (`sandbox::prepare_spawn`:
+/// its own process group, piped stdio; started as every command is (`sandbox::prepare_to_spawn_now`:
 /// inherited descriptors closed, the sandbox entered, nothing it starts outliving it). Or why it cannot start, with what was removed from its environment.
 fn command(spec: &RunSpec, cancel: &Cancel) -> Result<(Command, Removed), (String, Removed)> {
     let Some(program) = spec.argv.first() else {

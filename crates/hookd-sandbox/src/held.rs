@@ -47,9 +47,10 @@ pub(super) struct Below {
 pub(super) const LOOKS_AGAIN_UP_TO: usize = 1_000;
 
 impl Below {
-    /// The protected places below the roots (off the way, at most the walk's depth) that exist now and did not when the command started: `web/.claude`, a new
-    /// `sub/.git`. A walk cut short reports what it found; where the walks at the start read
-    /// more than [`LOOKS_AGAIN_UP_TO`] directories, nothing is looked for.
+    /// The protected places below the roots (off the way, at most the walk's depth) that exist
+    /// now and did not when the command started: `web/.claude`, a new `sub/.git`. A walk cut
+    /// short reports what it found; where the walks at the start read more than
+    /// [`LOOKS_AGAIN_UP_TO`] directories, nothing is looked for.
     pub(super) fn made(&self) -> Vec<PathBuf> {
         if self.read > LOOKS_AGAIN_UP_TO {
             return Vec::new();
@@ -57,7 +58,7 @@ impl Below {
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         let mut out = Vec::new();
         for root in &self.roots {
-            for dir in crate::walk::walk_within(root, &names, &self.bounds).dirs {
+            for dir in crate::walk::walk(root, &names, &self.bounds).dirs {
                 if self.on_path.contains(&dir) {
                     continue;
                 }
@@ -322,7 +323,7 @@ fn below(places: &Places, root: &Path) -> Result<crate::walk::Found, Unavailable
         .filter(|(n, _)| !n.contains('/'))
         .map(|(n, _)| n.as_str())
         .collect();
-    let found = crate::walk::walk_within(root, &names, &places.walk);
+    let found = crate::walk::walk(root, &names, &places.walk);
     match found.cut {
         Some(cut) => Err(Unavailable::Prepare(format!(
             "{cut}; a place below it could not be held read-only"
@@ -399,26 +400,16 @@ pub(super) fn held(
     // could make them (`~/.config/git/config`, `~/.npmrc`) for your next unconfined start.
     if find.makes {
         // Whether a place is writable is its nearest existing directory's (what lies below it
-        // does not exist: no link to follow), resolved once for the places that share it.
-        let mut writable_dir: std::collections::HashMap<PathBuf, bool> = Default::default();
-        let is = |p: &Path| real.exists(p);
+        // does not exist: no link to follow), resolved once for the places that share it
+        // (`Disk::real` remembers it).
         for path in places.read_only.iter().chain(hidden) {
-            if is(path) {
+            if real.exists(path) {
                 continue;
             }
-            let Some(dir) = path.ancestors().skip(1).find(|a| is(a)) else {
+            let Some(dir) = path.ancestors().skip(1).find(|a| real.exists(a)) else {
                 continue;
             };
-            let dir = dir.to_path_buf();
-            let w = match writable_dir.get(&dir) {
-                Some(w) => *w,
-                None => {
-                    let w = find.is_writable(&dir);
-                    writable_dir.insert(dir, w);
-                    w
-                }
-            };
-            if w {
+            if find.is_writable(dir) {
                 find.hold(path.clone(), Hold::ReadOnly, Stand::Socket, false)?;
             }
         }

@@ -255,10 +255,6 @@ pub fn support() -> &'static Support {
 /// [`support`]'s answer, once probed.
 static PROBED: OnceLock<Support> = OnceLock::new();
 
-fn support_probed() -> Option<&'static Support> {
-    PROBED.get()
-}
-
 /// [`support`] without the namespaces' probe (a child cloned into new namespaces and its
 /// teardown waited for: 0.2 to 0.3 ms of every `hookd exec`): Landlock's ABI asked, the
 /// namespaces taken to work unless the probe already ran and said otherwise. Only for a caller
@@ -267,7 +263,7 @@ fn support_probed() -> Option<&'static Support> {
 /// namespaces as it refuses the probe's, so nothing runs unconfined either way.
 pub fn support_unprobed() -> Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
-    if let Some(probed) = support_probed() {
+    if let Some(probed) = PROBED.get() {
         return probed.clone();
     }
     SUPPORT.get_or_init(linux::probe_landlock).clone()

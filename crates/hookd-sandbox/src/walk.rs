@@ -110,21 +110,17 @@ struct Read {
     unreadable: Vec<PathBuf>,
 }
 
-/// The directories below `root`, at most [`DEPTH`] levels down, that hold one of `names`
-/// (exact names of entries, any type). Directories named in `names` or [`NOT_ENTERED`], and
-/// links, are not entered.
-pub fn walk(root: &Path, names: &[&str]) -> Found {
-    walk_within(root, names, &Bounds::default())
-}
-
-/// [`walk`] within `bounds` (the user's `sandbox.walk`).
-pub fn walk_within(root: &Path, names: &[&str], bounds: &Bounds) -> Found {
+/// The directories below `root`, at most `bounds.depth` levels down (the user's
+/// `sandbox.walk`; [`Bounds::default`] where it is silent), that hold one of `names` (exact
+/// names of entries, any type). Directories named in `names`, [`NOT_ENTERED`] or
+/// `bounds.skip`, and links, are not entered.
+pub fn walk(root: &Path, names: &[&str], bounds: &Bounds) -> Found {
     let mut found = Found::default();
     let mut level = vec![root.to_path_buf()];
     let (mut dirs, mut entries) = (0usize, 0usize);
-    let most = bounds.most_dirs;
+    let (most, deepest) = (bounds.most_dirs, bounds.depth.min(MAX_DEPTH));
     let what_to_do = "remove what makes the tree that large, run the command from a smaller project, or bound the walk in your ~/.infer/config.yaml: `sandbox.walk.skip` (directory names not entered), `sandbox.walk.depth`, `sandbox.walk.most_dirs`";
-    for depth in 1..=bounds.depth.min(MAX_DEPTH) {
+    for depth in 1..=deepest {
         if level.is_empty() {
             break;
         }
@@ -148,7 +144,7 @@ pub fn walk_within(root: &Path, names: &[&str], bounds: &Bounds) -> Found {
         }
         dirs += level.len();
         found.read = dirs;
-        let enter = depth < bounds.depth.min(MAX_DEPTH);
+        let enter = depth < deepest;
         let read = read_level(&level, names, enter, bounds);
         if let Some(dir) = read.unreadable.first() {
             found.cut = Some(format!(
@@ -287,7 +283,7 @@ mod tests {
         std::fs::write(r.join("web/.env"), "").unwrap();
         std::fs::write(r.join(".env"), "").unwrap();
         std::os::unix::fs::symlink(r.join("web"), r.join("t/link")).unwrap();
-        let f = walk(r, &[".claude", ".env", ".git"]);
+        let f = walk(r, &[".claude", ".env", ".git"], &Bounds::default());
         assert_eq!(f.dirs, [r.join("web"), r.join("a/b")]);
         assert_eq!(f.cut, None);
     }
@@ -301,17 +297,15 @@ mod tests {
         }
         let names = [".claude"];
         let skip = Bounds::new(None, None, vec!["vendor".into()]);
-        assert_eq!(walk_within(r, &names, &skip).dirs, [r.join("web")]);
+        assert_eq!(walk(r, &names, &skip).dirs, [r.join("web")]);
         let deeper = Bounds::new(Some(4), None, Vec::new());
-        let mut found = walk_within(r, &names, &deeper).dirs;
+        let mut found = walk(r, &names, &deeper).dirs;
         found.sort();
         assert_eq!(found, [r.join("a/b/c"), r.join("vendor/x"), r.join("web")]);
-        assert!(
-            walk_within(r, &names, &Bounds::new(Some(1), None, Vec::new()))
-                .dirs
-                .is_empty()
-        );
-        let few = walk_within(r, &names, &Bounds::new(None, Some(3), Vec::new()));
+        assert!(walk(r, &names, &Bounds::new(Some(1), None, Vec::new()))
+            .dirs
+            .is_empty());
+        let few = walk(r, &names, &Bounds::new(None, Some(3), Vec::new()));
         assert!(few
             .cut
             .is_some_and(|c| c.contains("more than the 3 it reads")));
@@ -340,14 +334,14 @@ mod tests {
             })
         };
         if !root {
-            assert!(cut(walk(d.path(), &[".claude"])));
+            assert!(cut(walk(d.path(), &[".claude"], &Bounds::default())));
         } else {
             // SAFETY: the child only drops to another user, walks and exits.
             match unsafe { nix::unistd::fork() }.unwrap() {
                 nix::unistd::ForkResult::Child => {
                     let ok = nix::unistd::setgid(nix::unistd::Gid::from_raw(65534)).is_ok()
                         && nix::unistd::setuid(nobody).is_ok()
-                        && cut(walk(d.path(), &[".claude"]));
+                        && cut(walk(d.path(), &[".claude"], &Bounds::default()));
                     std::process::exit(if ok { 0 } else { 1 });
                 }
                 nix::unistd::ForkResult::Parent { child } => {
