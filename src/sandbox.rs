@@ -19,7 +19,7 @@ pub use hookd_sandbox::{
     command, invalid_host_entry, proxy_vars, support, Confinement, Egress, NetworkRequest,
     RunError, Support, Unavailable, AGENT_VAR, MIN_LANDLOCK_ABI, PROXY_ADDR, SOCKET_VARIABLES,
 };
-pub(crate) use hookd_sandbox::{confined_env, prepare_to_spawn_now, prepare_unwaited};
+pub(crate) use hookd_sandbox::{prepare_to_spawn_now, prepare_unwaited};
 
 use std::path::{Path, PathBuf};
 

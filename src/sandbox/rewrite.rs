@@ -364,24 +364,13 @@ pub fn run_shell(
         None => None,
     };
     let argv = shell_argv(command, report.is_some());
-    let confinement = super::prepare_to_start(policy, project, cwd)?;
-    let mut cmd = std::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..]).current_dir(cwd);
-    super::confined_env(&mut cmd, &confinement, host.vars());
-    // The report goes onto its descriptor first: the spawn then closes every other one.
-    let keep = report.as_ref().map(|fd| {
-        let fd = fd.as_raw_fd();
-        // SAFETY: dup2 and fcntl are async-signal-safe; `fd` stays open until after the spawn.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || onto_report_fd(fd));
-        }
-        REPORT_FD
-    });
-    let confinement = std::sync::Arc::new(confinement);
+    let confinement = std::sync::Arc::new(super::prepare_to_start(policy, project, cwd)?);
+    // The report channel is the command's descriptor REPORT_FD, its only one but stdio.
+    let keep = report.as_ref().map(|fd| (fd.as_raw_fd(), REPORT_FD));
     let status = super::started(
         policy,
         "bash",
-        hookd_sandbox::run_spawned(&mut cmd, Some(confinement.clone()), keep),
+        hookd_sandbox::run_command_keeping(confinement.clone(), &argv, cwd, keep, host.vars()),
     )?;
     use std::os::unix::process::ExitStatusExt;
     let status = status
@@ -402,22 +391,6 @@ pub fn run_shell(
         network,
         moved: confinement.settle(),
     })
-}
-
-/// In the child: `fd` becomes descriptor 3, kept open across exec.
-fn onto_report_fd(fd: i32) -> std::io::Result<()> {
-    // SAFETY: raw syscalls on descriptors this process holds.
-    let r = unsafe {
-        if fd == REPORT_FD {
-            libc::fcntl(fd, libc::F_SETFD, 0)
-        } else {
-            libc::dup2(fd, REPORT_FD)
-        }
-    };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// An anonymous file the confined shell reports its directory to: whatever the command writes

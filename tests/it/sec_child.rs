@@ -337,6 +337,78 @@ sys.stdout.write(out.decode(errors="replace"))
     assert!(started.elapsed() < Duration::from_secs(6), "{out}");
 }
 
+/// Wait up to 10 s for `path` to exist.
+fn appears(path: &Path) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `child`'s end, at most 10 s away.
+fn ended(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "still running");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_signal_to_hookd_exec_alone_reaches_the_command_and_its_kill_ends_everything() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let signal = |sig: &str, pid: u32| {
+        let ok = Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    // SIGTERM to hookd's own pid (a timeout's, an agent's that ends the process it started):
+    // the command gets it and ends as it chooses; hookd reports that.
+    let script = "trap 'echo got TERM > term-marker; exit 5' TERM; touch ready; \
+                  while :; do sleep 0.05; done";
+    let mut hookd_exec = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    appears(&p.path().join("ready"));
+    signal("-TERM", hookd_exec.id());
+    assert_eq!(ended(&mut hookd_exec).code(), Some(5));
+    let marker = std::fs::read_to_string(p.path().join("term-marker")).unwrap();
+    assert_eq!(marker, "got TERM\n");
+    // SIGKILL to hookd: nothing it started goes on (the heartbeat stops).
+    let script = "touch ready2; (while :; do echo x >> beat; sleep 0.02; done) & \
+                  setsid sh -c 'while :; do echo y >> beat; sleep 0.02; done' & wait";
+    let mut hookd_exec = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    appears(&p.path().join("ready2"));
+    std::thread::sleep(Duration::from_millis(200));
+    signal("-KILL", hookd_exec.id());
+    ended(&mut hookd_exec);
+    std::thread::sleep(Duration::from_millis(300));
+    let beats = std::fs::read(p.path().join("beat")).unwrap().len();
+    assert!(beats > 0);
+    std::thread::sleep(Duration::from_millis(500));
+    let later = std::fs::read(p.path().join("beat")).unwrap().len();
+    assert_eq!(beats, later, "the command went on after hookd was killed");
+}
+
 #[test]
 fn a_hook_that_calls_setsid_itself_cannot_leave_the_group_hookd_signals() {
     // `setsid` calls setsid() in place unless its caller leads a process group. Were the

@@ -60,6 +60,7 @@
 #![cfg_attr(not(feature = "confine"), allow(dead_code, unused_imports))]
 
 mod aftermath;
+mod direct;
 mod disk;
 mod egress;
 mod frozen;
@@ -666,8 +667,10 @@ pub fn command<'a>(
     cmd
 }
 
-/// Run the command [`command`] makes until it has ended ([`run_spawned`]: what it started
-/// ended too; the namespaces' teardown not waited for).
+/// Run the command [`command`] makes until it has ended (what it started ended too; the
+/// namespaces' teardown not waited for). This process passes on the signals it catches
+/// meanwhile (`SIGINT`, `SIGTERM`, … as [`run_spawned`]'s waiter does), its own handlers put
+/// back after.
 pub fn run_command<'a>(
     confinement: std::sync::Arc<Confinement>,
     argv: &[String],
@@ -675,8 +678,20 @@ pub fn run_command<'a>(
     keep_fd: Option<std::os::fd::RawFd>,
     vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
 ) -> std::io::Result<std::process::ExitStatus> {
-    let mut cmd = unprepared(&confinement, argv, cwd, vars);
-    spawn::run(&mut cmd, Some(confinement), keep_fd)
+    run_command_keeping(confinement, argv, cwd, keep_fd.map(|fd| (fd, fd)), vars)
+}
+
+/// [`run_command`], this process's descriptor `keep.0` the command's `keep.1` (the rewritten
+/// shell call's report channel).
+pub fn run_command_keeping<'a>(
+    confinement: std::sync::Arc<Confinement>,
+    argv: &[String],
+    cwd: &Path,
+    keep: Option<(std::os::fd::RawFd, std::os::fd::RawFd)>,
+    vars: impl IntoIterator<Item = (&'a std::ffi::OsStr, &'a std::ffi::OsStr)>,
+) -> std::io::Result<std::process::ExitStatus> {
+    let cmd = unprepared(&confinement, argv, cwd, vars);
+    spawn::run_made(cmd, confinement, keep)
 }
 
 /// `argv` in `cwd` with [`confined_env`]'s variables, not yet made to start confined.

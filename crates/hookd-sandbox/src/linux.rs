@@ -421,20 +421,34 @@ unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> std::io::R
 /// (see `spawn`): new user, mount and PID namespaces (the next child this process forks is pid 1
 /// of the PID namespace), this user mapped to itself, and mounts made private.
 pub(super) unsafe fn unshare(c: &Confinement) -> std::io::Result<()> {
+    // SAFETY: unshare of this process; then as `enter`.
+    unsafe {
+        check(libc::unshare(namespaces(c)))?;
+        enter(c)
+    }
+}
+
+/// The namespaces a confined command gets: user, mount, PID, IPC (the System V shared memory,
+/// message queues and semaphores of the user's other processes, and POSIX message queues, are
+/// not there), and under a host list a network namespace too (only the proxy leads out).
+pub(super) fn namespaces(c: &Confinement) -> libc::c_int {
+    let net = if c.egress_channel().is_some() {
+        libc::CLONE_NEWNET
+    } else {
+        0
+    };
+    libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | net
+}
+
+/// Just in the new [`namespaces`] (by `unshare` or `clone`): this user's ids mapped, the
+/// proxy's socket handed over (under a host list), and no mount shared with the parent's.
+///
+/// # Safety
+/// In a child between fork and exec: raw syscalls on values the parent prepared.
+pub(super) unsafe fn enter(c: &Confinement) -> std::io::Result<()> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
     unsafe {
-        // Under a host list, a network namespace of its own too: only the proxy leads out.
-        let net = if c.egress_channel().is_some() {
-            libc::CLONE_NEWNET
-        } else {
-            0
-        };
-        // An IPC namespace of its own: the System V shared memory, message queues and
-        // semaphores of the user's other processes (and POSIX message queues) are not there.
-        check(libc::unshare(
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | net,
-        ))?;
         write_file(c"/proc/self/setgroups", &c.setgroups)?;
         write_file(c"/proc/self/uid_map", &c.uid_map)?;
         write_file(c"/proc/self/gid_map", &c.gid_map)?;

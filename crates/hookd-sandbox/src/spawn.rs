@@ -9,7 +9,9 @@
 //! namespace, detached or not. Unconfined, the waiter is a child subreaper outside the command's
 //! process group: when the command ends it kills and reaps every descendant left, `setsid` ones
 //! included. Either way the waiter ends as the command did (its exit code or its signal), and
-//! signals sent to it are passed on to the command.
+//! signals sent to it are passed on to the command. A command the crate makes and waits for
+//! itself (`crate::run_command`: `hookd exec`, the rewritten shell call) has no waiter:
+//! the process asking clones pid 1 itself and passes its signals on meanwhile (`direct.rs`).
 
 use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
@@ -22,10 +24,10 @@ use nix::libc;
 use super::Confinement;
 
 /// Where this process passes the signals it catches on: a pid, or minus a process group.
-static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
+pub(super) static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
 
 /// The signals passed on to the command (those a terminal, a timeout or a user sends).
-const FORWARDED: [libc::c_int; 8] = [
+pub(super) const FORWARDED: [libc::c_int; 8] = [
     libc::SIGHUP,
     libc::SIGINT,
     libc::SIGQUIT,
@@ -36,7 +38,7 @@ const FORWARDED: [libc::c_int; 8] = [
     libc::SIGCONT,
 ];
 
-extern "C" fn forward(sig: libc::c_int) {
+pub(super) extern "C" fn forward(sig: libc::c_int) {
     let to = FORWARD_TO.load(Ordering::Relaxed);
     if to != 0 {
         // SAFETY: kill is async-signal-safe.
@@ -143,6 +145,26 @@ pub fn run(
     Ok(std::process::ExitStatus::from_raw(i32::from_ne_bytes(
         status,
     )))
+}
+
+/// [`run`] for a `cmd` the crate made ([`crate::run_command_keeping`]: no stdio, `pre_exec` or
+/// `arg0` of a caller's), `keep.0` the command's descriptor `keep.1`: confined (not nested),
+/// this process clones pid 1 itself, no waiter between (`direct.rs`).
+pub(super) fn run_made(
+    mut cmd: Command,
+    confinement: Arc<Confinement>,
+    keep: Option<(RawFd, RawFd)>,
+) -> std::io::Result<std::process::ExitStatus> {
+    if let Some(exec) = confined_exec(&cmd, Some(&confinement), None) {
+        if let Some(ran) = super::direct::run(&confinement, &cmd, &exec, keep) {
+            return ran;
+        }
+    }
+    if let Some((fd, to)) = keep.filter(|(fd, to)| fd != to) {
+        // SAFETY: dup2 in the forked child, before `run`'s own closure marks the others.
+        unsafe { cmd.pre_exec(move || check(libc::dup2(fd, to))) };
+    }
+    run(&mut cmd, Some(confinement), keep.map(|(_, to)| to))
 }
 
 /// Confined (not nested), what pid 1 execs for `cmd` (`vfork.rs`); where that cannot be made
@@ -252,7 +274,7 @@ unsafe fn confined(
 }
 
 /// Read `buf`'s 8 bytes from `fd`: whether they all came.
-unsafe fn read_full(fd: RawFd, buf: &mut [i32; 2]) -> bool {
+pub(super) unsafe fn read_full(fd: RawFd, buf: &mut [i32; 2]) -> bool {
     let mut got = 0usize;
     while got < 8 {
         // SAFETY: read into this stack's value, within its bounds.
@@ -276,7 +298,7 @@ unsafe fn report(done: RawFd, status: libc::c_int) {
 
 /// Pid 1 of the namespace: confine, a new session, fork the command, wait for it, report its
 /// status to the waiter and exit (which ends everything left in the namespace).
-unsafe fn pid_one(
+pub(super) unsafe fn pid_one(
     c: &Confinement,
     report: RawFd,
     old: &libc::sigset_t,
@@ -541,7 +563,7 @@ unsafe fn close_range(first: u32, last: u32) {
 /// Whatever descriptor the caller of hookd leaked to it (one opened without `O_CLOEXEC`, a
 /// daemon's socket, a token file) must not reach the command: every descriptor above 2 is
 /// marked close-on-exec. Marked, not closed, so std's own exec-error pipe keeps working.
-fn close_inherited_descriptors() {
+pub(super) fn close_inherited_descriptors() {
     const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
     // SAFETY: plain syscalls on descriptor numbers; no memory is touched.
     let done =
@@ -556,7 +578,7 @@ fn close_inherited_descriptors() {
 }
 
 /// A syscall's 0-or-error result as `io::Result`.
-fn check(r: libc::c_int) -> std::io::Result<()> {
+pub(super) fn check(r: libc::c_int) -> std::io::Result<()> {
     if r >= 0 {
         Ok(())
     } else {

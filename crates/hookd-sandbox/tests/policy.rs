@@ -140,3 +140,41 @@ fn a_write_place_and_a_hidden_one_are_as_the_policy_says() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "refused\n", "{o:?}");
     assert!(!project.join("here").exists());
 }
+
+#[test]
+fn two_threads_run_confined_commands_at_once_and_the_callers_handlers_come_back() {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    if !confinable() {
+        return;
+    }
+    extern "C" fn mine(_: nix::libc::c_int) {}
+    let own = SigAction::new(SigHandler::Handler(mine), SaFlags::empty(), SigSet::empty());
+    // SAFETY: a handler that does nothing.
+    unsafe { sigaction(Signal::SIGTERM, &own) }.unwrap();
+    let dir = tempfile::tempdir_in(outside_tmp()).unwrap();
+    let confinement = Arc::new(Confinement::prepare(&Policy::default(), dir.path()).unwrap());
+    let started = std::time::Instant::now();
+    // One clones pid 1 itself, the other (the first busy) goes by the waiter: both run at once.
+    let threads: Vec<_> = (0..2)
+        .map(|i| {
+            let (c, dir) = (confinement.clone(), dir.path().to_path_buf());
+            std::thread::spawn(move || {
+                let script = format!("sleep 0.5; echo {i} > out{i}; exit {i}");
+                let argv = ["sh".to_string(), "-c".to_string(), script];
+                hookd_sandbox::run_command(c, &argv, &dir, None, std::iter::empty()).unwrap()
+            })
+        })
+        .collect();
+    for (i, thread) in threads.into_iter().enumerate() {
+        assert_eq!(thread.join().unwrap().code(), Some(i as i32));
+        let out = std::fs::read_to_string(dir.path().join(format!("out{i}"))).unwrap();
+        assert_eq!(out, format!("{i}\n"));
+    }
+    assert!(started.elapsed() < std::time::Duration::from_millis(950));
+    // The caller's own handler is its again.
+    // SAFETY: the same handler put back.
+    let now = unsafe { sigaction(Signal::SIGTERM, &own) }.unwrap();
+    let back =
+        matches!(now.handler(), SigHandler::Handler(h) if h as *const () == mine as *const ());
+    assert!(back, "the caller's handler was not put back");
+}
