@@ -41,11 +41,16 @@ impl Disk {
         }
         let real = match (path.parent(), path.file_name()) {
             (Some(parent), Some(name)) => {
-                // The parent is real: only the last component can be a link.
+                // The parent is real: only the last component can be a link; not one its
+                // directory's listing (read already) says is absent.
                 let here = self.real(parent).join(name);
-                match std::fs::read_link(&here) {
-                    Ok(_) => super::resolve(&here),
-                    Err(_) => here,
+                if self.listed_absent(path) {
+                    here
+                } else {
+                    match std::fs::read_link(&here) {
+                        Ok(_) => super::resolve(&here),
+                        Err(_) => here,
+                    }
                 }
             }
             _ => PathBuf::from("/"),
@@ -67,7 +72,13 @@ impl Disk {
                 None => path.symlink_metadata().is_ok(),
             };
         }
-        let listed = list(dir);
+        // A directory whose own directory's listing lacks it (or one above it) is absent: no
+        // need to open it.
+        let listed = if self.known_absent(dir) {
+            Some(Default::default())
+        } else {
+            list(dir)
+        };
         let exists = match &listed {
             Some(set) => set.contains(name),
             None => path.symlink_metadata().is_ok(),
@@ -76,6 +87,38 @@ impl Disk {
             .borrow_mut()
             .insert(dir.as_os_str().to_os_string(), listed);
         exists
+    }
+
+    /// Whether `path`'s directory was listed (by [`Disk::exists`]) without it: absent.
+    fn listed_absent(&self, path: &Path) -> bool {
+        let Some((dir, name)) = split(path) else {
+            return false;
+        };
+        matches!(self.names.borrow().get(dir.as_os_str()), Some(Some(set)) if !set.contains(name))
+    }
+
+    /// Whether `path`, or a directory above it, is [`Disk::listed_absent`].
+    fn known_absent(&self, path: &Path) -> bool {
+        let mut at = path;
+        loop {
+            if self.listed_absent(at) {
+                return true;
+            }
+            match split(at) {
+                Some((dir, _)) if dir != at => at = dir,
+                _ => return false,
+            }
+        }
+    }
+
+    /// Whether `path` exists as [`std::fs::canonicalize`] says (its links followed): where it
+    /// really is, or `None`. Relative paths are canonicalized.
+    pub(crate) fn existing(&self, path: &Path) -> Option<PathBuf> {
+        if !path.is_absolute() {
+            return path.canonicalize().ok();
+        }
+        let real = self.real(path);
+        self.exists(&real).then_some(real)
     }
 
     /// Whether `path` is a socket (a stand-in), not following a last link; asked once.

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::placeholder::{Placeholders, Stand};
+use super::placeholder::{Placeholders, Provided, Stand};
 use super::{Disk, Unavailable};
 use crate::{Hold, Places};
 
@@ -101,13 +101,18 @@ impl Held {
                 path.display()
             ))),
             Ok(_) => {
-                match what {
-                    Hold::Pinned => self.pinned.push(path),
-                    _ => self.read_only.push(path),
-                }
+                self.push(path, what);
                 Ok(())
             }
             Err(_) => Ok(()),
+        }
+    }
+
+    /// Hold `path` as `what`, as it is.
+    fn push(&mut self, path: PathBuf, what: Hold) {
+        match what {
+            Hold::Pinned => self.pinned.push(path),
+            _ => self.read_only.push(path),
         }
     }
 
@@ -222,11 +227,12 @@ impl Finder<'_> {
             }
         }
         let stand = if first == path { stand } else { Stand::Socket };
-        let made = !self.real.exists(&first);
-        if !self.stand_ins.provide(&first, stand)? {
+        let absent = !self.real.exists(&first);
+        let provided = self.stand_ins.provide_known(&first, stand, absent)?;
+        if provided == Provided::Not {
             return self.held.hold(path, what, writable, self.real);
         }
-        if made {
+        if absent {
             self.real.made(&first);
         }
         // A socket needs no read-only mount: nothing opens it to write, nothing is made below
@@ -235,6 +241,11 @@ impl Finder<'_> {
             Stand::Socket => Hold::Pinned,
             Stand::File(_) => Hold::ReadOnly,
         };
+        if provided == Provided::Made {
+            // Just made, no link above it (looked for first): nothing to look at again.
+            self.held.push(first, what);
+            return Ok(());
+        }
         self.held.hold(first, what, writable, self.real)
     }
 

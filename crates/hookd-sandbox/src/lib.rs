@@ -392,7 +392,8 @@ impl Confinement {
             Placeholders::new(policy.state.as_ref().map(|s| s.join("placeholders")));
         let places = &policy.places;
         let hidden = hidden(policy);
-        let private = private::plan(policy, &project, &hidden)?;
+        let disk = Disk::default();
+        let private = private::plan(policy, &project, &hidden, &temp, &disk)?;
         // Read-only: nothing but the command's own temporary directory (granted in the child
         // once its tmpfs is mounted); the host's when it cannot be replaced.
         let mut writable = Vec::new();
@@ -404,7 +405,6 @@ impl Confinement {
         }
         let ruleset =
             linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;
-        let disk = Disk::default();
         let real_writable: Vec<PathBuf> = writable.iter().map(|w| disk.real(w)).collect();
         let mut held = held(
             places,

@@ -86,12 +86,25 @@ impl Placeholders {
     /// Make sure `path` exists to be held as a stand-in: made (and recorded) where it is
     /// absent, and its directory locked where it is, or may be, one (another command's, or a
     /// leftover). `false`: it is a place of its own (or cannot be made here), not a stand-in.
+    #[cfg(test)]
     pub(super) fn provide(&mut self, path: &Path, stand: Stand) -> Result<bool, Unavailable> {
-        if path.symlink_metadata().is_ok() && !as_made(path, stand) {
-            return Ok(false);
+        let absent = path.symlink_metadata().is_err();
+        Ok(self.provide_known(path, stand, absent)? != Provided::Not)
+    }
+
+    /// [`Placeholders::provide`], where the caller knows whether `path` is `absent` (its
+    /// directory's listing): what it is now.
+    pub(super) fn provide_known(
+        &mut self,
+        path: &Path,
+        stand: Stand,
+        absent: bool,
+    ) -> Result<Provided, Unavailable> {
+        if !absent && !as_made(path, stand) {
+            return Ok(Provided::Not);
         }
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-            return Ok(false);
+            return Ok(Provided::Not);
         };
         let Some(dir) = self.dir.clone() else {
             return Err(Unavailable::Prepare(format!(
@@ -115,40 +128,51 @@ impl Placeholders {
                 self.held.last_mut().expect("just pushed")
             }
         };
-        if path.symlink_metadata().is_err() {
-            let lock_err = |e: std::io::Error| {
-                Unavailable::Prepare(format!("the lock of {}: {e}", path.display()))
-            };
-            (&held.lock)
-                .write_all(&record(stand, name))
-                .map_err(lock_err)?;
-            match make(path, stand, held.socket.as_ref()) {
-                Ok(made) => {
-                    if held.socket.is_none() {
-                        held.socket = made;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                // A directory hookd may not write to (a read-only checkout, another user's):
-                // the command, with the same user and no capability, cannot make it either.
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::EACCES | libc::EPERM | libc::EROFS)
-                    ) =>
-                {
-                    return Ok(false)
-                }
-                Err(e) => {
-                    return Err(Unavailable::Prepare(format!(
-                        "{} is absent and could not be made to be held read-only: {e}",
-                        path.display()
-                    )))
-                }
-            }
+        if !absent {
+            return Ok(Provided::There);
         }
-        Ok(true)
+        let lock_err = |e: std::io::Error| {
+            Unavailable::Prepare(format!("the lock of {}: {e}", path.display()))
+        };
+        (&held.lock)
+            .write_all(&record(stand, name))
+            .map_err(lock_err)?;
+        match make(path, stand, held.socket.as_ref()) {
+            Ok(made) => {
+                if held.socket.is_none() {
+                    held.socket = made;
+                }
+                Ok(Provided::Made)
+            }
+            // Made meanwhile (another command's stand-in): held as it is found.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(Provided::There),
+            // A directory hookd may not write to (a read-only checkout, another user's):
+            // the command, with the same user and no capability, cannot make it either.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EACCES | libc::EPERM | libc::EROFS)
+                ) =>
+            {
+                Ok(Provided::Not)
+            }
+            Err(e) => Err(Unavailable::Prepare(format!(
+                "{} is absent and could not be made to be held read-only: {e}",
+                path.display()
+            ))),
+        }
     }
+}
+
+/// What [`Placeholders::provide_known`] found or made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Provided {
+    /// A place of its own (or none can be made here): not a stand-in.
+    Not,
+    /// A stand-in that was there (another command's, a leftover), or made meanwhile.
+    There,
+    /// Just made by this command.
+    Made,
 }
 
 impl Drop for Placeholders {

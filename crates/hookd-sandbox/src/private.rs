@@ -8,7 +8,7 @@
 use std::ffi::{CString, OsStr};
 use std::path::{Path, PathBuf};
 
-use super::{c_path, temp_dir, Policy, Unavailable};
+use super::{c_path, Disk, Policy, Unavailable};
 
 /// Variables that name a socket, a session, a display or a service outside the sandbox (an
 /// agent, a terminal multiplexer, a bus, a container engine, an editor, hookd's daemon): not
@@ -119,26 +119,22 @@ pub(super) struct Places {
     pub(super) temp_covered: bool,
 }
 
-fn real(p: &Path) -> Option<PathBuf> {
-    p.canonicalize().ok()
-}
-
 /// The homes whose credential stores are hidden ([`super::hidden`]'s), as they are on disk.
-fn homes(policy: &Policy) -> Vec<PathBuf> {
+fn homes(policy: &Policy, disk: &Disk) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = policy.home.iter().cloned().collect();
     out.extend(crate::user_home());
-    out.iter().filter_map(|h| real(h)).collect()
+    out.iter().filter_map(|h| disk.existing(h)).collect()
 }
 
 /// The directories to cover, as they are on disk (existing ones only), each with whether it is
 /// writable: `/tmp` and the temporary directory; the user's runtime directories
 /// (`/run/user/UID`, `$XDG_RUNTIME_DIR`) and [`SOCKET_DIRS`]. A place that stays writable
 /// (`writable`) is not covered.
-fn covers(policy: &Policy, writable: &[PathBuf]) -> Vec<(PathBuf, bool)> {
+fn covers(policy: &Policy, writable: &[PathBuf], temp: &Path, disk: &Disk) -> Vec<(PathBuf, bool)> {
     let uid = nix::unistd::getuid();
     let mut wanted: Vec<(PathBuf, bool)> = vec![
         (PathBuf::from("/tmp"), true),
-        (temp_dir(policy), true),
+        (temp.to_path_buf(), true),
         // Shared memory is a temporary directory too: links planted there, other processes'
         // segments overwritten.
         (PathBuf::from("/dev/shm"), true),
@@ -148,7 +144,8 @@ fn covers(policy: &Policy, writable: &[PathBuf]) -> Vec<(PathBuf, bool)> {
     wanted.extend(SOCKET_DIRS.iter().map(|p| (PathBuf::from(p), false)));
     let mut out: Vec<(PathBuf, bool)> = Vec::new();
     for (path, w) in wanted {
-        let Some(path) = real(&path).filter(|p| p.is_dir() && p != Path::new("/")) else {
+        let Some(path) = (disk.existing(&path)).filter(|p| p.is_dir() && p != Path::new("/"))
+        else {
             continue;
         };
         if !writable.contains(&path) && !out.iter().any(|(c, _)| *c == path) {
@@ -158,17 +155,20 @@ fn covers(policy: &Policy, writable: &[PathBuf]) -> Vec<(PathBuf, bool)> {
     out
 }
 
-/// Plan the private places of a command run in `project` (canonical) under `policy`; `hidden`
-/// are the places hidden anyway (a place listed inside one stays hidden).
+/// Plan the private places of a command run in `project` (canonical) under `policy`, its
+/// temporary directory `temp` ([`super::temp_dir`]); `hidden` are the places hidden anyway (a place
+/// listed inside one stays hidden).
 pub(super) fn plan(
     policy: &Policy,
     project: &Path,
     hidden: &[PathBuf],
+    temp: &Path,
+    disk: &Disk,
 ) -> Result<Places, Unavailable> {
     let mut writable: Vec<PathBuf> = vec![project.to_path_buf()];
-    writable.extend(policy.write.iter().filter_map(|w| real(w)));
-    let covers = covers(policy, &writable);
-    let temp_covered = real(&temp_dir(policy)).is_some_and(|t| covers.contains(&(t, true)));
+    writable.extend(policy.write.iter().filter_map(|w| disk.existing(w)));
+    let covers = covers(policy, &writable, temp, disk);
+    let temp_covered = (disk.existing(temp)).is_some_and(|t| covers.contains(&(t, true)));
     // The cover `p` lies strictly beneath, the deepest.
     let under = |p: &Path| -> Option<&PathBuf> {
         covers
@@ -188,12 +188,12 @@ pub(super) fn plan(
     // What shows through: the project and `write` as they are, the homes read-only, the listed
     // sockets; not what is hidden anyway.
     let mut show: Vec<(PathBuf, bool)> = writable.into_iter().map(|p| (p, false)).collect();
-    show.extend(homes(policy).into_iter().map(|h| (h, true)));
+    show.extend(homes(policy, disk).into_iter().map(|h| (h, true)));
     show.extend(
         policy
             .unix_sockets
             .iter()
-            .filter_map(|s| real(s))
+            .filter_map(|s| disk.existing(s))
             .map(|s| (s, false)),
     );
     show.sort();
@@ -221,7 +221,7 @@ pub(super) fn plan(
     mounts.sort_by(|a, b| a.0.cmp(&b.0));
     let mut files: Vec<PathBuf> = SOCKET_FILES
         .iter()
-        .filter_map(|f| real(Path::new(f)))
+        .filter_map(|f| disk.existing(Path::new(f)))
         .collect();
     files.sort();
     files.dedup();
