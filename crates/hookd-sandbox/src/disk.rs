@@ -1,9 +1,10 @@
 //! What one command's preparation reads of the disk, read once: where a path really is and
 //! whether it exists (the catalog's few hundred places share a few directories).
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+use foldhash::{HashMap, HashMapExt};
 
 /// What one command's preparation reads of the disk, read once: where a path really is
 /// ([`super::resolve`], each directory's components read once: the catalog's places share a few, the
@@ -17,9 +18,25 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Default)]
 pub(crate) struct Disk {
     real: std::cell::RefCell<HashMap<OsString, PathBuf>>,
-    /// Each directory's names; `None` where it could not be listed.
-    names: std::cell::RefCell<HashMap<OsString, Option<std::collections::HashSet<OsString>>>>,
+    /// Each directory's names, each with whether it may be a link (its type as the listing
+    /// gives it: a link, or not told); `None` where it could not be listed.
+    names: std::cell::RefCell<HashMap<OsString, Option<Names>>>,
     sockets: std::cell::RefCell<HashMap<OsString, bool>>,
+}
+
+/// A directory's names, each with whether it may be a link.
+type Names = HashMap<OsString, bool>;
+
+/// What a directory's listing (read already) says of one of its names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Listed {
+    /// The directory was not listed (or could not be).
+    Unknown,
+    Absent,
+    /// There, and not a link.
+    Plain,
+    /// There, a link or of a type the listing did not tell.
+    MayLink,
 }
 
 /// A directory with more names than this is not listed (each name then costs a `stat`).
@@ -42,15 +59,14 @@ impl Disk {
         let real = match (path.parent(), path.file_name()) {
             (Some(parent), Some(name)) => {
                 // The parent is real: only the last component can be a link; not one its
-                // directory's listing (read already) says is absent.
+                // directory's listing (read already) says is absent or of another type.
                 let here = self.real(parent).join(name);
-                if self.listed_absent(path) {
-                    here
-                } else {
-                    match std::fs::read_link(&here) {
+                match self.listed(path) {
+                    Listed::Absent | Listed::Plain => here,
+                    Listed::MayLink | Listed::Unknown => match std::fs::read_link(&here) {
                         Ok(_) => super::resolve(&here),
                         Err(_) => here,
-                    }
+                    },
                 }
             }
             _ => PathBuf::from("/"),
@@ -68,19 +84,19 @@ impl Disk {
         };
         if let Some(listed) = self.names.borrow().get(dir.as_os_str()) {
             return match listed {
-                Some(set) => set.contains(name),
+                Some(names) => names.contains_key(name),
                 None => path.symlink_metadata().is_ok(),
             };
         }
         // A directory whose own directory's listing lacks it (or one above it) is absent: no
         // need to open it.
         let listed = if self.known_absent(dir) {
-            Some(Default::default())
+            Some(Names::new())
         } else {
             list(dir)
         };
         let exists = match &listed {
-            Some(set) => set.contains(name),
+            Some(names) => names.contains_key(name),
             None => path.symlink_metadata().is_ok(),
         };
         self.names
@@ -89,12 +105,24 @@ impl Disk {
         exists
     }
 
-    /// Whether `path`'s directory was listed (by [`Disk::exists`]) without it: absent.
-    fn listed_absent(&self, path: &Path) -> bool {
+    /// What `path`'s directory's listing (by [`Disk::exists`]) says of it.
+    fn listed(&self, path: &Path) -> Listed {
         let Some((dir, name)) = split(path) else {
-            return false;
+            return Listed::Unknown;
         };
-        matches!(self.names.borrow().get(dir.as_os_str()), Some(Some(set)) if !set.contains(name))
+        match self.names.borrow().get(dir.as_os_str()) {
+            Some(Some(names)) => match names.get(name) {
+                None => Listed::Absent,
+                Some(false) => Listed::Plain,
+                Some(true) => Listed::MayLink,
+            },
+            _ => Listed::Unknown,
+        }
+    }
+
+    /// Whether `path`'s directory was listed without it: absent.
+    fn listed_absent(&self, path: &Path) -> bool {
+        self.listed(path) == Listed::Absent
     }
 
     /// Whether `path`, or a directory above it, is [`Disk::listed_absent`].
@@ -139,8 +167,8 @@ impl Disk {
         let Some((dir, name)) = split(path) else {
             return;
         };
-        if let Some(Some(set)) = self.names.borrow_mut().get_mut(dir.as_os_str()) {
-            set.insert(name.to_os_string());
+        if let Some(Some(names)) = self.names.borrow_mut().get_mut(dir.as_os_str()) {
+            names.insert(name.to_os_string(), false);
         }
         self.sockets.borrow_mut().remove(path.as_os_str());
     }
@@ -164,32 +192,69 @@ fn split(path: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
     ))
 }
 
-/// The names in `dir`: none where there is no directory (nothing is in it), `None` where it
-/// cannot be listed or holds more than [`MOST_NAMES`].
-fn list(dir: &Path) -> Option<std::collections::HashSet<OsString>> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e)
-            if e.kind() == std::io::ErrorKind::NotFound
-                || e.raw_os_error() == Some(nix::libc::ENOTDIR) =>
-        {
-            return Some(Default::default())
-        }
+/// The names in `dir`, each with whether it may be a link (the type the listing gives, without
+/// a `stat`): none where there is no directory (nothing is in it), `None` where it cannot be
+/// listed or holds more than [`MOST_NAMES`].
+fn list(dir: &Path) -> Option<Names> {
+    use nix::dir::{Dir, Type};
+    use nix::fcntl::OFlag;
+    use std::os::unix::ffi::OsStrExt;
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    let mut listing = match Dir::open(dir, flags, nix::sys::stat::Mode::empty()) {
+        Ok(listing) => listing,
+        Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => return Some(Names::new()),
         Err(_) => return None,
     };
-    let mut set = std::collections::HashSet::new();
-    for e in entries {
-        set.insert(e.ok()?.file_name());
-        if set.len() > MOST_NAMES {
+    let mut names = Names::new();
+    for entry in listing.iter() {
+        let entry = entry.ok()?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let may_link = !matches!(
+            entry.file_type(),
+            Some(
+                Type::Directory
+                    | Type::File
+                    | Type::Socket
+                    | Type::Fifo
+                    | Type::BlockDevice
+                    | Type::CharacterDevice
+            )
+        );
+        names.insert(std::ffi::OsStr::from_bytes(name).to_os_string(), may_link);
+        if names.len() > MOST_NAMES {
             return None;
         }
     }
-    Some(set)
+    Some(names)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listed_directory_tells_links_from_the_rest_and_absent_names_from_present_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("b/c")).unwrap();
+        std::os::unix::fs::symlink(root.join("b"), root.join("a")).unwrap();
+        std::os::unix::fs::symlink(root.join("gone"), root.join("dangling")).unwrap();
+        let disk = Disk::default();
+        // Listing the directory first: its link is still followed, the rest taken as named.
+        assert!(disk.exists(&root.join("a")));
+        assert!(disk.exists(&root.join("dangling")));
+        assert!(!disk.exists(&root.join("gone")));
+        assert_eq!(disk.real(&root.join("a/c")), root.join("b/c"));
+        assert_eq!(disk.real(&root.join("b/c")), root.join("b/c"));
+        assert_eq!(disk.real(&root.join("gone/x")), root.join("gone/x"));
+        // Below an absent directory nothing is opened, and nothing exists.
+        assert!(!disk.exists(&root.join("gone/x/y")));
+        assert_eq!(disk.existing(&root.join("a/c")), Some(root.join("b/c")));
+        assert_eq!(disk.existing(&root.join("dangling")), None);
+    }
 
     #[test]
     fn a_path_splits_into_its_directory_and_name_or_not_at_all() {
