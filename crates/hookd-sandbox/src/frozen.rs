@@ -50,10 +50,19 @@ fn unescape(field: &str) -> PathBuf {
     PathBuf::from(std::ffi::OsString::from_vec(out))
 }
 
+/// `/proc/self/mountinfo`, read in large pieces: the kernel writes it afresh for each read,
+/// and `read_to_string` starts small (the file says it is empty), doubling eight times.
+fn mountinfo() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(64 * 1024);
+    std::fs::File::open("/proc/self/mountinfo")?.read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// Plan it for a command that may write `writable` (resolved).
 pub(super) fn plan(writable: &[PathBuf]) -> Result<Frozen, Unavailable> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| Unavailable::Prepare(format!("/proc/self/mountinfo: {e}")))?;
+    let info =
+        mountinfo().map_err(|e| Unavailable::Prepare(format!("/proc/self/mountinfo: {e}")))?;
     let mut points: Vec<PathBuf> = info
         .lines()
         .filter_map(|l| l.split(' ').nth(4))

@@ -258,6 +258,16 @@ impl Finder<'_> {
         let dot = dir.join(".git").symlink_metadata();
         let git_dir = dot.as_ref().is_ok_and(|m| m.is_dir());
         let pointer = dot.as_ref().is_ok_and(|m| m.is_file());
+        if !below && self.makes {
+            // The stand-ins this directory may get, recorded in one go.
+            let ahead: Vec<(Stand, &std::ffi::OsStr)> = (self.places.by_name.iter())
+                .map(|(name, _)| name.as_str())
+                .filter(|name| !name.contains('/') && !CREATED_WHEN_ABSENT.contains(name))
+                .filter(|name| !self.real.exists(&dir.join(name)))
+                .map(|name| (stand_for(name), std::ffi::OsStr::new(name)))
+                .collect();
+            self.stand_ins.record_ahead(dir, &ahead)?;
+        }
         for (name, what) in &self.places.by_name {
             if name.starts_with(".git/") && !git_dir {
                 continue;

@@ -70,6 +70,8 @@ struct Held {
     /// A socket this command made there (a descriptor on it, not its name: what is linked is
     /// that inode, whatever the name has become).
     socket: Option<OwnedFd>,
+    /// The names this command recorded there (before making them).
+    recorded: Vec<OsString>,
 }
 
 impl Placeholders {
@@ -112,31 +114,19 @@ impl Placeholders {
                 path.display()
             )));
         };
-        let held = match self.held.iter().position(|h| h.named == parent) {
-            Some(i) => &mut self.held[i],
-            None => {
-                let real = parent
-                    .canonicalize()
-                    .unwrap_or_else(|_| parent.to_path_buf());
-                let lock = lock(&dir, &real)?;
-                self.held.push(Held {
-                    named: parent.to_path_buf(),
-                    real,
-                    lock,
-                    socket: None,
-                });
-                self.held.last_mut().expect("just pushed")
-            }
-        };
+        let held = Self::held_in(&mut self.held, &dir, parent)?;
         if !absent {
             return Ok(Provided::There);
         }
-        let lock_err = |e: std::io::Error| {
-            Unavailable::Prepare(format!("the lock of {}: {e}", path.display()))
-        };
-        (&held.lock)
-            .write_all(&record(stand, name))
-            .map_err(lock_err)?;
+        if !held.recorded.iter().any(|n| n == name) {
+            let lock_err = |e: std::io::Error| {
+                Unavailable::Prepare(format!("the lock of {}: {e}", path.display()))
+            };
+            (&held.lock)
+                .write_all(&record(stand, name))
+                .map_err(lock_err)?;
+            held.recorded.push(name.to_os_string());
+        }
         match make(path, stand, held.socket.as_ref()) {
             Ok(made) => {
                 if held.socket.is_none() {
@@ -161,6 +151,57 @@ impl Placeholders {
                 path.display()
             ))),
         }
+    }
+}
+
+impl Placeholders {
+    /// Record at once the places in `dir` that may be made next (absent now), before any is:
+    /// one write to its lock instead of one a place. A record of a place that is not made is
+    /// harmless (the end removes only what is still as made).
+    pub(super) fn record_ahead(
+        &mut self,
+        dir: &Path,
+        places: &[(Stand, &OsStr)],
+    ) -> Result<(), Unavailable> {
+        let Some(locks) = self.dir.clone() else {
+            return Ok(()); // `provide_known` says why nothing can be made
+        };
+        if places.is_empty() {
+            return Ok(());
+        }
+        let held = Self::held_in(&mut self.held, &locks, dir)?;
+        let mut records = Vec::new();
+        for (stand, name) in places {
+            if !held.recorded.iter().any(|n| n == name) {
+                records.extend(record(*stand, name));
+                held.recorded.push(name.to_os_string());
+            }
+        }
+        (&held.lock)
+            .write_all(&records)
+            .map_err(|e| Unavailable::Prepare(format!("the lock of {}: {e}", dir.display())))
+    }
+
+    /// The placeholders held in `dir` (named as the caller names it), its lock (in `locks`)
+    /// taken the first time.
+    fn held_in<'a>(
+        held: &'a mut Vec<Held>,
+        locks: &Path,
+        dir: &Path,
+    ) -> Result<&'a mut Held, Unavailable> {
+        if let Some(i) = held.iter().position(|h| h.named == dir) {
+            return Ok(&mut held[i]);
+        }
+        let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let lock = lock(locks, &real)?;
+        held.push(Held {
+            named: dir.to_path_buf(),
+            real,
+            lock,
+            socket: None,
+            recorded: Vec::new(),
+        });
+        Ok(held.last_mut().expect("just pushed"))
     }
 }
 
