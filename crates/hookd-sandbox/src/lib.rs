@@ -294,10 +294,11 @@ pub struct Confinement {
     pinned: Vec<CString>,
     /// Read-only bind mounts.
     read_only: Vec<CString>,
-    /// Directories hidden under an empty read-only tmpfs.
-    hidden_dirs: Vec<CString>,
-    /// Files hidden under `/dev/null`.
-    hidden_files: Vec<CString>,
+    /// Directories hidden under an empty read-only tmpfs, each with whether it may be gone by
+    /// the time it is mounted over ([`Hidden`]).
+    hidden_dirs: Vec<Hidden>,
+    /// Files hidden under `/dev/null`, as `hidden_dirs`.
+    hidden_files: Vec<Hidden>,
     /// The seccomp program: socket families by allow-list, io_uring, the terminal injection
     /// `ioctl`s.
     network_filter: linux::Filter,
@@ -358,6 +359,16 @@ fn hidden(policy: &Policy) -> Vec<PathBuf> {
     out.extend(policy.read_deny.iter().cloned());
     out.retain(|p| !policy.shown.contains(p));
     out
+}
+
+/// A place hidden from a confined command, found at the preparation; `may_go`: it lies outside
+/// the places the command may write, so that where it is gone by the time pid 1 mounts over it
+/// (removed meanwhile: another command's stand-in in the home, a restarted service's socket),
+/// nothing is mounted there and the command still starts, as if it had been absent.
+#[derive(Debug)]
+pub(crate) struct Hidden {
+    pub(crate) path: CString,
+    pub(crate) may_go: bool,
 }
 
 impl Confinement {
@@ -421,12 +432,20 @@ impl Confinement {
             if !disk.exists(path) {
                 continue;
             }
+            let real = disk.real(path);
+            // Outside the places the command may write, one removed meanwhile (another
+            // command's stand-in in the home, a service's socket) is as if absent at the start:
+            // the command cannot make it again. Inside, it must be hidden or nothing runs.
+            let hidden = Hidden {
+                path: c_path(path)?,
+                may_go: !real_writable.iter().any(|w| real.starts_with(w)),
+            };
             match std::fs::metadata(path) {
-                Ok(m) if m.is_dir() => hidden_dirs.push(c_path(path)?),
-                Ok(_) => hidden_files.push(c_path(path)?),
+                Ok(m) if m.is_dir() => hidden_dirs.push(hidden),
+                Ok(_) => hidden_files.push(hidden),
                 Err(_) => continue,
             }
-            held.pin_ancestors(&disk.real(path), &real_writable);
+            held.pin_ancestors(&real, &real_writable);
         }
         for path in held.read_only.clone() {
             held.pin_ancestors(&disk.real(&path), &real_writable);

@@ -573,23 +573,29 @@ unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
             bind_onto_itself(path)?;
             check(read_only(path, true, false))?;
         }
-        for path in &c.hidden_dirs {
-            check(libc::mount(
-                c"tmpfs".as_ptr(),
-                path.as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                c"size=4k,mode=0500".as_ptr().cast(),
-            ))?;
+        for hidden in &c.hidden_dirs {
+            gone_or(
+                hidden,
+                libc::mount(
+                    c"tmpfs".as_ptr(),
+                    hidden.path.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=4k,mode=0500".as_ptr().cast(),
+                ),
+            )?;
         }
-        for path in &c.hidden_files {
-            check(libc::mount(
-                c"/dev/null".as_ptr(),
-                path.as_ptr(),
-                null,
-                libc::MS_BIND,
-                std::ptr::null(),
-            ))?;
+        for hidden in &c.hidden_files {
+            gone_or(
+                hidden,
+                libc::mount(
+                    c"/dev/null".as_ptr(),
+                    hidden.path.as_ptr(),
+                    null,
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ),
+            )?;
         }
         private_places(c)?;
         // The working directory was entered before the mounts, so it still stands on the
@@ -604,6 +610,14 @@ unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
         check(libc::chdir(cwd.as_ptr().cast()))?;
     }
     Ok(())
+}
+
+/// A hidden place's mount's result `r`: an error but where the place may go and is gone.
+fn gone_or(hidden: &super::Hidden, r: libc::c_int) -> std::io::Result<()> {
+    match check(r) {
+        Err(e) if hidden.may_go && e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+        other => other,
+    }
 }
 
 /// No capability, now or after any exec: the bounding set emptied, root given nothing by exec

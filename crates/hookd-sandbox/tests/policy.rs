@@ -178,3 +178,50 @@ fn two_threads_run_confined_commands_at_once_and_the_callers_handlers_come_back(
         matches!(now.handler(), SigHandler::Handler(h) if h as *const () == mine as *const ());
     assert!(back, "the caller's handler was not put back");
 }
+
+#[test]
+fn a_hidden_place_gone_before_the_start_is_absent_outside_and_stops_the_command_inside() {
+    if !confinable() {
+        return;
+    }
+    let base = tempfile::tempdir_in(outside_tmp()).unwrap();
+    let project = base.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    // Outside the project: a history file, and a directory of sockets, hidden.
+    let history = base.path().join("history");
+    let sockets = base.path().join("sockets");
+    let kept = base.path().join("kept");
+    std::fs::write(&history, "a secret").unwrap();
+    std::fs::create_dir_all(&sockets).unwrap();
+    std::fs::write(&kept, "another secret").unwrap();
+    let mut policy = Policy::default();
+    policy.read_deny = vec![history.clone(), sockets.clone(), kept.clone()];
+    let confinement = Arc::new(Confinement::prepare(&policy, &project).unwrap());
+    // Gone after the preparation, before pid 1 mounts over them (another command's stand-ins
+    // in the home, taken away when it ended): the command starts; they are absent to it.
+    std::fs::remove_file(&history).unwrap();
+    std::fs::remove_dir(&sockets).unwrap();
+    let script = format!(
+        "test -e {h} && echo there > out || echo absent > out; \
+         test -e {s} && echo there >> out || echo absent >> out; cat {k} >> out; echo . >> out",
+        h = history.display(),
+        s = sockets.display(),
+        k = kept.display()
+    );
+    let argv = ["sh".to_string(), "-c".to_string(), script];
+    let path = [(OsStr::new("PATH"), OsStr::new("/usr/bin:/bin"))];
+    let status = hookd_sandbox::run_command(confinement, &argv, &project, None, path).unwrap();
+    assert!(status.success(), "{status:?}");
+    let out = std::fs::read_to_string(project.join("out")).unwrap();
+    assert_eq!(out, "absent\nabsent\n.\n");
+    // Inside the project the command could make it again: it does not run.
+    let inner = project.join("secret");
+    std::fs::write(&inner, "s").unwrap();
+    policy.read_deny = vec![inner.clone()];
+    let confinement = Arc::new(Confinement::prepare(&policy, &project).unwrap());
+    std::fs::remove_file(&inner).unwrap();
+    let argv = ["sh".to_string(), "-c".to_string(), "touch ran".to_string()];
+    let err = hookd_sandbox::run_command(confinement, &argv, &project, None, path).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
+    assert!(!project.join("ran").exists());
+}
