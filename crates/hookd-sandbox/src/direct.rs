@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use nix::libc;
 
 use super::spawn::{
-    check, close_inherited_descriptors, forward, pid_one, read_full, FORWARDED, FORWARD_TO,
+    check, close_inherited_descriptors, forward, pid_one_confined, pid_one_starts, read_full,
+    FORWARDED, FORWARD_TO,
 };
 use super::vfork::Exec;
 use super::Confinement;
@@ -95,6 +96,13 @@ fn run_here(
         (true, [-1, errno]) => {
             wait(pid);
             Err(std::io::Error::from_raw_os_error(errno))
+        }
+        // Not the program: its namespaces, mounts or filters (a place gone meanwhile).
+        (true, [-2, errno]) => {
+            wait(pid);
+            let why = std::io::Error::from_raw_os_error(errno);
+            let said = format!("its sandbox could not be set up: {why}");
+            Err(std::io::Error::new(why.kind(), said))
         }
         // Its exit takes the namespaces down (0.3 to 0.5 ms): not waited for.
         (true, [status, _]) => {
@@ -184,8 +192,9 @@ fn forwarded() -> libc::sigset_t {
 
 /// Pid 1, just cloned into the namespaces: what std's spawn and the waiter do for the command
 /// (SIGPIPE back to its default, hookd ignores it; no descriptor but stdio and `keep`; the
-/// working directory), this user's ids mapped, then [`pid_one`]. Where it fails before the
-/// command has started, it reports `[-1, errno]` and exits.
+/// working directory), this user's ids mapped, then [`pid_one_confined`] and
+/// [`pid_one_starts`]. Where it fails before the command has started, it reports `[-2, errno]`
+/// (the sandbox could not be set up) or `[-1, errno]` (the command could not start) and exits.
 ///
 /// # Safety
 /// In the child of `run_here`'s clone, single-threaded; raw system calls only.
@@ -205,33 +214,53 @@ unsafe fn child(
         libc::close(parents);
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         let mut report = report;
-        let started = (|| {
-            if let Some((fd, to)) = keep {
-                if report == to {
-                    report = libc::fcntl(report, libc::F_DUPFD_CLOEXEC, to + 1);
-                    check(report)?;
-                }
-                if fd != to {
-                    check(libc::dup2(fd, to))?;
-                }
-            }
-            close_inherited_descriptors();
-            if let Some((_, to)) = keep {
-                check(libc::fcntl(to, libc::F_SETFD, 0))?;
-            }
-            if let Some(dir) = cwd {
-                check(libc::chdir(dir.as_ptr()))?;
-            }
-            super::linux::enter(c)?;
-            let mut none: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut none);
-            pid_one(c, report, &none, Some(exec))
-        })();
-        let errno = match started {
-            Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
-            Ok(()) => libc::EIO,
+        let (code, e) = match start(c, &mut report, cwd, keep, exec) {
+            Err(failed) => failed,
+            Ok(()) => (-1, std::io::Error::from_raw_os_error(libc::EIO)),
         };
-        libc::write(report, [-1, errno].as_ptr().cast(), 8);
+        let errno = e.raw_os_error().unwrap_or(libc::EIO);
+        libc::write(report, [code, errno].as_ptr().cast(), 8);
         libc::_exit(127)
+    }
+}
+
+/// What pid 1 does until the command runs (it returns only where that fails): the descriptors
+/// and the directory as std's spawn makes them, the namespaces entered and confined, the
+/// command started. The failure, with the code it is reported with: `-1` the command could not
+/// start, `-2` its sandbox could not be set up.
+///
+/// # Safety
+/// As [`child`]'s.
+unsafe fn start(
+    c: &Confinement,
+    report: &mut RawFd,
+    cwd: Option<&CStr>,
+    keep: Option<(RawFd, RawFd)>,
+    exec: &Exec,
+) -> Result<(), (i32, std::io::Error)> {
+    let command = |e| (-1, e);
+    // SAFETY: the caller's contract; raw system calls only.
+    unsafe {
+        if let Some((fd, to)) = keep {
+            if *report == to {
+                *report = libc::fcntl(*report, libc::F_DUPFD_CLOEXEC, to + 1);
+                check(*report).map_err(command)?;
+            }
+            if fd != to {
+                check(libc::dup2(fd, to)).map_err(command)?;
+            }
+        }
+        close_inherited_descriptors();
+        if let Some((_, to)) = keep {
+            check(libc::fcntl(to, libc::F_SETFD, 0)).map_err(command)?;
+        }
+        if let Some(dir) = cwd {
+            check(libc::chdir(dir.as_ptr())).map_err(command)?;
+        }
+        (super::linux::enter(c).and_then(|()| pid_one_confined(c, *report)))
+            .map_err(|e| (-2, e))?;
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        pid_one_starts(*report, &none, Some(exec)).map_err(command)
     }
 }

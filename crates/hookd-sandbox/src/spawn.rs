@@ -304,6 +304,18 @@ pub(super) unsafe fn pid_one(
     old: &libc::sigset_t,
     exec: Option<&super::vfork::Exec>,
 ) -> std::io::Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        pid_one_confined(c, report)?;
+        pid_one_starts(report, old, exec)
+    }
+}
+
+/// [`pid_one`]'s first half: killed with its parent, a session of its own, confined.
+///
+/// # Safety
+/// As [`pid_one`]'s.
+pub(super) unsafe fn pid_one_confined(c: &Confinement, report: RawFd) -> std::io::Result<()> {
     // SAFETY: the caller's contract; raw syscalls only.
     unsafe {
         // Killed with the waiter (a SIGKILL to it, to its group): then nothing is left either.
@@ -317,7 +329,21 @@ pub(super) unsafe fn pid_one(
             libc::_exit(1); // the waiter died before the death signal was set
         }
         check(libc::setsid())?;
-        super::linux::confine(c)?;
+        super::linux::confine(c)
+    }
+}
+
+/// [`pid_one`]'s second half: the command started, waited for, reported; pid 1 exits.
+///
+/// # Safety
+/// As [`pid_one`]'s, once [`pid_one_confined`] has run.
+pub(super) unsafe fn pid_one_starts(
+    report: RawFd,
+    old: &libc::sigset_t,
+    exec: Option<&super::vfork::Exec>,
+) -> std::io::Result<()> {
+    // SAFETY: the caller's contract; raw syscalls only.
+    unsafe {
         let forked = match exec {
             Some(exec) => super::vfork::start_command(exec, old)?,
             None => libc::fork(),

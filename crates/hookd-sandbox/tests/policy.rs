@@ -223,5 +223,10 @@ fn a_hidden_place_gone_before_the_start_is_absent_outside_and_stops_the_command_
     let argv = ["sh".to_string(), "-c".to_string(), "touch ran".to_string()];
     let err = hookd_sandbox::run_command(confinement, &argv, &project, None, path).unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
+    // Said as what failed: the sandbox, not a program that is missing.
+    assert_eq!(
+        err.to_string(),
+        "its sandbox could not be set up: No such file or directory (os error 2)"
+    );
     assert!(!project.join("ran").exists());
 }
