@@ -375,15 +375,18 @@ fn a_signal_to_hookd_exec_alone_reaches_the_command_and_its_kill_ends_everything
             .unwrap();
         assert!(ok.success());
     };
+    let start = |script: &str| {
+        hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
     // SIGTERM to hookd's own pid (a timeout's, an agent's that ends the process it started):
     // the command gets it and ends as it chooses; hookd reports that.
     let script = "trap 'echo got TERM > term-marker; exit 5' TERM; touch ready; \
                   while :; do sleep 0.05; done";
-    let mut hookd_exec = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut hookd_exec = start(script);
     appears(&p.path().join("ready"));
     signal("-TERM", hookd_exec.id());
     assert_eq!(ended(&mut hookd_exec).code(), Some(5));
@@ -392,11 +395,7 @@ fn a_signal_to_hookd_exec_alone_reaches_the_command_and_its_kill_ends_everything
     // SIGKILL to hookd: nothing it started goes on (the heartbeat stops).
     let script = "touch ready2; (while :; do echo x >> beat; sleep 0.02; done) & \
                   setsid sh -c 'while :; do echo y >> beat; sleep 0.02; done' & wait";
-    let mut hookd_exec = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut hookd_exec = start(script);
     appears(&p.path().join("ready2"));
     std::thread::sleep(Duration::from_millis(200));
     signal("-KILL", hookd_exec.id());

@@ -120,16 +120,11 @@ impl Disk {
         }
     }
 
-    /// Whether `path`'s directory was listed without it: absent.
-    fn listed_absent(&self, path: &Path) -> bool {
-        self.listed(path) == Listed::Absent
-    }
-
-    /// Whether `path`, or a directory above it, is [`Disk::listed_absent`].
+    /// Whether `path`, or a directory above it, is absent from its directory's listing.
     fn known_absent(&self, path: &Path) -> bool {
         let mut at = path;
         loop {
-            if self.listed_absent(at) {
+            if self.listed(at) == Listed::Absent {
                 return true;
             }
             match split(at) {

@@ -152,9 +152,7 @@ impl Placeholders {
             ))),
         }
     }
-}
 
-impl Placeholders {
     /// Record at once the places in `dir` that may be made next (absent now), before any is:
     /// one write to its lock instead of one a place. A record of a place that is not made is
     /// harmless (the end removes only what is still as made).
