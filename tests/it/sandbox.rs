@@ -661,6 +661,65 @@ fn a_confined_command_cannot_reach_the_callers_keyrings() {
     );
 }
 
+/// Hidden directories share one empty tmpfs (clones of a mount made on the first): each is
+/// still covered where a later cover hides the path of the first (a `read_deny` entry reached
+/// through a link to another), where one is named twice or lies below another, and none can be
+/// written or listed.
+#[test]
+fn hidden_directories_stay_hidden_however_they_overlap() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let secrets = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let s = secrets.path();
+    for d in ["real", "real/inner", "other", "nested", "nested/deeper"] {
+        std::fs::create_dir_all(s.join(d)).unwrap();
+        std::fs::write(s.join(d).join("secret"), "SECRET\n").unwrap();
+    }
+    std::os::unix::fs::symlink(s.join("real"), s.join("alias")).unwrap();
+    // The first entry is mounted first; the second covers the directory its path goes through.
+    let deny = ["alias/inner", "real", "other", "other", "nested/deeper", "nested"]
+        .map(|d| format!("'{}'", s.join(d).display()))
+        .join(", ");
+    p.write_home(
+        "config.yaml",
+        &format!("sandbox:\n  enabled: true\n  read_deny: [{deny}]\n"),
+    );
+    let script = "for d in real real/inner other nested nested/deeper; do \
+        echo \"$d: $(ls -A \"$S/$d\" 2>&1 | wc -l) $(cat \"$S/$d/secret\" 2>/dev/null)\"; \
+        touch \"$S/$d/planted\" 2>/dev/null && echo \"$d: written\"; done; true";
+    let read = |confined: bool| {
+        let mut c = if confined {
+            hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        } else {
+            let mut c = Command::new("sh");
+            c.args(["-c", script]);
+            c
+        };
+        let o = c.env("S", s).current_dir(p.path()).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    // Unconfined, every secret is read (and a marker planted, removed below).
+    assert_eq!(
+        read(false),
+        "real: 2 SECRET\nreal: written\nreal/inner: 1 SECRET\nreal/inner: written\n\
+         other: 1 SECRET\nother: written\nnested: 2 SECRET\nnested: written\n\
+         nested/deeper: 1 SECRET\nnested/deeper: written\n"
+    );
+    for d in ["real", "real/inner", "other", "nested", "nested/deeper"] {
+        std::fs::remove_file(s.join(d).join("planted")).unwrap();
+    }
+    assert_eq!(
+        read(true),
+        "real: 0 \nreal/inner: 1 \nother: 0 \nnested: 0 \nnested/deeper: 1 \n"
+    );
+    for d in ["real", "real/inner", "other", "nested", "nested/deeper"] {
+        assert!(!s.join(d).join("planted").exists(), "{d}");
+    }
+}
+
 /// Other tools' credential stores, browser profiles and histories in the home are unreadable
 /// to a confined command (the attack round of 2026-11-27 read each of these from one).
 #[test]

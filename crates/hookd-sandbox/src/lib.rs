@@ -361,6 +361,27 @@ fn hidden(policy: &Policy) -> Vec<PathBuf> {
     out
 }
 
+/// The hidden places that need a mount of their own: not one named twice (the user's home and
+/// `$HOME` may name the same state directory), nor one below a hidden directory (its cover
+/// hides it already; mounted after it, it would be gone).
+fn uncovered(
+    dirs: Vec<(&Path, Hidden)>,
+    files: Vec<(&Path, Hidden)>,
+) -> (Vec<Hidden>, Vec<Hidden>) {
+    let covers: Vec<&Path> = dirs.iter().map(|(p, _)| *p).collect();
+    let mut seen = Vec::new();
+    let mut keep = |(path, hidden): (&Path, Hidden)| {
+        let below = covers.iter().any(|d| path != *d && path.starts_with(d));
+        (!below && !seen.contains(&hidden.path)).then(|| {
+            seen.push(hidden.path.clone());
+            hidden
+        })
+    };
+    let dirs = dirs.into_iter().filter_map(&mut keep).collect();
+    let files = files.into_iter().filter_map(&mut keep).collect();
+    (dirs, files)
+}
+
 /// A place hidden from a confined command, found at the preparation; `may_go`: it lies outside
 /// the places the command may write, so that where it is gone by the time pid 1 mounts over it
 /// (removed meanwhile: another command's stand-in in the home, a restarted service's socket),
@@ -441,12 +462,13 @@ impl Confinement {
                 may_go: !real_writable.iter().any(|w| real.starts_with(w)),
             };
             match std::fs::metadata(path) {
-                Ok(m) if m.is_dir() => hidden_dirs.push(hidden),
-                Ok(_) => hidden_files.push(hidden),
+                Ok(m) if m.is_dir() => hidden_dirs.push((path.as_path(), hidden)),
+                Ok(_) => hidden_files.push((path.as_path(), hidden)),
                 Err(_) => continue,
             }
             held.pin_ancestors(&real, &real_writable);
         }
+        let (hidden_dirs, hidden_files) = uncovered(hidden_dirs, hidden_files);
         for path in held.read_only.clone() {
             held.pin_ancestors(&disk.real(&path), &real_writable);
         }

@@ -573,28 +573,17 @@ unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
             bind_onto_itself(path)?;
             check(read_only(path, true, false))?;
         }
-        for hidden in &c.hidden_dirs {
-            gone_or(
-                hidden,
-                libc::mount(
-                    c"tmpfs".as_ptr(),
-                    hidden.path.as_ptr(),
-                    c"tmpfs".as_ptr(),
-                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                    c"size=4k,mode=0500".as_ptr().cast(),
-                ),
-            )?;
-        }
+        hide_dirs(&c.hidden_dirs)?;
         for hidden in &c.hidden_files {
             gone_or(
                 hidden,
-                libc::mount(
+                check(libc::mount(
                     c"/dev/null".as_ptr(),
                     hidden.path.as_ptr(),
                     null,
                     libc::MS_BIND,
                     std::ptr::null(),
-                ),
+                )),
             )?;
         }
         private_places(c)?;
@@ -612,9 +601,83 @@ unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Each hidden directory covered by an empty, read-only tmpfs: one made on the first of them
+/// (a new superblock costs three times a clone of a mount), clones of it on the others. The
+/// clones come from a descriptor of that mount, not from its path, which a later cover may hide.
+///
+/// # Safety
+/// In the child between fork and exec: raw syscalls on values the parent prepared.
+unsafe fn hide_dirs(dirs: &[super::Hidden]) -> std::io::Result<()> {
+    let mut empty: libc::c_int = -1;
+    // SAFETY: raw syscalls on C strings prepared by the parent and on a descriptor opened here.
+    unsafe {
+        for hidden in dirs {
+            let covered = if empty < 0 {
+                check(libc::mount(
+                    c"tmpfs".as_ptr(),
+                    hidden.path.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=4k,mode=0500".as_ptr().cast(),
+                ))
+                .and_then(|()| {
+                    let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+                    empty = opened(libc::open(hidden.path.as_ptr(), flags))?;
+                    Ok(())
+                })
+            } else {
+                clone_onto(empty, &hidden.path)
+            };
+            gone_or(hidden, covered)?;
+        }
+        if empty >= 0 {
+            libc::close(empty);
+        }
+    }
+    Ok(())
+}
+
+/// A clone of the mount `fd` is the root of (what is mounted below it not included) put on
+/// `path`.
+///
+/// # Safety
+/// Raw syscalls on a descriptor and a C string of the caller's.
+unsafe fn clone_onto(fd: libc::c_int, path: &std::ffi::CStr) -> std::io::Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let flags =
+            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | libc::AT_EMPTY_PATH as libc::c_uint;
+        let tree =
+            opened(libc::syscall(libc::SYS_open_tree, fd, c"".as_ptr(), flags) as libc::c_int)?;
+        let r = libc::syscall(
+            libc::SYS_move_mount,
+            tree,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        );
+        let e = std::io::Error::last_os_error();
+        libc::close(tree);
+        if r != 0 {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// A syscall's descriptor-or-error result as `io::Result`.
+fn opened(fd: libc::c_int) -> std::io::Result<libc::c_int> {
+    if fd < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(fd)
+    }
+}
+
 /// A hidden place's mount's result `r`: an error but where the place may go and is gone.
-fn gone_or(hidden: &super::Hidden, r: libc::c_int) -> std::io::Result<()> {
-    match check(r) {
+fn gone_or(hidden: &super::Hidden, r: std::io::Result<()>) -> std::io::Result<()> {
+    match r {
         Err(e) if hidden.may_go && e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
         other => other,
     }
