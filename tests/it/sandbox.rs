@@ -720,6 +720,46 @@ fn hidden_directories_stay_hidden_however_they_overlap() {
     }
 }
 
+/// x32, the other ABI of an x86_64 kernel, reaches the same calls with bit 30 of the number
+/// set, under the same architecture value: a filter keyed by x86_64's numbers does not see them
+/// (a kernel that runs x32 would then open the sockets and keyrings refused above). Confined,
+/// every x32 call is refused, whatever its number; unconfined, an x32 `getpid` returns the pid
+/// or, where the kernel runs no x32, ENOSYS.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn every_x32_call_is_refused_to_a_confined_command() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let bin = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let src = bin.path().join("x32.c");
+    std::fs::write(
+        &src,
+        r#"#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+int main(void) {
+  long r = syscall(__NR_getpid | 0x40000000);
+  printf("%s\n", r >= 0 ? "ran" : errno == ENOSYS ? "ENOSYS" : errno == EACCES ? "EACCES" : "other");
+  return 0; }
+"#,
+    )
+    .unwrap();
+    let x32 = bin.path().join("x32");
+    let built = Command::new("gcc").arg("-o").arg(&x32).arg(&src).status();
+    if !built.is_ok_and(|s| s.success()) {
+        crate::support::unavailable("gcc", "gcc cannot build a C program here");
+        return;
+    }
+    let unconfined = stdout(&Command::new(&x32).output().unwrap());
+    assert!(unconfined == "ran\n" || unconfined == "ENOSYS\n", "{unconfined}");
+    let x32 = x32.display().to_string();
+    let o = hookd(&p, &tmp, &["exec", "--", &x32]).output().unwrap();
+    assert_eq!(stdout(&o), "EACCES\n", "{}", stderr(&o));
+}
+
 /// Other tools' credential stores, browser profiles and histories in the home are unreadable
 /// to a confined command (the attack round of 2026-11-27 read each of these from one).
 #[test]
