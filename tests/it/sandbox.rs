@@ -679,9 +679,16 @@ fn hidden_directories_stay_hidden_however_they_overlap() {
     }
     std::os::unix::fs::symlink(s.join("real"), s.join("alias")).unwrap();
     // The first entry is mounted first; the second covers the directory its path goes through.
-    let deny = ["alias/inner", "real", "other", "other", "nested/deeper", "nested"]
-        .map(|d| format!("'{}'", s.join(d).display()))
-        .join(", ");
+    let deny = [
+        "alias/inner",
+        "real",
+        "other",
+        "other",
+        "nested/deeper",
+        "nested",
+    ]
+    .map(|d| format!("'{}'", s.join(d).display()))
+    .join(", ");
     p.write_home(
         "config.yaml",
         &format!("sandbox:\n  enabled: true\n  read_deny: [{deny}]\n"),
@@ -754,7 +761,10 @@ int main(void) {
         return;
     }
     let unconfined = stdout(&Command::new(&x32).output().unwrap());
-    assert!(unconfined == "ran\n" || unconfined == "ENOSYS\n", "{unconfined}");
+    assert!(
+        unconfined == "ran\n" || unconfined == "ENOSYS\n",
+        "{unconfined}"
+    );
     let x32 = x32.display().to_string();
     let o = hookd(&p, &tmp, &["exec", "--", &x32]).output().unwrap();
     assert_eq!(stdout(&o), "EACCES\n", "{}", stderr(&o));
