@@ -2,6 +2,7 @@
 //! whether it exists (the catalog's few hundred places share a few directories).
 
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use foldhash::{HashMap, HashMapExt};
@@ -191,39 +192,66 @@ fn split(path: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
 /// a `stat`): none where there is no directory (nothing is in it), `None` where it cannot be
 /// listed or holds more than [`MOST_NAMES`].
 fn list(dir: &Path) -> Option<Names> {
-    use nix::dir::{Dir, Type};
-    use nix::fcntl::OFlag;
-    use std::os::unix::ffi::OsStrExt;
-    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-    let mut listing = match Dir::open(dir, flags, nix::sys::stat::Mode::empty()) {
-        Ok(listing) => listing,
-        Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => return Some(Names::new()),
-        Err(_) => return None,
-    };
+    use rustix::io::Errno;
     let mut names = Names::new();
-    for entry in listing.iter() {
-        let entry = entry.ok()?;
+    let listed = each_name(dir, false, |name, kind| {
+        let may_link = matches!(kind, Kind::Link | Kind::Unknown);
+        names.insert(std::ffi::OsStr::from_bytes(name).to_os_string(), may_link);
+        names.len() <= MOST_NAMES
+    });
+    match listed {
+        Ok(true) => Some(names),
+        Ok(false) => None,
+        Err(Errno::NOENT | Errno::NOTDIR) => Some(Names::new()),
+        Err(_) => None,
+    }
+}
+
+/// What a directory entry says its name is, without a `stat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Dir,
+    Link,
+    /// A file, socket, FIFO or device.
+    Other,
+    /// The filesystem does not say.
+    Unknown,
+}
+
+/// Call `f` with each name in `dir` (`.` and `..` left out) and its [`Kind`], until it returns
+/// false: `Ok(false)` then, `Ok(true)` when every name was seen. With `nofollow`, a link at
+/// `dir` itself is not listed (ELOOP). By raw `getdents64` (rustix): libc's `opendir` adds an
+/// `fstat` and two `fcntl`s to each directory, and nix's iterator an `lseek`.
+pub(super) fn each_name(
+    dir: &Path,
+    nofollow: bool,
+    mut f: impl FnMut(&[u8], Kind) -> bool,
+) -> Result<bool, rustix::io::Errno> {
+    use rustix::fs::{FileType, Mode, OFlags, RawDir, CWD};
+    let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    if nofollow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let fd = rustix::fs::openat(CWD, dir, flags, Mode::empty())?;
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
+    let mut entries = RawDir::new(&fd, &mut buf);
+    while let Some(entry) = entries.next() {
+        let entry = entry?;
         let name = entry.file_name().to_bytes();
         if name == b"." || name == b".." {
             continue;
         }
-        let may_link = !matches!(
-            entry.file_type(),
-            Some(
-                Type::Directory
-                    | Type::File
-                    | Type::Socket
-                    | Type::Fifo
-                    | Type::BlockDevice
-                    | Type::CharacterDevice
-            )
-        );
-        names.insert(std::ffi::OsStr::from_bytes(name).to_os_string(), may_link);
-        if names.len() > MOST_NAMES {
-            return None;
+        let kind = match entry.file_type() {
+            FileType::Directory => Kind::Dir,
+            FileType::Symlink => Kind::Link,
+            FileType::Unknown => Kind::Unknown,
+            _ => Kind::Other,
+        };
+        if !f(name, kind) {
+            return Ok(false);
         }
     }
-    Some(names)
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -205,49 +205,49 @@ fn read_level(level: &[PathBuf], names: &[&str], enter: bool, bounds: &Bounds) -
 /// Read each of `dirs` (opened without following a link): whether it holds one of `names`,
 /// and, with `enter`, its subdirectories to read next.
 fn read_dirs(dirs: &[PathBuf], names: &[&str], enter: bool, bounds: &Bounds) -> Read {
-    use nix::dir::{Dir, Type};
-    use nix::fcntl::OFlag;
-    use nix::sys::stat::Mode;
+    use super::disk::{each_name, Kind};
+    use rustix::io::Errno;
+    use std::os::unix::ffi::OsStrExt;
     let mut out = Read::default();
-    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     for dir in dirs {
-        let mut d = match Dir::open(dir.as_path(), flags, Mode::empty()) {
-            Ok(d) => d,
-            // The user's own directory made unreadable (`chmod 000 web`): the command could
-            // make it readable again once its places are no longer found. Another user's
-            // stays as it is (the command cannot change its mode).
-            Err(nix::errno::Errno::EACCES | nix::errno::Errno::EPERM) if owned(dir) => {
-                out.unreadable.push(dir.clone());
-                continue;
-            }
-            Err(_) => continue,
-        };
         let mut holds = false;
-        for e in d.iter().flatten() {
-            let name = e.file_name().to_bytes();
-            if name == b"." || name == b".." {
-                continue;
-            }
-            out.entries += 1;
+        let (mut entries, mut next) = (0, Vec::new());
+        let listed = each_name(dir, true, |name, kind| {
+            entries += 1;
             if names.iter().any(|n| n.as_bytes() == name) {
                 holds = true;
-                continue;
+                return true;
             }
             if !enter || !bounds.enters(name) {
-                continue;
+                return true;
             }
-            use std::os::unix::ffi::OsStrExt;
             let path = dir.join(std::ffi::OsStr::from_bytes(name));
             // The type from the directory entry itself (no `stat`, except on a filesystem that
             // does not say); a link is not a directory here.
-            let is_dir = match e.file_type() {
-                Some(t) => t == Type::Directory,
-                None => path.symlink_metadata().is_ok_and(|m| m.is_dir()),
+            let is_dir = match kind {
+                Kind::Unknown => path.symlink_metadata().is_ok_and(|m| m.is_dir()),
+                kind => kind == Kind::Dir,
             };
             if is_dir {
-                out.next.push(path);
+                next.push(path);
             }
+            true
+        });
+        match listed {
+            Ok(_) => {}
+            // The user's own directory made unreadable (`chmod 000 web`): the command could
+            // make it readable again once its places are no longer found. Another user's
+            // stays as it is (the command cannot change its mode).
+            Err(Errno::ACCESS | Errno::PERM) if owned(dir) => {
+                out.unreadable.push(dir.clone());
+                continue;
+            }
+            // Gone, a link, or unreadable partway: what was read counts (as nix's iterator,
+            // whose errors the walk skipped).
+            Err(_) => {}
         }
+        out.entries += entries;
+        out.next.extend(next);
         if holds {
             out.holding.push(dir.clone());
         }
