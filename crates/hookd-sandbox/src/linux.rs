@@ -684,6 +684,17 @@ unsafe fn clone_onto(fd: libc::c_int, path: &std::ffi::CStr) -> std::io::Result<
             OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | libc::AT_EMPTY_PATH as libc::c_uint;
         let tree =
             opened(libc::syscall(libc::SYS_open_tree, fd, c"".as_ptr(), flags) as libc::c_int)?;
+        put_tree(tree, path)
+    }
+}
+
+/// The detached mount tree `tree` moved onto `path`, then closed.
+///
+/// # Safety
+/// Raw syscalls on a descriptor and a C string of the caller's.
+unsafe fn put_tree(tree: libc::c_int, path: &std::ffi::CStr) -> std::io::Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe {
         let r = libc::syscall(
             libc::SYS_move_mount,
             tree,
@@ -877,19 +888,7 @@ unsafe fn show(
                 libc::close(fd);
             }
         }
-        let r = libc::syscall(
-            libc::SYS_move_mount,
-            tree,
-            c"".as_ptr(),
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
-        );
-        let e = std::io::Error::last_os_error();
-        libc::close(tree);
-        if r != 0 {
-            return Err(e);
-        }
+        put_tree(tree, path)?;
         if read_only {
             check(self::read_only(path, true, false))?;
         }
