@@ -104,7 +104,7 @@ fn user_scope_install_honours_the_agents_own_config_location_variables() {
 fn hookd_at(dir: &std::path::Path) -> std::path::PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let bin = dir.join("hookd");
-    std::fs::copy(env!("CARGO_BIN_EXE_hookd"), &bin).unwrap();
+    crate::support::copy_hookd(&bin);
     bin
 }
 

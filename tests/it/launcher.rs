@@ -322,7 +322,7 @@ fn run_refuses_a_hookd_program_others_can_write() {
     let open = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let planted = open.path().join("hookd");
-    std::fs::copy(program(), &planted).unwrap();
+    crate::support::copy_hookd(&planted);
     let text = std::fs::read_to_string(&system).unwrap();
     let named = serde_json::to_string(&program().display().to_string()).unwrap();
     let planted_json = serde_json::to_string(&planted.display().to_string()).unwrap();

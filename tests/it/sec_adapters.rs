@@ -302,7 +302,7 @@ fn an_install_whose_hookd_is_gone_is_named_by_check() {
     let p = Project::new();
     let elsewhere = tempfile::tempdir().unwrap();
     let copy = elsewhere.path().join("hookd");
-    std::fs::copy(env!("CARGO_BIN_EXE_hookd"), &copy).unwrap();
+    crate::support::copy_hookd(&copy);
     let mut install = std::process::Command::new(&copy);
     install
         .args([

@@ -304,6 +304,19 @@ pub(crate) fn outside_tmp() -> &'static std::path::Path {
     })
 }
 
+/// A copy of this hookd at `to`, made by `cp`: a file this process writes can be held open by
+/// another test thread's fork (a spawn's child before its exec, a waiter, a sandbox's pid 1),
+/// and exec'ing it then fails with ETXTBSY ("Text file busy"); `cp`'s descriptor is in `cp`
+/// alone, closed when it exits.
+pub(crate) fn copy_hookd(to: &Path) {
+    let copied = Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_hookd"))
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(copied.success(), "cp {} failed", to.display());
+}
+
 /// This hookd, or, when the build is below /tmp, its copy (named `hookd`) in a directory only
 /// root writes outside it: a confined command has a /tmp of its own (so it cannot run a hookd
 /// from the real one), and `hookd run` refuses a program that is not root's alone.
@@ -320,7 +333,7 @@ pub(crate) fn hookd_outside_tmp() -> std::path::PathBuf {
             .join(std::process::id().to_string());
         std::fs::create_dir_all(&dir).unwrap();
         let copy = dir.join("hookd");
-        std::fs::copy(&built, &copy).unwrap();
+        copy_hookd(&copy);
         copy
     })
     .clone()
