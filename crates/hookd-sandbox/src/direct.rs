@@ -122,9 +122,10 @@ fn run_here(
 /// Pids 1 (their pidfds) that reported their command's end and were not waited for: their
 /// exit takes the namespaces down (0.3 to 0.5 ms). Each is reaped when the next command here
 /// starts or ends ([`reap_ended`]), or, where the process ends first (`hookd exec`), by
-/// whoever adopts it. A thread that waited instead cost 50 to 80 µs of every command (its stack, its start,
-/// and the process's exit then ending two threads). By pidfd, not pid: a pid reaped meanwhile
-/// by someone else (a process that reaps all its children) may be another child's by then.
+/// whoever adopts it. A thread that waited instead made every `hookd exec` 0.35 to 0.45 ms
+/// slower (its start, and a process exit that then ends two threads: docs/benchmarks.md). By
+/// pidfd, not pid: a pid reaped meanwhile by someone else (a process that reaps all its
+/// children) may be another child's by then.
 static ENDING: std::sync::Mutex<Vec<OwnedFd>> = std::sync::Mutex::new(Vec::new());
 
 /// Reap the pids 1 of [`ENDING`] that have exited (none is waited for).
