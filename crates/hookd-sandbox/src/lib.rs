@@ -710,9 +710,9 @@ pub fn command<'a>(
 
 /// Run the command [`command`] makes until it has ended (what it started ended too; the
 /// namespaces' teardown not waited for: its pid 1 is reaped when the next command here starts
-/// or ends, or by whoever adopts it when this process ends first). This process passes on the signals it catches
-/// meanwhile (`SIGINT`, `SIGTERM`, … as [`run_spawned`]'s waiter does), its own handlers put
-/// back after.
+/// or ends, or by whoever adopts it when this process ends first). This process passes on the
+/// signals it catches meanwhile (`SIGINT`, `SIGTERM`, … as [`run_spawned`]'s waiter does), its
+/// own handlers put back after.
 pub fn run_command<'a>(
     confinement: std::sync::Arc<Confinement>,
     argv: &[String],

@@ -712,13 +712,9 @@ unsafe fn put_tree(tree: libc::c_int, path: &std::ffi::CStr) -> std::io::Result<
     Ok(())
 }
 
-/// A syscall's descriptor-or-error result as `io::Result`.
+/// A syscall's descriptor-or-error result as `io::Result` (nix's `Errno::result`).
 fn opened(fd: libc::c_int) -> std::io::Result<libc::c_int> {
-    if fd < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(fd)
-    }
+    Ok(nix::errno::Errno::result(fd)?)
 }
 
 /// A hidden place's mount's result `r`: an error but where the place may go and is gone.

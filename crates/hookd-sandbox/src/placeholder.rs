@@ -192,6 +192,7 @@ impl Placeholders {
         }
         let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         let lock = lock(locks, &real)?;
+        let i = held.len();
         held.push(Held {
             named: dir.to_path_buf(),
             real,
@@ -199,7 +200,7 @@ impl Placeholders {
             socket: None,
             recorded: Vec::new(),
         });
-        Ok(held.last_mut().expect("just pushed"))
+        Ok(&mut held[i])
     }
 }
 
