@@ -280,10 +280,12 @@ impl Finder<'_> {
                 *what
             };
             if below && !name.starts_with(".git/") {
-                if path.symlink_metadata().is_ok() {
+                // Most of the catalog's names are absent there: the directory's listing (read
+                // once) says so without a `stat` of each.
+                if self.real.exists(&path) {
                     self.held.below.before.push(path.clone());
+                    self.held.hold(path, what, &[], self.real)?;
                 }
-                self.held.hold(path, what, &[], self.real)?;
                 continue;
             }
             // `.gitmodules` matters only beside a `.git` (where there is none, its stand-in
