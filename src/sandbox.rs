@@ -126,7 +126,7 @@ impl SandboxPolicy {
         out.read_only = self.read_only;
         out.home = self.home.clone();
         out.temp = self.temp.clone();
-        out.state = self.state.clone().or_else(default_state);
+        out.state = state_dir(self);
         out.unix_sockets = self.unix_sockets.clone();
         out.secret = crate::vars::carries_secret;
         out.keep_env = self.keep_env.clone();
@@ -180,6 +180,12 @@ fn places_of(policy: &SandboxPolicy) -> SandboxPlaces {
 /// hookd's state where it is by default (`~/.local/state/hookd` of the user database's home).
 fn default_state() -> Option<PathBuf> {
     crate::paths::user_home().map(|h| h.join(".local/state/hookd"))
+}
+
+/// hookd's state directory as a confined command's sandbox hides it: the host's, else the
+/// user database's home's `~/.local/state/hookd`.
+pub(crate) fn state_dir(policy: &SandboxPolicy) -> Option<PathBuf> {
+    policy.state.clone().or_else(default_state)
 }
 
 /// Prepare the confinement of a command run in `project` (from its root) under `policy`.

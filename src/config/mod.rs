@@ -334,6 +334,9 @@ impl Config {
         }
         places.base = base;
         places.walk = self.policy.sandbox.walk.clone();
+        // Kept where the sandbox keeps its walks' (hookd's state, hidden from confined commands).
+        places.walk_memory =
+            crate::sandbox::state_dir(&self.policy.sandbox).map(|s| s.join("walks"));
         places
     }
 

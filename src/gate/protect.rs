@@ -124,6 +124,8 @@ pub(crate) struct Places {
     /// How far below the project nested repositories are looked for (`sandbox.walk`: the
     /// sandbox's walk, read the same way).
     pub walk: crate::places::walk::Bounds,
+    /// Where that walk keeps what it read for the next (hookd's `STATE/walks`).
+    pub walk_memory: Option<PathBuf>,
 }
 
 impl Places {
@@ -151,6 +153,7 @@ impl Places {
             config_dirs: config_dir.iter().map(|d| project_dir.join(d)).collect(),
             installed: Vec::new(),
             walk: Default::default(),
+            walk_memory: None,
             extra: Vec::new(),
         }
     }
@@ -247,7 +250,8 @@ fn git_rules(dir: &Path, p: &Places) -> Vec<Rule> {
 /// (a tree too large to walk), what it found is kept; the sandbox refuses to run there at all.
 fn nested_git_rules(p: &Places) -> Vec<Rule> {
     let root = p.base.join(&p.project_dir);
-    crate::places::walk::walk(&root, &[".git"], &p.walk)
+    let memory = p.walk_memory.as_deref();
+    crate::places::walk::walk_remembered(&root, &[".git"], &p.walk, memory)
         .dirs
         .iter()
         .flat_map(|d| git_rules(d, p))

@@ -382,6 +382,62 @@ fn protected_places_made_below_are_named_when_the_command_ends() {
     assert_eq!(stderr(&o), format!("{}\n", note("app/.vscode")));
 }
 
+/// The walk remembers what it read in hookd's state (a large tree's cost): a directory unchanged
+/// since is not read again. What a confined command makes below the root changes the directory
+/// it is made in, which the next walk reads again: the place made is held from the next command
+/// on, as without the memory; and the memory itself is out of the command's reach.
+#[test]
+fn a_remembered_walk_holds_what_a_command_made_since() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    for dir in ["web/src", "api/src", "lib/x"] {
+        std::fs::create_dir_all(p.path().join(dir)).unwrap();
+    }
+    // Old enough to be remembered: what changed in the two seconds before a walk is read again
+    // by the next one.
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+    let exec = |script: &str| {
+        hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+            .current_dir(p.path())
+            .output()
+            .unwrap()
+    };
+    let o = exec("true");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let walks = p.state.path().join("walks");
+    let kept = std::fs::read_dir(&walks).map_or(0, |d| d.count());
+    assert!(kept > 0, "no memory of the walk in {}", walks.display());
+    // The memory is hidden from the command, as the rest of hookd's state.
+    let o = exec(&format!("ls '{}' || echo hidden", walks.display()));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "hidden\n",
+        "{}",
+        stderr(&o)
+    );
+
+    // Made below, off the way to the working directory: it can be (only named)...
+    let settings = p.path().join("web/.claude/settings.json");
+    let o = exec(&format!(
+        "mkdir web/.claude && printf '{ORIGINAL}' > web/.claude/settings.json"
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // ...and from the next command on it is held, the memory notwithstanding.
+    let o = exec("printf pwned > web/.claude/settings.json");
+    assert!(!o.status.success(), "written confined: {}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), ORIGINAL);
+    // Unconfined, the same write lands (the attack works).
+    let o = std::process::Command::new("sh")
+        .args(["-c", "printf pwned > web/.claude/settings.json"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "pwned");
+}
+
 /// A protected name found below that is a symbolic link stops the command, naming it, as one at
 /// the root does: the link could be replaced by a file of the command's.
 #[test]

@@ -23,6 +23,9 @@ pub(crate) struct Disk {
     /// gives it: a link, or not told); `None` where it could not be listed.
     names: std::cell::RefCell<HashMap<OsString, Option<Names>>>,
     sockets: std::cell::RefCell<HashMap<OsString, bool>>,
+    /// Where the walks below the roots keep what they read for the next command's
+    /// (`walk_memory.rs`): hookd's `STATE/walks`; none without a state.
+    walks: Option<PathBuf>,
 }
 
 /// A directory's names, each with whether it may be a link.
@@ -44,6 +47,20 @@ enum Listed {
 const MOST_NAMES: usize = 4096;
 
 impl Disk {
+    /// A preparation's reading whose walks are remembered in `walks` (a directory of hookd's
+    /// state).
+    pub(crate) fn remembering(walks: Option<PathBuf>) -> Disk {
+        Disk {
+            walks,
+            ..Disk::default()
+        }
+    }
+
+    /// Where the walks are remembered.
+    pub(crate) fn walks(&self) -> Option<&Path> {
+        self.walks.as_deref()
+    }
+
     /// What [`super::resolve`] says of `path`.
     pub(crate) fn real(&self, path: &Path) -> PathBuf {
         use std::path::Component;
@@ -225,16 +242,32 @@ pub(super) enum Kind {
 pub(super) fn each_name(
     dir: &Path,
     nofollow: bool,
-    mut f: impl FnMut(&[u8], Kind) -> bool,
+    f: impl FnMut(&[u8], Kind) -> bool,
 ) -> Result<bool, rustix::io::Errno> {
-    use rustix::fs::{FileType, Mode, OFlags, RawDir, CWD};
+    names_in(&open_dir(dir, nofollow)?, f)
+}
+
+/// `dir` opened to be listed by [`names_in`]; with `nofollow`, a link there is ELOOP.
+pub(super) fn open_dir(
+    dir: &Path,
+    nofollow: bool,
+) -> Result<std::os::fd::OwnedFd, rustix::io::Errno> {
+    use rustix::fs::{Mode, OFlags, CWD};
     let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     if nofollow {
         flags |= OFlags::NOFOLLOW;
     }
-    let fd = rustix::fs::openat(CWD, dir, flags, Mode::empty())?;
+    rustix::fs::openat(CWD, dir, flags, Mode::empty())
+}
+
+/// [`each_name`] of a directory opened by [`open_dir`].
+pub(super) fn names_in(
+    fd: &std::os::fd::OwnedFd,
+    mut f: impl FnMut(&[u8], Kind) -> bool,
+) -> Result<bool, rustix::io::Errno> {
+    use rustix::fs::{FileType, RawDir};
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
-    let mut entries = RawDir::new(&fd, &mut buf);
+    let mut entries = RawDir::new(fd, &mut buf);
     while let Some(entry) = entries.next() {
         let entry = entry?;
         let name = entry.file_name().to_bytes();

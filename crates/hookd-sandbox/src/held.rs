@@ -39,6 +39,8 @@ pub(super) struct Below {
     read: usize,
     /// How far they went (the user's `sandbox.walk`).
     bounds: crate::walk::Bounds,
+    /// Where what they read is kept for the next walks (`STATE/walks`; none without a state).
+    memory: Option<PathBuf>,
 }
 
 /// Up to how many directories read at the start the command's end looks again: the second walk
@@ -58,7 +60,10 @@ impl Below {
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         let mut out = Vec::new();
         for root in &self.roots {
-            for dir in crate::walk::walk(root, &names, &self.bounds).dirs {
+            for dir in
+                crate::walk::walk_remembered(root, &names, &self.bounds, self.memory.as_deref())
+                    .dirs
+            {
                 if self.on_path.contains(&dir) {
                     continue;
                 }
@@ -341,12 +346,16 @@ impl Finder<'_> {
 
 /// The directories below `root` that the walk finds holding a protected name; a walk cut short
 /// stops the command (an attacker could grow the tree on purpose to hide a place).
-fn below(places: &Places, root: &Path) -> Result<crate::walk::Found, Unavailable> {
+fn below(
+    places: &Places,
+    root: &Path,
+    memory: Option<&Path>,
+) -> Result<crate::walk::Found, Unavailable> {
     let names: Vec<&str> = (places.by_name.iter())
         .filter(|(n, _)| !n.contains('/'))
         .map(|(n, _)| n.as_str())
         .collect();
-    let found = crate::walk::walk(root, &names, &places.walk);
+    let found = crate::walk::walk_remembered(root, &names, &places.walk, memory);
     match found.cut {
         Some(cut) => Err(Unavailable::Prepare(format!(
             "{cut}; a place below it could not be held read-only"
@@ -376,6 +385,7 @@ pub(super) fn held(
     hidden: &[PathBuf],
     real: &Disk,
 ) -> Result<Held, Unavailable> {
+    let memory = real.walks();
     let mut find = Finder {
         places,
         writable,
@@ -408,8 +418,9 @@ pub(super) fn held(
             .collect();
         find.held.below.on_path = on_path.clone();
         find.held.below.bounds = places.walk.clone();
+        find.held.below.memory = memory.map(Path::to_path_buf);
         for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
-            let found = below(places, root)?;
+            let found = below(places, root, memory)?;
             find.held.below.read += found.read;
             for dir in found.dirs {
                 if !on_path.contains(&dir) {

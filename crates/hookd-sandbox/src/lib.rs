@@ -72,6 +72,7 @@ mod places;
 mod spawn;
 mod vfork;
 pub mod walk;
+mod walk_memory;
 
 pub use egress::proxy::NetworkRequest;
 pub use egress::{invalid_entry as invalid_host_entry, proxy_vars, Egress, PROXY_ADDR};
@@ -422,9 +423,11 @@ impl Confinement {
         // The locks of the stand-ins are made first, so that they are hidden with the state.
         let mut stand_ins =
             Placeholders::new(policy.state.as_ref().map(|s| s.join("placeholders")));
+        // What the walks below the roots read, kept for the next command's (`walk_memory.rs`).
+        let walks = policy.state.as_ref().map(|s| s.join("walks"));
         let places = &policy.places;
         let hidden = hidden(policy);
-        let disk = Disk::default();
+        let disk = Disk::remembering(walks);
         let private = private::plan(policy, &project, &hidden, &temp, &disk)?;
         // Read-only: nothing but the command's own temporary directory (granted in the child
         // once its tmpfs is mounted); the host's when it cannot be replaced.

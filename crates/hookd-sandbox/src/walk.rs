@@ -13,6 +13,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::walk_memory::{Memory, Seen, Stamp};
+
 /// How deep the walk finds names: a name at most this many components below the root
 /// (`a/b/.env`, `web/.claude`, `vendor/lib/.git`). sandbox-runtime's Linux search lists files
 /// at most 3 deep (`rg --max-depth 3`), so it finds `a/b/.mcp.json` and `sub/.git/config` but
@@ -89,8 +91,11 @@ pub struct Found {
     /// The directories below the root (not the root itself) that hold at least one of the
     /// names, outermost first.
     pub dirs: Vec<PathBuf>,
-    /// How many directories it read.
+    /// How many directories it visited.
     pub read: usize,
+    /// How many of them it listed (the others were as the last walk read them:
+    /// [`walk_remembered`]).
+    pub listed: usize,
     /// Where the walk stopped short of its depth, why, and what to do. The caller fails closed
     /// on it (an attacker could make the tree that large, or a directory of its own unreadable,
     /// on purpose to keep a place from being found).
@@ -108,6 +113,10 @@ struct Read {
     /// Directories of this user's that could not be read (or a part of the level a thread
     /// failed to read): the walk cannot say what is in them.
     unreadable: Vec<PathBuf>,
+    /// How many were listed (not recalled).
+    listed: usize,
+    /// Each directory visited, as it was read (`None`: recalled), for the next walk's memory.
+    seen: Vec<(PathBuf, Option<Seen>)>,
 }
 
 /// The directories below `root`, at most `bounds.depth` levels down (the user's
@@ -115,6 +124,24 @@ struct Read {
 /// names of entries, any type). Directories named in `names`, [`NOT_ENTERED`] or
 /// `bounds.skip`, and links, are not entered.
 pub fn walk(root: &Path, names: &[&str], bounds: &Bounds) -> Found {
+    walk_remembered(root, names, bounds, None)
+}
+
+/// [`walk`], with what the last walk of `root` (for the same names and bounds) read kept in
+/// `memory` where given, a directory of hookd's state that confined commands cannot see: a
+/// directory as it was then (same inode and change time, unchanged for seconds before) is not
+/// listed again (`walk_memory.rs` says why that is sound). Same result, fewer system calls on
+/// a large tree.
+pub fn walk_remembered(
+    root: &Path,
+    names: &[&str],
+    bounds: &Bounds,
+    memory: Option<&Path>,
+) -> Found {
+    let memory = memory
+        .map(|dir| Memory::load(dir, root, names, &key(bounds)))
+        .filter(Memory::in_use);
+    let mut seen = Vec::new();
     let mut found = Found::default();
     let mut level = vec![root.to_path_buf()];
     let (mut dirs, mut entries) = (0usize, 0usize);
@@ -145,7 +172,7 @@ pub fn walk(root: &Path, names: &[&str], bounds: &Bounds) -> Found {
         dirs += level.len();
         found.read = dirs;
         let enter = depth < deepest;
-        let read = read_level(&level, names, enter, bounds);
+        let read = read_level(&level, names, enter, bounds, memory.as_ref());
         if let Some(dir) = read.unreadable.first() {
             found.cut = Some(format!(
                 "the walk for protected places below {} could not read {}, which is yours: a confined command could have made it unreadable to keep a place in it from being held (make it readable: chmod u+rx '{}')",
@@ -156,31 +183,60 @@ pub fn walk(root: &Path, names: &[&str], bounds: &Bounds) -> Found {
             return found;
         }
         entries += read.entries;
+        found.listed += read.listed;
+        seen.extend(read.seen);
         found
             .dirs
             .extend(read.holding.into_iter().filter(|d| d != root));
         level = read.next;
     }
+    if let Some(memory) = &memory {
+        memory.keep(&seen);
+    }
     found
 }
 
+/// What besides the root and the names decides what a walk reads (its memory is kept per
+/// key): the depth, the names not entered, and this version's own.
+fn key(bounds: &Bounds) -> Vec<u8> {
+    let mut key = format!(
+        "{}\0{}",
+        bounds.depth.min(MAX_DEPTH),
+        NOT_ENTERED.join("\0")
+    );
+    for s in &bounds.skip {
+        key.push('\0');
+        key.push_str(s);
+    }
+    key.into_bytes()
+}
+
 /// Read the directories of one level (by several threads where there are many).
-fn read_level(level: &[PathBuf], names: &[&str], enter: bool, bounds: &Bounds) -> Read {
+fn read_level(
+    level: &[PathBuf],
+    names: &[&str],
+    enter: bool,
+    bounds: &Bounds,
+    memory: Option<&Memory>,
+) -> Read {
     if level.len() < PARALLEL_FROM {
-        return read_dirs(level, names, enter, bounds);
+        return read_dirs(level, names, enter, bounds, memory);
     }
     // Asked only here: it reads the cgroup's files each time (four system calls or more).
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(4);
     if threads < 2 {
-        return read_dirs(level, names, enter, bounds);
+        return read_dirs(level, names, enter, bounds, memory);
     }
     let chunk = level.len().div_ceil(threads);
     let parts: Vec<Read> = std::thread::scope(|s| {
         let handles: Vec<_> = level
             .chunks(chunk)
-            .map(|part| (part, s.spawn(move || read_dirs(part, names, enter, bounds))))
+            .map(|part| {
+                let h = s.spawn(move || read_dirs(part, names, enter, bounds, memory));
+                (part, h)
+            })
             .collect();
         handles
             .into_iter()
@@ -198,43 +254,92 @@ fn read_level(level: &[PathBuf], names: &[&str], enter: bool, bounds: &Bounds) -
         out.next.extend(p.next);
         out.entries += p.entries;
         out.unreadable.extend(p.unreadable);
+        out.listed += p.listed;
+        out.seen.extend(p.seen);
     }
     out
 }
 
 /// Read each of `dirs` (opened without following a link): whether it holds one of `names`,
 /// and, with `enter`, its subdirectories to read next.
-fn read_dirs(dirs: &[PathBuf], names: &[&str], enter: bool, bounds: &Bounds) -> Read {
-    use super::disk::{each_name, Kind};
+fn read_dirs(
+    dirs: &[PathBuf],
+    names: &[&str],
+    enter: bool,
+    bounds: &Bounds,
+    memory: Option<&Memory>,
+) -> Read {
+    use super::disk::{names_in, open_dir, Kind};
     use rustix::io::Errno;
     use std::os::unix::ffi::OsStrExt;
     let mut out = Read::default();
     for dir in dirs {
+        if let Some(memory) = memory {
+            // As the last walk read it: taken as it is (one `lstat`, no listing).
+            let now = rustix::fs::lstat(dir).ok().map(|st| Stamp::of(&st));
+            if let Some(seen) = now.and_then(|now| memory.recall(dir, &now, enter)) {
+                out.entries += seen.entries as usize;
+                if seen.holds {
+                    out.holding.push(dir.clone());
+                }
+                let subdirs = seen.subdirs();
+                out.next
+                    .extend(subdirs.map(|n| dir.join(std::ffi::OsStr::from_bytes(n))));
+                out.seen.push((dir.clone(), None));
+                continue;
+            }
+        }
+        out.listed += 1;
         let mut holds = false;
         let (mut entries, mut next) = (0, Vec::new());
-        let listed = each_name(dir, true, |name, kind| {
-            entries += 1;
-            if names.iter().any(|n| n.as_bytes() == name) {
-                holds = true;
-                return true;
+        let mut stamp = None;
+        let listed = open_dir(dir, true).and_then(|fd| {
+            // Stamped before it is read, from the directory read: a change meanwhile leaves
+            // a newer change time than the one kept, so the next walk reads it again.
+            if memory.is_some() {
+                stamp = rustix::fs::fstat(&fd).ok().map(|st| Stamp::of(&st));
             }
-            if !enter || !bounds.enters(name) {
-                return true;
-            }
-            let path = dir.join(std::ffi::OsStr::from_bytes(name));
-            // The type from the directory entry itself (no `stat`, except on a filesystem that
-            // does not say); a link is not a directory here.
-            let is_dir = match kind {
-                Kind::Unknown => path.symlink_metadata().is_ok_and(|m| m.is_dir()),
-                kind => kind == Kind::Dir,
-            };
-            if is_dir {
-                next.push(path);
-            }
-            true
+            names_in(&fd, |name, kind| {
+                entries += 1;
+                if names.iter().any(|n| n.as_bytes() == name) {
+                    holds = true;
+                    return true;
+                }
+                if !enter || !bounds.enters(name) {
+                    return true;
+                }
+                let path = dir.join(std::ffi::OsStr::from_bytes(name));
+                // The type from the directory entry itself (no `stat`, except on a filesystem
+                // that does not say); a link is not a directory here.
+                let is_dir = match kind {
+                    Kind::Unknown => path.symlink_metadata().is_ok_and(|m| m.is_dir()),
+                    kind => kind == Kind::Dir,
+                };
+                if is_dir {
+                    next.push(path);
+                }
+                true
+            })
         });
         match listed {
-            Ok(_) => {}
+            Ok(_) => {
+                if let (Some(memory), Some(stamp)) = (memory, stamp) {
+                    let mut subdirs = Vec::new();
+                    for name in next.iter().filter_map(|p: &PathBuf| p.file_name()) {
+                        subdirs.extend_from_slice(name.as_bytes());
+                        subdirs.push(0);
+                    }
+                    let seen = Seen {
+                        stamp,
+                        entries: u32::try_from(entries).unwrap_or(u32::MAX),
+                        holds,
+                        entered: enter,
+                        subdirs,
+                        trusted: memory.trusts(&stamp),
+                    };
+                    out.seen.push((dir.clone(), Some(seen)));
+                }
+            }
             // The user's own directory made unreadable (`chmod 000 web`): the command could
             // make it readable again once its places are no longer found. Another user's
             // stays as it is (the command cannot change its mode).
@@ -309,6 +414,72 @@ mod tests {
         assert!(few
             .cut
             .is_some_and(|c| c.contains("more than the 3 it reads")));
+    }
+
+    /// A second walk lists only what changed since the first (which is old enough to trust),
+    /// and finds what a plain walk finds: a name made in a remembered directory, a directory
+    /// replaced by a link, a directory made unreadable; a memory that is not one is ignored.
+    #[test]
+    fn a_remembered_walk_lists_only_what_changed_and_finds_what_a_plain_one_does() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let (r, memory) = (d.path().join("p"), d.path().join("walks"));
+        for dir in ["web/src", "a/b/c", "lib/x", "lib/y", "other/.claude"] {
+            std::fs::create_dir_all(r.join(dir)).unwrap();
+        }
+        let names = [".claude", ".env", ".git"];
+        let plain = || walk(&r, &names, &Bounds::default());
+        let remembered = || walk_remembered(&r, &names, &Bounds::default(), Some(&memory));
+        // Made just now: no walk trusts what it reads of them (their change time is too recent).
+        let first = remembered();
+        if !crate::walk_memory::remembers(&r) {
+            eprintln!("skipped: the temporary directory's filesystem is not one a walk trusts");
+            return;
+        }
+        assert_eq!((first.listed, first.read), (9, 9));
+        assert_eq!(remembered().listed, 9, "too recent to be trusted");
+        std::thread::sleep(std::time::Duration::from_nanos(
+            crate::walk_memory::MARGIN_NS as u64 + 200_000_000,
+        ));
+        assert_eq!(remembered().listed, 9, "read again once old enough");
+        let again = remembered();
+        assert_eq!((again.listed, again.read), (0, 9));
+        assert_eq!(again.dirs, plain().dirs);
+        assert_eq!(again.dirs, [r.join("other")]);
+
+        // A name made in a remembered directory: that directory alone is read again.
+        std::fs::create_dir(r.join("a/b/.claude")).unwrap();
+        let made = remembered();
+        assert_eq!(made.listed, 1);
+        assert_eq!(made.dirs, [r.join("other"), r.join("a/b")]);
+
+        // A remembered directory replaced by a link to one holding a name: not entered.
+        std::fs::create_dir_all(d.path().join("elsewhere/deep/.env")).unwrap();
+        std::fs::remove_dir_all(r.join("lib")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("elsewhere"), r.join("lib")).unwrap();
+        let linked = remembered();
+        assert_eq!(linked.dirs, plain().dirs);
+        assert_eq!(linked.dirs, [r.join("other"), r.join("a/b")]);
+
+        // A remembered directory made unreadable: the walk is cut as a plain one is.
+        if !nix::unistd::geteuid().is_root() {
+            std::fs::set_permissions(r.join("web"), PermissionsExt::from_mode(0o000)).unwrap();
+            assert!(remembered().cut.is_some());
+            std::fs::set_permissions(r.join("web"), PermissionsExt::from_mode(0o755)).unwrap();
+        }
+
+        // Anything in the memory's place but a memory: everything is read.
+        for file in std::fs::read_dir(&memory).unwrap() {
+            let file = file.unwrap().path();
+            let mut bytes = std::fs::read(&file).unwrap();
+            let last = bytes.len() - 1;
+            bytes[last] ^= 0xff;
+            bytes.truncate(last);
+            std::fs::write(&file, bytes).unwrap();
+        }
+        let corrupt = remembered();
+        assert_eq!(corrupt.listed, corrupt.read);
+        assert_eq!(corrupt.dirs, plain().dirs);
     }
 
     /// A directory of the user's own made unreadable (`chmod 000 web`, which a confined command

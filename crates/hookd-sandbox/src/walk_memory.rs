@@ -1,0 +1,455 @@
+//! What the last walk of a root read, kept between commands in hookd's state (hidden from
+//! confined commands): a directory whose inode and change time are as they were when it was
+//! read is not read again; only its `lstat` is made (one path lookup instead of an open and
+//! two `getdents`, three to five times cheaper on this machine: docs/benchmarks.md).
+//!
+//! Why that is enough: adding, removing or renaming a name in a directory sets its change
+//! time to the current time, and nothing, `utimes` included, sets it to anything else; a
+//! directory moved or replaced is another inode, or has a new change time too (a rename sets
+//! the moved one's). So a directory with the same device, inode and change time lists the same
+//! names. Two limits, each failing towards reading the directory again:
+//! - **Racy stamps.** The kernel stamps with a clock that ticks every few milliseconds, so a
+//!   change made within a tick of the read could leave the change time as it was read. A
+//!   directory changed less than [`MARGIN`] before the walk started is trusted by no later walk
+//!   until it is read again when older (git's "racy index" rule, with a margin of seconds).
+//! - **Filesystems.** Only local filesystems that keep change times and inode numbers as above
+//!   (ext2/3/4, XFS, Btrfs, tmpfs, F2FS, ZFS); a directory on any other device (a FUSE, network
+//!   or overlay mount inside the project) is read at every walk.
+//!
+//! A memory that cannot be read whole and exactly (another version's, cut short, corrupted) is
+//! no memory: the walk reads everything and writes a new one. It is written by whoever walks
+//! last (a temporary file renamed over it); what it holds is only ever a reason to read less,
+//! for a directory whose stamp still matches.
+
+use foldhash::{HashMap, HashMapExt};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// How long before the walk's start a directory must have last changed for its reading to be
+/// trusted by the next walks (the kernel's timestamps tick every 1 to 10 ms).
+pub(crate) const MARGIN_NS: i128 = 2_000_000_000;
+
+/// Filesystems whose directories' change times and inode numbers mean what the module's header
+/// says (`statfs`'s `f_type`).
+const TRUSTED_FS: [i64; 7] = [
+    0xEF53,     // ext2, ext3, ext4
+    0x58465342, // XFS
+    0x9123683E, // Btrfs
+    0x01021994, // tmpfs
+    0xF2F52010, // F2FS
+    0x2FC12FC1, // ZFS
+    0x858458F6, // ramfs
+];
+
+/// The format's name and version, first in the file and in its key (so that two versions of
+/// hookd in turn each keep their own instead of reading each other's as none).
+const MAGIC: &[u8] = b"hookd walk memory 2\n";
+
+/// A directory as a walk read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub(crate) stamp: Stamp,
+    /// Its entries, counted ([`crate::walk::MOST_ENTRIES`]).
+    pub(crate) entries: u32,
+    /// Whether it holds one of the walk's names.
+    pub(crate) holds: bool,
+    /// Whether its subdirectories were taken (it was read above the walk's last level), and
+    /// which: the names of the directories the walk enters, each ended by a NUL byte (one
+    /// allocation however many there are).
+    pub(crate) entered: bool,
+    pub(crate) subdirs: Vec<u8>,
+    /// Whether it had not changed for [`MARGIN_NS`] when the walk that read it started, on a
+    /// trusted filesystem: only then may a later walk take it as it is.
+    pub(crate) trusted: bool,
+}
+
+/// Device, inode, change time (seconds, nanoseconds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) ctime: (i64, u32),
+}
+
+impl Seen {
+    /// The names of [`Seen::subdirs`].
+    pub(crate) fn subdirs(&self) -> impl Iterator<Item = &[u8]> {
+        self.subdirs.split(|b| *b == 0).filter(|n| !n.is_empty())
+    }
+}
+
+impl Stamp {
+    pub(crate) fn of(st: &rustix::fs::Stat) -> Stamp {
+        Stamp {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            ctime: (st.st_ctime, st.st_ctime_nsec as u32),
+        }
+    }
+
+    fn ns(&self) -> i128 {
+        i128::from(self.ctime.0) * 1_000_000_000 + i128::from(self.ctime.1)
+    }
+}
+
+/// The device of `root` where its filesystem is one whose directories a walk may remember.
+fn trusted_dev(root: &Path) -> Option<u64> {
+    // `f_type`'s type is the platform's (i64 here, u32 or i32 elsewhere).
+    #[allow(clippy::unnecessary_cast)]
+    let trusted = |s: &rustix::fs::StatFs| TRUSTED_FS.contains(&(s.f_type as i64));
+    rustix::fs::statfs(root)
+        .ok()
+        .filter(trusted)
+        .and_then(|_| rustix::fs::lstat(root).ok())
+        .map(|st| st.st_dev)
+}
+
+/// Whether a walk of `root` can be remembered (its filesystem is trusted).
+#[cfg(test)]
+pub(crate) fn remembers(root: &Path) -> bool {
+    trusted_dev(root).is_some()
+}
+
+/// The memory of one root's walk with one set of names and bounds, loaded at its start.
+#[derive(Debug)]
+pub(crate) struct Memory {
+    file: PathBuf,
+    key: Vec<u8>,
+    /// What the last walk read, by the directory's path.
+    last: HashMap<Vec<u8>, Seen>,
+    /// When this walk started (nanoseconds since the epoch, the kernel's real-time clock).
+    started: i128,
+    /// The root's device, when its filesystem is trusted.
+    trusted_dev: Option<u64>,
+}
+
+impl Memory {
+    /// The memory in `dir` of walking `root` for `names` within `bounds` (none yet, or none
+    /// readable: empty).
+    pub(crate) fn load(dir: &Path, root: &Path, names: &[&str], key_rest: &[u8]) -> Memory {
+        let mut key = MAGIC.to_vec();
+        key.extend_from_slice(root.as_os_str().as_bytes());
+        for n in names {
+            key.push(0);
+            key.extend_from_slice(n.as_bytes());
+        }
+        key.push(0);
+        key.extend_from_slice(key_rest);
+        let file = dir.join(format!("{:016x}", fnv1a(&key)));
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        let trusted_dev = trusted_dev(root);
+        let last = match (trusted_dev, std::fs::read(&file)) {
+            (Some(_), Ok(bytes)) => parse(&bytes, &key).unwrap_or_default(),
+            _ => HashMap::new(),
+        };
+        Memory {
+            file,
+            key,
+            last,
+            started,
+            trusted_dev,
+        }
+    }
+
+    /// What the last walk read of `dir`, where its stamp now is `now` and that reading can be
+    /// trusted, read as this walk reads it (`entered`).
+    pub(crate) fn recall(&self, dir: &Path, now: &Stamp, entered: bool) -> Option<&Seen> {
+        let seen = self.last.get(dir.as_os_str().as_bytes())?;
+        (seen.trusted && seen.stamp == *now && seen.entered == entered).then_some(seen)
+    }
+
+    /// Whether a directory read now with stamp `stamp` may be trusted by a later walk.
+    pub(crate) fn trusts(&self, stamp: &Stamp) -> bool {
+        self.trusted_dev == Some(stamp.dev) && stamp.ns() < self.started - MARGIN_NS
+    }
+
+    /// Whether this memory can hold anything (the root's filesystem is trusted).
+    pub(crate) fn in_use(&self) -> bool {
+        self.trusted_dev.is_some()
+    }
+
+    /// Keep what this walk saw of the directories it may trust later (of `seen`, every
+    /// directory it visited, read or recalled) as the memory for the next walk, unless that is
+    /// what was loaded: a directory changed lately (the project's root, where every command's
+    /// stand-ins come and go) is read again anyway, and is not kept. Failing to write only
+    /// costs the next walk.
+    pub(crate) fn keep(&self, seen: &[(PathBuf, Option<Seen>)]) {
+        if !self.in_use() {
+            return;
+        }
+        // `None`: recalled, as the memory has it (trusted, or it would not have been).
+        let recalled = seen.iter().filter(|(_, s)| s.is_none()).count();
+        let fresh = seen.iter().filter_map(|(p, s)| Some((p, s.as_ref()?)));
+        let mut unchanged = true;
+        let mut kept = recalled;
+        for (p, s) in fresh.filter(|(_, s)| s.trusted) {
+            kept += 1;
+            unchanged &= self.last.get(p.as_os_str().as_bytes()) == Some(s);
+        }
+        if unchanged && kept == self.last.len() {
+            return;
+        }
+        let seen = (seen.iter()).filter_map(|(p, s)| match s {
+            Some(s) => s.trusted.then_some((p, s)),
+            None => self.last.get(p.as_os_str().as_bytes()).map(|s| (p, s)),
+        });
+        let seen: Vec<(&PathBuf, &Seen)> = seen.collect();
+        let Some(dir) = self.file.parent() else {
+            return;
+        };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        let mut out = Vec::with_capacity(64 + seen.len() * 64);
+        out.extend_from_slice(MAGIC);
+        put_bytes(&mut out, &self.key);
+        out.extend_from_slice(&(seen.len() as u32).to_le_bytes());
+        for (path, s) in seen {
+            put_bytes(&mut out, path.as_os_str().as_bytes());
+            out.extend_from_slice(&s.stamp.dev.to_le_bytes());
+            out.extend_from_slice(&s.stamp.ino.to_le_bytes());
+            out.extend_from_slice(&s.stamp.ctime.0.to_le_bytes());
+            out.extend_from_slice(&s.stamp.ctime.1.to_le_bytes());
+            out.extend_from_slice(&s.entries.to_le_bytes());
+            let flags = u8::from(s.holds) | u8::from(s.entered) << 1 | u8::from(s.trusted) << 2;
+            out.push(flags);
+            put_bytes(&mut out, &s.subdirs);
+        }
+        if replace(&self.file, &out).is_ok() {
+            sweep(dir, &self.file);
+        }
+    }
+}
+
+/// The most memories kept (one per root walked, names and bounds): beyond, the least recently
+/// written go (a project not walked for a while is read whole once more).
+const MOST_KEPT: usize = 256;
+
+/// Remove the least recently written memories in `dir` beyond [`MOST_KEPT`], never `keep`.
+fn sweep(dir: &Path, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let modified = e.metadata().ok()?.modified().ok()?;
+            Some((modified, e.path()))
+        })
+        .collect();
+    if files.len() <= MOST_KEPT {
+        return;
+    }
+    files.sort();
+    let extra = files.len() - MOST_KEPT;
+    for (_, path) in files.into_iter().filter(|(_, p)| p != keep).take(extra) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Write `bytes` to a new file beside `file`, then rename it over `file` (a reader sees the old
+/// memory or the new one whole). No `fsync`: a memory lost in a crash, or cut short, is read
+/// as none.
+fn replace(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut tmp = file.as_os_str().to_os_string();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&tmp)
+    };
+    // One left by a process of the same pid that was killed: removed, made again.
+    let mut f = open().or_else(|_| std::fs::remove_file(&tmp).and_then(|()| open()))?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|()| std::fs::rename(&tmp, file));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    out.extend_from_slice(b);
+}
+
+/// `bytes` as written by [`Memory::keep`] for `key`; `None` where it is anything else.
+fn parse(bytes: &[u8], key: &[u8]) -> Option<HashMap<Vec<u8>, Seen>> {
+    let mut r = Reader(bytes.strip_prefix(MAGIC)?);
+    if r.bytes()? != key {
+        return None;
+    }
+    let count = r.u32()? as usize;
+    // Each record takes at least 41 bytes: a count beyond what is there is a corrupt file.
+    if count > r.0.len() / 41 {
+        return None;
+    }
+    let mut last = HashMap::with_capacity(count);
+    for _ in 0..count {
+        let path = r.bytes()?.to_vec();
+        let stamp = Stamp {
+            dev: r.u64()?,
+            ino: r.u64()?,
+            ctime: (r.u64()? as i64, r.u32()?),
+        };
+        let entries = r.u32()?;
+        let flags = r.take(1)?[0];
+        // Only what may be trusted is kept.
+        if flags & 4 == 0 {
+            return None;
+        }
+        let subdirs = r.bytes()?;
+        // Names of one component each, each ended by NUL: never empty, `.`, `..` or holding a
+        // `/`.
+        if subdirs.last().is_some_and(|b| *b != 0) {
+            return None;
+        }
+        let mut names = subdirs.split(|b| *b == 0);
+        names.next_back();
+        if names.any(|n| n.is_empty() || n == b"." || n == b".." || n.contains(&b'/')) {
+            return None;
+        }
+        let subdirs = subdirs.to_vec();
+        let seen = Seen {
+            stamp,
+            entries,
+            holds: flags & 1 != 0,
+            entered: flags & 2 != 0,
+            subdirs,
+            trusted: flags & 4 != 0,
+        };
+        last.insert(path, seen);
+    }
+    r.0.is_empty().then_some(last)
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+}
+
+/// FNV-1a, 64 bits: the memory's file name (the key itself is checked inside).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(trusted: bool) -> Seen {
+        Seen {
+            stamp: Stamp {
+                dev: 7,
+                ino: 42,
+                ctime: (1_700_000_000, 5),
+            },
+            entries: 3,
+            holds: true,
+            entered: true,
+            subdirs: b"web\0a b\0".to_vec(),
+            trusted,
+        }
+    }
+
+    #[test]
+    fn a_memory_is_read_back_exactly_and_anything_else_is_none() {
+        let d = tempfile::tempdir().unwrap();
+        let m = Memory::load(d.path(), d.path(), &[".env"], b"3");
+        if !m.in_use() {
+            eprintln!("skipped: the temporary directory's filesystem is not one a walk trusts");
+            return;
+        }
+        let records = vec![
+            (d.path().join("x"), Some(seen(true))),
+            (d.path().join("y"), Some(seen(false))),
+        ];
+        m.keep(&records);
+        let bytes = std::fs::read(&m.file).unwrap();
+        let back = parse(&bytes, &m.key).unwrap();
+        assert_eq!(back.len(), 1, "what may not be trusted is not kept");
+        assert_eq!(back[d.path().join("x").as_os_str().as_bytes()], seen(true));
+        // Another key, cut short, one byte more, a name with a slash: no memory.
+        assert!(parse(&bytes, b"other").is_none());
+        assert!(parse(&bytes[..bytes.len() - 1], &m.key).is_none());
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(parse(&longer, &m.key).is_none());
+        let mut bad = seen(true);
+        bad.subdirs = b"../x\0".to_vec();
+        m.keep(&[(d.path().join("x"), Some(bad))]);
+        assert!(parse(&std::fs::read(&m.file).unwrap(), &m.key).is_none());
+    }
+
+    #[test]
+    fn beyond_the_most_kept_the_least_recently_written_go() {
+        let d = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for i in 0..MOST_KEPT + 2 {
+            let f = std::fs::File::create(d.path().join(format!("{i:04}"))).unwrap();
+            let at = old + std::time::Duration::from_secs(i as u64);
+            f.set_modified(at).unwrap();
+        }
+        let keep = d.path().join("0000");
+        sweep(d.path(), &keep);
+        let mut left: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left.len(), MOST_KEPT);
+        // The oldest is the one being kept: the next two oldest went.
+        assert_eq!(&left[..2], ["0000", "0003"]);
+    }
+
+    #[test]
+    fn a_stamp_is_trusted_only_well_before_the_walk_and_on_the_roots_device() {
+        let d = tempfile::tempdir().unwrap();
+        let m = Memory::load(d.path(), d.path(), &[".env"], b"");
+        let Some(dev) = m.trusted_dev else {
+            eprintln!("skipped: the temporary directory's filesystem is not one a walk trusts");
+            return;
+        };
+        let at = |ns: i128, dev| Stamp {
+            dev,
+            ino: 1,
+            ctime: ((ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as u32),
+        };
+        assert!(m.trusts(&at(m.started - MARGIN_NS - 1_000_000_000, dev)));
+        assert!(!m.trusts(&at(m.started - MARGIN_NS / 2, dev)));
+        assert!(!m.trusts(&at(m.started + 1_000_000_000, dev)));
+        assert!(!m.trusts(&at(m.started - 10 * MARGIN_NS, dev + 1)));
+    }
+}
