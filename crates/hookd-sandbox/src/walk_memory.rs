@@ -140,9 +140,9 @@ impl Memory {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i128);
         let trusted_dev = trusted_dev(root);
-        let last = match (trusted_dev, std::fs::read(&file)) {
-            (Some(_), Ok(bytes)) => parse(&bytes, &key).unwrap_or_default(),
-            _ => HashMap::new(),
+        let last = match trusted_dev.and_then(|_| read_own(&file)) {
+            Some(bytes) => parse(&bytes, &key).unwrap_or_default(),
+            None => HashMap::new(),
         };
         Memory {
             file,
@@ -277,6 +277,22 @@ fn replace(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     written
 }
 
+/// `file`'s bytes where it is a plain file of this user's that nobody else may write (as
+/// [`replace`] makes it), never through a link: anything else is no memory.
+fn read_own(file: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(file)
+        .ok()?;
+    let m = f.metadata().ok()?;
+    let own = m.is_file() && m.uid() == nix::unistd::geteuid().as_raw() && m.mode() & 0o022 == 0;
+    let mut bytes = Vec::with_capacity(m.len() as usize);
+    (own && f.read_to_end(&mut bytes).is_ok()).then_some(bytes)
+}
+
 fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(&(b.len() as u32).to_le_bytes());
     out.extend_from_slice(b);
@@ -401,6 +417,12 @@ mod tests {
         let back = parse(&bytes, &m.key).unwrap();
         assert_eq!(back.len(), 1, "what may not be trusted is not kept");
         assert_eq!(back[d.path().join("x").as_os_str().as_bytes()], seen(true));
+        // One that others may write is none.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&m.file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(read_own(&m.file).is_none());
+        std::fs::set_permissions(&m.file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read_own(&m.file).unwrap(), bytes);
         // Another key, cut short, one byte more, a name with a slash: no memory.
         assert!(parse(&bytes, b"other").is_none());
         assert!(parse(&bytes[..bytes.len() - 1], &m.key).is_none());
