@@ -438,6 +438,42 @@ fn a_remembered_walk_holds_what_a_command_made_since() {
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "pwned");
 }
 
+/// In a tree too large to walk twice per command (1,531 directories within two levels), what
+/// a command makes below is named only once the walk is remembered: the second walk then costs
+/// an `lstat` a directory.
+#[test]
+fn what_is_made_below_a_large_remembered_tree_is_named() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    for a in 0..30 {
+        for b in 0..50 {
+            std::fs::create_dir_all(p.path().join(format!("d{a}/e{b}"))).unwrap();
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+    let exec = |script: &str| {
+        hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+            .current_dir(p.path())
+            .output()
+            .unwrap()
+    };
+    // Nothing remembered yet: listing it all again would double the cost; nothing is named.
+    let o = exec("mkdir d3/.claude");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    // Remembered (by that command's walk): the second walk runs, and names what was made.
+    let o = exec("mkdir d4/.claude");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let made = p.path().canonicalize().unwrap().join("d4/.claude");
+    assert!(
+        stderr(&o).contains(&format!("the confined command made {}", made.display())),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// A protected name found below that is a symbolic link stops the command, naming it, as one at
 /// the root does: the link could be replaced by a file of the command's.
 #[test]

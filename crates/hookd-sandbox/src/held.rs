@@ -35,26 +35,29 @@ pub(super) struct Below {
     on_path: Vec<PathBuf>,
     names: Vec<String>,
     before: Vec<PathBuf>,
-    /// How many directories the walks read.
+    /// How many directories the walks visited, and how many of those they listed (the
+    /// others were remembered: `walk_memory.rs`).
     read: usize,
+    listed: usize,
     /// How far they went (the user's `sandbox.walk`).
     bounds: crate::walk::Bounds,
     /// Where what they read is kept for the next walks (`STATE/walks`; none without a state).
     memory: Option<PathBuf>,
 }
 
-/// Up to how many directories read at the start the command's end looks again: the second walk
-/// costs as much as the first (3-6 µs a directory), and what it names is for the operator to
-/// review, not a boundary (the next command's walk holds what was made).
+/// Up to how many directories listed at the start the command's end looks again, a remembered
+/// one counting a third (its `lstat` against an open and two `getdents`): the second walk costs
+/// about what the first did (3-6 µs a directory listed), and what it names is for the operator
+/// to review, not a boundary (the next command's walk holds what was made).
 pub(super) const LOOKS_AGAIN_UP_TO: usize = 1_000;
 
 impl Below {
     /// The protected places below the roots (off the way, at most the walk's depth) that exist
     /// now and did not when the command started: `web/.claude`, a new `sub/.git`. A walk cut
-    /// short reports what it found; where the walks at the start read more than
-    /// [`LOOKS_AGAIN_UP_TO`] directories, nothing is looked for.
+    /// short reports what it found; where the walks at the start cost more than
+    /// [`LOOKS_AGAIN_UP_TO`] directories listed, nothing is looked for.
     pub(super) fn made(&self) -> Vec<PathBuf> {
-        if self.read > LOOKS_AGAIN_UP_TO {
+        if self.listed + self.read.saturating_sub(self.listed) / 3 > LOOKS_AGAIN_UP_TO {
             return Vec::new();
         }
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
@@ -422,6 +425,7 @@ pub(super) fn held(
         for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
             let found = below(places, root, memory)?;
             find.held.below.read += found.read;
+            find.held.below.listed += found.listed;
             for dir in found.dirs {
                 if !on_path.contains(&dir) {
                     find.names_in(&dir, false, true)?;
