@@ -382,6 +382,22 @@ fn protected_places_made_below_are_named_when_the_command_ends() {
     assert_eq!(stderr(&o), format!("{}\n", note("app/.vscode")));
 }
 
+/// Once what was just made in `p` is old enough for a walk to remember (a directory changed in
+/// the two seconds before a walk is read again by the next one): a runner of confined
+/// `sh -c SCRIPT` from its root.
+fn once_old_enough<'a>(
+    p: &'a crate::support::Project,
+    tmp: &'a std::path::Path,
+) -> impl Fn(&str) -> std::process::Output + 'a {
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+    move |script: &str| {
+        hookd(p, tmp, &["exec", "--", "sh", "-c", script])
+            .current_dir(p.path())
+            .output()
+            .unwrap()
+    }
+}
+
 /// The walk remembers what it read in hookd's state (a large tree's cost): a directory unchanged
 /// since is not read again. What a confined command makes below the root changes the directory
 /// it is made in, which the next walk reads again: the place made is held from the next command
@@ -395,15 +411,7 @@ fn a_remembered_walk_holds_what_a_command_made_since() {
     for dir in ["web/src", "api/src", "lib/x"] {
         std::fs::create_dir_all(p.path().join(dir)).unwrap();
     }
-    // Old enough to be remembered: what changed in the two seconds before a walk is read again
-    // by the next one.
-    std::thread::sleep(std::time::Duration::from_millis(2_300));
-    let exec = |script: &str| {
-        hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
-            .current_dir(p.path())
-            .output()
-            .unwrap()
-    };
+    let exec = once_old_enough(&p, &tmp);
     let o = exec("true");
     assert!(o.status.success(), "{}", stderr(&o));
     let walks = p.state.path().join("walks");
@@ -452,13 +460,7 @@ fn what_is_made_below_a_large_remembered_tree_is_named() {
             std::fs::create_dir_all(p.path().join(format!("d{a}/e{b}"))).unwrap();
         }
     }
-    std::thread::sleep(std::time::Duration::from_millis(2_300));
-    let exec = |script: &str| {
-        hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
-            .current_dir(p.path())
-            .output()
-            .unwrap()
-    };
+    let exec = once_old_enough(&p, &tmp);
     // Nothing remembered yet: listing it all again would double the cost; nothing is named.
     let o = exec("mkdir d3/.claude");
     assert!(o.status.success(), "{}", stderr(&o));
