@@ -144,6 +144,13 @@ pub fn policy(
         events.as_deref(),
         host,
     );
+    // What the walks below a project read, which the next walk trusts (hookd's own in the
+    // user's unconfined runs, the sandbox's of this agent's next session): hidden from the agent,
+    // which could otherwise write a memory that keeps a place below from being held.
+    if let Some(walks) = hookd_state.as_ref().map(|s| s.join("walks")) {
+        std::fs::create_dir_all(&walks).map_err(|e| format!("{}: {e}", walks.display()))?;
+        p.places.hidden.push(walks);
+    }
     for rel in needs.held {
         let at = home.join(rel);
         // Absent, it could be made from inside and read by the agent's next, unconfined start:

@@ -205,6 +205,10 @@ fn the_agents_sandbox_grants_its_own_state_hosts_and_key_and_nothing_of_the_proj
         );
     }
     assert!(h.join("ev.jsonl").is_file(), "the events file was not made");
+    // hookd's state is the agent's to write but for the walks' memory, which the next session's
+    // sandbox trusts: made, and hidden.
+    assert!(p.places.hidden.contains(&h.join("state/walks")));
+    assert!(h.join("state/walks").is_dir());
     assert!(p
         .places
         .read_only
