@@ -46,9 +46,10 @@ pub(super) struct Below {
 }
 
 /// Up to how many directories listed at the start the command's end looks again, a remembered
-/// one counting a third (its `lstat` against an open and two `getdents`): the second walk costs
-/// about what the first did (3-6 µs a directory listed), and what it names is for the operator
-/// to review, not a boundary (the next command's walk holds what was made).
+/// one counting a half (its `lstat` and the memory's own cost took 0.43 to 0.45 of a listing's
+/// time, docs/benchmarks.md): the second walk costs about what the first did (3-6 µs a directory
+/// listed), and what it names is for the operator to review, not a boundary (the next command's
+/// walk holds what was made).
 pub(super) const LOOKS_AGAIN_UP_TO: usize = 1_000;
 
 impl Below {
@@ -57,7 +58,7 @@ impl Below {
     /// short reports what it found; where the walks at the start cost more than
     /// [`LOOKS_AGAIN_UP_TO`] directories listed, nothing is looked for.
     pub(super) fn made(&self) -> Vec<PathBuf> {
-        if self.listed + self.read.saturating_sub(self.listed) / 3 > LOOKS_AGAIN_UP_TO {
+        if self.listed + self.read.saturating_sub(self.listed) / 2 > LOOKS_AGAIN_UP_TO {
             return Vec::new();
         }
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
