@@ -197,7 +197,7 @@ pub fn walk_remembered(
 }
 
 /// What besides the root and the names decides what a walk reads (its memory is kept per
-/// key): the depth, the names not entered, and this version's own.
+/// key): the depth and the names never entered (this version's and the user's `skip`).
 fn key(bounds: &Bounds) -> Vec<u8> {
     let mut key = format!(
         "{}\0{}",

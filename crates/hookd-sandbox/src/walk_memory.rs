@@ -1,7 +1,7 @@
 //! What the last walk of a root read, kept between commands in hookd's state (hidden from
 //! confined commands): a directory whose inode and change time are as they were when it was
-//! read is not read again; only its `lstat` is made (one path lookup instead of an open and
-//! two `getdents`, three to five times cheaper on this machine: docs/benchmarks.md).
+//! read is not read again; only its `lstat` is made instead of an open and two `getdents` (a
+//! remembered walk takes about half the time: docs/benchmarks.md, "The walk, remembered").
 //!
 //! Why that is enough: adding, removing or renaming a name in a directory sets its change
 //! time to the current time, and nothing, `utimes` included, sets it to anything else; a
@@ -10,16 +10,19 @@
 //! names. Two limits, each failing towards reading the directory again:
 //! - **Racy stamps.** The kernel stamps with a clock that ticks every few milliseconds, so a
 //!   change made within a tick of the read could leave the change time as it was read. A
-//!   directory changed less than [`MARGIN`] before the walk started is trusted by no later walk
-//!   until it is read again when older (git's "racy index" rule, with a margin of seconds).
+//!   directory changed less than [`MARGIN_NS`] before the walk started is trusted by no later
+//!   walk until it is read again when older (git's "racy index" rule, with a margin of
+//!   seconds), and is not kept.
 //! - **Filesystems.** Only local filesystems that keep change times and inode numbers as above
-//!   (ext2/3/4, XFS, Btrfs, tmpfs, F2FS, ZFS); a directory on any other device (a FUSE, network
-//!   or overlay mount inside the project) is read at every walk.
+//!   (ext2/3/4, XFS, Btrfs, tmpfs, F2FS, ZFS, ramfs), and only the root's own device; a
+//!   directory on any other (a FUSE, network or overlay mount inside the project) is read at
+//!   every walk.
 //!
-//! A memory that cannot be read whole and exactly (another version's, cut short, corrupted) is
-//! no memory: the walk reads everything and writes a new one. It is written by whoever walks
-//! last (a temporary file renamed over it); what it holds is only ever a reason to read less,
-//! for a directory whose stamp still matches.
+//! A memory that cannot be read whole and exactly (another version's, cut short, corrupted), or
+//! that is not a plain file of the user's own that nobody else may write, is no memory: the
+//! walk reads everything and writes a new one. It is written by whoever walks last (a temporary
+//! file renamed over it), at most [`MOST_KEPT`] of them; what it holds is only ever a reason to
+//! read less, for a directory whose stamp still matches.
 
 use foldhash::{HashMap, HashMapExt};
 use std::os::unix::ffi::OsStrExt;
