@@ -276,7 +276,7 @@ fn read_dirs(
     for dir in dirs {
         if let Some(memory) = memory {
             // As the last walk read it: taken as it is (one `lstat`, no listing).
-            let now = rustix::fs::lstat(dir).ok().map(|st| Stamp::of(&st));
+            let now = memory.stamp(dir);
             if let Some(seen) = now.and_then(|now| memory.recall(dir, &now, enter)) {
                 out.entries += seen.entries as usize;
                 if seen.holds {

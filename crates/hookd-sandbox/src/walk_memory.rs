@@ -124,6 +124,10 @@ pub(crate) struct Memory {
     started: i128,
     /// The root's device, when its filesystem is trusted.
     trusted_dev: Option<u64>,
+    /// The root as named, and a descriptor of it: the directories below are `lstat`ed relative
+    /// to it (a shorter path walk: about 0.3 µs a directory less here, docs/benchmarks.md).
+    root: PathBuf,
+    root_fd: Option<std::os::fd::OwnedFd>,
 }
 
 impl Memory {
@@ -147,13 +151,38 @@ impl Memory {
             Some(bytes) => parse(&bytes, &key).unwrap_or_default(),
             None => HashMap::new(),
         };
+        use rustix::fs::{Mode, OFlags, CWD};
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let root_fd =
+            trusted_dev.and_then(|_| rustix::fs::openat(CWD, root, flags, Mode::empty()).ok());
         Memory {
             file,
             key,
             last,
             started,
             trusted_dev,
+            root: root.to_path_buf(),
+            root_fd,
         }
+    }
+
+    /// `dir`'s stamp now, never through a link at `dir` itself: relative to the root's
+    /// descriptor where `dir` lies below the root as named.
+    pub(crate) fn stamp(&self, dir: &Path) -> Option<Stamp> {
+        use rustix::fs::AtFlags;
+        let (path, root) = (dir.as_os_str().as_bytes(), self.root.as_os_str().as_bytes());
+        let below = path
+            .strip_prefix(root)
+            .and_then(|rest| rest.strip_prefix(b"/"))
+            .filter(|rest| !rest.is_empty());
+        let st = match (&self.root_fd, below) {
+            (Some(fd), Some(rest)) => {
+                let rest = std::ffi::OsStr::from_bytes(rest);
+                rustix::fs::statat(fd, rest, AtFlags::SYMLINK_NOFOLLOW)
+            }
+            _ => rustix::fs::lstat(dir),
+        };
+        st.ok().map(|st| Stamp::of(&st))
     }
 
     /// What the last walk read of `dir`, where its stamp now is `now` and that reading can be
@@ -436,6 +465,32 @@ mod tests {
         bad.subdirs = b"../x\0".to_vec();
         m.keep(&[(d.path().join("x"), Some(bad))]);
         assert!(parse(&std::fs::read(&m.file).unwrap(), &m.key).is_none());
+    }
+
+    #[test]
+    fn a_stamp_below_the_root_is_the_one_its_full_path_gives_and_never_a_links_target() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("r");
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("l")).unwrap();
+        let m = Memory::load(d.path(), &root, &[".env"], b"");
+        let lstat = |p: &Path| Stamp::of(&rustix::fs::lstat(p).unwrap());
+        for p in [
+            root.clone(),
+            root.join("a"),
+            root.join("a/b"),
+            root.join("l"),
+        ] {
+            assert_eq!(m.stamp(&p), Some(lstat(&p)), "{}", p.display());
+        }
+        assert_ne!(m.stamp(&root.join("l")), m.stamp(&root.join("a")));
+        assert_eq!(m.stamp(&root.join("gone")), None);
+        // Outside the root (a name that only starts like it): by its full path.
+        std::fs::create_dir_all(d.path().join("rx")).unwrap();
+        assert_eq!(
+            m.stamp(&d.path().join("rx")),
+            Some(lstat(&d.path().join("rx")))
+        );
     }
 
     #[test]
