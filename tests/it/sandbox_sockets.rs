@@ -56,9 +56,15 @@ impl Listener {
         let stop = Arc::new(AtomicBool::new(false));
         let (flag, marker) = (stop.clone(), out.join(name));
         let thread = std::thread::spawn(move || {
+            // Accepted connections are kept open until the listener stops: one closed at once
+            // could reach a client still sending its hello (EPIPE) on a loaded machine.
+            let mut open = Vec::new();
             while !flag.load(Ordering::Relaxed) {
                 match listener.accept() {
-                    Ok(_) => std::fs::write(&marker, "accepted").unwrap(),
+                    Ok((stream, _)) => {
+                        std::fs::write(&marker, "accepted").unwrap();
+                        open.push(stream);
+                    }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
                 }
             }
