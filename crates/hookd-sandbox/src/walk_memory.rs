@@ -95,22 +95,24 @@ impl Stamp {
     }
 }
 
-/// The device of `root` where its filesystem is one whose directories a walk may remember.
-fn trusted_dev(root: &Path) -> Option<u64> {
+/// `root` opened (never through a link), with its device, where its filesystem is one whose
+/// directories a walk may remember.
+fn trusted_root(root: &Path) -> Option<(std::os::fd::OwnedFd, u64)> {
+    use rustix::fs::{Mode, OFlags, CWD};
     // `f_type`'s type is the platform's (i64 here, u32 or i32 elsewhere).
     #[allow(clippy::unnecessary_cast)]
     let trusted = |s: &rustix::fs::StatFs| TRUSTED_FS.contains(&(s.f_type as i64));
-    rustix::fs::statfs(root)
-        .ok()
-        .filter(trusted)
-        .and_then(|_| rustix::fs::lstat(root).ok())
-        .map(|st| st.st_dev)
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(CWD, root, flags, Mode::empty()).ok()?;
+    rustix::fs::fstatfs(&fd).ok().filter(trusted)?;
+    let dev = rustix::fs::fstat(&fd).ok()?.st_dev;
+    Some((fd, dev))
 }
 
 /// Whether a walk of `root` can be remembered (its filesystem is trusted).
 #[cfg(test)]
 pub(crate) fn remembers(root: &Path) -> bool {
-    trusted_dev(root).is_some()
+    trusted_root(root).is_some()
 }
 
 /// The memory of one root's walk with one set of names and bounds, loaded at its start.
@@ -146,15 +148,11 @@ impl Memory {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i128);
-        let trusted_dev = trusted_dev(root);
+        let (root_fd, trusted_dev) = trusted_root(root).unzip();
         let last = match trusted_dev.and_then(|_| read_own(&file)) {
             Some(bytes) => parse(&bytes, &key).unwrap_or_default(),
             None => HashMap::new(),
         };
-        use rustix::fs::{Mode, OFlags, CWD};
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let root_fd =
-            trusted_dev.and_then(|_| rustix::fs::openat(CWD, root, flags, Mode::empty()).ok());
         Memory {
             file,
             key,
@@ -281,32 +279,18 @@ fn sweep(dir: &Path, keep: &Path) {
     }
 }
 
-/// Write `bytes` to a new file beside `file`, then rename it over `file` (a reader sees the old
-/// memory or the new one whole). No `fsync`: a memory lost in a crash, or cut short, is read
-/// as none.
+/// Write `bytes` to a new file beside `file` (a random name, made exclusively, mode 0600:
+/// `tempfile`, as hookd's `atomic::write_private`), then rename it over `file`: a reader sees
+/// the old memory or the new one whole, and two walks writing at once (a daemon's concurrent
+/// hooks) each write their own. No `fsync`: a memory lost in a crash, or cut short, is read as
+/// none.
 fn replace(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut tmp = file.as_os_str().to_os_string();
-    tmp.push(format!(".{}.tmp", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let open = || {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(&tmp)
-    };
-    // One left by a process of the same pid that was killed: removed, made again.
-    let mut f = open().or_else(|_| std::fs::remove_file(&tmp).and_then(|()| open()))?;
-    let written = f
-        .write_all(bytes)
-        .and_then(|()| std::fs::rename(&tmp, file));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(file).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// `file`'s bytes where it is a plain file of this user's that nobody else may write (as
@@ -491,6 +475,34 @@ mod tests {
             m.stamp(&d.path().join("rx")),
             Some(lstat(&d.path().join("rx")))
         );
+    }
+
+    /// Walks writing the same memory at once (a daemon's concurrent hooks) each write a file
+    /// of their own: what is left is one of theirs, whole, and nothing else.
+    #[test]
+    fn memories_written_at_once_leave_one_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let m = Memory::load(d.path(), d.path(), &[".env"], b"");
+        if !m.in_use() {
+            eprintln!("skipped: the temporary directory's filesystem is not one a walk trusts");
+            return;
+        }
+        std::thread::scope(|s| {
+            for t in 0..8u64 {
+                let (m, dir) = (&m, d.path());
+                s.spawn(move || {
+                    for i in 0..20u64 {
+                        let mut one = seen(true);
+                        one.stamp.ino = t * 100 + i;
+                        m.keep(&[(dir.join(format!("x{t}")), Some(one))]);
+                    }
+                });
+            }
+        });
+        let files: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        let back = parse(&std::fs::read(&m.file).unwrap(), &m.key).unwrap();
+        assert_eq!(back.len(), 1);
     }
 
     #[test]
