@@ -29,7 +29,8 @@ use crate::sandbox::{confinable, hookd, project};
 use crate::support::{stderr, stdout, Project};
 
 /// A Python client: for each target (a path, or `@name` for an abstract socket), connect and
-/// say hello; print `TARGET connected` or `TARGET ERRNO`.
+/// say hello; print `TARGET connected` or `TARGET ERRNO`. Reached is what `connect` says: a
+/// server that closed before the hello (EPIPE on a loaded machine) was reached all the same.
 const CONNECT: &str = r#"
 import errno, socket, sys
 for target in sys.argv[1:]:
@@ -37,10 +38,14 @@ for target in sys.argv[1:]:
     addr = "\0" + target[1:] if target.startswith("@") else target
     try:
         s.connect(addr)
-        s.sendall(b"hello")
-        print(target, "connected")
     except OSError as e:
         print(target, errno.errorcode.get(e.errno, e.errno))
+        continue
+    print(target, "connected")
+    try:
+        s.sendall(b"hello")
+    except OSError:
+        pass
 "#;
 
 /// A listener outside the sandbox: each connection it accepts leaves the marker `name` in
