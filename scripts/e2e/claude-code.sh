@@ -226,7 +226,7 @@ if "$hookd" exec -- true 2>/dev/null; then
   results | grep -q '.env: No such device or address' || fail "the tool result does not show the refused .env"
   echo "ok: .env, .vscode/ and .git/commondir were not made, and nothing is left"
 
-  echo "== 10b: a confined call from the root cannot rewrite what exists below it; what it makes there is named (issue 40)"
+  echo "== 10b: a confined call from the root cannot rewrite what exists below it; what it makes there is moved aside (issue 40)"
   mkdir -p web/.claude; printf '{}\n' > web/.claude/settings.json; printf 'A=1\n' > web/.env
   git init -q web/lib; cp web/lib/.git/config "$work/lib-config"
   python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
@@ -237,9 +237,11 @@ if "$hookd" exec -- true 2>/dev/null; then
   [ "$(cat web/.claude/settings.json)" = '{}' ] || fail "web/.claude/settings.json was rewritten"
   [ "$(cat web/.env)" = A=1 ] || fail "web/.env was rewritten"
   cmp -s web/lib/.git/config "$work/lib-config" || fail "the nested repository's .git/config was rewritten"
-  results | grep -q 'the confined command made [^ ]*app/.claude, which agents or git read on their own' || fail "the tool result does not name app/.claude"
+  results | grep -q 'the confined command made [^ ]*app/.claude (a place agents, editors or git read on their own, which confined commands may not write): moved to [^ ]*app/.claude.hookd-aside' || fail "the tool result does not say app/.claude was moved aside"
+  [ -e app/.claude ] && fail "app/.claude was left where an agent started in app/ reads it"
+  [ -d app/.claude.hookd-aside ] || fail "app/.claude was not moved aside"
   rm -rf web app
-  echo "ok: web/.claude, web/.env and web/lib/.git/config held from the root; app/.claude named to the operator"
+  echo "ok: web/.claude, web/.env and web/lib/.git/config held from the root; app/.claude moved aside"
 
   echo "== 11: a post_tool hook sees the model's command, not hookd's rewrite of it"
   printf 'enabled: true\ngate_shell_tools: true\nhooks:\n  - {name: seen, hook: post_tool, command: ./seen.sh}\n' > .infer/hooks.yaml

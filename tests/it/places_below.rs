@@ -324,11 +324,12 @@ fn idle_lock_files_are_swept_and_held_ones_kept() {
     assert!(p.path().join(".env").symlink_metadata().is_err());
 }
 
-/// Issue 40 item 4: what cannot be held, a protected name made below the project off the way
-/// to the working directory, is named to the operator once the command has ended; what
-/// existed before, or is made elsewhere, is not.
+/// Issue 40 items 2 and 3: what cannot be held, a protected name made below the project off the
+/// way to the working directory, is moved aside once the command has ended (it never takes
+/// effect where an agent, an editor or git would read it), and said; what existed before, or is
+/// made elsewhere, is left alone.
 #[test]
-fn protected_places_made_below_are_named_when_the_command_ends() {
+fn protected_places_made_below_are_moved_aside_when_the_command_ends() {
     if !confinable() {
         return;
     }
@@ -342,7 +343,7 @@ fn protected_places_made_below_are_named_when_the_command_ends() {
             "--",
             "sh",
             "-c",
-            "mkdir -p web/.claude src && git init -q sub && touch src/x",
+            "mkdir -p web/.claude src && echo '{}' > web/.claude/settings.json && git init -q sub && touch src/x",
         ],
     )
     .current_dir(p.path())
@@ -350,36 +351,59 @@ fn protected_places_made_below_are_named_when_the_command_ends() {
     .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let root = p.path().canonicalize().unwrap();
-    let note = |place: &str| {
+    let aside = |place: &str| {
         format!(
-            "hookd: the confined command made {}, which agents or git read on their own; it could not be held (it did not exist): review it before you start an agent or git there",
-            root.join(place).display()
+            "hookd: the confined command made {} (a place agents, editors or git read on their own, which confined commands may not write): moved to {}; look at it before you rename it back",
+            root.join(place).display(),
+            root.join(format!("{place}.hookd-aside")).display()
         )
     };
     let mut lines: Vec<String> = stderr(&o).lines().map(String::from).collect();
     lines.sort();
-    // A repository made below is moved aside (its configuration would run at the next
-    // `git status` there); the other places are named.
     let repo = format!(
         "hookd: the confined command made {} (a repository below the project, whose configuration git would run at your next `git status` there): moved to {}; look at it before you rename it back",
         root.join("sub/.git").display(),
         root.join("sub/.git.hookd-aside").display()
     );
-    assert_eq!(lines, [repo, note("web/.claude")]);
-    assert!(!root.join("sub/.git").exists());
+    assert_eq!(lines, [repo, aside("web/.claude")]);
+    assert!(root.join("sub/.git").symlink_metadata().is_err());
     assert!(root.join("sub/.git.hookd-aside/config").is_file());
+    assert!(root.join("web/.claude").symlink_metadata().is_err());
+    assert!(root.join("web/.claude.hookd-aside/settings.json").is_file());
+    assert!(
+        root.join("old/.claude").is_dir(),
+        "what existed before went"
+    );
+    assert!(root.join("src/x").is_file());
     let o = hookd(&p, &tmp, &["exec", "--", "true"])
         .current_dir(p.path())
         .output()
         .unwrap();
     assert_eq!(stderr(&o), "", "what existed before is not named");
-    // The model's shell calls, as the adapters rewrite them, say it the same way.
+    // The model's shell calls, as the adapters rewrite them, do the same; a name already taken
+    // beside it is not written over.
+    std::fs::create_dir_all(root.join("app/.vscode.hookd-aside")).unwrap();
     let o = hookd(&p, &tmp, &["exec", "--shell", "mkdir -p app/.vscode"])
         .current_dir(p.path())
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stderr(&o), format!("{}\n", note("app/.vscode")));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "{}\n",
+            aside("app/.vscode").replace(".vscode.hookd-aside", ".vscode.hookd-aside-1")
+        )
+    );
+    assert!(root.join("app/.vscode").symlink_metadata().is_err());
+    // Unconfined, the same command leaves it (the attack works there).
+    let o = std::process::Command::new("sh")
+        .args(["-c", "mkdir -p web/.claude"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(root.join("web/.claude").is_dir());
 }
 
 /// Once what was just made in `p` is old enough for a walk to remember (a directory changed in
@@ -426,13 +450,21 @@ fn a_remembered_walk_holds_what_a_command_made_since() {
         stderr(&o)
     );
 
-    // Made below, off the way to the working directory: it can be (only named)...
+    // Made below, off the way to the working directory: it can be, and is moved aside...
     let settings = p.path().join("web/.claude/settings.json");
     let o = exec(&format!(
         "mkdir web/.claude && printf '{ORIGINAL}' > web/.claude/settings.json"
     ));
     assert!(o.status.success(), "{}", stderr(&o));
-    // ...and from the next command on it is held, the memory notwithstanding.
+    assert!(stderr(&o).contains("moved to"), "{}", stderr(&o));
+    assert!(settings.symlink_metadata().is_err());
+    // ...and once the user has looked at it and put it back (the memory says `web/` holds
+    // nothing), it is held from the next command on.
+    std::fs::rename(
+        p.path().join("web/.claude.hookd-aside"),
+        p.path().join("web/.claude"),
+    )
+    .unwrap();
     let o = exec("printf pwned > web/.claude/settings.json");
     assert!(!o.status.success(), "written confined: {}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), ORIGINAL);
@@ -446,33 +478,46 @@ fn a_remembered_walk_holds_what_a_command_made_since() {
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "pwned");
 }
 
-/// In a tree too large to walk twice per command (1,531 directories within two levels), what
-/// a command makes below is named only once the walk is remembered: the second walk then costs
-/// an `lstat` a directory.
+/// The command's end walks again where that costs at most what a first walk of 1,000
+/// directories does, a directory the walk at the start left in its memory counting a half (the
+/// second walk takes it from there): a tree of 1,531 directories within two levels is looked at
+/// again from its first command on, once it is old enough to be remembered; one of 2,296 is
+/// not, and what a command makes there is held from the next command on.
 #[test]
-fn what_is_made_below_a_large_remembered_tree_is_named() {
+fn what_is_made_below_a_large_tree_is_moved_aside_within_the_second_walks_budget() {
     if !confinable() {
         return;
     }
     let (p, tmp) = project();
-    for a in 0..30 {
-        for b in 0..50 {
-            std::fs::create_dir_all(p.path().join(format!("d{a}/e{b}"))).unwrap();
+    let tree = |width: usize| {
+        for a in 0..width {
+            for b in 0..50 {
+                std::fs::create_dir_all(p.path().join(format!("d{a}/e{b}"))).unwrap();
+            }
         }
-    }
+    };
+    tree(30);
     let exec = once_old_enough(&p, &tmp);
-    // Nothing remembered yet: listing it all again would double the cost; nothing is named.
+    let made = p.path().canonicalize().unwrap().join("d3/.claude");
     let o = exec("mkdir d3/.claude");
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stderr(&o), "");
-    // Remembered (by that command's walk): the second walk runs, and names what was made.
-    let o = exec("mkdir d4/.claude");
-    assert!(o.status.success(), "{}", stderr(&o));
-    let made = p.path().canonicalize().unwrap().join("d4/.claude");
     assert!(
         stderr(&o).contains(&format!("the confined command made {}", made.display())),
         "{}",
         stderr(&o)
+    );
+    assert!(made.symlink_metadata().is_err());
+    // Half again as large: beyond the second walk's budget.
+    tree(45);
+    let exec = once_old_enough(&p, &tmp);
+    let o = exec("mkdir d40/.claude && echo x > d40/.claude/settings.json");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let o = exec("echo pwned > d40/.claude/settings.json");
+    assert!(!o.status.success(), "written confined: {}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("d40/.claude/settings.json")).unwrap(),
+        "x\n"
     );
 }
 
@@ -540,4 +585,96 @@ fn a_hook_is_skipped_naming_what_the_walk_found() {
         skipped["hint"],
         "fix what the detail names in the project (a symbolic link where a held place is, a tree too large to walk, a directory of yours that cannot be read), or set `sandbox.enabled: false` in your config.yaml to run hooks unconfined"
     );
+}
+
+/// `c` as another user than root (nobody) where the tests run as root, who reads and renames
+/// whatever the permissions say: `setpriv`, with `c`'s arguments, environment and directory;
+/// `paths` are given to that user first. Unchanged for any other user.
+fn as_a_plain_user(c: &std::process::Command, paths: &[&std::path::Path]) -> std::process::Command {
+    if !nix::unistd::geteuid().is_root() {
+        let mut same = std::process::Command::new(c.get_program());
+        same.args(c.get_args()).env_clear();
+        for (k, v) in c.get_envs() {
+            if let Some(v) = v {
+                same.env(k, v);
+            }
+        }
+        if let Some(d) = c.get_current_dir() {
+            same.current_dir(d);
+        }
+        return same;
+    }
+    for p in paths {
+        let ok = std::process::Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(p)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "chown {}", p.display());
+    }
+    let mut s = std::process::Command::new("setpriv");
+    s.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(c.get_program())
+        .args(c.get_args())
+        .env_clear();
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            s.env(k, v);
+        }
+    }
+    if let Some(d) = c.get_current_dir() {
+        s.current_dir(d);
+    }
+    s
+}
+
+/// A confined command that takes its own permissions off the directory it made a place in
+/// (`chmod 100 web`: the second walk cannot list `web/`, and an agent started there still reads
+/// `web/.claude`; `chmod 500 app`: nothing can be renamed in `app/`) has them given back for
+/// the end's walk and move: what it made is moved aside all the same, and said. As root, run
+/// as another user: root's own reading and renaming need no permission.
+#[test]
+fn a_command_that_takes_its_permissions_away_still_has_what_it_made_moved_aside() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let script = "mkdir -p web/.claude app/.claude && echo x > web/.claude/settings.json && chmod 100 web && chmod 500 app";
+    let mut c = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script]);
+    c.current_dir(p.path());
+    let o = as_a_plain_user(&c, &[p.path(), p.home.path(), p.state.path()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = p.path().canonicalize().unwrap();
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "hookd: the confined command had taken its owner's reading off {}, which the walk at its start read: given back (u+rx) to look for what it made there",
+            root.join("web").display()
+        )),
+        "{err}"
+    );
+    for place in ["web/.claude", "app/.claude"] {
+        assert!(
+            err.contains(&format!(
+                "the confined command made {} (a place agents, editors or git read on their own, which confined commands may not write): moved to {}.hookd-aside",
+                root.join(place).display(),
+                root.join(place).display()
+            )),
+            "{err}"
+        );
+        assert!(root.join(place).symlink_metadata().is_err(), "{place} left");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |d: &str| {
+        std::fs::metadata(root.join(d))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode("web"), 0o500, "web's reading given back");
+    assert_eq!(mode("app"), 0o500, "app's mode taken back after the move");
 }

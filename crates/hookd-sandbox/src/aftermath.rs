@@ -183,9 +183,9 @@ fn runs_a_command(todo: &Path) -> bool {
     })
 }
 
-/// Move `path` (what a confined command made: `what`) aside, never following it; what was
-/// done, one sentence.
-pub(crate) fn set_aside(path: &Path, what: &str) -> String {
+/// Move `path` (what a confined command made: `what`, which `who` would read or run there)
+/// aside, never following it; what was done, one sentence.
+pub(crate) fn set_aside(path: &Path, what: &str, who: &str) -> String {
     match move_aside(path) {
         Ok(aside) => format!(
             "the confined command made {} ({what}): moved to {}; look at it before you rename it back",
@@ -193,25 +193,80 @@ pub(crate) fn set_aside(path: &Path, what: &str) -> String {
             aside.display()
         ),
         Err(e) => format!(
-            "the confined command made {} ({what}), and it could not be moved aside ({e}): do not run git there before you have looked at it",
+            "the confined command made {} ({what}), and it could not be moved aside ({e}): do not run {who} there before you have looked at it",
             path.display()
         ),
     }
 }
 
-/// Rename `path` to the first free `NAME.hookd-aside`, `NAME.hookd-aside-1`, … beside it: in
-/// its directory opened with no link followed on the way (another confined command running
-/// meanwhile could have made a directory on it a link, to have hookd move what lies elsewhere:
-/// the user's `~/.git`), and never over what is there. The new path.
+/// Rename `path` to the first free `NAME.hookd-aside`, `NAME.hookd-aside-1`, … beside it (after
+/// a hundred taken, a random `NAME.hookd-aside-HEX`: the command could have taken the hundred
+/// on purpose): in its directory opened with no link followed on the way (another confined
+/// command running meanwhile could have made a directory on it a link, to have hookd move what
+/// lies elsewhere: the user's `~/.git`), and never over what is there. Where the command took
+/// its own write permission off that directory (`chmod 500 web`), it is given back for the
+/// rename and taken again after. The new path.
 fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
     use nix::libc;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(std::io::Error::other("it has no directory"));
     };
     let c = |b: &[u8]| std::ffi::CString::new(b).map_err(std::io::Error::other);
-    let dir_c = c(dir.as_os_str().as_bytes())?;
+    let dir_fd = open_no_links(dir)?;
+    let from = c(name.as_bytes())?;
+    let name = name.to_string_lossy();
+    let random = std::collections::hash_map::RandomState::new();
+    let mut given_back = None;
+    let mut i = 0u32;
+    let moved = loop {
+        let aside = match i {
+            0 => format!("{name}.hookd-aside"),
+            1..100 => format!("{name}.hookd-aside-{i}"),
+            100..200 => {
+                use std::hash::BuildHasher;
+                format!("{name}.hookd-aside-{:016x}", random.hash_one(i))
+            }
+            _ => break Err(std::io::Error::other("every name beside it is taken")),
+        };
+        let to = c(aside.as_bytes())?;
+        // SAFETY: renameat2 on a descriptor held here and two C strings.
+        let r = unsafe {
+            libc::renameat2(
+                dir_fd.as_raw_fd(),
+                from.as_ptr(),
+                dir_fd.as_raw_fd(),
+                to.as_ptr(),
+                libc::RENAME_NOREPLACE,
+            )
+        };
+        if r == 0 {
+            break Ok(dir.join(aside));
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EEXIST) => i += 1,
+            Some(libc::EACCES) if given_back.is_none() => match add_mode(&dir_fd, 0o300) {
+                Ok(was) => given_back = Some(was),
+                Err(_) => break Err(e),
+            },
+            _ => break Err(e),
+        }
+    };
+    if let Some(was) = given_back {
+        let _ = set_mode(&dir_fd, was);
+    }
+    moved
+}
+
+/// `dir` opened (`O_PATH`) with no symbolic link followed anywhere on the way.
+fn open_no_links(dir: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
+    use nix::libc;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    let dir_c =
+        std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
     // SAFETY: `open_how` is plain integers, for which all zeroes is a value.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
@@ -230,36 +285,36 @@ fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: a descriptor openat2 just returned, owned here.
-    let dir_fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-    let from = c(name.as_bytes())?;
-    let name = name.to_string_lossy();
-    for i in 0..100 {
-        let aside = match i {
-            0 => format!("{name}.hookd-aside"),
-            i => format!("{name}.hookd-aside-{i}"),
-        };
-        let to = c(aside.as_bytes())?;
-        // SAFETY: renameat2 on a descriptor held here and two C strings.
-        let r = unsafe {
-            libc::renameat2(
-                dir_fd.as_raw_fd(),
-                from.as_ptr(),
-                dir_fd.as_raw_fd(),
-                to.as_ptr(),
-                libc::RENAME_NOREPLACE,
-            )
-        };
-        match r {
-            0 => return Ok(dir.join(aside)),
-            _ => {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::EEXIST) {
-                    return Err(e);
-                }
-            }
-        }
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Add the owner's permission `bits` to the directory `fd` (opened by [`open_no_links`]) where
+/// it is this user's own: its mode before.
+fn add_mode(fd: &std::os::fd::OwnedFd, bits: u32) -> std::io::Result<u32> {
+    let st = rustix::fs::fstat(fd)?;
+    if st.st_uid != nix::unistd::geteuid().as_raw() {
+        return Err(std::io::Error::from_raw_os_error(nix::libc::EPERM));
     }
-    Err(std::io::Error::other("every name beside it is taken"))
+    let was = st.st_mode & 0o7777;
+    set_mode(fd, was | bits)?;
+    Ok(was)
+}
+
+/// `chmod` the directory `fd` (an `O_PATH` descriptor: through its `/proc/self/fd` link, which
+/// names the inode itself).
+fn set_mode(fd: &std::os::fd::OwnedFd, mode: u32) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::PermissionsExt;
+    let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    std::fs::set_permissions(link, std::fs::Permissions::from_mode(mode))
+}
+
+/// Give the owner read and search permission on `dir` back (never through a link), where it is
+/// this user's own directory: the end of a confined command that took them off a directory the
+/// walk at its start could read (`chmod 100 web`, after making `web/.claude`), so that the
+/// second walk can look in it. Whether they were given.
+pub(crate) fn give_back_reading(dir: &Path) -> bool {
+    open_no_links(dir).is_ok_and(|fd| add_mode(&fd, 0o500).is_ok())
 }
 
 #[cfg(test)]
@@ -272,7 +327,7 @@ mod tests {
         // The user's repository elsewhere, and a directory of the project made a link to it.
         std::fs::create_dir_all(t.path().join("home/.git")).unwrap();
         std::os::unix::fs::symlink(t.path().join("home"), t.path().join("sub")).unwrap();
-        let said = set_aside(&t.path().join("sub/.git"), "a repository");
+        let said = set_aside(&t.path().join("sub/.git"), "a repository", "git");
         assert!(said.contains("could not be moved aside"), "{said}");
         assert!(t.path().join("home/.git").is_dir());
         // A name taken is not written over: the next one is used.
@@ -282,6 +337,26 @@ mod tests {
             move_aside(&t.path().join("p/.git")).unwrap(),
             t.path().join("p/.git.hookd-aside-1")
         );
+    }
+
+    /// A command that took the hundred names beside what it made (to have it left where it
+    /// takes effect) gets it moved to a name it could not guess.
+    #[test]
+    fn a_hundred_names_taken_beside_it_do_not_keep_it_in_place() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("web/.claude")).unwrap();
+        std::fs::create_dir(t.path().join("web/.claude.hookd-aside")).unwrap();
+        for i in 1..100 {
+            std::fs::create_dir(t.path().join(format!("web/.claude.hookd-aside-{i}"))).unwrap();
+        }
+        let aside = move_aside(&t.path().join("web/.claude")).unwrap();
+        let name = aside.file_name().unwrap().to_string_lossy().into_owned();
+        let hex = name.strip_prefix(".claude.hookd-aside-").unwrap();
+        assert!(
+            hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{name}"
+        );
+        assert!(t.path().join("web/.claude").symlink_metadata().is_err());
     }
 
     #[test]

@@ -35,46 +35,58 @@ pub(super) struct Below {
     on_path: Vec<PathBuf>,
     names: Vec<String>,
     before: Vec<PathBuf>,
-    /// How many directories the walks visited, and how many of those they listed (the
-    /// others were remembered: `walk_memory.rs`).
+    /// How many directories the walks visited, and how many of those their memory now holds
+    /// (`walk_memory.rs`): the second walk takes those from it unless the command changed them.
     read: usize,
-    listed: usize,
+    kept: usize,
     /// How far they went (the user's `sandbox.walk`).
     bounds: crate::walk::Bounds,
     /// Where what they read is kept for the next walks (`STATE/walks`; none without a state).
     memory: Option<PathBuf>,
 }
 
-/// Up to how many directories listed at the start the command's end looks again, a remembered
-/// one counting a half (its `lstat` and the memory's own cost took 0.43 to 0.45 of a listing's
-/// time, docs/benchmarks.md): the second walk costs about what the first did (3-6 µs a directory
-/// listed), and what it names is for the operator to review, not a boundary (the next command's
-/// walk holds what was made).
+/// Up to how many directories the command's end looks again, one the walk at the start left in
+/// the memory counting a half (the second walk takes it from there: its `lstat` and the memory's
+/// own cost took 0.43 to 0.45 of a listing's time, docs/benchmarks.md): the second walk costs
+/// up to what a first walk of 1,000 directories does (3-6 µs a directory listed). Beyond, what
+/// was made is found by the next command's walk and held from then on.
 pub(super) const LOOKS_AGAIN_UP_TO: usize = 1_000;
+
+/// What the second walk, at the command's end, found.
+#[derive(Default)]
+pub(super) struct Again {
+    /// The protected places made below ([`Below::again`]).
+    pub(super) made: Vec<PathBuf>,
+    /// The user's own directories the command had made unreadable, their reading given back.
+    pub(super) given_back: Vec<PathBuf>,
+    /// Where a walk stopped short, why (what it found so far is in `made`).
+    pub(super) cut: Vec<String>,
+}
 
 impl Below {
     /// The protected places below the roots (off the way, at most the walk's depth) that exist
-    /// now and did not when the command started: `web/.claude`, a new `sub/.git`. A walk cut
-    /// short reports what it found; where the walks at the start cost more than
-    /// [`LOOKS_AGAIN_UP_TO`] directories listed, nothing is looked for.
-    pub(super) fn made(&self) -> Vec<PathBuf> {
-        if self.listed + self.read.saturating_sub(self.listed) / 2 > LOOKS_AGAIN_UP_TO {
-            return Vec::new();
+    /// now and did not when the command started: `web/.claude`, a new `sub/.git`. Walked after
+    /// the command's end ([`crate::walk::walk_after`]); a walk cut short reports what it found
+    /// and why; where the second walk would cost more than [`LOOKS_AGAIN_UP_TO`] directories
+    /// listed, nothing is looked for.
+    pub(super) fn again(&self) -> Again {
+        let mut out = Again::default();
+        if self.read.saturating_sub(self.kept) + self.kept / 2 > LOOKS_AGAIN_UP_TO {
+            return out;
         }
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-        let mut out = Vec::new();
         for root in &self.roots {
-            for dir in
-                crate::walk::walk_remembered(root, &names, &self.bounds, self.memory.as_deref())
-                    .dirs
-            {
+            let found = crate::walk::walk_after(root, &names, &self.bounds, self.memory.as_deref());
+            out.given_back.extend(found.given_back);
+            out.cut.extend(found.cut);
+            for dir in found.dirs {
                 if self.on_path.contains(&dir) {
                     continue;
                 }
                 for name in &names {
                     let p = dir.join(name);
                     if p.symlink_metadata().is_ok() && !self.before.contains(&p) {
-                        out.push(p);
+                        out.made.push(p);
                     }
                 }
             }
@@ -426,7 +438,7 @@ pub(super) fn held(
         for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
             let found = below(places, root, memory)?;
             find.held.below.read += found.read;
-            find.held.below.listed += found.listed;
+            find.held.below.kept += found.kept;
             for dir in found.dirs {
                 if !on_path.contains(&dir) {
                     find.names_in(&dir, false, true)?;

@@ -527,7 +527,7 @@ impl Confinement {
     /// off the way to its working directory, where absent ones cannot be held (`mkdir
     /// web/.claude`, `git init sub`): read once it has ended, for the operator to review.
     pub fn made_below(&self) -> Vec<PathBuf> {
-        self.below.made()
+        self.below.again().made
     }
 
     /// What the command may write and reach, for events and people.
@@ -567,21 +567,39 @@ impl Confinement {
     }
 
     /// Once the command has ended: what it left that git would run outside the sandbox later
-    /// (a rebase's to-do list with an `exec` line), moved aside; one sentence each of what was
-    /// moved, for the caller to say (on stderr, in the hook's report).
+    /// (a rebase's to-do list with an `exec` line), and the protected places it made below the
+    /// project where they could not be held ([`Confinement::made_below`]), moved aside; one
+    /// sentence each of what was moved, for the caller to say (on stderr, in the hook's report).
     pub fn settle(&self) -> Vec<String> {
         let mut said = self.aftermath.settle();
-        for made in self.made_below() {
-            // A repository made below: moved aside, as git's other ways around are held (its
-            // configuration would run at the next `git status` there). Other places are named.
-            if made.file_name().is_some_and(|n| n == ".git") {
-                said.push(aftermath::set_aside(
-                    &made,
+        let again = self.below.again();
+        for dir in &again.given_back {
+            said.push(format!(
+                "the confined command had taken its owner's reading off {}, which the walk at its start read: given back (u+rx) to look for what it made there",
+                dir.display()
+            ));
+        }
+        for cut in &again.cut {
+            said.push(format!(
+                "{cut}: what the confined command made below the project may not all have been moved aside; the next confined command here does not run until that is mended, and look for new `.claude/`, `.env` or `.git` below the project before you start an agent or git there"
+            ));
+        }
+        for made in again.made {
+            // Moved aside, never left where it takes effect: a place made is one that confined
+            // commands may not write where it exists (held read-only), and an agent, an editor
+            // or git there would read or run it outside the sandbox.
+            let (what, who) = if made.file_name().is_some_and(|n| n == ".git") {
+                (
                     "a repository below the project, whose configuration git would run at your next `git status` there",
-                ));
+                    "git",
+                )
             } else {
-                said.push(made_note(&made));
-            }
+                (
+                    "a place agents, editors or git read on their own, which confined commands may not write",
+                    "an agent, an editor or git",
+                )
+            };
+            said.push(aftermath::set_aside(&made, what, who));
         }
         said
     }
@@ -814,14 +832,6 @@ pub fn run<'a>(
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1))
-}
-
-/// What the operator is told of a protected place a confined command made below the project.
-pub fn made_note(path: &Path) -> String {
-    format!(
-        "the confined command made {}, which agents or git read on their own; it could not be held (it did not exist): review it before you start an agent or git there",
-        path.display()
-    )
 }
 
 /// `path` with `.`, `..` and every symlink resolved, component by component, as far as they

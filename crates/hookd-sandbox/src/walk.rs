@@ -96,6 +96,13 @@ pub struct Found {
     /// How many of them it listed (the others were as the last walk read them:
     /// [`walk_remembered`]).
     pub listed: usize,
+    /// How many of them the memory now holds as read (unchanged for seconds, on a trusted
+    /// filesystem): the next walk of the same root takes those from it, at an `lstat` each,
+    /// unless they change meanwhile. None without a memory.
+    pub kept: usize,
+    /// The user's own directories the walk gave their owner's reading back, to read them
+    /// ([`walk_after`]: the command had taken it).
+    pub given_back: Vec<PathBuf>,
     /// Where the walk stopped short of its depth, why, and what to do. The caller fails closed
     /// on it (an attacker could make the tree that large, or a directory of its own unreadable,
     /// on purpose to keep a place from being found).
@@ -115,6 +122,8 @@ struct Read {
     unreadable: Vec<PathBuf>,
     /// How many were listed (not recalled).
     listed: usize,
+    /// The user's own directories given their owner's reading back to be read.
+    given_back: Vec<PathBuf>,
     /// Each directory visited, as it was read (`None`: recalled), for the next walk's memory.
     seen: Vec<(PathBuf, Option<Seen>)>,
 }
@@ -137,6 +146,25 @@ pub fn walk_remembered(
     names: &[&str],
     bounds: &Bounds,
     memory: Option<&Path>,
+) -> Found {
+    walk_with(root, names, bounds, memory, false)
+}
+
+/// [`walk_remembered`] at the end of a confined command, after every process of it has ended:
+/// a directory of the user's own that the command made unreadable (`chmod 100 web` after
+/// making `web/.claude`: an agent started in `web/` still reads it) is given its owner's read
+/// and search permission back and read, rather than cutting the walk there. Those directories
+/// are in [`Found::given_back`].
+pub fn walk_after(root: &Path, names: &[&str], bounds: &Bounds, memory: Option<&Path>) -> Found {
+    walk_with(root, names, bounds, memory, true)
+}
+
+fn walk_with(
+    root: &Path,
+    names: &[&str],
+    bounds: &Bounds,
+    memory: Option<&Path>,
+    give_back: bool,
 ) -> Found {
     let memory = memory
         .map(|dir| Memory::load(dir, root, names, &key(bounds)))
@@ -172,7 +200,7 @@ pub fn walk_remembered(
         dirs += level.len();
         found.read = dirs;
         let enter = depth < deepest;
-        let read = read_level(&level, names, enter, bounds, memory.as_ref());
+        let read = read_level(&level, names, enter, bounds, memory.as_ref(), give_back);
         if let Some(dir) = read.unreadable.first() {
             found.cut = Some(format!(
                 "the walk for protected places below {} could not read {}, which is yours: a confined command could have made it unreadable to keep a place in it from being held (make it readable: chmod u+rx '{}')",
@@ -184,6 +212,7 @@ pub fn walk_remembered(
         }
         entries += read.entries;
         found.listed += read.listed;
+        found.given_back.extend(read.given_back);
         seen.extend(read.seen);
         found
             .dirs
@@ -191,6 +220,10 @@ pub fn walk_remembered(
         level = read.next;
     }
     if let Some(memory) = &memory {
+        // `None`: recalled, so trusted (as the memory had it).
+        found.kept = (seen.iter())
+            .filter(|(_, s)| s.as_ref().is_none_or(|s| s.trusted))
+            .count();
         memory.keep(&seen);
     }
     found
@@ -218,23 +251,24 @@ fn read_level(
     enter: bool,
     bounds: &Bounds,
     memory: Option<&Memory>,
+    give_back: bool,
 ) -> Read {
     if level.len() < PARALLEL_FROM {
-        return read_dirs(level, names, enter, bounds, memory);
+        return read_dirs(level, names, enter, bounds, memory, give_back);
     }
     // Asked only here: it reads the cgroup's files each time (four system calls or more).
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(4);
     if threads < 2 {
-        return read_dirs(level, names, enter, bounds, memory);
+        return read_dirs(level, names, enter, bounds, memory, give_back);
     }
     let chunk = level.len().div_ceil(threads);
     let parts: Vec<Read> = std::thread::scope(|s| {
         let handles: Vec<_> = level
             .chunks(chunk)
             .map(|part| {
-                let h = s.spawn(move || read_dirs(part, names, enter, bounds, memory));
+                let h = s.spawn(move || read_dirs(part, names, enter, bounds, memory, give_back));
                 (part, h)
             })
             .collect();
@@ -256,6 +290,7 @@ fn read_level(
         out.unreadable.extend(p.unreadable);
         out.listed += p.listed;
         out.seen.extend(p.seen);
+        out.given_back.extend(p.given_back);
     }
     out
 }
@@ -268,8 +303,8 @@ fn read_dirs(
     enter: bool,
     bounds: &Bounds,
     memory: Option<&Memory>,
+    give_back: bool,
 ) -> Read {
-    use super::disk::{names_in, open_dir, Kind};
     use rustix::io::Errno;
     use std::os::unix::ffi::OsStrExt;
     let mut out = Read::default();
@@ -290,54 +325,39 @@ fn read_dirs(
             }
         }
         out.listed += 1;
-        let mut holds = false;
-        let (mut entries, mut next) = (0, Vec::new());
-        let mut stamp = None;
-        let listed = open_dir(dir, true).and_then(|fd| {
-            // Stamped before it is read, from the directory read: a change meanwhile leaves
-            // a newer change time than the one kept, so the next walk reads it again.
-            if memory.is_some() {
-                stamp = rustix::fs::fstat(&fd).ok().map(|st| Stamp::of(&st));
-            }
-            names_in(&fd, |name, kind| {
-                entries += 1;
-                if names.iter().any(|n| n.as_bytes() == name) {
-                    holds = true;
-                    return true;
-                }
-                if !enter || !bounds.enters(name) {
-                    return true;
-                }
-                let path = dir.join(std::ffi::OsStr::from_bytes(name));
-                // The type from the directory entry itself (no `stat`, except on a filesystem
-                // that does not say); a link is not a directory here.
-                let is_dir = match kind {
-                    Kind::Unknown => path.symlink_metadata().is_ok_and(|m| m.is_dir()),
-                    kind => kind == Kind::Dir,
-                };
-                if is_dir {
-                    next.push(path);
-                }
-                true
-            })
-        });
+        let mut listed = list(dir, names, enter, bounds, memory.is_some());
+        // The command's end (`give_back`): one of the user's own directories that the command
+        // made unreadable is given its owner's reading back, and read.
+        if give_back
+            && matches!(listed, Err(Errno::ACCESS | Errno::PERM))
+            && owned(dir)
+            && crate::aftermath::give_back_reading(dir)
+        {
+            out.given_back.push(dir.clone());
+            listed = list(dir, names, enter, bounds, memory.is_some());
+        }
         match listed {
-            Ok(_) => {
-                if let (Some(memory), Some(stamp)) = (memory, stamp) {
+            Ok(l) => {
+                if let (Some(memory), Some(stamp), true) = (memory, l.stamp, l.whole) {
                     let mut subdirs = Vec::new();
-                    for name in next.iter().filter_map(|p: &PathBuf| p.file_name()) {
+                    for name in l.next.iter().filter_map(|p: &PathBuf| p.file_name()) {
                         subdirs.extend_from_slice(name.as_bytes());
                         subdirs.push(0);
                     }
                     let seen = Seen {
                         stamp,
-                        entries: u32::try_from(entries).unwrap_or(u32::MAX),
-                        holds,
+                        entries: u32::try_from(l.entries).unwrap_or(u32::MAX),
+                        holds: l.holds,
                         entered: enter,
                         subdirs,
                         trusted: memory.trusts(&stamp),
                     };
                     out.seen.push((dir.clone(), Some(seen)));
+                }
+                out.entries += l.entries;
+                out.next.extend(l.next);
+                if l.holds {
+                    out.holding.push(dir.clone());
                 }
             }
             // The user's own directory made unreadable (`chmod 000 web`): the command could
@@ -345,19 +365,75 @@ fn read_dirs(
             // stays as it is (the command cannot change its mode).
             Err(Errno::ACCESS | Errno::PERM) if owned(dir) => {
                 out.unreadable.push(dir.clone());
-                continue;
             }
-            // Gone, a link, or unreadable partway: what was read counts (as nix's iterator,
-            // whose errors the walk skipped).
+            // Gone, or a link: nothing in it counts.
             Err(_) => {}
-        }
-        out.entries += entries;
-        out.next.extend(next);
-        if holds {
-            out.holding.push(dir.clone());
         }
     }
     out
+}
+
+/// What listing one directory gave.
+struct Listing {
+    /// Whether it was read to its end (a listing cut by an error is not remembered).
+    whole: bool,
+    holds: bool,
+    entries: usize,
+    /// Its subdirectories to read next (where entered).
+    next: Vec<PathBuf>,
+    /// Its stamp, taken before it was listed (where `stamp` was asked).
+    stamp: Option<Stamp>,
+}
+
+/// List `dir` (opened without following a link): whether it holds one of `names`, its entries,
+/// and with `enter` its subdirectories to read next. Unreadable partway, what was read counts
+/// (as nix's iterator, whose errors the walk skipped).
+fn list(
+    dir: &Path,
+    names: &[&str],
+    enter: bool,
+    bounds: &Bounds,
+    stamp: bool,
+) -> Result<Listing, rustix::io::Errno> {
+    use super::disk::{names_in, open_dir, Kind};
+    use std::os::unix::ffi::OsStrExt;
+    let fd = open_dir(dir, true)?;
+    let mut l = Listing {
+        whole: false,
+        holds: false,
+        entries: 0,
+        next: Vec::new(),
+        // Stamped before it is read, from the directory read: a change meanwhile leaves a newer
+        // change time than the one kept, so the next walk reads it again.
+        stamp: if stamp {
+            rustix::fs::fstat(&fd).ok().map(|st| Stamp::of(&st))
+        } else {
+            None
+        },
+    };
+    let read = names_in(&fd, |name, kind| {
+        l.entries += 1;
+        if names.iter().any(|n| n.as_bytes() == name) {
+            l.holds = true;
+            return true;
+        }
+        if !enter || !bounds.enters(name) {
+            return true;
+        }
+        let path = dir.join(std::ffi::OsStr::from_bytes(name));
+        // The type from the directory entry itself (no `stat`, except on a filesystem that
+        // does not say); a link is not a directory here.
+        let is_dir = match kind {
+            Kind::Unknown => path.symlink_metadata().is_ok_and(|m| m.is_dir()),
+            kind => kind == Kind::Dir,
+        };
+        if is_dir {
+            l.next.push(path);
+        }
+        true
+    });
+    l.whole = read.is_ok();
+    Ok(l)
 }
 
 /// Whether `dir` belongs to this process's user.
@@ -436,21 +512,27 @@ mod tests {
             eprintln!("skipped: the temporary directory's filesystem is not one a walk trusts");
             return;
         }
-        assert_eq!((first.listed, first.read), (9, 9));
+        assert_eq!((first.listed, first.read, first.kept), (9, 9, 0));
         assert_eq!(remembered().listed, 9, "too recent to be trusted");
         std::thread::sleep(std::time::Duration::from_nanos(
             crate::walk_memory::MARGIN_NS as u64 + 200_000_000,
         ));
-        assert_eq!(remembered().listed, 9, "read again once old enough");
+        let old = remembered();
+        assert_eq!(
+            (old.listed, old.kept),
+            (9, 9),
+            "read again once old enough, and kept"
+        );
         let again = remembered();
-        assert_eq!((again.listed, again.read), (0, 9));
+        assert_eq!((again.listed, again.read, again.kept), (0, 9, 9));
         assert_eq!(again.dirs, plain().dirs);
         assert_eq!(again.dirs, [r.join("other")]);
 
         // A name made in a remembered directory: that directory alone is read again.
         std::fs::create_dir(r.join("a/b/.claude")).unwrap();
         let made = remembered();
-        assert_eq!(made.listed, 1);
+        // Read again, and not kept: it changed within the margin before this walk.
+        assert_eq!((made.listed, made.kept), (1, 8));
         assert_eq!(made.dirs, [r.join("other"), r.join("a/b")]);
 
         // A remembered directory replaced by a link to one holding a name: not entered.
