@@ -208,7 +208,6 @@ pub(crate) fn set_aside(path: &Path, what: &str, who: &str) -> String {
 /// rename and taken again after. The new path.
 fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
     use nix::libc;
-    use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(std::io::Error::other("it has no directory"));
@@ -231,20 +230,17 @@ fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
             _ => break Err(std::io::Error::other("every name beside it is taken")),
         };
         let to = c(aside.as_bytes())?;
-        // SAFETY: renameat2 on a descriptor held here and two C strings.
-        let r = unsafe {
-            libc::renameat2(
-                dir_fd.as_raw_fd(),
-                from.as_ptr(),
-                dir_fd.as_raw_fd(),
-                to.as_ptr(),
-                libc::RENAME_NOREPLACE,
-            )
+        let r = rustix::fs::renameat_with(
+            &dir_fd,
+            from.as_c_str(),
+            &dir_fd,
+            to.as_c_str(),
+            rustix::fs::RenameFlags::NOREPLACE,
+        );
+        let e = match r {
+            Ok(()) => break Ok(dir.join(aside)),
+            Err(e) => std::io::Error::from(e),
         };
-        if r == 0 {
-            break Ok(dir.join(aside));
-        }
-        let e = std::io::Error::last_os_error();
         match e.raw_os_error() {
             Some(libc::EEXIST) => i += 1,
             Some(libc::EACCES) if given_back.is_none() => match add_mode(&dir_fd, 0o300) {
