@@ -680,6 +680,10 @@ fn the_adapters_rewrite_names_the_session_of_the_calls_connections() {
         .arg("-c")
         .arg(rewritten)
         .current_dir(p.path())
+        // The agent's shell: not the developer's environment (their daemon's socket included).
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_RUNTIME_DIR", p.state.path().join("run"))
         .env("HOME", p.home.path())
         .env("TMPDIR", &tmp)
         .env("HOOKD_STATE_DIR", p.state.path())

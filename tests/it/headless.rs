@@ -52,7 +52,9 @@ impl Ci {
             .env_clear()
             .env("PATH", path)
             .env("HOME", self.home.path())
-            .env("HOOKD_STATE_DIR", self.state.path());
+            .env("HOOKD_STATE_DIR", self.state.path())
+            // Not `/run/user/UID`, where the developer's own daemon may listen.
+            .env("XDG_RUNTIME_DIR", self.state.path().join("run"));
         c
     }
 

@@ -60,6 +60,10 @@ impl Project {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.home.path())
             .env("HOOKD_STATE_DIR", self.state.path())
+            // A runtime directory of the test's own, absent: without it, a client looks for the
+            // daemon in `/run/user/UID` (where the developer's own daemon may listen, and log
+            // each test's refused client in its audit trail), and the sandbox hides that.
+            .env("XDG_RUNTIME_DIR", self.state.path().join("run"))
             .stdin(Stdio::null());
         c
     }
