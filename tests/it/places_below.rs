@@ -478,11 +478,10 @@ fn a_remembered_walk_holds_what_a_command_made_since() {
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "pwned");
 }
 
-/// The command's end walks again where that costs at most what a first walk of 1,000
-/// directories does, a directory the walk at the start left in its memory counting a half (the
-/// second walk takes it from there): a tree of 1,531 directories within two levels is looked at
-/// again from its first command on, once it is old enough to be remembered; one of 2,296 is
-/// not, and what a command makes there is held from the next command on.
+/// The command's end walks again where the walks at its start read at most 2,000 directories:
+/// a tree of 1,531 directories within two levels is looked at again from its first command on,
+/// and after a burst of changes; one of 2,296 is not, and what a command makes there is held
+/// from the next command on.
 #[test]
 fn what_is_made_below_a_large_tree_is_moved_aside_within_the_second_walks_budget() {
     if !confinable() {
@@ -507,6 +506,22 @@ fn what_is_made_below_a_large_tree_is_moved_aside_within_the_second_walks_budget
         stderr(&o)
     );
     assert!(made.symlink_metadata().is_err());
+    // A command that changes a thousand directories just before the next one starts (their
+    // memory too recent to trust) does not make the next one skip its second walk (an attack
+    // round's): the budget is the tree's size.
+    let o = exec("for d in d1*/e* d2*/e*; do touch $d/x; done");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = hookd(&p, &tmp, &["exec", "--", "mkdir", "d5/.claude"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let burst = p.path().canonicalize().unwrap().join("d5/.claude");
+    assert!(
+        stderr(&o).contains(&format!("the confined command made {}", burst.display())),
+        "{}",
+        stderr(&o)
+    );
     // Half again as large: beyond the second walk's budget.
     tree(45);
     let exec = once_old_enough(&p, &tmp);
@@ -640,7 +655,7 @@ fn a_command_that_takes_its_permissions_away_still_has_what_it_made_moved_aside(
         return;
     }
     let (p, tmp) = project();
-    let script = "mkdir -p web/.claude app/.claude && echo x > web/.claude/settings.json && chmod 100 web && chmod 500 app";
+    let script = "mkdir -p web/.claude app/.claude deep/b/.claude && echo x > web/.claude/settings.json && chmod 100 web && chmod 500 app && chmod 600 deep";
     let mut c = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script]);
     c.current_dir(p.path());
     let o = as_a_plain_user(&c, &[p.path(), p.home.path(), p.state.path()])
@@ -656,7 +671,16 @@ fn a_command_that_takes_its_permissions_away_still_has_what_it_made_moved_aside(
         )),
         "{err}"
     );
-    for place in ["web/.claude", "app/.claude"] {
+    // Listed but not searched (`chmod 600`, an attack round's): whether `deep/b` exists cannot
+    // be asked; given back too.
+    assert!(
+        err.contains(&format!(
+            "hookd: the confined command had taken its owner's reading off {}, which the walk at its start read",
+            root.join("deep").display()
+        )),
+        "{err}"
+    );
+    for place in ["web/.claude", "app/.claude", "deep/b/.claude"] {
         assert!(
             err.contains(&format!(
                 "the confined command made {} (a place agents, editors or git read on their own, which confined commands may not write): moved to {}.hookd-aside",
@@ -677,4 +701,19 @@ fn a_command_that_takes_its_permissions_away_still_has_what_it_made_moved_aside(
     };
     assert_eq!(mode("web"), 0o500, "web's reading given back");
     assert_eq!(mode("app"), 0o500, "app's mode taken back after the move");
+    assert_eq!(mode("deep"), 0o700, "deep's search given back");
+
+    // At a command's start, a directory of the user's that can be listed but not searched
+    // stops it, as an unreadable one does (what is in it could not be held).
+    std::fs::set_permissions(root.join("deep"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = as_a_plain_user(&c, &[]).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(126), "{err}");
+    assert!(
+        err.contains(&format!(
+            "could not read {}, which is yours",
+            root.join("deep").display()
+        )),
+        "{err}"
+    );
 }

@@ -189,14 +189,32 @@ pub(crate) fn set_aside(path: &Path, what: &str, who: &str) -> String {
     match move_aside(path) {
         Ok(aside) => format!(
             "the confined command made {} ({what}): moved to {}; look at it before you rename it back",
-            path.display(),
-            aside.display()
+            shown(path),
+            shown(&aside)
         ),
         Err(e) => format!(
             "the confined command made {} ({what}), and it could not be moved aside ({e}): do not run {who} there before you have looked at it",
-            path.display()
+            shown(path)
         ),
     }
+}
+
+/// `path` as said to the operator where the command chose its names: control characters
+/// escaped (`\r`, `\u{1b}`), so that a name cannot rewrite the terminal line that says it.
+pub(crate) fn shown(path: &Path) -> String {
+    let text = path.display().to_string();
+    if !text.chars().any(char::is_control) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Rename `path` to the first free `NAME.hookd-aside`, `NAME.hookd-aside-1`, … beside it (after
@@ -332,6 +350,17 @@ mod tests {
         assert_eq!(
             move_aside(&t.path().join("p/.git")).unwrap(),
             t.path().join("p/.git.hookd-aside-1")
+        );
+    }
+
+    /// A name the command chose cannot rewrite the line that names it (a carriage return, an
+    /// escape sequence).
+    #[test]
+    fn control_characters_in_a_name_are_said_escaped() {
+        assert_eq!(shown(Path::new("/p/web/.claude")), "/p/web/.claude");
+        assert_eq!(
+            shown(Path::new("/p/x\rhookd: all clear\u{1b}[2K/.claude")),
+            "/p/x\\rhookd: all clear\\u{1b}[2K/.claude"
         );
     }
 

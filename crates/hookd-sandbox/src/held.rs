@@ -35,22 +35,22 @@ pub(super) struct Below {
     on_path: Vec<PathBuf>,
     names: Vec<String>,
     before: Vec<PathBuf>,
-    /// How many directories the walks visited, and how many of those their memory now holds
-    /// (`walk_memory.rs`): the second walk takes those from it unless the command changed them.
+    /// How many directories the walks visited.
     read: usize,
-    kept: usize,
     /// How far they went (the user's `sandbox.walk`).
     bounds: crate::walk::Bounds,
     /// Where what they read is kept for the next walks (`STATE/walks`; none without a state).
     memory: Option<PathBuf>,
 }
 
-/// Up to how many directories the command's end looks again, one the walk at the start left in
-/// the memory counting a half (the second walk takes it from there: its `lstat` and the memory's
-/// own cost took 0.43 to 0.45 of a listing's time, docs/benchmarks.md): the second walk costs
-/// up to what a first walk of 1,000 directories does (3-6 µs a directory listed). Beyond, what
-/// was made is found by the next command's walk and held from then on.
-pub(super) const LOOKS_AGAIN_UP_TO: usize = 1_000;
+/// Up to how many directories the walks at the start read (within their depth) the command's
+/// end looks again. Bounded by the tree alone, never by what the memory holds: a command can
+/// change hundreds of directories just before the next one starts, so that their memory is too
+/// recent to be trusted (an attack round found that a budget counting remembered directories
+/// at a half let such a burst skip the next command's second walk). The second walk costs about
+/// what the first did (3-6 µs a directory listed; less where the first left them in its
+/// memory); beyond, what was made is found by the next command's walk and held from then on.
+pub(super) const LOOKS_AGAIN_UP_TO: usize = 2_000;
 
 /// What the second walk, at the command's end, found.
 #[derive(Default)]
@@ -67,11 +67,11 @@ impl Below {
     /// The protected places below the roots (off the way, at most the walk's depth) that exist
     /// now and did not when the command started: `web/.claude`, a new `sub/.git`. Walked after
     /// the command's end ([`crate::walk::walk_after`]); a walk cut short reports what it found
-    /// and why; where the second walk would cost more than [`LOOKS_AGAIN_UP_TO`] directories
-    /// listed, nothing is looked for.
+    /// and why; where the walks at the start read more than [`LOOKS_AGAIN_UP_TO`] directories,
+    /// nothing is looked for.
     pub(super) fn again(&self) -> Again {
         let mut out = Again::default();
-        if self.read.saturating_sub(self.kept) + self.kept / 2 > LOOKS_AGAIN_UP_TO {
+        if self.read > LOOKS_AGAIN_UP_TO {
             return out;
         }
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
@@ -438,7 +438,6 @@ pub(super) fn held(
         for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
             let found = below(places, root, memory)?;
             find.held.below.read += found.read;
-            find.held.below.kept += found.kept;
             for dir in found.dirs {
                 if !on_path.contains(&dir) {
                     find.names_in(&dir, false, true)?;

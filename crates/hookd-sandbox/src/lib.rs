@@ -576,7 +576,7 @@ impl Confinement {
         for dir in &again.given_back {
             said.push(format!(
                 "the confined command had taken its owner's reading off {}, which the walk at its start read: given back (u+rx) to look for what it made there",
-                dir.display()
+                aftermath::shown(dir)
             ));
         }
         for cut in &again.cut {

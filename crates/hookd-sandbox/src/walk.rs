@@ -204,9 +204,9 @@ fn walk_with(
         if let Some(dir) = read.unreadable.first() {
             found.cut = Some(format!(
                 "the walk for protected places below {} could not read {}, which is yours: a confined command could have made it unreadable to keep a place in it from being held (make it readable: chmod u+rx '{}')",
-                root.display(),
-                dir.display(),
-                dir.display()
+                crate::aftermath::shown(root),
+                crate::aftermath::shown(dir),
+                crate::aftermath::shown(dir)
             ));
             return found;
         }
@@ -325,7 +325,8 @@ fn read_dirs(
             }
         }
         out.listed += 1;
-        let mut listed = list(dir, names, enter, bounds, memory.is_some());
+        let stamp = memory.is_some();
+        let mut listed = list(dir, names, enter, bounds, stamp, give_back);
         // The command's end (`give_back`): one of the user's own directories that the command
         // made unreadable is given its owner's reading back, and read.
         if give_back
@@ -334,10 +335,13 @@ fn read_dirs(
             && crate::aftermath::give_back_reading(dir)
         {
             out.given_back.push(dir.clone());
-            listed = list(dir, names, enter, bounds, memory.is_some());
+            listed = list(dir, names, enter, bounds, stamp, give_back);
         }
         match listed {
             Ok(l) => {
+                if l.given_back && !out.given_back.contains(dir) {
+                    out.given_back.push(dir.clone());
+                }
                 if let (Some(memory), Some(stamp), true) = (memory, l.stamp, l.whole) {
                     let mut subdirs = Vec::new();
                     for name in l.next.iter().filter_map(|p: &PathBuf| p.file_name()) {
@@ -377,6 +381,8 @@ fn read_dirs(
 struct Listing {
     /// Whether it was read to its end (a listing cut by an error is not remembered).
     whole: bool,
+    /// Whether its owner's reading or search was given back to read it (`give_back`).
+    given_back: bool,
     holds: bool,
     entries: usize,
     /// Its subdirectories to read next (where entered).
@@ -394,22 +400,37 @@ fn list(
     enter: bool,
     bounds: &Bounds,
     stamp: bool,
+    give_back: bool,
 ) -> Result<Listing, rustix::io::Errno> {
     use super::disk::{names_in, open_dir, Kind};
     use std::os::unix::ffi::OsStrExt;
     let fd = open_dir(dir, true)?;
+    let st = rustix::fs::fstat(&fd).ok();
+    // One of the user's own directories that can be listed but not searched (`chmod 600 web`:
+    // its names are there, but whether `web/.claude` exists cannot be asked, and git and the
+    // agents go through it again once its owner gives the search back): at a command's start
+    // as unreadable (the walk is cut, the command does not run); at its end the owner's
+    // reading and search are given back. Root needs neither.
+    let mut given_back = false;
+    if let Some(st) = st.filter(|st| {
+        let me = nix::unistd::geteuid();
+        !me.is_root() && st.st_uid == me.as_raw() && st.st_mode & 0o500 != 0o500
+    }) {
+        if !give_back {
+            return Err(rustix::io::Errno::ACCESS);
+        }
+        rustix::fs::fchmod(&fd, rustix::fs::Mode::from_raw_mode(st.st_mode | 0o500))?;
+        given_back = true;
+    }
     let mut l = Listing {
         whole: false,
+        given_back,
         holds: false,
         entries: 0,
         next: Vec::new(),
         // Stamped before it is read, from the directory read: a change meanwhile leaves a newer
         // change time than the one kept, so the next walk reads it again.
-        stamp: if stamp {
-            rustix::fs::fstat(&fd).ok().map(|st| Stamp::of(&st))
-        } else {
-            None
-        },
+        stamp: st.filter(|_| stamp).map(|st| Stamp::of(&st)),
     };
     let read = names_in(&fd, |name, kind| {
         l.entries += 1;
