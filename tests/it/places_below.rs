@@ -606,33 +606,24 @@ fn a_hook_is_skipped_naming_what_the_walk_found() {
 /// whatever the permissions say: `setpriv`, with `c`'s arguments, environment and directory;
 /// `paths` are given to that user first. Unchanged for any other user.
 fn as_a_plain_user(c: &std::process::Command, paths: &[&std::path::Path]) -> std::process::Command {
-    if !nix::unistd::geteuid().is_root() {
-        let mut same = std::process::Command::new(c.get_program());
-        same.args(c.get_args()).env_clear();
-        for (k, v) in c.get_envs() {
-            if let Some(v) = v {
-                same.env(k, v);
-            }
+    let mut s = if nix::unistd::geteuid().is_root() {
+        for p in paths {
+            let ok = std::process::Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(p)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "chown {}", p.display());
         }
-        if let Some(d) = c.get_current_dir() {
-            same.current_dir(d);
-        }
-        return same;
-    }
-    for p in paths {
-        let ok = std::process::Command::new("chown")
-            .args(["-R", "65534:65534"])
-            .arg(p)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "chown {}", p.display());
-    }
-    let mut s = std::process::Command::new("setpriv");
-    s.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(c.get_program())
-        .args(c.get_args())
-        .env_clear();
+        let mut s = std::process::Command::new("setpriv");
+        s.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(c.get_program());
+        s
+    } else {
+        std::process::Command::new(c.get_program())
+    };
+    s.args(c.get_args()).env_clear();
     for (k, v) in c.get_envs() {
         if let Some(v) = v {
             s.env(k, v);
