@@ -708,3 +708,49 @@ fn a_command_that_takes_its_permissions_away_still_has_what_it_made_moved_aside(
         "{err}"
     );
 }
+
+/// The walk enters no link, nor `node_modules`, nor a fourth level: a link the command makes to
+/// a directory there that holds a protected name (`sub -> node_modules/pkg` with its own `.git`,
+/// whose `fsmonitor` the command wrote: `git status` in `sub/` runs it) is moved aside at its
+/// end (an attack round's). A link to a directory the walk does enter, or one made before the
+/// command, stays.
+#[test]
+fn a_link_made_to_a_place_the_walk_does_not_enter_is_moved_aside() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    for dir in ["node_modules/pkg", "deep/1/2/3", "web/.claude", "old/.git"] {
+        std::fs::create_dir_all(p.path().join(dir)).unwrap();
+    }
+    std::os::unix::fs::symlink("old", p.path().join("before")).unwrap();
+    let script = "git init -q node_modules/pkg && ln -s node_modules/pkg sub && mkdir deep/1/2/3/.vscode && ln -s deep/1/2/3 web2 && ln -s deep/1/2/3/.vscode editor && ln -s web near && ln -s deep far";
+    let exec = once_old_enough(&p, &tmp);
+    let o = exec(script);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = p.path().canonicalize().unwrap();
+    let err = stderr(&o);
+    for link in ["sub", "web2", "editor"] {
+        assert!(
+            err.contains(&format!(
+                "hookd: the confined command made {} (a link to a place below the project that the walk does not enter",
+                root.join(link).display()
+            )),
+            "{link}: {err}"
+        );
+        assert!(root.join(link).symlink_metadata().is_err(), "{link} left");
+        assert!(root.join(format!("{link}.hookd-aside")).is_symlink());
+    }
+    // To a directory the walk holds, to one that holds nothing, and one made before: left.
+    for link in ["near", "far", "before"] {
+        assert!(root.join(link).is_symlink(), "{link} moved: {err}");
+    }
+    // Unconfined, the same links stay (the attack works there).
+    let o = std::process::Command::new("sh")
+        .args(["-c", "ln -s node_modules/pkg sub"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(root.join("sub/.git").is_dir());
+}

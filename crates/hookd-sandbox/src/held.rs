@@ -41,6 +41,9 @@ pub(super) struct Below {
     bounds: crate::walk::Bounds,
     /// Where what they read is kept for the next walks (`STATE/walks`; none without a state).
     memory: Option<PathBuf>,
+    /// When the walks at the start began (before the command): a link changed since is the
+    /// command's.
+    started: Option<std::time::SystemTime>,
 }
 
 /// Up to how many directories the walks at the start read (within their depth) the command's
@@ -61,6 +64,9 @@ pub(super) struct Again {
     pub(super) given_back: Vec<PathBuf>,
     /// Where a walk stopped short, why (what it found so far is in `made`).
     pub(super) cut: Vec<String>,
+    /// The links the command made below to a place the walk does not enter, where agents or
+    /// git would read what it holds ([`Below::again`]).
+    pub(super) links: Vec<PathBuf>,
 }
 
 impl Below {
@@ -75,11 +81,15 @@ impl Below {
             return out;
         }
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let mut holding = Vec::new();
+        let mut links = Vec::new();
         for root in &self.roots {
             let found = crate::walk::walk_after(root, &names, &self.bounds, self.memory.as_deref());
             out.given_back.extend(found.given_back);
             out.cut.extend(found.cut);
+            links.extend(found.links);
             for dir in found.dirs {
+                holding.push(dir.clone());
                 if self.on_path.contains(&dir) {
                     continue;
                 }
@@ -91,7 +101,49 @@ impl Below {
                 }
             }
         }
+        out.links = links
+            .into_iter()
+            .filter(|l| self.links_beyond(l, &names, &holding))
+            .collect();
         out
+    }
+
+    /// Whether `link`, a symbolic link below a root, was made or changed during the command and
+    /// leads to a directory in a root that the walk does not enter (`node_modules`, a fourth
+    /// level, a name `sandbox.walk.skip` names) which is a protected place or holds one: `cd
+    /// sub && git status` through `sub -> node_modules/pkg` runs that `.git`'s configuration,
+    /// which the command could write. One the walk does enter (`holding`: the directories
+    /// holding a name) holds its places already.
+    fn links_beyond(&self, link: &Path, names: &[&str], holding: &[PathBuf]) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let (Some(started), Ok(m)) = (self.started, link.symlink_metadata()) else {
+            return false;
+        };
+        // The kernel stamps with a clock that may lag the one read at the start by a tick.
+        let since = started - std::time::Duration::from_millis(50);
+        let changed = std::time::UNIX_EPOCH
+            + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().max(0) as u32);
+        if changed < since {
+            return false;
+        }
+        let Ok(target) = std::fs::canonicalize(link) else {
+            return false;
+        };
+        if !target.is_dir() || !self.roots.iter().any(|r| target.starts_with(r)) {
+            return false;
+        }
+        let is_place = target
+            .file_name()
+            .is_some_and(|n| names.iter().any(|name| n == *name));
+        let held =
+            |dir: &Path| holding.iter().any(|h| h == dir) || self.on_path.iter().any(|p| p == dir);
+        if is_place {
+            return !target.parent().is_some_and(held);
+        }
+        let holds = names
+            .iter()
+            .any(|n| target.join(n).symlink_metadata().is_ok());
+        holds && !held(&target)
     }
 }
 
@@ -435,6 +487,7 @@ pub(super) fn held(
         find.held.below.on_path = on_path.clone();
         find.held.below.bounds = places.walk.clone();
         find.held.below.memory = memory.map(Path::to_path_buf);
+        find.held.below.started = Some(std::time::SystemTime::now());
         for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
             let found = below(places, root, memory)?;
             find.held.below.read += found.read;

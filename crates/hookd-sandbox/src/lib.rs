@@ -584,6 +584,13 @@ impl Confinement {
                 "{cut}: what the confined command made below the project may not all have been moved aside; the next confined command here does not run until that is mended, and look for new `.claude/`, `.env` or `.git` below the project before you start an agent or git there"
             ));
         }
+        for link in &again.links {
+            said.push(aftermath::set_aside(
+                link,
+                "a link to a place below the project that the walk does not enter (`node_modules`, a fourth level), where an agent, an editor or git would read what it holds",
+                "an agent, an editor or git",
+            ));
+        }
         for made in again.made {
             // Moved aside, never left where it takes effect: a place made is one that confined
             // commands may not write where it exists (held read-only), and an agent, an editor

@@ -103,6 +103,8 @@ pub struct Found {
     /// The user's own directories the walk gave their owner's reading back, to read them
     /// ([`walk_after`]: the command had taken it).
     pub given_back: Vec<PathBuf>,
+    /// The symbolic links in the directories [`walk_after`] listed (it enters none).
+    pub links: Vec<PathBuf>,
     /// Where the walk stopped short of its depth, why, and what to do. The caller fails closed
     /// on it (an attacker could make the tree that large, or a directory of its own unreadable,
     /// on purpose to keep a place from being found).
@@ -124,6 +126,8 @@ struct Read {
     listed: usize,
     /// The user's own directories given their owner's reading back to be read.
     given_back: Vec<PathBuf>,
+    /// The links in the directories listed (`give_back`: the command's end).
+    links: Vec<PathBuf>,
     /// Each directory visited, as it was read (`None`: recalled), for the next walk's memory.
     seen: Vec<(PathBuf, Option<Seen>)>,
 }
@@ -213,6 +217,7 @@ fn walk_with(
         entries += read.entries;
         found.listed += read.listed;
         found.given_back.extend(read.given_back);
+        found.links.extend(read.links);
         seen.extend(read.seen);
         found
             .dirs
@@ -291,6 +296,7 @@ fn read_level(
         out.listed += p.listed;
         out.seen.extend(p.seen);
         out.given_back.extend(p.given_back);
+        out.links.extend(p.links);
     }
     out
 }
@@ -342,6 +348,7 @@ fn read_dirs(
                 if l.given_back && !out.given_back.contains(dir) {
                     out.given_back.push(dir.clone());
                 }
+                out.links.extend(l.links);
                 if let (Some(memory), Some(stamp), true) = (memory, l.stamp, l.whole) {
                     let mut subdirs = Vec::new();
                     for name in l.next.iter().filter_map(|p: &PathBuf| p.file_name()) {
@@ -383,6 +390,8 @@ struct Listing {
     whole: bool,
     /// Whether its owner's reading or search was given back to read it (`give_back`).
     given_back: bool,
+    /// Its symbolic links (`give_back`: the command's end).
+    links: Vec<PathBuf>,
     holds: bool,
     entries: usize,
     /// Its subdirectories to read next (where entered).
@@ -425,6 +434,7 @@ fn list(
     let mut l = Listing {
         whole: false,
         given_back,
+        links: Vec::new(),
         holds: false,
         entries: 0,
         next: Vec::new(),
@@ -437,6 +447,13 @@ fn list(
         if names.iter().any(|n| n.as_bytes() == name) {
             l.holds = true;
             return true;
+        }
+        if give_back && matches!(kind, Kind::Link | Kind::Unknown) {
+            let path = dir.join(std::ffi::OsStr::from_bytes(name));
+            if kind == Kind::Link || path.symlink_metadata().is_ok_and(|m| m.is_symlink()) {
+                l.links.push(path);
+                return true;
+            }
         }
         if !enter || !bounds.enters(name) {
             return true;
