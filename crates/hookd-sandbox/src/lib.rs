@@ -330,7 +330,7 @@ pub struct Confinement {
     aftermath: aftermath::Aftermath,
     /// The rest of the filesystem, read-only ([`frozen`]).
     frozen: frozen::Frozen,
-    /// The protected names the walk found below the roots ([`Confinement::made_below`]).
+    /// The protected names the walk found below the roots ([`Confinement::settle`]).
     below: held::Below,
 }
 
@@ -523,13 +523,6 @@ impl Confinement {
         })
     }
 
-    /// The protected places the command made below the project (and the other writable roots),
-    /// off the way to its working directory, where absent ones cannot be held (`mkdir
-    /// web/.claude`, `git init sub`): read once it has ended, for the operator to review.
-    pub fn made_below(&self) -> Vec<PathBuf> {
-        self.below.again().made
-    }
-
     /// What the command may write and reach, for events and people.
     pub fn summary(&self) -> &str {
         &self.summary
@@ -568,8 +561,11 @@ impl Confinement {
 
     /// Once the command has ended: what it left that git would run outside the sandbox later
     /// (a rebase's to-do list with an `exec` line), and the protected places it made below the
-    /// project where they could not be held ([`Confinement::made_below`]), moved aside; one
-    /// sentence each of what was moved, for the caller to say (on stderr, in the hook's report).
+    /// project (and the other writable roots), off the way to its working directory, where
+    /// absent ones cannot be held (`mkdir web/.claude`, `git init sub`), and the links it made
+    /// to such places where the walk does not enter, moved aside; one sentence each of what was
+    /// moved or given back, for the caller to say (on stderr, in the hook's report). Walks the
+    /// project again: once per command.
     pub fn settle(&self) -> Vec<String> {
         let mut said = self.aftermath.settle();
         let again = self.below.again();
