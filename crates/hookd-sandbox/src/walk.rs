@@ -331,21 +331,9 @@ fn read_dirs(
             }
         }
         out.listed += 1;
-        let stamp = memory.is_some();
-        let mut listed = list(dir, names, enter, bounds, stamp, give_back);
-        // The command's end (`give_back`): one of the user's own directories that the command
-        // made unreadable is given its owner's reading back, and read.
-        if give_back
-            && matches!(listed, Err(Errno::ACCESS | Errno::PERM))
-            && owned(dir)
-            && crate::aftermath::give_back_reading(dir)
-        {
-            out.given_back.push(dir.clone());
-            listed = list(dir, names, enter, bounds, stamp, give_back);
-        }
-        match listed {
+        match list(dir, names, enter, bounds, memory.is_some(), give_back) {
             Ok(l) => {
-                if l.given_back && !out.given_back.contains(dir) {
+                if l.given_back {
                     out.given_back.push(dir.clone());
                 }
                 out.links.extend(l.links);
@@ -412,24 +400,37 @@ fn list(
     give_back: bool,
 ) -> Result<Listing, rustix::io::Errno> {
     use super::disk::{names_in, open_dir, Kind};
+    use rustix::io::Errno;
     use std::os::unix::ffi::OsStrExt;
-    let fd = open_dir(dir, true)?;
-    let st = rustix::fs::fstat(&fd).ok();
-    // One of the user's own directories that can be listed but not searched (`chmod 600 web`:
-    // its names are there, but whether `web/.claude` exists cannot be asked, and git and the
-    // agents go through it again once its owner gives the search back): at a command's start
-    // as unreadable (the walk is cut, the command does not run); at its end the owner's
-    // reading and search are given back. Root needs neither.
+    // The command's end (`give_back`): one of the user's own directories that the command made
+    // unreadable or unsearchable (`chmod 000 web`, `chmod 600 web`: its names are there, but
+    // whether `web/.claude` exists cannot be asked, and git and the agents go through it again
+    // once its owner gives the search back) is given its owner's reading and search back (never
+    // through a link: `aftermath::give_back_reading`), and read. At a command's start, such a
+    // directory is unreadable: the walk is cut, the command does not run. Root needs neither.
     let mut given_back = false;
-    if let Some(st) = st.filter(|st| {
-        let me = nix::unistd::geteuid();
-        !me.is_root() && st.st_uid == me.as_raw() && st.st_mode & 0o500 != 0o500
-    }) {
-        if !give_back {
-            return Err(rustix::io::Errno::ACCESS);
+    let mut give = |why: Errno| {
+        if give_back && owned(dir) && crate::aftermath::give_back_reading(dir) {
+            given_back = true;
+            Ok(())
+        } else {
+            Err(why)
         }
-        rustix::fs::fchmod(&fd, rustix::fs::Mode::from_raw_mode(st.st_mode | 0o500))?;
-        given_back = true;
+    };
+    let fd = match open_dir(dir, true) {
+        Err(e @ (Errno::ACCESS | Errno::PERM)) => {
+            give(e)?;
+            open_dir(dir, true)?
+        }
+        opened => opened?,
+    };
+    // Asked here, not once per process: a test's child walks as another user after a fork.
+    let me = nix::unistd::geteuid().as_raw();
+    let st = (stamp || me != 0)
+        .then(|| rustix::fs::fstat(&fd).ok())
+        .flatten();
+    if st.is_some_and(|st| me != 0 && st.st_uid == me && st.st_mode & 0o500 != 0o500) {
+        give(Errno::ACCESS)?;
     }
     let mut l = Listing {
         whole: false,
