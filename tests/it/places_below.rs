@@ -397,11 +397,7 @@ fn protected_places_made_below_are_moved_aside_when_the_command_ends() {
     );
     assert!(root.join("app/.vscode").symlink_metadata().is_err());
     // Unconfined, the same command leaves it (the attack works there).
-    let o = std::process::Command::new("sh")
-        .args(["-c", "mkdir -p web/.claude"])
-        .current_dir(p.path())
-        .output()
-        .unwrap();
+    let o = run(&p, &tmp, p.path(), "mkdir -p web/.claude", p.path(), false);
     assert!(o.status.success());
     assert!(root.join("web/.claude").is_dir());
 }
@@ -469,11 +465,14 @@ fn a_remembered_walk_holds_what_a_command_made_since() {
     assert!(!o.status.success(), "written confined: {}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), ORIGINAL);
     // Unconfined, the same write lands (the attack works).
-    let o = std::process::Command::new("sh")
-        .args(["-c", "printf pwned > web/.claude/settings.json"])
-        .current_dir(p.path())
-        .output()
-        .unwrap();
+    let o = run(
+        &p,
+        &tmp,
+        p.path(),
+        "printf pwned > web/.claude/settings.json",
+        p.path(),
+        false,
+    );
     assert!(o.status.success());
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "pwned");
 }
@@ -746,11 +745,14 @@ fn a_link_made_to_a_place_the_walk_does_not_enter_is_moved_aside() {
         assert!(root.join(link).is_symlink(), "{link} moved: {err}");
     }
     // Unconfined, the same links stay (the attack works there).
-    let o = std::process::Command::new("sh")
-        .args(["-c", "ln -s node_modules/pkg sub"])
-        .current_dir(p.path())
-        .output()
-        .unwrap();
+    let o = run(
+        &p,
+        &tmp,
+        p.path(),
+        "ln -s node_modules/pkg sub",
+        p.path(),
+        false,
+    );
     assert!(o.status.success());
     assert!(root.join("sub/.git").is_dir());
 }
