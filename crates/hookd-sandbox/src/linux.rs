@@ -253,7 +253,9 @@ pub(super) fn socket_families(network: bool) -> &'static [libc::c_int] {
 /// The terminal `ioctl`s that put input in a terminal's queue, as if typed (`TIOCSTI`), or
 /// reach the Linux console's functions (`TIOCLINUX`, which can paste the selection): a command
 /// that shares the agent's or the user's terminal would type the next command there.
-const TERMINAL_INJECTION: [libc::c_ulong; 2] = [libc::TIOCSTI, libc::TIOCLINUX];
+/// (The `libc` crate types them `c_ulong` for glibc and `c_int` for musl: both positive.)
+#[allow(clippy::unnecessary_cast)]
+const TERMINAL_INJECTION: [u64; 2] = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
 
 /// The seccomp filter every confined command gets: `socket(2)` and `socketpair(2)` of a family
 /// outside [`socket_families`] (and a netlink socket of a protocol other than routing), the
@@ -287,11 +289,9 @@ pub(super) fn network_filter(network: bool) -> Result<Filter, String> {
         SeccompCmpOp::Ne,
         libc::AF_UNIX as u64,
     )?])?];
-    // `c_ulong` is u32 on 32-bit targets.
-    #[allow(clippy::useless_conversion)]
     let ioctl_rules = TERMINAL_INJECTION
         .iter()
-        .map(|r| rule(vec![cond(1, SeccompCmpOp::Eq, u64::from(*r))?]))
+        .map(|r| rule(vec![cond(1, SeccompCmpOp::Eq, *r)?]))
         .collect::<Result<Vec<_>, _>>()?;
     let mut numbers = vec![
         (libc::SYS_socket, socket_rules),
