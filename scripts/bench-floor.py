@@ -203,7 +203,7 @@ def generate(trace: str, uid: int, gid: int) -> str:
     out += [
         '    char *argv[] = {"true", 0}; extern char **environ;',
         "    pid_t cmd = vfork();",
-        '    if (cmd == 0) { setpgid(0, 0); execve("/usr/bin/true", argv, environ); _exit(127); }',
+        '    if (cmd == 0) { setpgid(0, 0); execve(TRUE, argv, environ); _exit(127); }',
         "    int status = 0; waitpid(cmd, &status, 0);",
         "    int r[2] = {status, 0}; if (write(sv[1], r, 8) < 0) _exit(95);",
         "    _exit(0);",
@@ -227,7 +227,7 @@ PLAIN = r"""
 int main(void) {
     char *argv[] = {"true", 0}; extern char **environ;
     pid_t cmd = vfork();
-    if (cmd == 0) { execve("/usr/bin/true", argv, environ); _exit(127); }
+    if (cmd == 0) { execve(TRUE, argv, environ); _exit(127); }
     int status = 0; waitpid(cmd, &status, 0);
     return status >> 8;
 }
@@ -240,10 +240,12 @@ def main() -> int:
     ap.add_argument("--keep", help="write the generated C program and the trace here")
     ap.add_argument("hookd")
     a = ap.parse_args()
-    for tool in ("strace", "cc"):
+    for tool in ("strace", "cc", "true"):
         if not shutil.which(tool):
             print(f"{tool} is not installed", file=sys.stderr)
             return 1
+    # The `true` hookd's command finds on PATH, which the C programs start by its path.
+    true = os.path.realpath(shutil.which("true"))
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.makedirs(os.path.join(root, "target"), exist_ok=True)
     work = tempfile.mkdtemp(prefix="bench-floor.", dir=os.path.join(root, "target"))
@@ -266,8 +268,8 @@ def main() -> int:
         for name, text in (("floor", src), ("plain", PLAIN)):
             with open(os.path.join(work, name + ".c"), "w") as f:
                 f.write(text)
-            subprocess.run(["cc", "-O2", "-o", os.path.join(work, name), os.path.join(work, name + ".c")],
-                           check=True)
+            subprocess.run(["cc", "-O2", f"-DTRUE={c(true)}", "-o", os.path.join(work, name),
+                            os.path.join(work, name + ".c")], check=True)
         if a.keep:
             os.makedirs(a.keep, exist_ok=True)
             shutil.copy(os.path.join(work, "floor.c"), a.keep)
@@ -278,8 +280,8 @@ def main() -> int:
                          if not any(s in l for s in stands) or "rule(" in l)
         with open(os.path.join(work, "bare.c"), "w") as f:
             f.write(bare + "\n")
-        subprocess.run(["cc", "-O2", "-o", os.path.join(work, "bare"), os.path.join(work, "bare.c")],
-                       check=True)
+        subprocess.run(["cc", "-O2", f"-DTRUE={c(true)}", "-o", os.path.join(work, "bare"),
+                        os.path.join(work, "bare.c")], check=True)
         cmds = [("plain", [os.path.join(work, "plain")]), ("bare", [os.path.join(work, "bare")]),
                 ("floor", [os.path.join(work, "floor")]), ("hookd", hookd)]
         for name, argv in cmds:
