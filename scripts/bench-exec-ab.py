@@ -11,12 +11,9 @@ Usage: scripts/bench-exec-ab.py [--rounds N] [--codex PATH] NAME=HOOKD_BINARY ..
 """
 import argparse
 import os
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
+
+import benchexec
 
 
 def main() -> int:
@@ -25,41 +22,21 @@ def main() -> int:
     ap.add_argument("--codex", help="Codex's native binary: `codex sandbox` workspace-write too")
     ap.add_argument("binaries", nargs="+", metavar="NAME=HOOKD_BINARY")
     a = ap.parse_args()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    os.makedirs(os.path.join(root, "target"), exist_ok=True)
-    work = tempfile.mkdtemp(prefix="bench-exec-ab.", dir=os.path.join(root, "target"))
-    try:
-        home, proj = os.path.join(work, "home"), os.path.join(work, "proj")
-        os.makedirs(os.path.join(home, ".infer"))
-        os.makedirs(proj)
-        with open(os.path.join(home, ".infer", "config.yaml"), "w") as f:
-            f.write("sandbox: {enabled: true}\n")
-        subprocess.run(["git", "init", "-q", proj], check=True)
-        env = dict(os.environ, HOME=home)
+    with benchexec.project("bench-exec-ab.") as (_, proj, env):
         cmds = [("true", ["/bin/true"])]
         for spec in a.binaries:
             name, _, binary = spec.partition("=")
             cmds.append((name, [os.path.abspath(binary), "exec", "--", "true"]))
         if a.codex:
             cmds.append(("codex", [a.codex, "sandbox", "-c", "sandbox_mode=workspace-write", "--", "true"]))
-        for name, argv in cmds:
-            if subprocess.run(argv, cwd=proj, env=env).returncode != 0:
-                print(f"{name}: `{' '.join(argv)}` failed (see hookd check)", file=sys.stderr)
-                return 1
-        times = {name: [] for name, _ in cmds}
-        for _ in range(a.rounds):
-            for name, argv in cmds:
-                t = time.perf_counter()
-                subprocess.run(argv, cwd=proj, env=env)
-                times[name].append(time.perf_counter() - t)
-        first = statistics.median(times[cmds[1][0]]) * 1e3
+        med = benchexec.medians(cmds, a.rounds, proj, env)
+        if med is None:
+            return 1
+        first = med[cmds[1][0]]
         for name, _ in cmds:
-            m = statistics.median(times[name]) * 1e3
+            m = med[name]
             print(f"{name:12} median {m:7.2f} ms   {m - first:+6.2f} ms   {m / first:5.2f}x {cmds[1][0]}")
         return 0
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
 
 if __name__ == "__main__":
     sys.exit(main())

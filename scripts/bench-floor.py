@@ -25,11 +25,10 @@ import argparse
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
-import time
+
+import benchexec
 
 PRELUDE = r"""
 #define _GNU_SOURCE
@@ -93,6 +92,45 @@ def plain(call: str) -> str:
     return re.sub(r"(-?\d+)<[^>]*>", r"\1", call)
 
 
+def _tree(m, state):
+    state["tree"] = m.group(1)
+
+
+def _seccomp(m, state):
+    state["seccomp"] = int(m.group(1))
+
+
+def _prctl(m, _):
+    args = [a.strip() for a in m.group(1).split(",")] + ["0"] * 5
+    return f"    prctl({', '.join(args[:5])});"
+
+
+# Pid 1's calls replayed: (pattern, matched against the call as traced (True) or without the
+# paths `-y` adds (False), the C line it becomes, or None). The first that matches applies;
+# calls none matches (its maps, descriptors, signals, directory) are not replayed or are
+# written out before.
+CHILD = [
+    (r'mount\((NULL|"[^"]*"), "([^"]+)", (NULL|"[^"]*"), (0x[0-9a-f]+|0), (NULL|"[^"]*")\)', False,
+     lambda m, _: f"    mount({m[1]}, {c(m[2])}, {m[3]}, {m[4]}, {m[5]});"),
+    (r'mount_setattr\(-100, "([^"]+)", (0x[0-9a-f]+|0), \{attr_set=(0x[0-9a-f]+|0), attr_clr=(0x[0-9a-f]+|0)', False,
+     lambda m, _: f"    setattr({c(m[1])}, {m[2]}, {m[3]}, {m[4]});"),
+    (r'open_tree\(\d+<([^>]+)>, "", ', True, _tree),
+    (r'move_mount\(\d+, "", -100, "([^"]+)", ', False,
+     lambda m, state: f"    cloned({c(state['tree'])}, {c(m[1])});"),
+    (r'mkdir\("([^"]+)", (0\d+)\)', False, lambda m, _: f"    mkdir({c(m[1])}, {m[2]});"),
+    (r"landlock_add_rule\(\d+(<[^>]*>)?, 0x1, \{allowed_access=(0x[0-9a-f]+), parent_fd=\d+<([^>]+)>\}", True,
+     lambda m, _: f"    rule(ruleset, {c(m[3])}, {m[2]});"),
+    (r"prctl\(0x16, 0x2, \{len=(\d+)", False, _seccomp),
+    (r"prctl\(([^)]*)\)", False, _prctl),
+    (r"landlock_restrict_self\(", False,
+     lambda m, _: "    syscall(SYS_landlock_restrict_self, ruleset, 0);"),
+    (r"capset\(", False,
+     lambda m, _: "    { unsigned hdr[2] = {0x20080522, 0}; unsigned d[6] = {0}; syscall(SYS_capset, hdr, d); }"),
+    (r"keyctl\(", False, lambda m, _: "    syscall(SYS_keyctl, 1, 0);"),
+    (r"setsid\(", False, lambda m, _: "    setsid();"),
+]
+
+
 def generate(trace: str, uid: int, gid: int) -> str:
     # `PID  CALL`: strace pads a pid to its widest, so split on the first run of spaces.
     lines = [tuple(l.split(None, 1)) for l in open(trace).read().splitlines() if " " in l]
@@ -143,54 +181,15 @@ def generate(trace: str, uid: int, gid: int) -> str:
         "    close(sv[0]);",
         f'    map("/proc/self/setgroups", "deny"); map("/proc/self/uid_map", "{uid} {uid} 1"); map("/proc/self/gid_map", "{gid} {gid} 1");',
     ]
-    seccomp_len = 0
+    state = {"tree": "", "seccomp": 0}
     for call in child:
-        raw, call = call, plain(call)
-        m = re.match(r'mount\((NULL|"[^"]*"), "([^"]+)", (NULL|"[^"]*"), (0x[0-9a-f]+|0), (NULL|"[^"]*")\)', call)
-        if m:
-            src, dst, fs, fl, data = m.groups()
-            out.append(f"    mount({src}, {c(dst)}, {fs}, {fl}, {data});")
-            continue
-        m = re.match(r'mount_setattr\(-100, "([^"]+)", (0x[0-9a-f]+|0), \{attr_set=(0x[0-9a-f]+|0), attr_clr=(0x[0-9a-f]+|0)', call)
-        if m:
-            out.append(f"    setattr({c(m.group(1))}, {m.group(2)}, {m.group(3)}, {m.group(4)});")
-            continue
-        m = re.match(r'open_tree\(\d+<([^>]+)>, "", ', raw)
-        if m:
-            tree = m.group(1)
-            continue
-        m = re.match(r'move_mount\(\d+(<[^>]*>)?, "", -100, "([^"]+)", ', call)
-        if m:
-            out.append(f"    cloned({c(tree)}, {c(m.group(2))});")
-            continue
-        m = re.match(r'mkdir\("([^"]+)", (0\d+)\)', call)
-        if m:
-            out.append(f"    mkdir({c(m.group(1))}, {m.group(2)});")
-            continue
-        m = re.match(r"landlock_add_rule\(\d+(<[^>]*>)?, 0x1, \{allowed_access=(0x[0-9a-f]+), parent_fd=\d+<([^>]+)>\}", raw)
-        if m:
-            out.append(f"    rule(ruleset, {c(m.group(3))}, {m.group(2)});")
-            continue
-        m = re.match(r"prctl\(0x16, 0x2, \{len=(\d+)", call)
-        if m:
-            seccomp_len = int(m.group(1))
-            continue
-        m = re.match(r"prctl\(([^)]*)\)", call)
-        if m:
-            args = [a.strip() for a in m.group(1).split(",")] + ["0"] * 5
-            out.append(f"    prctl({', '.join(args[:5])});")
-            continue
-        if call.startswith("landlock_restrict_self("):
-            restrict = "    syscall(SYS_landlock_restrict_self, ruleset, 0);"
-            out.append(restrict)
-        elif call.startswith("capset("):
-            out.append("    { unsigned hdr[2] = {0x20080522, 0}; unsigned d[6] = {0}; syscall(SYS_capset, hdr, d); }")
-        elif call.startswith("keyctl("):
-            out.append("    syscall(SYS_keyctl, 1, 0);")
-        elif call.startswith("setsid("):
-            out.append("    setsid();")
-        elif call.startswith(("chdir(", "getcwd(")):
-            pass
+        for pattern, raw, replay in CHILD:
+            m = re.match(pattern, call if raw else plain(call))
+            if m:
+                line = replay(m, state)
+                out.extend([line] if line else [])
+                break
+    seccomp_len = state["seccomp"]
     if seccomp_len:
         out += [
             f"    struct sock_filter f[{seccomp_len}];",
@@ -246,17 +245,7 @@ def main() -> int:
             return 1
     # The `true` hookd's command finds on PATH, which the C programs start by its path.
     true = os.path.realpath(shutil.which("true"))
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    os.makedirs(os.path.join(root, "target"), exist_ok=True)
-    work = tempfile.mkdtemp(prefix="bench-floor.", dir=os.path.join(root, "target"))
-    try:
-        home, proj = os.path.join(work, "home"), os.path.join(work, "proj")
-        os.makedirs(os.path.join(home, ".infer"))
-        os.makedirs(proj)
-        with open(os.path.join(home, ".infer", "config.yaml"), "w") as f:
-            f.write("sandbox: {enabled: true}\n")
-        subprocess.run(["git", "init", "-q", proj], check=True)
-        env = dict(os.environ, HOME=home)
+    with benchexec.project("bench-floor.") as (work, proj, env):
         hookd = [os.path.abspath(a.hookd), "exec", "--", "true"]
         trace = os.path.join(work, "trace")
         subprocess.run(["strace", "-f", "-X", "raw", "-y", "-s", "400", "-o", trace] + hookd,
@@ -265,41 +254,30 @@ def main() -> int:
             os.makedirs(a.keep, exist_ok=True)
             shutil.copy(trace, a.keep)
         src = generate(trace, os.getuid(), os.getgid())
-        for name, text in (("floor", src), ("plain", PLAIN)):
+        # The floor without the stand-ins (their links, binds and removals): what they cost.
+        stands = set(re.findall(r'linkat\(AT_FDCWD, "[^"]+", AT_FDCWD, ("[^"]+")', src))
+        stands |= set(re.findall(r'mknodat\(AT_FDCWD, ("[^"]+")', src))
+        bare = "\n".join(l for l in src.splitlines()
+                         if not any(s in l for s in stands) or "rule(" in l) + "\n"
+        for name, text in (("floor", src), ("plain", PLAIN), ("bare", bare)):
             with open(os.path.join(work, name + ".c"), "w") as f:
                 f.write(text)
             subprocess.run(["cc", "-O2", f"-DTRUE={c(true)}", "-o", os.path.join(work, name),
                             os.path.join(work, name + ".c")], check=True)
         if a.keep:
-            os.makedirs(a.keep, exist_ok=True)
             shutil.copy(os.path.join(work, "floor.c"), a.keep)
-        # The floor without the stand-ins (their links, binds and removals): what they cost.
-        stands = set(re.findall(r'linkat\(AT_FDCWD, "[^"]+", AT_FDCWD, ("[^"]+")', src))
-        stands |= set(re.findall(r'mknodat\(AT_FDCWD, ("[^"]+")', src))
-        bare = "\n".join(l for l in src.splitlines()
-                         if not any(s in l for s in stands) or "rule(" in l)
-        with open(os.path.join(work, "bare.c"), "w") as f:
-            f.write(bare + "\n")
-        subprocess.run(["cc", "-O2", f"-DTRUE={c(true)}", "-o", os.path.join(work, "bare"),
-                        os.path.join(work, "bare.c")], check=True)
         cmds = [("plain", [os.path.join(work, "plain")]), ("bare", [os.path.join(work, "bare")]),
                 ("floor", [os.path.join(work, "floor")]), ("hookd", hookd)]
-        for name, argv in cmds:
-            if subprocess.run(argv, cwd=proj, env=env).returncode != 0:
-                print(f"{name}: `{' '.join(argv)}` failed", file=sys.stderr)
-                return 1
+        if not benchexec.works(cmds[:3], proj, env):
+            return 1
         # hookd makes these once (to hold them) and leaves them; anything else is a stand-in.
         left = [n for n in os.listdir(proj) if n not in (".git", ".infer", ".claude", ".gemini")]
         if left:
             print(f"the replay left {left} in the project", file=sys.stderr)
             return 1
-        times = {name: [] for name, _ in cmds}
-        for _ in range(a.rounds):
-            for name, argv in cmds:
-                t = time.perf_counter()
-                subprocess.run(argv, cwd=proj, env=env)
-                times[name].append(time.perf_counter() - t)
-        med = {n: statistics.median(v) * 1e3 for n, v in times.items()}
+        med = benchexec.medians(cmds, a.rounds, proj, env)
+        if med is None:
+            return 1
         for name, _ in cmds:
             print(f"{name:6} median {med[name]:7.2f} ms")
         print(f"the stand-ins: {med['floor'] - med['bare']:+.2f} ms; "
@@ -307,9 +285,6 @@ def main() -> int:
               f"hookd over the floor: {med['hookd'] - med['floor']:+.2f} ms; "
               f"hookd over plain: {med['hookd'] - med['plain']:+.2f} ms")
         return 0
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
 
 if __name__ == "__main__":
     sys.exit(main())
