@@ -160,6 +160,11 @@ def generate(trace: str, uid: int, gid: int) -> str:
         if m:
             first = m.group(1)
             out.append(f"  mknodat(AT_FDCWD, {c(first)}, {m.group(2)}, 0);")
+        # A stand-in that is a file (`.git/commondir`): made new (O_CREAT|O_EXCL) and written.
+        m = re.match(r'openat\(-100, "([^"]+)", (0x[0-9a-f]*c1), 0666\) = \d+', call)
+        if m:
+            out.append(f"  {{ int fd = open({c(m.group(1))}, {m.group(2)}, 0666); "
+                       f"if (fd >= 0) {{ if (write(fd, \".\\n\", 2) < 0) return 97; close(fd); }} }}")
         m = re.match(r'linkat\(-100, "/proc/self/fd/\d+[^"]*", -100, "([^"]+)", 0x400\) = 0', call)
         if m:
             src = first or m.group(1)
@@ -257,6 +262,7 @@ def main() -> int:
         # The floor without the stand-ins (their links, binds and removals): what they cost.
         stands = set(re.findall(r'linkat\(AT_FDCWD, "[^"]+", AT_FDCWD, ("[^"]+")', src))
         stands |= set(re.findall(r'mknodat\(AT_FDCWD, ("[^"]+")', src))
+        stands |= set(re.findall(r'open\(("[^"]+"), 0x[0-9a-f]*c1, 0666\)', src))
         bare = "\n".join(l for l in src.splitlines()
                          if not any(s in l for s in stands) or "rule(" in l) + "\n"
         for name, text in (("floor", src), ("plain", PLAIN), ("bare", bare)):
