@@ -849,6 +849,68 @@ fn a_confined_command_cannot_make_hookds_own_places_in_a_writable_home() {
     assert!(home.join(".config/hookd").is_dir(), "made by hookd");
 }
 
+/// The same, raced: pid 1 made itself non-dumpable only once the command was started, and a
+/// command that traced its parent at once (a compiled program's first call) got pid 1 in 64 of
+/// 200 runs (review of 2026-11-27): stopped, pid 1 would never report; written to, it could
+/// report an end while what the command started runs on, its stand-ins then removed under it.
+/// Pid 1 is non-dumpable before the command exists. Unconfined, the same program traces its
+/// parent (where Yama lets a process trace more than its descendants).
+#[test]
+fn the_sandboxs_pid_one_cannot_be_traced_by_the_command_even_at_its_first_call() {
+    if !confinable() {
+        return;
+    }
+    let yama = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope").ok();
+    if yama.as_deref().is_some_and(|s| s.trim() != "0") {
+        crate::support::unavailable("ptrace", "Yama lets a process trace its descendants only");
+        return;
+    }
+    let (p, tmp) = project();
+    let bin = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let src = bin.path().join("trace_parent.c");
+    std::fs::write(
+        &src,
+        r#"#include <stdio.h>
+#include <sys/ptrace.h>
+#include <unistd.h>
+int main(void) {
+  pid_t parent = getppid();
+  for (int i = 0; i < 2000; i++)
+    if (ptrace(PTRACE_SEIZE, parent, 0, 0) == 0) { ptrace(PTRACE_DETACH, parent, 0, 0); printf("traced\n"); return 0; }
+  printf("refused\n"); return 0; }
+"#,
+    )
+    .unwrap();
+    let exe = bin.path().join("trace_parent");
+    let built = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        crate::support::unavailable("gcc", "gcc cannot build a C program here");
+        return;
+    }
+    // Unconfined, its parent (a shell) is traced.
+    let o = Command::new("sh").arg("-c").arg(&exe).output().unwrap();
+    assert_eq!(stdout(&o), "traced\n", "{}", stderr(&o));
+    let exe = exe.to_str().unwrap();
+    let mut traced = 0;
+    for _ in 0..200 {
+        let o = hookd(&p, &tmp, &["exec", "--", exe]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        match stdout(&o).as_str() {
+            "refused\n" => {}
+            "traced\n" => traced += 1,
+            other => panic!("{other}{}", stderr(&o)),
+        }
+    }
+    assert_eq!(
+        traced, 0,
+        "the command traced the sandbox's pid 1 in {traced} of 200 runs"
+    );
+}
+
 /// The System V IPC of the user's other processes (X11's shared images, a database's segment,
 /// desktop apps' queues) was open to a confined command: it read and overwrote a segment and
 /// sent a message the outside process received (attack round of 2026-11-27). It has an IPC
