@@ -911,6 +911,52 @@ int main(void) {
     );
 }
 
+/// Two confined commands in one project at once: the first one's end removed its stand-ins
+/// (it held their directory's lock alone) while the second one's preparation, which had listed
+/// them, took them for places of their own and held nothing there; the second one then made
+/// `.envrc` at the root, where direnv runs it at the user's next `cd` (23 of 150 runs, review of
+/// 2026-11-27). A stand-in gone since the listing is made again under the lock. Both commands
+/// run many times, the second one started at every offset within the first one's run.
+#[test]
+fn two_confined_commands_at_once_cannot_make_a_protected_name_at_the_root() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let envrc = p.path().join(".envrc");
+    // Unconfined, the name is made.
+    let made = Command::new("sh")
+        .args(["-c", "touch .envrc"])
+        .current_dir(p.path())
+        .status()
+        .unwrap();
+    assert!(made.success() && envrc.exists());
+    std::fs::remove_file(&envrc).unwrap();
+    let attack = "touch .envrc 2>/dev/null; true";
+    let start = std::time::Instant::now();
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = start.elapsed();
+    let mut made = Vec::new();
+    for round in 0..120u32 {
+        let mut first = hookd(&p, &tmp, &["exec", "--", "true"]).spawn().unwrap();
+        std::thread::sleep(run * (round % 60) / 60);
+        let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", attack])
+            .output()
+            .unwrap();
+        assert!(first.wait().unwrap().success());
+        assert!(o.status.success(), "{}", stderr(&o));
+        if envrc.symlink_metadata().is_ok() {
+            made.push(round);
+            std::fs::remove_file(&envrc).unwrap();
+        }
+    }
+    assert!(
+        made.is_empty(),
+        "the second command made .envrc in rounds {made:?}"
+    );
+}
+
 /// The System V IPC of the user's other processes (X11's shared images, a database's segment,
 /// desktop apps' queues) was open to a confined command: it read and overwrote a segment and
 /// sent a message the outside process received (attack round of 2026-11-27). It has an IPC

@@ -102,6 +102,11 @@ impl Placeholders {
         stand: Stand,
         absent: bool,
     ) -> Result<Provided, Unavailable> {
+        // What the listing said may be gone: another command's stand-in, removed when that
+        // command ended (it held the directory's lock alone). Taken for a place of its own, it
+        // was held by nothing, and a command started meanwhile made `.envrc` at the root (23
+        // of 150 runs of two commands at once). Absent now, it gets a stand-in.
+        let absent = absent || path.symlink_metadata().is_err();
         if !absent && !as_made(path, stand) {
             return Ok(Provided::Not);
         }
@@ -116,7 +121,13 @@ impl Placeholders {
         };
         let held = Self::held_in(&mut self.held, &dir, parent)?;
         if !absent {
-            return Ok(Provided::There);
+            // Under the lock nobody removes a stand-in here; one removed before it was taken is
+            // made again.
+            match path.symlink_metadata() {
+                Err(_) => {}
+                Ok(_) if as_made(path, stand) => return Ok(Provided::There),
+                Ok(_) => return Ok(Provided::Not),
+            }
         }
         if !held.recorded.iter().any(|n| n == name) {
             let lock_err = |e: std::io::Error| {
@@ -491,6 +502,39 @@ mod tests {
         let mut left = left;
         left.sort();
         assert_eq!(left, [".envrc", "own"]);
+    }
+
+    #[test]
+    fn a_stand_in_removed_after_its_directory_was_listed_is_made_again() {
+        let locks = tempfile::tempdir().unwrap();
+        let p = tempfile::tempdir().unwrap();
+        let envrc = p.path().join(".envrc");
+        // Another command's stand-in, seen by this one's listing, removed at that command's end.
+        let mut other = Placeholders::new(Some(locks.path().to_path_buf()));
+        assert!(other.provide(&envrc, Stand::Socket).unwrap());
+        drop(other);
+        assert!(envrc.symlink_metadata().is_err());
+        let mut a = Placeholders::new(Some(locks.path().to_path_buf()));
+        assert_eq!(
+            a.provide_known(&envrc, Stand::Socket, false).unwrap(),
+            Provided::Made
+        );
+        use std::os::unix::fs::FileTypeExt;
+        assert!(envrc.symlink_metadata().unwrap().file_type().is_socket());
+        // Its own file, listed, is a place of its own; a stand-in there is held as it is.
+        std::fs::write(p.path().join(".env"), "x").unwrap();
+        let env = p.path().join(".env");
+        assert_eq!(
+            a.provide_known(&env, Stand::Socket, false).unwrap(),
+            Provided::Not
+        );
+        assert_eq!(
+            a.provide_known(&envrc, Stand::Socket, false).unwrap(),
+            Provided::There
+        );
+        drop(a);
+        assert!(envrc.symlink_metadata().is_err(), "left behind");
+        assert_eq!(std::fs::read(&env).unwrap(), b"x");
     }
 
     #[test]
