@@ -145,8 +145,16 @@ impl Placeholders {
                 }
                 Ok(Provided::Made)
             }
-            // Made meanwhile (another command's stand-in): held as it is found.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(Provided::There),
+            // Made meanwhile: another command's stand-in, held as it is found; anything else is
+            // a place of its own (a file of the user's), held as the catalog says (read-only),
+            // not as a stand-in (pinned only: its contents would stay writable).
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                Ok(if as_made(path, stand) {
+                    Provided::There
+                } else {
+                    Provided::Not
+                })
+            }
             // A directory hookd may not write to (a read-only checkout, another user's):
             // the command, with the same user and no capability, cannot make it either.
             Err(e)
@@ -532,9 +540,17 @@ mod tests {
             a.provide_known(&envrc, Stand::Socket, false).unwrap(),
             Provided::There
         );
+        // Listed absent, made meanwhile by the user: a place of its own, not a stand-in.
+        let mcp = p.path().join(".mcp.json");
+        std::fs::write(&mcp, "{}").unwrap();
+        assert_eq!(
+            a.provide_known(&mcp, Stand::Socket, true).unwrap(),
+            Provided::Not
+        );
         drop(a);
         assert!(envrc.symlink_metadata().is_err(), "left behind");
         assert_eq!(std::fs::read(&env).unwrap(), b"x");
+        assert_eq!(std::fs::read(&mcp).unwrap(), b"{}");
     }
 
     #[test]
