@@ -957,6 +957,114 @@ fn two_confined_commands_at_once_cannot_make_a_protected_name_at_the_root() {
     );
 }
 
+/// One command's end took another running command's stand-ins, in that one's working
+/// directory below the root, for places it had made and moved them aside, which freed the names
+/// in the other's namespace; that one (the attacker, any benign command ending meanwhile) made
+/// `.envrc`, `.mcp.json` and a repository whose `core.fsmonitor` the user's next `git status`
+/// ran, and its own end did not look on its way (attack round of 2026-11-27, every run). The
+/// end moves no socket aside, and looks on its way too.
+#[test]
+fn an_ending_command_leaves_the_stand_ins_of_another_in_its_working_directory() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let a = p.path().join("a");
+    std::fs::create_dir_all(&a).unwrap();
+    let marker = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let fsmonitor = marker.path().join("fsmonitor-ran");
+    let benign = hookd(&p, &tmp, &["exec", "--", "sleep", "1.5"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let attack = format!(
+        "sleep 2; echo 'echo PWNED' > .envrc; echo '{{}}' > .mcp.json; \
+         git init -q . && git config core.fsmonitor 'touch {}'; true",
+        fsmonitor.display()
+    );
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &attack])
+        .current_dir(&a)
+        .output()
+        .unwrap();
+    let benign = benign.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !stderr(&benign).contains(&format!("made {}", a.display())),
+        "{}",
+        stderr(&benign)
+    );
+    for name in [".envrc", ".mcp.json", ".git"] {
+        assert!(
+            a.join(name).symlink_metadata().is_err(),
+            "{name} was made: {}",
+            stderr(&o)
+        );
+    }
+    let _ = Command::new("git").arg("status").current_dir(&a).output();
+    assert!(!fsmonitor.exists());
+}
+
+/// A place one command made below the root, held by a second command that started while it
+/// was there, was moved aside at the first one's end, which freed its name in the second; the
+/// second made it again and its end kept it, since a place of that name had been there at its
+/// start (attack round of 2026-11-27, every run). A place is what was there at the start only
+/// if it is the same object (device and inode).
+#[test]
+fn a_place_made_again_after_another_commands_end_moved_it_is_moved_aside_too() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let sub = p.path().join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let first = hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "echo A > sub/.envrc; mkdir -p sub/.claude; echo A > sub/.claude/settings.json; \
+             git init -q sub/g; sleep 3",
+        ],
+    )
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let o = hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "sleep 3; echo B > sub/.envrc; mkdir -p sub/.claude && echo B > sub/.claude/settings.json; \
+             git init -q sub/g; true",
+        ],
+    )
+    .output()
+    .unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    for place in [".envrc", ".claude", "g/.git"] {
+        assert!(
+            sub.join(place).symlink_metadata().is_err(),
+            "{place} stayed: {}\n{}",
+            stderr(&first),
+            stderr(&o)
+        );
+    }
+    assert!(
+        stderr(&o).contains(&format!("made {}/.envrc", sub.display())),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// The System V IPC of the user's other processes (X11's shared images, a database's segment,
 /// desktop apps' queues) was open to a confined command: it read and overwrote a segment and
 /// sent a message the outside process received (attack round of 2026-11-27). It has an IPC

@@ -26,15 +26,16 @@ pub(super) struct Held {
     pub(super) below: Below,
 }
 
-/// The protected names that existed below the roots off the way to the working directory when
-/// the command started: what it made there is what exists there when it has ended and not
-/// before ([`Below::made`]).
+/// The protected names that existed below the roots, and on the way to the working directory,
+/// when the command started, each as the object it was (device and inode): what the command
+/// made is what exists there when it has ended and was not there before as that object
+/// ([`Below::again`]).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Below {
     roots: Vec<PathBuf>,
     on_path: Vec<PathBuf>,
     names: Vec<String>,
-    before: Vec<PathBuf>,
+    before: Vec<(PathBuf, Identity)>,
     /// How many directories the walks visited.
     read: usize,
     /// How far they went (the user's `sandbox.walk`).
@@ -44,6 +45,18 @@ pub(super) struct Below {
     /// When the walks at the start began (before the command): a link changed since is the
     /// command's.
     started: Option<std::time::SystemTime>,
+}
+
+/// A place as the object it is: its device and inode.
+type Identity = (u64, u64);
+
+/// What `path` is now, not following a last link: `None` where nothing is there, or where it is
+/// a socket (hookd's stand-ins are sockets, its own or another command's; a socket is read as
+/// nothing by agents, editors and git).
+fn identity(path: &Path) -> Option<Identity> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let m = path.symlink_metadata().ok()?;
+    (!m.file_type().is_socket()).then(|| (m.dev(), m.ino()))
 }
 
 /// Up to how many directories the walks at the start read (within their depth) the command's
@@ -90,22 +103,44 @@ impl Below {
             links.extend(found.links);
             for dir in found.dirs {
                 holding.push(dir.clone());
-                if self.on_path.contains(&dir) {
-                    continue;
-                }
-                for name in &names {
-                    let p = dir.join(name);
-                    if p.symlink_metadata().is_ok() && !self.before.contains(&p) {
-                        out.made.push(p);
-                    }
+                if !self.on_path.contains(&dir) {
+                    self.made_in(&dir, &names, &mut out.made);
                 }
             }
         }
+        // On the way to the working directory every name is held (a stand-in where it was
+        // absent), so nothing should change there; but another confined command's end can
+        // rename a place this one held, or remove its stand-ins, and the name is free to it
+        // (two commands at once made `.envrc` in the working directory of one of them).
+        for dir in self.on_path.iter().chain(&self.roots) {
+            self.made_in(dir, &names, &mut out.made);
+        }
+        out.made.sort();
+        out.made.dedup();
         out.links = links
             .into_iter()
             .filter(|l| self.links_beyond(l, &names, &holding))
             .collect();
         out
+    }
+
+    /// The protected places in `dir` that are not what was there at the start (made, or made
+    /// again in place of what was), sockets aside: what the command made.
+    fn made_in(&self, dir: &Path, names: &[&str], made: &mut Vec<PathBuf>) {
+        for name in names {
+            let p = dir.join(name);
+            let Some(now) = identity(&p) else { continue };
+            if !self.before.iter().any(|(b, was)| *b == p && *was == now) {
+                made.push(p);
+            }
+        }
+    }
+
+    /// Record `path` as it is at the start (nothing where it is absent or a socket).
+    pub(super) fn was(&mut self, path: &Path) {
+        if let Some(id) = identity(path) {
+            self.before.push((path.to_path_buf(), id));
+        }
     }
 
     /// Whether `link`, a symbolic link below a root, was made or changed during the command and
@@ -356,7 +391,7 @@ impl Finder<'_> {
                 // Most of the catalog's names are absent there: the directory's listing (read
                 // once) says so without a `stat` of each.
                 if self.real.exists(&path) {
-                    self.held.below.before.push(path.clone());
+                    self.held.below.was(&path);
                     self.held.hold(path, what, &[], self.real)?;
                 }
                 continue;
@@ -375,6 +410,16 @@ impl Finder<'_> {
             }
             // `.git/NAME`: `.git` itself, held first, is refused where it is a link.
             self.hold(path, what, stand_for(name), true)?;
+        }
+        if !below {
+            // What the command's end compares with: these names are held, so what is there at
+            // the end is what was unless someone else's end freed one ([`Below::again`]).
+            for (name, _) in self.places.by_name.iter() {
+                let p = dir.join(name);
+                if !name.contains('/') && self.real.exists(&p) {
+                    self.held.below.was(&p);
+                }
+            }
         }
         let git = crate::git::indirections(dir, &self.places.homes, &self.places.config_homes);
         for g in &git.git_dirs {
