@@ -1065,6 +1065,54 @@ fn a_place_made_again_after_another_commands_end_moved_it_is_moved_aside_too() {
     );
 }
 
+/// The stand-ins' locks were held by hookd alone: a SIGKILL to it (an agent's hard timeout, the
+/// OOM killer) released them for the 1 to 4 ms its sandbox still ran, and another command ending
+/// then removed the stand-ins under the dying one, whose command made `.mcp.json` at the root
+/// (attack round of 2026-11-27, once in 150 to 300 kills). Pid 1 keeps the locks open, so they
+/// last as long as the sandbox: here it holds them while the command runs, and after a SIGKILL
+/// to hookd the stand-ins stay (recorded, for the next command that ends last).
+#[test]
+fn the_sandboxs_pid_one_holds_the_stand_ins_locks() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let mut h = hookd(&p, &tmp, &["exec", "--", "sleep", "5"])
+        .spawn()
+        .unwrap();
+    let envrc = p.path().join(".envrc");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while envrc.symlink_metadata().is_err() {
+        assert!(std::time::Instant::now() < until, "no stand-in appeared");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let children =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", h.id())).unwrap_or_default();
+    let pid1: u32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    let locks: Vec<String> = std::fs::read_dir(format!("/proc/{pid1}/fd"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.unwrap().path()).ok())
+        .map(|l| l.display().to_string())
+        .filter(|l| l.contains("/placeholders/") && l.ends_with(".lock"))
+        .collect();
+    assert!(!locks.is_empty(), "pid 1 {pid1} holds no lock");
+    h.kill().unwrap();
+    h.wait().unwrap();
+    // Its sandbox ended with it (pid 1's parent-death signal); the stand-ins are left recorded,
+    // and the next command there removes them when it ends.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid1}")).exists() || {
+            let stat = std::fs::read_to_string(format!("/proc/{pid1}/stat")).unwrap_or_default();
+            stat.contains(") Z ")
+        }
+    );
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(envrc.symlink_metadata().is_err(), "a stand-in was left");
+}
+
 /// The System V IPC of the user's other processes (X11's shared images, a database's segment,
 /// desktop apps' queues) was open to a confined command: it read and overwrote a segment and
 /// sent a message the outside process received (attack round of 2026-11-27). It has an IPC

@@ -320,6 +320,8 @@ pub struct Confinement {
     /// The stand-ins of absent held places: removed, where this command is their last holder,
     /// when it is dropped (after the command ended).
     _stand_ins: Placeholders,
+    /// Their locks' descriptors, which pid 1 keeps open ([`Placeholders::lock_fds`]).
+    pub(crate) locks: Vec<std::os::fd::RawFd>,
     /// Under a host list: the command's end of the channel its waiter hands the proxy its
     /// listening socket over, and the proxy (stopped when this is dropped).
     egress_channel: Option<OwnedFd>,
@@ -513,6 +515,7 @@ impl Confinement {
             keep_env: policy.keep_env.clone(),
             secret: policy.secret,
             summary,
+            locks: stand_ins.lock_fds(),
             _stand_ins: stand_ins,
             egress_channel,
             proxy,

@@ -151,6 +151,7 @@ pub(super) fn prepare(
         secret: policy.secret,
         summary,
         _stand_ins: super::Placeholders::new(None),
+        locks: Vec::new(),
         egress_channel: None,
         proxy,
         nested: Some(nested),

@@ -85,6 +85,13 @@ impl Placeholders {
         }
     }
 
+    /// The descriptors of the directories' locks this command holds, in the order taken (the
+    /// project's root first): pid 1 keeps them open, so that the locks last as long as the
+    /// sandbox does, not only as long as the hookd that made it.
+    pub(super) fn lock_fds(&self) -> Vec<std::os::fd::RawFd> {
+        self.held.iter().map(|h| h.lock.as_raw_fd()).collect()
+    }
+
     /// Make sure `path` exists to be held as a stand-in: made (and recorded) where it is
     /// absent, and its directory locked where it is, or may be, one (another command's, or a
     /// leftover). `false`: it is a place of its own (or cannot be made here), not a stand-in.

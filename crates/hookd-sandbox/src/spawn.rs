@@ -252,7 +252,7 @@ unsafe fn confined(
                 // Signals to the waiter's group reach pid 1 through the waiter.
                 let me = libc::getpid();
                 libc::write(leftovers, (&raw const me).cast(), 4);
-                close_all_but(&[pair[0], leftovers, done]);
+                close_all_but(pair[0], &[leftovers, done]);
                 FORWARD_TO.store(pid1, Ordering::Relaxed);
                 handle(FORWARDED.iter(), forward as *const () as libc::sighandler_t);
                 // What pid 1 reported of the command; its own end when it reported nothing.
@@ -307,7 +307,7 @@ pub(super) unsafe fn pid_one(
     // SAFETY: the caller's contract.
     unsafe {
         pid_one_confined(c, report)?;
-        pid_one_starts(report, old, exec)
+        pid_one_starts(report, &c.locks, old, exec)
     }
 }
 
@@ -339,6 +339,7 @@ pub(super) unsafe fn pid_one_confined(c: &Confinement, report: RawFd) -> std::io
 /// As [`pid_one`]'s, once [`pid_one_confined`] has run.
 pub(super) unsafe fn pid_one_starts(
     report: RawFd,
+    locks: &[RawFd],
     old: &libc::sigset_t,
     exec: Option<&super::vfork::Exec>,
 ) -> std::io::Result<()> {
@@ -363,7 +364,12 @@ pub(super) unsafe fn pid_one_starts(
                 Ok(())
             }
             command => {
-                close_all_but(&[report]);
+                // The stand-ins' locks stay with pid 1 (close-on-exec: not the command's): a
+                // SIGKILL to hookd released them while its sandbox still ran, for the 1 to 4 ms
+                // before pid 1's parent-death signal ended it, and another command ending then
+                // removed the stand-ins under it (an attack round made `.mcp.json` at the root
+                // so, once in 150 to 300 kills).
+                close_all_but(report, locks);
                 FORWARD_TO.store(-command, Ordering::Relaxed);
                 handle(FORWARDED.iter(), forward as *const () as libc::sighandler_t);
                 // Orphans of the namespace are reaped until the command itself ends.
@@ -418,7 +424,7 @@ unsafe fn unconfined(
                     libc::setpgid(command, command);
                 }
                 libc::write(leftovers, (&raw const command).cast(), 4);
-                close_all_but(&[leftovers, done]);
+                close_all_but(leftovers, &[done]);
                 let ignored = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
                 handle(ignored.iter(), libc::SIG_IGN);
                 let status = wait_for(command);
@@ -552,25 +558,31 @@ unsafe fn exit_as(status: libc::c_int) -> ! {
     }
 }
 
-/// Close every descriptor above 2 but those in `keep` (`-1`: none), std's exec-error pipe
-/// among them: only the process that execs may hold it.
-unsafe fn close_all_but(keep: &[RawFd]) {
-    let mut kept = [-1; 3];
-    for (slot, fd) in kept.iter_mut().zip(keep) {
+/// How many descriptors [`close_all_but`] keeps besides the first (no allocation after a fork).
+const MOST_KEPT: usize = 31;
+
+/// Close every descriptor above 2 but `first` and those in `keep` (`-1`: none; at most
+/// [`MOST_KEPT`], the rest closed: a command run from a directory 30 levels deep keeps its
+/// deepest directories' stand-ins locked by hookd alone), std's exec-error pipe among them:
+/// only the process that execs may hold it.
+unsafe fn close_all_but(first: RawFd, keep: &[RawFd]) {
+    let mut kept = [-1; MOST_KEPT + 1];
+    kept[0] = first;
+    for (slot, fd) in kept[1..].iter_mut().zip(keep) {
         *slot = *fd;
     }
     kept.sort_unstable();
-    let mut first: u32 = 3;
+    let mut from: u32 = 3;
     for keep in kept {
-        if keep < 3 || (keep as u32) < first {
+        if keep < 3 || (keep as u32) < from {
             continue;
         }
         // SAFETY: close_range on descriptor numbers.
-        unsafe { close_range(first, keep as u32 - 1) };
-        first = keep as u32 + 1;
+        unsafe { close_range(from, keep as u32 - 1) };
+        from = keep as u32 + 1;
     }
     // SAFETY: as above.
-    unsafe { close_range(first, u32::MAX) };
+    unsafe { close_range(from, u32::MAX) };
 }
 
 /// Close descriptors `first..=last`.
