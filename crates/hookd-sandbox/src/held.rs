@@ -83,17 +83,28 @@ pub(super) struct Again {
 }
 
 impl Below {
-    /// The protected places below the roots (off the way, at most the walk's depth) that exist
-    /// now and did not when the command started: `web/.claude`, a new `sub/.git`. Walked after
-    /// the command's end ([`crate::walk::walk_after`]); a walk cut short reports what it found
-    /// and why; where the walks at the start read more than [`LOOKS_AGAIN_UP_TO`] directories,
-    /// nothing is looked for.
+    /// The protected places that exist now and were not there (as the same object) when the
+    /// command started: on the way to the working directory and at the roots, and below the
+    /// roots off the way, at most the walk's depth (`web/.claude`, a new `sub/.git`). Walked
+    /// after the command's end ([`crate::walk::walk_after`]); a walk cut short reports what it
+    /// found and why; where the walks at the start read more than [`LOOKS_AGAIN_UP_TO`]
+    /// directories, only the way and the roots are looked at.
     pub(super) fn again(&self) -> Again {
         let mut out = Again::default();
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        // On the way to the working directory every name is held (a stand-in where it was
+        // absent), so nothing should change there; but another confined command's end can
+        // rename a place this one held, or remove its stand-ins, and the name is free to it
+        // (two commands at once made `.envrc` in the working directory of one of them). A few
+        // `lstat`s a directory: looked at whatever the tree's size.
+        for dir in self.on_path.iter().chain(&self.roots) {
+            self.made_in(dir, &names, &mut out.made);
+        }
         if self.read > LOOKS_AGAIN_UP_TO {
+            out.made.sort();
+            out.made.dedup();
             return out;
         }
-        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         let mut holding = Vec::new();
         let mut links = Vec::new();
         for root in &self.roots {
@@ -107,13 +118,6 @@ impl Below {
                     self.made_in(&dir, &names, &mut out.made);
                 }
             }
-        }
-        // On the way to the working directory every name is held (a stand-in where it was
-        // absent), so nothing should change there; but another confined command's end can
-        // rename a place this one held, or remove its stand-ins, and the name is free to it
-        // (two commands at once made `.envrc` in the working directory of one of them).
-        for dir in self.on_path.iter().chain(&self.roots) {
-            self.made_in(dir, &names, &mut out.made);
         }
         out.made.sort();
         out.made.dedup();
