@@ -35,7 +35,7 @@ pub(super) struct Below {
     roots: Vec<PathBuf>,
     on_path: Vec<PathBuf>,
     names: Vec<String>,
-    before: Vec<(PathBuf, Identity)>,
+    before: std::collections::HashMap<PathBuf, Identity>,
     /// How many directories the walks visited.
     read: usize,
     /// How far they went (the user's `sandbox.walk`).
@@ -134,7 +134,7 @@ impl Below {
         for name in names {
             let p = dir.join(name);
             let Some(now) = identity(&p) else { continue };
-            if !self.before.iter().any(|(b, was)| *b == p && *was == now) {
+            if self.before.get(&p) != Some(&now) {
                 made.push(p);
             }
         }
@@ -143,7 +143,7 @@ impl Below {
     /// Record `path` as it is at the start (nothing where it is absent or a socket).
     pub(super) fn was(&mut self, path: &Path) {
         if let Some(id) = identity(path) {
-            self.before.push((path.to_path_buf(), id));
+            self.before.insert(path.to_path_buf(), id);
         }
     }
 
