@@ -113,8 +113,12 @@ impl Placeholders {
         // command ended (it held the directory's lock alone). Taken for a place of its own, it
         // was held by nothing, and a command started meanwhile made `.envrc` at the root (23
         // of 150 runs of two commands at once). Absent now, it gets a stand-in.
-        let absent = absent || path.symlink_metadata().is_err();
-        if !absent && !as_made(path, stand) {
+        let there = if absent {
+            Found::Absent
+        } else {
+            found(path, stand)
+        };
+        if there == Found::Own {
             return Ok(Provided::Not);
         }
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
@@ -127,13 +131,13 @@ impl Placeholders {
             )));
         };
         let held = Self::held_in(&mut self.held, &dir, parent)?;
-        if !absent {
-            // Under the lock nobody removes a stand-in here; one removed before it was taken is
-            // made again.
-            match path.symlink_metadata() {
-                Err(_) => {}
-                Ok(_) if as_made(path, stand) => return Ok(Provided::There),
-                Ok(_) => return Ok(Provided::Not),
+        // Under the lock nobody removes a stand-in here; one removed before it was taken is made
+        // again.
+        if there == Found::StandIn {
+            match found(path, stand) {
+                Found::StandIn => return Ok(Provided::There),
+                Found::Own => return Ok(Provided::Not),
+                Found::Absent => {}
             }
         }
         if !held.recorded.iter().any(|n| n == name) {
@@ -156,10 +160,9 @@ impl Placeholders {
             // a place of its own (a file of the user's), held as the catalog says (read-only),
             // not as a stand-in (pinned only: its contents would stay writable).
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                Ok(if as_made(path, stand) {
-                    Provided::There
-                } else {
-                    Provided::Not
+                Ok(match found(path, stand) {
+                    Found::StandIn => Provided::There,
+                    _ => Provided::Not,
                 })
             }
             // A directory hookd may not write to (a read-only checkout, another user's):
@@ -346,10 +349,27 @@ fn sweep(dir: &Path) {
 
 /// Whether `path` is as hookd makes a placeholder: a socket, or its file.
 fn as_made(path: &Path, stand: Stand) -> bool {
+    found(path, stand) == Found::StandIn
+}
+
+/// What is at a place that is to be, or may be, a stand-in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Found {
+    Absent,
+    /// As hookd makes a stand-in (a socket, or its file): this command's, another's, or one a
+    /// killed hookd left.
+    StandIn,
+    /// A place of its own.
+    Own,
+}
+
+/// What is at `path` now, not following a last link (one `lstat`; a file's text read where
+/// the stand-in is a file).
+fn found(path: &Path, stand: Stand) -> Found {
     let Ok(meta) = path.symlink_metadata() else {
-        return false;
+        return Found::Absent;
     };
-    match stand {
+    let made = match stand {
         Stand::Socket => {
             use std::os::unix::fs::FileTypeExt;
             meta.file_type().is_socket()
@@ -357,6 +377,11 @@ fn as_made(path: &Path, stand: Stand) -> bool {
         Stand::File(content) => {
             meta.is_file() && std::fs::read(path).is_ok_and(|b| b == content.as_bytes())
         }
+    };
+    if made {
+        Found::StandIn
+    } else {
+        Found::Own
     }
 }
 
