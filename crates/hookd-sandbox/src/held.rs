@@ -97,12 +97,13 @@ impl Below {
         // rename a place this one held, or remove its stand-ins, and the name is free to it
         // (two commands at once made `.envrc` in the working directory of one of them). A few
         // `lstat`s a directory: looked at whatever the tree's size.
-        for dir in self.on_path.iter().chain(&self.roots) {
+        let looked: Vec<&PathBuf> = (self.on_path.iter())
+            .chain(self.roots.iter().filter(|r| !self.on_path.contains(r)))
+            .collect();
+        for dir in &looked {
             self.made_in(dir, &names, &mut out.made);
         }
         if self.read > LOOKS_AGAIN_UP_TO {
-            out.made.sort();
-            out.made.dedup();
             return out;
         }
         let mut holding = Vec::new();
@@ -114,13 +115,11 @@ impl Below {
             links.extend(found.links);
             for dir in found.dirs {
                 holding.push(dir.clone());
-                if !self.on_path.contains(&dir) {
+                if !looked.contains(&&dir) {
                     self.made_in(&dir, &names, &mut out.made);
                 }
             }
         }
-        out.made.sort();
-        out.made.dedup();
         out.links = links
             .into_iter()
             .filter(|l| self.links_beyond(l, &names, &holding))

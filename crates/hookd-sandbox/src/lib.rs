@@ -320,7 +320,8 @@ pub struct Confinement {
     /// The stand-ins of absent held places: removed, where this command is their last holder,
     /// when it is dropped (after the command ended).
     _stand_ins: Placeholders,
-    /// Their locks' descriptors, which pid 1 keeps open ([`Placeholders::lock_fds`]).
+    /// Their locks' descriptors, which pid 1 keeps open ([`Placeholders::lock_fds`]): listed
+    /// here, before the fork, since pid 1 may not allocate.
     pub(crate) locks: Vec<std::os::fd::RawFd>,
     /// Under a host list: the command's end of the channel its waiter hands the proxy its
     /// listening socket over, and the proxy (stopped when this is dropped).
