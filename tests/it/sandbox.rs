@@ -50,6 +50,30 @@ pub(crate) fn confinable() -> bool {
     missing.is_empty()
 }
 
+/// `hookd exec -- sh -c SCRIPT` in `p`.
+fn sh(p: &Project, tmp: &Path, script: &str) -> Command {
+    hookd(p, tmp, &["exec", "--", "sh", "-c", script])
+}
+
+/// The C program `source` built as `dir/name` (outside /tmp, which the sandbox replaces), or
+/// `None`, said, where gcc cannot build one here.
+fn c_program(dir: &Path, name: &str, source: &str) -> Option<PathBuf> {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let exe = dir.join(name);
+    let built = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status();
+    if built.is_ok_and(|s| s.success()) {
+        Some(exe)
+    } else {
+        crate::support::unavailable("gcc", "gcc cannot build a C program here");
+        None
+    }
+}
+
 pub(crate) fn hookd(p: &Project, tmp: &Path, args: &[&str]) -> Command {
     let mut c = p.cmd(args);
     c.env("TMPDIR", tmp);
@@ -175,16 +199,12 @@ fn git_work_and_a_build_succeed_confined() {
     let script = "git add a.txt && git -c user.email=a@b -c user.name=n commit -qm one \
                   && git checkout -qb topic && mkdir -p target/debug && echo bin > target/debug/x \
                   && mv target/debug/x target/x && git log --oneline | wc -l";
-    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
-        .output()
-        .unwrap();
+    let o = sh(&p, &tmp, script).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "1");
     assert!(p.path().join("target/x").exists());
     // The exit status is passed on.
-    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", "exit 7"])
-        .output()
-        .unwrap();
+    let o = sh(&p, &tmp, "exit 7").output().unwrap();
     assert_eq!(o.status.code(), Some(7));
 }
 
@@ -624,16 +644,8 @@ fn a_confined_command_cannot_reach_the_callers_keyrings() {
         ),
     ];
     for (name, body) in programs {
-        let src = bin.path().join(format!("{name}.c"));
         let head = "#define _GNU_SOURCE\n#include <stdio.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n#include <linux/keyctl.h>\n";
-        std::fs::write(&src, format!("{head}{body}\n")).unwrap();
-        let built = Command::new("gcc")
-            .arg("-o")
-            .arg(bin.path().join(name))
-            .arg(&src)
-            .status();
-        if !built.is_ok_and(|s| s.success()) {
-            crate::support::unavailable("gcc", "gcc cannot build a C program here");
+        if c_program(bin.path(), name, &format!("{head}{body}\n")).is_none() {
             return;
         }
     }
@@ -698,7 +710,7 @@ fn hidden_directories_stay_hidden_however_they_overlap() {
         touch \"$S/$d/planted\" 2>/dev/null && echo \"$d: written\"; done; true";
     let read = |confined: bool| {
         let mut c = if confined {
-            hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+            sh(&p, &tmp, script)
         } else {
             let mut c = Command::new("sh");
             c.args(["-c", script]);
@@ -740,9 +752,9 @@ fn every_x32_call_is_refused_to_a_confined_command() {
     }
     let (p, tmp) = project();
     let bin = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
-    let src = bin.path().join("x32.c");
-    std::fs::write(
-        &src,
+    let Some(x32) = c_program(
+        bin.path(),
+        "x32",
         r#"#include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -752,14 +764,9 @@ int main(void) {
   printf("%s\n", r >= 0 ? "ran" : errno == ENOSYS ? "ENOSYS" : errno == EACCES ? "EACCES" : "other");
   return 0; }
 "#,
-    )
-    .unwrap();
-    let x32 = bin.path().join("x32");
-    let built = Command::new("gcc").arg("-o").arg(&x32).arg(&src).status();
-    if !built.is_ok_and(|s| s.success()) {
-        crate::support::unavailable("gcc", "gcc cannot build a C program here");
+    ) else {
         return;
-    }
+    };
     let unconfined = stdout(&Command::new(&x32).output().unwrap());
     assert!(
         unconfined == "ran\n" || unconfined == "ENOSYS\n",
@@ -807,7 +814,7 @@ fn other_tools_credential_stores_are_hidden() {
     let script = "for f in $(cd \"$HOME\" && find . -type f); do cat \"$HOME/$f\"; done 2>/dev/null | grep SECRET: | sort";
     let read = |confined: bool| {
         let mut c = if confined {
-            hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+            sh(&p, &tmp, script)
         } else {
             let mut c = Command::new("sh");
             c.args(["-c", script]).env("HOME", p.home.path());
@@ -867,9 +874,9 @@ fn the_sandboxs_pid_one_cannot_be_traced_by_the_command_even_at_its_first_call()
     }
     let (p, tmp) = project();
     let bin = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
-    let src = bin.path().join("trace_parent.c");
-    std::fs::write(
-        &src,
+    let Some(exe) = c_program(
+        bin.path(),
+        "trace_parent",
         r#"#include <stdio.h>
 #include <sys/ptrace.h>
 #include <unistd.h>
@@ -879,18 +886,9 @@ int main(void) {
     if (ptrace(PTRACE_SEIZE, parent, 0, 0) == 0) { ptrace(PTRACE_DETACH, parent, 0, 0); printf("traced\n"); return 0; }
   printf("refused\n"); return 0; }
 "#,
-    )
-    .unwrap();
-    let exe = bin.path().join("trace_parent");
-    let built = Command::new("gcc")
-        .args(["-O2", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status();
-    if !built.is_ok_and(|s| s.success()) {
-        crate::support::unavailable("gcc", "gcc cannot build a C program here");
+    ) else {
         return;
-    }
+    };
     // Unconfined, its parent (a shell) is traced.
     let o = Command::new("sh").arg("-c").arg(&exe).output().unwrap();
     assert_eq!(stdout(&o), "traced\n", "{}", stderr(&o));
@@ -941,9 +939,7 @@ fn two_confined_commands_at_once_cannot_make_a_protected_name_at_the_root() {
     for round in 0..120u32 {
         let mut first = hookd(&p, &tmp, &["exec", "--", "true"]).spawn().unwrap();
         std::thread::sleep(run * (round % 60) / 60);
-        let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", attack])
-            .output()
-            .unwrap();
+        let o = sh(&p, &tmp, attack).output().unwrap();
         assert!(first.wait().unwrap().success());
         assert!(o.status.success(), "{}", stderr(&o));
         if envrc.symlink_metadata().is_ok() {
@@ -983,10 +979,7 @@ fn an_ending_command_leaves_the_stand_ins_of_another_in_its_working_directory() 
          git init -q . && git config core.fsmonitor 'touch {}'; true",
         fsmonitor.display()
     );
-    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &attack])
-        .current_dir(&a)
-        .output()
-        .unwrap();
+    let o = sh(&p, &tmp, &attack).current_dir(&a).output().unwrap();
     let benign = benign.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
@@ -1018,36 +1011,16 @@ fn a_place_made_again_after_another_commands_end_moved_it_is_moved_aside_too() {
     let (p, tmp) = project();
     let sub = p.path().join("sub");
     std::fs::create_dir_all(&sub).unwrap();
-    let first = hookd(
-        &p,
-        &tmp,
-        &[
-            "exec",
-            "--",
-            "sh",
-            "-c",
-            "echo A > sub/.envrc; mkdir -p sub/.claude; echo A > sub/.claude/settings.json; \
-             git init -q sub/g; sleep 3",
-        ],
-    )
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let a = "echo A > sub/.envrc; mkdir -p sub/.claude; echo A > sub/.claude/settings.json; \
+             git init -q sub/g; sleep 3";
+    let b = "sleep 3; echo B > sub/.envrc; mkdir -p sub/.claude && \
+             echo B > sub/.claude/settings.json; git init -q sub/g; true";
+    let first = sh(&p, &tmp, a)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let o = hookd(
-        &p,
-        &tmp,
-        &[
-            "exec",
-            "--",
-            "sh",
-            "-c",
-            "sleep 3; echo B > sub/.envrc; mkdir -p sub/.claude && echo B > sub/.claude/settings.json; \
-             git init -q sub/g; true",
-        ],
-    )
-    .output()
-    .unwrap();
+    let o = sh(&p, &tmp, b).output().unwrap();
     let first = first.wait_with_output().unwrap();
     assert!(first.status.success(), "{}", stderr(&first));
     for place in [".envrc", ".claude", "g/.git"] {
@@ -1124,12 +1097,9 @@ fn the_users_shared_memory_segments_and_queues_are_not_reachable() {
     }
     let (p, tmp) = project();
     let bin = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
-    let src = bin.path().join("ipc.c");
     let key = 0x4000_0000 + std::process::id() as i32;
-    std::fs::write(
-        &src,
-        format!(
-            r#"#include <stdio.h>
+    let source = format!(
+        r#"#include <stdio.h>
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
@@ -1147,15 +1117,10 @@ int main(int c, char **v) {{
   char *p = shmat(id, 0, 0); strcpy(p, "PWNED");
   msg.t = 1; strcpy(msg.s, "INJECTED"); msgsnd(msgget(k, 0), &msg, 64, 0); printf("reached\n"); return 0; }}
 "#
-        ),
-    )
-    .unwrap();
-    let exe = bin.path().join("ipc");
-    let built = Command::new("gcc").arg("-o").arg(&exe).arg(&src).status();
-    if !built.is_ok_and(|s| s.success()) {
-        crate::support::unavailable("gcc", "gcc cannot build a C program here");
+    );
+    let Some(exe) = c_program(bin.path(), "ipc", &source) else {
         return;
-    }
+    };
     let ipc = |arg: &str| stdout(&Command::new(&exe).arg(arg).output().unwrap());
     // Unconfined, the attack works.
     ipc("make");
@@ -1213,9 +1178,7 @@ fn metadata_outside_the_writable_places_cannot_change() {
     assert!(stdout(&o).contains("made-executable"));
     assert_ne!((stat(&file), stat(&p.home.path().join(".profile"))), before);
     let before = setup();
-    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &script])
-        .output()
-        .unwrap();
+    let o = sh(&p, &tmp, &script).output().unwrap();
     assert_eq!(stdout(&o), "made-executable\n", "{}", stderr(&o));
     assert_eq!(
         (stat(&file), stat(&p.home.path().join(".profile"))),
