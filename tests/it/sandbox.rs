@@ -1086,6 +1086,75 @@ fn the_sandboxs_pid_one_holds_the_stand_ins_locks() {
     assert!(envrc.symlink_metadata().is_err(), "a stand-in was left");
 }
 
+/// A SIGKILL to `hookd exec` ends its sandbox through pid 1's parent-death signal. That was a
+/// SIGKILL too: pid 1's exit closed its descriptors, the stand-ins' locks among them, before the
+/// kernel killed the rest of the namespace, and another command ending in that moment could
+/// take the lock and remove the stand-ins under processes still running (left open by the
+/// attack round of 2026-11-27). Pid 1 now catches its parent's death, kills and reaps the
+/// namespace, then exits: once the locks are free, nothing of the sandbox is left.
+#[test]
+fn the_stand_ins_locks_of_a_killed_hookd_are_free_only_once_its_sandbox_is_gone() {
+    use std::io::BufRead;
+    use std::os::fd::AsRawFd;
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let script = "for i in $(seq 150); do sleep 60 & done; echo ready; wait";
+    let mut h = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(h.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    let children = |pid: u32| -> Vec<u32> {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|c| c.parse().unwrap())
+            .collect()
+    };
+    let pid1 = children(h.id())[0];
+    let mut sandbox = children(pid1);
+    let mut i = 0;
+    while i < sandbox.len() {
+        let below = children(sandbox[i]);
+        sandbox.extend(below);
+        i += 1;
+    }
+    assert!(sandbox.len() > 150, "{sandbox:?}");
+    let locks: Vec<std::fs::File> = std::fs::read_dir(format!("/proc/{pid1}/fd"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.unwrap().path()).ok())
+        .filter(|l| l.to_string_lossy().contains("/placeholders/"))
+        .filter(|l| l.extension().is_some_and(|e| e == "lock"))
+        .map(|l| std::fs::File::open(l).unwrap())
+        .collect();
+    assert!(!locks.is_empty(), "pid 1 {pid1} holds no lock");
+    h.kill().unwrap();
+    for lock in &locks {
+        // SAFETY: flock on a descriptor this test owns.
+        assert_eq!(
+            unsafe { nix::libc::flock(lock.as_raw_fd(), nix::libc::LOCK_EX) },
+            0
+        );
+    }
+    let left: Vec<&u32> = sandbox
+        .iter()
+        .filter(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists())
+        .collect();
+    h.wait().unwrap();
+    assert!(
+        left.is_empty(),
+        "{} of the sandbox's {} processes were still there when its locks were free",
+        left.len(),
+        sandbox.len()
+    );
+}
+
 /// The System V IPC of the user's other processes (X11's shared images, a database's segment,
 /// desktop apps' queues) was open to a confined command: it read and overwrote a segment and
 /// sent a message the outside process received (attack round of 2026-11-27). It has an IPC

@@ -318,8 +318,23 @@ pub(super) unsafe fn pid_one(
 pub(super) unsafe fn pid_one_confined(c: &Confinement, report: RawFd) -> std::io::Result<()> {
     // SAFETY: the caller's contract; raw syscalls only.
     unsafe {
-        // Killed with the waiter (a SIGKILL to it, to its group): then nothing is left either.
-        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        // Ended with its parent (a SIGKILL to it, to its group): then nothing is left either.
+        // Not by a SIGKILL of its own: pid 1's exit closes its descriptors, the stand-ins'
+        // locks among them, before the kernel kills the rest of the namespace, and another
+        // command ending in that moment could remove the stand-ins under a command still
+        // running. The signal is caught (set before it is asked for: pid 1 of a namespace
+        // ignores a signal it does not handle), and what is left is killed and reaped first.
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = orphaned as *const () as libc::sighandler_t;
+        libc::sigfillset(&mut sa.sa_mask);
+        check(libc::sigaction(libc::SIGRTMAX(), &sa, std::ptr::null_mut()))?;
+        check(libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGRTMAX(),
+            0,
+            0,
+            0,
+        ))?;
         let mut alive = libc::pollfd {
             fd: report,
             events: 0,
@@ -330,6 +345,19 @@ pub(super) unsafe fn pid_one_confined(c: &Confinement, report: RawFd) -> std::io
         }
         check(libc::setsid())?;
         super::linux::confine(c)
+    }
+}
+
+/// Pid 1's parent died: everything else in the namespace killed and reaped (none can fork
+/// with SIGKILL pending), then pid 1 exits, and its descriptors close only then.
+extern "C" fn orphaned(_: libc::c_int) {
+    // SAFETY: kill, waitpid and _exit are async-signal-safe.
+    unsafe {
+        libc::kill(-1, libc::SIGKILL);
+        while libc::waitpid(-1, std::ptr::null_mut(), libc::__WALL) > 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+        {}
+        libc::_exit(1)
     }
 }
 
