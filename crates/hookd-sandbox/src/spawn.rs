@@ -328,6 +328,12 @@ pub(super) unsafe fn pid_one_confined(c: &Confinement, report: RawFd) -> std::io
         sa.sa_sigaction = orphaned as *const () as libc::sighandler_t;
         libc::sigfillset(&mut sa.sa_mask);
         check(libc::sigaction(libc::SIGRTMAX(), &sa, std::ptr::null_mut()))?;
+        // Taken at once (the others wait until the command exists): nothing of the command
+        // starts once the parent has gone.
+        let mut death: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut death);
+        libc::sigaddset(&mut death, libc::SIGRTMAX());
+        libc::sigprocmask(libc::SIG_UNBLOCK, &death, std::ptr::null_mut());
         check(libc::prctl(
             libc::PR_SET_PDEATHSIG,
             libc::SIGRTMAX(),
