@@ -76,6 +76,11 @@ pub struct SandboxPolicy {
     /// `/run/user/UID` is.
     #[serde(skip)]
     pub runtime: Option<PathBuf>,
+    /// Temporary and runtime directories the process's variables named before a repository's
+    /// files named those variables too (`TMPDIR=x` in its `.env`; `hookd exec` drops the value):
+    /// covered as the user's runtime directory is, since they may be the user's own.
+    #[serde(skip)]
+    pub covered: Vec<PathBuf>,
     /// The host says it runs inside a confined agent (`hookd run --confine` sets
     /// [`AGENT_VAR`]): where that is evidently so, commands get the nested sandbox
     /// (crates/hookd-sandbox's `nested.rs`) instead of none.
@@ -131,6 +136,7 @@ impl SandboxPolicy {
         out.secret = crate::vars::carries_secret;
         out.keep_env = self.keep_env.clone();
         out.runtime = self.runtime.clone();
+        out.covered = self.covered.clone();
         out.nested = self.nested;
         out.shown = self.shown.clone();
         out

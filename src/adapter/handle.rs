@@ -91,6 +91,10 @@ pub enum Settled {
     Adapter(Box<Arrival>),
     /// The project's variables dropped, in the directory the agent started it in.
     Ready,
+    /// A confined call (`hookd exec`): the project's variables dropped, and the place
+    /// variables the drop took away with the values they had, still to be protected (see
+    /// `LoadOptions::also_places`).
+    Confined(Vec<(String, std::path::PathBuf)>),
     /// The agent's files could not be read: what they set is unknown, so nothing may run.
     Refused(Vec<super::Unreadable>),
 }
@@ -105,9 +109,9 @@ pub fn settle_process(start: Start, stdin: impl FnOnce() -> Result<String, Input
         Start::Adapter => Settled::Adapter(Box::new(Arrival::of_this_process(stdin()))),
         Start::ConfinedCall(project) => {
             match super::drop_agent_env(Host::of_this_process(), project.as_deref()) {
-                Ok(host) => {
+                Ok((host, moved_places)) => {
                     let _ = host.make_this_process();
-                    Settled::Ready
+                    Settled::Confined(moved_places)
                 }
                 Err(unread) => Settled::Refused(unread),
             }

@@ -420,6 +420,9 @@ pub struct Entered {
     pub unreadable: Vec<Unreadable>,
 }
 
+/// Place variables a drop took away, with the values they had (see [`Entered::moved_places`]).
+pub type MovedPlaces = Vec<(String, PathBuf)>;
+
 /// Drop from `host` what the agent's project's files set for its agent, as
 /// [`enter_agent_project`] does, staying in its working directory (`hookd exec`: an agent runs
 /// a model's confined call through its own shell, whose environment a repository may have set:
@@ -427,8 +430,14 @@ pub struct Entered {
 /// may write). With the `project` an adapter decided (`hookd exec --project`), that project's
 /// files are read too, whatever directory the shell stands in (a directory with a `.git` of its
 /// own would otherwise end the walk before them). `Err` names the agent files hookd would not
-/// read: what they set is unknown.
-pub fn drop_agent_env(mut host: Host, project: Option<&Path>) -> Result<Host, Vec<Unreadable>> {
+/// read: what they set is unknown. With the host, the place variables the drop took away with
+/// the values they had ([`Entered::moved_places`]): the user's own value of a variable the
+/// repository only names (`KUBECONFIG=x` in its `.env`) is one of them, and its store must stay
+/// hidden from the confined command.
+pub fn drop_agent_env(
+    mut host: Host,
+    project: Option<&Path>,
+) -> Result<(Host, MovedPlaces), Vec<Unreadable>> {
     let here = host.cwd().map(Path::to_path_buf);
     let payload = project.map(|p| serde_json::json!({ "cwd": p }));
     let entered = enter_agent_project(payload.as_ref(), &mut host);
@@ -438,7 +447,7 @@ pub fn drop_agent_env(mut host: Host, project: Option<&Path>) -> Result<Host, Ve
     if let Some(here) = here {
         host.set_cwd(here);
     }
-    Ok(host)
+    Ok((host, entered.moved_places))
 }
 
 /// Enter the agent's project in `host` and drop from it what the project's files set for its

@@ -58,6 +58,9 @@ pub(super) struct Args {
 /// on (128 + N when signal N ended it). Exit 126 when it cannot be confined, naming what the
 /// kernel lacks: it never runs unconfined.
 pub(super) fn run(a: Args) -> Done {
+    if a.project.is_none() && a.cfg.config_dir.is_none() {
+        unsure_home()?;
+    }
     let (opts, cwd) = match &a.project {
         Some(project) => as_decided(&a, project)?,
         None => (
@@ -65,9 +68,22 @@ pub(super) fn run(a: Args) -> Done {
             std::env::current_dir().map_err(Error::CurrentDir)?,
         ),
     };
+    // What the repository's files only named (`KUBECONFIG=x`, `HOOKD_SOCKET=x`) was dropped
+    // from this process; the user's store and hookd's socket there stay hidden and held.
+    let mut opts = opts;
+    opts.also_places
+        .extend(super::MOVED_PLACES.get().into_iter().flatten().cloned());
     let config = crate::config::load(&opts).map_err(Error::Config)?;
     let mut policy = config.policy.sandbox.clone();
     policy.read_only |= a.read_only;
+    // The temporary and runtime directories those variables named: sockets (an ssh-agent's in
+    // `$TMPDIR`, gpg-agent's in the runtime directory) are kept there.
+    policy.covered = (super::MOVED_PLACES.get().into_iter().flatten())
+        .filter(|(name, path)| {
+            matches!(name.as_str(), "TMPDIR" | "XDG_RUNTIME_DIR") && path.is_absolute()
+        })
+        .map(|(_, path)| path.clone())
+        .collect();
     let (policy, project) = (&policy, &config.project_dir);
     // Ctrl-C and Ctrl-\ in a terminal reach the command through its waiter (it has no terminal
     // of its own); hookd waits for it and passes on how it ended, as a shell does. A handler
@@ -159,6 +175,25 @@ fn record(
     if let Err(e) = here.exec_connections(left, session) {
         eprintln!("hookd: {e}");
     }
+}
+
+/// A `HOME` the repository's files name is replaced by the user database's home for the
+/// user's layer. Where the `HOME` this process had differs and holds a hookd configuration, it
+/// may be the user's own (its `read_deny`, `network` and `write` lost with it) or the
+/// repository's (`write: ['/']`): which cannot be told, so nothing runs. An adapter's rewrite
+/// says (`--user-home`), and so does `--config-dir`.
+fn unsure_home() -> Result<(), Error> {
+    let moved = super::MOVED_PLACES.get().into_iter().flatten();
+    let Some((_, home)) = moved.into_iter().find(|(name, _)| name == "HOME") else {
+        return Ok(());
+    };
+    if crate::paths::user_home().as_deref() == Some(home) || !home.join(".infer").is_dir() {
+        return Ok(());
+    }
+    Err(Error::Confine(format!(
+        "the project's files (.env, .claude/settings*.json) set HOME, and the HOME this process had, {}, holds a hookd configuration (.infer/) that is not the user database's home's: whose it is cannot be told (docs/security.md, \"What a repository sets for its agent\")",
+        crate::display::visible(&home.display().to_string())
+    )))
 }
 
 /// The configuration and start directory an adapter decided (`--project`, `--start-dir`,

@@ -192,8 +192,16 @@ pub(crate) fn early() -> Option<crate::adapter::handle::Arrival> {
         Some("exec") => Start::ConfinedCall(exec_project()),
         _ => Start::Other,
     };
+    // `TMPDIR` names no place of the catalog, so the drop does not report it: looked at here.
+    let temp = std::env::var_os("TMPDIR");
     match settle_process(start, read_stdin) {
         Settled::Adapter(a) => Some(*a),
+        Settled::Confined(mut moved) => {
+            let temp = temp.filter(|t| std::env::var_os("TMPDIR").as_ref() != Some(t));
+            moved.extend(temp.map(|t| ("TMPDIR".to_string(), t.into())));
+            let _ = MOVED_PLACES.set(moved);
+            None
+        }
         Settled::Refused(bad) => {
             // Read by the model (the agent's shell shows it): what happened, no recipe.
             for u in bad {
@@ -206,6 +214,11 @@ pub(crate) fn early() -> Option<crate::adapter::handle::Arrival> {
         _ => None,
     }
 }
+
+/// The place variables [`early`]'s drop took from `hookd exec`'s environment, with the values
+/// they had: the sandbox still hides and holds what they name.
+pub(super) static MOVED_PLACES: std::sync::OnceLock<Vec<(String, std::path::PathBuf)>> =
+    std::sync::OnceLock::new();
 
 /// `hookd exec --project=DIR`'s project, read from the arguments before they are parsed (the
 /// scrub of what the project set for its agent must read that project's files first); `exec`

@@ -152,6 +152,7 @@ impl Policy {
             temp: None,
             state: None,
             runtime: None,
+            covered: Vec::new(),
             places: Default::default(),
             nested: false,
             shown: Vec::new(),

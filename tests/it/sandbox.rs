@@ -539,11 +539,13 @@ fn a_repository_cannot_widen_the_sandbox_through_the_agents_environment() {
         .env("HOOKD_STATE_DIR", p.state.path())
         .output()
         .unwrap();
-    assert!(!o.status.success(), "{}", stderr(&o));
-    // Landlock refuses it, or, first, the read-only rest of the filesystem.
+    // The HOME the repository set holds a hookd configuration, which may be the user's (CI) or
+    // the repository's: nothing runs (before, the command ran under the user database's home's
+    // configuration and Landlock refused the write).
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("Permission denied") || err.contains("Read-only file system"),
+        err.contains("set HOME, and the HOME this process had") && err.contains("fakehome"),
         "{err}"
     );
     assert!(!real.path().join(".bashrc").exists());
@@ -1152,6 +1154,82 @@ fn the_stand_ins_locks_of_a_killed_hookd_are_free_only_once_its_sandbox_is_gone(
         "{} of the sandbox's {} processes were still there when its locks were free",
         left.len(),
         sandbox.len()
+    );
+}
+
+/// A repository's `.env` that only names a variable (`KUBECONFIG=x`) made `hookd exec` drop the
+/// user's own value first (what a repository sets reaches no command), and then work out the
+/// places to hide without it: the kubeconfig and the GnuPG home the user's variables named, and
+/// the ssh-agent socket in the user's `$TMPDIR`, were read (attack round 9 of 2026-11-27, F5).
+/// They stay hidden: the values the drop took are still protected, the temporary directory
+/// covered.
+#[test]
+fn a_variable_the_repository_only_names_leaves_the_users_store_hidden() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let h = p.home.path();
+    std::fs::create_dir_all(h.join("kc")).unwrap();
+    std::fs::write(h.join("kc/config"), "SECRET-kube\n").unwrap();
+    std::fs::create_dir_all(h.join("gpg")).unwrap();
+    std::fs::write(h.join("gpg/key"), "SECRET-gpg\n").unwrap();
+    std::fs::write(tmp.join("agent.sock-stand-in"), "SECRET-tmp\n").unwrap();
+    let read = format!(
+        "cat {0}/kc/config {0}/gpg/key {1}/agent.sock-stand-in 2>/dev/null; true",
+        h.display(),
+        tmp.display()
+    );
+    let run = || {
+        let mut c = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &read]);
+        c.env("KUBECONFIG", h.join("kc/config"))
+            .env("GNUPGHOME", h.join("gpg"));
+        c.output().unwrap()
+    };
+    // Unconfined, the command reads all three.
+    let o = Command::new("sh").args(["-c", &read]).output().unwrap();
+    assert_eq!(stdout(&o), "SECRET-kube\nSECRET-gpg\nSECRET-tmp\n");
+    // Confined, without the repository's file: nothing.
+    let o = run();
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+    // With it, which names the three variables: nothing either.
+    std::fs::write(
+        p.path().join(".env"),
+        "KUBECONFIG=x\nGNUPGHOME=x\nTMPDIR=x\n",
+    )
+    .unwrap();
+    let o = run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+}
+
+/// The same `.env` naming `HOME`: the user's layer comes from the user database's home, and the
+/// HOME the process had (CI images set `HOME=/tmp/…`) held the user's `read_deny`, lost with it
+/// (F5). Where that HOME holds a hookd configuration, whose it is cannot be told: nothing runs.
+#[test]
+fn a_home_the_repository_names_over_a_hookd_configuration_runs_nothing() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let marker = p.path().join("ran");
+    let touch = format!("touch {}", marker.display());
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &touch])
+        .output()
+        .unwrap();
+    assert!(o.status.success() && marker.exists(), "{}", stderr(&o));
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::write(p.path().join(".env"), "HOME=/x\n").unwrap();
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &touch])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126));
+    assert!(!marker.exists());
+    let home = p.home.path().display();
+    assert_eq!(
+        stderr(&o),
+        format!("hookd exec: not run: the project's files (.env, .claude/settings*.json) set HOME, and the HOME this process had, {home}, holds a hookd configuration (.infer/) that is not the user database's home's: whose it is cannot be told (docs/security.md, \"What a repository sets for its agent\")\n")
     );
 }
 

@@ -147,6 +147,10 @@ pub struct Policy {
     /// The user's runtime directory as the host names it (`$XDG_RUNTIME_DIR`): covered, as
     /// `/run/user/UID` is.
     pub runtime: Option<PathBuf>,
+    /// Other directories covered by an empty read-only tmpfs as the runtime directory is (the
+    /// caller's own temporary or runtime directory, where it cannot tell whether it is the
+    /// user's: hookd's `TMPDIR` that a repository's `.env` also names).
+    pub covered: Vec<PathBuf>,
     /// The host says it runs inside a confined agent (`hookd run --confine` sets
     /// [`AGENT_VAR`]): where that is evidently so, commands get the nested sandbox
     /// (`nested.rs`) instead of none.
@@ -180,6 +184,7 @@ impl Default for Policy {
             secret: |_| false,
             keep_env: Vec::new(),
             runtime: None,
+            covered: Vec::new(),
             nested: false,
             start_at_once: false,
             shown: Vec::new(),

@@ -128,7 +128,7 @@ fn homes(policy: &Policy, disk: &Disk) -> Vec<PathBuf> {
 
 /// The directories to cover, as they are on disk (existing ones only), each with whether it is
 /// writable: `/tmp` and the temporary directory; the user's runtime directories
-/// (`/run/user/UID`, `$XDG_RUNTIME_DIR`) and [`SOCKET_DIRS`]. A place that stays writable
+/// (`/run/user/UID`, `$XDG_RUNTIME_DIR`), the policy's `covered` and [`SOCKET_DIRS`]. A place that stays writable
 /// (`writable`) is not covered.
 fn covers(policy: &Policy, writable: &[PathBuf], temp: &Path, disk: &Disk) -> Vec<(PathBuf, bool)> {
     let uid = nix::unistd::getuid();
@@ -141,6 +141,7 @@ fn covers(policy: &Policy, writable: &[PathBuf], temp: &Path, disk: &Disk) -> Ve
         (PathBuf::from(format!("/run/user/{uid}")), false),
     ];
     wanted.extend(policy.runtime.iter().map(|p| (p.clone(), false)));
+    wanted.extend(policy.covered.iter().map(|p| (p.clone(), false)));
     wanted.extend(SOCKET_DIRS.iter().map(|p| (PathBuf::from(p), false)));
     let mut out: Vec<(PathBuf, bool)> = Vec::new();
     for (path, w) in wanted {
