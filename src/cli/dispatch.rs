@@ -8,7 +8,7 @@ use crate::config::Mode;
 use crate::dispatch::Context;
 use crate::route::DaemonWait;
 use crate::route::{self, ClientSettings, DaemonUse, Here, RouteError, Routed};
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
 use signal_hook::iterator::Signals;
 use std::path::PathBuf;
 
@@ -140,12 +140,15 @@ pub(super) fn here(
 }
 
 /// Run `f`; SIGINT/SIGTERM meanwhile kill the running hooks' groups (their events are still
-/// written) and are returned so the caller exits 128 + the signal.
+/// written, what a confined one made below the project is still moved aside) and are returned
+/// so the caller exits 128 + the signal. So do the other signals whose default would end this
+/// process without that: a closed terminal's SIGHUP, SIGALRM, SIGUSR1 and SIGUSR2 (a hook
+/// confined under a dispatcher they ended ran on; attack round 9).
 pub(super) fn interruptible<T>(
     cancel: &crate::runner::Cancel,
     f: impl FnOnce() -> T,
 ) -> (T, Option<i32>) {
-    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGUSR1, SIGUSR2]) else {
         return (f(), None);
     };
     let handle = signals.handle();

@@ -1233,6 +1233,106 @@ fn a_home_the_repository_names_over_a_hookd_configuration_runs_nothing() {
     );
 }
 
+/// A confined hook outlived a dispatcher killed outright (SIGKILL, a closed terminal's SIGHUP):
+/// its waiter had no parent-death signal, so the hook ran on with no timeout, and nothing moved
+/// aside what it made below the project (attack round 9 of 2026-11-27, F7). Killed, the hook
+/// ends with it; hung up on, hookd ends the hook and moves aside what it made first.
+#[test]
+fn a_confined_hook_ends_with_its_dispatcher_and_a_hang_up_still_moves_aside_what_it_made() {
+    use std::process::Stdio;
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir_all(p.path().join("web")).unwrap();
+    std::fs::write(p.path().join("web/index.js"), "\n").unwrap();
+    p.write_home(
+        "config.yaml",
+        "sandbox: {enabled: true}\ntools: {bash: {mode: {all: {allow: ['^sh -c .*$']}}}}\n",
+    );
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: h, hook: post_session, timeout: 30, command: \"sh -c 'mkdir web/.claude && echo {} > web/.claude/settings.json; sleep 2; touch late'\"}]\n",
+    );
+    let settings = p.path().join("web/.claude/settings.json");
+    let start = || {
+        let mut c = hookd(&p, &tmp, &["dispatch", "post_session", "--no-daemon"]);
+        c.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let child = c.spawn().unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !settings.exists() {
+            assert!(std::time::Instant::now() < until, "the hook did not start");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child
+    };
+    // Hung up on: hookd exits as the signal says, the hook is ended, what it made moved aside.
+    let child = start();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGHUP,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(128 + 1), "{}", stderr(&o));
+    assert!(!settings.exists(), "{}", stderr(&o));
+    assert!(
+        p.path().join("web/.claude.hookd-aside").exists(),
+        "{}",
+        stderr(&o)
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(!p.path().join("late").exists(), "the hook ran on");
+    // Killed outright: the hook ends with it.
+    std::fs::remove_dir_all(p.path().join("web/.claude.hookd-aside")).unwrap();
+    let mut child = start();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(!p.path().join("late").exists(), "the hook ran on");
+}
+
+/// `timeout -s ALRM`, or any signal whose default ends a process, ended `hookd exec` without its
+/// end: what the command had made below the project stayed (attack round 9, F8). It is passed
+/// on to the command, which it ends, and hookd's end moves that aside.
+#[test]
+fn an_alarm_to_hookd_exec_ends_the_command_and_still_moves_aside_what_it_made() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir_all(p.path().join("web")).unwrap();
+    let script = "mkdir web/.claude && echo {} > web/.claude/settings.json; sleep 5";
+    let child = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let settings = p.path().join("web/.claude/settings.json");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !settings.exists() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the command did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGALRM,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(128 + 14), "{}", stderr(&o));
+    assert!(!settings.exists(), "{}", stderr(&o));
+    assert!(
+        p.path().join("web/.claude.hookd-aside").exists(),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// The System V IPC of the user's other processes (X11's shared images, a database's segment,
 /// desktop apps' queues) was open to a confined command: it read and overwrote a segment and
 /// sent a message the outside process received (attack round of 2026-11-27). It has an IPC

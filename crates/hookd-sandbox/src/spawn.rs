@@ -26,8 +26,10 @@ use super::Confinement;
 /// Where this process passes the signals it catches on: a pid, or minus a process group.
 pub(super) static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
 
-/// The signals passed on to the command (those a terminal, a timeout or a user sends).
-pub(super) const FORWARDED: [libc::c_int; 8] = [
+/// The signals passed on to the command (those a terminal, a timeout or a user sends, and
+/// every other one whose default would end hookd without its end: `timeout -s ALRM` ended
+/// `hookd exec` before it moved aside what the command made, attack round 9).
+pub(super) const FORWARDED: [libc::c_int; 14] = [
     libc::SIGHUP,
     libc::SIGINT,
     libc::SIGQUIT,
@@ -36,6 +38,12 @@ pub(super) const FORWARDED: [libc::c_int; 8] = [
     libc::SIGUSR2,
     libc::SIGWINCH,
     libc::SIGCONT,
+    libc::SIGALRM,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGPWR,
+    libc::SIGIO,
+    libc::SIGXCPU,
 ];
 
 pub(super) extern "C" fn forward(sig: libc::c_int) {
@@ -92,9 +100,11 @@ fn prepare_exec(
     // SAFETY: the closure runs in the forked child before exec and makes raw syscalls only
     // (close_range, fcntl, sigprocmask, fork, wait, and the sandbox's unshare, mount, prctl,
     // landlock), on what was prepared before the fork; it allocates and locks nothing.
+    let parent = std::process::id() as libc::pid_t;
     unsafe {
         cmd.pre_exec(move || {
             start(
+                parent,
                 confinement.as_deref(),
                 keep_fd,
                 leftovers.unwrap_or(-1),
@@ -124,7 +134,17 @@ pub fn run(
     let exec = confined_exec(cmd, confinement.as_deref(), None);
     // SAFETY: as `prepare`'s closure.
     unsafe {
-        cmd.pre_exec(move || start(confinement.as_deref(), keep_fd, -1, done, exec.as_ref()));
+        let parent = std::process::id() as libc::pid_t;
+        cmd.pre_exec(move || {
+            start(
+                parent,
+                confinement.as_deref(),
+                keep_fd,
+                -1,
+                done,
+                exec.as_ref(),
+            )
+        });
     }
     let mut child = cmd.spawn()?;
     drop(done_w);
@@ -195,6 +215,7 @@ pub fn prepare_unwaited(cmd: &mut Command) {
 
 /// In the forked child: returns only in the process that is to exec the command.
 unsafe fn start(
+    parent: libc::pid_t,
     confinement: Option<&Confinement>,
     keep_fd: Option<RawFd>,
     leftovers: RawFd,
@@ -215,7 +236,17 @@ unsafe fn start(
         libc::sigprocmask(libc::SIG_SETMASK, &all, &mut old);
         match confinement {
             Some(c) if c.nested.is_some() => unconfined(&old, leftovers, done, Some(c)),
-            Some(c) => confined(c, &old, leftovers, done, exec),
+            Some(c) => {
+                // Killed with the thread that spawned it (the runner, which waits for it): then
+                // pid 1's own parent-death signal ends the namespace. Before, a dispatcher
+                // killed outright (SIGKILL, a terminal's SIGHUP) left its confined hook running
+                // with no timeout (attack round 9).
+                check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+                if libc::getppid() != parent {
+                    libc::_exit(1); // the runner died before the death signal was set
+                }
+                confined(c, &old, leftovers, done, exec)
+            }
             None => unconfined(&old, leftovers, done, None),
         }
     }
