@@ -73,6 +73,12 @@ pub(super) fn run(a: Args) -> Done {
     let mut opts = opts;
     opts.also_places
         .extend(super::MOVED_PLACES.get().into_iter().flatten().cloned());
+    // The running daemon's events file, wherever it is (docs/headless.md puts it in the
+    // project): hidden as the adapters' own, or a confined command empties and forges it.
+    let socket = opts.effective_host().socket();
+    if let Some(events) = socket.as_deref().and_then(crate::daemon::trail::events_of) {
+        opts.also_places.push(("HOOKD_EVENTS".into(), events));
+    }
     let config = crate::config::load(&opts).map_err(Error::Config)?;
     let mut policy = config.policy.sandbox.clone();
     policy.read_only |= a.read_only;

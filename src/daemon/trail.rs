@@ -60,6 +60,14 @@ pub fn read(socket: &Path) -> Option<Trail> {
     (trail.events.is_absolute() && head == b"{\"seq\":").then_some(trail)
 }
 
+/// The events file the daemon at `socket` writes, as its trail says, whatever it holds now
+/// (a command may have emptied it): to hide from confined commands, never to append to.
+pub fn events_of(socket: &Path) -> Option<PathBuf> {
+    read_own(socket)
+        .map(|t| t.events)
+        .filter(|e| e.is_absolute())
+}
+
 /// True the first time a client falls back since the daemon at `socket` started: that client
 /// says so on stderr, the next ones do not.
 pub fn first_fallback(socket: &Path) -> bool {

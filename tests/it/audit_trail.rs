@@ -335,6 +335,54 @@ fn a_confined_command_cannot_touch_the_audit_file_and_later_calls_are_recorded()
     assert_eq!(seqs(&log), [1, 2]);
 }
 
+/// docs/headless.md's CI set-up runs `hookd serve --events $PWD/hookd-events.jsonl` and sets no
+/// `HOOKD_EVENTS` for the agent: the rewritten calls' `hookd exec` did not know the daemon's
+/// file, and a confined command emptied it and wrote a forged line (attack round 9 of
+/// 2026-11-27, F6). `hookd exec` hides the file the running daemon's trail names.
+#[test]
+fn a_confined_command_cannot_touch_the_running_daemons_events_file_in_the_project() {
+    if !crate::sandbox::confinable() {
+        return;
+    }
+    let (p, tmp) = crate::sandbox::project();
+    p.write_home(
+        "config.yaml",
+        "tools: {bash: {mode: {all: {allow: ['^true$']}}}}\n",
+    );
+    p.write_home(
+        "hooks.yaml",
+        "enabled: true\nhooks: [{name: h, hook: post_tool, command: 'true'}]\n",
+    );
+    let log = p.path().join("hookd-events.jsonl");
+    let d = start(&p, &["--events", log.to_str().unwrap()]);
+    dispatch(&d);
+    let until = Instant::now() + Duration::from_secs(10);
+    while seqs(&log).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(seqs(&log), [1]);
+    let attack = format!(": > {0}; echo '{{\"seq\":1}}' >> {0}", log.display());
+    // Unconfined, it works on a copy.
+    let copy = p.path().join("copy.jsonl");
+    std::fs::write(&copy, &before).unwrap();
+    let o = p.bash(&format!(": > {0}; echo forged >> {0}", copy.display()));
+    assert!(o.status.success());
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "forged\n");
+    // Confined, as the agent's shell runs the rewritten call (the daemon's socket named).
+    let o = crate::sandbox::hookd(&p, &tmp, &["exec", "--", "sh", "-c", &attack])
+        .env("HOOKD_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    let _ = o; // it may "succeed" against what it sees there: the file is hidden
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), before);
+    dispatch(&d);
+    while seqs(&log).len() < 2 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(seqs(&log), [1, 2]);
+}
+
 /// A confined command run before any hook made the audit file (`hookd exec -- make test` by
 /// hand, `HOOKD_EVENTS` exported) made it itself and kept a second name for it: every later
 /// event landed there and the second name rewrote them (attack round of 2026-11-27).
