@@ -115,13 +115,24 @@ pub const SECRET_PATTERNS: &[&str] = &[
     "*CONNECTION_STRING*",
     "AWS_*",
     "AZURE_*",
+    // Found by attack round 9 (2026-11-27): each reached a confined command.
+    "*_PW",
+    "*AUTHKEY*",
+    "*AUTHORIZATION*",
+    "*WRITEKEY*",
+    "*SIGNINGKEY*",
+    "*_HEADERS",
+    "KUBE_CONFIG_DATA",
+    "SONAR_LOGIN",
 ];
 
 /// Whether `name` carries a secret: one of hookd's secrets ([`Role::Secret`]) or a name
 /// [`SECRET_PATTERNS`] matches.
 pub fn carries_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
+    // Bundler's credentials for a host: `BUNDLE_GEMS__EXAMPLE__COM=user:pass`.
     has(name, Role::Secret)
+        || (upper.starts_with("BUNDLE_") && upper.contains("__"))
         || SECRET_PATTERNS.iter().any(|p| {
             let inner = p.trim_matches('*');
             match (p.starts_with('*'), p.ends_with('*')) {

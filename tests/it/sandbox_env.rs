@@ -6,7 +6,7 @@
 use crate::sandbox::{confinable, hookd, project};
 use crate::support::{json_lines, stderr, stdout};
 
-const SECRETS: [(&str, &str); 12] = [
+const SECRETS: [(&str, &str); 25] = [
     ("ANTHROPIC_API_KEY", "sk-ant-secret"),
     ("GITHUB_TOKEN", "ghp_secret"),
     ("AWS_SECRET_ACCESS_KEY", "aws-secret"),
@@ -21,6 +21,29 @@ const SECRETS: [(&str, &str); 12] = [
     ("CI_JOB_JWT", "ci-jwt"),
     ("SENTRY_DSN", "sentry-dsn"),
     ("CACHE_ADDRESS", "redis://:redis-secret@cache:6379/0"),
+    // Attack round 9 (2026-11-27): names and values the patterns and the value check missed.
+    (
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "Authorization=Bearer otel-secret",
+    ),
+    (
+        "ANTHROPIC_CUSTOM_HEADERS",
+        "x-api-key: custom-header-secret",
+    ),
+    ("BUNDLE_GEMS__EXAMPLE__COM", "u:bundler-secret"),
+    ("SONAR_LOGIN", "sonar-secret"),
+    ("LDAP_BIND_PW", "ldap-secret"),
+    ("HONEYCOMB_WRITEKEY", "honeycomb-secret"),
+    ("TS_AUTHKEY", "tailscale-secret"),
+    ("KUBE_CONFIG_DATA", "kube-config-secret"),
+    ("APP_PEM", "-----BEGIN RSA PRIVATE KEY-----pem-secret"),
+    (
+        "JDBC_URL",
+        "jdbc:postgresql://db/x?user=u&password=jdbc-secret",
+    ),
+    ("SQL_CONN", "Server=db;User Id=u;Password=ado-secret;"),
+    ("REPO_URL", "https://ghp_token-secret@github.com/o/r.git"),
+    ("PROXY_URL", "http://AKIAX:proxy/secret@proxy.example:3128"),
 ];
 
 #[test]

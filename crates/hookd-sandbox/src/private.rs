@@ -262,29 +262,60 @@ pub(super) fn keeps_var(policy_sockets: &[PathBuf], name: &OsStr, value: &OsStr)
     !SOCKET_VARIABLES.contains(&name) || policy_sockets.iter().any(|s| s.as_os_str() == value)
 }
 
-/// Whether `value` holds a URL with a password in it (`scheme://user:password@host…`, the
-/// user possibly empty: `redis://:pw@cache`), anywhere in it (a list of URLs, `DSN=…`).
+/// Whether `value` holds a secret by what it is, whatever the variable's name: a URL with a
+/// password in it (`scheme://user:password@host…`, the user possibly empty: `redis://:pw@cache`;
+/// the password may hold a `/`, as base64 does), or a token as its user
+/// (`https://ghp_…@github.com/o/r.git`), anywhere in it (a list of URLs, `DSN=…`); a
+/// connection string's password (`jdbc:…?password=…`, `Server=…;Password=…`); a private key.
 pub(super) fn has_password(value: &OsStr) -> bool {
     let text = value.as_encoded_bytes();
+    let lower = text.to_ascii_lowercase();
+    if find(&lower, b"private key-----").is_some()
+        || [&b"password="[..], b"pwd=", b"passwd="]
+            .iter()
+            .any(|k| find(&lower, k).is_some())
+    {
+        return true;
+    }
     let mut rest = text;
     while let Some(at) = find(rest, b"://") {
         let after = &rest[at + 3..];
-        // The authority ends at the first `/`, `?`, `#` or blank.
+        // The URL ends at a blank or a list's separator; its user part at the last `@` before
+        // the path that follows it.
         let end = after
             .iter()
-            .position(|b| matches!(b, b'/' | b'?' | b'#' | b' ' | b',' | b';'))
+            .position(|b| matches!(b, b' ' | b',' | b';'))
             .unwrap_or(after.len());
-        let authority = &after[..end];
-        if let Some(userinfo_end) = authority.iter().rposition(|b| *b == b'@') {
-            if let Some(colon) = authority[..userinfo_end].iter().position(|b| *b == b':') {
-                if colon + 1 < userinfo_end {
-                    return true;
+        let url = &after[..end];
+        if let Some(userinfo_end) = url.iter().rposition(|b| *b == b'@') {
+            let userinfo = &url[..userinfo_end];
+            if !userinfo.iter().any(|b| matches!(b, b'?' | b'#')) {
+                match userinfo.iter().position(|b| *b == b':') {
+                    Some(colon) if colon + 1 < userinfo.len() => return true,
+                    None if is_token(userinfo) => return true,
+                    _ => {}
                 }
             }
         }
         rest = after;
     }
     false
+}
+
+/// Whether `user` is a forge's access token by its prefix (GitHub's, GitLab's), as tokens are
+/// put in clone URLs.
+fn is_token(user: &[u8]) -> bool {
+    const PREFIXES: [&[u8]; 8] = [
+        b"ghp_",
+        b"gho_",
+        b"ghu_",
+        b"ghs_",
+        b"ghr_",
+        b"github_pat_",
+        b"glpat-",
+        b"x-access-token",
+    ];
+    PREFIXES.iter().any(|p| user.starts_with(p))
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -302,6 +333,12 @@ mod tests {
             "redis://:pw@cache:6379/0",
             "https://a.example/x https://bot:t0k@git.example/repo.git",
             "amqp://guest:guest@localhost",
+            // Found by attack round 9 (2026-11-27): each reached a confined command.
+            "http://AKIAX:SECRET/env+slash@proxy.example:3128",
+            "https://ghp_0123456789abcdef@github.com/o/r.git",
+            "jdbc:postgresql://db/x?user=u&password=hunter2",
+            "Server=db;Database=x;User Id=u;Password=hunter2;",
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIE...",
         ] {
             assert!(has_password(OsStr::new(v)), "{v}");
         }
