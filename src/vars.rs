@@ -79,6 +79,18 @@ pub const VARS: &[Var] = &[
     var("DOCKER_CONFIG", &[Place], ""),
     var("GNUPGHOME", &[Place], ""),
     var("NETRC", &[Place], ""),
+    var("CLOUDSDK_CONFIG", &[Place], ""),
+    var("AZURE_CONFIG_DIR", &[Place], ""),
+    var("GRADLE_USER_HOME", &[Place], ""),
+    var("NPM_CONFIG_USERCONFIG", &[Place], ""),
+    var("HF_HOME", &[Place], ""),
+    var("PASSWORD_STORE_DIR", &[Place], ""),
+    var("KAGGLE_CONFIG_DIR", &[Place], ""),
+    var("PULUMI_HOME", &[Place], ""),
+    var("TF_CLI_CONFIG_FILE", &[Place], ""),
+    var("RCLONE_CONFIG", &[Place], ""),
+    var("SOPS_AGE_KEY_FILE", &[Place], ""),
+    var("GOOGLE_APPLICATION_CREDENTIALS", &[Place], ""),
 ];
 
 /// The variables that carry a secret by their name, as patterns matched without regard to case

@@ -256,6 +256,13 @@ fn unhide(
             || Some(h) == config_hookd.as_ref()
     };
     p.places.hidden.retain(|h| !mine(h));
+    // Its settings (`~/.claude/settings*`, hidden from commands: its users put API keys in
+    // their `env`) are its own to read, never to write.
+    for (dir, name, kind) in &mut p.places.prefixed {
+        if *kind == crate::places::Sandbox::Hidden && mine(&dir.join(&*name)) {
+            *kind = crate::places::Sandbox::ReadOnly;
+        }
+    }
     let hidden: Vec<PathBuf> = p.places.hidden.clone();
     p.shown.extend(
         [trust, config_hookd]

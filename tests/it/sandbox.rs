@@ -829,6 +829,143 @@ fn other_tools_credential_stores_are_hidden() {
     assert_eq!(read(true), "", "read confined");
 }
 
+/// Attack round 9 (2026-11-27) read each of these from a confined command: the agents' own keys
+/// where their documentation has them (`~/.gemini/.env`, `~/.env`, Crush's `crush.json`, Claude
+/// Code's `settings.json` `env`), the agents' histories beside their hidden transcripts, more
+/// tools' credentials at their default paths, and the stores each tool's own variable moves.
+#[test]
+fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let h = p.home.path();
+    let stores = [
+        ".gemini/.env",
+        ".env",
+        ".local/share/crush/crush.json",
+        ".config/crush/crush.json",
+        ".claude/settings.json",
+        ".qwen/oauth_creds.json",
+        ".aider.conf.yml",
+        ".claude/history.jsonl",
+        ".claude/file-history/x/1",
+        ".claude/shell-snapshots/snapshot-bash.sh",
+        ".claude/todos/t.json",
+        ".codex/history.jsonl",
+        ".codex/log/codex-tui.log",
+        ".m2/settings.xml",
+        ".terraformrc",
+        ".config/rclone/rclone.conf",
+        ".yarnrc.yml",
+        ".config/pip/pip.conf",
+        ".bundle/config",
+        ".nuget/NuGet/NuGet.Config",
+        ".minikube/profiles/minikube/client.key",
+        ".cloudflared/cert.pem",
+        ".supabase/access-token",
+        ".ollama/id_ed25519",
+        // Where the tools' variables below point.
+        "moved/gcloud/credentials.db",
+        "moved/azure/msal_token_cache.json",
+        "moved/gradle/gradle.properties",
+        "moved/npmrc",
+        "moved/hf/token",
+        "moved/pass/site.gpg",
+        "moved/pulumi/credentials.json",
+        "moved/tfrc",
+        "moved/age.txt",
+        "moved/sa.json",
+    ];
+    for s in stores {
+        let path = h.join(s);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("SECRET:{s}\n")).unwrap();
+    }
+    let vars = [
+        ("CLOUDSDK_CONFIG", "moved/gcloud"),
+        ("AZURE_CONFIG_DIR", "moved/azure"),
+        ("GRADLE_USER_HOME", "moved/gradle"),
+        ("NPM_CONFIG_USERCONFIG", "moved/npmrc"),
+        ("HF_HOME", "moved/hf"),
+        ("PASSWORD_STORE_DIR", "moved/pass"),
+        ("PULUMI_HOME", "moved/pulumi"),
+        ("TF_CLI_CONFIG_FILE", "moved/tfrc"),
+        ("SOPS_AGE_KEY_FILE", "moved/age.txt"),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "moved/sa.json"),
+    ];
+    let script = "for f in $(cd \"$HOME\" && find . -type f); do cat \"$HOME/$f\"; done 2>/dev/null | grep SECRET: | sort";
+    let read = |confined: bool| {
+        let mut c = if confined {
+            sh(&p, &tmp, script)
+        } else {
+            let mut c = Command::new("sh");
+            c.args(["-c", script]).env("HOME", h);
+            c
+        };
+        for (k, v) in vars {
+            c.env(k, h.join(v));
+        }
+        stdout(&c.current_dir(p.path()).output().unwrap())
+    };
+    // Unconfined, every one is read (the attack works).
+    assert_eq!(read(false).lines().count(), stores.len());
+    assert_eq!(read(true), "", "read confined");
+}
+
+/// A CI runner's container or pod secrets (`/run/secrets/*`, a Kubernetes service account's
+/// token under `/var/run/secrets`) were read by a confined command, `--read-only` too (attack
+/// round 9, F9). Performed in a mount namespace of the test's own (a tmpfs over `/run` there:
+/// nothing on the machine changes), so as root only.
+#[test]
+fn a_containers_secrets_under_run_are_hidden() {
+    if !confinable() {
+        return;
+    }
+    if !nix::unistd::geteuid().is_root() {
+        crate::support::unavailable("root", "a mount namespace of the test's own needs root");
+        return;
+    }
+    let (p, tmp) = project();
+    let hookd_bin = env!("CARGO_BIN_EXE_hookd");
+    let read = "cat /run/secrets/db_password /var/run/secrets/kubernetes.io/serviceaccount/token";
+    let script = format!(
+        "mount -t tmpfs none /run && mkdir -p /run/secrets/kubernetes.io/serviceaccount && \
+         echo SECRET-db > /run/secrets/db_password && \
+         echo SECRET-sa > /run/secrets/kubernetes.io/serviceaccount/token && \
+         {read} && echo --- && \
+         {hookd_bin} exec -- sh -c '{read}'; {hookd_bin} exec --read-only -- sh -c '{read}'; true"
+    );
+    let c = hookd(&p, &tmp, &[]);
+    let envs: Vec<(std::ffi::OsString, std::ffi::OsString)> = c
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+        .collect();
+    let Ok(o) = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .env_clear()
+        .envs(envs)
+        .current_dir(p.path())
+        .output()
+    else {
+        crate::support::unavailable("unshare", "util-linux's unshare is not installed");
+        return;
+    };
+    let out = stdout(&o);
+    // Unconfined, both are read; confined, neither.
+    assert!(
+        out.starts_with("SECRET-db\nSECRET-sa\n---\n"),
+        "{out}{}",
+        stderr(&o)
+    );
+    assert!(
+        !out.trim_start_matches("SECRET-db\nSECRET-sa\n---\n")
+            .contains("SECRET"),
+        "{out}"
+    );
+}
+
 /// With the agent started in the home (the project is the home), a confined command made
 /// `~/.config/hookd/`, which did not exist yet, and wrote a trust record there for a hostile
 /// repository; the user's own hookd then honoured it (attack round of 2026-11-27). hookd's own

@@ -66,6 +66,11 @@ const SOCKET_DIRS: &[&str] = &[
     "/run/buildkit",
     "/run/libvirt",
     "/var/run/libvirt",
+    // Not sockets: the secrets a container or a pod is given (Docker's and Compose's, a
+    // Kubernetes service account's token, where kubectl and every client-go program look
+    // in-cluster). Attack round 9 (2026-11-27) read both from a confined command in CI.
+    "/run/secrets",
+    "/var/run/secrets",
 ];
 
 /// Single sockets hidden under `/dev/null`: container engines, snapd, and systemd's private
