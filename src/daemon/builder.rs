@@ -227,9 +227,19 @@ impl Builder {
             // Handlers first: a SIGTERM sent as soon as the address is announced is a clean stop.
             use tokio::signal::unix::{signal, SignalKind};
             let mut term = signal(SignalKind::terminate()).map_err(io("cannot handle SIGTERM"))?;
+            // The other signals whose default would end the daemon without its stop (its
+            // confined hooks then ended unsettled: attack round 9) stop it as SIGTERM does.
+            let mut alarm = signal(SignalKind::alarm()).map_err(io("cannot handle SIGALRM"))?;
+            let mut usr1 =
+                signal(SignalKind::user_defined1()).map_err(io("cannot handle SIGUSR1"))?;
+            let mut usr2 =
+                signal(SignalKind::user_defined2()).map_err(io("cannot handle SIGUSR2"))?;
             let stop = async move {
                 tokio::select! {
                     _ = term.recv() => {}
+                    _ = alarm.recv() => {}
+                    _ = usr1.recv() => {}
+                    _ = usr2.recv() => {}
                     _ = tokio::signal::ctrl_c() => {}
                 }
             };

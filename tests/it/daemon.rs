@@ -567,3 +567,20 @@ fn the_client_reads_chunked_answers_and_names_a_malformed_one() {
         "the daemon's answer is malformed: a malformed chunk size"
     );
 }
+
+/// SIGALRM, SIGUSR1 and SIGUSR2 ended the daemon by their default, without its stop: the
+/// confined hooks it ran were left running, unsettled (attack round 9 of 2026-11-27). Each now
+/// stops it as SIGTERM does: a clean exit.
+#[test]
+fn the_signals_whose_default_would_end_the_daemon_stop_it_cleanly() {
+    use nix::sys::signal::Signal;
+    for sig in [Signal::SIGALRM, Signal::SIGUSR1, Signal::SIGUSR2] {
+        let p = project();
+        let mut d = start(&p, &[]);
+        let pid = nix::unistd::Pid::from_raw(d.child.id() as i32);
+        nix::sys::signal::kill(pid, sig).unwrap();
+        let status = d.child.wait().unwrap();
+        assert!(status.success(), "{sig}: {status}");
+        assert!(!d.socket.exists(), "{sig}: the socket is left");
+    }
+}
