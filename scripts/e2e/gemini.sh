@@ -4,6 +4,13 @@
 # run by CI (a download of about 200 MB). Usage: scripts/e2e/gemini.sh [gemini-cli version]
 # GEMINI=/path/to/gemini uses an installed one; HOOKD=/path/to/hookd skips the release build.
 set -euo pipefail
+# The places' variables of the machine running this (a CI image's TF_CLI_CONFIG_FILE): a daemon
+# started with `env -i` below would refuse an agent that has them (it would not hide their
+# stores), as it must. The scenarios set what they need.
+unset CLOUDSDK_CONFIG AZURE_CONFIG_DIR GRADLE_USER_HOME NPM_CONFIG_USERCONFIG HF_HOME \
+  PASSWORD_STORE_DIR KAGGLE_CONFIG_DIR PULUMI_HOME TF_CLI_CONFIG_FILE RCLONE_CONFIG \
+  SOPS_AGE_KEY_FILE GOOGLE_APPLICATION_CREDENTIALS KUBECONFIG DOCKER_CONFIG GNUPGHOME NETRC \
+  GH_CONFIG_DIR AWS_SHARED_CREDENTIALS_FILE AWS_CONFIG_FILE CODEX_HOME
 cd "$(dirname "$0")/../.."
 root=$PWD
 version=${1:-0.61.0}
