@@ -1470,6 +1470,58 @@ fn an_alarm_to_hookd_exec_ends_the_command_and_still_moves_aside_what_it_made() 
     );
 }
 
+/// A SIGKILL to `hookd exec` (an agent's or CI's kill of the process tree at its timeout, which
+/// a command can outlast on purpose) ended the command but skipped its end: what it had made
+/// below the project (`web/.claude/settings.json`) stayed, and the next confined command held it
+/// read-only as it found it (attack round 9 of 2026-11-27, F8). The end's record stays in
+/// hookd's state, and the next confined command's preparation settles it first.
+#[test]
+fn what_a_killed_hookds_command_made_below_is_moved_aside_before_the_next_command() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir_all(p.path().join("web")).unwrap();
+    let script = "mkdir web/.claude && echo {} > web/.claude/settings.json; sleep 30";
+    let mut child = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .spawn()
+        .unwrap();
+    let settings = p.path().join("web/.claude/settings.json");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !settings.exists() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the command did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The end did not run: the place is there.
+    assert!(settings.exists());
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!settings.exists(), "{}", stderr(&o));
+    let aside = p.path().join("web/.claude.hookd-aside");
+    assert!(aside.join("settings.json").exists(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "hookd: the confined command made {} (a place agents, editors or git read on their own",
+            p.path().join("web/.claude").display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // Said once: the record is gone.
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert_eq!(stderr(&o), "");
+    assert!(std::fs::read_dir(p.state.path().join("unsettled"))
+        .unwrap()
+        .next()
+        .is_none());
+}
+
 /// The System V IPC of the user's other processes (X11's shared images, a database's segment,
 /// desktop apps' queues) was open to a confined command: it read and overwrote a segment and
 /// sent a message the outside process received (attack round of 2026-11-27). It has an IPC

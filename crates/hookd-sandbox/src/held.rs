@@ -82,7 +82,96 @@ pub(super) struct Again {
     pub(super) links: Vec<PathBuf>,
 }
 
+/// The format's name and version, first in a record ([`Below::to_bytes`]).
+const RECORD: &[u8] = b"hookd unsettled end 1\n";
+
 impl Below {
+    /// What the end needs, as bytes ([`crate::unsettled`] keeps them while the command runs).
+    pub(super) fn to_bytes(&self) -> Vec<u8> {
+        use crate::walk_memory::put_bytes;
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = RECORD.to_vec();
+        let paths = |out: &mut Vec<u8>, list: &[PathBuf]| {
+            out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+            for p in list {
+                put_bytes(out, p.as_os_str().as_bytes());
+            }
+        };
+        paths(&mut out, &self.roots);
+        paths(&mut out, &self.on_path);
+        out.extend_from_slice(&(self.names.len() as u32).to_le_bytes());
+        for n in &self.names {
+            put_bytes(&mut out, n.as_bytes());
+        }
+        out.extend_from_slice(&(self.before.len() as u32).to_le_bytes());
+        for (p, (dev, ino)) in &self.before {
+            put_bytes(&mut out, p.as_os_str().as_bytes());
+            out.extend_from_slice(&dev.to_le_bytes());
+            out.extend_from_slice(&ino.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.read as u64).to_le_bytes());
+        out.extend_from_slice(&(self.bounds.depth as u64).to_le_bytes());
+        out.extend_from_slice(&(self.bounds.most_dirs as u64).to_le_bytes());
+        out.extend_from_slice(&(self.bounds.skip.len() as u32).to_le_bytes());
+        for n in &self.bounds.skip {
+            put_bytes(&mut out, n.as_bytes());
+        }
+        let memory = self.memory.as_deref().map(|m| m.as_os_str().as_bytes());
+        put_bytes(&mut out, memory.unwrap_or_default());
+        let started = (self.started)
+            .and_then(|s| s.duration_since(std::time::UNIX_EPOCH).ok())
+            .unwrap_or_default();
+        out.extend_from_slice(&started.as_secs().to_le_bytes());
+        out.extend_from_slice(&started.subsec_nanos().to_le_bytes());
+        out
+    }
+
+    /// [`Below::to_bytes`]' bytes read back; `None` where they are anything else.
+    pub(super) fn from_bytes(bytes: &[u8]) -> Option<Below> {
+        use crate::walk_memory::Reader;
+        use std::os::unix::ffi::OsStrExt;
+        let mut r = Reader(bytes.strip_prefix(RECORD)?);
+        let path = |b: &[u8]| PathBuf::from(std::ffi::OsStr::from_bytes(b));
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
+        // Each entry takes at least 4 bytes: a count beyond what is there is a corrupt file.
+        let count = |r: &mut Reader| r.u32().map(|n| n as usize).filter(|n| *n <= r.0.len() / 4);
+        let mut below = Below::default();
+        for list in [&mut below.roots, &mut below.on_path] {
+            for _ in 0..count(&mut r)? {
+                list.push(path(r.bytes()?));
+            }
+        }
+        for _ in 0..count(&mut r)? {
+            below.names.push(text(r.bytes()?)?);
+        }
+        for _ in 0..count(&mut r)? {
+            let p = path(r.bytes()?);
+            below.before.insert(p, (r.u64()?, r.u64()?));
+        }
+        below.read = r.u64()? as usize;
+        below.bounds.depth = r.u64()? as usize;
+        below.bounds.most_dirs = r.u64()? as usize;
+        for _ in 0..count(&mut r)? {
+            below.bounds.skip.push(text(r.bytes()?)?);
+        }
+        let memory = r.bytes()?;
+        below.memory = (!memory.is_empty()).then(|| path(memory));
+        let (secs, nanos) = (r.u64()?, r.u32()?);
+        below.started = std::time::UNIX_EPOCH
+            .checked_add(std::time::Duration::new(secs, nanos.min(999_999_999)));
+        // Absolute paths only, names of one component: anything else is not a record of ours.
+        let absolute = below
+            .roots
+            .iter()
+            .chain(&below.on_path)
+            .all(|p| p.is_absolute());
+        let names = below
+            .names
+            .iter()
+            .all(|n| !n.is_empty() && n != "." && n != "..");
+        (r.0.is_empty() && absolute && names && !below.roots.is_empty()).then_some(below)
+    }
+
     /// The protected places that exist now and were not there (as the same object) when the
     /// command started: on the way to the working directory and at the roots, and below the
     /// roots off the way, at most the walk's depth (`web/.claude`, a new `sub/.git`). Walked
@@ -581,4 +670,34 @@ pub(super) fn held(
     }
     held.sort();
     Ok(held)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ends_record_reads_back_exactly_and_anything_else_is_none() {
+        let mut below = Below::default();
+        below.roots = vec![PathBuf::from("/p"), PathBuf::from("/w/r\nx")];
+        below.on_path = vec![PathBuf::from("/p/web")];
+        below.names = vec![".claude".into(), ".env".into()];
+        below.before.insert(PathBuf::from("/p/.claude"), (1, 2));
+        below.read = 7;
+        below.bounds.skip = vec!["vendor2".into()];
+        below.memory = Some(PathBuf::from("/s/walks"));
+        below.started = Some(std::time::UNIX_EPOCH + std::time::Duration::new(5, 6));
+        let bytes = below.to_bytes();
+        let back = Below::from_bytes(&bytes).unwrap();
+        assert_eq!(back.to_bytes(), bytes);
+        assert_eq!(back.before, below.before);
+        assert_eq!(back.bounds, below.bounds);
+        // Cut short, lengthened, another format, a relative root: none.
+        assert!(Below::from_bytes(&bytes[..bytes.len() - 1]).is_none());
+        assert!(Below::from_bytes(&[&bytes[..], b"x"].concat()).is_none());
+        assert!(Below::from_bytes(b"hookd walk memory 2\n").is_none());
+        let mut relative = below.clone();
+        relative.roots = vec![PathBuf::from("p")];
+        assert!(Below::from_bytes(&relative.to_bytes()).is_none());
+    }
 }

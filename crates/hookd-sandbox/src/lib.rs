@@ -86,6 +86,7 @@ mod held;
 mod nested;
 mod placeholder;
 mod private;
+mod unsettled;
 
 use disk::Disk;
 use held::held;
@@ -340,6 +341,51 @@ pub struct Confinement {
     frozen: frozen::Frozen,
     /// The protected names the walk found below the roots ([`Confinement::settle`]).
     below: held::Below,
+    /// That, recorded in hookd's state until the end has settled it (`unsettled.rs`).
+    _pending: Option<unsettled::Pending>,
+    /// What the ends of commands whose hookd was killed would have said, settled before this
+    /// one started: said at its end.
+    settled_before: Vec<String>,
+}
+
+/// What an end's second walk found ([`held::Below::again`]), dealt with: what the command made
+/// moved aside, the reading it took given back; one sentence each, added to `said`.
+fn said(again: held::Again, said: &mut Vec<String>) {
+    for dir in &again.given_back {
+        said.push(format!(
+            "the confined command had taken its owner's reading off {}, which the walk at its start read: given back (u+rx) to look for what it made there",
+            aftermath::shown(dir)
+        ));
+    }
+    for cut in &again.cut {
+        said.push(format!(
+            "{cut}: what the confined command made below the project may not all have been moved aside; the next confined command here does not run until that is mended, and look for new `.claude/`, `.env` or `.git` below the project before you start an agent or git there"
+        ));
+    }
+    for link in &again.links {
+        said.push(aftermath::set_aside(
+            link,
+            "a link to a place below the project that the walk does not enter (`node_modules`, a fourth level), where an agent, an editor or git would read what it holds",
+            "an agent, an editor or git",
+        ));
+    }
+    for made in again.made {
+        // Moved aside, never left where it takes effect: a place made is one that confined
+        // commands may not write where it exists (held read-only), and an agent, an editor
+        // or git there would read or run it outside the sandbox.
+        let (what, who) = if made.file_name().is_some_and(|n| n == ".git") {
+            (
+                "a repository below the project, whose configuration git would run at your next `git status` there",
+                "git",
+            )
+        } else {
+            (
+                "a place agents, editors or git read on their own, which confined commands may not write",
+                "an agent, an editor or git",
+            )
+        };
+        said.push(aftermath::set_aside(&made, what, who));
+    }
 }
 
 /// The git directories of the project's work tree: its `.git`, or the one its `.git` file
@@ -428,6 +474,13 @@ impl Confinement {
             .canonicalize()
             .map_err(|e| Unavailable::Prepare(format!("the project {}: {e}", project.display())))?;
         let temp = temp_dir(policy);
+        // What a command whose hookd was killed made below its project is moved aside first,
+        // before this one holds it as it finds it (`unsettled.rs`).
+        let unsettled = policy.state.as_ref().map(|s| s.join("unsettled"));
+        let mut settled_before = Vec::new();
+        for again in unsettled.iter().flat_map(|d| unsettled::orphans(d)) {
+            said(again, &mut settled_before);
+        }
         // The locks of the stand-ins are made first, so that they are hidden with the state.
         let mut stand_ins =
             Placeholders::new(policy.state.as_ref().map(|s| s.join("placeholders")));
@@ -501,6 +554,11 @@ impl Confinement {
         // Never a git the command could write (a `PATH` entry in a writable place).
         let git = (policy.git.clone())
             .filter(|g| !real_writable.iter().any(|w| disk.real(g).starts_with(w)));
+        // Kept until the end has settled it; pid 1 holds its lock first of all.
+        let pending =
+            (unsettled.as_deref()).and_then(|d| unsettled::Pending::record(d, &held.below));
+        let mut locks: Vec<std::os::fd::RawFd> = pending.iter().map(|p| p.fd()).collect();
+        locks.extend(stand_ins.lock_fds());
         Ok(Confinement {
             ruleset,
             setgroups: CString::from(c"deny"),
@@ -521,8 +579,10 @@ impl Confinement {
             keep_env: policy.keep_env.clone(),
             secret: policy.secret,
             summary,
-            locks: stand_ins.lock_fds(),
+            locks,
             _stand_ins: stand_ins,
+            _pending: pending,
+            settled_before,
             egress_channel,
             proxy,
             nested: None,
@@ -576,43 +636,9 @@ impl Confinement {
     /// moved or given back, for the caller to say (on stderr, in the hook's report). Walks the
     /// project again: once per command.
     pub fn settle(&self) -> Vec<String> {
-        let mut said = self.aftermath.settle();
-        let again = self.below.again();
-        for dir in &again.given_back {
-            said.push(format!(
-                "the confined command had taken its owner's reading off {}, which the walk at its start read: given back (u+rx) to look for what it made there",
-                aftermath::shown(dir)
-            ));
-        }
-        for cut in &again.cut {
-            said.push(format!(
-                "{cut}: what the confined command made below the project may not all have been moved aside; the next confined command here does not run until that is mended, and look for new `.claude/`, `.env` or `.git` below the project before you start an agent or git there"
-            ));
-        }
-        for link in &again.links {
-            said.push(aftermath::set_aside(
-                link,
-                "a link to a place below the project that the walk does not enter (`node_modules`, a fourth level), where an agent, an editor or git would read what it holds",
-                "an agent, an editor or git",
-            ));
-        }
-        for made in again.made {
-            // Moved aside, never left where it takes effect: a place made is one that confined
-            // commands may not write where it exists (held read-only), and an agent, an editor
-            // or git there would read or run it outside the sandbox.
-            let (what, who) = if made.file_name().is_some_and(|n| n == ".git") {
-                (
-                    "a repository below the project, whose configuration git would run at your next `git status` there",
-                    "git",
-                )
-            } else {
-                (
-                    "a place agents, editors or git read on their own, which confined commands may not write",
-                    "an agent, an editor or git",
-                )
-            };
-            said.push(aftermath::set_aside(&made, what, who));
-        }
+        let mut said = self.settled_before.clone();
+        said.extend(self.aftermath.settle());
+        self::said(self.below.again(), &mut said);
         said
     }
 

@@ -161,6 +161,8 @@ pub(super) fn prepare(
         ),
         frozen: Default::default(),
         below: Default::default(),
+        _pending: None,
+        settled_before: Vec::new(),
     })
 }
 

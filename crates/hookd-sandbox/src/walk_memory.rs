@@ -284,7 +284,7 @@ fn sweep(dir: &Path, keep: &Path) {
 /// the old memory or the new one whole, and two walks writing at once (a daemon's concurrent
 /// hooks) each write their own. No `fsync`: a memory lost in a crash, or cut short, is read as
 /// none.
-fn replace(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn replace(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = file.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
@@ -295,7 +295,7 @@ fn replace(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// `file`'s bytes where it is a plain file of this user's that nobody else may write (as
 /// [`replace`] makes it), never through a link: anything else is no memory.
-fn read_own(file: &Path) -> Option<Vec<u8>> {
+pub(crate) fn read_own(file: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let mut f = std::fs::OpenOptions::new()
@@ -309,7 +309,7 @@ fn read_own(file: &Path) -> Option<Vec<u8>> {
     (own && f.read_to_end(&mut bytes).is_ok()).then_some(bytes)
 }
 
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(&(b.len() as u32).to_le_bytes());
     out.extend_from_slice(b);
 }
@@ -364,10 +364,10 @@ fn parse(bytes: &[u8], key: &[u8]) -> Option<HashMap<Vec<u8>, Seen>> {
     r.0.is_empty().then_some(last)
 }
 
-struct Reader<'a>(&'a [u8]);
+pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if self.0.len() < n {
             return None;
         }
@@ -375,13 +375,13 @@ impl<'a> Reader<'a> {
         self.0 = rest;
         Some(head)
     }
-    fn u32(&mut self) -> Option<u32> {
+    pub(crate) fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
-    fn u64(&mut self) -> Option<u64> {
+    pub(crate) fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
-    fn bytes(&mut self) -> Option<&'a [u8]> {
+    pub(crate) fn bytes(&mut self) -> Option<&'a [u8]> {
         let n = self.u32()? as usize;
         self.take(n)
     }

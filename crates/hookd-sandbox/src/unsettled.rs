@@ -1,0 +1,130 @@
+//! What a confined command's end must look at, kept in hookd's state while the command runs
+//! (`STATE/unsettled`, hidden from confined commands): the protected places below the project
+//! as they were at the start ([`crate::held::Below`]). Its end moves aside what the command made
+//! there and removes the record. A hookd killed outright (an agent's or CI's SIGKILL, the OOM
+//! killer) never reaches its end: its record stays, and the next confined command's
+//! preparation settles it first, once nothing of that sandbox is left.
+//!
+//! Nothing of it is left when the record's lock is free: the process that prepared the command
+//! and the sandbox's pid 1 hold it shared (pid 1 keeps it open as it keeps the stand-ins'
+//! locks, and closes it only once it has killed and reaped its namespace), and the settling
+//! takes it exclusively without waiting. A record is written under a temporary name, locked,
+//! then renamed into place, so that none is ever seen unlocked before its command has ended.
+
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::held::Below;
+
+/// The prefix of a record being written: never settled.
+const WRITING: &str = ".writing-";
+
+/// This command's record, locked shared for as long as it runs; removed when dropped (its end
+/// has moved aside what it made, or it never started).
+#[derive(Debug)]
+pub(crate) struct Pending {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl Pending {
+    /// Record `below` in `dir` (made where absent, this user's alone). `None` where it cannot
+    /// be written (no state, a full disk): the command runs, and a kill then leaves what it
+    /// made unsettled as before.
+    pub(crate) fn record(dir: &Path, below: &Below) -> Option<Pending> {
+        use std::io::Write;
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
+        let mut tmp = tempfile::Builder::new()
+            .prefix(WRITING)
+            .tempfile_in(dir)
+            .ok()?;
+        tmp.write_all(&below.to_bytes()).ok()?;
+        lock(tmp.as_file().as_raw_fd(), nix::libc::LOCK_SH).then_some(())?;
+        let path = dir.join(format!(
+            "{}-{}",
+            std::process::id(),
+            tmp.path()
+                .file_name()?
+                .to_string_lossy()
+                .trim_start_matches(WRITING)
+        ));
+        let file = tmp.persist(&path).ok()?;
+        Some(Pending { path, file })
+    }
+
+    /// The lock's descriptor, for pid 1 to keep open.
+    pub(crate) fn fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Settle the records in `dir` whose commands ended without their end: each one whose lock is
+/// free (nothing of its sandbox is left), still linked, of this user's and read back whole, is
+/// walked again as its end would have ([`Below::again`]) and removed. What was found, for the
+/// caller to move aside and say.
+pub(crate) fn orphans(dir: &Path) -> Vec<crate::held::Again> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with(WRITING) {
+            continue;
+        }
+        let path = entry.path();
+        let Some(again) = settle(&path) else { continue };
+        out.push(again);
+    }
+    out
+}
+
+/// One record at `path` settled, if its command has ended.
+fn settle(path: &Path) -> Option<crate::held::Again> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    if !lock(file.as_raw_fd(), nix::libc::LOCK_EX | nix::libc::LOCK_NB) {
+        return None; // its command runs, or another preparation settles it
+    }
+    // Removed by its own end (or another settling) since it was listed: nothing to do.
+    let meta = file.metadata().ok()?;
+    if meta.nlink() == 0 {
+        return None;
+    }
+    let Some(below) = crate::walk_memory::read_own(path).and_then(|b| Below::from_bytes(&b)) else {
+        // Not a record of ours, or cut short by a full disk: nothing to settle by.
+        let _ = std::fs::remove_file(path);
+        return None;
+    };
+    let again = below.again();
+    let _ = std::fs::remove_file(path);
+    Some(again)
+}
+
+/// `flock(fd, how)`, retried when interrupted: whether it was taken.
+fn lock(fd: RawFd, how: nix::libc::c_int) -> bool {
+    loop {
+        // SAFETY: flock on a descriptor the caller owns.
+        if unsafe { nix::libc::flock(fd, how) } == 0 {
+            return true;
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(nix::libc::EINTR) {
+            return false;
+        }
+    }
+}
