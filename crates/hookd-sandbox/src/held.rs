@@ -678,15 +678,21 @@ mod tests {
 
     #[test]
     fn an_ends_record_reads_back_exactly_and_anything_else_is_none() {
-        let mut below = Below::default();
-        below.roots = vec![PathBuf::from("/p"), PathBuf::from("/w/r\nx")];
-        below.on_path = vec![PathBuf::from("/p/web")];
-        below.names = vec![".claude".into(), ".env".into()];
-        below.before.insert(PathBuf::from("/p/.claude"), (1, 2));
-        below.read = 7;
-        below.bounds.skip = vec!["vendor2".into()];
-        below.memory = Some(PathBuf::from("/s/walks"));
-        below.started = Some(std::time::UNIX_EPOCH + std::time::Duration::new(5, 6));
+        let below = Below {
+            roots: vec![PathBuf::from("/p"), PathBuf::from("/w/r\nx")],
+            on_path: vec![PathBuf::from("/p/web")],
+            names: vec![".claude".into(), ".env".into()],
+            before: [(PathBuf::from("/p/.claude"), (1, 2))]
+                .into_iter()
+                .collect(),
+            read: 7,
+            bounds: crate::walk::Bounds {
+                skip: vec!["vendor2".into()],
+                ..Default::default()
+            },
+            memory: Some(PathBuf::from("/s/walks")),
+            started: Some(std::time::UNIX_EPOCH + std::time::Duration::new(5, 6)),
+        };
         let bytes = below.to_bytes();
         let back = Below::from_bytes(&bytes).unwrap();
         assert_eq!(back.to_bytes(), bytes);
