@@ -80,6 +80,15 @@ pub(crate) fn hookd(p: &Project, tmp: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// Wait (up to 10 s) until `path` exists, else fail saying `what`.
+fn appears(path: &Path, what: &str) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::symlink_metadata(path).is_err() {
+        assert!(std::time::Instant::now() < until, "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The escapes, each leaving its marker in `$OUT` (a directory of the project the test reads;
 /// the temporary directory of a confined command is its own) when it works.
 const ESCAPES: &str = r#"
@@ -808,25 +817,7 @@ fn other_tools_credential_stores_are_hidden() {
         ".local/share/atuin/history.db",
         ".viminfo",
     ];
-    for s in stores {
-        let path = p.home.path().join(s);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, format!("SECRET:{s}\n")).unwrap();
-    }
-    let script = "for f in $(cd \"$HOME\" && find . -type f); do cat \"$HOME/$f\"; done 2>/dev/null | grep SECRET: | sort";
-    let read = |confined: bool| {
-        let mut c = if confined {
-            sh(&p, &tmp, script)
-        } else {
-            let mut c = Command::new("sh");
-            c.args(["-c", script]).env("HOME", p.home.path());
-            c
-        };
-        stdout(&c.current_dir(p.path()).output().unwrap())
-    };
-    // Unconfined, every one is read (the attack works).
-    assert_eq!(read(false).lines().count(), stores.len());
-    assert_eq!(read(true), "", "read confined");
+    read_by_none_confined(&p, &tmp, &stores, &[]);
 }
 
 /// Attack round 9 (2026-11-27) read each of these from a confined command: the agents' own keys
@@ -840,7 +831,6 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
     }
     let (p, tmp) = project();
     p.write_home("config.yaml", "sandbox: {enabled: true}\n");
-    let h = p.home.path();
     let stores = [
         ".gemini/.env",
         ".env",
@@ -878,11 +868,6 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
         "moved/age.txt",
         "moved/sa.json",
     ];
-    for s in stores {
-        let path = h.join(s);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, format!("SECRET:{s}\n")).unwrap();
-    }
     let vars = [
         ("CLOUDSDK_CONFIG", "moved/gcloud"),
         ("AZURE_CONFIG_DIR", "moved/azure"),
@@ -895,10 +880,23 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
         ("SOPS_AGE_KEY_FILE", "moved/age.txt"),
         ("GOOGLE_APPLICATION_CREDENTIALS", "moved/sa.json"),
     ];
+    read_by_none_confined(&p, &tmp, &stores, &vars);
+}
+
+/// Each of `stores` (paths below the home) made holding a marker, read by a command that reads
+/// every file of the home, with `vars` naming paths below the home: unconfined it reads every
+/// marker (the attack works), confined none.
+fn read_by_none_confined(p: &Project, tmp: &Path, stores: &[&str], vars: &[(&str, &str)]) {
+    let h = p.home.path();
+    for s in stores {
+        let path = h.join(s);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("SECRET:{s}\n")).unwrap();
+    }
     let script = "for f in $(cd \"$HOME\" && find . -type f); do cat \"$HOME/$f\"; done 2>/dev/null | grep SECRET: | sort";
     let read = |confined: bool| {
         let mut c = if confined {
-            sh(&p, &tmp, script)
+            sh(p, tmp, script)
         } else {
             let mut c = Command::new("sh");
             c.args(["-c", script]).env("HOME", h);
@@ -909,7 +907,6 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
         }
         stdout(&c.current_dir(p.path()).output().unwrap())
     };
-    // Unconfined, every one is read (the attack works).
     assert_eq!(read(false).lines().count(), stores.len());
     assert_eq!(read(true), "", "read confined");
 }
@@ -1193,11 +1190,7 @@ fn the_sandboxs_pid_one_holds_the_stand_ins_locks() {
         .spawn()
         .unwrap();
     let envrc = p.path().join(".envrc");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while envrc.symlink_metadata().is_err() {
-        assert!(std::time::Instant::now() < until, "no stand-in appeared");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    appears(&envrc, "no stand-in appeared");
     std::thread::sleep(std::time::Duration::from_millis(300));
     let children =
         std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", h.id())).unwrap_or_default();
@@ -1398,11 +1391,7 @@ fn a_confined_hook_ends_with_its_dispatcher_and_a_hang_up_still_moves_aside_what
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let child = c.spawn().unwrap();
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !settings.exists() {
-            assert!(std::time::Instant::now() < until, "the hook did not start");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        appears(&settings, "the hook did not start");
         child
     };
     // Hung up on: hookd exits as the signal says, the hook is ended, what it made moved aside.
@@ -1447,14 +1436,7 @@ fn an_alarm_to_hookd_exec_ends_the_command_and_still_moves_aside_what_it_made() 
         .spawn()
         .unwrap();
     let settings = p.path().join("web/.claude/settings.json");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !settings.exists() {
-        assert!(
-            std::time::Instant::now() < until,
-            "the command did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    appears(&settings, "the command did not start");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGALRM,
@@ -1487,14 +1469,7 @@ fn what_a_killed_hookds_command_made_below_is_moved_aside_before_the_next_comman
         .spawn()
         .unwrap();
     let settings = p.path().join("web/.claude/settings.json");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !settings.exists() {
-        assert!(
-            std::time::Instant::now() < until,
-            "the command did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    appears(&settings, "the command did not start");
     child.kill().unwrap();
     child.wait().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
