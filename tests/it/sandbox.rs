@@ -838,6 +838,16 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
         ".config/crush/crush.json",
         ".claude/settings.json",
         ".qwen/oauth_creds.json",
+        // Attack round 10: copies and the other agents' settings with keys.
+        ".claude.json.backup",
+        ".claude/backups/.claude.json.backup.1",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+        ".qwen/.env",
+        ".qwen/settings.json",
+        ".config/opencode/opencode.json",
+        ".config/goose/config.yaml",
+        ".cursor/mcp.json",
         ".aider.conf.yml",
         ".claude/history.jsonl",
         ".claude/file-history/x/1",
@@ -867,6 +877,9 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
         "moved/tfrc",
         "moved/age.txt",
         "moved/sa.json",
+        "moved/cc/.claude.json",
+        "moved/cc/debug/d.txt",
+        "moved/cc/todos/t.json",
     ];
     let vars = [
         ("CLOUDSDK_CONFIG", "moved/gcloud"),
@@ -879,6 +892,7 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
         ("TF_CLI_CONFIG_FILE", "moved/tfrc"),
         ("SOPS_AGE_KEY_FILE", "moved/age.txt"),
         ("GOOGLE_APPLICATION_CREDENTIALS", "moved/sa.json"),
+        ("CLAUDE_CONFIG_DIR", "moved/cc"),
     ];
     read_by_none_confined(&p, &tmp, &stores, &vars);
 }

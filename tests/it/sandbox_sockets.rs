@@ -829,3 +829,66 @@ fn a_custom_sockets_token_is_hidden() {
     let _ = daemon.kill();
     let _ = daemon.wait();
 }
+
+/// A socket a socket variable names, wherever it is: the variable was not handed on, but the
+/// confined command reached the socket by its path, as it could see it (attack round 10 of
+/// 2026-11-27): Docker Desktop for Linux's `~/.docker/desktop/docker.sock` through `DOCKER_HOST`
+/// (the engine, and with it every file the VM shares), an `ssh-agent -a` socket in the home
+/// through `SSH_AUTH_SOCK`, a session bus through `DBUS_SESSION_BUS_ADDRESS`.
+#[test]
+fn a_socket_a_socket_variable_names_is_not_reachable() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let home = p.home.path();
+    let places: Vec<(&str, PathBuf)> = vec![
+        ("docker-desktop", home.join(".docker/desktop/docker.sock")),
+        ("ssh-agent", home.join(".cache/agent.sock")),
+        ("bus", home.join("run/bus")),
+    ];
+    let listeners: Vec<Listener> = places
+        .iter()
+        .map(|(name, path)| Listener::path(path, out.path(), name))
+        .collect();
+    let targets: Vec<String> = places
+        .iter()
+        .map(|(_, p)| p.display().to_string())
+        .collect();
+    let docker = format!("unix://{}", places[0].1.display());
+    let bus = format!("unix:path={},guid=0", places[2].1.display());
+    let with_vars = |mut c: Command| {
+        c.env("DOCKER_HOST", &docker)
+            .env("SSH_AUTH_SOCK", &places[1].1)
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus);
+        c.output().unwrap()
+    };
+    // Unconfined, each answers.
+    let mut c = Command::new("python3");
+    c.arg("-c")
+        .arg(CONNECT)
+        .args(&targets)
+        .current_dir(p.path());
+    let o = with_vars(c);
+    settle();
+    assert_eq!(
+        stdout(&o).matches(" connected\n").count(),
+        3,
+        "{}",
+        stdout(&o)
+    );
+    for (name, _) in &places {
+        std::fs::remove_file(out.path().join(name)).unwrap();
+    }
+    // Confined, none.
+    let mut args = vec!["exec", "--", "python3", "-c", CONNECT];
+    args.extend(targets.iter().map(String::as_str));
+    let o = with_vars(hookd(&p, &tmp, &args));
+    settle();
+    let text = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!text.contains(" connected"), "{text}");
+    assert_eq!(markers(out.path()), Vec::<String>::new(), "{text}");
+    drop(listeners);
+}

@@ -229,6 +229,23 @@ pub(super) fn plan(
         .iter()
         .filter_map(|f| disk.existing(Path::new(f)))
         .collect();
+    // The sockets [`SOCKET_VARIABLES`] name, wherever they are: the variables are not handed
+    // on, but the path was one `connect` away (Docker Desktop's `~/.docker/desktop/docker.sock`,
+    // an `ssh-agent -a ~/.cache/agent.sock`: attack round 10), unless `sandbox.unix_sockets`
+    // lists it.
+    for name in SOCKET_VARIABLES {
+        let Some(value) = std::env::var_os(name) else {
+            continue;
+        };
+        for path in socket_paths(&value) {
+            let listed = policy.unix_sockets.contains(&path);
+            let socket = std::fs::symlink_metadata(&path)
+                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
+            if socket && !listed && path.parent().is_some() {
+                files.push(path);
+            }
+        }
+    }
     files.sort();
     files.dedup();
     Ok(Places {
@@ -256,6 +273,28 @@ fn between(outer: &Path, inner: &Path) -> Result<Vec<CString>, Unavailable> {
         .collect();
     dirs.reverse();
     dirs.into_iter().map(c_path).collect()
+}
+
+/// The absolute paths a socket variable's value names: itself (`SSH_AUTH_SOCK`), after a
+/// scheme (`unix:///run/docker.sock`, `unix:path=/run/user/1000/bus,guid=…`, kitty's
+/// `unix:/tmp/kitty`), or as the first field of a list (`GPG_AGENT_INFO`'s `path:pid:1`,
+/// `TMUX`'s `path,pid,n`).
+pub(super) fn socket_paths(value: &OsStr) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = value.as_bytes();
+    let mut out = Vec::new();
+    for part in bytes.split(|b| matches!(b, b',' | b';' | b' ')) {
+        let part = [&b"unix://"[..], b"unix:path=", b"unix:"]
+            .iter()
+            .find_map(|p| part.strip_prefix(*p))
+            .unwrap_or(part);
+        if part.first() != Some(&b'/') {
+            continue;
+        }
+        let path = part.split(|b| *b == b':').next().unwrap_or(part);
+        out.push(PathBuf::from(OsStr::from_bytes(path)));
+    }
+    out
 }
 
 /// Whether a confined command keeps the variable `name` of value `value`: not one of
@@ -357,6 +396,33 @@ mod tests {
         ] {
             assert!(!has_password(OsStr::new(v)), "{v}");
         }
+    }
+
+    #[test]
+    fn a_socket_variables_paths_are_found() {
+        let paths = |v: &str| socket_paths(OsStr::new(v));
+        assert_eq!(
+            paths("/home/u/.ssh/agent.sock"),
+            [PathBuf::from("/home/u/.ssh/agent.sock")]
+        );
+        assert_eq!(
+            paths("unix:///home/u/.docker/desktop/docker.sock"),
+            [PathBuf::from("/home/u/.docker/desktop/docker.sock")]
+        );
+        assert_eq!(
+            paths("unix:path=/run/user/1000/bus,guid=abc;unix:abstract=/tmp/x"),
+            [PathBuf::from("/run/user/1000/bus")]
+        );
+        assert_eq!(
+            paths("/run/gpg/S.gpg-agent:123:1"),
+            [PathBuf::from("/run/gpg/S.gpg-agent")]
+        );
+        assert_eq!(
+            paths("/tmp/tmux-0/default,42,0"),
+            [PathBuf::from("/tmp/tmux-0/default")]
+        );
+        assert!(paths("tcp://127.0.0.1:2375").is_empty());
+        assert!(paths(":0").is_empty());
     }
 
     #[test]
