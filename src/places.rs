@@ -214,6 +214,8 @@ pub const PLACES: &[Place] = &[
     row(Home, ".git-credential-cache", Dir, Hidden, SOCKETS),
     row(Home, ".1password", Dir, Hidden, "1Password's SSH agent socket: whoever connects signs with the user's keys"),
     row(Home, ".bitwarden-ssh-agent.sock", File, Hidden, "Bitwarden's SSH agent socket: whoever connects signs with the user's keys"),
+    row(Home, "snap/bitwarden/current/.bitwarden-ssh-agent.sock", File, Hidden, "Bitwarden's SSH agent socket: whoever connects signs with the user's keys"),
+    row(Home, ".var/app/com.bitwarden.desktop/data/.bitwarden-ssh-agent.sock", File, Hidden, "Bitwarden's SSH agent socket: whoever connects signs with the user's keys"),
     row(Home, ".colima", Dir, Hidden, SOCKETS),
     row(Home, ".lima", Dir, Hidden, SOCKETS),
     row(Home, ".rd", Dir, Hidden, SOCKETS),

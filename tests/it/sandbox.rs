@@ -1489,6 +1489,12 @@ fn what_a_killed_hookds_command_made_below_is_moved_aside_before_the_next_comman
     std::thread::sleep(std::time::Duration::from_millis(300));
     // The end did not run: the place is there.
     assert!(settings.exists());
+    // What the user makes below after the kill is theirs, not the command's: kept (attack
+    // round 10 had a late end move aside the user's `.claude`, a `git init sub` and a clone's
+    // `.git` made again in its place, each "made by the confined command").
+    std::fs::create_dir_all(p.path().join("web2/.claude")).unwrap();
+    std::fs::write(p.path().join("web2/.claude/settings.json"), "{}").unwrap();
+    std::fs::create_dir_all(p.path().join("sub/.git")).unwrap();
     let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!settings.exists(), "{}", stderr(&o));
@@ -1502,6 +1508,13 @@ fn what_a_killed_hookds_command_made_below_is_moved_aside_before_the_next_comman
         "{}",
         stderr(&o)
     );
+    assert!(
+        p.path().join("web2/.claude/settings.json").exists(),
+        "{}",
+        stderr(&o)
+    );
+    assert!(p.path().join("sub/.git").is_dir(), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     // Said once: the record is gone.
     let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
     assert_eq!(stderr(&o), "");

@@ -45,6 +45,9 @@ pub(super) struct Below {
     /// When the walks at the start began (before the command): a link changed since is the
     /// command's.
     started: Option<std::time::SystemTime>,
+    /// For an end settled late (`unsettled.rs`): when the sandbox ended, if known. A place born,
+    /// or a link or a directory changed, after then is not the command's.
+    pub(super) ended: Option<std::time::SystemTime>,
 }
 
 /// A place as the object it is: its device and inode.
@@ -198,7 +201,13 @@ impl Below {
         let mut holding = Vec::new();
         let mut links = Vec::new();
         for root in &self.roots {
-            let found = crate::walk::walk_after(root, &names, &self.bounds, self.memory.as_deref());
+            let memory = self.memory.as_deref();
+            let found = match self.ended {
+                Some(ended) => {
+                    crate::walk::walk_after_ended(root, &names, &self.bounds, memory, ended)
+                }
+                None => crate::walk::walk_after(root, &names, &self.bounds, memory),
+            };
             out.given_back.extend(found.given_back);
             out.cut.extend(found.cut);
             links.extend(found.links);
@@ -222,10 +231,20 @@ impl Below {
         for name in names {
             let p = dir.join(name);
             let Some(now) = identity(&p) else { continue };
-            if self.before.get(&p) != Some(&now) {
+            if self.before.get(&p) != Some(&now) && !self.born_after_the_end(&p) {
                 made.push(p);
             }
         }
+    }
+
+    /// Whether `path` was made after the sandbox of an end settled late had ended (its birth
+    /// time, where the filesystem keeps one; where it does not, it is taken as the command's).
+    fn born_after_the_end(&self, path: &Path) -> bool {
+        let Some(ended) = self.ended else {
+            return false;
+        };
+        let born = path.symlink_metadata().and_then(|m| m.created());
+        born.is_ok_and(|b| b > ended + std::time::Duration::from_millis(20))
     }
 
     /// Record `path` as it is at the start (nothing where it is absent or a socket).
@@ -251,6 +270,12 @@ impl Below {
         let changed = std::time::UNIX_EPOCH
             + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().max(0) as u32);
         if changed < since {
+            return false;
+        }
+        if self
+            .ended
+            .is_some_and(|e| !crate::walk::changed_at_or_before(link, e))
+        {
             return false;
         }
         let Ok(target) = std::fs::canonicalize(link) else {
@@ -692,6 +717,7 @@ mod tests {
             },
             memory: Some(PathBuf::from("/s/walks")),
             started: Some(std::time::UNIX_EPOCH + std::time::Duration::new(5, 6)),
+            ended: None,
         };
         let bytes = below.to_bytes();
         let back = Below::from_bytes(&bytes).unwrap();

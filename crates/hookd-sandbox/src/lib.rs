@@ -329,6 +329,9 @@ pub struct Confinement {
     /// Their locks' descriptors, which pid 1 keeps open ([`Placeholders::lock_fds`]): listed
     /// here, before the fork, since pid 1 may not allocate.
     pub(crate) locks: Vec<std::os::fd::RawFd>,
+    /// The end record's descriptor among them (-1: none), which pid 1 stamps when its parent
+    /// dies (`spawn::orphaned`).
+    pub(crate) record: std::os::fd::RawFd,
     /// Under a host list: the command's end of the channel its waiter hands the proxy its
     /// listening socket over, and the proxy (stopped when this is dropped).
     egress_channel: Option<OwnedFd>,
@@ -580,6 +583,7 @@ impl Confinement {
             secret: policy.secret,
             summary,
             locks,
+            record: pending.as_ref().map_or(-1, |p| p.fd()),
             _stand_ins: stand_ins,
             _pending: pending,
             settled_before,

@@ -152,6 +152,7 @@ pub(super) fn prepare(
         summary,
         _stand_ins: super::Placeholders::new(None),
         locks: Vec::new(),
+        record: -1,
         egress_channel: None,
         proxy,
         nested: Some(nested),

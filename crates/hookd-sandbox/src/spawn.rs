@@ -355,6 +355,7 @@ pub(super) unsafe fn pid_one_confined(c: &Confinement, report: RawFd) -> std::io
         // command ending in that moment could remove the stand-ins under a command still
         // running. The signal is caught (set before it is asked for: pid 1 of a namespace
         // ignores a signal it does not handle), and what is left is killed and reaped first.
+        RECORD.store(c.record, Ordering::Relaxed);
         let mut sa: libc::sigaction = std::mem::zeroed();
         sa.sa_sigaction = orphaned as *const () as libc::sighandler_t;
         libc::sigfillset(&mut sa.sa_mask);
@@ -385,15 +386,24 @@ pub(super) unsafe fn pid_one_confined(c: &Confinement, report: RawFd) -> std::io
     }
 }
 
+/// The descriptor of the command's end record (`unsettled.rs`) in pid 1, or -1.
+static RECORD: AtomicI32 = AtomicI32::new(-1);
+
 /// Pid 1's parent died: everything else in the namespace killed and reaped (none can fork
-/// with SIGKILL pending), then pid 1 exits, and its descriptors close only then.
+/// with SIGKILL pending); the end record stamped with this moment (what was made below after
+/// it is not the command's: the late end leaves it); then pid 1 exits, and its descriptors
+/// close only then.
 extern "C" fn orphaned(_: libc::c_int) {
-    // SAFETY: kill, waitpid and _exit are async-signal-safe.
+    // SAFETY: kill, waitpid, futimens and _exit are async-signal-safe.
     unsafe {
         libc::kill(-1, libc::SIGKILL);
         while libc::waitpid(-1, std::ptr::null_mut(), libc::__WALL) > 0
             || std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
         {}
+        let record = RECORD.load(Ordering::Relaxed);
+        if record >= 0 {
+            libc::futimens(record, std::ptr::null());
+        }
         libc::_exit(1)
     }
 }

@@ -44,6 +44,9 @@ impl Pending {
             .tempfile_in(dir)
             .ok()?;
         tmp.write_all(&below.to_bytes()).ok()?;
+        // Not stamped yet (the epoch): pid 1 stamps it with the moment its sandbox ended when
+        // hookd is killed (`spawn::orphaned`).
+        tmp.as_file().set_modified(std::time::UNIX_EPOCH).ok()?;
         lock(tmp.as_file().as_raw_fd(), nix::libc::LOCK_SH).then_some(())?;
         let path = dir.join(format!(
             "{}-{}",
@@ -106,11 +109,16 @@ fn settle(path: &Path) -> Option<crate::held::Again> {
     if meta.nlink() == 0 {
         return None;
     }
-    let Some(below) = crate::walk_memory::read_own(path).and_then(|b| Below::from_bytes(&b)) else {
+    let Some(mut below) = crate::walk_memory::read_own(path).and_then(|b| Below::from_bytes(&b))
+    else {
         // Not a record of ours, or cut short by a full disk: nothing to settle by.
         let _ = std::fs::remove_file(path);
         return None;
     };
+    // Stamped by pid 1 when the sandbox ended: what was made or changed below after then is
+    // not the command's (the user's own work since, a clone made again in its place: attack
+    // round 10). Not stamped (pid 1 killed outright): all of it is taken as the command's.
+    below.ended = meta.modified().ok().filter(|m| *m > std::time::UNIX_EPOCH);
     let again = below.again();
     let _ = std::fs::remove_file(path);
     Some(again)

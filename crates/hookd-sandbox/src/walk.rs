@@ -151,7 +151,7 @@ pub fn walk_remembered(
     bounds: &Bounds,
     memory: Option<&Path>,
 ) -> Found {
-    walk_with(root, names, bounds, memory, false)
+    walk_with(root, names, bounds, memory, GiveBack::Never)
 }
 
 /// [`walk_remembered`] at the end of a confined command, after every process of it has ended:
@@ -160,7 +160,54 @@ pub fn walk_remembered(
 /// and search permission back and read, rather than cutting the walk there. Those directories
 /// are in [`Found::given_back`].
 pub fn walk_after(root: &Path, names: &[&str], bounds: &Bounds, memory: Option<&Path>) -> Found {
-    walk_with(root, names, bounds, memory, true)
+    walk_with(root, names, bounds, memory, GiveBack::Always)
+}
+
+/// [`walk_after`] for the end of a command whose hookd was killed, settled later
+/// (`unsettled.rs`): a directory's reading is given back only where its last change was at or
+/// before `ended`, the sandbox's end (a `chmod` the user made since is theirs).
+pub(crate) fn walk_after_ended(
+    root: &Path,
+    names: &[&str],
+    bounds: &Bounds,
+    memory: Option<&Path>,
+    ended: std::time::SystemTime,
+) -> Found {
+    walk_with(root, names, bounds, memory, GiveBack::ChangedBy(ended))
+}
+
+/// Whether a walk gives a directory's owner its reading back ([`walk_after`]), and collects the
+/// links it lists (every end does).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum GiveBack {
+    /// A start's walk.
+    Never,
+    /// An end's.
+    Always,
+    /// A late end's: only to a directory last changed at or before then.
+    ChangedBy(std::time::SystemTime),
+}
+
+impl GiveBack {
+    fn gives(self, dir: &Path) -> bool {
+        match self {
+            GiveBack::Never => false,
+            GiveBack::Always => true,
+            GiveBack::ChangedBy(until) => changed_at_or_before(dir, until),
+        }
+    }
+}
+
+/// Whether `path`'s change time (not following a last link) is at or before `until`, with the
+/// kernel's clock tick to spare.
+pub(crate) fn changed_at_or_before(path: &Path, until: std::time::SystemTime) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = path.symlink_metadata() else {
+        return false;
+    };
+    let changed = std::time::UNIX_EPOCH
+        + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().max(0) as u32);
+    changed <= until + std::time::Duration::from_millis(20)
 }
 
 fn walk_with(
@@ -168,7 +215,7 @@ fn walk_with(
     names: &[&str],
     bounds: &Bounds,
     memory: Option<&Path>,
-    give_back: bool,
+    give_back: GiveBack,
 ) -> Found {
     let memory = memory
         .map(|dir| Memory::load(dir, root, names, &key(bounds)))
@@ -256,7 +303,7 @@ fn read_level(
     enter: bool,
     bounds: &Bounds,
     memory: Option<&Memory>,
-    give_back: bool,
+    give_back: GiveBack,
 ) -> Read {
     if level.len() < PARALLEL_FROM {
         return read_dirs(level, names, enter, bounds, memory, give_back);
@@ -309,7 +356,7 @@ fn read_dirs(
     enter: bool,
     bounds: &Bounds,
     memory: Option<&Memory>,
-    give_back: bool,
+    give_back: GiveBack,
 ) -> Read {
     use rustix::io::Errno;
     use std::os::unix::ffi::OsStrExt;
@@ -397,7 +444,7 @@ fn list(
     enter: bool,
     bounds: &Bounds,
     stamp: bool,
-    give_back: bool,
+    give_back: GiveBack,
 ) -> Result<Listing, rustix::io::Errno> {
     use super::disk::{names_in, open_dir, Kind};
     use rustix::io::Errno;
@@ -410,7 +457,7 @@ fn list(
     // directory is unreadable: the walk is cut, the command does not run. Root needs neither.
     let mut given_back = false;
     let mut give = |why: Errno| {
-        if give_back && owned(dir) && crate::aftermath::give_back_reading(dir) {
+        if give_back.gives(dir) && owned(dir) && crate::aftermath::give_back_reading(dir) {
             given_back = true;
             Ok(())
         } else {
@@ -449,7 +496,7 @@ fn list(
             l.holds = true;
             return true;
         }
-        if give_back && matches!(kind, Kind::Link | Kind::Unknown) {
+        if give_back != GiveBack::Never && matches!(kind, Kind::Link | Kind::Unknown) {
             let path = dir.join(std::ffi::OsStr::from_bytes(name));
             if kind == Kind::Link || path.symlink_metadata().is_ok_and(|m| m.is_symlink()) {
                 l.links.push(path);
