@@ -81,6 +81,10 @@ pub struct SandboxPolicy {
     /// covered as the user's runtime directory is, since they may be the user's own.
     #[serde(skip)]
     pub covered: Vec<PathBuf>,
+    /// The sockets the host's socket variables name (`SSH_AUTH_SOCK`, `DOCKER_HOST`, …): hidden
+    /// wherever they are.
+    #[serde(skip)]
+    pub named_sockets: Vec<PathBuf>,
     /// The host says it runs inside a confined agent (`hookd run --confine` sets
     /// [`AGENT_VAR`]): where that is evidently so, commands get the nested sandbox
     /// (crates/hookd-sandbox's `nested.rs`) instead of none.
@@ -137,6 +141,7 @@ impl SandboxPolicy {
         out.keep_env = self.keep_env.clone();
         out.runtime = self.runtime.clone();
         out.covered = self.covered.clone();
+        out.named_sockets = self.named_sockets.clone();
         out.nested = self.nested;
         out.shown = self.shown.clone();
         out

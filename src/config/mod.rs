@@ -353,6 +353,10 @@ impl Config {
         self.policy.sandbox.temp = Some(host.temp_dir());
         self.policy.sandbox.state = host.state_dir();
         self.policy.sandbox.runtime = host.dir("XDG_RUNTIME_DIR");
+        self.policy.sandbox.named_sockets = (crate::sandbox::SOCKET_VARIABLES.iter())
+            .filter_map(|name| host.var(name))
+            .flat_map(hookd_sandbox::socket_paths)
+            .collect();
         self.policy.sandbox.nested = host.var(crate::sandbox::AGENT_VAR).is_some();
         self.policy.sandbox.path = host.path().map(ToOwned::to_owned);
         self.host = host;

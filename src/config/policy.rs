@@ -153,6 +153,7 @@ impl Policy {
             state: None,
             runtime: None,
             covered: Vec::new(),
+            named_sockets: Vec::new(),
             places: Default::default(),
             nested: false,
             shown: Vec::new(),

@@ -93,7 +93,7 @@ use held::held;
 use placeholder::Placeholders;
 
 pub use nested::AGENT_VAR;
-pub use private::SOCKET_VARIABLES;
+pub use private::{socket_paths, SOCKET_VARIABLES};
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -152,6 +152,9 @@ pub struct Policy {
     /// caller's own temporary or runtime directory, where it cannot tell whether it is the
     /// user's: hookd's `TMPDIR` that a repository's `.env` also names).
     pub covered: Vec<PathBuf>,
+    /// The sockets the caller's [`SOCKET_VARIABLES`] name ([`socket_paths`] of their values):
+    /// hidden wherever they are, unless `unix_sockets` lists them.
+    pub named_sockets: Vec<PathBuf>,
     /// The host says it runs inside a confined agent (`hookd run --confine` sets
     /// [`AGENT_VAR`]): where that is evidently so, commands get the nested sandbox
     /// (`nested.rs`) instead of none.
@@ -186,6 +189,7 @@ impl Default for Policy {
             keep_env: Vec::new(),
             runtime: None,
             covered: Vec::new(),
+            named_sockets: Vec::new(),
             nested: false,
             start_at_once: false,
             shown: Vec::new(),
@@ -516,7 +520,8 @@ impl Confinement {
         )?;
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
-        for path in hidden.iter().chain(&private.hidden_files) {
+        let more = private.hidden_files.iter().filter(|f| !hidden.contains(f));
+        for path in hidden.iter().chain(more) {
             if !disk.exists(path) {
                 continue;
             }

@@ -233,17 +233,12 @@ pub(super) fn plan(
     // on, but the path was one `connect` away (Docker Desktop's `~/.docker/desktop/docker.sock`,
     // an `ssh-agent -a ~/.cache/agent.sock`: attack round 10), unless `sandbox.unix_sockets`
     // lists it.
-    for name in SOCKET_VARIABLES {
-        let Some(value) = std::env::var_os(name) else {
-            continue;
-        };
-        for path in socket_paths(&value) {
-            let listed = policy.unix_sockets.contains(&path);
-            let socket = std::fs::symlink_metadata(&path)
-                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
-            if socket && !listed && path.parent().is_some() {
-                files.push(path);
-            }
+    for path in &policy.named_sockets {
+        let listed = policy.unix_sockets.contains(path);
+        let socket = std::fs::symlink_metadata(path)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
+        if socket && !listed && path.is_absolute() && path.parent().is_some() {
+            files.push(path.clone());
         }
     }
     files.sort();
@@ -279,7 +274,7 @@ fn between(outer: &Path, inner: &Path) -> Result<Vec<CString>, Unavailable> {
 /// scheme (`unix:///run/docker.sock`, `unix:path=/run/user/1000/bus,guid=…`, kitty's
 /// `unix:/tmp/kitty`), or as the first field of a list (`GPG_AGENT_INFO`'s `path:pid:1`,
 /// `TMUX`'s `path,pid,n`).
-pub(super) fn socket_paths(value: &OsStr) -> Vec<PathBuf> {
+pub fn socket_paths(value: &OsStr) -> Vec<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let bytes = value.as_bytes();
     let mut out = Vec::new();
