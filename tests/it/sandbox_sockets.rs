@@ -681,6 +681,8 @@ fn a_daemons_hooks_do_not_reach_its_socket() {
     p.write_home("hooks.yaml", hooks);
     let dispatch = |config: &str| {
         p.write_home("config.yaml", config);
+        // What a hook that did not run would leave: the last run's answer.
+        let _ = std::fs::remove_file(p.path().join("hook-connect.txt"));
         let d = crate::support::daemon::start(&p, &[]);
         assert_eq!(d.socket, socket);
         let body = serde_json::json!({"point": "post_session", "context": {"session_id": "s"}});
