@@ -261,21 +261,15 @@ impl Below {
     /// which the command could write. One the walk does enter (`holding`: the directories
     /// holding a name) holds its places already.
     fn links_beyond(&self, link: &Path, names: &[&str], holding: &[PathBuf]) -> bool {
-        use std::os::unix::fs::MetadataExt;
         let (Some(started), Ok(m)) = (self.started, link.symlink_metadata()) else {
             return false;
         };
         // The kernel stamps with a clock that may lag the one read at the start by a tick.
         let since = started - std::time::Duration::from_millis(50);
-        let changed = std::time::UNIX_EPOCH
-            + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().max(0) as u32);
-        if changed < since {
-            return false;
-        }
-        if self
-            .ended
-            .is_some_and(|e| !crate::walk::changed_at_or_before(link, e))
-        {
+        let changed = crate::walk::changed(&m);
+        // A late end (`unsettled.rs`): a link changed after the sandbox ended is not its.
+        let late = (self.ended).is_some_and(|e| changed > e + std::time::Duration::from_millis(20));
+        if changed < since || late {
             return false;
         }
         let Ok(target) = std::fs::canonicalize(link) else {

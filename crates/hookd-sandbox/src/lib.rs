@@ -520,8 +520,7 @@ impl Confinement {
         )?;
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
-        let more = private.hidden_files.iter().filter(|f| !hidden.contains(f));
-        for path in hidden.iter().chain(more) {
+        for path in hidden.iter().chain(&private.hidden_files) {
             if !disk.exists(path) {
                 continue;
             }

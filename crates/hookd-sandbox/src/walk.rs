@@ -200,14 +200,16 @@ impl GiveBack {
 
 /// Whether `path`'s change time (not following a last link) is at or before `until`, with the
 /// kernel's clock tick to spare.
-pub(crate) fn changed_at_or_before(path: &Path, until: std::time::SystemTime) -> bool {
+fn changed_at_or_before(path: &Path, until: std::time::SystemTime) -> bool {
+    path.symlink_metadata()
+        .is_ok_and(|m| changed(&m) <= until + std::time::Duration::from_millis(20))
+}
+
+/// `m`'s change time.
+pub(crate) fn changed(m: &std::fs::Metadata) -> std::time::SystemTime {
     use std::os::unix::fs::MetadataExt;
-    let Ok(m) = path.symlink_metadata() else {
-        return false;
-    };
-    let changed = std::time::UNIX_EPOCH
-        + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().max(0) as u32);
-    changed <= until + std::time::Duration::from_millis(20)
+    std::time::UNIX_EPOCH
+        + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().max(0) as u32)
 }
 
 fn walk_with(
