@@ -1473,11 +1473,25 @@ fn an_alarm_to_hookd_exec_ends_the_command_and_still_moves_aside_what_it_made() 
 /// hookd's state, and the next confined command's preparation settles it first.
 #[test]
 fn what_a_killed_hookds_command_made_below_is_moved_aside_before_the_next_command() {
+    use std::os::unix::fs::MetadataExt;
     if !confinable() {
         return;
     }
     let (p, tmp) = project();
     std::fs::create_dir_all(p.path().join("web")).unwrap();
+    // A command before it leaves its emptied record, which the killed one takes again.
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let records = || -> Vec<(u64, u64)> {
+        std::fs::read_dir(p.state.path().join("unsettled"))
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap())
+            .map(|m| (m.ino(), m.len()))
+            .collect()
+    };
+    let before = records();
+    assert_eq!(before.len(), 1);
+    assert_eq!(before[0].1, 0);
     let script = "mkdir web/.claude && echo {} > web/.claude/settings.json; sleep 30";
     let mut child = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
         .spawn()
@@ -1487,8 +1501,12 @@ fn what_a_killed_hookds_command_made_below_is_moved_aside_before_the_next_comman
     child.kill().unwrap();
     child.wait().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
-    // The end did not run: the place is there.
+    // The end did not run: the place is there, and the record it took again says so.
     assert!(settings.exists());
+    let during = records();
+    assert_eq!(during.len(), 1);
+    assert_eq!(during[0].0, before[0].0);
+    assert!(during[0].1 > 0);
     // What the user makes below after the kill is theirs, not the command's: kept (attack
     // round 10 had a late end move aside the user's `.claude`, a `git init sub` and a clone's
     // `.git` made again in its place, each "made by the confined command").
@@ -1515,13 +1533,62 @@ fn what_a_killed_hookds_command_made_below_is_moved_aside_before_the_next_comman
     );
     assert!(p.path().join("sub/.git").is_dir(), "{}", stderr(&o));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
-    // Said once: the record is gone.
+    // Said once: the record is settled; one empty record is left, for the next command here.
     let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
     assert_eq!(stderr(&o), "");
-    assert!(std::fs::read_dir(p.state.path().join("unsettled"))
+    let left: Vec<u64> = std::fs::read_dir(p.state.path().join("unsettled"))
         .unwrap()
-        .next()
-        .is_none());
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .collect();
+    assert_eq!(left, [0]);
+}
+
+/// The end's records are emptied and taken again, not made and removed at every command; two
+/// commands at once each have their own, and the next command keeps one idle record.
+#[test]
+fn the_ends_records_are_taken_again_one_per_command_running() {
+    use std::os::unix::fs::MetadataExt;
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let records = || -> Vec<(u64, u64)> {
+        let mut r: Vec<(u64, u64)> = std::fs::read_dir(p.state.path().join("unsettled"))
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap())
+            .map(|m| (m.ino(), m.len()))
+            .collect();
+        r.sort();
+        r
+    };
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = records();
+    assert_eq!(first.len(), 1);
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(records(), first, "the record was not taken again");
+    // Two at once: each its own record, both written.
+    let script = "touch started.$$; sleep 2";
+    let mut a = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .spawn()
+        .unwrap();
+    let mut b = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while records().iter().filter(|r| r.1 > 0).count() < 2 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", records());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(a.wait().unwrap().success());
+    assert!(b.wait().unwrap().success());
+    // Ended: both emptied; the next command keeps one of them and removes the other.
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after = records();
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0].1, 0);
 }
 
 /// The System V IPC of the user's other processes (X11's shared images, a database's segment,

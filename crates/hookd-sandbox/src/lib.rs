@@ -485,7 +485,9 @@ impl Confinement {
         // before this one holds it as it finds it (`unsettled.rs`).
         let unsettled = policy.state.as_ref().map(|s| s.join("unsettled"));
         let mut settled_before = Vec::new();
-        for again in unsettled.iter().flat_map(|d| unsettled::orphans(d)) {
+        let (orphans, idle) =
+            (unsettled.as_deref()).map_or_else(Default::default, unsettled::orphans);
+        for again in orphans {
             said(again, &mut settled_before);
         }
         // The locks of the stand-ins are made first, so that they are hidden with the state.
@@ -563,7 +565,7 @@ impl Confinement {
             .filter(|g| !real_writable.iter().any(|w| disk.real(g).starts_with(w)));
         // Kept until the end has settled it; pid 1 holds its lock first of all.
         let pending =
-            (unsettled.as_deref()).and_then(|d| unsettled::Pending::record(d, &held.below));
+            (unsettled.as_deref()).and_then(|d| unsettled::Pending::record(d, &held.below, idle));
         let mut locks: Vec<std::os::fd::RawFd> = pending.iter().map(|p| p.fd()).collect();
         locks.extend(stand_ins.lock_fds());
         Ok(Confinement {

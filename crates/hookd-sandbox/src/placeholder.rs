@@ -16,8 +16,13 @@
 //! file) and empties the record. Removing them earlier would detach the mount in the
 //! namespaces of the commands still running, leaving the name free to them. A hookd killed
 //! outright leaves its placeholders, recorded; the next command there that ends last removes
-//! them. In one directory the first socket is made (`mknod`) and the others are links to it:
-//! on ext4 a name costs a sixth of an inode (24 made and removed: 0.07 against 0.4 ms). The
+//! them. Every socket is a link to one lasting socket inode in hookd's state (`stand-in`, next
+//! to the lock files: hidden from confined commands like them; a socket has no contents to
+//! share): a name costs a sixth of an inode on ext4 (24 made and removed: 0.07 against 0.4
+//! ms), and on an ext4 without a journal a new inode is looked for past every one freed in the
+//! last minute (a `mknod` 45 µs instead of 6 for a link after a few hundred commands). Where
+//! the state is on another filesystem (or the link fails), a directory's first socket is made
+//! (`mknod`) and its others are links to that one. The
 //! lock files stay while there are at most [`MOST_LOCKS`] (the next command in the same
 //! directories reuses them); beyond, a command that ends removes every idle one (`sweep`:
 //! locked exclusive, still the file at its path, recording nothing), so they do not grow with
@@ -58,7 +63,13 @@ pub(super) struct Placeholders {
     /// Where the lock files are (`None`: no placeholder can be made).
     dir: Option<PathBuf>,
     held: Vec<Held>,
+    /// The lasting socket in `dir` the stand-ins are linked to (`None` inside: none could be
+    /// had), looked for at the first socket this command makes.
+    lasting: Option<Option<OwnedFd>>,
 }
+
+/// The lasting socket's name in the lock files' directory.
+const LASTING: &str = "stand-in";
 
 /// The placeholders held in one directory.
 #[derive(Debug)]
@@ -82,7 +93,42 @@ impl Placeholders {
         Placeholders {
             dir,
             held: Vec::new(),
+            lasting: None,
         }
+    }
+
+    /// The lasting socket the stand-ins are linked to: `dir`'s `stand-in`, made where absent,
+    /// and made again where something else is there (only a socket of this user's is linked
+    /// into a project: a file's contents would be shown there).
+    fn lasting(dir: &Path) -> Option<OwnedFd> {
+        use nix::fcntl::{open, OFlag};
+        use nix::sys::stat::{fstat, mknod, Mode, SFlag};
+        let path = dir.join(LASTING);
+        let ours = |fd: &OwnedFd| {
+            fstat(fd).is_ok_and(|st| {
+                st.st_mode & libc::S_IFMT == libc::S_IFSOCK
+                    && st.st_uid == nix::unistd::geteuid().as_raw()
+            })
+        };
+        let flags = OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        for _ in 0..2 {
+            match open(&path, flags, Mode::empty()) {
+                Ok(fd) if ours(&fd) => return Some(fd),
+                Ok(_) => {
+                    let _ = std::fs::remove_file(&path);
+                }
+                // A link (`O_NOFOLLOW` with `O_PATH` opens the link itself, so this is rare).
+                Err(nix::errno::Errno::ELOOP) => {
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(_) => {}
+            }
+            match mknod(&path, SFlag::S_IFSOCK, Mode::from_bits_truncate(0o600), 0) {
+                Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
+                Err(_) => return None,
+            }
+        }
+        None
     }
 
     /// The descriptors of the directories' locks this command holds, in the order taken (the
@@ -149,7 +195,12 @@ impl Placeholders {
                 .map_err(lock_err)?;
             held.recorded.push(name.to_os_string());
         }
-        match make(path, stand, held.socket.as_ref()) {
+        let lasting = match (&self.lasting, stand) {
+            (None, Stand::Socket) => self.lasting.insert(Self::lasting(&dir)).as_ref(),
+            (Some(l), _) => l.as_ref(),
+            (None, Stand::File(_)) => None,
+        };
+        match make(path, stand, held.socket.as_ref().or(lasting)) {
             Ok(made) => {
                 if held.socket.is_none() {
                     held.socket = made;
@@ -385,8 +436,9 @@ fn found(path: &Path, stand: Stand) -> Found {
     }
 }
 
-/// Make the placeholder of `path`: a socket a link to `socket` where there is one (made by
-/// this command in the same directory), else a new one, and then a descriptor on it.
+/// Make the placeholder of `path`: a socket a link to `socket` where there is one (the
+/// lasting one, or one this command made in the same directory) and the link can be made, else
+/// a new one, and then a descriptor on it.
 fn make(path: &Path, stand: Stand, socket: Option<&OwnedFd>) -> std::io::Result<Option<OwnedFd>> {
     match stand {
         Stand::File(content) => {
@@ -542,6 +594,35 @@ mod tests {
         let mut left = left;
         left.sort();
         assert_eq!(left, [".envrc", "own"]);
+    }
+
+    #[test]
+    fn every_directorys_sockets_are_the_lasting_one_which_outlives_them() {
+        let locks = tempfile::tempdir().unwrap();
+        let p = tempfile::tempdir().unwrap();
+        std::fs::create_dir(p.path().join("sub")).unwrap();
+        // Something else where the lasting socket goes: a file of the user's is not shown in a
+        // project, it is replaced.
+        std::fs::write(locks.path().join(LASTING), "secret").unwrap();
+        let mut a = Placeholders::new(Some(locks.path().to_path_buf()));
+        assert!(a.provide(&p.path().join(".env"), Stand::Socket).unwrap());
+        assert!(a
+            .provide(&p.path().join("sub/.env"), Stand::Socket)
+            .unwrap());
+        let lasting = locks.path().join(LASTING);
+        assert_eq!(ino(&p.path().join(".env")), ino(&lasting));
+        assert_eq!(ino(&p.path().join("sub/.env")), ino(&lasting));
+        drop(a);
+        assert!(p.path().join(".env").symlink_metadata().is_err());
+        assert!(p.path().join("sub/.env").symlink_metadata().is_err());
+        use std::os::unix::fs::FileTypeExt;
+        let meta = lasting.symlink_metadata().unwrap();
+        assert!(meta.file_type().is_socket());
+        assert_eq!(meta.nlink(), 1);
+        // The next command links the same one.
+        let mut b = Placeholders::new(Some(locks.path().to_path_buf()));
+        assert!(b.provide(&p.path().join(".envrc"), Stand::Socket).unwrap());
+        assert_eq!(ino(&p.path().join(".envrc")), ino(&lasting));
     }
 
     #[test]

@@ -6,10 +6,16 @@
 //! preparation settles it first, once nothing of that sandbox is left.
 //!
 //! Nothing of it is left when the record's lock is free: the process that prepared the command
-//! and the sandbox's pid 1 hold it shared (pid 1 keeps it open as it keeps the stand-ins'
-//! locks, and closes it only once it has killed and reaped its namespace), and the settling
-//! takes it exclusively without waiting. A record is written under a temporary name, locked,
+//! and the sandbox's pid 1 hold it (one open file, pid 1 keeps it open as it keeps the
+//! stand-ins' locks, and closes it only once it has killed and reaped its namespace), and the
+//! settling takes it without waiting. A new record is written under a temporary name, locked,
 //! then renamed into place, so that none is ever seen unlocked before its command has ended.
+//!
+//! A record is emptied, not removed, at its command's end, and the next command here takes
+//! it again while its lock is free (an empty record settles nothing): no file is made and
+//! removed at every command (on an ext4 without a journal a new inode is looked for past every
+//! one freed in the last minute, tens of microseconds after a few hundred commands). The next
+//! preparation keeps one idle record and removes the others (left by commands run at once).
 
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::MetadataExt;
@@ -29,12 +35,22 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    /// Record `below` in `dir` (made where absent, this user's alone). `None` where it cannot
-    /// be written (no state, a full disk): the command runs, and a kill then leaves what it
-    /// made unsettled as before.
-    pub(crate) fn record(dir: &Path, below: &Below) -> Option<Pending> {
+    /// Record `below` in `dir` (made where absent, this user's alone), in `idle` where
+    /// [`orphans`] found one. `None` where it cannot be written (no state, a full disk): the
+    /// command runs, and a kill then leaves what it made unsettled as before.
+    pub(crate) fn record(dir: &Path, below: &Below, idle: Option<Idle>) -> Option<Pending> {
         use std::io::Write;
-        use std::os::unix::fs::DirBuilderExt;
+        use std::os::unix::fs::{DirBuilderExt, FileExt};
+        if let Some(Idle { path, file }) = idle {
+            // Empty, and locked by this preparation since it was found so.
+            let written = file.write_all_at(&below.to_bytes(), 0).is_ok()
+                && file.set_modified(std::time::UNIX_EPOCH).is_ok();
+            if written {
+                return Some(Pending { path, file });
+            }
+            let _ = std::fs::remove_file(&path);
+            return None;
+        }
         let _ = std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -47,7 +63,7 @@ impl Pending {
         // Not stamped yet (the epoch): pid 1 stamps it with the moment its sandbox ended when
         // hookd is killed (`spawn::orphaned`).
         tmp.as_file().set_modified(std::time::UNIX_EPOCH).ok()?;
-        lock(tmp.as_file().as_raw_fd(), nix::libc::LOCK_SH).then_some(())?;
+        lock(tmp.as_file().as_raw_fd(), nix::libc::LOCK_EX).then_some(())?;
         let path = dir.join(format!(
             "{}-{}",
             std::process::id(),
@@ -67,53 +83,88 @@ impl Pending {
 }
 
 impl Drop for Pending {
+    /// Emptied for the next command here (removed where it cannot be).
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.file.set_len(0).is_err() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
+}
+
+/// An empty record no command holds, locked by this preparation, for [`Pending::record`].
+#[derive(Debug)]
+pub(crate) struct Idle {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+/// What one record in the directory is, to the preparation that looks at it.
+enum Found {
+    /// Held: its command runs (or another preparation looks at it).
+    Held,
+    Idle(Idle),
+    /// Its command ended without its end: what the end would have found.
+    Settled(crate::held::Again),
 }
 
 /// Settle the records in `dir` whose commands ended without their end: each one whose lock is
 /// free (nothing of its sandbox is left), still linked, of this user's and read back whole, is
 /// walked again as its end would have ([`Below::again`]) and removed. What was found, for the
-/// caller to move aside and say.
-pub(crate) fn orphans(dir: &Path) -> Vec<crate::held::Again> {
+/// caller to move aside and say, and one empty record for this command's (the other empty ones
+/// are removed).
+pub(crate) fn orphans(dir: &Path) -> (Vec<crate::held::Again>, Option<Idle>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+        return (Vec::new(), None);
     };
     let mut out = Vec::new();
+    let mut kept: Option<Idle> = None;
     for entry in entries.flatten() {
         let name = entry.file_name();
         if name.to_string_lossy().starts_with(WRITING) {
             continue;
         }
-        let path = entry.path();
-        let Some(again) = settle(&path) else { continue };
-        out.push(again);
+        match settle(&entry.path()) {
+            Found::Held => {}
+            Found::Settled(again) => out.push(again),
+            Found::Idle(idle) if kept.is_none() => kept = Some(idle),
+            Found::Idle(idle) => {
+                let _ = std::fs::remove_file(&idle.path);
+            }
+        }
     }
-    out
+    (out, kept)
 }
 
 /// One record at `path` settled, if its command has ended.
-fn settle(path: &Path) -> Option<crate::held::Again> {
+fn settle(path: &Path) -> Found {
     use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
+    let Ok(file) = std::fs::OpenOptions::new()
         .read(true)
+        .write(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
         .open(path)
-        .ok()?;
+    else {
+        return Found::Held; // removed meanwhile, or not a file of ours: nothing to do
+    };
     if !lock(file.as_raw_fd(), nix::libc::LOCK_EX | nix::libc::LOCK_NB) {
-        return None; // its command runs, or another preparation settles it
+        return Found::Held; // its command runs, or another preparation settles it
     }
-    // Removed by its own end (or another settling) since it was listed: nothing to do.
-    let meta = file.metadata().ok()?;
+    // Removed by another settling since it was listed: nothing to do.
+    let Ok(meta) = file.metadata() else {
+        return Found::Held;
+    };
     if meta.nlink() == 0 {
-        return None;
+        return Found::Held;
+    }
+    if meta.len() == 0 && meta.is_file() && meta.uid() == nix::unistd::geteuid().as_raw() {
+        let path = path.to_path_buf();
+        return Found::Idle(Idle { path, file });
     }
     let Some(mut below) = crate::walk_memory::read_own(path).and_then(|b| Below::from_bytes(&b))
     else {
         // Not a record of ours, or cut short by a full disk: nothing to settle by.
         let _ = std::fs::remove_file(path);
-        return None;
+        return Found::Held;
     };
     // Stamped by pid 1 when the sandbox ended: what was made or changed below after then is
     // not the command's (the user's own work since, a clone made again in its place: attack
@@ -121,7 +172,7 @@ fn settle(path: &Path) -> Option<crate::held::Again> {
     below.ended = meta.modified().ok().filter(|m| *m > std::time::UNIX_EPOCH);
     let again = below.again();
     let _ = std::fs::remove_file(path);
-    Some(again)
+    Found::Settled(again)
 }
 
 /// `flock(fd, how)`, retried when interrupted: whether it was taken.
