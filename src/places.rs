@@ -157,6 +157,7 @@ pub const PLACES: &[Place] = &[
     row(Anywhere, ".claude", Dir, ReadOnly, "an agent's settings, skills, agents and commands: their frontmatter declares hooks"),
     row(Anywhere, ".gemini", Dir, ReadOnly, AGENT_SETTINGS),
     row(Anywhere, ".codex", Dir, ReadOnly, "Codex's project settings: its sandbox mode, approvals, MCP servers and hooks"),
+    row(Anywhere, ".agents", Dir, ReadOnly, "the repository's skills (`.agents/skills`), whose text Codex and other agents load into their context at their next start (Codex holds it in every writable root)"),
     row(Anywhere, "crush.json", File, ReadOnly, AGENT_SETTINGS),
     row(Anywhere, ".crush.json", File, ReadOnly, AGENT_SETTINGS),
     row(Anywhere, ".cursor", Dir, ReadOnly, "Cursor's project settings: its hooks, MCP servers and rules"),
