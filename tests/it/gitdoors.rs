@@ -205,6 +205,44 @@ fn no_new_repository_and_no_nested_repositorys_configuration() {
     );
 }
 
+/// Laid out as git lays out a bare repository (`HEAD`, `objects/`, `refs/`), a directory
+/// without a `.git` is a repository of its own to git: the user's next `git status` there ran
+/// the `core.fsmonitor` of the `config` a confined command wrote beside them (the held-out
+/// replay of 2026-11-28, L8; Claude Code's sandbox adapter scrubs such files in the working
+/// directory after each command). Made by the command, the layout is moved aside at its end
+/// (its `HEAD`); one that was there at the start is held as a `.git` is.
+#[test]
+fn no_bare_repository_laid_out_below_and_an_existing_ones_configuration_held() {
+    if !confinable() {
+        return;
+    }
+    // One `[core]` section, as `git init --bare` writes it, turned into a work tree's.
+    let config = r#"printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = "touch %s/door #"\n' "$OUT" > config"#;
+    let bare =
+        format!("mkdir -p objects refs/heads && echo 'ref: refs/heads/main' > HEAD && {config}");
+    door(
+        "a bare layout in the working directory",
+        "mkdir sub",
+        "sub",
+        &bare,
+        "sub",
+    );
+    door(
+        "a bare layout below, off the way",
+        "mkdir -p web/sub",
+        ".",
+        &format!("cd web/sub && {bare}"),
+        "web/sub",
+    );
+    door(
+        "an existing bare repository's configuration",
+        "git init -q --bare web/fixture.git",
+        ".",
+        &format!("cd web/fixture.git && {config}"),
+        "web/fixture.git",
+    );
+}
+
 /// The files agents load by themselves, absent at the start: a confined command cannot make
 /// them, at the root or in the working directory, and nothing is left behind.
 #[test]

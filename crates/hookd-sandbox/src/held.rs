@@ -62,6 +62,28 @@ fn identity(path: &Path) -> Option<Identity> {
     (!m.file_type().is_socket()).then(|| (m.dev(), m.ino()))
 }
 
+/// The name git looks for, beside `objects/` and `refs/` (or a `commondir`), to take a directory
+/// without a `.git` for a repository of its own (a bare one): `git status` there runs that
+/// directory's `config` (`core.fsmonitor`). The walk looks for it with the catalog's names; a
+/// directory laid out so is held as a `.git` is, and one laid out so by the command is moved
+/// aside at its end (its `HEAD`), as a `.git` it made would be (no new repository below).
+pub(super) const BARE_HEAD: &str = "HEAD";
+
+/// Whether git takes `dir` for a git directory of its own: no `.git` in it (a stand-in, a
+/// socket, is none: it is removed at the end), a `HEAD` file, and `objects` and `refs` (or a
+/// `commondir` naming where they are) beside it.
+pub(super) fn bare_layout(dir: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let is = |n: &str| dir.join(n).symlink_metadata().is_ok();
+    let dot = dir.join(".git").symlink_metadata();
+    !dot.is_ok_and(|m| !m.file_type().is_socket())
+        && dir
+            .join(BARE_HEAD)
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_file())
+        && ((is("objects") && is("refs")) || is("commondir"))
+}
+
 /// Up to how many directories the walks at the start read (within their depth) the command's
 /// end looks again. Bounded by the tree alone, never by what the memory holds: a command can
 /// change hundreds of directories just before the next one starts, so that their memory is too
@@ -229,6 +251,9 @@ impl Below {
     /// again in place of what was), sockets aside: what the command made.
     fn made_in(&self, dir: &Path, names: &[&str], made: &mut Vec<PathBuf>) {
         for name in names {
+            if *name == BARE_HEAD && !bare_layout(dir) {
+                continue;
+            }
             let p = dir.join(name);
             let Some(now) = identity(&p) else { continue };
             if self.before.get(&p) != Some(&now) && !self.born_after_the_end(&p) {
@@ -532,6 +557,23 @@ impl Finder<'_> {
                 }
             }
         }
+        let no_git = dot.as_ref().map_or(true, |m| {
+            use std::os::unix::fs::FileTypeExt;
+            m.file_type().is_socket()
+        });
+        if no_git && self.real.exists(&dir.join(BARE_HEAD)) {
+            // A repository of its own without a `.git` (a bare one, or laid out as one): its
+            // `config`, `hooks`, … are held as a `.git`'s; its `HEAD`, as it is, is what the
+            // end compares with.
+            self.held.below.was(&dir.join(BARE_HEAD));
+            if bare_layout(dir) {
+                for (name, what) in &self.places.by_name {
+                    if let Some(rest) = name.strip_prefix(".git/") {
+                        self.hold(dir.join(rest), *what, stand_for(rest), true)?;
+                    }
+                }
+            }
+        }
         let git = crate::git::indirections(dir, &self.places.homes, &self.places.config_homes);
         for g in &git.git_dirs {
             if !self.is_writable(g) {
@@ -578,6 +620,7 @@ fn below(
     let names: Vec<&str> = (places.by_name.iter())
         .filter(|(n, _)| !n.contains('/'))
         .map(|(n, _)| n.as_str())
+        .chain(std::iter::once(BARE_HEAD))
         .collect();
     let found = crate::walk::walk_remembered(root, &names, &places.walk, memory);
     match found.cut {
@@ -636,7 +679,9 @@ pub(super) fn held(
     // a nested repository's `.git`), found by a bounded walk (`crate::walk`).
     if find.makes {
         let names = (places.by_name.iter()).filter(|(n, _)| !n.contains('/'));
-        find.held.below.names = names.map(|(n, _)| n.clone()).collect();
+        find.held.below.names = (names.map(|(n, _)| n.clone()))
+            .chain(std::iter::once(BARE_HEAD.to_string()))
+            .collect();
         find.held.below.roots = std::iter::once(project.to_path_buf())
             .chain(roots.iter().cloned())
             .collect();
