@@ -143,15 +143,18 @@ impl Egress {
     }
 }
 
-/// Whether `ip` is an address that stays on this machine, its link or its private network
-/// (loopback, link-local, unspecified, multicast, private and shared ranges, unique-local IPv6,
-/// an IPv4-mapped or NAT64 one of those): reached only when listed exactly. A wildcard entry
-/// must not reach the cloud's metadata service or the office network through a name that
-/// resolves there (`10.0.0.1.nip.io`).
+/// Whether `ip` is an address that stays on this machine, its link, its private network or its
+/// cloud's platform (loopback, link-local, unspecified, multicast, private and shared ranges,
+/// IETF's and the reserved ranges, 198.18.0.0/15 where fake-IP DNS proxies put every name,
+/// Azure's WireServer 168.63.129.16, unique- and site-local IPv6, and an IPv4 address carried in
+/// IPv6 (mapped, compatible, SIIT, NAT64, 6to4) that is one of those; Teredo, whose relay
+/// reaches anything): reached only when listed exactly. A wildcard entry must not reach the
+/// cloud's metadata service or the office network through a name that resolves there
+/// (`10.0.0.1.nip.io`).
 pub(crate) fn is_local(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
+            let [a, b, c, _] = v4.octets();
             v4.is_loopback()
                 || v4.is_link_local()
                 || v4.is_unspecified()
@@ -160,27 +163,39 @@ pub(crate) fn is_local(ip: IpAddr) -> bool {
                 || v4.is_private()
                 || (a == 100 && (b & 0xc0) == 64)
                 || a == 0
+                || (a == 192 && b == 0 && c == 0)
+                || (a == 198 && (b & 0xfe) == 18)
+                || a >= 240
+                || v4 == std::net::Ipv4Addr::new(168, 63, 129, 16)
         }
         IpAddr::V6(v6) => {
             let s = v6.segments();
+            let carried = |hi: u16, lo: u16| {
+                std::net::Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)
+            };
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_local(IpAddr::V4(v4));
             }
-            // NAT64's well-known prefix 64:ff9b::/96 carries an IPv4 address.
-            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                let v4 = std::net::Ipv4Addr::new(
-                    (s[6] >> 8) as u8,
-                    s[6] as u8,
-                    (s[7] >> 8) as u8,
-                    s[7] as u8,
-                );
-                return is_local(IpAddr::V4(v4));
+            // NAT64's well-known prefix 64:ff9b::/96, an IPv4-compatible ::a.b.c.d and SIIT's
+            // ::ffff:0:a.b.c.d carry an IPv4 address in their last 32 bits, 6to4's 2002::/16
+            // in the 32 after its prefix.
+            let last = carried(s[6], s[7]);
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0]
+                || (s[..6] == [0, 0, 0, 0, 0, 0] && !v6.is_loopback() && !v6.is_unspecified())
+                || s[..6] == [0, 0, 0, 0, 0xffff, 0]
+            {
+                return is_local(IpAddr::V4(last));
+            }
+            if s[0] == 0x2002 {
+                return is_local(IpAddr::V4(carried(s[1], s[2])));
             }
             v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] & 0xffc0) == 0xfec0
                 || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] == 0x2001 && s[1] == 0)
         }
     }
 }
@@ -234,6 +249,19 @@ mod tests {
             "fd00:ec2::254",
             "::ffff:10.0.0.1",
             "64:ff9b::a9fe:a9fe",
+            // The held-out replay of 2026-11-28 (sandbox-runtime's protected-assets.test.ts,
+            // its DNS rebinding guard's ranges), L5.
+            "198.18.0.5",
+            "198.19.1.1",
+            "168.63.129.16",
+            "192.0.0.192",
+            "240.0.0.1",
+            "fec0::1",
+            "2002:7f00:1::",
+            "2002:a9fe:a9fe::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "::7f00:1",
+            "::ffff:0:a00:1",
         ] {
             assert!(super::is_local(local.parse().unwrap()), "{local}");
         }
@@ -242,6 +270,10 @@ mod tests {
             "151.101.1.1",
             "2606:4700::1111",
             "64:ff9b::101:101",
+            "198.20.0.1",
+            "168.63.129.17",
+            "2002:101:101::1",
+            "2001:db8::1",
         ] {
             assert!(!super::is_local(public.parse().unwrap()), "{public}");
         }
