@@ -726,6 +726,50 @@ fn cases() -> Vec<Case> {
             "ln -s \"$O/escape-test.txt\" escape-link-write && echo escaped > escape-link-write",
             Host("[ -e \"$O/escape-test.txt\" ]"),
         ),
+        // sandbox-runtime's `test/sandbox/symlink-write-path.test.ts` at 9e08cdfc (newer than
+        // d35b813; the held-out replay of 2026-11-28, L1 and L2): a `write` entry reached through
+        // a link is left out.
+        Case {
+            setup: "mkdir -p \"$W/user_area\" \"$O/protected\" && echo data > \"$O/protected/secret.txt\" && ln -s \"$O/protected\" \"$W/user_area/evil_symlink\"",
+            write: &["$W/user_area", "$W/user_area/evil_symlink"],
+            ..case(
+                "test/sandbox/symlink-write-path.test.ts@9e08cdfc: should block writes through symlink pointing to protected directory",
+                Denies,
+                "echo pwned > \"$W/user_area/evil_symlink/secret.txt\"",
+                Host("grep -q pwned \"$O/protected/secret.txt\""),
+            )
+        },
+        Case {
+            setup: "mkdir -p \"$W/base/user_area\" && ln -s \"$W/base\" \"$W/base/user_area/parent\"",
+            write: &["$W/base/user_area/parent"],
+            ..case(
+                "test/sandbox/symlink-write-path.test.ts@9e08cdfc: should block writes through symlink pointing to parent directory",
+                Denies,
+                "echo escaped > \"$W/base/user_area/parent/escaped-file.txt\"",
+                Host("[ -e \"$W/base/escaped-file.txt\" ]"),
+            )
+        },
+        Case {
+            // An absent entry in the project, made a link by an earlier confined command.
+            setup: "ln -s \"$O\" out",
+            write: &["$P/out"],
+            ..case(
+                "test/sandbox/symlink-write-path.test.ts@9e08cdfc: should block writes through symlink pointing to protected directory (the link made in the project by an earlier confined command)",
+                Denies,
+                "echo escaped > out/escaped.txt",
+                Host("[ -e \"$O/escaped.txt\" ]"),
+            )
+        },
+        Case {
+            setup: "mkdir -p \"$W/user_area\"",
+            write: &["$W/user_area"],
+            ..case(
+                "test/sandbox/symlink-write-path.test.ts@9e08cdfc: should allow normal writes to non-symlink write path",
+                Allows,
+                "echo ok > \"$W/user_area/file.txt\"",
+                Host("grep -q ok \"$W/user_area/file.txt\""),
+            )
+        },
         case(
             "test/sandbox/integration.test.ts: should terminate background processes when sandbox exits",
             Denies,

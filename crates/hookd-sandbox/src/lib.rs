@@ -63,6 +63,7 @@ mod aftermath;
 mod direct;
 mod disk;
 mod egress;
+mod entries;
 mod frozen;
 pub mod git;
 mod home;
@@ -506,7 +507,10 @@ impl Confinement {
         // The host's temporary directory only where it is not replaced by the command's own.
         writable.extend((!private.temp_covered).then(|| temp.clone()));
         if !policy.read_only {
-            writable.extend(policy.write.iter().cloned());
+            // An entry reached through a link a confined command could have made is left out.
+            let (entries, said) = entries::writable_entries(&policy.write, &writable, &disk);
+            writable.extend(entries);
+            settled_before.extend(said);
         }
         let ruleset =
             linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;

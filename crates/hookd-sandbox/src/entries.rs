@@ -1,0 +1,71 @@
+//! The user's `sandbox.write` entries as the sandbox takes them: an entry reached through a
+//! link that a confined command could have made (one in a place it may write), or one whose
+//! link leads to a wider place (an ancestor of the entry, a top-level directory), is left out
+//! of this command's writable places, and said. A confined command that replaced an absent
+//! entry in the project with a link to `~/.ssh` would otherwise have the next one write there;
+//! sandbox-runtime skips such entries too (`symlink-write-path.test.ts`).
+
+use std::path::{Path, PathBuf};
+
+use crate::disk::Disk;
+
+/// `entries` less those reached through such a link, and one sentence for each left out.
+/// `base` are the other places the command may write (the project, the temporary directory).
+pub(crate) fn writable_entries(
+    entries: &[PathBuf],
+    base: &[PathBuf],
+    disk: &Disk,
+) -> (Vec<PathBuf>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut said = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        // The places a confined command may write besides this entry, resolved.
+        let others: Vec<PathBuf> = (base.iter())
+            .chain(
+                entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .map(|(_, e)| e),
+            )
+            .map(|w| disk.real(w))
+            .collect();
+        match why_left_out(entry, &others, disk) {
+            None => kept.push(entry.clone()),
+            Some(why) => said.push(format!(
+                "the `sandbox.write` entry {} {why}: it was not writable to the command; remove the link, or list the place it leads to",
+                crate::aftermath::shown(entry)
+            )),
+        }
+    }
+    (kept, said)
+}
+
+/// Why `entry` is left out, if it is.
+fn why_left_out(entry: &Path, others: &[PathBuf], disk: &Disk) -> Option<String> {
+    for at in entry.ancestors() {
+        let is_link = at
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            continue;
+        }
+        let dir = disk.real(at.parent().unwrap_or(Path::new("/")));
+        if others.iter().any(|w| dir.starts_with(w)) {
+            return Some(format!(
+                "is reached through the link {}, in a place confined commands may write (one could have made it)",
+                crate::aftermath::shown(at)
+            ));
+        }
+    }
+    let real = disk.real(entry);
+    let wider = real != entry
+        && (entry.starts_with(&real) || real.components().count() <= 2)
+        && entry.symlink_metadata().is_ok();
+    wider.then(|| {
+        format!(
+            "leads through a link to {}, a wider place than itself",
+            crate::aftermath::shown(&real)
+        )
+    })
+}
