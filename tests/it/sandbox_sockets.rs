@@ -894,3 +894,50 @@ fn a_socket_a_socket_variable_names_is_not_reachable() {
     assert_eq!(markers(out.path()), Vec::<String>::new(), "{text}");
     drop(listeners);
 }
+
+/// A `sandbox.unix_sockets` entry in a place confined commands may write was followed as a
+/// link: one confined command made `app.sock` in the project a link to the session bus in the
+/// runtime directory, which is hidden, and the next one connected to it as listed (the
+/// held-out replay of 2026-11-28, L4; sandbox-runtime's `unix-socket-allowlist.test.ts` drops
+/// an entry the sandbox can also write). Such an entry is left out, and said.
+#[test]
+fn a_listed_socket_in_a_place_the_command_may_write_is_left_out() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let runtime = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let bus = runtime.path().join("bus");
+    let _l = Listener::path(&bus, out.path(), "bus");
+    let listed = p.path().canonicalize().unwrap().join("app.sock");
+    p.write_home(
+        "config.yaml",
+        &format!("sandbox:\n  unix_sockets: ['{}']\n", listed.display()),
+    );
+    // What the earlier confined command left (a link in the project is one `ln -s` away).
+    std::os::unix::fs::symlink(&bus, &listed).unwrap();
+    let env = [("XDG_RUNTIME_DIR", runtime.path())];
+    let targets = [listed.display().to_string()];
+    let o = unconfined(&p, &env, &targets);
+    settle();
+    assert_eq!(stdout(&o), format!("{} connected\n", targets[0]));
+    std::fs::remove_file(out.path().join("bus")).unwrap();
+    let o = confined(&p, &tmp, &env, &targets);
+    settle();
+    assert!(
+        !stdout(&o).contains("connected"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert_eq!(markers(out.path()), Vec::<String>::new());
+    assert!(
+        stderr(&o).contains(&format!(
+            "hookd: the `sandbox.unix_sockets` entry {} lies in a place confined commands may write (one could put a link to another socket there): it was not reachable by the command; list a socket outside the places it may write\n",
+            listed.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -69,3 +69,33 @@ fn why_left_out(entry: &Path, others: &[PathBuf], disk: &Disk) -> Option<String>
         )
     })
 }
+
+/// The user's `sandbox.unix_sockets` entries less those a confined command could replace: one
+/// in a place it may write (`writable`: a link put there to the session bus would be connected
+/// to as listed; sandbox-runtime drops such entries too), or reached through a link that lies
+/// in one. One sentence for each left out.
+pub(crate) fn listed_sockets(
+    sockets: &[PathBuf],
+    writable: &[PathBuf],
+    disk: &Disk,
+) -> (Vec<PathBuf>, Vec<String>) {
+    let writable: Vec<PathBuf> = writable.iter().map(|w| disk.real(w)).collect();
+    let mut kept = Vec::new();
+    let mut said = Vec::new();
+    for socket in sockets {
+        let parent = socket.parent().unwrap_or(Path::new("/"));
+        let why = if writable.iter().any(|w| disk.real(parent).starts_with(w)) {
+            Some("lies in a place confined commands may write (one could put a link to another socket there)".to_string())
+        } else {
+            why_left_out(socket, &writable, disk)
+        };
+        match why {
+            None => kept.push(socket.clone()),
+            Some(why) => said.push(format!(
+                "the `sandbox.unix_sockets` entry {} {why}: it was not reachable by the command; list a socket outside the places it may write",
+                crate::aftermath::shown(socket)
+            )),
+        }
+    }
+    (kept, said)
+}

@@ -499,7 +499,17 @@ impl Confinement {
         let places = &policy.places;
         let hidden = hidden(policy);
         let disk = Disk::remembering(walks);
-        let private = private::plan(policy, &project, &hidden, &temp, &disk)?;
+        // The user's entries as this command takes them: one a confined command could have
+        // redirected through a link is left out, and said at the end (`entries.rs`).
+        // (The host's temporary directory is the command's own unless it is the project or an
+        // entry: not a place it could have written otherwise.)
+        let base = [project.clone()];
+        let (write, said) = entries::writable_entries(&policy.write, &base, &disk);
+        settled_before.extend(said);
+        let all: Vec<PathBuf> = base.iter().chain(&write).cloned().collect();
+        let (sockets, said) = entries::listed_sockets(&policy.unix_sockets, &all, &disk);
+        settled_before.extend(said);
+        let private = private::plan(policy, &project, &hidden, &temp, &disk, &write, &sockets)?;
         // Read-only: nothing but the command's own temporary directory (granted in the child
         // once its tmpfs is mounted); the host's when it cannot be replaced.
         let mut writable = Vec::new();
@@ -507,13 +517,9 @@ impl Confinement {
         // The host's temporary directory only where it is not replaced by the command's own.
         writable.extend((!private.temp_covered).then(|| temp.clone()));
         if !policy.read_only {
-            // An entry reached through a link a confined command could have made is left out.
-            let (entries, said) = entries::writable_entries(&policy.write, &writable, &disk);
-            writable.extend(entries);
-            settled_before.extend(said);
+            writable.extend(write);
         }
-        let ruleset =
-            linux::ruleset(&writable, &policy.unix_sockets).map_err(Unavailable::Prepare)?;
+        let ruleset = linux::ruleset(&writable, &sockets).map_err(Unavailable::Prepare)?;
         let real_writable: Vec<PathBuf> = writable.iter().map(|w| disk.real(w)).collect();
         let mut held = held(
             places,
@@ -588,7 +594,7 @@ impl Confinement {
             places: private.mounts,
             temp_rights: linux::temp_rights(),
             temp,
-            unix_sockets: policy.unix_sockets.clone(),
+            unix_sockets: sockets,
             keep_env: policy.keep_env.clone(),
             secret: policy.secret,
             summary,

@@ -163,16 +163,19 @@ fn covers(policy: &Policy, writable: &[PathBuf], temp: &Path, disk: &Disk) -> Ve
 
 /// Plan the private places of a command run in `project` (canonical) under `policy`, its
 /// temporary directory `temp` ([`super::temp_dir`]); `hidden` are the places hidden anyway (a place
-/// listed inside one stays hidden).
+/// listed inside one stays hidden); `write` and `sockets` the user's entries as this command takes
+/// them (`entries.rs`).
 pub(super) fn plan(
     policy: &Policy,
     project: &Path,
     hidden: &[PathBuf],
     temp: &Path,
     disk: &Disk,
+    write: &[PathBuf],
+    sockets: &[PathBuf],
 ) -> Result<Places, Unavailable> {
     let mut writable: Vec<PathBuf> = vec![project.to_path_buf()];
-    writable.extend(policy.write.iter().filter_map(|w| disk.existing(w)));
+    writable.extend(write.iter().filter_map(|w| disk.existing(w)));
     let covers = covers(policy, &writable, temp, disk);
     let temp_covered = (disk.existing(temp)).is_some_and(|t| covers.contains(&(t, true)));
     // The cover `p` lies strictly beneath, the deepest.
@@ -196,8 +199,7 @@ pub(super) fn plan(
     let mut show: Vec<(PathBuf, bool)> = writable.into_iter().map(|p| (p, false)).collect();
     show.extend(homes(policy, disk).into_iter().map(|h| (h, true)));
     show.extend(
-        policy
-            .unix_sockets
+        sockets
             .iter()
             .filter_map(|s| disk.existing(s))
             .map(|s| (s, false)),
@@ -234,7 +236,7 @@ pub(super) fn plan(
     // an `ssh-agent -a ~/.cache/agent.sock`: attack round 10), unless `sandbox.unix_sockets`
     // lists it.
     for path in &policy.named_sockets {
-        let listed = policy.unix_sockets.contains(path);
+        let listed = sockets.contains(path);
         let socket = std::fs::symlink_metadata(path)
             .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
         if socket && !listed && path.is_absolute() && path.parent().is_some() {
