@@ -693,3 +693,123 @@ fn the_git_hookd_runs_afterwards_is_not_the_projects() {
         "hookd ran the project's git"
     );
 }
+
+/// hookd's own git at a command's end (`git ls-files` where the command changed the index) was
+/// left to find the repository: the command broke `.git/HEAD` (or moved `.git/refs` away),
+/// so that `.git` was no git directory to git, and laid out the project's root as one whose
+/// `config` names a `core.fsmonitor`; hookd's git, unconfined, ran it as the command ended
+/// (attack round 11, F1e and F1g). It is now told where the repository is and runs no
+/// fsmonitor; the root's `HEAD` is moved aside, and the broken `.git` is said.
+#[test]
+fn hookds_own_git_at_the_end_runs_nothing_the_command_planted() {
+    if !confinable() {
+        return;
+    }
+    let layout = r#"echo 'ref: refs/heads/main' > HEAD && mkdir -p objects refs/heads && cp .git/index index &&
+printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = "touch %s/door #"\n' "$OUT" > config"#;
+    let breaks = [
+        "cp .git/HEAD saved-HEAD && printf 'not a ref\\n' > .git/HEAD",
+        "mv .git/refs .git/refs.away",
+    ];
+    for broken in breaks {
+        for confined in [false, true] {
+            let (p, tmp) = project();
+            let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+            let o = run(
+                &p,
+                &tmp,
+                p.path(),
+                &format!("echo a > f && git add f && {COMMIT}"),
+                out.path(),
+                false,
+            );
+            assert!(o.status.success(), "{}", stderr(&o));
+            let attack = format!("echo b >> f && git add f && {broken} && {layout}");
+            let a = run(&p, &tmp, p.path(), &attack, out.path(), confined);
+            assert!(a.status.success(), "{broken}: {}", stderr(&a));
+            if !confined {
+                // What hookd's end ran, by hand: the attack works.
+                run(
+                    &p,
+                    &tmp,
+                    p.path(),
+                    "git ls-files -v -s -z >/dev/null",
+                    out.path(),
+                    false,
+                );
+                assert!(
+                    out.path().join("door").exists(),
+                    "{broken}: the attack did not work unconfined"
+                );
+                continue;
+            }
+            assert!(
+                !out.path().join("door").exists(),
+                "{broken}: hookd's own git ran the planted fsmonitor: {}",
+                stderr(&a)
+            );
+            let root = p.path().canonicalize().unwrap();
+            assert!(!root.join("HEAD").exists(), "{broken}: {}", stderr(&a));
+            assert!(
+                root.join("HEAD.hookd-aside").exists(),
+                "{broken}: {}",
+                stderr(&a)
+            );
+            assert!(
+                stderr(&a).contains(&format!(
+                    "hookd: the command changed git's index in {}, and git could not read it there",
+                    root.display()
+                )),
+                "{broken}: {}",
+                stderr(&a)
+            );
+            assert!(
+                stderr(&a).contains(&format!(
+                    "hookd: the command left {} no git directory to git",
+                    root.join(".git").display()
+                )),
+                "{broken}: {}",
+                stderr(&a)
+            );
+            // Nor does the user's next `git status` at the root.
+            run(&p, &tmp, p.path(), TRIGGER, out.path(), false);
+            assert!(
+                !out.path().join("door").exists(),
+                "{broken}: {}",
+                stderr(&a)
+            );
+        }
+    }
+}
+
+/// A FIFO where git reads a nested repository's configuration (`sub/.git/config`, a file it
+/// includes, its `commondir`) hung every later `hookd exec`, hook and adapter call in the
+/// project: hookd's preparation opened it to read `core.hooksPath` and waited for a writer
+/// (attack round 11, F2). A file git reads is read only where it is a regular file, without
+/// waiting.
+#[test]
+fn a_fifo_where_git_reads_its_configuration_hangs_nothing() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let setup = "git init -q sub && rm sub/.git/config && mkfifo sub/.git/config && \
+                 mkdir -p web && git init -q web && printf '[include]\\n\\tpath = ../inc\\n' >> web/.git/config && mkfifo web/inc";
+    let o = run(&p, &tmp, p.path(), setup, out.path(), false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut c = hookd(&p, &tmp, &["exec", "--", "true"]);
+    let mut child = c.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success());
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("hookd exec hung on a FIFO where git reads its configuration");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

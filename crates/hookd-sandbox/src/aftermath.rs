@@ -13,12 +13,21 @@ use std::path::{Path, PathBuf};
 /// The sequencer's states in a git directory: the state directory and its to-do list.
 const TODOS: [(&str, &str); 2] = [("rebase-merge", "git-rebase-todo"), ("sequencer", "todo")];
 
-/// A file as it was: inode, size, modification time.
-type Stamp = (u64, u64, i64, i64);
+/// A file as it was: inode, size, modification time, and change time (which nobody sets: a
+/// command that rewrote the file in place and put its modification time back, `touch -r`,
+/// changed it; attack round 11, F9).
+type Stamp = (u64, u64, i64, i64, i64, i64);
 
 fn stamp(path: &Path) -> Option<Stamp> {
     let m = path.symlink_metadata().ok()?;
-    Some((m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+    Some((
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
 }
 
 /// The to-do lists of the git directories a command may write, and the index of the work tree
@@ -30,6 +39,8 @@ pub(crate) struct Aftermath {
     index: Option<(PathBuf, Option<Stamp>)>,
     /// The git that looks at the index ([`crate::Policy::git`]).
     git: Option<PathBuf>,
+    /// The work tree's `.git` directory, where it was one to git at the start.
+    git_dir: Option<PathBuf>,
 }
 
 impl Aftermath {
@@ -55,14 +66,35 @@ impl Aftermath {
                 todos.push((state, todo, was));
             }
         }
-        Aftermath { todos, index, git }
+        let git_dir = (index.as_ref())
+            .map(|(w, _)| w.join(".git"))
+            .filter(|g| crate::held::git_dir_layout(g));
+        Aftermath {
+            todos,
+            index,
+            git,
+            git_dir,
+        }
     }
 
     /// Once the command has ended: each to-do list it made or changed that would run a command
     /// (or is not a plain file) has its state directory moved aside (never followed: a link is
     /// moved as a link). What was moved, one sentence each, for the command's caller to say.
     pub(crate) fn settle(&self) -> Vec<String> {
-        let mut said = self.unhidden();
+        let mut said = Vec::new();
+        // A `.git` made no git directory (its `HEAD` broken, its `refs` moved): git then looks
+        // for a repository at the work tree itself and above it (attack round 11, F1a).
+        if let Some(g) = self
+            .git_dir
+            .as_ref()
+            .filter(|g| !crate::held::git_dir_layout(g))
+        {
+            said.push(format!(
+                "the command left {} no git directory to git (its `HEAD`, `objects` or `refs` are not what git needs), so git looks for a repository above it: mend it before you run git there",
+                shown(g)
+            ));
+        }
+        said.extend(self.unhidden());
         for (state, todo, was) in &self.todos {
             let now = stamp(todo);
             if now.is_none() || now == *was || !runs_a_command(todo) {
@@ -98,10 +130,36 @@ impl Aftermath {
         }
         // Never a git the command could have put there (a `PATH` entry inside the project).
         let Some(program) = self.git.as_ref().filter(|g| !g.starts_with(work_tree)) else {
-            return Vec::new();
+            return vec![format!(
+                "the command changed git's index in {}, and hookd found no git outside the places it may write to look at it: run `git ls-files -v | grep -v '^H'` there to see what it marked `--assume-unchanged` or `--skip-worktree`",
+                shown(work_tree)
+            )];
         };
+        // Told where the repository is, never left to find one: the command may have made the
+        // work tree's own `.git` no git directory to git (its `HEAD` broken, its `refs` moved)
+        // and laid out the root, or a directory above it, as one whose `config` runs a
+        // `core.fsmonitor` (attack round 11, F1e). Nothing of the user's or the system's
+        // configuration, and no fsmonitor or hook, runs either.
         let git = |args: &[&str]| {
-            std::process::Command::new(program)
+            let mut c = std::process::Command::new(program);
+            for (name, _) in std::env::vars_os() {
+                if name.to_string_lossy().starts_with("GIT_") {
+                    c.env_remove(name);
+                }
+            }
+            c.env("GIT_DIR", &git_dir)
+                .env("GIT_WORK_TREE", work_tree)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_OPTIONAL_LOCKS", "0")
+                .args([
+                    "-c",
+                    "core.fsmonitor=false",
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                    "-c",
+                    "safe.bareRepository=explicit",
+                ])
                 .arg("-C")
                 .arg(work_tree)
                 .args(args)
@@ -112,7 +170,11 @@ impl Aftermath {
                 .filter(|o| o.status.success())
         };
         let Some(listed) = git(&["ls-files", "-v", "-s", "-z"]) else {
-            return Vec::new();
+            return vec![format!(
+                "the command changed git's index in {}, and git could not read it there (is {} still a git directory?): run `git status` and `git ls-files -v | grep -v '^H'` there before you trust what they show",
+                shown(work_tree),
+                shown(&git_dir)
+            )];
         };
         // `TAG MODE BLOB STAGE\tPATH`: marked ones have a lower-case tag (assume-unchanged) or
         // `S` (skip-worktree); a regular file whose content is not its blob's was changed.
@@ -174,7 +236,7 @@ fn runs_a_command(todo: &Path) -> bool {
     if !plain {
         return true;
     }
-    let Ok(text) = std::fs::read(todo) else {
+    let Some(text) = crate::disk::read_plain(todo, 16 << 20) else {
         return true;
     };
     String::from_utf8_lossy(&text).lines().any(|line| {
@@ -333,6 +395,26 @@ pub(crate) fn give_back_reading(dir: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_file_rewritten_in_place_with_its_time_put_back_is_not_as_it_was() {
+        // Attack round 11, F9: the same inode, size and modification time, a new content.
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("git-rebase-todo");
+        std::fs::write(&f, "pick 1234567 a\n").unwrap();
+        let mtime = f.metadata().unwrap().modified().unwrap();
+        let was = super::stamp(&f);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&f, "exec touch /xy\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        assert_eq!(f.metadata().unwrap().modified().unwrap(), mtime);
+        assert_ne!(super::stamp(&f), was);
+    }
+
     use super::*;
 
     #[test]

@@ -316,6 +316,33 @@ pub(super) fn names_in(
     Ok(true)
 }
 
+/// The bytes of `path` where it is a regular file of at most `limit` bytes, read without ever
+/// blocking: opened with `O_NONBLOCK` (a FIFO a confined command put where git reads its
+/// configuration opens at once, and is refused by its type on the open descriptor, not by a
+/// name looked at first), never a device, never more than `limit` bytes (attack round 11, F2:
+/// a FIFO as a nested repository's `config` hung every later command's preparation).
+pub(crate) fn read_plain(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > limit {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= limit).then_some(bytes)
+}
+
+/// [`read_plain`] as text (lossy), for files git reads.
+pub(crate) fn read_plain_text(path: &Path, limit: u64) -> Option<String> {
+    read_plain(path, limit).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

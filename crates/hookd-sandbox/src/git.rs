@@ -19,6 +19,10 @@ pub struct Indirections {
     pub includes: Vec<PathBuf>,
 }
 
+/// The most bytes read of one configuration file, `.git` file or `commondir`: none is read that
+/// is larger, nor one that is not a regular file (a FIFO would hang the preparation).
+const CONFIG_LIMIT: u64 = 4 << 20;
+
 /// How many levels of includes are followed (git's own limit is 10).
 const MAX_INCLUDE_DEPTH: usize = 10;
 
@@ -59,7 +63,7 @@ pub fn indirections(work_tree: &Path, homes: &[PathBuf], config_homes: &[PathBuf
     while !next.is_empty() && depth <= MAX_INCLUDE_DEPTH {
         let mut included = Vec::new();
         for file in &next {
-            let Ok(text) = std::fs::read_to_string(file) else {
+            let Some(text) = crate::disk::read_plain_text(file, CONFIG_LIMIT) else {
                 continue;
             };
             let base = file.parent().unwrap_or(Path::new("/"));
@@ -88,14 +92,14 @@ pub fn indirections(work_tree: &Path, homes: &[PathBuf], config_homes: &[PathBuf
 
 /// The git directory a `.git` file names (relative to the file's directory).
 fn pointer_target(dot: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dot).ok()?;
+    let text = crate::disk::read_plain_text(dot, CONFIG_LIMIT)?;
     let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
     (!target.is_empty()).then(|| dot.parent().unwrap_or(Path::new("/")).join(target))
 }
 
 /// The directory `GIT_DIR/commondir` names (relative to `git_dir`).
 fn common_dir(git_dir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+    let text = crate::disk::read_plain_text(&git_dir.join("commondir"), CONFIG_LIMIT)?;
     let target = text.trim_end_matches(['\n', '\r']);
     (!target.is_empty() && target != ".").then(|| git_dir.join(target))
 }

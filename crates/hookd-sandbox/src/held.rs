@@ -69,19 +69,36 @@ fn identity(path: &Path) -> Option<Identity> {
 /// aside at its end (its `HEAD`), as a `.git` it made would be (no new repository below).
 pub(super) const BARE_HEAD: &str = "HEAD";
 
-/// Whether git takes `dir` for a git directory of its own: no `.git` in it (a stand-in, a
-/// socket, is none: it is removed at the end), a `HEAD` file, and `objects` and `refs` (or a
-/// `commondir` naming where they are) beside it.
+/// Whether git takes `dir` for a git directory of its own where it looks for a repository:
+/// `dir` is laid out as one ([`git_dir_layout`]) and has no `.git` git takes first (a directory
+/// laid out as one, or a `gitdir:` file; a stand-in, a socket, is none, nor a `.git` whose `HEAD`
+/// the command broke or whose `refs` it moved: git then looks at `dir` itself, attack round 11's
+/// F1a).
 pub(super) fn bare_layout(dir: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    let is = |n: &str| dir.join(n).symlink_metadata().is_ok();
-    let dot = dir.join(".git").symlink_metadata();
-    !dot.is_ok_and(|m| !m.file_type().is_socket())
-        && dir
-            .join(BARE_HEAD)
-            .symlink_metadata()
-            .is_ok_and(|m| m.is_file())
-        && ((is("objects") && is("refs")) || is("commondir"))
+    let dot = dir.join(".git");
+    let git_first = match dot.symlink_metadata() {
+        Ok(m) if m.is_dir() => git_dir_layout(&dot),
+        Ok(m) => m.is_file(),
+        Err(_) => false,
+    };
+    !git_first && git_dir_layout(dir)
+}
+
+/// Whether `dir` is laid out as git lays out a git directory: a `HEAD` naming a ref or holding
+/// an object name, and `objects` and `refs` beside it, or in the directory its `commondir`
+/// names (hookd's stand-in names `.`).
+pub(super) fn git_dir_layout(dir: &Path) -> bool {
+    let common = crate::disk::read_plain_text(&dir.join("commondir"), 4096)
+        .map(|c| dir.join(c.trim_end_matches('\n')))
+        .unwrap_or_else(|| dir.to_path_buf());
+    let is = |n: &str| common.join(n).symlink_metadata().is_ok();
+    let head = crate::disk::read_plain(&dir.join(BARE_HEAD), 256).is_some_and(|h| {
+        let h = String::from_utf8_lossy(&h);
+        let h = h.trim_end();
+        h.starts_with("ref: refs/")
+            || ((h.len() == 40 || h.len() == 64) && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    });
+    head && is("objects") && is("refs")
 }
 
 /// Up to how many directories the walks at the start read (within their depth) the command's
@@ -557,15 +574,11 @@ impl Finder<'_> {
                 }
             }
         }
-        let no_git = dot.as_ref().map_or(true, |m| {
-            use std::os::unix::fs::FileTypeExt;
-            m.file_type().is_socket()
-        });
-        if no_git && self.real.exists(&dir.join(BARE_HEAD)) {
-            // A repository of its own without a `.git` (a bare one, or laid out as one): its
-            // `config`, `hooks`, … are held as a `.git`'s; its `HEAD`, as it is, is what the
-            // end compares with.
-            self.held.below.was(&dir.join(BARE_HEAD));
+        let head = dir.join(BARE_HEAD);
+        if self.real.exists(&head) {
+            // What the end compares with; and a repository of its own without a `.git` (a bare
+            // one, or laid out as one) has its `config`, `hooks`, … held as a `.git`'s.
+            self.held.below.was(&head);
             if bare_layout(dir) {
                 for (name, what) in &self.places.by_name {
                     if let Some(rest) = name.strip_prefix(".git/") {

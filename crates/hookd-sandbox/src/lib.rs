@@ -570,9 +570,16 @@ impl Confinement {
         let own_temp = private.temp_covered.then_some(temp.as_path());
         let summary = summary(&writable, own_temp, policy);
         let (proxy, egress_channel) = start_proxy(policy)?;
-        // Never a git the command could write (a `PATH` entry in a writable place).
-        let git = (policy.git.clone())
-            .filter(|g| !real_writable.iter().any(|w| disk.real(g).starts_with(w)));
+        // Never a git the command could write (a `PATH` entry in a writable place); the
+        // system's where that one is (a planted `.venv/bin/git` turned the check off: attack
+        // round 11, F3b).
+        let outside = |g: &PathBuf| !real_writable.iter().any(|w| disk.real(g).starts_with(w));
+        let git = (policy.git.clone()).filter(outside).or_else(|| {
+            ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]
+                .iter()
+                .map(PathBuf::from)
+                .find(|g| g.is_file() && outside(g))
+        });
         // Kept until the end has settled it; pid 1 holds its lock first of all.
         let pending =
             (unsettled.as_deref()).and_then(|d| unsettled::Pending::record(d, &held.below, idle));

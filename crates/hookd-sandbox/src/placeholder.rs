@@ -426,7 +426,8 @@ fn found(path: &Path, stand: Stand) -> Found {
             meta.file_type().is_socket()
         }
         Stand::File(content) => {
-            meta.is_file() && std::fs::read(path).is_ok_and(|b| b == content.as_bytes())
+            meta.is_file()
+                && crate::disk::read_plain(path, 64).is_some_and(|b| b == content.as_bytes())
         }
     };
     if made {
