@@ -771,6 +771,12 @@ fn cases() -> Vec<Case> {
             )
         },
         case(
+            "test/sandbox/unix-socket-allowlist.test.ts@2484fe1c: refuses seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)",
+            Denies,
+            "\"$PY\" -c 'import ctypes,sys\nlibc=ctypes.CDLL(None,use_errno=True)\nclass F(ctypes.Structure): _fields_=[(\"code\",ctypes.c_ushort),(\"jt\",ctypes.c_ubyte),(\"jf\",ctypes.c_ubyte),(\"k\",ctypes.c_uint)]\nclass P(ctypes.Structure): _fields_=[(\"len\",ctypes.c_ushort),(\"filter\",ctypes.POINTER(F))]\nins=(F*1)(F(6,0,0,0x7fff0000))\nprog=P(1,ins)\nlibc.prctl(38,1,0,0,0)\nsys.exit(0 if libc.syscall(317,1,8,ctypes.byref(prog))>=0 else 1)'",
+            Exit,
+        ),
+        case(
             "test/sandbox/integration.test.ts: should terminate background processes when sandbox exits",
             Denies,
             "(for i in $(seq 1 15); do echo alive >> \"$P/bg\"; sleep 0.2; done) >/dev/null 2>&1 & sleep 0.5",

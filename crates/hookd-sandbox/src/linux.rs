@@ -259,8 +259,8 @@ const TERMINAL_INJECTION: [u64; 2] = [libc::TIOCSTI as u64, libc::TIOCLINUX as u
 
 /// The seccomp filter every confined command gets: `socket(2)` and `socketpair(2)` of a family
 /// outside [`socket_families`] (and a netlink socket of a protocol other than routing), the
-/// terminal injection `ioctl`s, io_uring (which opens sockets and runs `ioctl`s without
-/// those calls) and the keyring calls (`keyctl`, `add_key`, `request_key`) fail with EACCES. A
+/// terminal injection `ioctl`s, a seccomp filter with a listener, io_uring (which opens sockets
+/// and runs `ioctl`s without those calls) and the keyring calls (`keyctl`, `add_key`, `request_key`) fail with EACCES. A
 /// syscall of another ABI (32-bit) than the native one ends the process; every x32 call fails
 /// with EACCES ([`no_x32`]).
 pub(super) fn network_filter(network: bool) -> Result<Filter, String> {
@@ -293,10 +293,21 @@ pub(super) fn network_filter(network: bool) -> Result<Filter, String> {
         .iter()
         .map(|r| rule(vec![cond(1, SeccompCmpOp::Eq, *r)?]))
         .collect::<Result<Vec<_>, _>>()?;
+    // A seccomp filter of the command's own with a listener (`SECCOMP_FILTER_FLAG_NEW_LISTENER`):
+    // hookd's `SECCOMP_RET_ERRNO` outranks a listener's answers whatever is stacked, but
+    // sandbox-runtime refuses it, and nothing a command needs asks for it (the held-out replay
+    // of 2026-11-28, L6).
+    #[allow(clippy::unnecessary_cast)]
+    let listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u64;
+    let seccomp_rules = vec![rule(vec![
+        cond(0, SeccompCmpOp::Eq, u64::from(libc::SECCOMP_SET_MODE_FILTER))?,
+        cond(1, SeccompCmpOp::MaskedEq(listener), listener)?,
+    ])?];
     let mut numbers = vec![
         (libc::SYS_socket, socket_rules),
         (libc::SYS_socketpair, pair_rules),
         (libc::SYS_ioctl, ioctl_rules),
+        (libc::SYS_seccomp, seccomp_rules),
     ];
     for nr in [
         libc::SYS_io_uring_setup,
