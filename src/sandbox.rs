@@ -111,6 +111,12 @@ impl SandboxPolicy {
         out.places.walk = self.walk.clone();
         // Found only here, when a command is confined (not for the gate's checks of a path).
         out.git = crate::program::program_path("git", Path::new("/"), self.path.as_deref());
+        // hookd itself, which the agents run unconfined at every tool call (`hookd install`
+        // names this file): held read-only where a confined command may write (a `write` entry
+        // holding `~/.cargo`, the agent started in the home: attack round 11, F8).
+        if let Ok(me) = std::env::current_exe().and_then(|p| p.canonicalize()) {
+            out.places.read_only.push(me);
+        }
         out
     }
 

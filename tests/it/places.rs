@@ -179,6 +179,10 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         // The attack round of 2026-11-27, with the agent started in the home.
         (".inputrc", true),
         (".local/bin/git", true),
+        // Attack round 11 (F8): the home's other PATH directories, hookd's own among them.
+        (".cargo/bin/hookd", true),
+        ("bin/git", true),
+        ("go/bin/git", true),
         (".config/systemd/user/evil.service", true),
         (".config/autostart/evil.desktop", true),
         (".vimrc", true),

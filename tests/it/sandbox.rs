@@ -1811,3 +1811,51 @@ print("own", own, "pid 1", one, os.strerror(ctypes.get_errno()))
         stderr(&o)
     );
 }
+
+/// hookd's own binary, where a confined command may write (`sandbox.write: ['~/.cargo']` with
+/// hookd installed by `cargo install`, the agent started in the home), was replaced by a
+/// confined `build.sh`, and the agent's next tool call ran the replacement as hookd's adapter,
+/// unconfined (attack round 11, F8). The binary that prepares the sandbox is held read-only;
+/// the rest of its directory stays writable.
+#[test]
+fn hookds_own_binary_is_not_writable_to_a_confined_command() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let cargo = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let bin = cargo.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let me = bin.join("hookd");
+    std::fs::copy(env!("CARGO_BIN_EXE_hookd"), &me).unwrap();
+    p.write_home(
+        "config.yaml",
+        &format!(
+            "sandbox:\n  enabled: true\n  write: ['{}']\n",
+            cargo.path().display()
+        ),
+    );
+    let script = format!(
+        "echo built > {b}/other && (printf '#!/bin/sh\\n' > {b}/evil; chmod +x {b}/evil; mv -f {b}/evil {b}/hookd; cat /bin/true > {b}/hookd; rm -f {b}/hookd); true",
+        b = bin.display()
+    );
+    let mut c = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &script]);
+    c.env("PATH", format!("{}:/usr/bin:/bin", bin.display()));
+    // The copy in the writable directory is the hookd that runs, as an installed one would.
+    let mut n = Command::new(&me);
+    n.args(c.get_args()).env_clear().current_dir(p.path());
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            n.env(k, v);
+        }
+    }
+    let before = std::fs::read(&me).unwrap();
+    let o = n.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(bin.join("other")).unwrap(), b"built\n");
+    assert!(
+        std::fs::read(&me).unwrap() == before,
+        "hookd's binary was replaced: {}",
+        stderr(&o)
+    );
+}

@@ -300,7 +300,11 @@ pub(super) fn network_filter(network: bool) -> Result<Filter, String> {
     #[allow(clippy::unnecessary_cast)]
     let listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u64;
     let seccomp_rules = vec![rule(vec![
-        cond(0, SeccompCmpOp::Eq, u64::from(libc::SECCOMP_SET_MODE_FILTER))?,
+        cond(
+            0,
+            SeccompCmpOp::Eq,
+            u64::from(libc::SECCOMP_SET_MODE_FILTER),
+        )?,
         cond(1, SeccompCmpOp::MaskedEq(listener), listener)?,
     ])?];
     let mut numbers = vec![
