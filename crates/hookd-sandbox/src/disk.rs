@@ -338,6 +338,23 @@ pub(crate) fn read_plain(path: &Path, limit: u64) -> Option<Vec<u8>> {
     (bytes.len() as u64 <= limit).then_some(bytes)
 }
 
+/// The first `n` bytes of `path` where it is a regular file, read as [`read_plain`] reads.
+pub(crate) fn read_plain_head(path: &Path, n: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(n).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
 /// [`read_plain`] as text (lossy), for files git reads.
 pub(crate) fn read_plain_text(path: &Path, limit: u64) -> Option<String> {
     read_plain(path, limit).map(|b| String::from_utf8_lossy(&b).into_owned())

@@ -17,6 +17,67 @@ pub struct Indirections {
     pub hooks_paths: Vec<PathBuf>,
     /// The configuration files `include.path` and `includeIf.*.path` name.
     pub includes: Vec<PathBuf>,
+    /// What a hook manager's installed hooks read and run at the next `git commit`: husky's
+    /// `.husky/` (its `_` stubs run `.husky/pre-commit`), pre-commit's
+    /// `.pre-commit-config.yaml`, lefthook's `lefthook.yml` and its siblings.
+    pub hook_configs: Vec<PathBuf>,
+}
+
+/// The most bytes of one hook read to tell which manager installed it.
+const HOOK_HEAD: u64 = 16 << 10;
+
+/// What the installed hooks in `hooks_dirs` of the work tree `work_tree` read at a `git commit`
+/// ([`Indirections::hook_configs`]).
+fn hook_configs(work_tree: &Path, hooks_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut add = |p: PathBuf| {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    for dir in hooks_dirs {
+        // husky 9: `core.hooksPath = .husky/_`, whose stubs run `.husky/<hook>`.
+        if dir.file_name().is_some_and(|n| n == "_")
+            && dir
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == ".husky")
+        {
+            add(dir.parent().unwrap_or(dir).to_path_buf());
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if name.to_string_lossy().ends_with(".sample") {
+                continue;
+            }
+            let Some(head) = crate::disk::read_plain_head(&entry.path(), HOOK_HEAD) else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&head);
+            if head.contains("pre-commit.com") || head.contains("pre_commit") {
+                add(work_tree.join(".pre-commit-config.yaml"));
+            }
+            if head.contains("lefthook") {
+                for f in [
+                    "lefthook.yml",
+                    ".lefthook.yml",
+                    "lefthook.yaml",
+                    ".lefthook.yaml",
+                    "lefthook-local.yml",
+                    ".lefthook-local.yml",
+                ] {
+                    add(work_tree.join(f));
+                }
+            }
+            if head.contains(".husky") || head.contains("husky.sh") {
+                add(work_tree.join(".husky"));
+            }
+        }
+    }
+    out
 }
 
 /// The most bytes read of one configuration file, `.git` file or `commondir`: none is read that
@@ -87,6 +148,11 @@ pub fn indirections(work_tree: &Path, homes: &[PathBuf], config_homes: &[PathBuf
         next = included;
         depth += 1;
     }
+    let hooks_dirs: Vec<PathBuf> =
+        std::iter::once(common.as_ref().unwrap_or(&git_dir).join("hooks"))
+            .chain(out.hooks_paths.iter().cloned())
+            .collect();
+    out.hook_configs = hook_configs(work_tree, &hooks_dirs);
     out
 }
 

@@ -614,6 +614,13 @@ impl Finder<'_> {
                 self.hold(f.clone(), Hold::ReadOnly, Stand::File(""), false)?;
             }
         }
+        // What a hook manager's installed hooks run at the next `git commit` (husky's
+        // `.husky/pre-commit`, pre-commit's and lefthook's configuration): attack round 11, F5.
+        for f in &git.hook_configs {
+            if self.is_writable(f) {
+                self.hold(f.clone(), Hold::ReadOnly, Stand::Socket, false)?;
+            }
+        }
         Ok(())
     }
 
