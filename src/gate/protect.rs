@@ -230,7 +230,7 @@ fn rules(p: &Places) -> Vec<Rule> {
 
 /// What git reads besides `.git` in the work tree `dir`: the git directory a `.git` file names
 /// (with its places, as a `.git`'s), the directory `core.hooksPath` names, the files its
-/// configuration includes.
+/// configuration includes, what a hook manager's installed hooks run.
 fn git_rules(dir: &Path, p: &Places) -> Vec<Rule> {
     let git = crate::places::git::indirections(dir, &p.anchors.homes, &p.anchors.config_homes);
     let mut rules = Vec::new();
@@ -241,6 +241,8 @@ fn git_rules(dir: &Path, p: &Places) -> Vec<Rule> {
     }
     rules.extend(git.hooks_paths.into_iter().map(Rule::Dir));
     rules.extend(git.includes.into_iter().map(Rule::File));
+    // What a hook manager's installed hooks run (`.husky/`, `.pre-commit-config.yaml`, …).
+    rules.extend(git.hook_configs.into_iter().map(Rule::Dir));
     rules
 }
 
