@@ -1859,3 +1859,59 @@ fn hookds_own_binary_is_not_writable_to_a_confined_command() {
         stderr(&o)
     );
 }
+
+/// A `read_deny` entry that is a link failed the sandbox's set-up with "Invalid argument", and
+/// one that holds the project with "No such file or directory", neither naming the entry (the
+/// held-out replay of 2026-11-28). A link is hidden where it leads, as sandbox-runtime does;
+/// an entry over the project stops the command, saying which and why.
+#[test]
+fn a_read_deny_link_hides_its_target_and_one_over_the_project_is_named() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir_all(p.path().join("data/secrets")).unwrap();
+    std::fs::write(p.path().join("data/secrets/key"), "s3cret").unwrap();
+    std::os::unix::fs::symlink("data/secrets", p.path().join("secrets")).unwrap();
+    let root = p.path().canonicalize().unwrap();
+    p.write_home(
+        "config.yaml",
+        &format!(
+            "sandbox:\n  enabled: true\n  read_deny: ['{}']\n",
+            root.join("secrets").display()
+        ),
+    );
+    let o = hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "cat secrets/key data/secrets/key; echo ran",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(stdout(&o), "ran\n", "{}", stderr(&o));
+    assert!(!stderr(&o).contains("s3cret"));
+    let above = root.parent().unwrap();
+    p.write_home(
+        "config.yaml",
+        &format!(
+            "sandbox:\n  enabled: true\n  read_deny: ['{}']\n",
+            above.display()
+        ),
+    );
+    let o = hookd(&p, &tmp, &["exec", "--", "true"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(126));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "hookd exec: not run: the sandbox could not be prepared: the `sandbox.read_deny` entry {} holds the project {}, which a confined command must see to run in it: list what you want hidden inside it, or beside the project, not above it\n",
+            above.display(),
+            root.display()
+        )
+    );
+}

@@ -419,9 +419,35 @@ fn hidden(policy: &Policy) -> Vec<PathBuf> {
             .map(|(p, _)| p),
     );
     out.extend(policy.state.iter().cloned());
-    out.extend(policy.read_deny.iter().cloned());
+    // An entry that is a link is hidden where it leads (a mount on the link would fail, and
+    // hiding only removes reading: sandbox-runtime resolves deny paths the same way).
+    out.extend(policy.read_deny.iter().map(|p| {
+        let link = p
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        if link {
+            p.canonicalize().unwrap_or_else(|_| p.clone())
+        } else {
+            p.clone()
+        }
+    }));
     out.retain(|p| !policy.shown.contains(p));
     out
+}
+
+/// The `read_deny` entry of `policy` that holds `project` (or is it), with a sentence saying so:
+/// the command must see the project it runs in.
+fn read_deny_over(policy: &Policy, project: &Path) -> Option<String> {
+    policy.read_deny.iter().find_map(|e| {
+        let real = e.canonicalize().unwrap_or_else(|_| e.clone());
+        project.starts_with(&real).then(|| {
+            format!(
+                "the `sandbox.read_deny` entry {} holds the project {}, which a confined command must see to run in it: list what you want hidden inside it, or beside the project, not above it",
+                aftermath::shown(e),
+                aftermath::shown(project)
+            )
+        })
+    })
 }
 
 /// The hidden places that need a mount of their own: not one named twice (the user's home and
@@ -482,6 +508,9 @@ impl Confinement {
             .canonicalize()
             .map_err(|e| Unavailable::Prepare(format!("the project {}: {e}", project.display())))?;
         let temp = temp_dir(policy);
+        if let Some(why) = read_deny_over(policy, &project) {
+            return Err(Unavailable::Prepare(why));
+        }
         // What a command whose hookd was killed made below its project is moved aside first,
         // before this one holds it as it finds it (`unsettled.rs`).
         let unsettled = policy.state.as_ref().map(|s| s.join("unsettled"));
