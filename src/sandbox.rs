@@ -259,10 +259,21 @@ pub(crate) fn started<T>(
 
 /// The confinement of a command in `project` under `policy`, hookd's own places made first.
 fn confined(policy: &SandboxPolicy, project: &Path) -> hookd_sandbox::Policy {
-    let policy = policy.confinement();
+    let mut policy = policy.confinement();
     make_own_places(&policy, project);
+    // Crush keeps its sessions in the project (`.crush/crush.db`, its logs): every tool result
+    // of the agent's own, unconfined, keys it read from hidden stores among them; a confined
+    // command read them and wrote a turn into the session (attack round 11, F7). Hidden, as
+    // the other agents' transcripts are in the home.
+    let crush = project.join(CRUSH_DATA);
+    if crush.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        policy.read_deny.push(crush);
+    }
     policy
 }
+
+/// Crush's data directory in a project (its `options.data_directory` by default).
+const CRUSH_DATA: &str = ".crush";
 
 /// hookd's own directories (its configuration's `hookd/`, its state) that are absent where a
 /// confined command may write (the agent started in the home): made, empty and this user's

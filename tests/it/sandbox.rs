@@ -1915,3 +1915,31 @@ fn a_read_deny_link_hides_its_target_and_one_over_the_project_is_named() {
         )
     );
 }
+
+/// Crush keeps its sessions in the project (`.crush/crush.db`, `.crush/logs/`): what the agent's
+/// own unconfined tools read (a key from a hidden store) was readable to a confined command,
+/// and the session writable (attack round 11, F7). Hidden, as the other agents' transcripts are.
+#[test]
+fn crushs_sessions_in_the_project_are_hidden() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir_all(p.path().join(".crush/logs")).unwrap();
+    std::fs::write(
+        p.path().join(".crush/crush.db"),
+        "tool result: AKIAEXAMPLEKEY",
+    )
+    .unwrap();
+    std::fs::write(p.path().join(".crush/logs/crush.log"), "AKIAEXAMPLEKEY").unwrap();
+    let script =
+        "cat .crush/crush.db .crush/logs/crush.log; echo forged >> .crush/crush.db; echo ran";
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "ran\n", "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(p.path().join(".crush/crush.db")).unwrap(),
+        "tool result: AKIAEXAMPLEKEY"
+    );
+}
