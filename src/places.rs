@@ -166,10 +166,13 @@ pub const PLACES: &[Place] = &[
     row(Anywhere, ".envrc", File, ReadOnly, RUNS_LATER),
     row(Anywhere, "mise.toml", File, ReadOnly, "mise, activated in the user's shell, runs its `[hooks]` and `[env]` sources on entering the directory"),
     row(Anywhere, ".mise.toml", File, ReadOnly, "mise, activated in the user's shell, runs its `[hooks]` and `[env]` sources on entering the directory"),
+    row(Anywhere, "mise.local.toml", File, ReadOnly, "mise, activated in the user's shell, runs its `[hooks]` and `[env]` sources on entering the directory"),
+    row(Anywhere, ".mise.local.toml", File, ReadOnly, "mise, activated in the user's shell, runs its `[hooks]` and `[env]` sources on entering the directory"),
     row(Anywhere, ".vscode", Dir, ReadOnly, RUNS_LATER),
     row(Anywhere, ".idea", Dir, ReadOnly, RUNS_LATER),
     row(Anywhere, ".zed", Dir, ReadOnly, "Zed's project settings: the language servers and tasks it runs"),
     row(Anywhere, ".devcontainer", Dir, ReadOnly, "the editor runs its `initializeCommand` on your machine when it opens the container"),
+    row(Anywhere, ".devcontainer.json", File, ReadOnly, "the editor runs its `initializeCommand` on your machine when it opens the container"),
     row(Anywhere, ".gitmodules", File, ReadOnly, GIT_RUNS),
     // Start-up files by name, as sandbox-runtime holds them: a project that is (or becomes) a
     // home runs them (a dotfiles repository, a container that mounts it as the home).

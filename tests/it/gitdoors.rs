@@ -287,6 +287,10 @@ fn absent_agent_files_cannot_be_made_and_nothing_is_left() {
         ("", "crush.json"),
         ("", ".crush.json"),
         ("", ".gitmodules"),
+        // Attack round 11 (F6): the twins of held names.
+        ("", ".devcontainer.json"),
+        ("", "mise.local.toml"),
+        ("", ".agents/skills/x/SKILL.md"),
         ("", ".vscode/tasks.json"),
         ("", ".idea/workspace.xml"),
         ("web", ".claude/settings.json"),

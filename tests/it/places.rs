@@ -110,7 +110,10 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         // First: `.git/config`'s own case below replaces it.
         (p.path(), ".husky/_/pre-commit", true),
         (p.path(), "shared.gitconfig", true),
-        (p.path(), ".husky/install.mjs", false),
+        // husky's directory whole: its `_` stubs run `.husky/<hook>` (attack round 11, F5).
+        (p.path(), ".husky/pre-commit", true),
+        (p.path(), ".husky/install.mjs", true),
+        (p.path(), "husky.config.js", false),
         (p.path(), ".infer/notes.txt", true),
         (p.path(), ".claude/settings.json", true),
         (p.path(), ".claude/skills/pwn/SKILL.md", true),
