@@ -870,3 +870,24 @@ fn the_gate_protects_what_a_hook_managers_hooks_run() {
         );
     }
 }
+
+/// The model's file tools laid out a repository where git finds none (`HEAD`, `objects/`,
+/// `refs/`, a `config` naming `core.fsmonitor`), outside the sandbox, and the next `git status`
+/// there ran it (attack round 11, F1h). A file tool's `HEAD` outside `.git` is refused.
+#[test]
+fn the_gate_refuses_a_file_tools_head_outside_git() {
+    let (p, tmp) = project();
+    for (path, refused) in [
+        ("HEAD", true),
+        ("web/HEAD", true),
+        ("docs/HEAD.md", false),
+        ("objects/.keep", false),
+        ("src/head.rs", false),
+    ] {
+        assert_eq!(
+            crate::places::gate_refuses(&p, &tmp, p.path(), path),
+            refused,
+            "{path}"
+        );
+    }
+}
