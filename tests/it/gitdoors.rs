@@ -268,6 +268,58 @@ fn no_bare_repository_laid_out_below_and_an_existing_ones_configuration_held() {
         &format!("cd web/fixture.git && {config}"),
         "web/fixture.git",
     );
+    // Attack round 12: a `HEAD` git takes and a parser would not, a dangling link, a `.git`
+    // decoy the end moves aside itself, the root's `.git` made no git directory by a file for
+    // `objects`, and an existing bare repository whose `refs` one command moved away so that
+    // the next would find it unrecognised.
+    for (what, head) in [
+        (
+            "ref:refs without a blank",
+            "printf 'ref:refs/heads/main\n' > HEAD",
+        ),
+        ("an id with junk after it", "printf '%040d junk\n' 0 > HEAD"),
+        ("a dangling link", "ln -s refs/heads/nothere HEAD"),
+    ] {
+        door(
+            &format!("a bare layout below, {what}"),
+            "mkdir -p web/sub",
+            ".",
+            &format!("cd web/sub && mkdir -p objects refs/heads && {head} && {config}"),
+            "web/sub",
+        );
+    }
+    // A `.git` decoy beside the layout, which the end moves aside as a repository made below:
+    // the layout behind it is moved aside too (unconfined, git stops at the decoy; moving it
+    // aside is what would have exposed the layout).
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    std::fs::create_dir_all(p.path().join("web/sub")).unwrap();
+    let decoy = format!(
+        "cd web/sub && mkdir -p objects refs/heads && echo 'not a gitfile' > .git && echo 'ref: refs/heads/main' > HEAD && {config}"
+    );
+    let a = run(&p, &tmp, p.path(), &decoy, out.path(), true);
+    assert!(a.status.success(), "{}", stderr(&a));
+    let sub = p.path().join("web/sub");
+    assert!(!sub.join(".git").exists(), "{}", stderr(&a));
+    assert!(!sub.join("HEAD").exists(), "{}", stderr(&a));
+    run(&p, &tmp, &sub, TRIGGER, out.path(), false);
+    assert!(!out.path().join("door").exists(), "{}", stderr(&a));
+    door(
+        "the root, its .git's objects a file",
+        "",
+        ".",
+        &format!("mv .git/objects .git/objects.away && touch .git/objects && {bare}"),
+        ".",
+    );
+    door(
+        "an existing bare repository, its refs moved away first",
+        "git init -q --bare web/fixture.git",
+        ".",
+        &format!(
+            "cd web/fixture.git && (mv refs refs.away || true); {config}; (mv refs.away refs 2>/dev/null || true)"
+        ),
+        "web/fixture.git",
+    );
 }
 
 /// The files agents load by themselves, absent at the start: a confined command cannot make

@@ -69,36 +69,45 @@ fn identity(path: &Path) -> Option<Identity> {
 /// aside at its end (its `HEAD`), as a `.git` it made would be (no new repository below).
 pub(super) const BARE_HEAD: &str = "HEAD";
 
-/// Whether git takes `dir` for a git directory of its own where it looks for a repository:
-/// `dir` is laid out as one ([`git_dir_layout`]) and has no `.git` git takes first (a directory
-/// laid out as one, or a `gitdir:` file; a stand-in, a socket, is none, nor a `.git` whose `HEAD`
-/// the command broke or whose `refs` it moved: git then looks at `dir` itself, attack round 11's
-/// F1a).
+/// Whether `dir` may be a git directory of its own to git (a bare one, or laid out as one),
+/// judged leniently, never by parsing what git would parse: a `HEAD` of any kind (a file
+/// whatever its text, a link, dangling or not) with `objects` or `refs` beside it, or a
+/// `commondir`. Whatever `.git` the directory has does not count: the command may have broken
+/// it (git then looks at `dir` itself), or made one that the end moves aside (attack round 12:
+/// `ref:refs/…`, a `HEAD` with junk after its id, a dangling link, a `.git` decoy). A `HEAD`
+/// made there is moved aside; one there at the start has the directory held as a `.git` is.
 pub(super) fn bare_layout(dir: &Path) -> bool {
-    let dot = dir.join(".git");
-    let git_first = match dot.symlink_metadata() {
-        Ok(m) if m.is_dir() => git_dir_layout(&dot),
-        Ok(m) => m.is_file(),
-        Err(_) => false,
-    };
-    !git_first && git_dir_layout(dir)
+    let is = |n: &str| dir.join(n).symlink_metadata().is_ok();
+    is(BARE_HEAD) && (is("objects") || is("refs") || is("commondir"))
 }
 
-/// Whether `dir` is laid out as git lays out a git directory: a `HEAD` naming a ref or holding
-/// an object name, and `objects` and `refs` beside it, or in the directory its `commondir`
-/// names (hookd's stand-in names `.`).
+/// Whether git takes the `.git` directory `dir` for a git directory, as git's
+/// `is_git_directory` asks: `objects` and `refs` directories it may enter (in the directory its
+/// `commondir` names, where it has one), and a `HEAD` that is a link whose text starts with
+/// `refs/`, or a file naming a ref (`ref:`, any blanks, `refs/`) or starting with an object
+/// id. What is uncertain is taken as no git directory (hookd then says so).
 pub(super) fn git_dir_layout(dir: &Path) -> bool {
     let common = crate::disk::read_plain_text(&dir.join("commondir"), 4096)
-        .map(|c| dir.join(c.trim_end_matches('\n')))
+        .map(|c| dir.join(c.trim_end_matches(['\n', '\r'])))
         .unwrap_or_else(|| dir.to_path_buf());
-    let is = |n: &str| common.join(n).symlink_metadata().is_ok();
-    let head = crate::disk::read_plain(&dir.join(BARE_HEAD), 256).is_some_and(|h| {
-        let h = String::from_utf8_lossy(&h);
-        let h = h.trim_end();
-        h.starts_with("ref: refs/")
-            || ((h.len() == 40 || h.len() == 64) && h.bytes().all(|b| b.is_ascii_hexdigit()))
-    });
-    head && is("objects") && is("refs")
+    let enters = |n: &str| {
+        let p = common.join(n);
+        p.is_dir() && nix::unistd::access(&p, nix::unistd::AccessFlags::X_OK).is_ok()
+    };
+    let head_path = dir.join(BARE_HEAD);
+    let head = match head_path.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&head_path)
+            .is_ok_and(|t| t.as_os_str().as_encoded_bytes().starts_with(b"refs/")),
+        Ok(m) if m.is_file() => crate::disk::read_plain_head(&head_path, 255).is_some_and(|h| {
+            let id = h.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+            match h.strip_prefix(b"ref:") {
+                Some(rest) => rest.trim_ascii_start().starts_with(b"refs/"),
+                None => id >= 40,
+            }
+        }),
+        _ => false,
+    };
+    head && enters("objects") && enters("refs")
 }
 
 /// Up to how many directories the walks at the start read (within their depth) the command's
@@ -583,6 +592,19 @@ impl Finder<'_> {
                 for (name, what) in &self.places.by_name {
                     if let Some(rest) = name.strip_prefix(".git/") {
                         self.hold(dir.join(rest), *what, stand_for(rest), true)?;
+                    }
+                }
+                // Its layout too, so that one command cannot make it unrecognised for the next
+                // (an odd `HEAD`, `refs` moved away) and have its `hooks` unheld (attack round
+                // 12, F5): `HEAD` read-only, `objects` and `refs` pinned (git's work in them goes
+                // on).
+                if head.symlink_metadata().is_ok_and(|m| m.is_file()) {
+                    self.hold(head.clone(), Hold::ReadOnly, Stand::Socket, true)?;
+                }
+                for kept in ["objects", "refs"] {
+                    let p = dir.join(kept);
+                    if p.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+                        self.hold(p, Hold::Pinned, Stand::Socket, true)?;
                     }
                 }
             }
