@@ -943,3 +943,36 @@ fn the_gate_refuses_a_file_tools_head_outside_git() {
         );
     }
 }
+
+/// The end's index check was made to hang (a marked sparse file of 8 GiB, hashed for minutes,
+/// while the agent's timeout killed hookd before the rebase check ran) or to pass a change over
+/// silently (a marked file replaced by a dangling link): attack round 12, F6 and F7b. A file too
+/// large to hash, or of another type than the index's, counts as changed, and the rebase check
+/// runs first.
+#[test]
+fn the_ends_index_check_cannot_be_made_to_hang_or_to_pass_a_change_over() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let setup = format!("echo a > big && echo b > build.sh && git add big build.sh && {COMMIT}");
+    let o = run(&p, &tmp, p.path(), &setup, out.path(), false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let attack = "git update-index --assume-unchanged big build.sh && truncate -s 8G big && \
+                  rm build.sh && ln -s node_modules/.b build.sh";
+    let started = std::time::Instant::now();
+    let a = run(&p, &tmp, p.path(), attack, out.path(), true);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the end took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        stderr(&a),
+        "hookd: the command changed big, build.sh and marked them in git's index so that `git status` and `git diff` would not show them: unmarked; review the change\n"
+    );
+    let status = run(&p, &tmp, p.path(), "git status --short", out.path(), false);
+    assert_eq!(stdout(&status), " M big\n T build.sh\n");
+}

@@ -94,7 +94,6 @@ impl Aftermath {
                 shown(g)
             ));
         }
-        said.extend(self.unhidden());
         for (state, todo, was) in &self.todos {
             let now = stamp(todo);
             if now.is_none() || now == *was || !runs_a_command(todo) {
@@ -120,7 +119,7 @@ impl Aftermath {
     /// Where the command changed the index: the files it marked `--assume-unchanged` or
     /// `--skip-worktree` and changed meanwhile (hidden so from `git status` and `git diff`, the
     /// review of what a confined command did) are unmarked, and said.
-    fn unhidden(&self) -> Vec<String> {
+    pub(crate) fn unhidden(&self) -> Vec<String> {
         let Some((work_tree, was)) = &self.index else {
             return Vec::new();
         };
@@ -162,12 +161,8 @@ impl Aftermath {
                 ])
                 .arg("-C")
                 .arg(work_tree)
-                .args(args)
-                .stdin(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .output()
-                .ok()
-                .filter(|o| o.status.success())
+                .args(args);
+            within(c, GIT_TIME)
         };
         let Some(listed) = git(&["ls-files", "-v", "-s", "-z"]) else {
             return vec![format!(
@@ -178,36 +173,50 @@ impl Aftermath {
         };
         // `TAG MODE BLOB STAGE\tPATH`: marked ones have a lower-case tag (assume-unchanged) or
         // `S` (skip-worktree); a regular file whose content is not its blob's was changed.
-        let mut marked: Vec<(String, String)> = Vec::new();
+        let mut marked: Vec<(String, String, String)> = Vec::new();
         for entry in listed.stdout.split(|b| *b == 0) {
             let text = String::from_utf8_lossy(entry);
             let Some((head, path)) = text.split_once('\t') else {
                 continue;
             };
             let fields: Vec<&str> = head.split(' ').collect();
-            let [tag, _, blob, _] = fields[..] else {
+            let [tag, mode, blob, _] = fields[..] else {
                 continue;
             };
             let hides = tag.chars().all(|c| c.is_ascii_lowercase()) || tag == "S";
-            if hides && work_tree.join(path).is_file() {
-                marked.push((path.to_string(), blob.to_string()));
+            if hides {
+                marked.push((path.to_string(), mode.to_string(), blob.to_string()));
             }
         }
-        if marked.is_empty() {
-            return Vec::new();
+        // Each marked entry whose file is not what the index says: another type than the
+        // index's (a link where a file was, dangling or not: attack round 12, F7b), too large to
+        // compare within the end's time (a sparse file of terabytes hung the end for hours,
+        // F6), unreadable to hookd (F7), or of other content. Absent ones are left alone: a
+        // sparse checkout marks every file it leaves out.
+        let mut hidden: Vec<String> = Vec::new();
+        let mut compare: Vec<(String, String)> = Vec::new();
+        for (path, mode, blob) in marked {
+            let Ok(meta) = work_tree.join(&path).symlink_metadata() else {
+                continue;
+            };
+            let kind_differs = match mode.as_str() {
+                "120000" => !meta.file_type().is_symlink(),
+                "160000" => !meta.is_dir(),
+                _ => !meta.is_file(),
+            };
+            if kind_differs || (meta.is_file() && meta.len() > MOST_COMPARED) {
+                hidden.push(path);
+            } else if meta.is_file() {
+                compare.push((path, blob));
+            }
         }
-        let mut args = vec!["hash-object", "--no-filters", "--"];
-        args.extend(marked.iter().map(|(p, _)| p.as_str()));
-        let Some(hashed) = git(&args) else {
-            return Vec::new();
-        };
-        let now = String::from_utf8_lossy(&hashed.stdout).into_owned();
-        let hidden: Vec<String> = marked
-            .into_iter()
-            .zip(now.lines())
-            .filter(|((_, blob), now)| blob != now)
-            .map(|((path, _), _)| path)
-            .collect();
+        for (path, blob) in compare {
+            let now = git(&["hash-object", "--no-filters", "--", &path]);
+            let same = now.is_some_and(|o| String::from_utf8_lossy(&o.stdout).trim() == blob);
+            if !same {
+                hidden.push(path);
+            }
+        }
         if hidden.is_empty() {
             return Vec::new();
         }
@@ -227,6 +236,55 @@ impl Aftermath {
             if done { "unmarked; review the change" } else { "they could not be unmarked: run `git update-index --no-assume-unchanged --no-skip-worktree` on them and review the change" }
         )]
     }
+}
+
+/// The most bytes of a marked file the end hashes to compare it with the index; a larger one is
+/// taken as changed.
+const MOST_COMPARED: u64 = 64 << 20;
+
+/// The longest one of the end's git calls may take before it is killed (and what it was to
+/// tell is taken as changed or unknown, and said).
+const GIT_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `c` run with its output read, killed once it has taken `limit`: its output where it
+/// succeeded in time.
+fn within(
+    mut c: std::process::Command,
+    limit: std::time::Duration,
+) -> Option<std::process::Output> {
+    use std::io::Read;
+    let mut child = c
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        out
+    });
+    let until = std::time::Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    };
+    let stdout = reader.join().ok()?;
+    status.success().then_some(std::process::Output {
+        status,
+        stdout,
+        stderr: Vec::new(),
+    })
 }
 
 /// Whether the to-do list at `todo` runs a command: an `exec` (`x`) line, or not a plain file
