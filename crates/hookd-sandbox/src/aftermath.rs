@@ -141,12 +141,11 @@ impl Aftermath {
         // configuration, and no fsmonitor or hook, runs either.
         let git = |args: &[&str]| {
             let mut c = std::process::Command::new(program);
-            for (name, _) in std::env::vars_os() {
-                if name.to_string_lossy().starts_with("GIT_") {
-                    c.env_remove(name);
-                }
-            }
-            c.env("GIT_DIR", &git_dir)
+            // Nothing of the process's environment (`GIT_*` a repository's `.env` named among
+            // it): only what these calls need.
+            c.env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .env("GIT_DIR", &git_dir)
                 .env("GIT_WORK_TREE", work_tree)
                 .env("GIT_CONFIG_NOSYSTEM", "1")
                 .env("GIT_CONFIG_GLOBAL", "/dev/null")

@@ -16,13 +16,16 @@
 //! file) and empties the record. Removing them earlier would detach the mount in the
 //! namespaces of the commands still running, leaving the name free to them. A hookd killed
 //! outright leaves its placeholders, recorded; the next command there that ends last removes
-//! them. Every socket is a link to one lasting socket inode in hookd's state (`stand-in`, next
-//! to the lock files: hidden from confined commands like them; a socket has no contents to
-//! share): a name costs a sixth of an inode on ext4 (24 made and removed: 0.07 against 0.4
+//! them. A directory's sockets are links to one lasting socket inode of that directory in
+//! hookd's state (`HASH.sock` beside its lock file `HASH.lock`: hidden from confined commands
+//! like it): a name costs a sixth of an inode on ext4 (24 made and removed: 0.07 against 0.4
 //! ms), and on an ext4 without a journal a new inode is looked for past every one freed in the
-//! last minute (a `mknod` 45 µs instead of 6 for a link after a few hundred commands). Where
-//! the state is on another filesystem (or the link fails), a directory's first socket is made
-//! (`mknod`) and its others are links to that one. The
+//! last minute (a `mknod` 45 µs instead of 6 for a link after a few hundred commands). One per
+//! directory, not one for all: a confined command can change a stand-in's mode and times
+//! (the bind is not read-only), and a socket shared by every project would carry them to the
+//! commands of another (attack round 12, F3); those of one directory may write it anyway.
+//! Where the state is on another filesystem (or the link fails), a directory's first socket is
+//! made (`mknod`) and its others are links to that one. The
 //! lock files stay while there are at most [`MOST_LOCKS`] (the next command in the same
 //! directories reuses them); beyond, a command that ends removes every idle one (`sweep`:
 //! locked exclusive, still the file at its path, recording nothing), so they do not grow with
@@ -63,13 +66,7 @@ pub(super) struct Placeholders {
     /// Where the lock files are (`None`: no placeholder can be made).
     dir: Option<PathBuf>,
     held: Vec<Held>,
-    /// The lasting socket in `dir` the stand-ins are linked to (`None` inside: none could be
-    /// had), looked for at the first socket this command makes.
-    lasting: Option<Option<OwnedFd>>,
 }
-
-/// The lasting socket's name in the lock files' directory.
-const LASTING: &str = "stand-in";
 
 /// The placeholders held in one directory.
 #[derive(Debug)]
@@ -83,6 +80,11 @@ struct Held {
     socket: Option<OwnedFd>,
     /// The names this command recorded there (before making them).
     recorded: Vec<OsString>,
+    /// The name of its lock file and lasting socket in the lock files' directory.
+    name: String,
+    /// Its lasting socket (`None` inside: none could be had), looked for at the first socket
+    /// this command makes there.
+    lasting: Option<Option<OwnedFd>>,
 }
 
 impl Placeholders {
@@ -93,17 +95,15 @@ impl Placeholders {
         Placeholders {
             dir,
             held: Vec::new(),
-            lasting: None,
         }
     }
 
-    /// The lasting socket the stand-ins are linked to: `dir`'s `stand-in`, made where absent,
+    /// The lasting socket a directory's stand-ins are linked to, at `path`: made where absent,
     /// and made again where something else is there (only a socket of this user's is linked
     /// into a project: a file's contents would be shown there).
-    fn lasting(dir: &Path) -> Option<OwnedFd> {
+    fn lasting(path: &Path) -> Option<OwnedFd> {
         use nix::fcntl::{open, OFlag};
         use nix::sys::stat::{fstat, mknod, Mode, SFlag};
-        let path = dir.join(LASTING);
         let ours = |fd: &OwnedFd| {
             fstat(fd).is_ok_and(|st| {
                 st.st_mode & libc::S_IFMT == libc::S_IFSOCK
@@ -112,18 +112,18 @@ impl Placeholders {
         };
         let flags = OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         for _ in 0..2 {
-            match open(&path, flags, Mode::empty()) {
+            match open(path, flags, Mode::empty()) {
                 Ok(fd) if ours(&fd) => return Some(fd),
                 Ok(_) => {
-                    let _ = std::fs::remove_file(&path);
+                    let _ = std::fs::remove_file(path);
                 }
                 // A link (`O_NOFOLLOW` with `O_PATH` opens the link itself, so this is rare).
                 Err(nix::errno::Errno::ELOOP) => {
-                    let _ = std::fs::remove_file(&path);
+                    let _ = std::fs::remove_file(path);
                 }
                 Err(_) => {}
             }
-            match mknod(&path, SFlag::S_IFSOCK, Mode::from_bits_truncate(0o600), 0) {
+            match mknod(path, SFlag::S_IFSOCK, Mode::from_bits_truncate(0o600), 0) {
                 Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
                 Err(_) => return None,
             }
@@ -195,11 +195,10 @@ impl Placeholders {
                 .map_err(lock_err)?;
             held.recorded.push(name.to_os_string());
         }
-        let lasting = match (&self.lasting, stand) {
-            (None, Stand::Socket) => self.lasting.insert(Self::lasting(&dir)).as_ref(),
-            (Some(l), _) => l.as_ref(),
-            (None, Stand::File(_)) => None,
-        };
+        if stand == Stand::Socket && held.lasting.is_none() {
+            held.lasting = Some(Self::lasting(&dir.join(format!("{}.sock", held.name))));
+        }
+        let lasting = held.lasting.as_ref().and_then(Option::as_ref);
         match make(path, stand, held.socket.as_ref().or(lasting)) {
             Ok(made) => {
                 if held.socket.is_none() {
@@ -271,7 +270,8 @@ impl Placeholders {
             return Ok(&mut held[i]);
         }
         let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        let lock = lock(locks, &real)?;
+        let name = lock_name(&real);
+        let lock = lock(locks, &name, &real)?;
         let i = held.len();
         held.push(Held {
             named: dir.to_path_buf(),
@@ -279,6 +279,8 @@ impl Placeholders {
             lock,
             socket: None,
             recorded: Vec::new(),
+            name,
+            lasting: None,
         });
         Ok(&mut held[i])
     }
@@ -374,7 +376,9 @@ fn sweep(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    let files: Vec<PathBuf> = (entries.flatten().map(|e| e.path()))
+        .filter(|p| p.extension().is_none_or(|x| x != "sock"))
+        .collect();
     if files.len() <= MOST_LOCKS {
         return;
     }
@@ -394,6 +398,8 @@ fn sweep(dir: &Path) {
         let _ = f.read_to_end(&mut said);
         if same && (said.is_empty() || said == b"made\n") {
             let _ = std::fs::remove_file(&path);
+            // Its lasting socket, linked nowhere now (none is recorded), with it.
+            let _ = std::fs::remove_file(path.with_extension("sock"));
         }
     }
 }
@@ -491,15 +497,20 @@ fn make(path: &Path, stand: Stand, socket: Option<&OwnedFd>) -> std::io::Result<
     }
 }
 
-/// The lock file of the directory `real` (resolved) in `dir`, locked shared: opened again when
-/// it was removed or replaced between the open and the lock.
-fn lock(dir: &Path, real: &Path) -> Result<File, Unavailable> {
-    // FNV-1a: the same name for the same directory in every hookd.
+/// The name of the lock file and the lasting socket of the directory `real` (resolved): FNV-1a,
+/// the same for the same directory in every hookd.
+fn lock_name(real: &Path) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in real.as_os_str().as_bytes().iter().chain(b"/") {
         hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
     }
-    let file = dir.join(format!("{hash:016x}.lock"));
+    format!("{hash:016x}")
+}
+
+/// The lock file `name.lock` of the directory `real` (resolved) in `dir`, locked shared: opened again when
+/// it was removed or replaced between the open and the lock.
+fn lock(dir: &Path, name: &str, real: &Path) -> Result<File, Unavailable> {
+    let file = dir.join(format!("{name}.lock"));
     let err = |e: std::io::Error| {
         Unavailable::Prepare(format!(
             "the lock {} of the stand-ins in {}: {e}",
@@ -598,32 +609,41 @@ mod tests {
     }
 
     #[test]
-    fn every_directorys_sockets_are_the_lasting_one_which_outlives_them() {
+    fn a_directorys_sockets_are_its_lasting_one_which_outlives_them() {
         let locks = tempfile::tempdir().unwrap();
         let p = tempfile::tempdir().unwrap();
         std::fs::create_dir(p.path().join("sub")).unwrap();
-        // Something else where the lasting socket goes: a file of the user's is not shown in a
-        // project, it is replaced.
-        std::fs::write(locks.path().join(LASTING), "secret").unwrap();
+        let lasting = |dir: &Path| {
+            let real = dir.canonicalize().unwrap();
+            locks.path().join(format!("{}.sock", lock_name(&real)))
+        };
+        // Something else where the root's lasting socket goes: a file of the user's is not
+        // shown in a project, it is replaced.
+        std::fs::write(lasting(p.path()), "secret").unwrap();
         let mut a = Placeholders::new(Some(locks.path().to_path_buf()));
         assert!(a.provide(&p.path().join(".env"), Stand::Socket).unwrap());
-        assert!(a
-            .provide(&p.path().join("sub/.env"), Stand::Socket)
-            .unwrap());
-        let lasting = locks.path().join(LASTING);
-        assert_eq!(ino(&p.path().join(".env")), ino(&lasting));
-        assert_eq!(ino(&p.path().join("sub/.env")), ino(&lasting));
+        assert!(a.provide(&p.path().join(".envrc"), Stand::Socket).unwrap());
+        assert!(a.provide(&p.path().join("sub/.env"), Stand::Socket).unwrap());
+        assert_eq!(ino(&p.path().join(".env")), ino(&lasting(p.path())));
+        assert_eq!(ino(&p.path().join(".envrc")), ino(&lasting(p.path())));
+        // Another directory's are another inode: nothing a command does to one reaches the
+        // commands of another (attack round 12, F3).
+        assert_eq!(
+            ino(&p.path().join("sub/.env")),
+            ino(&lasting(&p.path().join("sub")))
+        );
+        assert_ne!(ino(&p.path().join(".env")), ino(&p.path().join("sub/.env")));
         drop(a);
         assert!(p.path().join(".env").symlink_metadata().is_err());
         assert!(p.path().join("sub/.env").symlink_metadata().is_err());
         use std::os::unix::fs::FileTypeExt;
-        let meta = lasting.symlink_metadata().unwrap();
+        let meta = lasting(p.path()).symlink_metadata().unwrap();
         assert!(meta.file_type().is_socket());
         assert_eq!(meta.nlink(), 1);
-        // The next command links the same one.
+        // The next command in the directory links the same one.
         let mut b = Placeholders::new(Some(locks.path().to_path_buf()));
-        assert!(b.provide(&p.path().join(".envrc"), Stand::Socket).unwrap());
-        assert_eq!(ino(&p.path().join(".envrc")), ino(&lasting));
+        assert!(b.provide(&p.path().join(".mcp.json"), Stand::Socket).unwrap());
+        assert_eq!(ino(&p.path().join(".mcp.json")), ino(&lasting(p.path())));
     }
 
     #[test]
