@@ -976,3 +976,44 @@ fn the_ends_index_check_cannot_be_made_to_hang_or_to_pass_a_change_over() {
     let status = run(&p, &tmp, p.path(), "git status --short", out.path(), false);
     assert_eq!(stdout(&status), " M big\n T build.sh\n");
 }
+
+/// A rebase the user had stopped at a conflict, into which a confined command put what a
+/// `--continue` would not (another `orig-head`, which `--abort` resets to; a `pick` of its own
+/// commit), had the user's `--abort` or `--continue` apply the command's commit outside the
+/// sandbox (attack round 12, F8). Such a state is moved aside; the agent resolving the
+/// conflict and continuing is not disturbed.
+#[test]
+fn a_stopped_rebase_the_command_changed_is_moved_aside_and_one_it_continued_is_not() {
+    if !confinable() {
+        return;
+    }
+    let setup = "g='git -c user.email=a@b -c user.name=n'; echo a > f && git add f && $g commit -qm a && \
+                 git checkout -qb side && echo b > f && $g commit -qam b && echo b2 > g && git add g && $g commit -qm b2 && \
+                 git checkout -q - && echo c > f && $g commit -qam c && git checkout -q side && ($g rebase -q master >/dev/null 2>&1; true)";
+    let forge = "g='git -c user.email=a@b -c user.name=n'; t=$(git rev-parse HEAD^{tree}) && c=$(echo forged | $g commit-tree $t -p HEAD) && echo $c > .git/rebase-merge/orig-head";
+    let cont = "echo resolved > f && git add f && GIT_EDITOR=true git -c user.email=a@b -c user.name=n rebase --continue >/dev/null 2>&1; true";
+    for (script, moved) in [(forge, true), (cont, false)] {
+        let (p, tmp) = project();
+        let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+        let o = run(&p, &tmp, p.path(), setup, out.path(), false);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(p.path().join(".git/rebase-merge").is_dir());
+        let a = run(&p, &tmp, p.path(), script, out.path(), true);
+        assert!(a.status.success(), "{}", stderr(&a));
+        assert_eq!(
+            p.path().join(".git/rebase-merge.hookd-aside").exists(),
+            moved,
+            "{script}: {}",
+            stderr(&a)
+        );
+        if moved {
+            assert!(
+                stderr(&a).contains("changed by the command while you had it stopped"),
+                "{}",
+                stderr(&a)
+            );
+        } else {
+            assert!(!stderr(&a).contains("hookd:"), "{}", stderr(&a));
+        }
+    }
+}

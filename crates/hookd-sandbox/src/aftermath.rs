@@ -10,8 +10,78 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// The sequencer's states in a git directory: the state directory and its to-do list.
-const TODOS: [(&str, &str); 2] = [("rebase-merge", "git-rebase-todo"), ("sequencer", "todo")];
+/// The sequencer's states in a git directory: the state directory and its to-do list (`git am`'s
+/// and `git rebase --apply`'s has none: its patches are what it applies).
+const TODOS: [(&str, &str); 3] = [
+    ("rebase-merge", "git-rebase-todo"),
+    ("sequencer", "todo"),
+    ("rebase-apply", ""),
+];
+
+/// A stopped rebase, cherry-pick or `am` as it was before the command: what a `--continue` of it
+/// only ever consumes, never adds to or changes. `None` where there is none.
+#[derive(Debug, PartialEq)]
+struct Stopped {
+    /// `orig-head` (what `--abort` resets to).
+    orig_head: Option<Stamp>,
+    /// The to-do list's lines (a `--continue` moves them to `done`, never adds one).
+    todo: Vec<String>,
+    /// `am`'s numbered patches (a `--continue` applies them as they are).
+    patches: Vec<(std::ffi::OsString, Option<Stamp>)>,
+}
+
+fn stopped(state: &Path, todo: &Path) -> Option<Stopped> {
+    let entries = std::fs::read_dir(state).ok()?;
+    let mut patches: Vec<(std::ffi::OsString, Option<Stamp>)> = entries
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name();
+            let n = n.as_encoded_bytes();
+            n.len() == 4 && n.iter().all(u8::is_ascii_digit)
+        })
+        .map(|e| (e.file_name(), stamp(&e.path())))
+        .collect();
+    patches.sort();
+    Some(Stopped {
+        orig_head: stamp(&state.join("orig-head")),
+        todo: todo_lines(todo),
+        patches,
+    })
+}
+
+/// The to-do list's lines that do something (no comment, no blank).
+fn todo_lines(todo: &Path) -> Vec<String> {
+    let text = crate::disk::read_plain(todo, 16 << 20).unwrap_or_default();
+    String::from_utf8_lossy(&text)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
+impl Stopped {
+    /// Whether `now` (the same state after the command) holds something a `--continue` of this
+    /// one would not: a new or changed to-do line, another `orig-head`, a patch changed.
+    fn changed_into(&self, now: &Stopped) -> bool {
+        let mut left = self.todo.clone();
+        let new_line = now
+            .todo
+            .iter()
+            .any(|l| match left.iter().position(|o| o == l) {
+                Some(i) => {
+                    left.remove(i);
+                    false
+                }
+                None => true,
+            });
+        let patch_changed = now.patches.iter().any(|(n, s)| {
+            self.patches.iter().any(|(o, was)| o == n && was != s)
+                || !self.patches.iter().any(|(o, _)| o == n)
+        });
+        new_line || now.orig_head != self.orig_head || patch_changed
+    }
+}
 
 /// A file as it was: inode, size, modification time, and change time (which nobody sets: a
 /// command that rewrote the file in place and put its modification time back, `touch -r`,
@@ -34,7 +104,7 @@ fn stamp(path: &Path) -> Option<Stamp> {
 /// it runs in, as they were before it ran.
 #[derive(Debug, Default)]
 pub(crate) struct Aftermath {
-    todos: Vec<(PathBuf, PathBuf, Option<Stamp>)>,
+    todos: Vec<(PathBuf, PathBuf, Option<Stamp>, Option<Stopped>)>,
     /// The work tree and its index as it was.
     index: Option<(PathBuf, Option<Stamp>)>,
     /// The git that looks at the index ([`crate::Policy::git`]).
@@ -63,7 +133,8 @@ impl Aftermath {
                 let state = dir.join(state);
                 let todo = state.join(todo);
                 let was = stamp(&todo);
-                todos.push((state, todo, was));
+                let held = stopped(&state, &todo);
+                todos.push((state, todo, was, held));
             }
         }
         let git_dir = (index.as_ref())
@@ -94,19 +165,32 @@ impl Aftermath {
                 shown(g)
             ));
         }
-        for (state, todo, was) in &self.todos {
-            let now = stamp(todo);
-            if now.is_none() || now == *was || !runs_a_command(todo) {
-                continue;
-            }
+        for (state, todo, was, held) in &self.todos {
+            // A rebase, cherry-pick or `am` you had stopped, into which the command put what a
+            // `--continue` of it would not (a `pick` of its own commit, a patch rewritten,
+            // another `orig-head` for `--abort`: attack round 12, F8): your `--continue` or
+            // `--abort` would apply it, outside the sandbox. One the command continued (the
+            // agent resolving a conflict) only consumed it; one it started itself is its work,
+            // continued as such, unless it runs a command.
+            let now = held.as_ref().and_then(|_| stopped(state, todo));
+            let changed = matches!((held, &now), (Some(was), Some(now)) if was.changed_into(now));
+            let what = if changed {
+                "changed by the command while you had it stopped; your `--continue` or `--abort` would apply what it put there outside the sandbox"
+            } else {
+                let now = stamp(todo);
+                if todo == state || now.is_none() || now == *was || !runs_a_command(todo) {
+                    continue;
+                }
+                "with an `exec` line, which `git rebase --continue` (or `git cherry-pick --continue`) would run outside the sandbox"
+            };
             match move_aside(state) {
                 Ok(aside) => said.push(format!(
-                    "the command left git's {} with an `exec` line, which `git rebase --continue` (or `git cherry-pick --continue`) would run outside the sandbox: moved to {}; read it before you continue it yourself",
+                    "the command left git's {} {what}: moved to {}; read it before you continue it yourself",
                     state.display(),
                     aside.display()
                 )),
                 Err(e) => said.push(format!(
-                    "the command left git's {} with an `exec` line, which git would run outside the sandbox, and it could not be moved aside ({e}): do not continue it",
+                    "the command left git's {} {what}, and it could not be moved aside ({e}): do not continue it",
                     state.display()
                 )),
             }

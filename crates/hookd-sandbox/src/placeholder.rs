@@ -623,7 +623,9 @@ mod tests {
         let mut a = Placeholders::new(Some(locks.path().to_path_buf()));
         assert!(a.provide(&p.path().join(".env"), Stand::Socket).unwrap());
         assert!(a.provide(&p.path().join(".envrc"), Stand::Socket).unwrap());
-        assert!(a.provide(&p.path().join("sub/.env"), Stand::Socket).unwrap());
+        assert!(a
+            .provide(&p.path().join("sub/.env"), Stand::Socket)
+            .unwrap());
         assert_eq!(ino(&p.path().join(".env")), ino(&lasting(p.path())));
         assert_eq!(ino(&p.path().join(".envrc")), ino(&lasting(p.path())));
         // Another directory's are another inode: nothing a command does to one reaches the
@@ -642,7 +644,9 @@ mod tests {
         assert_eq!(meta.nlink(), 1);
         // The next command in the directory links the same one.
         let mut b = Placeholders::new(Some(locks.path().to_path_buf()));
-        assert!(b.provide(&p.path().join(".mcp.json"), Stand::Socket).unwrap());
+        assert!(b
+            .provide(&p.path().join(".mcp.json"), Stand::Socket)
+            .unwrap());
         assert_eq!(ino(&p.path().join(".mcp.json")), ino(&lasting(p.path())));
     }
 
