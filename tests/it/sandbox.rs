@@ -1943,3 +1943,45 @@ fn crushs_sessions_in_the_project_are_hidden() {
         "tool result: AKIAEXAMPLEKEY"
     );
 }
+
+/// A `write` entry that is the user's own link (in a place no confined command may write) into
+/// the project was re-pointed one link further by a confined command (`a/cache` made a link to
+/// another repository's `.git/hooks`), and the next command wrote there (attack round 12, F4).
+/// Every link met on the way to an entry counts, not only its own ancestors.
+#[test]
+fn a_write_entry_re_pointed_one_link_further_is_left_out() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let b = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let other = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let root = p.path().canonicalize().unwrap();
+    std::fs::create_dir(b.path().join("links")).unwrap();
+    std::os::unix::fs::symlink(root.join("a/cache"), b.path().join("links/cache")).unwrap();
+    // What the first confined command left: `a/cache` a link to a place outside.
+    std::fs::create_dir(p.path().join("a")).unwrap();
+    std::os::unix::fs::symlink(other.path(), p.path().join("a/cache")).unwrap();
+    let entry = b.path().join("links/cache");
+    p.write_home(
+        "config.yaml",
+        &format!(
+            "sandbox:\n  enabled: true\n  write: ['{}']\n",
+            entry.display()
+        ),
+    );
+    let script = format!("echo pwned > {}/x", entry.display());
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(!other.path().join("x").exists(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "hookd: the `sandbox.write` entry {} is reached through the link {}, in a place confined commands may write",
+            entry.display(),
+            root.join("a/cache").display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -41,20 +41,20 @@ pub(crate) fn writable_entries(
     (kept, said)
 }
 
-/// Why `entry` is left out, if it is.
+/// Why `entry` is left out, if it is: a link met anywhere on the way to it (its own
+/// components, and those of every link's target in turn, as the kernel resolves it: attack
+/// round 12, F4, a user's link into the project that a confined command re-pointed one link
+/// further) lies in a place a confined command may write; or the links lead to a wider place.
 fn why_left_out(entry: &Path, others: &[PathBuf], disk: &Disk) -> Option<String> {
-    for at in entry.ancestors() {
-        let is_link = at
-            .symlink_metadata()
-            .is_ok_and(|m| m.file_type().is_symlink());
-        if !is_link {
-            continue;
-        }
-        let dir = disk.real(at.parent().unwrap_or(Path::new("/")));
+    let Some(met) = links_met(entry) else {
+        return Some("is reached through too many links".to_string());
+    };
+    for link in &met {
+        let dir = link.parent().unwrap_or(Path::new("/"));
         if others.iter().any(|w| dir.starts_with(w)) {
             return Some(format!(
                 "is reached through the link {}, in a place confined commands may write (one could have made it)",
-                crate::aftermath::shown(at)
+                crate::aftermath::shown(link)
             ));
         }
     }
@@ -68,6 +68,49 @@ fn why_left_out(entry: &Path, others: &[PathBuf], disk: &Disk) -> Option<String>
             crate::aftermath::shown(&real)
         )
     })
+}
+
+/// The links the kernel meets resolving `path`, each named in a directory reached without a
+/// link (so its place is where it really is); `None` past 40 of them (the kernel's own limit).
+fn links_met(path: &Path) -> Option<Vec<PathBuf>> {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    let parts = |p: &Path| -> Vec<std::ffi::OsString> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut rest: VecDeque<std::ffi::OsString> = parts(path).into();
+    let mut done = PathBuf::from("/");
+    let mut met = Vec::new();
+    while let Some(name) = rest.pop_front() {
+        if name == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&name);
+        match next.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => {
+                if met.len() >= 40 {
+                    return None;
+                }
+                let target = std::fs::read_link(&next).ok()?;
+                met.push(next);
+                if target.is_absolute() {
+                    done = PathBuf::from("/");
+                }
+                for part in parts(&target).into_iter().rev() {
+                    rest.push_front(part);
+                }
+            }
+            _ => done = next,
+        }
+    }
+    Some(met)
 }
 
 /// The user's `sandbox.unix_sockets` entries less those a confined command could replace: one

@@ -147,7 +147,8 @@ impl Egress {
 /// cloud's platform (loopback, link-local, unspecified, multicast, private and shared ranges,
 /// IETF's and the reserved ranges, 198.18.0.0/15 where fake-IP DNS proxies put every name,
 /// Azure's WireServer 168.63.129.16, unique- and site-local IPv6, and an IPv4 address carried in
-/// IPv6 (mapped, compatible, SIIT, NAT64, 6to4) that is one of those; Teredo, whose relay
+/// IPv6 (mapped, compatible, SIIT, NAT64, 6to4) that is one of those; NAT64's local-use prefix
+/// and Teredo, whose relay
 /// reaches anything): reached only when listed exactly. A wildcard entry must not reach the
 /// cloud's metadata service or the office network through a name that resolves there
 /// (`10.0.0.1.nip.io`).
@@ -196,6 +197,8 @@ pub(crate) fn is_local(ip: IpAddr) -> bool {
                 || (s[0] & 0xffc0) == 0xfec0
                 || (s[0] & 0xfe00) == 0xfc00
                 || (s[0] == 0x2001 && s[1] == 0)
+                // NAT64's local-use prefix (RFC 8215): a translator of the site's own.
+                || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
         }
     }
 }
@@ -262,6 +265,7 @@ mod tests {
             "2001:0:4136:e378:8000:63bf:3fff:fdd2",
             "::7f00:1",
             "::ffff:0:a00:1",
+            "64:ff9b:1::a9fe:a9fe",
         ] {
             assert!(super::is_local(local.parse().unwrap()), "{local}");
         }
