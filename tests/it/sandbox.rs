@@ -1985,3 +1985,33 @@ fn a_write_entry_re_pointed_one_link_further_is_left_out() {
         stderr(&o)
     );
 }
+
+/// A confined command run from `web/` renamed `web` away: its stand-ins went with it and stayed
+/// in the user's tree for good, and a new `web/` with a `.git` of the command's stood where the
+/// agent works while it ran (attack round 12, F9). The directories on the way are pinned.
+#[test]
+fn the_directories_on_the_way_to_the_working_directory_cannot_be_moved() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir(p.path().join("web")).unwrap();
+    let o = hookd(
+        &p,
+        &tmp,
+        &[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "cd .. && mv web web.x && echo moved",
+        ],
+    )
+    .current_dir(p.path().join("web"))
+    .output()
+    .unwrap();
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+    assert!(!p.path().join("web.x").exists());
+    let left: Vec<_> = std::fs::read_dir(p.path().join("web")).unwrap().collect();
+    assert!(left.is_empty(), "stand-ins left: {left:?}");
+}

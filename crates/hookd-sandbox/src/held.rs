@@ -707,6 +707,12 @@ pub(super) fn held(
     let on_path = name_dirs(project, cwd);
     for dir in &on_path {
         find.names_in(dir, dir == project, false)?;
+        // The directories on the way are pinned: renamed away, they took their stand-ins and
+        // read-only places with them (left in the user's tree for good), and a new `web/`
+        // with a `.git` of the command's stood where the agent works (attack round 12, F9).
+        if dir != project && find.makes {
+            find.held.hold(dir.clone(), Hold::Pinned, &[], real)?;
+        }
     }
     // The names are held at every other writable root too (Codex holds `.git` and `.codex` in
     // each): to git and the agents a `sandbox.write` entry is a project of its own.
