@@ -40,9 +40,13 @@ pub(crate) fn run(
             .env("HOME", p.home.path());
         c
     };
+    // git never looks above the project: where a test has broken its `.git`, git would find
+    // the repository the tests run in (and commit there).
+    let ceiling = p.path().parent().unwrap_or(p.path());
     c.current_dir(dir)
         .env("OUT", out)
         .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CEILING_DIRECTORIES", ceiling)
         .output()
         .unwrap()
 }
