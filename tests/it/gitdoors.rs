@@ -308,6 +308,22 @@ fn no_bare_repository_laid_out_below_and_an_existing_ones_configuration_held() {
     assert!(!sub.join("HEAD").exists(), "{}", stderr(&a));
     run(&p, &tmp, &sub, TRIGGER, out.path(), false);
     assert!(!out.path().join("door").exists(), "{}", stderr(&a));
+    // In two commands: the `HEAD` by one, `objects`, `refs` and `config` by the next (attack
+    // round 13).
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    std::fs::create_dir_all(p.path().join("web")).unwrap();
+    let first = "echo 'ref: refs/heads/main' > web/HEAD";
+    let second = format!("cd web && mkdir -p objects refs/heads && {config}");
+    for step in [first, second.as_str()] {
+        let a = run(&p, &tmp, p.path(), step, out.path(), true);
+        assert!(a.status.success(), "{}", stderr(&a));
+    }
+    run(&p, &tmp, &p.path().join("web"), TRIGGER, out.path(), false);
+    assert!(
+        !out.path().join("door").exists(),
+        "a layout made in two commands ran"
+    );
     door(
         "the root, its .git's objects a file",
         "",

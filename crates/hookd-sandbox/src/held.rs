@@ -69,6 +69,9 @@ fn identity(path: &Path) -> Option<Identity> {
 /// aside at its end (its `HEAD`), as a `.git` it made would be (no new repository below).
 pub(super) const BARE_HEAD: &str = "HEAD";
 
+/// What makes a directory a repository's layout besides its `HEAD` ([`bare_layout`]).
+const LAYOUT: [&str; 4] = [BARE_HEAD, "objects", "refs", "commondir"];
+
 /// Whether `dir` may be a git directory of its own to git (a bare one, or laid out as one),
 /// judged leniently, never by parsing what git would parse: a `HEAD` of any kind (a file
 /// whatever its text, a link, dangling or not) with `objects` or `refs` beside it, or a
@@ -276,13 +279,22 @@ impl Below {
     /// The protected places in `dir` that are not what was there at the start (made, or made
     /// again in place of what was), sockets aside: what the command made.
     fn made_in(&self, dir: &Path, names: &[&str], made: &mut Vec<PathBuf>) {
+        let fresh = |p: &Path| {
+            identity(p)
+                .is_some_and(|now| self.before.get(p) != Some(&now) && !self.born_after_the_end(p))
+        };
         for name in names {
-            if *name == BARE_HEAD && !bare_layout(dir) {
+            let p = dir.join(name);
+            if *name == BARE_HEAD {
+                // A repository's layout any part of which the command made (its `HEAD` made
+                // by one command and its `objects` and `refs` by the next: attack round 13).
+                let laid = bare_layout(dir) && LAYOUT.iter().any(|n| fresh(&dir.join(n)));
+                if laid {
+                    made.push(p);
+                }
                 continue;
             }
-            let p = dir.join(name);
-            let Some(now) = identity(&p) else { continue };
-            if self.before.get(&p) != Some(&now) && !self.born_after_the_end(&p) {
+            if fresh(&p) {
                 made.push(p);
             }
         }
@@ -587,7 +599,9 @@ impl Finder<'_> {
         if self.real.exists(&head) {
             // What the end compares with; and a repository of its own without a `.git` (a bare
             // one, or laid out as one) has its `config`, `hooks`, … held as a `.git`'s.
-            self.held.below.was(&head);
+            for part in LAYOUT {
+                self.held.below.was(&dir.join(part));
+            }
             if bare_layout(dir) {
                 for (name, what) in &self.places.by_name {
                     if let Some(rest) = name.strip_prefix(".git/") {
