@@ -192,6 +192,7 @@ pub const PLACES: &[Place] = &[
     row(GitDir, "commondir", File, ReadOnly, "git takes its configuration and hooks from where it points"),
     row(GitDir, "modules", Dir, ReadOnly, "submodules' configuration and hooks"),
     row(GitDir, "worktrees", Dir, ReadOnly, "linked work trees' configuration"),
+    row(GitDir, "refs/replace", Dir, ReadOnly, "git reads the objects it names in place of the originals: what your `git status`, `diff`, `checkout`, `stash` or `rebase --continue` show or write would be the command's"),
     row(Anchor::Runtime(Runtime::GitDirs), "", Shape::Pinned, Sandbox::Pinned, "git takes the work tree's configuration and hooks from there: pinned, its `config*`, `hooks`, `info`, `commondir`, `modules` and `worktrees` held as a `.git`'s"),
     row(Anchor::Runtime(Runtime::HooksPath), "", Dir, ReadOnly, "git runs the hooks there at the user's next `git commit` (husky's `.husky/_`)"),
     row(Anchor::Runtime(Runtime::GitIncludes), "", File, ReadOnly, "git reads it as part of the configuration that includes it"),

@@ -677,7 +677,26 @@ echo 1 > msgnum && echo 1 > end && : > done && printf 'exec touch %s/door\n' "$O
         "{}",
         stderr(&a)
     );
-    assert!(!stderr(&a).contains("hookd:"), "{}", stderr(&a));
+    assert!(
+        stderr(&a).ends_with(&format!(
+            "\nhookd: the command left git's {} stopped: what `--continue` or `--abort` there applies is the command's (its commits, an `autostash`, `orig-head`); read them before you run either yourself\n",
+            p.path().canonicalize().unwrap().join(".git/rebase-merge").display()
+        )),
+        "{}",
+        stderr(&a)
+    );
+    // The agent's own rebase: its next confined command continues it (one the user had
+    // stopped is read-only to it).
+    let c = run(
+        &p,
+        &tmp,
+        p.path(),
+        "echo resolved > f && git add f && GIT_EDITOR=true git -c user.email=a@b -c user.name=n rebase --continue",
+        out.path(),
+        true,
+    );
+    assert!(c.status.success(), "{}", stderr(&c));
+    assert!(!p.path().join(".git/rebase-merge").exists());
 }
 
 /// A confined command changed a tracked script and marked it `--assume-unchanged` in git's
@@ -998,42 +1017,68 @@ fn the_ends_index_check_cannot_be_made_to_hang_or_to_pass_a_change_over() {
 }
 
 /// A rebase the user had stopped at a conflict, into which a confined command put what a
-/// `--continue` would not (another `orig-head`, which `--abort` resets to; a `pick` of its own
-/// commit), had the user's `--abort` or `--continue` apply the command's commit outside the
-/// sandbox (attack round 12, F8). Such a state is moved aside; the agent resolving the
-/// conflict and continuing is not disturbed.
+/// `--continue` would not (another `orig-head`, which `--abort` resets to; an `autostash` of
+/// its own, applied by both), had the user's `--abort` or `--continue` apply the command's
+/// commit outside the sandbox (attack rounds 12 and 13). A stopped state the user had is
+/// read-only to confined commands: the user continues it; one the command starts is its own.
 #[test]
-fn a_stopped_rebase_the_command_changed_is_moved_aside_and_one_it_continued_is_not() {
+fn a_rebase_the_user_had_stopped_is_read_only_to_a_confined_command() {
     if !confinable() {
         return;
     }
     let setup = "g='git -c user.email=a@b -c user.name=n'; echo a > f && git add f && $g commit -qm a && \
                  git checkout -qb side && echo b > f && $g commit -qam b && echo b2 > g && git add g && $g commit -qm b2 && \
                  git checkout -q - && echo c > f && $g commit -qam c && git checkout -q side && ($g rebase -q master >/dev/null 2>&1; true)";
-    let forge = "g='git -c user.email=a@b -c user.name=n'; t=$(git rev-parse HEAD^{tree}) && c=$(echo forged | $g commit-tree $t -p HEAD) && echo $c > .git/rebase-merge/orig-head";
-    let cont = "echo resolved > f && git add f && GIT_EDITOR=true git -c user.email=a@b -c user.name=n rebase --continue >/dev/null 2>&1; true";
-    for (script, moved) in [(forge, true), (cont, false)] {
+    let forge = "g='git -c user.email=a@b -c user.name=n'; t=$(git rev-parse HEAD^{tree}) && c=$(echo forged | $g commit-tree $t -p HEAD) && \
+                 (echo $c > .git/rebase-merge/orig-head; echo $c > .git/rebase-merge/autostash; true)";
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let o = run(&p, &tmp, p.path(), setup, out.path(), false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state = p.path().join(".git/rebase-merge");
+    let orig = std::fs::read(state.join("orig-head")).unwrap();
+    let a = run(&p, &tmp, p.path(), forge, out.path(), true);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(std::fs::read(state.join("orig-head")).unwrap(), orig);
+    assert!(!state.join("autostash").exists());
+    // The user continues it, unconfined, once they have resolved the conflict.
+    let cont = "echo resolved > f && git add f && GIT_EDITOR=true git -c user.email=a@b -c user.name=n rebase --continue >/dev/null 2>&1";
+    let c = run(&p, &tmp, p.path(), cont, out.path(), false);
+    assert!(c.status.success(), "{}", stderr(&c));
+    assert!(!state.exists());
+}
+
+/// A replace ref (`.git/refs/replace/`) swaps what git reads for an object while its id stays:
+/// a tracked `Makefile`'s blob replaced, `git status` stayed clean and the user's next `git
+/// stash` or `checkout` wrote the command's version (attack round 13). `refs/replace` is held
+/// read-only (absent: its stand-in).
+#[test]
+fn replace_refs_cannot_be_made() {
+    if !confinable() {
+        return;
+    }
+    let setup =
+        format!("printf 'test:\\n\\t@echo ok\\n' > Makefile && git add Makefile && {COMMIT}");
+    let attack = "b=$(git rev-parse HEAD:Makefile) && e=$(printf 'test:\\n\\t@touch \"$OUT/door\"\\n' | git hash-object -w --stdin) && git replace $b $e";
+    for confined in [false, true] {
         let (p, tmp) = project();
         let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
-        let o = run(&p, &tmp, p.path(), setup, out.path(), false);
+        let o = run(&p, &tmp, p.path(), &setup, out.path(), false);
         assert!(o.status.success(), "{}", stderr(&o));
-        assert!(p.path().join(".git/rebase-merge").is_dir());
-        let a = run(&p, &tmp, p.path(), script, out.path(), true);
-        assert!(a.status.success(), "{}", stderr(&a));
+        let a = run(&p, &tmp, p.path(), attack, out.path(), confined);
+        let shown = run(
+            &p,
+            &tmp,
+            p.path(),
+            "git show HEAD:Makefile",
+            out.path(),
+            false,
+        );
         assert_eq!(
-            p.path().join(".git/rebase-merge.hookd-aside").exists(),
-            moved,
-            "{script}: {}",
+            stdout(&shown).contains("door"),
+            !confined,
+            "confined: {confined}: {}",
             stderr(&a)
         );
-        if moved {
-            assert!(
-                stderr(&a).contains("changed by the command while you had it stopped"),
-                "{}",
-                stderr(&a)
-            );
-        } else {
-            assert!(!stderr(&a).contains("hookd:"), "{}", stderr(&a));
-        }
     }
 }

@@ -18,6 +18,9 @@ const TODOS: [(&str, &str); 3] = [
     ("rebase-apply", ""),
 ];
 
+/// The state directories of a stopped rebase, cherry-pick or `am` in a git directory.
+pub(crate) const STATES: [&str; 3] = ["rebase-merge", "rebase-apply", "sequencer"];
+
 /// A stopped rebase, cherry-pick or `am` as it was before the command: what a `--continue` of it
 /// only ever consumes, never adds to or changes. `None` where there is none.
 #[derive(Debug, PartialEq)]
@@ -111,6 +114,29 @@ pub(crate) struct Aftermath {
     git: Option<PathBuf>,
     /// The work tree's `.git` directory, where it was one to git at the start.
     git_dir: Option<PathBuf>,
+    /// Where the stopped states confined commands started are recorded (`STATE/sequencer`).
+    records: Option<PathBuf>,
+}
+
+/// The record of a stopped state a confined command started, in `records`: named after the
+/// state directory's path, holding its device and inode.
+fn record_of(records: &Path, state: &Path) -> PathBuf {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in state.as_os_str().as_encoded_bytes() {
+        hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    records.join(format!("{hash:016x}"))
+}
+
+/// Whether the stopped state `state` is one a confined command started (recorded in `records`
+/// when that command ended, as the same directory): the agent's own rebase, which its later
+/// commands continue. Any other is the user's, read-only to confined commands.
+pub(crate) fn started_by_a_command(records: Option<&Path>, state: &Path) -> bool {
+    let (Some(records), Ok(m)) = (records, state.symlink_metadata()) else {
+        return false;
+    };
+    crate::walk_memory::read_own(&record_of(records, state))
+        .is_some_and(|r| r == format!("{} {}\n", m.dev(), m.ino()).as_bytes())
 }
 
 impl Aftermath {
@@ -118,6 +144,7 @@ impl Aftermath {
     pub(crate) fn before(
         git_dirs: impl IntoIterator<Item = PathBuf>,
         git: Option<PathBuf>,
+        records: Option<PathBuf>,
     ) -> Aftermath {
         let git_dirs: Vec<PathBuf> = git_dirs.into_iter().collect();
         let mut todos = Vec::new();
@@ -145,6 +172,7 @@ impl Aftermath {
             index,
             git,
             git_dir,
+            records,
         }
     }
 
@@ -195,11 +223,42 @@ impl Aftermath {
                 )),
             }
         }
+        // What is left stopped once the above is moved aside.
+        for (state, _, _, held) in &self.todos {
+            self.record_started(state, held.is_some(), &mut said);
+        }
         said
     }
 }
 
 impl Aftermath {
+    /// Record `state` as one a confined command started where it left one stopped that was
+    /// not there at its start (and say so: what a `--continue` or `--abort` there applies is
+    /// the command's); forget it once it is gone.
+    fn record_started(&self, state: &Path, was_there: bool, said: &mut Vec<String>) {
+        let Some(records) = &self.records else {
+            return;
+        };
+        let record = record_of(records, state);
+        match state.symlink_metadata() {
+            Ok(m) if m.is_dir() && !was_there => {
+                let _ = std::fs::create_dir_all(records);
+                let _ = crate::walk_memory::replace(
+                    &record,
+                    format!("{} {}\n", m.dev(), m.ino()).as_bytes(),
+                );
+                said.push(format!(
+                    "the command left git's {} stopped: what `--continue` or `--abort` there applies is the command's (its commits, an `autostash`, `orig-head`); read them before you run either yourself",
+                    state.display()
+                ));
+            }
+            Ok(_) => {}
+            Err(_) => {
+                let _ = std::fs::remove_file(&record);
+            }
+        }
+    }
+
     /// Where the command changed the index: the files it marked `--assume-unchanged` or
     /// `--skip-worktree` and changed meanwhile (hidden so from `git status` and `git diff`, the
     /// review of what a confined command did) are unmarked, and said.
@@ -234,6 +293,7 @@ impl Aftermath {
                 .env("GIT_CONFIG_NOSYSTEM", "1")
                 .env("GIT_CONFIG_GLOBAL", "/dev/null")
                 .env("GIT_OPTIONAL_LOCKS", "0")
+                .env("GIT_NO_REPLACE_OBJECTS", "1")
                 .args([
                     "-c",
                     "core.fsmonitor=false",
@@ -283,7 +343,9 @@ impl Aftermath {
                 continue;
             };
             let kind_differs = match mode.as_str() {
-                "120000" => !meta.file_type().is_symlink(),
+                // A link is not compared (its blob is its target's text): a marked one counts
+                // as changed (attack round 13: a tracked link re-pointed and marked).
+                "120000" => true,
                 "160000" => !meta.is_dir(),
                 _ => !meta.is_file(),
             };
@@ -293,9 +355,13 @@ impl Aftermath {
                 compare.push((path, blob));
             }
         }
+        // One bound for all of them, not only for each: past it, what is left counts as changed
+        // (a hundred marked sparse files of 64 MiB made the end last 35 s: attack round 13).
+        let until = std::time::Instant::now() + GIT_TIME;
         for (path, blob) in compare {
-            let now = git(&["hash-object", "--no-filters", "--", &path]);
-            let same = now.is_some_and(|o| String::from_utf8_lossy(&o.stdout).trim() == blob);
+            let same = std::time::Instant::now() < until
+                && git(&["hash-object", "--no-filters", "--", &path])
+                    .is_some_and(|o| String::from_utf8_lossy(&o.stdout).trim() == blob);
             if !same {
                 hidden.push(path);
             }
@@ -610,7 +676,7 @@ mod tests {
     #[test]
     fn a_new_todo_with_an_exec_line_is_moved_aside_and_a_plain_one_is_not() {
         let git = tempfile::tempdir().unwrap();
-        let after = Aftermath::before([git.path().to_path_buf()], None);
+        let after = Aftermath::before([git.path().to_path_buf()], None, None);
         std::fs::create_dir_all(git.path().join("rebase-merge")).unwrap();
         std::fs::write(
             git.path().join("rebase-merge/git-rebase-todo"),
@@ -635,7 +701,7 @@ mod tests {
             "exec make\n",
         )
         .unwrap();
-        assert!(Aftermath::before([git.path().to_path_buf()], None)
+        assert!(Aftermath::before([git.path().to_path_buf()], None, None)
             .settle()
             .is_empty());
     }

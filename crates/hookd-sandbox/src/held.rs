@@ -104,7 +104,12 @@ pub(super) fn git_dir_layout(dir: &Path) -> bool {
         Ok(m) if m.is_file() => crate::disk::read_plain_head(&head_path, 255).is_some_and(|h| {
             let id = h.iter().take_while(|b| b.is_ascii_hexdigit()).count();
             match h.strip_prefix(b"ref:") {
-                Some(rest) => rest.trim_ascii_start().starts_with(b"refs/"),
+                // git's blanks there: space, tab, CR, LF (not a form feed: attack round 13).
+                Some(rest) => {
+                    let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+                    let n = rest.iter().take_while(|b| blank(b)).count();
+                    rest[n..].starts_with(b"refs/")
+                }
                 None => id >= 40,
             }
         }),
@@ -288,7 +293,16 @@ impl Below {
             if *name == BARE_HEAD {
                 // A repository's layout any part of which the command made (its `HEAD` made
                 // by one command and its `objects` and `refs` by the next: attack round 13).
-                let laid = bare_layout(dir) && LAYOUT.iter().any(|n| fresh(&dir.join(n)));
+                // (A `commondir` naming `.` is hookd's own stand-in, or names the directory
+                // itself, whose `objects` and `refs` are looked at.)
+                let names_elsewhere = |p: &Path| {
+                    crate::disk::read_plain(p, 64).is_none_or(|t| t.trim_ascii() != b".")
+                };
+                let laid = bare_layout(dir)
+                    && LAYOUT.iter().any(|n| {
+                        let p = dir.join(n);
+                        fresh(&p) && (*n != "commondir" || names_elsewhere(&p))
+                    });
                 if laid {
                     made.push(p);
                 }
@@ -388,6 +402,16 @@ impl Held {
             }
             Err(_) => Ok(()),
         }
+    }
+
+    /// Hold `path` read-only where it exists ([`Held::hold`]).
+    pub(super) fn hold_read_only(
+        &mut self,
+        path: PathBuf,
+        writable: &[PathBuf],
+        real: &Disk,
+    ) -> Result<(), Unavailable> {
+        self.hold(path, Hold::ReadOnly, writable, real)
     }
 
     /// Hold `path` as `what`, as it is.

@@ -559,6 +559,26 @@ impl Confinement {
             &hidden,
             &disk,
         )?;
+        // A rebase, cherry-pick or `am` the user had stopped is theirs to continue: read-only
+        // to the command, whose `--continue` or `--abort` would otherwise apply what it put
+        // there (its own commit as `autostash`, `orig-head`, `sequencer/head`, a patch: attack
+        // rounds 12 and 13). One the command starts is its own.
+        let records = policy.state.as_ref().map(|s| s.join("sequencer"));
+        for dir in git_dirs(&project, places) {
+            for state in aftermath::STATES {
+                let path = dir.join(state);
+                let users =
+                    path.is_dir() && !aftermath::started_by_a_command(records.as_deref(), &path);
+                if users
+                    && real_writable
+                        .iter()
+                        .any(|w| disk.real(&path).starts_with(w))
+                {
+                    held.hold_read_only(path, &real_writable, &disk)?;
+                }
+            }
+        }
+        held.sort();
         let mut hidden_dirs = Vec::new();
         let mut hidden_files = Vec::new();
         for path in hidden.iter().chain(&private.hidden_files) {
@@ -642,7 +662,7 @@ impl Confinement {
             egress_channel,
             proxy,
             nested: None,
-            aftermath: aftermath::Aftermath::before(git_dirs(&project, places), git),
+            aftermath: aftermath::Aftermath::before(git_dirs(&project, places), git, records),
             frozen: frozen::plan(&real_writable)?,
             below: std::mem::take(&mut held.below),
         })

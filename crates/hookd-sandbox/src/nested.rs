@@ -159,6 +159,7 @@ pub(super) fn prepare(
         aftermath: super::aftermath::Aftermath::before(
             project.join(".git").is_dir().then(|| project.join(".git")),
             policy.git.clone(),
+            None,
         ),
         frozen: Default::default(),
         below: Default::default(),
