@@ -323,17 +323,11 @@ pub(super) fn names_in(
 /// a FIFO as a nested repository's `config` hung every later command's preparation).
 pub(crate) fn read_plain(path: &Path, limit: u64) -> Option<Vec<u8>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_CLOEXEC)
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > limit {
+    let (file, len) = open_plain(path)?;
+    if len > limit {
         return None;
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let mut bytes = Vec::with_capacity(len as usize);
     file.take(limit + 1).read_to_end(&mut bytes).ok()?;
     (bytes.len() as u64 <= limit).then_some(bytes)
 }
@@ -341,18 +335,23 @@ pub(crate) fn read_plain(path: &Path, limit: u64) -> Option<Vec<u8>> {
 /// The first `n` bytes of `path` where it is a regular file, read as [`read_plain`] reads.
 pub(crate) fn read_plain_head(path: &Path, n: u64) -> Option<Vec<u8>> {
     use std::io::Read;
+    let (file, _) = open_plain(path)?;
+    let mut bytes = Vec::new();
+    file.take(n).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// `path` opened to read without waiting (`O_NONBLOCK`), with its length, where the opened
+/// file is a regular file.
+fn open_plain(path: &Path) -> Option<(std::fs::File, u64)> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_CLOEXEC)
         .open(path)
         .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(n).read_to_end(&mut bytes).ok()?;
-    Some(bytes)
+    let meta = file.metadata().ok()?;
+    meta.is_file().then_some((file, meta.len()))
 }
 
 /// [`read_plain`] as text (lossy), for files git reads.
