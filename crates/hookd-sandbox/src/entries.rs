@@ -31,7 +31,11 @@ pub(crate) fn writable_entries(
             .map(|w| disk.real(w))
             .collect();
         match why_left_out(entry, &others, disk) {
-            None => kept.push(entry.clone()),
+            // Taken as the path its links lead to, which has none: the sandbox opens it
+            // refusing any link (`RESOLVE_NO_SYMLINKS`), so a link put on the way after this
+            // check (a directory on the chain swapped at that moment: attack round 13, F6)
+            // makes the entry not writable rather than writable where it leads.
+            None => kept.push(links_met(entry).map_or_else(|| entry.clone(), |(_, to)| to)),
             Some(why) => said.push(format!(
                 "the `sandbox.write` entry {} {why}: it was not writable to the command; remove the link, or list the place it leads to",
                 crate::aftermath::shown(entry)
@@ -46,7 +50,7 @@ pub(crate) fn writable_entries(
 /// round 12, F4, a user's link into the project that a confined command re-pointed one link
 /// further) lies in a place a confined command may write; or the links lead to a wider place.
 fn why_left_out(entry: &Path, others: &[PathBuf], disk: &Disk) -> Option<String> {
-    let Some(met) = links_met(entry) else {
+    let Some((met, _)) = links_met(entry) else {
         return Some("is reached through too many links".to_string());
     };
     for link in &met {
@@ -71,8 +75,9 @@ fn why_left_out(entry: &Path, others: &[PathBuf], disk: &Disk) -> Option<String>
 }
 
 /// The links the kernel meets resolving `path`, each named in a directory reached without a
-/// link (so its place is where it really is); `None` past 40 of them (the kernel's own limit).
-fn links_met(path: &Path) -> Option<Vec<PathBuf>> {
+/// link (so its place is where it really is), and the path they lead to (which has none);
+/// `None` past 40 of them (the kernel's own limit).
+fn links_met(path: &Path) -> Option<(Vec<PathBuf>, PathBuf)> {
     use std::collections::VecDeque;
     use std::path::Component;
     let parts = |p: &Path| -> Vec<std::ffi::OsString> {
@@ -110,7 +115,7 @@ fn links_met(path: &Path) -> Option<Vec<PathBuf>> {
             _ => done = next,
         }
     }
-    Some(met)
+    Some((met, done))
 }
 
 /// The user's `sandbox.unix_sockets` entries less those a confined command could replace: one
@@ -141,4 +146,33 @@ pub(crate) fn listed_sockets(
         }
     }
     (kept, said)
+}
+
+#[cfg(all(test, feature = "confine"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_taken_where_its_links_lead_and_a_link_put_there_later_grants_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("p/a/cache")).unwrap();
+        std::fs::create_dir_all(root.join("b")).unwrap();
+        std::fs::create_dir_all(root.join("outside")).unwrap();
+        std::os::unix::fs::symlink(root.join("p/a/cache"), root.join("b/cache")).unwrap();
+        let disk = Disk::default();
+        // The user's link lies outside the writable places: kept, as where it leads.
+        let (kept, said) = writable_entries(&[root.join("b/cache")], &[root.join("p")], &disk);
+        assert!(said.is_empty(), "{said:?}");
+        assert_eq!(kept, [root.join("p/a/cache")]);
+        // A confined command swaps `a` for a directory whose `cache` is a link outside, after
+        // the check (attack round 13, F6): the entry, opened refusing links, grants nothing.
+        std::fs::rename(root.join("p/a"), root.join("p/a.old")).unwrap();
+        std::fs::create_dir(root.join("p/a")).unwrap();
+        std::os::unix::fs::symlink(root.join("outside"), root.join("p/a/cache")).unwrap();
+        let ruleset = crate::linux::ruleset(&kept, &kept, &[]);
+        assert!(ruleset.is_ok());
+        assert!(crate::linux::open_path(&kept[0], true).is_err());
+        assert!(crate::linux::open_path(&kept[0], false).is_ok());
+    }
 }

@@ -545,10 +545,10 @@ impl Confinement {
         writable.extend((!policy.read_only).then(|| project.clone()));
         // The host's temporary directory only where it is not replaced by the command's own.
         writable.extend((!private.temp_covered).then(|| temp.clone()));
-        if !policy.read_only {
-            writable.extend(write);
-        }
-        let ruleset = linux::ruleset(&writable, &sockets).map_err(Unavailable::Prepare)?;
+        let entries = if policy.read_only { Vec::new() } else { write };
+        writable.extend(entries.iter().cloned());
+        let ruleset =
+            linux::ruleset(&writable, &entries, &sockets).map_err(Unavailable::Prepare)?;
         let real_writable: Vec<PathBuf> = writable.iter().map(|w| disk.real(w)).collect();
         let mut held = held(
             places,

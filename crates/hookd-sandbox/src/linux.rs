@@ -184,7 +184,11 @@ pub(super) const DEVICES: [&str; 9] = [
 /// A ruleset that lets writes happen beneath `writable` (and to the few devices every program
 /// writes) and nowhere else; where the kernel offers it (ABI 9), connections to pathname Unix
 /// sockets made outside the command only to `sockets`. The fd the child restricts itself with.
-pub(super) fn ruleset(writable: &[PathBuf], sockets: &[PathBuf]) -> Result<OwnedFd, String> {
+pub(super) fn ruleset(
+    writable: &[PathBuf],
+    no_links: &[PathBuf],
+    sockets: &[PathBuf],
+) -> Result<OwnedFd, String> {
     let abi = ABI::V3;
     let rights = write_rights(abi);
     let mut ruleset = Ruleset::default()
@@ -207,8 +211,12 @@ pub(super) fn ruleset(writable: &[PathBuf], sockets: &[PathBuf]) -> Result<Owned
         .map(PathBuf::as_path)
         .chain(DEVICES.iter().map(Path::new));
     for place in places {
-        // A place that does not exist (yet) grants nothing; it is not an error.
-        let Ok(fd) = PathFd::new(place) else { continue };
+        // A place that does not exist (yet) grants nothing; it is not an error. One of
+        // `no_links` (the user's `write` entries, as the links they were reached through lead:
+        // `entries.rs`) is opened refusing any link: one put on the way since grants nothing.
+        let Ok(fd) = open_path(place, no_links.iter().any(|p| p == place)) else {
+            continue;
+        };
         let on_file = place.is_file() || place.starts_with("/dev/") && !place.is_dir();
         let granted = if on_file {
             // Rights that only mean something for directories cannot be granted on a file.
@@ -256,6 +264,35 @@ pub(super) fn socket_families(network: bool) -> &'static [libc::c_int] {
 /// (The `libc` crate types them `c_ulong` for glibc and `c_int` for musl: both positive.)
 #[allow(clippy::unnecessary_cast)]
 const TERMINAL_INJECTION: [u64; 2] = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
+
+/// `path` opened (`O_PATH`), where `no_links` only if no component of it is a symbolic link
+/// (`openat2`'s `RESOLVE_NO_SYMLINKS`).
+pub(super) fn open_path(path: &Path, no_links: bool) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: `open_how` is plain integers, for which all zeroes is a value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    if no_links {
+        how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    }
+    // SAFETY: openat2 on a C string and a struct on this stack, of the size given.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor openat2 just returned, owned here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
 
 /// The seccomp filter every confined command gets: `socket(2)` and `socketpair(2)` of a family
 /// outside [`socket_families`] (and a netlink socket of a protocol other than routing), the

@@ -27,7 +27,11 @@ pub(super) fn temp_rights() -> u64 {
     0
 }
 
-pub(super) fn ruleset(_writable: &[PathBuf], _sockets: &[PathBuf]) -> Result<OwnedFd, String> {
+pub(super) fn ruleset(
+    _writable: &[PathBuf],
+    _no_links: &[PathBuf],
+    _sockets: &[PathBuf],
+) -> Result<OwnedFd, String> {
     Err(NOT_BUILT.into())
 }
 
