@@ -31,12 +31,13 @@ pub(crate) fn writable_entries(
             .map(|w| disk.real(w))
             .collect();
         match why_left_out(entry, &others, disk) {
-            // Taken as the path its links lead to, which has none: the sandbox opens it
-            // refusing any link (`RESOLVE_NO_SYMLINKS`), so a link put on the way after this
-            // check (a directory on the chain swapped at that moment: attack round 13, F6)
-            // makes the entry not writable rather than writable where it leads.
-            None => kept.push(links_met(entry).map_or_else(|| entry.clone(), |(_, to)| to)),
-            Some(why) => said.push(format!(
+            // Taken as the path its links led to in the one resolution that was checked, which
+            // has none: the sandbox opens it refusing any link (`RESOLVE_NO_SYMLINKS`), so a
+            // link put on the way after this check (a directory on the chain swapped at that
+            // moment: attack round 13, F6) makes the entry not writable rather than writable
+            // where it leads.
+            Ok(to) => kept.push(to),
+            Err(why) => said.push(format!(
                 "the `sandbox.write` entry {} {why}: it was not writable to the command; remove the link, or list the place it leads to",
                 crate::aftermath::shown(entry)
             )),
@@ -45,33 +46,35 @@ pub(crate) fn writable_entries(
     (kept, said)
 }
 
-/// Why `entry` is left out, if it is: a link met anywhere on the way to it (its own
-/// components, and those of every link's target in turn, as the kernel resolves it: attack
-/// round 12, F4, a user's link into the project that a confined command re-pointed one link
-/// further) lies in a place a confined command may write; or the links lead to a wider place.
-fn why_left_out(entry: &Path, others: &[PathBuf], disk: &Disk) -> Option<String> {
-    let Some((met, _)) = links_met(entry) else {
-        return Some("is reached through too many links".to_string());
+/// Where `entry` leads (a path with no link), or why it is left out: a link met anywhere on
+/// the way to it (its own components, and those of every link's target in turn, as the kernel
+/// resolves it: attack round 12, F4, a user's link into the project that a confined command
+/// re-pointed one link further) lies in a place a confined command may write; or the links
+/// lead to a wider place. One resolution, checked and returned (two let a swap between them
+/// win: attack round 13, F6).
+fn why_left_out(entry: &Path, others: &[PathBuf], _disk: &Disk) -> Result<PathBuf, String> {
+    let Some((met, real)) = links_met(entry) else {
+        return Err("is reached through too many links".to_string());
     };
     for link in &met {
         let dir = link.parent().unwrap_or(Path::new("/"));
         if others.iter().any(|w| dir.starts_with(w)) {
-            return Some(format!(
+            return Err(format!(
                 "is reached through the link {}, in a place confined commands may write (one could have made it)",
                 crate::aftermath::shown(link)
             ));
         }
     }
-    let real = disk.real(entry);
-    let wider = real != entry
-        && (entry.starts_with(&real) || real.components().count() <= 2)
-        && entry.symlink_metadata().is_ok();
-    wider.then(|| {
-        format!(
+    let wider = !met.is_empty()
+        && real != entry
+        && (entry.starts_with(&real) || real.components().count() <= 2);
+    if wider {
+        return Err(format!(
             "leads through a link to {}, a wider place than itself",
             crate::aftermath::shown(&real)
-        )
-    })
+        ));
+    }
+    Ok(real)
 }
 
 /// The links the kernel meets resolving `path`, each named in a directory reached without a
@@ -135,7 +138,7 @@ pub(crate) fn listed_sockets(
         let why = if writable.iter().any(|w| disk.real(parent).starts_with(w)) {
             Some("lies in a place confined commands may write (one could put a link to another socket there)".to_string())
         } else {
-            why_left_out(socket, &writable, disk)
+            why_left_out(socket, &writable, disk).err()
         };
         match why {
             None => kept.push(socket.clone()),
