@@ -124,7 +124,8 @@ fn links_met(path: &Path) -> Option<(Vec<PathBuf>, PathBuf)> {
 /// The user's `sandbox.unix_sockets` entries less those a confined command could replace: one
 /// in a place it may write (`writable`: a link put there to the session bus would be connected
 /// to as listed; sandbox-runtime drops such entries too), or reached through a link that lies
-/// in one. One sentence for each left out.
+/// in one. Each kept as where it leads (and as spelled, where that differs); one sentence for
+/// each left out.
 pub(crate) fn listed_sockets(
     sockets: &[PathBuf],
     writable: &[PathBuf],
@@ -134,15 +135,31 @@ pub(crate) fn listed_sockets(
     let mut kept = Vec::new();
     let mut said = Vec::new();
     for socket in sockets {
-        let parent = socket.parent().unwrap_or(Path::new("/"));
-        let why = if writable.iter().any(|w| disk.real(parent).starts_with(w)) {
-            Some("lies in a place confined commands may write (one could put a link to another socket there)".to_string())
-        } else {
-            why_left_out(socket, &writable, disk).err()
+        // One resolution, checked and kept (two let a swap between them win: attack round 13,
+        // F6): where it leads, a path with no link, all of it outside the writable places.
+        let lies_in = "lies in a place confined commands may write (one could put a link to another socket there)";
+        let spelled = disk.real(socket.parent().unwrap_or(Path::new("/")));
+        let why = match why_left_out(socket, &writable, disk) {
+            _ if writable.iter().any(|w| spelled.starts_with(w)) => Err(lies_in.to_string()),
+            Ok(real) => {
+                let parent = real.parent().unwrap_or(Path::new("/"));
+                if writable.iter().any(|w| parent.starts_with(w)) {
+                    Err(lies_in.to_string())
+                } else {
+                    Ok(real)
+                }
+            }
+            Err(why) => Err(why),
         };
         match why {
-            None => kept.push(socket.clone()),
-            Some(why) => said.push(format!(
+            Ok(real) => {
+                kept.push(real.clone());
+                if real != *socket {
+                    // As the user spelled it too: a variable naming it so is kept.
+                    kept.push(socket.clone());
+                }
+            }
+            Err(why) => said.push(format!(
                 "the `sandbox.unix_sockets` entry {} {why}: it was not reachable by the command; list a socket outside the places it may write",
                 crate::aftermath::shown(socket)
             )),
