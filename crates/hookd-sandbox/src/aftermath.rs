@@ -545,30 +545,16 @@ fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
 
 /// `dir` opened (`O_PATH`) with no symbolic link followed anywhere on the way.
 fn open_no_links(dir: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
-    use nix::libc;
-    use std::os::fd::{FromRawFd, OwnedFd};
-    use std::os::unix::ffi::OsStrExt;
-    let dir_c =
-        std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
-    // SAFETY: `open_how` is plain integers, for which all zeroes is a value.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_NO_SYMLINKS;
-    // SAFETY: openat2 on a C string and a struct on this stack, of the size given.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            dir_c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor openat2 just returned, owned here.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let no_links = ResolveFlags::NO_SYMLINKS;
+    Ok(rustix::fs::openat2(
+        rustix::fs::CWD,
+        dir,
+        flags,
+        Mode::empty(),
+        no_links,
+    )?)
 }
 
 /// Add the owner's permission `bits` to the directory `fd` (opened by [`open_no_links`]) where

@@ -268,30 +268,20 @@ const TERMINAL_INJECTION: [u64; 2] = [libc::TIOCSTI as u64, libc::TIOCLINUX as u
 /// `path` opened (`O_PATH`), where `no_links` only if no component of it is a symbolic link
 /// (`openat2`'s `RESOLVE_NO_SYMLINKS`).
 pub(super) fn open_path(path: &Path, no_links: bool) -> std::io::Result<OwnedFd> {
-    use std::os::fd::FromRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
-    // SAFETY: `open_how` is plain integers, for which all zeroes is a value.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
-    if no_links {
-        how.resolve = libc::RESOLVE_NO_SYMLINKS;
-    }
-    // SAFETY: openat2 on a C string and a struct on this stack, of the size given.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let resolve = if no_links {
+        ResolveFlags::NO_SYMLINKS
+    } else {
+        ResolveFlags::empty()
     };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor openat2 just returned, owned here.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    let flags = OFlags::PATH | OFlags::CLOEXEC;
+    Ok(rustix::fs::openat2(
+        rustix::fs::CWD,
+        path,
+        flags,
+        Mode::empty(),
+        resolve,
+    )?)
 }
 
 /// The seccomp filter every confined command gets: `socket(2)` and `socketpair(2)` of a family
