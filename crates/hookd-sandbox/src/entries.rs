@@ -30,7 +30,7 @@ pub(crate) fn writable_entries(
             )
             .map(|w| disk.real(w))
             .collect();
-        match why_left_out(entry, &others, disk) {
+        match why_left_out(entry, &others) {
             // Taken as the path its links led to in the one resolution that was checked, which
             // has none: the sandbox opens it refusing any link (`RESOLVE_NO_SYMLINKS`), so a
             // link put on the way after this check (a directory on the chain swapped at that
@@ -52,7 +52,7 @@ pub(crate) fn writable_entries(
 /// re-pointed one link further) lies in a place a confined command may write; or the links
 /// lead to a wider place. One resolution, checked and returned (two let a swap between them
 /// win: attack round 13, F6).
-fn why_left_out(entry: &Path, others: &[PathBuf], _disk: &Disk) -> Result<PathBuf, String> {
+fn why_left_out(entry: &Path, others: &[PathBuf]) -> Result<PathBuf, String> {
     let Some((met, real)) = links_met(entry) else {
         return Err("is reached through too many links".to_string());
     };
@@ -121,6 +121,10 @@ fn links_met(path: &Path) -> Option<(Vec<PathBuf>, PathBuf)> {
     Some((met, done))
 }
 
+/// Why a listed socket in a writable place is left out.
+const LIES_IN: &str =
+    "lies in a place confined commands may write (one could put a link to another socket there)";
+
 /// The user's `sandbox.unix_sockets` entries less those a confined command could replace: one
 /// in a place it may write (`writable`: a link put there to the session bus would be connected
 /// to as listed; sandbox-runtime drops such entries too), or reached through a link that lies
@@ -137,19 +141,17 @@ pub(crate) fn listed_sockets(
     for socket in sockets {
         // One resolution, checked and kept (two let a swap between them win: attack round 13,
         // F6): where it leads, a path with no link, all of it outside the writable places.
-        let lies_in = "lies in a place confined commands may write (one could put a link to another socket there)";
+        let lies_in = |dir: &Path| writable.iter().any(|w| dir.starts_with(w));
         let spelled = disk.real(socket.parent().unwrap_or(Path::new("/")));
-        let why = match why_left_out(socket, &writable, disk) {
-            _ if writable.iter().any(|w| spelled.starts_with(w)) => Err(lies_in.to_string()),
-            Ok(real) => {
-                let parent = real.parent().unwrap_or(Path::new("/"));
-                if writable.iter().any(|w| parent.starts_with(w)) {
-                    Err(lies_in.to_string())
-                } else {
-                    Ok(real)
+        let why = if lies_in(&spelled) {
+            Err(LIES_IN.to_string())
+        } else {
+            why_left_out(socket, &writable).and_then(|real| {
+                match lies_in(real.parent().unwrap_or(Path::new("/"))) {
+                    true => Err(LIES_IN.to_string()),
+                    false => Ok(real),
                 }
-            }
-            Err(why) => Err(why),
+            })
         };
         match why {
             Ok(real) => {
