@@ -570,19 +570,17 @@ fn the_gate_protects_the_git_directory_a_git_file_names() {
     assert!(run(&p, &tmp, p.path(), SEPARATE, out.path(), false)
         .status
         .success());
-    for (path, refused) in [
-        (".git", true),
-        ("store/main.git/config", true),
-        ("store/main.git/hooks/pre-commit", true),
-        ("store/main.git/info/exclude", true),
-        ("store/main.git/objects/ab/cdef", false),
-    ] {
-        assert_eq!(
-            crate::places::gate_refuses(&p, &tmp, p.path(), path),
-            refused,
-            "{path}"
-        );
-    }
+    gate_answers(
+        &p,
+        &tmp,
+        &[
+            (".git", true),
+            ("store/main.git/config", true),
+            ("store/main.git/hooks/pre-commit", true),
+            ("store/main.git/info/exclude", true),
+            ("store/main.git/objects/ab/cdef", false),
+        ],
+    );
 }
 
 /// A hookd killed outright leaves its stand-ins; the next confined command there removes them.
@@ -947,19 +945,17 @@ fn the_gate_protects_what_a_hook_managers_hooks_run() {
     assert!(run(&p, &tmp, p.path(), setup, out.path(), false)
         .status
         .success());
-    for (path, refused) in [
-        (".husky/pre-commit", true),
-        (".husky/_/h", true),
-        (".pre-commit-config.yaml", true),
-        ("lefthook.yml", false),
-        ("src/main.rs", false),
-    ] {
-        assert_eq!(
-            crate::places::gate_refuses(&p, &tmp, p.path(), path),
-            refused,
-            "{path}"
-        );
-    }
+    gate_answers(
+        &p,
+        &tmp,
+        &[
+            (".husky/pre-commit", true),
+            (".husky/_/h", true),
+            (".pre-commit-config.yaml", true),
+            ("lefthook.yml", false),
+            ("src/main.rs", false),
+        ],
+    );
 }
 
 /// The model's file tools laid out a repository where git finds none (`HEAD`, `objects/`,
@@ -968,19 +964,17 @@ fn the_gate_protects_what_a_hook_managers_hooks_run() {
 #[test]
 fn the_gate_refuses_a_file_tools_head_outside_git() {
     let (p, tmp) = project();
-    for (path, refused) in [
-        ("HEAD", true),
-        ("web/HEAD", true),
-        ("docs/HEAD.md", false),
-        ("objects/.keep", false),
-        ("src/head.rs", false),
-    ] {
-        assert_eq!(
-            crate::places::gate_refuses(&p, &tmp, p.path(), path),
-            refused,
-            "{path}"
-        );
-    }
+    gate_answers(
+        &p,
+        &tmp,
+        &[
+            ("HEAD", true),
+            ("web/HEAD", true),
+            ("docs/HEAD.md", false),
+            ("objects/.keep", false),
+            ("src/head.rs", false),
+        ],
+    );
 }
 
 /// The end's index check was made to hang (a marked sparse file of 8 GiB, hashed for minutes,
@@ -1079,6 +1073,18 @@ fn replace_refs_cannot_be_made() {
             !confined,
             "confined: {confined}: {}",
             stderr(&a)
+        );
+    }
+}
+
+/// The gate's answer (refused or not) to a file tool's write of each path, from the project's
+/// root.
+fn gate_answers(p: &Project, tmp: &Path, cases: &[(&str, bool)]) {
+    for (path, refused) in cases {
+        assert_eq!(
+            crate::places::gate_refuses(p, tmp, p.path(), path),
+            *refused,
+            "{path}"
         );
     }
 }
