@@ -564,7 +564,8 @@ impl Confinement {
         // there (its own commit as `autostash`, `orig-head`, `sequencer/head`, a patch: attack
         // rounds 12 and 13). One the command starts is its own.
         let records = policy.state.as_ref().map(|s| s.join("sequencer"));
-        for dir in git_dirs(&project, places) {
+        let project_git_dirs = git_dirs(&project, places);
+        for dir in &project_git_dirs {
             for state in aftermath::STATES {
                 let path = dir.join(state);
                 let users =
@@ -662,7 +663,7 @@ impl Confinement {
             egress_channel,
             proxy,
             nested: None,
-            aftermath: aftermath::Aftermath::before(git_dirs(&project, places), git, records),
+            aftermath: aftermath::Aftermath::before(project_git_dirs, git, records),
             frozen: frozen::plan(&real_writable)?,
             below: std::mem::take(&mut held.below),
         })
