@@ -128,6 +128,15 @@ fn record_of(records: &Path, state: &Path) -> PathBuf {
     records.join(format!("{hash:016x}"))
 }
 
+/// A state directory as the object it is: device, inode and birth time (an inode freed when
+/// the command's rebase ended may be given to the next one the user starts).
+fn state_id(m: &std::fs::Metadata) -> String {
+    let born = (m.created().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    format!("{} {} {born}\n", m.dev(), m.ino())
+}
+
 /// Whether the stopped state `state` is one a confined command started (recorded in `records`
 /// when that command ended, as the same directory): the agent's own rebase, which its later
 /// commands continue. Any other is the user's, read-only to confined commands.
@@ -136,7 +145,7 @@ pub(crate) fn started_by_a_command(records: Option<&Path>, state: &Path) -> bool
         return false;
     };
     crate::walk_memory::read_own(&record_of(records, state))
-        .is_some_and(|r| r == format!("{} {}\n", m.dev(), m.ino()).as_bytes())
+        .is_some_and(|r| r == state_id(&m).as_bytes())
 }
 
 impl Aftermath {
@@ -243,10 +252,7 @@ impl Aftermath {
         match state.symlink_metadata() {
             Ok(m) if m.is_dir() && !was_there => {
                 let _ = std::fs::create_dir_all(records);
-                let _ = crate::walk_memory::replace(
-                    &record,
-                    format!("{} {}\n", m.dev(), m.ino()).as_bytes(),
-                );
+                let _ = crate::walk_memory::replace(&record, state_id(&m).as_bytes());
                 said.push(format!(
                     "the command left git's {} stopped: what `--continue` or `--abort` there applies is the command's (its commits, an `autostash`, `orig-head`); read them before you run either yourself",
                     state.display()
@@ -588,6 +594,25 @@ pub(crate) fn give_back_reading(dir: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_stopped_state_is_the_commands_own_only_as_the_directory_it_left() {
+        let d = tempfile::tempdir().unwrap();
+        let records = d.path().join("records");
+        let git = d.path().join("git");
+        let state = git.join("rebase-merge");
+        std::fs::create_dir_all(&state).unwrap();
+        let fresh = Aftermath::before([d.path().join("none")], None, Some(records.clone()));
+        let mut said = Vec::new();
+        fresh.record_started(&state, false, &mut said);
+        assert_eq!(said.len(), 1);
+        assert!(started_by_a_command(Some(&records), &state));
+        // Ended, and a new one started in its place (by the user): not the command's, whatever
+        // inode it was given.
+        std::fs::remove_dir(&state).unwrap();
+        std::fs::create_dir(&state).unwrap();
+        assert!(!started_by_a_command(Some(&records), &state));
+    }
     #[test]
     fn a_file_rewritten_in_place_with_its_time_put_back_is_not_as_it_was() {
         // Attack round 11, F9: the same inode, size and modification time, a new content.
