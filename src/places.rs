@@ -580,6 +580,21 @@ pub fn by_name(path: &Path) -> Option<PathBuf> {
     None
 }
 
+/// Whether writing `path` would put a `HEAD` outside a `.git` directory: with `objects/` and
+/// `refs/` beside it (which the same tools can write), git takes that directory for a
+/// repository of its own and runs its `config`'s `core.fsmonitor` at the next `git status`
+/// there (attack round 11, F1h). The sandbox moves such a layout aside after a confined
+/// command; the model's file tools write outside it, so both the sandbox's write policy and the
+/// gate refuse them this. Not a row of the catalog: a shell word `HEAD` (`git diff HEAD`) names
+/// no file.
+pub(crate) fn lays_out_a_repository(path: &Path) -> bool {
+    let in_git = path.components().any(|c| c.as_os_str() == ".git");
+    path.file_name().is_some_and(|n| n == "HEAD") && !in_git
+}
+
+/// Why [`lays_out_a_repository`] refuses a write, for the model and the operator.
+pub(crate) const LAYS_OUT_A_REPOSITORY: &str = "a `HEAD` outside `.git`, which with `objects/` and `refs/` beside it makes its directory a repository to git, whose configuration runs at the next `git status` there";
+
 /// What the sandbox holds, as data for [`crate::sandbox::SandboxPolicy`] ([`hookd_sandbox::Places`]):
 /// computed from the catalog and the anchors of one process.
 pub type SandboxPlaces = hookd_sandbox::Places;

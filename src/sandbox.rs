@@ -384,6 +384,9 @@ pub fn write_refused(policy: &SandboxPolicy, project: &Path, path: &Path) -> Opt
             rel.display()
         ));
     }
+    if crate::places::lays_out_a_repository(&real) {
+        return Some(crate::places::LAYS_OUT_A_REPOSITORY.into());
+    }
     let places = places_of(policy);
     places
         .read_only

@@ -563,30 +563,13 @@ impl ProtectedPaths {
             .iter()
             .filter_map(|k| input.get(*k).and_then(|v| v.as_str()))
             .find_map(|path| {
-                self.protected(path, cwd)
-                    .or_else(|| bare_head(path))
-                    .map(|place| Touch {
-                        named: path.to_string(),
-                        place,
-                        bulk: false,
-                    })
+                self.protected(path, cwd).map(|place| Touch {
+                    named: path.to_string(),
+                    place,
+                    bulk: false,
+                })
             })
     }
-}
-
-/// A file tool's write of a `HEAD` outside a `.git` directory: beside `objects/` and `refs/`
-/// (which the same tool can write), git takes that directory for a repository of its own, and
-/// the next `git status` there runs its `config`'s `core.fsmonitor` (attack round 11, F1h). The
-/// sandbox moves such a layout aside after a confined command; a file tool's write happens
-/// outside it. (Shell words are not checked for it: `git diff HEAD` names no file.)
-fn bare_head(path: &str) -> Option<String> {
-    let p = Path::new(path);
-    let in_git = p.components().any(|c| c.as_os_str() == ".git");
-    (p.file_name().is_some_and(|n| n == "HEAD") && !in_git).then(|| {
-        format!(
-            "`{path}` (a `HEAD` outside `.git`: with `objects/` and `refs/` beside it, git takes its directory for a repository whose configuration it runs)"
-        )
-    })
 }
 
 /// The denial of a call that touches hookd's own files: the model learns the file is

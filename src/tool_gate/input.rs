@@ -117,6 +117,16 @@ impl ToolGate {
                     let denied = crate::gate::protect::file_denial(&t.named, &t.place);
                     return Gated::Denied(Named::Path(t.named), denied);
                 }
+                if let Some(p) = path
+                    .as_ref()
+                    .filter(|p| crate::places::lays_out_a_repository(&cwd.join(p)))
+                {
+                    let detail = format!("`{p}` is {}", crate::places::LAYS_OUT_A_REPOSITORY);
+                    return Gated::Denied(
+                        Named::Path(p.clone()),
+                        crate::gate::protect::denial(detail),
+                    );
+                }
             }
             Gated::Allowed {
                 command: None,

@@ -975,6 +975,16 @@ fn the_gate_refuses_a_file_tools_head_outside_git() {
             ("src/head.rs", false),
         ],
     );
+    // Without `gate_shell_tools`, the sandbox's write policy holds the file tools the same way,
+    // and says why.
+    p.write_home("config.yaml", "sandbox: {enabled: true}\n");
+    let adapter = hookd(&p, &tmp, &["adapter", "claude-code", "--no-daemon"]);
+    let input = serde_json::json!({"file_path": "web/HEAD", "content": "x"});
+    let reply = crate::support::claude_pre_tool(adapter, p.path(), "Write", input);
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecisionReason"],
+        "hookd refused this Write call: `web/HEAD` is a `HEAD` outside `.git`, which with `objects/` and `refs/` beside it makes its directory a repository to git, whose configuration runs at the next `git status` there"
+    );
 }
 
 /// The end's index check was made to hang (a marked sparse file of 8 GiB, hashed for minutes,
