@@ -117,15 +117,8 @@ impl ToolGate {
                     let denied = crate::gate::protect::file_denial(&t.named, &t.place);
                     return Gated::Denied(Named::Path(t.named), denied);
                 }
-                if let Some(p) = path
-                    .as_ref()
-                    .filter(|p| crate::places::lays_out_a_repository(&cwd.join(p)))
-                {
-                    let detail = format!("`{p}` is {}", crate::places::LAYS_OUT_A_REPOSITORY);
-                    return Gated::Denied(
-                        Named::Path(p.clone()),
-                        crate::gate::protect::denial(detail),
-                    );
+                if let Some((p, denied)) = lays_out_a_repository(path.as_deref(), &cwd) {
+                    return Gated::Denied(Named::Path(p), denied);
                 }
             }
             Gated::Allowed {
@@ -135,4 +128,12 @@ impl ToolGate {
             }
         }
     }
+}
+
+/// A file tool's write of `path` (from `cwd`) that would put a `HEAD` outside `.git`
+/// ([`crate::places::lays_out_a_repository`]), refused.
+fn lays_out_a_repository(path: Option<&str>, cwd: &std::path::Path) -> Option<(String, Denied)> {
+    let p = path.filter(|p| crate::places::lays_out_a_repository(&cwd.join(p)))?;
+    let detail = format!("`{p}` is {}", crate::places::LAYS_OUT_A_REPOSITORY);
+    Some((p.to_string(), crate::gate::protect::denial(detail)))
 }
