@@ -48,6 +48,7 @@ mod post_tool;
 mod runner;
 mod sandbox;
 mod sandbox_agents;
+mod sandbox_broker;
 mod sandbox_decided;
 mod sandbox_env;
 mod sandbox_read_only;

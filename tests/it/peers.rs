@@ -97,6 +97,22 @@ const fn case(source: &'static str, peer: Peer, script: &'static str, effect: Ef
 use Effect::{Exit, Host};
 use Peer::{Allows, Denies};
 
+/// A setup that starts a listener outside the sandbox on `$path` (a bash word), which leaves
+/// `$O/MARK` when it accepts a connection and ends after one or 15 s.
+macro_rules! listener_at {
+    ($path:literal) => {
+        concat!(
+            "mkdir -p \"$(dirname ",
+            $path,
+            ")\"; (\"$PY\" -c 'import socket,sys\ns=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(5); s.settimeout(15)\ns.accept(); open(sys.argv[2], \"w\").write(\"accepted\")' ",
+            $path,
+            " \"$O/MARK\" >/dev/null 2>&1 &); for i in $(seq 50); do [ -S ",
+            $path,
+            " ] && break; sleep 0.05; done"
+        )
+    };
+}
+
 /// A write of MODIFIED over a file of the project holding ORIGINAL (sandbox-runtime's shape).
 macro_rules! mandatory {
     ($src:expr, $file:literal) => {
@@ -770,6 +786,35 @@ fn cases() -> Vec<Case> {
                 Host("grep -q ok \"$W/user_area/file.txt\""),
             )
         },
+        // A socket made outside, in a place hookd does not name (the held-out replay's L3):
+        // Landlock ABI 9 refuses it, and below it pid 1's broker (`broker/mod.rs`).
+        Case {
+            setup: listener_at!("\"$O/other.sock\""),
+            ..case(
+                "test/sandbox/unix-socket-allowlist.test.ts@2484fe1c: refuses a socket outside the allowlist",
+                Denies,
+                concat!("T=\"$O/other.sock\" ", "\"$PY\" -c 'import socket,os; s=socket.socket(socket.AF_UNIX); s.connect(os.environ[\"T\"]); s.sendall(b\"x\")'"),
+                Host("sleep 0.3; [ -e \"$O/MARK\" ]"),
+            )
+        },
+        Case {
+            setup: listener_at!("\"$H/.local/share/app/app.sock\""),
+            ..case(
+                "test/sandbox/unix-socket-allowlist.test.ts@2484fe1c: blocks unix sockets outright when no allowlist is given (unchanged default; a socket in the home)",
+                Denies,
+                concat!("T=\"$H/.local/share/app/app.sock\" ", "\"$PY\" -c 'import socket,os; s=socket.socket(socket.AF_UNIX); s.connect(os.environ[\"T\"]); s.sendall(b\"x\")'"),
+                Host("sleep 0.3; [ -e \"$O/MARK\" ]"),
+            )
+        },
+        Case {
+            setup: listener_at!("\"$P/run/db.sock\""),
+            ..case(
+                "codex-rs/linux-sandbox/tests/suite/managed_proxy_unix_sockets_tests.rs: managed_proxy_allow_all_unix_sockets_preserves_network_isolation (default denial: a socket made outside, in the project)",
+                Denies,
+                concat!("T=run/db.sock ", "\"$PY\" -c 'import socket,os; s=socket.socket(socket.AF_UNIX); s.connect(os.environ[\"T\"]); s.sendall(b\"x\")'"),
+                Host("sleep 0.3; [ -e \"$O/MARK\" ]"),
+            )
+        },
         case(
             "test/sandbox/unix-socket-allowlist.test.ts@2484fe1c: refuses seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)",
             Denies,
@@ -928,15 +973,14 @@ fn cases() -> Vec<Case> {
                 Exit,
             )
         },
-        Case {
-            hookd: Hookd::Differs,
-            ..case(
-                "test/sandbox/seccomp-filter.test.ts: should block Unix socket creation (SOCK_DGRAM)",
-                Denies,
-                "\"$PY\" -c 'import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)'",
-                Exit,
-            )
-        },
+        // Datagrams are refused as the peer refuses them: each `sendmsg` may name a socket
+        // outside, where the broker cannot read it (`broker/mod.rs`).
+        case(
+            "test/sandbox/seccomp-filter.test.ts: should block Unix socket creation (SOCK_DGRAM)",
+            Denies,
+            "\"$PY\" -c 'import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)'",
+            Exit,
+        ),
         Case {
             network: true,
             ..case(

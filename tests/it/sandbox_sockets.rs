@@ -31,7 +31,7 @@ use crate::support::{stderr, stdout, Project};
 /// A Python client: for each target (a path, or `@name` for an abstract socket), connect and
 /// say hello; print `TARGET connected` or `TARGET ERRNO`. Reached is what `connect` says: a
 /// server that closed before the hello (EPIPE on a loaded machine) was reached all the same.
-const CONNECT: &str = r#"
+pub(crate) const CONNECT: &str = r#"
 import errno, socket, sys
 for target in sys.argv[1:]:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -50,7 +50,7 @@ for target in sys.argv[1:]:
 
 /// A listener outside the sandbox: each connection it accepts leaves the marker `name` in
 /// `out`.
-struct Listener {
+pub(crate) struct Listener {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -80,7 +80,7 @@ impl Listener {
         }
     }
 
-    fn path(path: &Path, out: &Path, name: &str) -> Listener {
+    pub(crate) fn path(path: &Path, out: &Path, name: &str) -> Listener {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         Listener::on(UnixListener::bind(path).unwrap(), out, name)
     }
@@ -101,7 +101,7 @@ impl Drop for Listener {
     }
 }
 
-fn markers(out: &Path) -> Vec<String> {
+pub(crate) fn markers(out: &Path) -> Vec<String> {
     let mut m: Vec<String> = std::fs::read_dir(out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -111,12 +111,12 @@ fn markers(out: &Path) -> Vec<String> {
 }
 
 /// Wait until the listeners have recorded what they accepted.
-fn settle() {
+pub(crate) fn settle() {
     std::thread::sleep(Duration::from_millis(100));
 }
 
 /// `python3 -c CONNECT TARGETS` in the project, unconfined, with `env`.
-fn unconfined(p: &Project, env: &[(&str, &Path)], targets: &[String]) -> Output {
+pub(crate) fn unconfined(p: &Project, env: &[(&str, &Path)], targets: &[String]) -> Output {
     Command::new("python3")
         .arg("-c")
         .arg(CONNECT)
@@ -129,7 +129,12 @@ fn unconfined(p: &Project, env: &[(&str, &Path)], targets: &[String]) -> Output 
 }
 
 /// The same through `hookd exec`.
-fn confined(p: &Project, tmp: &Path, env: &[(&str, &Path)], targets: &[String]) -> Output {
+pub(crate) fn confined(
+    p: &Project,
+    tmp: &Path,
+    env: &[(&str, &Path)],
+    targets: &[String],
+) -> Output {
     let mut args = vec!["exec", "--", "python3", "-c", CONNECT];
     args.extend(targets.iter().map(String::as_str));
     let mut c = hookd(p, tmp, &args);

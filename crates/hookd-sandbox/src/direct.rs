@@ -294,6 +294,6 @@ unsafe fn start(
             .map_err(|e| (-2, e))?;
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut none);
-        pid_one_starts(*report, &c.locks, &none, Some(exec)).map_err(command)
+        pid_one_starts(*report, &c.locks, &none, Some(exec), c.broker.as_ref()).map_err(command)
     }
 }

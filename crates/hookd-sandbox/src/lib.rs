@@ -60,6 +60,7 @@
 #![cfg_attr(not(feature = "confine"), allow(dead_code, unused_imports))]
 
 mod aftermath;
+mod broker;
 mod direct;
 mod disk;
 mod egress;
@@ -314,6 +315,9 @@ pub struct Confinement {
     /// The seccomp program: socket families by allow-list, io_uring, the terminal injection
     /// `ioctl`s.
     network_filter: linux::Filter,
+    /// Below Landlock ABI 9, pid 1's answers to the command's `connect` and `bind`
+    /// (`broker.rs`).
+    broker: Option<broker::Broker>,
     /// The private temporary directory and socket places, in mount order.
     places: Vec<private::Mount>,
     /// The temporary directory, as the command sees it (its own, empty).
@@ -633,6 +637,10 @@ impl Confinement {
         // Kept until the end has settled it; pid 1 holds its lock first of all.
         let pending =
             (unsettled.as_deref()).and_then(|d| unsettled::Pending::record(d, &held.below, idle));
+        // Where Landlock holds pathname Unix sockets itself (ABI 9), no broker.
+        let broker = (support().landlock_abi.unwrap_or(0) < 9)
+            .then(|| broker::Broker::new(&sockets))
+            .flatten();
         let mut locks: Vec<std::os::fd::RawFd> = pending.iter().map(|p| p.fd()).collect();
         locks.extend(stand_ins.lock_fds());
         Ok(Confinement {
@@ -646,8 +654,10 @@ impl Confinement {
             hidden_files,
             network_filter: linux::network_filter(
                 policy.network == Network::All || proxy.is_some(),
+                broker.is_some(),
             )
             .map_err(Unavailable::Prepare)?,
+            broker,
             places: private.mounts,
             temp_rights: linux::temp_rights(),
             temp,

@@ -290,7 +290,11 @@ pub(super) fn open_path(path: &Path, no_links: bool) -> std::io::Result<OwnedFd>
 /// and runs `ioctl`s without those calls) and the keyring calls (`keyctl`, `add_key`, `request_key`) fail with EACCES. A
 /// syscall of another ABI (32-bit) than the native one ends the process; every x32 call fails
 /// with EACCES ([`no_x32`]).
-pub(super) fn network_filter(network: bool) -> Result<Filter, String> {
+///
+/// With `listener` (pid 1 brokers the command's sockets, `broker.rs`), a filter with a listener
+/// is not refused here: pid 1 keeps this program, and the command installs the broker's, which
+/// refuses it from then on.
+pub(super) fn network_filter(network: bool, listener: bool) -> Result<Filter, String> {
     use seccompiler::{
         SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
     };
@@ -325,21 +329,23 @@ pub(super) fn network_filter(network: bool) -> Result<Filter, String> {
     // sandbox-runtime refuses it, and nothing a command needs asks for it (the held-out replay
     // of 2026-11-28, L6).
     #[allow(clippy::unnecessary_cast)]
-    let listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u64;
+    let new_listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u64;
     let seccomp_rules = vec![rule(vec![
         cond(
             0,
             SeccompCmpOp::Eq,
             u64::from(libc::SECCOMP_SET_MODE_FILTER),
         )?,
-        cond(1, SeccompCmpOp::MaskedEq(listener), listener)?,
+        cond(1, SeccompCmpOp::MaskedEq(new_listener), new_listener)?,
     ])?];
     let mut numbers = vec![
         (libc::SYS_socket, socket_rules),
         (libc::SYS_socketpair, pair_rules),
         (libc::SYS_ioctl, ioctl_rules),
-        (libc::SYS_seccomp, seccomp_rules),
     ];
+    if !listener {
+        numbers.push((libc::SYS_seccomp, seccomp_rules));
+    }
     for nr in [
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
@@ -562,7 +568,7 @@ pub(super) unsafe fn confine(c: &Confinement) -> std::io::Result<()> {
         ))?;
         own_terminals(c)?;
         mounts(c)?;
-        drop_capabilities()?;
+        drop_capabilities(c.broker.is_some())?;
         restrict_self(c)
     }
 }
@@ -767,10 +773,11 @@ fn gone_or(hidden: &super::Hidden, r: std::io::Result<()>) -> std::io::Result<()
     }
 }
 
-/// No capability, now or after any exec: the bounding set emptied, root given nothing by exec
-/// (securebits `NOROOT`, locked), the ambient set cleared, then every set zeroed. (Run as root,
-/// the user namespace's uid 0 would otherwise keep a full set across exec.)
-unsafe fn drop_capabilities() -> std::io::Result<()> {
+/// No capability after any exec: the bounding set emptied, root given nothing by exec
+/// (securebits `NOROOT`, locked), the ambient set cleared, then every set zeroed but, with
+/// `ptrace`, pid 1's own `CAP_SYS_PTRACE`. (Run as root, the user namespace's uid 0 would
+/// otherwise keep a full set across exec.)
+unsafe fn drop_capabilities(ptrace: bool) -> std::io::Result<()> {
     const SECURE: libc::c_ulong = (1 << 0) // NOROOT
         | (1 << 1) // NOROOT_LOCKED
         | (1 << 2) // NO_SETUID_FIXUP
@@ -810,11 +817,18 @@ unsafe fn drop_capabilities() -> std::io::Result<()> {
             version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
             pid: 0,
         };
-        let data = [Data {
+        // With the broker, pid 1 keeps `CAP_SYS_PTRACE` in its namespace, in its own sets only:
+        // its helpers take the sockets of commands that made themselves non-dumpable (ssh-agent,
+        // gpg-agent). The bounding set is empty and nothing is inheritable or ambient, so the
+        // command has none once it execs.
+        let kept = if ptrace { 1 << 19 } else { 0 }; // CAP_SYS_PTRACE
+        let mut data = [Data {
             effective: 0,
             permitted: 0,
             inheritable: 0,
         }; 2];
+        data[0].effective = kept;
+        data[0].permitted = kept;
         let r = libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr());
         if r != 0 {
             return Err(std::io::Error::last_os_error());

@@ -130,7 +130,8 @@ pub(super) fn prepare(
         .collect();
     let ruleset =
         ruleset(&writable, &hidden, addr.map(|a| a.port())).map_err(|e| prep("Landlock", &e))?;
-    let filter = super::linux::network_filter(addr.is_some()).map_err(Unavailable::Prepare)?;
+    let filter =
+        super::linux::network_filter(addr.is_some(), false).map_err(Unavailable::Prepare)?;
     let summary = super::summary(&writable, None, policy) + "; nested in the agent's sandbox";
     let empty = || std::ffi::CString::default();
     Ok(Confinement {
@@ -143,6 +144,7 @@ pub(super) fn prepare(
         hidden_dirs: Vec::new(),
         hidden_files: Vec::new(),
         network_filter: filter,
+        broker: None,
         places: Vec::new(),
         temp,
         temp_rights: 0,

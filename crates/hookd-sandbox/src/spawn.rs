@@ -283,7 +283,7 @@ unsafe fn confined(
                 // Signals to the waiter's group reach pid 1 through the waiter.
                 let me = libc::getpid();
                 libc::write(leftovers, (&raw const me).cast(), 4);
-                close_all_but(pair[0], &[leftovers, done]);
+                close_all_but(pair[0], leftovers, &[done]);
                 FORWARD_TO.store(pid1, Ordering::Relaxed);
                 handle(FORWARDED.iter(), forward as *const () as libc::sighandler_t);
                 // What pid 1 reported of the command; its own end when it reported nothing.
@@ -338,7 +338,7 @@ pub(super) unsafe fn pid_one(
     // SAFETY: the caller's contract.
     unsafe {
         pid_one_confined(c, report)?;
-        pid_one_starts(report, &c.locks, old, exec)
+        pid_one_starts(report, &c.locks, old, exec, c.broker.as_ref())
     }
 }
 
@@ -417,6 +417,7 @@ pub(super) unsafe fn pid_one_starts(
     locks: &[RawFd],
     old: &libc::sigset_t,
     exec: Option<&super::vfork::Exec>,
+    broker: Option<&super::broker::Broker>,
 ) -> std::io::Result<()> {
     // SAFETY: the caller's contract; raw syscalls only.
     unsafe {
@@ -426,29 +427,56 @@ pub(super) unsafe fn pid_one_starts(
         // the fork, a command that traced pid 1 at once won the race (64 of 200 runs of a
         // static program here). The command's own memory is dumpable again once it execs.
         check(libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0))?;
-        let forked = match exec {
-            Some(exec) => super::vfork::start_command(exec, old)?,
-            None => libc::fork(),
+        let filter = broker.map(|b| b.filter.as_slice());
+        // Forked (not `vfork.rs`'s), the command's process hands the broker's listener over.
+        let mut pair = [-1; 2];
+        if exec.is_none() && filter.is_some() {
+            check(libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                0,
+                pair.as_mut_ptr(),
+            ))?;
+        }
+        let (forked, mut listener) = match exec {
+            Some(exec) => super::vfork::start_command(exec, old, filter)?,
+            None => (libc::fork(), None),
         };
         match forked {
             -1 => Err(std::io::Error::last_os_error()),
             0 => {
                 // The command leads its own group in the new session; signals as it had them.
                 check(libc::setpgid(0, 0))?;
+                if let Some(filter) = filter {
+                    libc::close(pair[0]);
+                    check(super::broker::install_and_hand(filter, pair[1]))?;
+                    libc::close(pair[1]);
+                }
                 libc::sigprocmask(libc::SIG_SETMASK, old, std::ptr::null_mut());
                 Ok(())
             }
             command => {
+                if exec.is_none() && filter.is_some() {
+                    libc::close(pair[1]);
+                    listener = super::broker::receive(pair[0]);
+                    libc::close(pair[0]);
+                }
                 // The stand-ins' locks stay with pid 1 (close-on-exec: not the command's): a
                 // SIGKILL to hookd released them while its sandbox still ran, for the 1 to 4 ms
                 // before pid 1's parent-death signal ended it, and another command ending then
                 // removed the stand-ins under it (an attack round made `.mcp.json` at the root
                 // so, once in 150 to 300 kills).
-                close_all_but(report, locks);
+                close_all_but(report, listener.unwrap_or(-1), locks);
                 FORWARD_TO.store(-command, Ordering::Relaxed);
                 handle(FORWARDED.iter(), forward as *const () as libc::sighandler_t);
-                // Orphans of the namespace are reaped until the command itself ends.
-                let status = wait_for(command);
+                // Orphans of the namespace are reaped until the command itself ends, and
+                // the broker's calls answered meanwhile.
+                let status = match (listener, broker) {
+                    (Some(listener), Some(broker)) => {
+                        super::broker::serve(command, listener, broker)
+                    }
+                    _ => wait_for(command),
+                };
                 let left = has_children();
                 if left {
                     // Everything else in the namespace, killed and reaped (orphans become pid
@@ -499,7 +527,7 @@ unsafe fn unconfined(
                     libc::setpgid(command, command);
                 }
                 libc::write(leftovers, (&raw const command).cast(), 4);
-                close_all_but(leftovers, &[done]);
+                close_all_but(leftovers, done, &[]);
                 let ignored = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
                 handle(ignored.iter(), libc::SIG_IGN);
                 let status = wait_for(command);
@@ -532,7 +560,7 @@ unsafe fn handle<'a>(signals: impl Iterator<Item = &'a libc::c_int>, action: lib
 }
 
 /// Reap children until `pid` ends: its wait status.
-unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
+pub(super) unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
     loop {
         let mut status = 0;
         // SAFETY: waitpid on this stack's value.
@@ -633,17 +661,19 @@ unsafe fn exit_as(status: libc::c_int) -> ! {
     }
 }
 
-/// How many descriptors [`close_all_but`] keeps besides the first (no allocation after a fork).
+/// How many descriptors [`close_all_but`] keeps besides the first two (no allocation after a
+/// fork).
 const MOST_KEPT: usize = 31;
 
-/// Close every descriptor above 2 but `first` and those in `keep` (`-1`: none; at most
+/// Close every descriptor above 2 but `first`, `second` and those in `keep` (`-1`: none; at most
 /// [`MOST_KEPT`], the rest closed: a command run from a directory 30 levels deep keeps its
 /// deepest directories' stand-ins locked by hookd alone), std's exec-error pipe among them:
 /// only the process that execs may hold it.
-unsafe fn close_all_but(first: RawFd, keep: &[RawFd]) {
-    let mut kept = [-1; MOST_KEPT + 1];
+unsafe fn close_all_but(first: RawFd, second: RawFd, keep: &[RawFd]) {
+    let mut kept = [-1; MOST_KEPT + 2];
     kept[0] = first;
-    for (slot, fd) in kept[1..].iter_mut().zip(keep) {
+    kept[1] = second;
+    for (slot, fd) in kept[2..].iter_mut().zip(keep) {
         *slot = *fd;
     }
     kept.sort_unstable();

@@ -35,7 +35,7 @@ pub(super) fn ruleset(
     Err(NOT_BUILT.into())
 }
 
-pub(super) fn network_filter(_network: bool) -> Result<Filter, String> {
+pub(super) fn network_filter(_network: bool, _listener: bool) -> Result<Filter, String> {
     Err(NOT_BUILT.into())
 }
 

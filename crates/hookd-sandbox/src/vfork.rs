@@ -68,6 +68,10 @@ impl Exec {
 struct Start<'a> {
     exec: &'a Exec,
     old: &'a libc::sigset_t,
+    /// The broker's program (`broker.rs`), installed just before the exec; its listener is
+    /// written to `listener`, in the descriptors the child shares with pid 1 until it execs.
+    filter: Option<&'a [libc::sock_filter]>,
+    listener: c_int,
     errno: c_int,
 }
 
@@ -75,7 +79,8 @@ struct Start<'a> {
 const STACK: usize = 64 * 1024;
 
 /// In pid 1, all signals blocked: start the command (leading its own group, `old` its signal
-/// mask) and return its pid once it has exec'd; the reason it could not, otherwise.
+/// mask, `filter` installed) and return its pid once it has exec'd, with the filter's
+/// listener; the reason it could not, otherwise.
 ///
 /// # Safety
 /// Only in pid 1 of a confined command (a single-threaded child of hookd), with every signal
@@ -83,7 +88,8 @@ const STACK: usize = 64 * 1024;
 pub(crate) unsafe fn start_command(
     exec: &Exec,
     old: &libc::sigset_t,
-) -> std::io::Result<libc::pid_t> {
+    filter: Option<&[libc::sock_filter]>,
+) -> std::io::Result<(libc::pid_t, Option<c_int>)> {
     // SAFETY: the caller's contract; the child runs `child` on its own mapped stack and shares
     // this process's memory until it execs or exits (CLONE_VFORK suspends this one meanwhile).
     unsafe {
@@ -101,10 +107,19 @@ pub(crate) unsafe fn start_command(
         let mut start = Start {
             exec,
             old,
+            filter,
+            listener: -1,
             errno: 0,
         };
         let top = stack.cast::<u8>().add(STACK).cast::<c_void>();
-        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
+        // With a filter, the descriptors shared until the exec (which unshares them and
+        // closes the listener, close-on-exec, in the command's copy): the listener stays here.
+        let files = if filter.is_some() {
+            libc::CLONE_FILES
+        } else {
+            0
+        };
+        let flags = libc::CLONE_VM | libc::CLONE_VFORK | files | libc::SIGCHLD;
         let pid = libc::clone(child, top, flags, (&raw mut start).cast());
         let cloned = std::io::Error::last_os_error();
         libc::munmap(stack, STACK);
@@ -113,16 +128,20 @@ pub(crate) unsafe fn start_command(
         }
         // Written by the child in this memory before it exited.
         let errno = std::ptr::read_volatile(&raw const start.errno);
+        let listener = std::ptr::read_volatile(&raw const start.listener);
         if errno != 0 {
             libc::waitpid(pid, std::ptr::null_mut(), 0);
+            if listener >= 0 {
+                libc::close(listener);
+            }
             return Err(std::io::Error::from_raw_os_error(errno));
         }
-        Ok(pid)
+        Ok((pid, (listener >= 0).then_some(listener)))
     }
 }
 
-/// The command's process until it execs: its own group in pid 1's session, its signal mask
-/// back, the environment it is given, then `execvp` as std's `Command` does it.
+/// The command's process until it execs: its own group in pid 1's session, the broker's filter,
+/// its signal mask back, the environment it is given, then `execvp` as std's `Command` does it.
 extern "C" fn child(arg: *mut c_void) -> c_int {
     extern "C" {
         static mut environ: *const *const c_char;
@@ -131,7 +150,15 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
     // system calls only.
     unsafe {
         let start = &mut *arg.cast::<Start<'_>>();
-        if libc::setpgid(0, 0) == 0 {
+        let filtered = match start.filter {
+            Some(filter) => {
+                let listener = super::broker::install(filter);
+                std::ptr::write_volatile(&raw mut start.listener, listener);
+                listener >= 0
+            }
+            None => true,
+        };
+        if filtered && libc::setpgid(0, 0) == 0 {
             libc::sigprocmask(libc::SIG_SETMASK, start.old, std::ptr::null_mut());
             environ = start.exec.envp.as_ptr();
             libc::execvp(start.exec.program.as_ptr(), start.exec.argv.as_ptr());

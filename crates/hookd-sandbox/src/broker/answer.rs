@@ -1,0 +1,339 @@
+//! What a helper of pid 1 does for one notification: the caller's `connect` or `bind` made
+//! here, on the caller's socket, with the address read once from its memory; a pathname
+//! socket's path resolved from the caller's directory, opened once and judged by what it leads
+//! to. Every call is one of rustix's raw system calls: a helper shares pid 1's memory, and with
+//! it the thread-local `errno` that libc's wrappers write.
+
+use std::ffi::{c_int, c_void, CStr};
+
+use nix::libc;
+use rustix::fd::{AsRawFd, OwnedFd};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
+use rustix::net::SocketAddrAny;
+
+use super::made::{made, remember, Key};
+use super::Broker;
+
+/// A call's return value, or its errno.
+pub(super) type Answer = Result<i64, c_int>;
+
+/// The "errno" that lets the kernel make the call itself: for a command nested deeper than the
+/// sandbox's own (a confined agent's command, `nested.rs`), a call on a socket of another family
+/// than Unix, naming another family's address. Its own Landlock domain then judges it (its TCP
+/// ports); made here, it would be judged by the agent's. (The kernel reads the descriptor and
+/// the address again: a second thread could swap in a Unix socket and a path meanwhile, which
+/// only Landlock ABI 9 would then judge: docs/security.md, "Unix sockets, below Landlock ABI 9".)
+pub(super) const CONTINUE: c_int = 0;
+
+fn no(e: rustix::io::Errno) -> c_int {
+    e.raw_os_error()
+}
+
+/// Whether the notification `id` still stands (its caller has not gone, its pid not reused).
+fn standing(listener: c_int, id: u64) -> bool {
+    let mut id = id;
+    // SAFETY: an ioctl on this stack's value; its result is read, not errno.
+    unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) == 0 }
+}
+
+/// The calling thread, as its `/proc/TID/status` says.
+pub(super) struct Caller {
+    tid: u32,
+    /// Its process (thread group).
+    tgid: u32,
+    umask: u32,
+    /// How many seccomp filters it has.
+    pub(super) depth: u64,
+}
+
+impl Caller {
+    pub(super) fn of(tid: u32) -> Option<Caller> {
+        let mut buf = [0u8; 40];
+        let path = numbered(&mut buf, b"/proc/", tid, b"/status");
+        let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+        let mut text = [0u8; 4096];
+        let read = rustix::io::read(&fd, &mut text).ok()?;
+        let text = &text[..read];
+        let field = |key: &[u8], radix: u64| -> Option<u64> {
+            let at = text.windows(key.len()).position(|w| w == key)? + key.len();
+            let digits = text[at..].iter().take_while(|b| b.is_ascii_digit());
+            Some(digits.fold(0u64, |n, b| n * radix + u64::from(b - b'0')))
+        };
+        Some(Caller {
+            tid,
+            tgid: u32::try_from(field(b"\nTgid:\t", 10)?).ok()?,
+            umask: field(b"\nUmask:\t", 8).unwrap_or(0o022) as u32 & 0o777,
+            depth: field(b"\nSeccomp_filters:\t", 10)?,
+        })
+    }
+}
+
+/// The address a call names, as the kernel takes it.
+enum Address<'a> {
+    /// A pathname Unix socket: the path (at most 108 bytes, up to a NUL).
+    Path(&'a CStr),
+    /// An abstract Unix socket: its name, after the leading NUL.
+    Abstract(&'a [u8]),
+    /// A Unix socket with no name (`bind`: one is chosen), or another family's address.
+    Other,
+}
+
+/// `connect` or `bind` as notification `n` asks, made here: its result.
+pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) -> Answer {
+    use rustix::process::{pidfd_getfd, pidfd_open, Pid, PidfdFlags, PidfdGetfdFlags};
+    let caller = Caller::of(n.pid).ok_or(libc::ESRCH)?;
+    let pid = Pid::from_raw(caller.tgid as i32).ok_or(libc::ESRCH)?;
+    let pidfd = pidfd_open(pid, PidfdFlags::empty()).map_err(no)?;
+    if !standing(listener, n.id) {
+        return Err(libc::ENOENT);
+    }
+    let socket =
+        pidfd_getfd(&pidfd, n.data.args[0] as c_int, PidfdGetfdFlags::empty()).map_err(no)?;
+    let mut storage = std::mem::MaybeUninit::<rustix::net::addr::SocketAddrStorage>::zeroed();
+    let len = n.data.args[2] as u32 as usize;
+    if !(2..=std::mem::size_of_val(&storage)).contains(&len) {
+        return Err(libc::EINVAL);
+    }
+    read_caller(n.pid, n.data.args[1], storage.as_mut_ptr().cast(), len)?;
+    if !standing(listener, n.id) {
+        return Err(libc::ENOENT);
+    }
+    // SAFETY: `len` bytes of `storage` are initialized (read, the rest zeroed), between a
+    // family's 2 bytes and its size.
+    let any = unsafe { SocketAddrAny::new(storage, len as u32) };
+    // SAFETY: `storage` is a zeroed `sockaddr_storage`, which a `sockaddr_un` fits in.
+    let un = unsafe { &*storage.as_ptr().cast::<libc::sockaddr_un>() };
+    let unix = un.sun_family == libc::AF_UNIX as libc::sa_family_t;
+    let nested = caller.depth > super::DEPTH.load(std::sync::atomic::Ordering::Relaxed);
+    if nested && !unix {
+        let family = rustix::net::sockopt::socket_domain(&socket).map_err(no)?;
+        if family != rustix::net::AddressFamily::UNIX {
+            return Err(CONTINUE);
+        }
+    }
+    let mut name = [0u8; 109];
+    let connect = i64::from(n.data.nr) == libc::SYS_connect;
+    match address(un, len, &mut name)? {
+        Address::Path(path) => {
+            let cwd = at_caller(&caller, b"/cwd", OFlags::DIRECTORY)?;
+            if !standing(listener, n.id) {
+                return Err(libc::ENOENT);
+            }
+            if connect {
+                connect_checked(&socket, &cwd, path, &caller, broker)
+            } else {
+                bind_remembered(&socket, &cwd, path, &caller, &any)
+            }
+        }
+        Address::Abstract(name) => {
+            let key = Key::abstract_name(name);
+            if connect {
+                if nested && !made(key, caller.depth) {
+                    return Err(libc::EACCES);
+                }
+                // The kernel judges it too: Landlock's scope (ABI 6) refuses one made outside.
+                rustix::net::connect(&socket, &any).map_err(no)?;
+            } else {
+                rustix::net::bind(&socket, &any).map_err(no)?;
+                remember(key, caller.depth);
+            }
+            Ok(0)
+        }
+        Address::Other => {
+            let r = if connect {
+                rustix::net::connect(&socket, &any)
+            } else {
+                rustix::net::bind(&socket, &any)
+            };
+            r.map_err(no)?;
+            if !connect && unix {
+                remember_chosen(&socket, &caller);
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// `len` bytes of the caller's memory at `at`, into `to`.
+fn read_caller(tid: u32, at: u64, to: *mut c_void, len: usize) -> Result<(), c_int> {
+    let local = libc::iovec {
+        iov_base: to,
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: at as *mut c_void,
+        iov_len: len,
+    };
+    // SAFETY: the kernel writes at most `len` bytes at `to`, which the caller owns; the count
+    // it returns is read, not errno.
+    let read = unsafe { libc::process_vm_readv(tid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    if read == len as isize {
+        Ok(())
+    } else {
+        Err(libc::EFAULT)
+    }
+}
+
+/// What `un` (`len` bytes of it) names; a path copied into `name`, NUL-terminated.
+fn address<'a>(
+    un: &'a libc::sockaddr_un,
+    len: usize,
+    name: &'a mut [u8; 109],
+) -> Result<Address<'a>, c_int> {
+    if un.sun_family != libc::AF_UNIX as libc::sa_family_t || len == 2 {
+        return Ok(Address::Other);
+    }
+    if len > std::mem::size_of::<libc::sockaddr_un>() {
+        return Err(libc::EINVAL);
+    }
+    let path = &un.sun_path[..len - 2];
+    if path[0] == 0 {
+        // SAFETY: c_char and u8 have the same size and alignment.
+        let bytes = unsafe { std::slice::from_raw_parts(path.as_ptr().cast::<u8>(), path.len()) };
+        return Ok(Address::Abstract(&bytes[1..]));
+    }
+    for (to, c) in name.iter_mut().zip(path) {
+        if *c == 0 {
+            break;
+        }
+        *to = *c as u8;
+    }
+    let path = CStr::from_bytes_until_nul(&name[..]).map_err(|_| libc::EINVAL)?;
+    Ok(Address::Path(path))
+}
+
+/// A number's decimal digits between `prefix` and `suffix`, in `buf`.
+fn numbered<'a>(buf: &'a mut [u8; 40], prefix: &[u8], n: u32, suffix: &[u8]) -> &'a [u8] {
+    let mut digits = [0u8; 10];
+    let (mut n, mut len) = (n, 0);
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut at = 0;
+    let all = (prefix.iter())
+        .chain(digits[..len].iter().rev())
+        .chain(suffix.iter());
+    for b in all {
+        buf[at] = *b;
+        at += 1;
+    }
+    &buf[..at]
+}
+
+/// `/proc/TID` + `tail` of the calling thread, opened (`O_PATH`).
+fn at_caller(caller: &Caller, tail: &[u8], flags: OFlags) -> Result<OwnedFd, c_int> {
+    let mut buf = [0u8; 40];
+    let path = numbered(&mut buf, b"/proc/", caller.tid, tail);
+    rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC | flags, Mode::empty()).map_err(no)
+}
+
+/// What `path` leads to from the caller's directory `cwd`, opened (`O_PATH`, links followed as
+/// `connect` follows them). `/proc/self` and `/proc/thread-self` are the caller's, not this
+/// helper's.
+fn open_as_caller(cwd: &OwnedFd, path: &CStr, caller: &Caller) -> Result<OwnedFd, c_int> {
+    let bytes = path.to_bytes();
+    for (own, tail_at) in [(&b"/proc/self"[..], 10), (&b"/proc/thread-self"[..], 17)] {
+        if bytes.starts_with(own) && matches!(bytes.get(tail_at), None | Some(b'/')) {
+            let proc = at_caller(caller, b"", OFlags::DIRECTORY)?;
+            let rest = &bytes[tail_at..];
+            let rest = rest.strip_prefix(b"/").unwrap_or(rest);
+            let rest = if rest.is_empty() { &b"."[..] } else { rest };
+            let flags = OFlags::PATH | OFlags::CLOEXEC;
+            return rustix::fs::openat(&proc, rest, flags, Mode::empty()).map_err(no);
+        }
+    }
+    rustix::fs::openat(cwd, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).map_err(no)
+}
+
+/// The identity of the file `fd` is: device, inode, birth time.
+fn key_of(fd: &OwnedFd) -> Result<(Key, FileType), c_int> {
+    let mask = StatxFlags::TYPE | StatxFlags::INO | StatxFlags::BTIME;
+    let st = rustix::fs::statx(fd, c"", AtFlags::EMPTY_PATH, mask).map_err(no)?;
+    let born = if st.stx_mask & StatxFlags::BTIME.bits() != 0 {
+        (st.stx_btime.tv_sec as u64)
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(u64::from(st.stx_btime.tv_nsec))
+    } else {
+        0
+    };
+    let dev = rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor);
+    let kind = FileType::from_raw_mode(u32::from(st.stx_mode));
+    Ok((Key::Path(dev, st.stx_ino, born), kind))
+}
+
+/// Connect `socket` to what `path` leads to, if the user listed it or the sandbox bound it (by
+/// a process no less deep than the caller): through this helper's `/proc/self/fd`, so that
+/// what was judged is what is connected to.
+fn connect_checked(
+    socket: &OwnedFd,
+    cwd: &OwnedFd,
+    path: &CStr,
+    caller: &Caller,
+    broker: &Broker,
+) -> Answer {
+    let target = open_as_caller(cwd, path, caller)?;
+    let (key, kind) = key_of(&target)?;
+    if kind != FileType::Socket {
+        return Err(libc::ECONNREFUSED);
+    }
+    let Key::Path(dev, ino, _) = key else {
+        return Err(libc::EACCES);
+    };
+    if !broker.listed.contains(&(dev, ino)) && !made(key, caller.depth) {
+        return Err(libc::EACCES);
+    }
+    let mut buf = [0u8; 40];
+    let via = numbered(&mut buf, b"/proc/self/fd/", target.as_raw_fd() as u32, b"");
+    let via = rustix::net::SocketAddrUnix::new(via).map_err(no)?;
+    rustix::net::connect(socket, &via).map_err(no)?;
+    Ok(0)
+}
+
+/// Bind `socket` to `addr` as the caller would have (from its directory `cwd`, with its
+/// umask), then remember what `path` is, if it is a socket born since.
+fn bind_remembered(
+    socket: &OwnedFd,
+    cwd: &OwnedFd,
+    path: &CStr,
+    caller: &Caller,
+    addr: &SocketAddrAny,
+) -> Answer {
+    use rustix::time::{clock_gettime, ClockId};
+    rustix::process::fchdir(cwd).map_err(no)?;
+    rustix::process::umask(Mode::from_raw_mode(caller.umask));
+    let t = clock_gettime(ClockId::RealtimeCoarse);
+    let before = (t.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(t.tv_nsec as u64);
+    rustix::net::bind(socket, addr).map_err(no)?;
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if let Ok(made) = rustix::fs::openat(CWD, path, flags, Mode::empty()) {
+        if let Ok((key @ Key::Path(_, _, born), FileType::Socket)) = key_of(&made) {
+            if born >= before {
+                remember(key, caller.depth);
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// Remember the abstract name the kernel chose for `socket` (a `bind` with no name).
+fn remember_chosen(socket: &OwnedFd, caller: &Caller) {
+    // SAFETY: a `sockaddr_un` of zeroes is a valid (empty) one.
+    let mut un: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of_val(&un) as libc::socklen_t;
+    // SAFETY: getsockname writes at most `len` bytes into `un`; its result, not errno, is read.
+    let r = unsafe { libc::getsockname(socket.as_raw_fd(), (&raw mut un).cast(), &mut len) };
+    let len = len as usize;
+    if r == 0 && len > 2 && len <= std::mem::size_of_val(&un) && un.sun_path[0] == 0 {
+        let path = &un.sun_path[1..len - 2];
+        // SAFETY: c_char and u8 have the same size and alignment.
+        let bytes = unsafe { std::slice::from_raw_parts(path.as_ptr().cast::<u8>(), path.len()) };
+        remember(Key::abstract_name(bytes), caller.depth);
+    }
+}

@@ -1,0 +1,370 @@
+//! A confined command's `connect` and `bind`, made by pid 1 where Landlock cannot hold Unix
+//! sockets (below ABI 9): the command's calls wait on a seccomp user notification, a helper
+//! of pid 1 makes each one itself on the command's socket (taken with `pidfd_getfd`) with the
+//! address it read once, and answers with the result (`answer.rs`). A pathname Unix socket is
+//! connected to only when what its path leads to (opened once, connected to through the
+//! helper's `/proc/self/fd`) is one the user listed (`sandbox.unix_sockets`) or one the sandbox
+//! bound (`made.rs`), by a process no less deep in seccomp filters than the caller (so a
+//! command nested inside reaches none of its confined agent's): a service listening outside,
+//! wherever its socket is, answers EACCES, as Landlock ABI 9 would. Datagram Unix sockets are
+//! refused (EACCES): each `sendmsg` may name an address where seccomp cannot read it. Nothing
+//! the command changes after it asked (the address, the descriptor, a link on the path)
+//! changes what is made.
+
+mod answer;
+mod made;
+
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use nix::libc;
+
+/// What pid 1 needs to answer for a command: prepared in the parent (pid 1 allocates nothing).
+#[derive(Debug)]
+pub(crate) struct Broker {
+    /// The program the command installs before it execs; its listener goes to pid 1.
+    pub(crate) filter: Vec<libc::sock_filter>,
+    /// The listed sockets (`sandbox.unix_sockets`, as they were resolved): device and inode.
+    listed: Vec<(u64, u64)>,
+}
+
+impl Broker {
+    /// A broker for a command whose listed sockets are `sockets`; `None` where this
+    /// architecture has no program here.
+    pub(crate) fn new(sockets: &[std::path::PathBuf]) -> Option<Broker> {
+        use std::os::unix::fs::MetadataExt;
+        let listed = sockets
+            .iter()
+            .filter_map(|s| std::fs::metadata(s).ok())
+            .map(|m| (m.dev(), m.ino()))
+            .collect();
+        Some(Broker {
+            filter: program()?,
+            listed,
+        })
+    }
+}
+
+/// How many seccomp filters the command has when it execs (pid 1's and the broker's): a
+/// caller with more is nested inside it (set by [`serve`]).
+static DEPTH: AtomicU64 = AtomicU64::new(u64::MAX);
+
+#[cfg(target_arch = "x86_64")]
+const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
+#[cfg(target_arch = "aarch64")]
+const ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
+
+/// The command's program: `connect` and `bind` to pid 1; `socket` and `socketpair` of the Unix
+/// family only as streams or sequenced packets; a filter with a listener of its own refused.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn program() -> Option<Vec<libc::sock_filter>> {
+    const LD: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const JSET: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
+    const AND: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    let op = |code, k, jt, jf| libc::sock_filter { code, jt, jf, k };
+    // `seccomp_data`: nr at 0, arch at 4, the arguments from 16 (low halves first).
+    let (nr, arch, arg0, arg1) = (0, 4, 16, 24);
+    let allow = libc::SECCOMP_RET_ALLOW;
+    let refuse = libc::SECCOMP_RET_ERRNO | libc::EACCES as u32;
+    let notify = libc::SECCOMP_RET_USER_NOTIF;
+    #[allow(clippy::unnecessary_cast)]
+    let listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u32;
+    let n = |x: libc::c_long| x as u32;
+    Some(vec![
+        /* 0 */ op(LD, arch, 0, 0),
+        /* 1 */ op(JEQ, ARCH, 0, 20), // another ABI: hookd's other filter's
+        /* 2 */ op(LD, nr, 0, 0),
+        /* 3 */ op(JEQ, n(libc::SYS_connect), 17, 0),
+        /* 4 */ op(JEQ, n(libc::SYS_bind), 16, 0),
+        /* 5 */ op(JEQ, n(libc::SYS_socket), 3, 0),
+        /* 6 */ op(JEQ, n(libc::SYS_socketpair), 2, 0),
+        /* 7 */ op(JEQ, n(libc::SYS_seccomp), 8, 0),
+        /* 8 */ op(RET, allow, 0, 0),
+        /* 9 */ op(LD, arg0, 0, 0),
+        /* 10 */ op(JEQ, libc::AF_UNIX as u32, 0, 11),
+        /* 11 */ op(LD, arg1, 0, 0),
+        /* 12 */ op(AND, 0xf, 0, 0),
+        /* 13 */ op(JEQ, libc::SOCK_STREAM as u32, 8, 0),
+        /* 14 */ op(JEQ, libc::SOCK_SEQPACKET as u32, 7, 5),
+        /* 15 */ op(RET, allow, 0, 0),
+        /* 16 */ op(LD, arg0, 0, 0),
+        /* 17 */ op(JEQ, libc::SECCOMP_SET_MODE_FILTER, 0, 4),
+        /* 18 */ op(LD, arg1, 0, 0),
+        /* 19 */ op(JSET, listener, 0, 2),
+        /* 20 */ op(RET, refuse, 0, 0),
+        /* 21 */ op(RET, notify, 0, 0),
+        /* 22 */ op(RET, allow, 0, 0),
+    ])
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn program() -> Option<Vec<libc::sock_filter>> {
+    None
+}
+
+/// Install `filter` on this process (between fork and exec): its listener's descriptor.
+///
+/// # Safety
+/// Raw syscall; no_new_privs set.
+pub(crate) unsafe fn install(filter: &[libc::sock_filter]) -> c_int {
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr().cast_mut(),
+    };
+    // SAFETY: seccomp(2) reads `prog` only.
+    unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &prog as *const libc::sock_fprog,
+        ) as c_int
+    }
+}
+
+/// How many calls are answered at once; one more waits until one is.
+const HELPERS: usize = 32;
+/// Each helper's memory: its stack, with its [`Job`] at the bottom.
+const HELPER_MEMORY: usize = 128 * 1024;
+
+/// One notification being answered, at the bottom of its helper's memory.
+#[repr(C)]
+struct Job {
+    notif: libc::seccomp_notif,
+    listener: c_int,
+    broker: *const Broker,
+}
+
+extern "C" fn child_ended(_: c_int) {}
+
+/// Pid 1 until `command` ends (its wait status): orphans reaped, and every call the command's
+/// processes make through `listener` answered by a helper of its own. The helpers still
+/// running then (a connection that never completes) are killed.
+///
+/// # Safety
+/// In pid 1 after the command started, single-threaded; raw syscalls only.
+pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broker) -> c_int {
+    let mut helpers: [(libc::pid_t, *mut c_void); HELPERS] = [(0, std::ptr::null_mut()); HELPERS];
+    if let Some(own) = answer::Caller::of(std::process::id()) {
+        DEPTH.store(own.depth + 1, Ordering::Relaxed);
+    }
+    // SAFETY: the caller's contract; raw syscalls on this stack's values.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = child_ended as *const () as libc::sighandler_t;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGCHLD, &sa, std::ptr::null_mut());
+        let mut chld: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut chld);
+        libc::sigaddset(&mut chld, libc::SIGCHLD);
+        let mut waiting: libc::sigset_t = std::mem::zeroed();
+        libc::sigprocmask(libc::SIG_BLOCK, &chld, &mut waiting);
+        libc::sigdelset(&mut waiting, libc::SIGCHLD);
+        let status = loop {
+            if let Some(status) = reap(command, &mut helpers) {
+                break status;
+            }
+            let free = helpers.iter().position(|h| h.0 == 0);
+            let mut fds = libc::pollfd {
+                fd: if free.is_some() { listener } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let r = libc::ppoll(&mut fds, 1, std::ptr::null(), &waiting);
+            if r <= 0 {
+                continue; // a child ended (EINTR), or a signal passed on
+            }
+            if fds.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                // No process of the command's is left that could ask.
+                break super::spawn::wait_for(command);
+            }
+            if let Some(i) = free {
+                start_helper(&mut helpers[i], listener, broker);
+            }
+        };
+        for (pid, _) in helpers.iter().filter(|h| h.0 > 0) {
+            libc::kill(*pid, libc::SIGKILL);
+            libc::waitpid(*pid, std::ptr::null_mut(), libc::__WALL);
+        }
+        libc::close(listener);
+        status
+    }
+}
+
+/// Reap every child that ended: the command's wait status once it has.
+unsafe fn reap(
+    command: libc::pid_t,
+    helpers: &mut [(libc::pid_t, *mut c_void); HELPERS],
+) -> Option<c_int> {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid on this stack's value.
+        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WALL) };
+        if r == command {
+            return Some(status);
+        }
+        if r <= 0 {
+            return None;
+        }
+        if let Some(h) = helpers.iter_mut().find(|h| h.0 == r) {
+            h.0 = 0;
+        }
+    }
+}
+
+/// Take the next notification and start a helper answering it in `slot`; where none can
+/// start, it is answered EAGAIN here.
+unsafe fn start_helper(slot: &mut (libc::pid_t, *mut c_void), listener: c_int, broker: &Broker) {
+    // SAFETY: raw syscalls; the helper's memory is this slot's alone until it is reaped.
+    unsafe {
+        if slot.1.is_null() {
+            let memory = libc::mmap(
+                std::ptr::null_mut(),
+                HELPER_MEMORY,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            );
+            if memory == libc::MAP_FAILED {
+                return refuse_next(listener);
+            }
+            slot.1 = memory;
+        }
+        let job = slot.1.cast::<Job>();
+        std::ptr::write_bytes(job, 0, 1);
+        if libc::ioctl(
+            listener,
+            libc::SECCOMP_IOCTL_NOTIF_RECV,
+            &raw mut (*job).notif,
+        ) != 0
+        {
+            return; // the caller is gone
+        }
+        (*job).listener = listener;
+        (*job).broker = broker;
+        let top = slot.1.cast::<u8>().add(HELPER_MEMORY).cast::<c_void>();
+        let pid = libc::clone(helper, top, libc::CLONE_VM | libc::SIGCHLD, job.cast());
+        if pid > 0 {
+            slot.0 = pid;
+        } else {
+            respond(listener, (*job).notif.id, Err(libc::EAGAIN));
+        }
+    }
+}
+
+/// Answer the next notification EAGAIN (no memory for a helper).
+unsafe fn refuse_next(listener: c_int) {
+    // SAFETY: ioctls on this stack's values.
+    unsafe {
+        let mut notif: libc::seccomp_notif = std::mem::zeroed();
+        if libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) == 0 {
+            respond(listener, notif.id, Err(libc::EAGAIN));
+        }
+    }
+}
+
+/// Answer notification `id`: the call's return value, or its errno, or that the kernel makes
+/// it after all ([`answer::CONTINUE`]).
+unsafe fn respond(listener: c_int, id: u64, result: Result<i64, c_int>) {
+    let mut resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error: 0,
+        flags: 0,
+    };
+    match result {
+        Ok(v) => resp.val = v,
+        Err(answer::CONTINUE) => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        Err(e) => resp.error = -e,
+    }
+    // SAFETY: an ioctl on this stack's value.
+    unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
+}
+
+/// A helper: one call made and answered, then it exits. It shares pid 1's memory (its own
+/// stack) but not its descriptors, directory or signal mask.
+extern "C" fn helper(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is this helper's `Job`, pid 1's until this process exits; raw syscalls.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::sigprocmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
+        let job = &*arg.cast::<Job>();
+        let result = answer::answer(&job.notif, job.listener, &*job.broker);
+        respond(job.listener, job.notif.id, result);
+        libc::_exit(0)
+    }
+}
+
+/// In the command's process forked by pid 1 (not `vfork.rs`'s): `filter` installed, its
+/// listener handed to pid 1 on `to` (one end of a socket pair), then closed here.
+///
+/// # Safety
+/// Between fork and exec; raw syscalls on this stack's values.
+pub(crate) unsafe fn install_and_hand(filter: &[libc::sock_filter], to: c_int) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let listener = install(filter);
+        if listener < 0 {
+            return -1;
+        }
+        let mut space = [0u64; 4];
+        let mut byte = 0u8;
+        let mut iov = libc::iovec {
+            iov_base: (&raw mut byte).cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(4) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(4) as _;
+        libc::CMSG_DATA(cmsg)
+            .cast::<c_int>()
+            .write_unaligned(listener);
+        let sent = libc::sendmsg(to, &msg, 0);
+        libc::close(listener);
+        if sent == 1 {
+            0
+        } else {
+            -1
+        }
+    }
+}
+
+/// In pid 1: the listener [`install_and_hand`] sent on `from`; `None` where none came (the
+/// command's process ended before).
+///
+/// # Safety
+/// Raw syscalls on this stack's values.
+pub(crate) unsafe fn receive(from: c_int) -> Option<c_int> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let mut space = [0u64; 4];
+        let mut byte = 0u8;
+        let mut iov = libc::iovec {
+            iov_base: (&raw mut byte).cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&space) as _;
+        if libc::recvmsg(from, &mut msg, libc::MSG_CMSG_CLOEXEC) != 1 {
+            return None;
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
+            return None;
+        }
+        Some(libc::CMSG_DATA(cmsg).cast::<c_int>().read_unaligned())
+    }
+}

@@ -1,0 +1,247 @@
+//! Issue 40, item 1, below Landlock ABI 9 (`crates/hookd-sandbox/src/broker.rs`): a confined
+//! command connects to no pathname Unix socket made outside, wherever it is (not only in the
+//! places hookd names), and to every one it made itself; the checked connection is the one
+//! made, whatever the command changes meanwhile; a connection that never completes does not
+//! keep `hookd exec` from ending. Each attack is performed for real: unconfined first (a
+//! listener outside records the connection), then through `hookd exec`.
+//!
+//! Replayed from the peers' suites (the held-out replay of 2026-11-28, L3):
+//! sandbox-runtime `test/sandbox/unix-socket-allowlist.test.ts` at 2484fe1c ("refuses a socket
+//! outside the allowlist", "blocks unix sockets outright when no allowlist is given"),
+//! `test/sandbox/integration.test.ts` at d35b813 line 143 ("should block Unix socket
+//! connections with seccomp"), and Codex's
+//! `codex-rs/linux-sandbox/tests/suite/managed_proxy_unix_sockets_tests.rs` at ea218f5c
+//! (`AF_UNIX` refused by default).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::sandbox::{confinable, hookd, project};
+use crate::sandbox_sockets::{confined, markers, settle, unconfined, Listener};
+use crate::support::{stderr, stdout};
+
+/// Landlock ABI 9 refuses these itself; below it the broker does. Either way they must fail.
+#[test]
+fn a_socket_made_outside_is_refused_wherever_it_is() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let elsewhere = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let home = p.home.path();
+    let places: Vec<(&str, PathBuf)> = vec![
+        // A directory hookd does not name (the held-out replay's `$O/other.sock`).
+        ("other", elsewhere.path().join("other.sock")),
+        // The home, where 1Password-style agents keep theirs under names hookd cannot know.
+        ("app", home.join(".local/share/app/app.sock")),
+        // The project itself: a service the user started there, before the command.
+        ("in-project", p.path().join("run/db.sock")),
+    ];
+    let _listeners: Vec<Listener> = places
+        .iter()
+        .map(|(name, path)| Listener::path(path, out.path(), name))
+        .collect();
+    // A link in the project to the one elsewhere, and a relative spelling of the project's.
+    std::os::unix::fs::symlink(&places[0].1, p.path().join("other.link")).unwrap();
+    let mut targets: Vec<String> = places
+        .iter()
+        .map(|(_, path)| path.display().to_string())
+        .collect();
+    targets.push("other.link".into());
+    targets.push("run/db.sock".into());
+
+    let o = unconfined(&p, &[], &targets);
+    settle();
+    assert_eq!(
+        stdout(&o).matches(" connected\n").count(),
+        targets.len(),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(markers(out.path()), ["app", "in-project", "other"]);
+    for (name, _) in &places {
+        std::fs::remove_file(out.path().join(name)).unwrap();
+    }
+
+    let o = confined(&p, &tmp, &[], &targets);
+    settle();
+    let expected: String = targets.iter().map(|t| format!("{t} EACCES\n")).collect();
+    assert_eq!(stdout(&o), expected, "{}", stderr(&o));
+    assert_eq!(markers(out.path()), Vec::<String>::new());
+
+    // Listed by the user: that one is reached, the others still not.
+    p.write_home(
+        "config.yaml",
+        &format!("sandbox:\n  unix_sockets: ['{}']\n", places[1].1.display()),
+    );
+    let o = confined(&p, &tmp, &[], &targets[..2]);
+    settle();
+    assert_eq!(
+        stdout(&o),
+        format!("{} EACCES\n{} connected\n", targets[0], targets[1]),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(markers(out.path()), ["app"]);
+}
+
+/// What a test suite does with sockets of its own: bound from its directory (relative and
+/// absolute), from a subdirectory, in its temporary directory, with its umask, by one process
+/// and reached by another, by a process that made itself non-dumpable (ssh-agent does); streams
+/// and sequenced packets; datagrams refused (EACCES) since each `sendmsg` may name another
+/// socket where seccomp cannot see it.
+#[test]
+fn the_commands_own_sockets_work_and_datagrams_are_refused() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let script = r#"
+import errno, os, socket, subprocess, sys, tempfile
+def roundtrip(path, kind=socket.SOCK_STREAM):
+    l = socket.socket(socket.AF_UNIX, kind); l.bind(path); l.listen(1)
+    c = socket.socket(socket.AF_UNIX, kind); c.connect(path)
+    s, _ = l.accept(); c.sendall(b"x"); assert s.recv(1) == b"x"
+    mode = oct(os.stat(path).st_mode & 0o777); os.unlink(path); return mode
+os.makedirs("sub", exist_ok=True)
+print("relative", roundtrip("own.sock"))
+print("absolute", roundtrip(os.path.join(os.getcwd(), "own.sock")))
+print("tmp", roundtrip(os.path.join(tempfile.mkdtemp(), "own.sock")))
+os.chdir("sub"); print("sub", roundtrip("own.sock")); os.chdir("..")
+print("seqpacket", roundtrip("seq.sock", socket.SOCK_SEQPACKET))
+os.umask(0o077); print("umask", roundtrip("um.sock")); os.umask(0o022)
+l = socket.socket(socket.AF_UNIX); l.bind("shared.sock"); l.listen(1)
+child = 'import socket; c = socket.socket(socket.AF_UNIX); c.connect("shared.sock"); c.sendall(b"y")'
+subprocess.run([sys.executable, "-c", child], check=True)
+s, _ = l.accept(); print("another process", s.recv(1))
+for make in (lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM),
+             lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM),
+             lambda: socket.socket(socket.AF_UNIX, socket.SOCK_RAW)):
+    try:
+        make(); print("datagram made")
+    except OSError as e:
+        print("datagram", errno.errorcode[e.errno])
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET); a.sendall(b"z"); print("pair", b.recv(1))
+import ctypes
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0, as ssh-agent and gpg-agent do
+print("non-dumpable", roundtrip("nd.sock"))
+"#;
+    let o = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        "relative 0o755\nabsolute 0o755\ntmp 0o755\nsub 0o755\nseqpacket 0o755\numask 0o700\n\
+         another process b'y'\ndatagram EACCES\ndatagram EACCES\ndatagram EACCES\npair b'z'\n\
+         non-dumpable 0o755\n",
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The check and the connection are one: a second thread rewrites the address between the
+/// command's own socket and one outside, and a third swaps a link between the two, while the
+/// first connects again and again. Some connections reach the command's own socket (the race
+/// ran); none reaches the one outside.
+#[test]
+fn a_connection_cannot_be_switched_after_it_was_checked() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let elsewhere = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let outside = elsewhere.path().join("o.sock");
+    let _l = Listener::path(&outside, out.path(), "outside");
+    let script = r#"
+import ctypes, os, socket, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+outside = sys.argv[1].encode()
+own = os.path.join(os.getcwd(), "own.sock").encode().ljust(len(outside), b"\0")
+outside = outside.ljust(len(own), b"\0")
+l = socket.socket(socket.AF_UNIX); l.bind(own.rstrip(b"\0")); l.listen(128)
+def drain():
+    while True:
+        l.accept()[0].close()
+threading.Thread(target=drain, daemon=True).start()
+addr = ctypes.create_string_buffer(2 + len(own) + 1)
+addr[0:2] = socket.AF_UNIX.to_bytes(2, "little")
+addr[2:2 + len(own)] = own
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(ctypes.addressof(addr) + 2, outside, len(outside))
+        ctypes.memmove(ctypes.addressof(addr) + 2, own, len(own))
+def swap():
+    while not stop:
+        for target in (own, outside):
+            os.symlink(target.rstrip(b"\0"), b"link.new")
+            os.rename(b"link.new", b"link")
+threads = [threading.Thread(target=flip), threading.Thread(target=swap)]
+for t in threads:
+    t.start()
+reached = refused = 0
+for i in range(400):
+    s = socket.socket(socket.AF_UNIX)
+    if libc.connect(s.fileno(), addr, len(addr)) == 0:
+        reached += 1
+    else:
+        refused += 1
+    s.close()
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect("link")
+        reached += 1
+    except OSError:
+        refused += 1
+    s.close()
+stop = True
+for t in threads:
+    t.join()
+print("reached", reached > 0, "refused", refused > 0)
+"#;
+    let args = [
+        "exec",
+        "--",
+        "python3",
+        "-c",
+        script,
+        outside.to_str().unwrap(),
+    ];
+    let o = hookd(&p, &tmp, &args).output().unwrap();
+    settle();
+    assert_eq!(stdout(&o), "reached True refused True\n", "{}", stderr(&o));
+    assert_eq!(markers(out.path()), Vec::<String>::new());
+}
+
+/// A connection pid 1 makes for the command and that never completes (a listener of the
+/// command's own, its queue full, never accepting) does not outlive the command: `hookd exec`
+/// ends with it, and nothing is left.
+#[test]
+fn a_connection_that_never_completes_does_not_hold_the_end() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let script = r#"
+import os, socket, time
+l = socket.socket(socket.AF_UNIX); l.bind("full.sock"); l.listen(0)
+if os.fork() == 0:
+    for i in range(8):
+        socket.socket(socket.AF_UNIX).connect("full.sock")  # blocks once the queue is full
+    os._exit(0)
+time.sleep(0.5)
+print("done")
+"#;
+    let started = Instant::now();
+    let o = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "done\n", "{}", stderr(&o));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
