@@ -87,7 +87,8 @@ fn a_socket_made_outside_is_refused_wherever_it_is() {
 }
 
 /// What a test suite does with sockets of its own: bound from its directory (relative and
-/// absolute), from a subdirectory, in its temporary directory, with its umask, by one process
+/// absolute), from a subdirectory, in its temporary directory, from a second thread, with its
+/// umask, by one process
 /// and reached by another, by a process that made itself non-dumpable (ssh-agent does); streams
 /// and sequenced packets; datagrams refused (EACCES) since each `sendmsg` may name another
 /// socket where seccomp cannot see it.
@@ -110,6 +111,8 @@ print("absolute", roundtrip(os.path.join(os.getcwd(), "own.sock")))
 print("tmp", roundtrip(os.path.join(tempfile.mkdtemp(), "own.sock")))
 os.chdir("sub"); print("sub", roundtrip("own.sock")); os.chdir("..")
 print("seqpacket", roundtrip("seq.sock", socket.SOCK_SEQPACKET))
+import threading
+t = threading.Thread(target=lambda: print("thread", roundtrip("thr.sock"))); t.start(); t.join()
 os.umask(0o077); print("umask", roundtrip("um.sock")); os.umask(0o022)
 l = socket.socket(socket.AF_UNIX); l.bind("shared.sock"); l.listen(1)
 child = 'import socket; c = socket.socket(socket.AF_UNIX); c.connect("shared.sock"); c.sendall(b"y")'
@@ -132,7 +135,7 @@ print("non-dumpable", roundtrip("nd.sock"))
         .unwrap();
     assert_eq!(
         stdout(&o),
-        "relative 0o755\nabsolute 0o755\ntmp 0o755\nsub 0o755\nseqpacket 0o755\numask 0o700\n\
+        "relative 0o755\nabsolute 0o755\ntmp 0o755\nsub 0o755\nseqpacket 0o755\nthread 0o755\numask 0o700\n\
          another process b'y'\ndatagram EACCES\ndatagram EACCES\ndatagram EACCES\npair b'z'\n\
          non-dumpable 0o755\n",
         "{}",

@@ -42,7 +42,7 @@ pub(super) struct Caller {
     /// Its process (thread group).
     tgid: u32,
     umask: u32,
-    /// How many seccomp filters it has.
+    /// How many seccomp filters it has (0 where the kernel does not say).
     pub(super) depth: u64,
 }
 
@@ -63,7 +63,8 @@ impl Caller {
             tid,
             tgid: u32::try_from(field(b"\nTgid:\t", 10)?).ok()?,
             umask: field(b"\nUmask:\t", 8).unwrap_or(0o022) as u32 & 0o777,
-            depth: field(b"\nSeccomp_filters:\t", 10)?,
+            // Kernels before 5.9 do not say: every caller is then taken as the command.
+            depth: field(b"\nSeccomp_filters:\t", 10).unwrap_or(0),
         })
     }
 }
@@ -104,7 +105,7 @@ pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) 
     // SAFETY: `storage` is a zeroed `sockaddr_storage`, which a `sockaddr_un` fits in.
     let un = unsafe { &*storage.as_ptr().cast::<libc::sockaddr_un>() };
     let unix = un.sun_family == libc::AF_UNIX as libc::sa_family_t;
-    let nested = caller.depth > super::DEPTH.load(std::sync::atomic::Ordering::Relaxed);
+    let nested = caller.depth > broker.depth;
     if nested && !unix {
         let family = rustix::net::sockopt::socket_domain(&socket).map_err(no)?;
         if family != rustix::net::AddressFamily::UNIX {

@@ -15,7 +15,6 @@ mod answer;
 mod made;
 
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::libc;
 
@@ -26,6 +25,9 @@ pub(crate) struct Broker {
     pub(crate) filter: Vec<libc::sock_filter>,
     /// The listed sockets (`sandbox.unix_sockets`, as they were resolved): device and inode.
     listed: Vec<(u64, u64)>,
+    /// How many seccomp filters the command has when it execs (this process's, pid 1's and the
+    /// broker's): a caller with more is nested inside it.
+    depth: u64,
 }
 
 impl Broker {
@@ -38,16 +40,14 @@ impl Broker {
             .filter_map(|s| std::fs::metadata(s).ok())
             .map(|m| (m.dev(), m.ino()))
             .collect();
+        let own = answer::Caller::of(std::process::id()).map_or(0, |c| c.depth);
         Some(Broker {
             filter: program()?,
             listed,
+            depth: own + 2,
         })
     }
 }
-
-/// How many seccomp filters the command has when it execs (pid 1's and the broker's): a
-/// caller with more is nested inside it (set by [`serve`]).
-static DEPTH: AtomicU64 = AtomicU64::new(u64::MAX);
 
 #[cfg(target_arch = "x86_64")]
 const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
@@ -147,9 +147,6 @@ extern "C" fn child_ended(_: c_int) {}
 /// In pid 1 after the command started, single-threaded; raw syscalls only.
 pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broker) -> c_int {
     let mut helpers: [(libc::pid_t, *mut c_void); HELPERS] = [(0, std::ptr::null_mut()); HELPERS];
-    if let Some(own) = answer::Caller::of(std::process::id()) {
-        DEPTH.store(own.depth + 1, Ordering::Relaxed);
-    }
     // SAFETY: the caller's contract; raw syscalls on this stack's values.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
@@ -163,8 +160,8 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
         libc::sigprocmask(libc::SIG_BLOCK, &chld, &mut waiting);
         libc::sigdelset(&mut waiting, libc::SIGCHLD);
         let status = loop {
-            if let Some(status) = reap(command, &mut helpers) {
-                break status;
+            if let Some(status) = reap(command, listener, &mut helpers) {
+                break Some(status);
             }
             let free = helpers.iter().position(|h| h.0 == 0);
             let mut fds = libc::pollfd {
@@ -178,7 +175,7 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
             }
             if fds.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
                 // No process of the command's is left that could ask.
-                break super::spawn::wait_for(command);
+                break None;
             }
             if let Some(i) = free {
                 start_helper(&mut helpers[i], listener, broker);
@@ -189,13 +186,17 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
             libc::waitpid(*pid, std::ptr::null_mut(), libc::__WALL);
         }
         libc::close(listener);
-        status
+        // Only now, no helper left: they share this process's `errno`, which waiting reads.
+        status.unwrap_or_else(|| super::spawn::wait_for(command))
     }
 }
 
-/// Reap every child that ended: the command's wait status once it has.
+/// Reap every child that ended: the command's wait status once it has. A helper killed before
+/// it answered (a command may signal its sandbox's helpers) leaves its caller EINTR, not
+/// waiting for ever.
 unsafe fn reap(
     command: libc::pid_t,
+    listener: c_int,
     helpers: &mut [(libc::pid_t, *mut c_void); HELPERS],
 ) -> Option<c_int> {
     loop {
@@ -210,6 +211,12 @@ unsafe fn reap(
         }
         if let Some(h) = helpers.iter_mut().find(|h| h.0 == r) {
             h.0 = 0;
+            if libc::WIFSIGNALED(status) {
+                // SAFETY: the helper is gone; its memory is this slot's again.
+                let id = unsafe { (*h.1.cast::<Job>()).notif.id };
+                // SAFETY: an ioctl; ENOENT where it had answered after all.
+                unsafe { respond(listener, id, Err(libc::EINTR)) };
+            }
         }
     }
 }
