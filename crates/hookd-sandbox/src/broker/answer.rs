@@ -85,9 +85,6 @@ pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) 
     let caller = Caller::of(n.pid).ok_or(libc::ESRCH)?;
     let pid = Pid::from_raw(caller.tgid as i32).ok_or(libc::ESRCH)?;
     let pidfd = pidfd_open(pid, PidfdFlags::empty()).map_err(no)?;
-    if !standing(listener, n.id) {
-        return Err(libc::ENOENT);
-    }
     let socket =
         pidfd_getfd(&pidfd, n.data.args[0] as c_int, PidfdGetfdFlags::empty()).map_err(no)?;
     let mut storage = std::mem::MaybeUninit::<rustix::net::addr::SocketAddrStorage>::zeroed();
@@ -96,9 +93,6 @@ pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) 
         return Err(libc::EINVAL);
     }
     read_caller(n.pid, n.data.args[1], storage.as_mut_ptr().cast(), len)?;
-    if !standing(listener, n.id) {
-        return Err(libc::ENOENT);
-    }
     // SAFETY: `len` bytes of `storage` are initialized (read, the rest zeroed), between a
     // family's 2 bytes and its size.
     let any = unsafe { SocketAddrAny::new(storage, len as u32) };
@@ -114,16 +108,25 @@ pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) 
     }
     let mut name = [0u8; 109];
     let connect = i64::from(n.data.nr) == libc::SYS_connect;
-    match address(un, len, &mut name)? {
+    let address = address(un, len, &mut name)?;
+    // A relative path is the caller's directory's.
+    let cwd = match address {
+        Address::Path(path) if path.to_bytes()[0] != b'/' => {
+            Some(at_caller(&caller, b"/cwd", OFlags::DIRECTORY)?)
+        }
+        _ => None,
+    };
+    // Once, after everything read by the caller's thread id (its status, its memory, its
+    // directory): that id was still the caller's, not a thread's that took it since.
+    if !standing(listener, n.id) {
+        return Err(libc::ENOENT);
+    }
+    match address {
         Address::Path(path) => {
-            let cwd = at_caller(&caller, b"/cwd", OFlags::DIRECTORY)?;
-            if !standing(listener, n.id) {
-                return Err(libc::ENOENT);
-            }
             if connect {
-                connect_checked(&socket, &cwd, path, &caller, broker)
+                connect_checked(&socket, cwd.as_ref(), path, &caller, broker)
             } else {
-                bind_remembered(&socket, &cwd, path, &caller, &any)
+                bind_remembered(&socket, cwd.as_ref(), path, &caller, &any)
             }
         }
         Address::Abstract(name) => {
@@ -233,10 +236,10 @@ fn at_caller(caller: &Caller, tail: &[u8], flags: OFlags) -> Result<OwnedFd, c_i
     rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC | flags, Mode::empty()).map_err(no)
 }
 
-/// What `path` leads to from the caller's directory `cwd`, opened (`O_PATH`, links followed as
-/// `connect` follows them). `/proc/self` and `/proc/thread-self` are the caller's, not this
+/// What `path` leads to from the caller's directory `cwd` (`None`: an absolute path), opened
+/// (`O_PATH`, links followed as `connect` follows them). `/proc/self` and `/proc/thread-self` are the caller's, not this
 /// helper's.
-fn open_as_caller(cwd: &OwnedFd, path: &CStr, caller: &Caller) -> Result<OwnedFd, c_int> {
+fn open_as_caller(cwd: Option<&OwnedFd>, path: &CStr, caller: &Caller) -> Result<OwnedFd, c_int> {
     let bytes = path.to_bytes();
     for (own, tail_at) in [(&b"/proc/self"[..], 10), (&b"/proc/thread-self"[..], 17)] {
         if bytes.starts_with(own) && matches!(bytes.get(tail_at), None | Some(b'/')) {
@@ -248,7 +251,12 @@ fn open_as_caller(cwd: &OwnedFd, path: &CStr, caller: &Caller) -> Result<OwnedFd
             return rustix::fs::openat(&proc, rest, flags, Mode::empty()).map_err(no);
         }
     }
-    rustix::fs::openat(cwd, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).map_err(no)
+    let flags = OFlags::PATH | OFlags::CLOEXEC;
+    match cwd {
+        Some(cwd) => rustix::fs::openat(cwd, path, flags, Mode::empty()),
+        None => rustix::fs::openat(CWD, path, flags, Mode::empty()),
+    }
+    .map_err(no)
 }
 
 /// The identity of the file `fd` is: device, inode, birth time.
@@ -272,7 +280,7 @@ fn key_of(fd: &OwnedFd) -> Result<(Key, FileType), c_int> {
 /// what was judged is what is connected to.
 fn connect_checked(
     socket: &OwnedFd,
-    cwd: &OwnedFd,
+    cwd: Option<&OwnedFd>,
     path: &CStr,
     caller: &Caller,
     broker: &Broker,
@@ -295,17 +303,19 @@ fn connect_checked(
     Ok(0)
 }
 
-/// Bind `socket` to `addr` as the caller would have (from its directory `cwd`, with its
-/// umask), then remember what `path` is, if it is a socket born since.
+/// Bind `socket` to `addr` as the caller would have (from its directory `cwd`, `None` for an
+/// absolute path, with its umask), then remember what `path` is, if it is a socket born since.
 fn bind_remembered(
     socket: &OwnedFd,
-    cwd: &OwnedFd,
+    cwd: Option<&OwnedFd>,
     path: &CStr,
     caller: &Caller,
     addr: &SocketAddrAny,
 ) -> Answer {
     use rustix::time::{clock_gettime, ClockId};
-    rustix::process::fchdir(cwd).map_err(no)?;
+    if let Some(cwd) = cwd {
+        rustix::process::fchdir(cwd).map_err(no)?;
+    }
     rustix::process::umask(Mode::from_raw_mode(caller.umask));
     let t = clock_gettime(ClockId::RealtimeCoarse);
     let before = (t.tv_sec as u64)
