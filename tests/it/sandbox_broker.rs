@@ -248,3 +248,72 @@ print("done")
         started.elapsed()
     );
 }
+
+/// Attack round 14's F1: a command gave itself one more seccomp filter (so that the broker took
+/// it for a command nested in a confined agent, whose TCP calls it then left to the kernel),
+/// asked to connect an IPv4 socket to an IPv4 address, and a second thread swapped a Unix
+/// socket onto the descriptor and an outside path into the address meanwhile: the kernel, reading
+/// both again, connected to a socket outside (10 of 10 runs, with the network on). No call is
+/// left to the kernel now: every one is made by the helper, on what it took and read.
+#[test]
+fn a_command_that_makes_itself_look_nested_reaches_nothing_outside() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home("config.yaml", "sandbox:\n  network: true\n");
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let elsewhere = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let outside = elsewhere.path().join("o.sock");
+    let _l = Listener::path(&outside, out.path(), "outside");
+    let script = r#"
+import ctypes, os, random, socket, struct, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+class F(ctypes.Structure): _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+class P(ctypes.Structure): _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(F))]
+allow = (F * 1)(F(6, 0, 0, 0x7fff0000))
+assert libc.prctl(22, 2, ctypes.byref(P(1, allow)), 0, 0) == 0  # PR_SET_SECCOMP, one more filter
+un = struct.pack("<H", socket.AF_UNIX) + sys.argv[1].encode() + b"\0"
+inet = struct.pack("<H", socket.AF_INET) + struct.pack("!H", 1) + bytes([127, 0, 0, 1])
+buf = ctypes.create_string_buffer(128)
+N = 100
+state = {"go": False, "unix": None, "delay": 0.0}
+def swapper():
+    while True:
+        while not state["go"]:
+            time.sleep(0)
+        end = time.perf_counter() + state["delay"]
+        while time.perf_counter() < end:
+            pass
+        os.dup2(state["unix"].fileno(), N)
+        ctypes.memmove(buf, un, len(un))
+        state["go"] = False
+threading.Thread(target=swapper, daemon=True).start()
+reached = 0
+for i in range(int(sys.argv[2])):
+    a, u = socket.socket(socket.AF_INET), socket.socket(socket.AF_UNIX)
+    os.dup2(a.fileno(), N)
+    ctypes.memset(buf, 0, 128); ctypes.memmove(buf, inet, len(inet))
+    state["unix"], state["delay"], state["go"] = u, random.random() * 0.0015, True
+    r = libc.connect(N, buf, 110)
+    while state["go"]:
+        time.sleep(0)
+    if r == 0 and socket.socket(fileno=os.dup(N)).family == socket.AF_UNIX:
+        reached += 1
+    a.close(); u.close(); os.close(N)
+print("reached", reached)
+"#;
+    let args = [
+        "exec",
+        "--",
+        "python3",
+        "-c",
+        script,
+        outside.to_str().unwrap(),
+        "300",
+    ];
+    let o = hookd(&p, &tmp, &args).output().unwrap();
+    settle();
+    assert_eq!(stdout(&o), "reached 0\n", "{}", stderr(&o));
+    assert_eq!(markers(out.path()), Vec::<String>::new());
+}

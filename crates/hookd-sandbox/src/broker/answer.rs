@@ -17,14 +17,6 @@ use super::Broker;
 /// A call's return value, or its errno.
 pub(super) type Answer = Result<i64, c_int>;
 
-/// The "errno" that lets the kernel make the call itself: for a command nested deeper than the
-/// sandbox's own (a confined agent's command, `nested.rs`), a call on a socket of another family
-/// than Unix, naming another family's address. Its own Landlock domain then judges it (its TCP
-/// ports); made here, it would be judged by the agent's. (The kernel reads the descriptor and
-/// the address again: a second thread could swap in a Unix socket and a path meanwhile, which
-/// only Landlock ABI 9 would then judge: docs/security.md, "Unix sockets, below Landlock ABI 9".)
-pub(super) const CONTINUE: c_int = 0;
-
 fn no(e: rustix::io::Errno) -> c_int {
     e.raw_os_error()
 }
@@ -100,12 +92,6 @@ pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) 
     let un = unsafe { &*storage.as_ptr().cast::<libc::sockaddr_un>() };
     let unix = un.sun_family == libc::AF_UNIX as libc::sa_family_t;
     let nested = caller.depth > broker.depth;
-    if nested && !unix {
-        let family = rustix::net::sockopt::socket_domain(&socket).map_err(no)?;
-        if family != rustix::net::AddressFamily::UNIX {
-            return Err(CONTINUE);
-        }
-    }
     let mut name = [0u8; 109];
     let connect = i64::from(n.data.nr) == libc::SYS_connect;
     let address = address(un, len, &mut name)?;
@@ -143,15 +129,24 @@ pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) 
             }
             Ok(0)
         }
+        Address::Other if connect => {
+            // A nested caller's port: one bound as deep (its own proxy's, its own servers'),
+            // never the agent's (its proxy, what it listens on). Its own domain would say so
+            // (Landlock ABI 4), but this call is made here, in the agent's.
+            if let (true, Some(port)) = (nested, port_of(&storage)) {
+                if !made(Key::Port(port), caller.depth) {
+                    return Err(libc::EACCES);
+                }
+            }
+            rustix::net::connect(&socket, &any).map_err(no)?;
+            Ok(0)
+        }
         Address::Other => {
-            let r = if connect {
-                rustix::net::connect(&socket, &any)
-            } else {
-                rustix::net::bind(&socket, &any)
-            };
-            r.map_err(no)?;
-            if !connect && unix {
+            rustix::net::bind(&socket, &any).map_err(no)?;
+            if unix {
                 remember_chosen(&socket, &caller);
+            } else {
+                remember_port(&socket, &caller);
             }
             Ok(0)
         }
@@ -346,5 +341,28 @@ fn remember_chosen(socket: &OwnedFd, caller: &Caller) {
         // SAFETY: c_char and u8 have the same size and alignment.
         let bytes = unsafe { std::slice::from_raw_parts(path.as_ptr().cast::<u8>(), path.len()) };
         remember(Key::abstract_name(bytes), caller.depth);
+    }
+}
+
+/// The port an IPv4 or IPv6 address names.
+fn port_of(storage: &std::mem::MaybeUninit<rustix::net::addr::SocketAddrStorage>) -> Option<u16> {
+    // SAFETY: `storage` is a zeroed `sockaddr_storage`, which both address kinds fit in.
+    let (family, port) = unsafe {
+        let inet = &*storage.as_ptr().cast::<libc::sockaddr_in>();
+        (c_int::from(inet.sin_family), inet.sin_port)
+    };
+    // `sin_port` and `sin6_port` lie at the same offset, in network order.
+    (family == libc::AF_INET || family == libc::AF_INET6).then(|| u16::from_be(port))
+}
+
+/// Remember the port `socket` was just bound to (IPv4 or IPv6).
+fn remember_port(socket: &OwnedFd, caller: &Caller) {
+    let mut storage = std::mem::MaybeUninit::<rustix::net::addr::SocketAddrStorage>::zeroed();
+    let mut len = std::mem::size_of_val(&storage) as libc::socklen_t;
+    // SAFETY: getsockname writes at most `len` bytes into `storage`; its result, not errno, is
+    // read.
+    let r = unsafe { libc::getsockname(socket.as_raw_fd(), storage.as_mut_ptr().cast(), &mut len) };
+    if let (0, Some(port)) = (r, port_of(&storage)) {
+        remember(Key::Port(port), caller.depth);
     }
 }

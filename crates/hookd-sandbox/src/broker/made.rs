@@ -1,7 +1,7 @@
 //! The sockets the sandbox bound, as pid 1's helpers bound them: a pathname socket by its
 //! device, inode and birth time (an inode number freed and given to a socket made outside is
-//! not the same socket), an abstract one by its name; each with how many seccomp filters the
-//! process that bound it had. In pid 1's memory, which its helpers share, without allocation.
+//! not the same socket), an abstract one by its name, a TCP or UDP one by its port; each with
+//! how many seccomp filters the process that bound it had. In pid 1's memory, which its helpers share, without allocation.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -12,6 +12,8 @@ pub(super) enum Key {
     Path(u64, u64, u64),
     /// A hash of the name (its bytes after the leading NUL) and its length.
     Abstract(u64, u64),
+    /// A TCP or UDP port bound (for a nested caller's connections).
+    Port(u16),
 }
 
 impl Key {
@@ -29,6 +31,7 @@ impl Key {
             // Device 0 is never a mounted filesystem's: it marks an empty entry.
             Key::Path(dev, ino, born) => [dev.max(1), ino, born],
             Key::Abstract(hash, len) => [u64::MAX, hash, len],
+            Key::Port(port) => [u64::MAX - 1, u64::from(port), 0],
         }
     }
 }

@@ -190,8 +190,7 @@ unsafe fn start_helper(listener: c_int, more: c_int, broker: &Broker) {
     }
 }
 
-/// Answer notification `id`: the call's return value, or its errno, or that the kernel makes
-/// it after all ([`answer::CONTINUE`]).
+/// Answer notification `id`: the call's return value, or its errno.
 unsafe fn respond(listener: c_int, id: u64, result: Result<i64, c_int>) {
     let mut resp = libc::seccomp_notif_resp {
         id,
@@ -201,7 +200,6 @@ unsafe fn respond(listener: c_int, id: u64, result: Result<i64, c_int>) {
     };
     match result {
         Ok(v) => resp.val = v,
-        Err(answer::CONTINUE) => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
         Err(e) => resp.error = -e,
     }
     // SAFETY: an ioctl on this stack's value.
