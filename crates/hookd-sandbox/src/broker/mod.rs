@@ -43,7 +43,13 @@ impl Broker {
             .filter_map(|s| std::fs::metadata(s).ok())
             .map(|m| (m.dev(), m.ino()))
             .collect();
-        let own = answer::Caller::of(std::process::id()).map_or(0, |c| c.depth);
+        // SAFETY: PR_GET_SECCOMP only returns this thread's mode (0: no filter, 2: filters).
+        let filtered = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } != 0;
+        let own = if filtered {
+            answer::Caller::of(std::process::id()).map_or(0, |c| c.depth)
+        } else {
+            0 // the usual case, known without reading /proc (30 µs of every `hookd exec`)
+        };
         Some(Broker {
             filter: program()?,
             listed,
