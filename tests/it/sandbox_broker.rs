@@ -317,3 +317,99 @@ print("reached", reached)
     assert_eq!(stdout(&o), "reached 0\n", "{}", stderr(&o));
     assert_eq!(markers(out.path()), Vec::<String>::new());
 }
+
+/// Attack round 14's F2: pid 1 took a POLLERR from its listener (which the kernel says when a
+/// signal, here a helper's or an orphan's SIGCHLD, interrupts its poll) for the end and stopped
+/// answering: every later `connect` and `bind` waited for ever (4 of 6 runs of 8 threads
+/// binding 15,000 times). A storm of orphans ending and of binds, then a connection by path:
+/// it is made, and `hookd exec` ends.
+#[test]
+fn signals_to_pid_one_do_not_stop_the_answers() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let script = r#"
+import os, socket, threading
+def orphans():
+    for _ in range(200):
+        if os.fork() == 0:
+            if os.fork() == 0:
+                os._exit(0)  # an orphan of pid 1: its SIGCHLD goes there
+            os._exit(0)
+        os.wait()
+def binds(t):
+    for i in range(800):
+        s = socket.socket(socket.AF_UNIX); s.bind("\0storm-%d-%d-%d" % (os.getpid(), t, i)); s.close()
+orphans()
+threads = [threading.Thread(target=binds, args=(t,)) for t in range(8)] + [threading.Thread(target=orphans)]
+for t in threads: t.start()
+for t in threads: t.join()
+l = socket.socket(socket.AF_UNIX); l.bind("after.sock"); l.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect("after.sock"); print("connected after the storm")
+"#;
+    let mut c = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script]);
+    let child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let watchdog = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(60));
+        // Still there after a minute: it hangs (the answers stopped).
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    });
+    let o = child.wait_with_output().unwrap();
+    drop(watchdog);
+    assert_eq!(stdout(&o), "connected after the storm\n", "{}", stderr(&o));
+}
+
+/// Attack round 14's F3: a thread that unshared its descriptors (`unshare(CLONE_FILES)`) asked
+/// to connect its socket, and pid 1 took the descriptor of that number from its process's
+/// table: another socket was connected, and the thread was told it was. The thread's own table
+/// is used (`PIDFD_THREAD`).
+#[test]
+fn a_thread_with_descriptors_of_its_own_connects_its_own_socket() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let script = r#"
+import ctypes, os, socket, threading
+libc = ctypes.CDLL(None, use_errno=True)
+l = socket.socket(socket.AF_UNIX); l.bind("t.sock"); l.listen(4)
+N = 77
+def thread():
+    assert libc.unshare(0x400) == 0  # CLONE_FILES: a table of its own, a copy
+    mine = socket.socket(socket.AF_UNIX)
+    os.dup2(mine.fileno(), N)
+    r = libc.connect(N, b"\x01\x00t.sock\x00", 9)
+    peer = socket.socket(fileno=os.dup(N)).getpeername()
+    print("thread", r, repr(peer))
+leader = socket.socket(socket.AF_UNIX)
+os.dup2(leader.fileno(), N)  # the same number in the process's table: a socket left alone
+t = threading.Thread(target=thread); t.start(); t.join()
+try:
+    print("leader", repr(socket.socket(fileno=os.dup(N)).getpeername()))
+except OSError as e:
+    print("leader", e.errno)
+"#;
+    let o = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script])
+        .output()
+        .unwrap();
+    let unconnected = libc_enotconn();
+    assert_eq!(
+        stdout(&o),
+        format!("thread 0 't.sock'\nleader {unconnected}\n"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+fn libc_enotconn() -> i32 {
+    nix::libc::ENOTCONN
+}

@@ -560,7 +560,7 @@ unsafe fn handle<'a>(signals: impl Iterator<Item = &'a libc::c_int>, action: lib
 }
 
 /// Reap children until `pid` ends: its wait status.
-pub(super) unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
+unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
     loop {
         let mut status = 0;
         // SAFETY: waitpid on this stack's value.

@@ -75,8 +75,18 @@ enum Address<'a> {
 pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) -> Answer {
     use rustix::process::{pidfd_getfd, pidfd_open, Pid, PidfdFlags, PidfdGetfdFlags};
     let caller = Caller::of(n.pid).ok_or(libc::ESRCH)?;
-    let pid = Pid::from_raw(caller.tgid as i32).ok_or(libc::ESRCH)?;
-    let pidfd = pidfd_open(pid, PidfdFlags::empty()).map_err(no)?;
+    // The calling thread itself (`PIDFD_THREAD`, Linux 6.9): a thread that unshared its
+    // descriptors has a table of its own (attack round 14's F3). Before 6.9, its process.
+    const PIDFD_THREAD: u32 = libc::O_EXCL as u32;
+    let thread = Pid::from_raw(n.pid as i32).ok_or(libc::ESRCH)?;
+    let pidfd = match pidfd_open(thread, PidfdFlags::from_bits_retain(PIDFD_THREAD)) {
+        Err(rustix::io::Errno::INVAL) => {
+            let process = Pid::from_raw(caller.tgid as i32).ok_or(libc::ESRCH)?;
+            pidfd_open(process, PidfdFlags::empty())
+        }
+        other => other,
+    }
+    .map_err(no)?;
     let socket =
         pidfd_getfd(&pidfd, n.data.args[0] as c_int, PidfdGetfdFlags::empty()).map_err(no)?;
     let mut storage = std::mem::MaybeUninit::<rustix::net::addr::SocketAddrStorage>::zeroed();

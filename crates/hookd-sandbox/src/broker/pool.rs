@@ -70,11 +70,11 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
         let mut waiting: libc::sigset_t = std::mem::zeroed();
         libc::sigprocmask(libc::SIG_BLOCK, &chld, &mut waiting);
         libc::sigdelset(&mut waiting, libc::SIGCHLD);
-        // Whether a call came before any helper was started.
+        // Whether the listener stirred before any helper was started.
         let mut called = false;
         let status = loop {
             if let Some(status) = reap(command, listener) {
-                break Some(status);
+                break status;
             }
             let mut asked = 0u64;
             libc::read(more, (&raw mut asked).cast(), 8);
@@ -101,10 +101,11 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
             if r <= 0 {
                 continue; // a child ended (EINTR), or a signal passed on
             }
-            if fds[0].revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
-                break None; // no process of the command's is left that could ask
-            }
-            called |= fds[0].revents & libc::POLLIN != 0;
+            // A call, or anything else the listener says: a helper starts and waits on it.
+            // (POLLERR is not the end: the kernel says it when a signal interrupted its poll,
+            // and pid 1 taking it for the end stopped answering: attack round 14's F2. The
+            // command's end is its exit, reaped above.)
+            called |= fds[0].revents != 0;
         };
         for slot in &PIDS {
             let pid = slot.load(Ordering::Acquire);
@@ -115,8 +116,7 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
         }
         libc::close(listener);
         libc::close(more);
-        // Only now, no helper left: they share this process's `errno`, which waiting reads.
-        status.unwrap_or_else(|| super::super::spawn::wait_for(command))
+        status
     }
 }
 
