@@ -20,6 +20,30 @@ use crate::sandbox::{confinable, hookd, project};
 use crate::sandbox_sockets::{confined, markers, settle, unconfined, Listener};
 use crate::support::{stderr, stdout};
 
+/// A listener outside the sandbox (in a directory hookd does not name), which leaves the marker
+/// `outside` in `out` when it accepts.
+struct Outside {
+    out: tempfile::TempDir,
+    socket: PathBuf,
+    _elsewhere: tempfile::TempDir,
+    _listener: Listener,
+}
+
+impl Outside {
+    fn listening() -> Outside {
+        let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+        let elsewhere = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+        let socket = elsewhere.path().join("o.sock");
+        let listener = Listener::path(&socket, out.path(), "outside");
+        Outside {
+            out,
+            socket,
+            _elsewhere: elsewhere,
+            _listener: listener,
+        }
+    }
+}
+
 /// Landlock ABI 9 refuses these itself; below it the broker does. Either way they must fail.
 #[test]
 fn a_socket_made_outside_is_refused_wherever_it_is() {
@@ -153,10 +177,8 @@ fn a_connection_cannot_be_switched_after_it_was_checked() {
         return;
     }
     let (p, tmp) = project();
-    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
-    let elsewhere = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
-    let outside = elsewhere.path().join("o.sock");
-    let _l = Listener::path(&outside, out.path(), "outside");
+    let o = Outside::listening();
+    let (out, outside) = (&o.out, &o.socket);
     let script = r#"
 import ctypes, os, socket, sys, threading
 libc = ctypes.CDLL(None, use_errno=True)
@@ -262,10 +284,8 @@ fn a_command_that_makes_itself_look_nested_reaches_nothing_outside() {
     }
     let (p, tmp) = project();
     p.write_home("config.yaml", "sandbox:\n  network: true\n");
-    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
-    let elsewhere = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
-    let outside = elsewhere.path().join("o.sock");
-    let _l = Listener::path(&outside, out.path(), "outside");
+    let o = Outside::listening();
+    let (out, outside) = (&o.out, &o.socket);
     let script = r#"
 import ctypes, os, random, socket, struct, sys, threading, time
 libc = ctypes.CDLL(None, use_errno=True)

@@ -145,16 +145,9 @@ pub(crate) unsafe fn install_and_hand(filter: &[libc::sock_filter], to: c_int) -
         if listener < 0 {
             return -1;
         }
-        let mut space = [0u64; 4];
-        let mut byte = 0u8;
-        let mut iov = libc::iovec {
-            iov_base: (&raw mut byte).cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.as_mut_ptr().cast();
+        let (mut space, mut byte) = ([0u64; 4], 0u8);
+        let mut iov = one_byte(&mut byte);
+        let mut msg = message(&mut iov, &mut space);
         msg.msg_controllen = libc::CMSG_SPACE(4) as _;
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         (*cmsg).cmsg_level = libc::SOL_SOCKET;
@@ -181,17 +174,9 @@ pub(crate) unsafe fn install_and_hand(filter: &[libc::sock_filter], to: c_int) -
 pub(crate) unsafe fn receive(from: c_int) -> Option<c_int> {
     // SAFETY: the caller's contract.
     unsafe {
-        let mut space = [0u64; 4];
-        let mut byte = 0u8;
-        let mut iov = libc::iovec {
-            iov_base: (&raw mut byte).cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&space) as _;
+        let (mut space, mut byte) = ([0u64; 4], 0u8);
+        let mut iov = one_byte(&mut byte);
+        let mut msg = message(&mut iov, &mut space);
         if libc::recvmsg(from, &mut msg, libc::MSG_CMSG_CLOEXEC) != 1 {
             return None;
         }
@@ -201,4 +186,23 @@ pub(crate) unsafe fn receive(from: c_int) -> Option<c_int> {
         }
         Some(libc::CMSG_DATA(cmsg).cast::<c_int>().read_unaligned())
     }
+}
+
+/// One byte's buffer, as a message's data.
+fn one_byte(byte: &mut u8) -> libc::iovec {
+    libc::iovec {
+        iov_base: (byte as *mut u8).cast(),
+        iov_len: 1,
+    }
+}
+
+/// A message of `iov` with `space` for its control data (one descriptor's).
+fn message(iov: &mut libc::iovec, space: &mut [u64; 4]) -> libc::msghdr {
+    // SAFETY: a `msghdr` of zeroes is an empty one.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = space.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(space) as _;
+    msg
 }
