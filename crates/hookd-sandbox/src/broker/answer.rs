@@ -5,6 +5,7 @@
 //! it the thread-local `errno` that libc's wrappers write.
 
 use std::ffi::{c_int, c_void, CStr};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use nix::libc;
 use rustix::fd::{AsRawFd, OwnedFd};
@@ -26,6 +27,33 @@ fn standing(listener: c_int, id: u64) -> bool {
     let mut id = id;
     // SAFETY: an ioctl on this stack's value; its result is read, not errno.
     unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) == 0 }
+}
+
+/// How many helpers may be busy with nested callers at once: the others stay for the sandbox's
+/// own command (a confined agent), which a nested command's connections that never complete
+/// must not starve of answers.
+const NESTED_MOST: usize = super::pool::HELPERS - 8;
+/// How many helpers are busy with a nested caller (pid 1's memory, shared).
+static NESTED_BUSY: AtomicUsize = AtomicUsize::new(0);
+
+/// One of the [`NESTED_MOST`] turns, given back when dropped.
+struct NestedTurn;
+
+impl NestedTurn {
+    fn take() -> Option<NestedTurn> {
+        if NESTED_BUSY.fetch_add(1, Ordering::AcqRel) < NESTED_MOST {
+            Some(NestedTurn)
+        } else {
+            NESTED_BUSY.fetch_sub(1, Ordering::AcqRel);
+            None
+        }
+    }
+}
+
+impl Drop for NestedTurn {
+    fn drop(&mut self) {
+        NESTED_BUSY.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// The calling thread, as its `/proc/TID/status` says.
@@ -102,6 +130,11 @@ pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) 
     let un = unsafe { &*storage.as_ptr().cast::<libc::sockaddr_un>() };
     let unix = un.sun_family == libc::AF_UNIX as libc::sa_family_t;
     let nested = caller.depth > broker.depth;
+    let _turn = if nested {
+        Some(NestedTurn::take().ok_or(libc::EAGAIN)?)
+    } else {
+        None
+    };
     let mut name = [0u8; 109];
     let connect = i64::from(n.data.nr) == libc::SYS_connect;
     let address = address(un, len, &mut name)?;
@@ -374,5 +407,20 @@ fn remember_port(socket: &OwnedFd, caller: &Caller) {
     let r = unsafe { libc::getsockname(socket.as_raw_fd(), storage.as_mut_ptr().cast(), &mut len) };
     if let (0, Some(port)) = (r, port_of(&storage)) {
         remember(Key::Port(port), caller.depth);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_callers_keep_eight_helpers_free_for_the_command() {
+        let turns: Vec<NestedTurn> = std::iter::from_fn(NestedTurn::take).take(100).collect();
+        assert_eq!(turns.len(), NESTED_MOST);
+        assert!(NestedTurn::take().is_none());
+        drop(turns);
+        assert!(NestedTurn::take().is_some());
+        assert_eq!(NESTED_BUSY.load(Ordering::Relaxed), 0);
     }
 }
