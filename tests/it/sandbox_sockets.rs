@@ -946,3 +946,35 @@ fn a_listed_socket_in_a_place_the_command_may_write_is_left_out() {
         stderr(&o)
     );
 }
+
+/// A runtime directory inside hookd's state (a user's `XDG_RUNTIME_DIR` there, as the held-out
+/// replay had it): every confined command failed ("its sandbox could not be set up"), the
+/// runtime directory's cover made after the state was hidden. It is hidden with the state now:
+/// the command runs, and what the runtime directory holds is out of its reach.
+#[test]
+fn a_runtime_directory_inside_hookds_state_is_hidden_with_it() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let state = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let runtime = state.path().join("run");
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::write(runtime.join("secret"), "the user's").unwrap();
+    let secret = runtime.join("secret");
+    let mut c = hookd(
+        &p,
+        &tmp,
+        &["exec", "--", "sh", "-c", "echo ran; cat \"$1\"", "sh"],
+    );
+    c.arg(&secret)
+        .env("HOOKD_STATE_DIR", state.path())
+        .env("XDG_RUNTIME_DIR", &runtime);
+    let o = c.output().unwrap();
+    assert_eq!(stdout(&o), "ran\n", "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("No such file or directory"),
+        "{}",
+        stderr(&o)
+    );
+}

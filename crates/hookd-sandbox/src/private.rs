@@ -176,7 +176,10 @@ pub(super) fn plan(
 ) -> Result<Places, Unavailable> {
     let mut writable: Vec<PathBuf> = vec![project.to_path_buf()];
     writable.extend(write.iter().filter_map(|w| disk.existing(w)));
-    let covers = covers(policy, &writable, temp, disk);
+    let mut covers = covers(policy, &writable, temp, disk);
+    // A socket place inside a place hidden anyway (a runtime directory inside hookd's state) is
+    // hidden with it: covering it too failed every command, its path gone under the hiding.
+    covers.retain(|(path, w)| *w || !hidden.iter().any(|h| path.starts_with(h)));
     let temp_covered = (disk.existing(temp)).is_some_and(|t| covers.contains(&(t, true)));
     // The cover `p` lies strictly beneath, the deepest.
     let under = |p: &Path| -> Option<&PathBuf> {
