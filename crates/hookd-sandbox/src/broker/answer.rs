@@ -101,22 +101,8 @@ enum Address<'a> {
 
 /// `connect` or `bind` as notification `n` asks, made here: its result.
 pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) -> Answer {
-    use rustix::process::{pidfd_getfd, pidfd_open, Pid, PidfdFlags, PidfdGetfdFlags};
     let caller = Caller::of(n.pid).ok_or(libc::ESRCH)?;
-    // The calling thread itself (`PIDFD_THREAD`, Linux 6.9): a thread that unshared its
-    // descriptors has a table of its own (attack round 14's F3). Before 6.9, its process.
-    const PIDFD_THREAD: u32 = libc::O_EXCL as u32;
-    let thread = Pid::from_raw(n.pid as i32).ok_or(libc::ESRCH)?;
-    let pidfd = match pidfd_open(thread, PidfdFlags::from_bits_retain(PIDFD_THREAD)) {
-        Err(rustix::io::Errno::INVAL) => {
-            let process = Pid::from_raw(caller.tgid as i32).ok_or(libc::ESRCH)?;
-            pidfd_open(process, PidfdFlags::empty())
-        }
-        other => other,
-    }
-    .map_err(no)?;
-    let socket =
-        pidfd_getfd(&pidfd, n.data.args[0] as c_int, PidfdGetfdFlags::empty()).map_err(no)?;
+    let socket = socket_of(n, &caller)?;
     let mut storage = std::mem::MaybeUninit::<rustix::net::addr::SocketAddrStorage>::zeroed();
     let len = n.data.args[2] as u32 as usize;
     if !(2..=std::mem::size_of_val(&storage)).contains(&len) {
@@ -194,6 +180,24 @@ pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) 
             Ok(0)
         }
     }
+}
+
+/// The socket the call is on, taken from the calling thread's descriptors (`PIDFD_THREAD`,
+/// Linux 6.9: a thread that unshared its table has one of its own, attack round 14's F3;
+/// before 6.9, its process's).
+fn socket_of(n: &libc::seccomp_notif, caller: &Caller) -> Result<OwnedFd, c_int> {
+    use rustix::process::{pidfd_getfd, pidfd_open, Pid, PidfdFlags, PidfdGetfdFlags};
+    const PIDFD_THREAD: u32 = libc::O_EXCL as u32;
+    let thread = Pid::from_raw(n.pid as i32).ok_or(libc::ESRCH)?;
+    let pidfd = match pidfd_open(thread, PidfdFlags::from_bits_retain(PIDFD_THREAD)) {
+        Err(rustix::io::Errno::INVAL) => {
+            let process = Pid::from_raw(caller.tgid as i32).ok_or(libc::ESRCH)?;
+            pidfd_open(process, PidfdFlags::empty())
+        }
+        other => other,
+    }
+    .map_err(no)?;
+    pidfd_getfd(&pidfd, n.data.args[0] as c_int, PidfdGetfdFlags::empty()).map_err(no)
 }
 
 /// `len` bytes of the caller's memory at `at`, into `to`.
