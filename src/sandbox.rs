@@ -90,6 +90,10 @@ pub struct SandboxPolicy {
     /// (crates/hookd-sandbox's `nested.rs`) instead of none.
     #[serde(skip)]
     pub nested: bool,
+    /// This is a confined agent's policy, whose commands get sandboxes of their own inside it
+    /// ([`hookd_sandbox::Policy::nests`]).
+    #[serde(skip)]
+    pub nests: bool,
     /// Places hookd's state would hide that stay as they are: a confined agent's hooks
     /// (`hookd adapter`) keep their state there (`hookd run --confine`).
     #[serde(skip)]
@@ -149,6 +153,7 @@ impl SandboxPolicy {
         out.covered = self.covered.clone();
         out.named_sockets = self.named_sockets.clone();
         out.nested = self.nested;
+        out.nests = self.nests;
         out.shown = self.shown.clone();
         out
     }

@@ -109,6 +109,7 @@ pub fn policy(
     let mut p = base.clone();
     p.enabled = true;
     p.read_only = false;
+    p.nests = true;
     if p.network {
         return Err("`sandbox.network: true` in your ~/.infer/config.yaml would give the agent and its commands the whole network; list the hosts instead (`network: {allow: [...]}`), the agent's own API is added".into());
     }

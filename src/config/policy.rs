@@ -156,6 +156,7 @@ impl Policy {
             named_sockets: Vec::new(),
             places: Default::default(),
             nested: false,
+            nests: false,
             shown: Vec::new(),
             path: None,
         };

@@ -47,6 +47,44 @@ fn inner_hookd() -> String {
     crate::support::hookd_outside_tmp().display().to_string()
 }
 
+/// `argv` run as `hookd run --confine` runs an agent (the same policy, made by
+/// `hookd::adapter::confine::policy` for Gemini CLI with `--allow-host 127.0.0.1`, and the same
+/// variables), from the project, with `vars` besides: the command is the agent. (`hookd run`
+/// itself refuses to start without the agent's system-wide install, which a test does not make.)
+fn as_a_confined_agent(
+    p: &crate::support::Project,
+    tmp: &std::path::Path,
+    argv: &[&str],
+    vars: &[(&str, &str)],
+) -> std::process::Output {
+    let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = vec![
+        ("HOME".into(), p.home.path().into()),
+        ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+        ("TMPDIR".into(), tmp.into()),
+        ("HOOKD_TRUST_PROJECT".into(), "1".into()),
+    ];
+    env.extend(vars.iter().map(|(k, v)| ((*k).into(), (*v).into())));
+    let host = hookd::host::Host::new(env, Some(p.path().to_path_buf()));
+    let opts = hookd::LoadOptions::from_host(&host, None).unwrap();
+    let config = hookd::load(&opts).unwrap();
+    let agent = hookd::adapter::by_name("gemini").unwrap();
+    let policy = hookd::adapter::confine::policy(
+        agent,
+        &config.policy.sandbox,
+        &host,
+        &config.project_dir,
+        &["127.0.0.1".to_string()],
+    )
+    .unwrap();
+    let c = hookd::sandbox::prepare_in(&policy, &config.project_dir, p.path()).unwrap();
+    let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+    let mut cmd = hookd::sandbox::command(Arc::new(c), &argv, p.path(), None, host.vars());
+    cmd.env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .env(hookd::sandbox::AGENT_VAR, "1");
+    cmd.output().unwrap()
+}
+
 fn has_curl() -> bool {
     std::process::Command::new("curl")
         .arg("--version")
@@ -105,12 +143,17 @@ echo in > inside && echo "the project: written"
     );
     let home = p.home.path().display().to_string();
     let config_dir = inner.display().to_string();
-    let o = hookd(&p, &tmp, &["exec", "--", &inner_hookd(), "exec"])
-        .args(["--config-dir", &config_dir, "--", "bash", "-c", &script])
-        .env("HOOKD_CONFINED_AGENT", "1")
-        .env("H", &home)
-        .output()
-        .unwrap();
+    let argv = [
+        &inner_hookd(),
+        "exec",
+        "--config-dir",
+        &config_dir,
+        "--",
+        "bash",
+        "-c",
+        &script,
+    ];
+    let o = as_a_confined_agent(&p, &tmp, &argv, &[("H", &home)]);
     let expected =         "proxy: its own\n\
          no_proxy=[]\n\
          upstream saw GET /nested HTTP/1.1\n\

@@ -978,3 +978,43 @@ fn a_runtime_directory_inside_hookds_state_is_hidden_with_it() {
         stderr(&o)
     );
 }
+
+/// Attack round 15's F2: a send with `MSG_FASTOPEN` connects an unconnected TCP socket with no
+/// `connect` call, which Landlock's TCP rule does not see (a command nested in a confined agent
+/// used the agent's proxy so). Refused to every confined command (EACCES), the network on
+/// included; unconfined, the same call reaches the listener.
+#[test]
+fn tcp_fast_open_is_refused() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let (l, port) = crate::sandbox::listener();
+    l.set_nonblocking(true).unwrap();
+    let script = r#"
+import errno, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+try:
+    s.sendto(b"GET / HTTP/1.0\r\n\r\n", socket.MSG_FASTOPEN, ("127.0.0.1", int(sys.argv[1])))
+    print("sent")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+"#;
+    let port = port.to_string();
+    let accepted = || {
+        std::thread::sleep(Duration::from_millis(100));
+        l.accept().is_ok()
+    };
+    let o = Command::new("python3")
+        .args(["-c", script, &port])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "sent\n", "{}", stderr(&o));
+    assert!(accepted(), "unconfined, the send connects");
+    p.write_home("config.yaml", "sandbox: {network: true}\n");
+    let o = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script, &port])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "EACCES\n", "{}", stderr(&o));
+    assert!(!accepted());
+}

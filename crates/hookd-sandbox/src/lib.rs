@@ -161,6 +161,11 @@ pub struct Policy {
     /// [`AGENT_VAR`]): where that is evidently so, commands get the nested sandbox
     /// (`nested.rs`) instead of none.
     pub nested: bool,
+    /// Commands nested in this one get sandboxes of their own inside it: a confined agent's
+    /// (`hookd run --confine`). Below Landlock ABI 9 its `connect` and `bind` are then its own,
+    /// not made by pid 1 (`broker/`), whose helpers would make its nested commands' calls in
+    /// the agent's domain.
+    pub nests: bool,
     /// The command is started as soon as it is prepared (`hookd exec`): the namespaces are not
     /// probed first ([`support_unprobed`]); where it then fails to start, the caller asks
     /// [`missing_for`], which probes them and says what the kernel lacks. Not with `nested`
@@ -193,6 +198,7 @@ impl Default for Policy {
             covered: Vec::new(),
             named_sockets: Vec::new(),
             nested: false,
+            nests: false,
             start_at_once: false,
             shown: Vec::new(),
             git: None,
@@ -637,8 +643,9 @@ impl Confinement {
         // Kept until the end has settled it; pid 1 holds its lock first of all.
         let pending =
             (unsettled.as_deref()).and_then(|d| unsettled::Pending::record(d, &held.below, idle));
-        // Where Landlock holds pathname Unix sockets itself (ABI 9), no broker.
-        let broker = (support().landlock_abi.unwrap_or(0) < 9)
+        // Where Landlock holds pathname Unix sockets itself (ABI 9), no broker; nor for a
+        // confined agent ([`Policy::nests`]).
+        let broker = (support().landlock_abi.unwrap_or(0) < 9 && !policy.nests)
             .then(|| broker::Broker::new(&sockets))
             .flatten();
         let mut locks: Vec<std::os::fd::RawFd> = pending.iter().map(|p| p.fd()).collect();

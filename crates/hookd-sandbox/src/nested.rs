@@ -196,46 +196,13 @@ fn start_proxy(
     use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
     let via = super::PROXY_ADDR.parse().ok();
     let (proxy, channel) = super::egress::proxy::Proxy::start_via(e, via, None)?;
-    let listener = bind_as_deep_as_the_command()?;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
     let fds = [listener.as_raw_fd()];
     let iov = [std::io::IoSlice::new(b"x")];
     let cmsg = [ControlMessage::ScmRights(&fds)];
     sendmsg::<()>(channel.as_raw_fd(), &iov, &cmsg, MsgFlags::empty(), None)?;
     Ok((proxy, addr))
-}
-
-/// The proxy's listening socket on a loopback port, bound from a thread with one seccomp filter
-/// more than this process, as many as the command will have: the agent's sandbox makes its
-/// processes' `bind` and `connect` itself below Landlock ABI 9 (`broker/`), and lets a command
-/// nested in it connect only to a port bound by a process as deep (not the agent's proxy, not
-/// what the agent listens on).
-fn bind_as_deep_as_the_command() -> std::io::Result<std::net::TcpListener> {
-    let bound = std::thread::spawn(|| {
-        let allow = [libc::sock_filter {
-            code: (libc::BPF_RET | libc::BPF_K) as u16,
-            jt: 0,
-            jf: 0,
-            k: libc::SECCOMP_RET_ALLOW,
-        }];
-        let prog = libc::sock_fprog {
-            len: 1,
-            filter: allow.as_ptr().cast_mut(),
-        };
-        // SAFETY: prctl reads `prog`; the filter (allowing everything) is this thread's alone.
-        // Where it cannot be installed (no no_new_privs: not in a sandbox), nothing is brokered.
-        unsafe {
-            libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER,
-                &prog as *const libc::sock_fprog,
-            )
-        };
-        std::net::TcpListener::bind("127.0.0.1:0")
-    });
-    bound
-        .join()
-        .map_err(|_| std::io::Error::other("the proxy's socket could not be bound"))?
 }
 
 /// The nested domain: writes beneath `writable` and to the usual devices; files read anywhere

@@ -5,7 +5,6 @@
 //! it the thread-local `errno` that libc's wrappers write.
 
 use std::ffi::{c_int, c_void, CStr};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use nix::libc;
 use rustix::fd::{AsRawFd, OwnedFd};
@@ -29,45 +28,16 @@ fn standing(listener: c_int, id: u64) -> bool {
     unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) == 0 }
 }
 
-/// How many helpers may be busy with nested callers at once: the others stay for the sandbox's
-/// own command (a confined agent), which a nested command's connections that never complete
-/// must not starve of answers.
-const NESTED_MOST: usize = super::pool::HELPERS - 8;
-/// How many helpers are busy with a nested caller (pid 1's memory, shared).
-static NESTED_BUSY: AtomicUsize = AtomicUsize::new(0);
-
-/// One of the [`NESTED_MOST`] turns, given back when dropped.
-struct NestedTurn;
-
-impl NestedTurn {
-    fn take() -> Option<NestedTurn> {
-        if NESTED_BUSY.fetch_add(1, Ordering::AcqRel) < NESTED_MOST {
-            Some(NestedTurn)
-        } else {
-            NESTED_BUSY.fetch_sub(1, Ordering::AcqRel);
-            None
-        }
-    }
-}
-
-impl Drop for NestedTurn {
-    fn drop(&mut self) {
-        NESTED_BUSY.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// The calling thread, as its `/proc/TID/status` says.
-pub(super) struct Caller {
+struct Caller {
     tid: u32,
     /// Its process (thread group).
     tgid: u32,
     umask: u32,
-    /// How many seccomp filters it has (0 where the kernel does not say).
-    pub(super) depth: u64,
 }
 
 impl Caller {
-    pub(super) fn of(tid: u32) -> Option<Caller> {
+    fn of(tid: u32) -> Option<Caller> {
         let mut buf = [0u8; 40];
         let path = numbered(&mut buf, b"/proc/", tid, b"/status");
         let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
@@ -83,8 +53,6 @@ impl Caller {
             tid,
             tgid: u32::try_from(field(b"\nTgid:\t", 10)?).ok()?,
             umask: field(b"\nUmask:\t", 8).unwrap_or(0o022) as u32 & 0o777,
-            // Kernels before 5.9 do not say: every caller is then taken as the command.
-            depth: field(b"\nSeccomp_filters:\t", 10).unwrap_or(0),
         })
     }
 }
@@ -93,9 +61,8 @@ impl Caller {
 enum Address<'a> {
     /// A pathname Unix socket: the path (at most 108 bytes, up to a NUL).
     Path(&'a CStr),
-    /// An abstract Unix socket: its name, after the leading NUL.
-    Abstract(&'a [u8]),
-    /// A Unix socket with no name (`bind`: one is chosen), or another family's address.
+    /// An abstract Unix socket, a Unix socket with no name (`bind`: one is chosen), or another
+    /// family's address.
     Other,
 }
 
@@ -114,13 +81,6 @@ pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) 
     let any = unsafe { SocketAddrAny::new(storage, len as u32) };
     // SAFETY: `storage` is a zeroed `sockaddr_storage`, which a `sockaddr_un` fits in.
     let un = unsafe { &*storage.as_ptr().cast::<libc::sockaddr_un>() };
-    let unix = un.sun_family == libc::AF_UNIX as libc::sa_family_t;
-    let nested = caller.depth > broker.depth;
-    let _turn = if nested {
-        Some(NestedTurn::take().ok_or(libc::EAGAIN)?)
-    } else {
-        None
-    };
     let mut name = [0u8; 109];
     let connect = i64::from(n.data.nr) == libc::SYS_connect;
     let address = address(un, len, &mut name)?;
@@ -137,48 +97,14 @@ pub(super) fn answer(n: &libc::seccomp_notif, listener: c_int, broker: &Broker) 
         return Err(libc::ENOENT);
     }
     match address {
-        Address::Path(path) => {
-            if connect {
-                connect_checked(&socket, cwd.as_ref(), path, &caller, broker)
-            } else {
-                bind_remembered(&socket, cwd.as_ref(), path, &caller, &any)
-            }
+        Address::Path(path) if connect => {
+            connect_checked(&socket, cwd.as_ref(), path, &caller, broker)
         }
-        Address::Abstract(name) => {
-            let key = Key::abstract_name(name);
-            if connect {
-                if nested && !made(key, caller.depth) {
-                    return Err(libc::EACCES);
-                }
-                // The kernel judges it too: Landlock's scope (ABI 6) refuses one made outside.
-                rustix::net::connect(&socket, &any).map_err(no)?;
-            } else {
-                rustix::net::bind(&socket, &any).map_err(no)?;
-                remember(key, caller.depth);
-            }
-            Ok(0)
-        }
-        Address::Other if connect => {
-            // A nested caller's port: one bound as deep (its own proxy's, its own servers'),
-            // never the agent's (its proxy, what it listens on). Its own domain would say so
-            // (Landlock ABI 4), but this call is made here, in the agent's.
-            if let (true, Some(port)) = (nested, port_of(&storage)) {
-                if !made(Key::Port(port), caller.depth) {
-                    return Err(libc::EACCES);
-                }
-            }
-            rustix::net::connect(&socket, &any).map_err(no)?;
-            Ok(0)
-        }
-        Address::Other => {
-            rustix::net::bind(&socket, &any).map_err(no)?;
-            if unix {
-                remember_chosen(&socket, &caller);
-            } else {
-                remember_port(&socket, &caller);
-            }
-            Ok(0)
-        }
+        Address::Path(path) => bind_remembered(&socket, cwd.as_ref(), path, &caller, &any),
+        // An abstract name, or another family's address: as asked. The kernel judges it too
+        // (Landlock's scope, ABI 6, refuses an abstract socket made outside).
+        Address::Other if connect => rustix::net::connect(&socket, &any).map(|()| 0).map_err(no),
+        Address::Other => rustix::net::bind(&socket, &any).map(|()| 0).map_err(no),
     }
 }
 
@@ -222,7 +148,7 @@ fn read_caller(tid: u32, at: u64, to: *mut c_void, len: usize) -> Result<(), c_i
 
 /// What `un` (`len` bytes of it) names; a path copied into `name`, NUL-terminated.
 fn address<'a>(
-    un: &'a libc::sockaddr_un,
+    un: &libc::sockaddr_un,
     len: usize,
     name: &'a mut [u8; 109],
 ) -> Result<Address<'a>, c_int> {
@@ -234,9 +160,7 @@ fn address<'a>(
     }
     let path = &un.sun_path[..len - 2];
     if path[0] == 0 {
-        // SAFETY: c_char and u8 have the same size and alignment.
-        let bytes = unsafe { std::slice::from_raw_parts(path.as_ptr().cast::<u8>(), path.len()) };
-        return Ok(Address::Abstract(&bytes[1..]));
+        return Ok(Address::Other);
     }
     for (to, c) in name.iter_mut().zip(path) {
         if *c == 0 {
@@ -314,7 +238,7 @@ fn key_of(fd: &OwnedFd) -> Result<(Key, FileType), c_int> {
     };
     let dev = rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor);
     let kind = FileType::from_raw_mode(u32::from(st.stx_mode));
-    Ok((Key::Path(dev, st.stx_ino, born), kind))
+    Ok((Key(dev, st.stx_ino, born), kind))
 }
 
 /// Connect `socket` to what `path` leads to, if the user listed it or the sandbox bound it (by
@@ -332,10 +256,7 @@ fn connect_checked(
     if kind != FileType::Socket {
         return Err(libc::ECONNREFUSED);
     }
-    let Key::Path(dev, ino, _) = key else {
-        return Err(libc::EACCES);
-    };
-    if !broker.listed.contains(&(dev, ino)) && !made(key, caller.depth) {
+    if !broker.listed.contains(&(key.0, key.1)) && !made(key) {
         return Err(libc::EACCES);
     }
     let mut buf = [0u8; 40];
@@ -366,65 +287,11 @@ fn bind_remembered(
     rustix::net::bind(socket, addr).map_err(no)?;
     let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     if let Ok(made) = rustix::fs::openat(CWD, path, flags, Mode::empty()) {
-        if let Ok((key @ Key::Path(_, _, born), FileType::Socket)) = key_of(&made) {
-            if born >= before {
-                remember(key, caller.depth);
+        if let Ok((key, FileType::Socket)) = key_of(&made) {
+            if key.2 >= before {
+                remember(key);
             }
         }
     }
     Ok(0)
-}
-
-/// Remember the abstract name the kernel chose for `socket` (a `bind` with no name).
-fn remember_chosen(socket: &OwnedFd, caller: &Caller) {
-    // SAFETY: a `sockaddr_un` of zeroes is a valid (empty) one.
-    let mut un: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of_val(&un) as libc::socklen_t;
-    // SAFETY: getsockname writes at most `len` bytes into `un`; its result, not errno, is read.
-    let r = unsafe { libc::getsockname(socket.as_raw_fd(), (&raw mut un).cast(), &mut len) };
-    let len = len as usize;
-    if r == 0 && len > 2 && len <= std::mem::size_of_val(&un) && un.sun_path[0] == 0 {
-        let path = &un.sun_path[1..len - 2];
-        // SAFETY: c_char and u8 have the same size and alignment.
-        let bytes = unsafe { std::slice::from_raw_parts(path.as_ptr().cast::<u8>(), path.len()) };
-        remember(Key::abstract_name(bytes), caller.depth);
-    }
-}
-
-/// The port an IPv4 or IPv6 address names.
-fn port_of(storage: &std::mem::MaybeUninit<rustix::net::addr::SocketAddrStorage>) -> Option<u16> {
-    // SAFETY: `storage` is a zeroed `sockaddr_storage`, which both address kinds fit in.
-    let (family, port) = unsafe {
-        let inet = &*storage.as_ptr().cast::<libc::sockaddr_in>();
-        (c_int::from(inet.sin_family), inet.sin_port)
-    };
-    // `sin_port` and `sin6_port` lie at the same offset, in network order.
-    (family == libc::AF_INET || family == libc::AF_INET6).then(|| u16::from_be(port))
-}
-
-/// Remember the port `socket` was just bound to (IPv4 or IPv6).
-fn remember_port(socket: &OwnedFd, caller: &Caller) {
-    let mut storage = std::mem::MaybeUninit::<rustix::net::addr::SocketAddrStorage>::zeroed();
-    let mut len = std::mem::size_of_val(&storage) as libc::socklen_t;
-    // SAFETY: getsockname writes at most `len` bytes into `storage`; its result, not errno, is
-    // read.
-    let r = unsafe { libc::getsockname(socket.as_raw_fd(), storage.as_mut_ptr().cast(), &mut len) };
-    if let (0, Some(port)) = (r, port_of(&storage)) {
-        remember(Key::Port(port), caller.depth);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nested_callers_keep_eight_helpers_free_for_the_command() {
-        let turns: Vec<NestedTurn> = std::iter::from_fn(NestedTurn::take).take(100).collect();
-        assert_eq!(turns.len(), NESTED_MOST);
-        assert!(NestedTurn::take().is_none());
-        drop(turns);
-        assert!(NestedTurn::take().is_some());
-        assert_eq!(NESTED_BUSY.load(Ordering::Relaxed), 0);
-    }
 }

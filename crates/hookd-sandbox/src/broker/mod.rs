@@ -1,15 +1,18 @@
 //! A confined command's `connect` and `bind`, made by pid 1 where Landlock cannot hold Unix
 //! sockets (below ABI 9): the command's calls wait on a seccomp user notification, a helper
 //! of pid 1 makes each one itself on the command's socket (taken with `pidfd_getfd`) with the
-//! address it read once, and answers with the result (`answer.rs`). A pathname Unix socket is
-//! connected to only when what its path leads to (opened once, connected to through the
-//! helper's `/proc/self/fd`) is one the user listed (`sandbox.unix_sockets`) or one the sandbox
-//! bound (`made.rs`), by a process no less deep in seccomp filters than the caller (so a
-//! command nested inside reaches none of its confined agent's): a service listening outside,
+//! address it read once, and answers with the result (`answer.rs`, helpers in `pool.rs`). A
+//! pathname Unix socket is connected to only when what its path leads to (opened once,
+//! connected to through the helper's `/proc/self/fd`) is one the user listed
+//! (`sandbox.unix_sockets`) or one the sandbox bound (`made.rs`): a service listening outside,
 //! wherever its socket is, answers EACCES, as Landlock ABI 9 would. Datagram Unix sockets are
 //! refused (EACCES): each `sendmsg` may name an address where seccomp cannot read it. Nothing
 //! the command changes after it asked (the address, the descriptor, a link on the path)
-//! changes what is made.
+//! changes what is made: no call is ever left to the kernel after a helper looked at it.
+//!
+//! Not for a confined agent (`hookd run --confine`, [`crate::Policy::nests`]): its commands get
+//! Landlock domains of their own inside its (`nested.rs`), which calls made by the agent's
+//! helpers, in the agent's domain, would escape.
 
 mod answer;
 mod made;
@@ -28,9 +31,6 @@ pub(crate) struct Broker {
     pub(crate) filter: Vec<libc::sock_filter>,
     /// The listed sockets (`sandbox.unix_sockets`, as they were resolved): device and inode.
     listed: Vec<(u64, u64)>,
-    /// How many seccomp filters the command has when it execs (this process's, pid 1's and the
-    /// broker's): a caller with more is nested inside it.
-    depth: u64,
 }
 
 impl Broker {
@@ -43,17 +43,9 @@ impl Broker {
             .filter_map(|s| std::fs::metadata(s).ok())
             .map(|m| (m.dev(), m.ino()))
             .collect();
-        // SAFETY: PR_GET_SECCOMP only returns this thread's mode (0: no filter, 2: filters).
-        let filtered = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } != 0;
-        let own = if filtered {
-            answer::Caller::of(std::process::id()).map_or(0, |c| c.depth)
-        } else {
-            0 // the usual case, known without reading /proc (30 µs of every `hookd exec`)
-        };
         Some(Broker {
             filter: program()?,
             listed,
-            depth: own + 2,
         })
     }
 }

@@ -15,7 +15,7 @@ use nix::libc;
 use super::{answer, Broker};
 
 /// How many helpers at most (calls made at once); the next call waits until one is free.
-pub(super) const HELPERS: usize = 32;
+const HELPERS: usize = 32;
 /// Each helper's memory: its stack, with its [`Helper`] at the bottom.
 const HELPER_MEMORY: usize = 128 * 1024;
 
