@@ -30,6 +30,36 @@ struct Outside {
 }
 
 impl Outside {
+    /// `python3 -c SCRIPT SOCKET ARGS…` through `hookd exec` in the project: what it printed,
+    /// once the listener is seen to have accepted nothing.
+    fn attacked(
+        &self,
+        p: &crate::support::Project,
+        tmp: &std::path::Path,
+        script: &str,
+        args: &[&str],
+    ) -> String {
+        let mut all = vec![
+            "exec",
+            "--",
+            "python3",
+            "-c",
+            script,
+            self.socket.to_str().unwrap(),
+        ];
+        all.extend(args);
+        let o = hookd(p, tmp, &all).output().unwrap();
+        settle();
+        assert_eq!(
+            markers(self.out.path()),
+            Vec::<String>::new(),
+            "{}",
+            stdout(&o)
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    }
+
     fn listening() -> Outside {
         let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
         let elsewhere = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
@@ -178,7 +208,6 @@ fn a_connection_cannot_be_switched_after_it_was_checked() {
     }
     let (p, tmp) = project();
     let o = Outside::listening();
-    let (out, outside) = (&o.out, &o.socket);
     let script = r#"
 import ctypes, os, socket, sys, threading
 libc = ctypes.CDLL(None, use_errno=True)
@@ -226,18 +255,10 @@ for t in threads:
     t.join()
 print("reached", reached > 0, "refused", refused > 0)
 "#;
-    let args = [
-        "exec",
-        "--",
-        "python3",
-        "-c",
-        script,
-        outside.to_str().unwrap(),
-    ];
-    let o = hookd(&p, &tmp, &args).output().unwrap();
-    settle();
-    assert_eq!(stdout(&o), "reached True refused True\n", "{}", stderr(&o));
-    assert_eq!(markers(out.path()), Vec::<String>::new());
+    assert_eq!(
+        o.attacked(&p, &tmp, script, &[]),
+        "reached True refused True\n"
+    );
 }
 
 /// A connection pid 1 makes for the command and that never completes (a listener of the
@@ -285,7 +306,6 @@ fn a_command_that_makes_itself_look_nested_reaches_nothing_outside() {
     let (p, tmp) = project();
     p.write_home("config.yaml", "sandbox:\n  network: true\n");
     let o = Outside::listening();
-    let (out, outside) = (&o.out, &o.socket);
     let script = r#"
 import ctypes, os, random, socket, struct, sys, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -323,19 +343,7 @@ for i in range(int(sys.argv[2])):
     a.close(); u.close(); os.close(N)
 print("reached", reached)
 "#;
-    let args = [
-        "exec",
-        "--",
-        "python3",
-        "-c",
-        script,
-        outside.to_str().unwrap(),
-        "300",
-    ];
-    let o = hookd(&p, &tmp, &args).output().unwrap();
-    settle();
-    assert_eq!(stdout(&o), "reached 0\n", "{}", stderr(&o));
-    assert_eq!(markers(out.path()), Vec::<String>::new());
+    assert_eq!(o.attacked(&p, &tmp, script, &["300"]), "reached 0\n");
 }
 
 /// Attack round 14's F2: pid 1 took a POLLERR from its listener (which the kernel says when a
