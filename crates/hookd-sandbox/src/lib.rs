@@ -322,7 +322,7 @@ pub struct Confinement {
     /// `ioctl`s.
     network_filter: linux::Filter,
     /// Below Landlock ABI 9, pid 1's answers to the command's `connect` and `bind`
-    /// (`broker.rs`).
+    /// (`broker/`).
     broker: Option<broker::Broker>,
     /// The private temporary directory and socket places, in mount order.
     places: Vec<private::Mount>,
