@@ -384,3 +384,40 @@ fn where_the_namespaces_cannot_be_made_the_start_names_the_lack() {
         assert!(!p.path().join("ran").exists(), "{inner:?}");
     }
 }
+
+/// Attack round 15's F7: a command nested in a confined agent has no PID namespace of its own
+/// to end with it, and a `kill -9` (or a SIGTERM) of its `hookd exec` left it running until the
+/// agent ended. Its waiter now ends it, and what it started, when that `hookd exec` dies.
+#[test]
+fn a_nested_command_ends_when_its_hookd_exec_is_killed() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    p.write_home(
+        "config.yaml",
+        "sandbox:\n  network:\n    allow: [localhost, 127.0.0.1]\n",
+    );
+    let script = r#"
+left() { for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < "$f" 2>/dev/null; echo; done | grep -c "^sleep $1 " ; }
+for sig in KILL TERM; do
+  n=27.$(printf %d "'$sig")
+  "$INNER" exec -- sh -c "sleep $n & sleep $n" &
+  pid=$!
+  sleep 1.5
+  before=$(left $n)
+  kill -$sig $pid
+  wait $pid 2>/dev/null
+  sleep 1
+  echo "$sig: $before running before, $(left $n) after"
+done
+"#;
+    let inner = inner_hookd();
+    let o = as_a_confined_agent(&p, &tmp, &["bash", "-c", script], &[("INNER", &inner)]);
+    assert_eq!(
+        stdout(&o),
+        "KILL: 2 running before, 0 after\nTERM: 2 running before, 0 after\n",
+        "{}",
+        stderr(&o)
+    );
+}

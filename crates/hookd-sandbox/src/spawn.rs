@@ -235,7 +235,27 @@ unsafe fn start(
         libc::sigfillset(&mut all);
         libc::sigprocmask(libc::SIG_SETMASK, &all, &mut old);
         match confinement {
-            Some(c) if c.nested.is_some() => unconfined(&old, leftovers, done, Some(c)),
+            Some(c) if c.nested.is_some() => {
+                // Nested (no PID namespace of its own to end with it): the waiter ends the
+                // command and all it started when the process that spawned it dies, killed or
+                // ended by a signal (attack round 15's F7: `kill -9` of a nested `hookd exec`
+                // left its command running until the agent ended).
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = spawner_died as *const () as libc::sighandler_t;
+                libc::sigfillset(&mut sa.sa_mask);
+                check(libc::sigaction(libc::SIGRTMAX(), &sa, std::ptr::null_mut()))?;
+                check(libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGRTMAX(),
+                    0,
+                    0,
+                    0,
+                ))?;
+                if libc::getppid() != parent {
+                    libc::_exit(1); // the spawner died before the death signal was set
+                }
+                unconfined(&old, leftovers, done, Some(c))
+            }
             Some(c) => {
                 // Killed with the thread that spawned it (the runner, which waits for it): then
                 // pid 1's own parent-death signal ends the namespace. Before, a dispatcher
@@ -589,6 +609,16 @@ unsafe fn has_children() -> bool {
         let n = libc::read(fd, (&raw mut byte).cast(), 1);
         libc::close(fd);
         n == 1
+    }
+}
+
+/// A nested command's waiter, its spawner gone: every descendant killed and reaped, then it
+/// exits.
+extern "C" fn spawner_died(_: libc::c_int) {
+    // SAFETY: kill_descendants makes raw, async-signal-safe calls only; then _exit.
+    unsafe {
+        kill_descendants();
+        libc::_exit(1)
     }
 }
 
