@@ -169,6 +169,27 @@ pub fn policy(
     Ok(p)
 }
 
+/// `argv` (the agent's program and arguments) as a command confined by `confinement`, the
+/// sandbox [`policy`] made: started in `cwd` with `host`'s variables, told it is a confined
+/// agent ([`crate::sandbox::AGENT_VAR`], so that its commands get the nested sandbox), and with
+/// no `NO_PROXY` (the agent's API is often on loopback in tests and behind a gateway in
+/// companies: nothing bypasses the proxy, there is no other way out of its network namespace).
+pub fn command(
+    confinement: std::sync::Arc<crate::sandbox::Confinement>,
+    policy: &SandboxPolicy,
+    argv: &[String],
+    cwd: &Path,
+    host: &Host,
+) -> std::process::Command {
+    let mut cmd = crate::sandbox::command(confinement, argv, cwd, None, host.vars());
+    if policy.egress.is_some() {
+        cmd.env_remove("NO_PROXY")
+            .env_remove("no_proxy")
+            .env(crate::sandbox::AGENT_VAR, "1");
+    }
+    cmd
+}
+
 /// `at` made where it is absent, as what it is: a JSON settings file holding `{}`, an empty
 /// `.env`, else an empty directory (this user's alone).
 fn made(at: &Path) -> Result<(), String> {

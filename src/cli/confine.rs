@@ -9,7 +9,6 @@ use super::error::{Done, Error};
 use super::load::{load, ConfigArgs};
 use crate::adapter::confine::policy;
 use crate::adapter::Adapter;
-use crate::sandbox::AGENT_VAR;
 use nix::sys::signal::{signal, SigHandler, Signal};
 
 /// Start `command` (the agent's program and arguments) confined as `agent` needs, `hosts` its
@@ -41,14 +40,7 @@ pub(super) fn run(agent: &dyn Adapter, command: &[OsString], hosts: &[String]) -
         .iter()
         .map(|s| s.to_string_lossy().into_owned())
         .collect();
-    let mut cmd = crate::sandbox::command(confinement.clone(), &argv, &cwd, None, host.vars());
-    if policy.egress.is_some() {
-        // The agent's own API is often on loopback in tests and behind a gateway in companies:
-        // nothing bypasses the proxy (there is no other way out of its network namespace).
-        cmd.env_remove("NO_PROXY")
-            .env_remove("no_proxy")
-            .env(AGENT_VAR, "1");
-    }
+    let mut cmd = crate::adapter::confine::command(confinement.clone(), &policy, &argv, &cwd, host);
     // As `hookd exec`: Ctrl-C reaches the agent through its waiter; hookd waits for it.
     extern "C" fn wait_on(_: nix::libc::c_int) {}
     for sig in [Signal::SIGINT, Signal::SIGQUIT] {

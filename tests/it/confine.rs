@@ -47,9 +47,9 @@ fn inner_hookd() -> String {
     crate::support::hookd_outside_tmp().display().to_string()
 }
 
-/// `argv` run as `hookd run --confine` runs an agent (the same policy, made by
-/// `hookd::adapter::confine::policy` for Gemini CLI with `--allow-host 127.0.0.1`, and the same
-/// variables), from the project, with `vars` besides: the command is the agent. (`hookd run`
+/// `argv` run as `hookd run --confine` runs an agent (the same policy and command, made by
+/// `hookd::adapter::confine::{policy, command}` for Gemini CLI with `--allow-host
+/// 127.0.0.1`), from the project, with `vars` besides: the command is the agent. (`hookd run`
 /// itself refuses to start without the agent's system-wide install, which a test does not make.)
 fn as_a_confined_agent(
     p: &crate::support::Project,
@@ -78,11 +78,9 @@ fn as_a_confined_agent(
     .unwrap();
     let c = hookd::sandbox::prepare_in(&policy, &config.project_dir, p.path()).unwrap();
     let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
-    let mut cmd = hookd::sandbox::command(Arc::new(c), &argv, p.path(), None, host.vars());
-    cmd.env_remove("NO_PROXY")
-        .env_remove("no_proxy")
-        .env(hookd::sandbox::AGENT_VAR, "1");
-    cmd.output().unwrap()
+    hookd::adapter::confine::command(Arc::new(c), &policy, &argv, p.path(), &host)
+        .output()
+        .unwrap()
 }
 
 fn has_curl() -> bool {

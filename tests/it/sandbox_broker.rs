@@ -441,3 +441,36 @@ except OSError as e:
 fn libc_enotconn() -> i32 {
     nix::libc::ENOTCONN
 }
+
+/// The library's `hookd::sandbox::command` starts the command by a `fork` of pid 1, not by
+/// `vfork.rs` (its caller may change the `Command` after), and the listener is handed to pid 1
+/// over a socket pair: there too a socket made outside is refused and the command's own works.
+#[test]
+fn a_command_the_library_starts_is_brokered_too() {
+    if !confinable() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let o = Outside::listening();
+    let mut policy = hookd::config::SandboxPolicy::default();
+    policy.enabled = true;
+    let c = hookd::sandbox::prepare(&policy, dir.path()).unwrap();
+    let script = r#"
+import errno, socket, sys
+for path in (sys.argv[1], "own.sock"):
+    if path == "own.sock":
+        l = socket.socket(socket.AF_UNIX); l.bind(path); l.listen(1)
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path); print("connected")
+    except OSError as e:
+        print(errno.errorcode[e.errno])
+"#;
+    let argv = ["python3", "-c", script, o.socket.to_str().unwrap()].map(String::from);
+    let out = hookd::sandbox::command(std::sync::Arc::new(c), &argv, dir.path(), None, [])
+        .output()
+        .unwrap();
+    settle();
+    assert_eq!(stdout(&out), "EACCES\nconnected\n", "{}", stderr(&out));
+    assert_eq!(markers(o.out.path()), Vec::<String>::new());
+}
