@@ -240,17 +240,7 @@ unsafe fn start(
                 // command and all it started when the process that spawned it dies, killed or
                 // ended by a signal (attack round 15's F7: `kill -9` of a nested `hookd exec`
                 // left its command running until the agent ended).
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = spawner_died as *const () as libc::sighandler_t;
-                libc::sigfillset(&mut sa.sa_mask);
-                check(libc::sigaction(libc::SIGRTMAX(), &sa, std::ptr::null_mut()))?;
-                check(libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGRTMAX(),
-                    0,
-                    0,
-                    0,
-                ))?;
+                on_parent_death(spawner_died)?;
                 if libc::getppid() != parent {
                     libc::_exit(1); // the spawner died before the death signal was set
                 }
@@ -376,23 +366,13 @@ pub(super) unsafe fn pid_one_confined(c: &Confinement, report: RawFd) -> std::io
         // running. The signal is caught (set before it is asked for: pid 1 of a namespace
         // ignores a signal it does not handle), and what is left is killed and reaped first.
         RECORD.store(c.record, Ordering::Relaxed);
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = orphaned as *const () as libc::sighandler_t;
-        libc::sigfillset(&mut sa.sa_mask);
-        check(libc::sigaction(libc::SIGRTMAX(), &sa, std::ptr::null_mut()))?;
         // Taken at once (the others wait until the command exists): nothing of the command
         // starts once the parent has gone.
         let mut death: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut death);
         libc::sigaddset(&mut death, libc::SIGRTMAX());
+        on_parent_death(orphaned)?;
         libc::sigprocmask(libc::SIG_UNBLOCK, &death, std::ptr::null_mut());
-        check(libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGRTMAX(),
-            0,
-            0,
-            0,
-        ))?;
         let mut alive = libc::pollfd {
             fd: report,
             events: 0,
@@ -609,6 +589,30 @@ unsafe fn has_children() -> bool {
         let n = libc::read(fd, (&raw mut byte).cast(), 1);
         libc::close(fd);
         n == 1
+    }
+}
+
+/// `handler` for SIGRTMAX, then SIGRTMAX as this process's parent-death signal: caught, not a
+/// SIGKILL, so that the handler ends what this process started first (and set before it is
+/// asked for: a namespace's pid 1 ignores a signal it does not handle). The caller checks that
+/// the parent had not died already.
+///
+/// # Safety
+/// Between fork and exec: raw syscalls on this stack's values.
+unsafe fn on_parent_death(handler: extern "C" fn(libc::c_int)) -> std::io::Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as *const () as libc::sighandler_t;
+        libc::sigfillset(&mut sa.sa_mask);
+        check(libc::sigaction(libc::SIGRTMAX(), &sa, std::ptr::null_mut()))?;
+        check(libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGRTMAX(),
+            0,
+            0,
+            0,
+        ))
     }
 }
 
