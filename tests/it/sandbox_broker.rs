@@ -474,3 +474,26 @@ for path in (sys.argv[1], "own.sock"):
     assert_eq!(stdout(&out), "EACCES\nconnected\n", "{}", stderr(&out));
     assert_eq!(markers(o.out.path()), Vec::<String>::new());
 }
+
+/// The helper reads the caller's thread group and umask from `/proc/TID/status`, whose first
+/// line is the process's name, which the process chooses: a name spelling later lines
+/// (`\nUmask:\t0000`) does not change what is read (the kernel writes a newline in a name as
+/// `\n`), so its socket is made with its real umask.
+#[test]
+fn a_process_name_cannot_spell_its_status() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let script = r#"
+import ctypes, os, socket
+ctypes.CDLL(None).prctl(15, b"x\nUmask:\t0000\nTgid:\t1", 0, 0, 0)  # PR_SET_NAME
+os.umask(0o077)
+l = socket.socket(socket.AF_UNIX); l.bind("named.sock")
+print(oct(os.stat("named.sock").st_mode & 0o777))
+"#;
+    let o = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "0o700\n", "{}", stderr(&o));
+}
