@@ -131,7 +131,7 @@ const fn row(
 }
 
 use Anchor::{Anywhere, ConfigHome, GitDir, Home, Var};
-use Sandbox::{Hidden, ReadOnly};
+use Sandbox::{Hidden, ReadOnly, Watched};
 use Shape::{Dir, File, Prefix};
 
 const AGENT_SETTINGS: &str = "an agent's settings: its hooks, permissions and environment";
@@ -161,6 +161,25 @@ pub const PLACES: &[Place] = &[
     row(Anywhere, "crush.json", File, ReadOnly, AGENT_SETTINGS),
     row(Anywhere, ".crush.json", File, ReadOnly, AGENT_SETTINGS),
     row(Anywhere, ".cursor", Dir, ReadOnly, "Cursor's project settings: its hooks, MCP servers and rules"),
+    // The other agents' and editors' project settings that start or run something (attack
+    // round 11, F6). Those an editor's extension reads while it runs, held like `.cursor/`
+    // (a stand-in where absent); those a program reads when it starts, `Watched`: held where
+    // they exist, moved aside at the command's end where it made them (no stand-in to pay for
+    // at every command).
+    row(Anywhere, ".roo", Dir, ReadOnly, "Roo Code's project MCP servers (`.roo/mcp.json`), started by the editor's extension as soon as the file changes"),
+    row(Anywhere, ".kilocode", Dir, ReadOnly, "Kilo Code's project MCP servers (`.kilocode/mcp.json`), started by the editor's extension as soon as the file changes"),
+    row(Anywhere, ".continue", Dir, ReadOnly, "Continue's project MCP servers (`.continue/mcpServers`) and configuration, reloaded by the editor's extension"),
+    row(Anywhere, ".kiro", Dir, ReadOnly, "Kiro's hooks (`.kiro/hooks`: commands run on file events, read while the editor runs) and MCP servers"),
+    row(Anywhere, ".windsurf", Dir, ReadOnly, "Windsurf's hooks (`.windsurf/hooks.json`: commands run around Cascade's steps), workflows and rules"),
+    row(Anywhere, ".clinerules", Dir, ReadOnly, "Cline's hooks (`.clinerules/hooks`, run by the editor's extension) and rules"),
+    row(Anywhere, ".amazonq", Dir, ReadOnly, "Amazon Q Developer's project MCP servers and agents (their hooks)"),
+    row(Anywhere, ".qwen", Dir, Watched, "Qwen Code's project settings (a Gemini CLI fork), read at its start: its hooks, MCP servers and tools"),
+    row(Anywhere, "opencode.json", File, Watched, "OpenCode's project configuration, read at its start: the MCP servers' commands it starts, its plugins"),
+    row(Anywhere, "opencode.jsonc", File, Watched, "OpenCode's project configuration, read at its start: the MCP servers' commands it starts, its plugins"),
+    row(Anywhere, ".opencode", Dir, Watched, "OpenCode's project plugins (code run inside OpenCode), agents and commands, read at its start"),
+    row(Anywhere, ".github/hooks", Dir, Watched, "GitHub Copilot's repository hooks (`.github/hooks/*.json`), read at a session's start by its CLI and its agent"),
+    row(Anywhere, ".aider.conf.yml", File, Watched, "aider's configuration, read at its start at the repository's root and in the working directory: its `lint-cmd` and `test-cmd` run after each edit"),
+    row(Anywhere, ".helix", Dir, Watched, "Helix's workspace configuration, read at its start: the language servers it starts"),
     row(Anywhere, ".mcp.json", File, ReadOnly, "MCP servers an agent starts"),
     row(Anywhere, ".env", File, ReadOnly, RUNS_LATER),
     row(Anywhere, ".envrc", File, ReadOnly, RUNS_LATER),
@@ -567,9 +586,12 @@ pub fn by_name(path: &Path) -> Option<PathBuf> {
         let last = components.peek().is_none();
         let text = name.to_str().unwrap_or_default();
         let in_git = parent.is_some_and(|p| p == ".git");
+        // A row of several components (`.github/hooks`) is hit where the path so far ends
+        // with all of them.
+        let named = |p: &Place| p.path == text || (p.path.contains('/') && up_to.ends_with(p.path));
         let hit = |p: &Place| match p.shape {
-            Shape::Dir => p.path == text,
-            Shape::File | Shape::Pinned => last && p.path == text,
+            Shape::Dir => named(p),
+            Shape::File | Shape::Pinned => last && named(p),
             Shape::Prefix => last && text.starts_with(p.path),
         };
         if anywhere().any(hit) || (in_git && in_git_dir().any(hit)) {
@@ -615,7 +637,7 @@ pub(crate) fn sandbox_places(anchors: &Anchors, runtime: &[PathBuf]) -> SandboxP
             continue;
         }
         let list = match place.sandbox {
-            Sandbox::ReadOnly => &mut out.read_only,
+            Sandbox::ReadOnly | Sandbox::Watched => &mut out.read_only,
             Sandbox::Hidden => &mut out.hidden,
             Sandbox::Pinned | Sandbox::Open => continue,
         };
@@ -635,8 +657,8 @@ pub(crate) fn sandbox_places(anchors: &Anchors, runtime: &[PathBuf]) -> SandboxP
     out
 }
 
-/// The catalog as a Markdown table (docs/security.md's "Places" section; `hookd places
-/// --markdown` prints it).
+/// The catalog as a Markdown table (docs/security.md's "Places" section, kept equal to it by
+/// `docs::the_places_table_is_the_catalog`; `UPDATE_GOLDEN=1` writes it there).
 pub fn markdown() -> String {
     let mut out = String::from(
         "| place | what | the model's tools (gate) | confined commands (sandbox) | why |\n| --- | --- | --- | --- | --- |\n",
@@ -648,6 +670,7 @@ pub fn markdown() -> String {
         };
         let sandbox = match p.sandbox {
             Sandbox::ReadOnly => "read-only",
+            Sandbox::Watched => "read-only; made: moved aside at its end",
             Sandbox::Hidden => "hidden",
             Sandbox::Pinned => "cannot be moved",
             Sandbox::Open => "writable",
@@ -729,6 +752,15 @@ mod tests {
     }
 
     #[test]
+    fn only_names_are_watched() {
+        // `Watched` is what the sandbox does to an absent name (no stand-in, moved aside at
+        // the end): an absolute place has no such answer.
+        for p in PLACES.iter().filter(|p| p.sandbox == Sandbox::Watched) {
+            assert_eq!(p.anchor, Anchor::Anywhere, "{}", shown(p));
+        }
+    }
+
+    #[test]
     fn names_are_found_at_any_depth() {
         for (path, place) in [
             ("/p/.infer/hooks.yaml", "/p/.infer"),
@@ -739,6 +771,9 @@ mod tests {
             ("/p/.git/config.worktree", "/p/.git/config.worktree"),
             ("/p/.git/modules/m/config", "/p/.git/modules"),
             ("/p/sub/.git/hooks/pre-commit", "/p/sub/.git/hooks"),
+            ("/p/.github/hooks/h.json", "/p/.github/hooks"),
+            ("/p/web/.github/hooks", "/p/web/.github/hooks"),
+            ("/p/.kiro/hooks/x.kiro.hook", "/p/.kiro"),
         ] {
             assert_eq!(
                 by_name(Path::new(path)),
@@ -752,6 +787,9 @@ mod tests {
             "/p/src/env",
             "/p/.envx",
             "/p/x/.infers",
+            "/p/.github/workflows/ci.yml",
+            "/p/.github/hooks.md",
+            "/p/hooks/x",
         ] {
             assert_eq!(by_name(Path::new(path)), None, "{path}");
         }

@@ -132,6 +132,23 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (p.path(), ".idea/workspace.xml", true),
         (p.path(), ".gitmodules", true),
         (p.path(), ".codex/config.toml", true),
+        // The other agents' and editors' project settings (attack round 11, F6).
+        (p.path(), ".qwen/settings.json", true),
+        (p.path(), "opencode.json", true),
+        (p.path(), "opencode.jsonc", true),
+        (p.path(), ".opencode/plugin/p.js", true),
+        (p.path(), ".roo/mcp.json", true),
+        (p.path(), ".kilocode/mcp.json", true),
+        (p.path(), ".kiro/hooks/h.kiro.hook", true),
+        (p.path(), ".amazonq/mcp.json", true),
+        (p.path(), ".continue/mcpServers/s.yaml", true),
+        (p.path(), ".windsurf/hooks.json", true),
+        (p.path(), ".clinerules/hooks/PreToolUse", true),
+        (p.path(), ".github/hooks/h.json", true),
+        (p.path(), ".github/workflows/ci.yml", false),
+        (p.path(), ".aider.conf.yml", true),
+        (p.path(), ".helix/languages.toml", true),
+        (&web, ".kiro/hooks/h.kiro.hook", true),
         (p.path(), ".bashrc", true),
         (p.path(), ".gitconfig", true),
         (p.path(), ".ripgreprc", true),
@@ -158,7 +175,19 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (&web, ".gemini/settings.json", true),
         (&web, ".git/config", true),
         (p.path(), "notes/new.txt", false),
+        (p.path(), ".roo/mcp.json", true),
+        (p.path(), ".windsurf/hooks.json", true),
+        (p.path(), "opencode.json", true),
+        (p.path(), ".qwen/settings.json", true),
+        (&web, ".aider.conf.yml", true),
+        (&web, ".continue/mcpServers/s.yaml", true),
+        // No `.github` at the root yet: a workflow can be added (no stand-in stands in its
+        // way); a hook does not stay, there or in `web/.github` (moved aside at the end).
+        (p.path(), ".github/workflows/new.yml", false),
+        (&web, ".github/hooks/h.json", true),
+        (p.path(), ".github/hooks/h.json", true),
     ];
+    std::fs::create_dir_all(web.join(".github")).unwrap();
     for (cwd, path, protected) in absent {
         let gate = gate_refuses(&p, &tmp, cwd, path);
         let sandbox = sandbox_refuses_absent(&p, &tmp, cwd, path);

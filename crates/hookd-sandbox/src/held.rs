@@ -240,6 +240,10 @@ impl Below {
     pub(super) fn again(&self) -> Again {
         let mut out = Again::default();
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        // The walk finds single names (one of several components, `.github/hooks`, is looked
+        // for on the way and at the roots, and in the directories the walk finds); its memory
+        // is kept under the same names as at the start.
+        let walked: Vec<&str> = names.iter().copied().filter(|n| !n.contains('/')).collect();
         // On the way to the working directory every name is held (a stand-in where it was
         // absent), so nothing should change there; but another confined command's end can
         // rename a place this one held, or remove its stand-ins, and the name is free to it
@@ -260,9 +264,9 @@ impl Below {
             let memory = self.memory.as_deref();
             let found = match self.ended {
                 Some(ended) => {
-                    crate::walk::walk_after_ended(root, &names, &self.bounds, memory, ended)
+                    crate::walk::walk_after_ended(root, &walked, &self.bounds, memory, ended)
                 }
-                None => crate::walk::walk_after(root, &names, &self.bounds, memory),
+                None => crate::walk::walk_after(root, &walked, &self.bounds, memory),
             };
             out.given_back.extend(found.given_back);
             out.cut.extend(found.cut);
@@ -567,8 +571,9 @@ impl Finder<'_> {
         if !below && self.makes {
             // The stand-ins this directory may get, recorded in one go.
             let ahead: Vec<(Stand, &std::ffi::OsStr)> = (self.places.by_name.iter())
+                .filter(|(name, what)| *what != Hold::Watched && !name.contains('/'))
                 .map(|(name, _)| name.as_str())
-                .filter(|name| !name.contains('/') && !CREATED_WHEN_ABSENT.contains(name))
+                .filter(|name| !CREATED_WHEN_ABSENT.contains(name))
                 .filter(|name| !self.real.exists(&dir.join(name)))
                 .map(|name| (stand_for(name), std::ffi::OsStr::new(name)))
                 .collect();
@@ -585,6 +590,17 @@ impl Finder<'_> {
             } else {
                 *what
             };
+            if what == Hold::Watched {
+                // No stand-in: where it exists, held read-only; one the command makes is moved
+                // aside at its end ([`Below::again`]).
+                if self.real.exists(&path) {
+                    if below {
+                        self.held.below.was(&path);
+                    }
+                    self.held.hold(path, Hold::ReadOnly, &[], self.real)?;
+                }
+                continue;
+            }
             if below && !name.starts_with(".git/") {
                 // Most of the catalog's names are absent there: the directory's listing (read
                 // once) says so without a `stat` of each.
@@ -614,7 +630,7 @@ impl Finder<'_> {
             // the end is what was unless someone else's end freed one ([`Below::again`]).
             for (name, _) in self.places.by_name.iter() {
                 let p = dir.join(name);
-                if !name.contains('/') && self.real.exists(&p) {
+                if !name.starts_with(".git/") && self.real.exists(&p) {
                     self.held.below.was(&p);
                 }
             }
@@ -764,7 +780,7 @@ pub(super) fn held(
     // The names that exist below each root, off the way to the working directory (`web/.env`,
     // a nested repository's `.git`), found by a bounded walk (`crate::walk`).
     if find.makes {
-        let names = (places.by_name.iter()).filter(|(n, _)| !n.contains('/'));
+        let names = (places.by_name.iter()).filter(|(n, _)| !n.starts_with(".git/"));
         find.held.below.names = (names.map(|(n, _)| n.clone()))
             .chain(std::iter::once(BARE_HEAD.to_string()))
             .collect();

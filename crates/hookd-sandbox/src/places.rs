@@ -13,6 +13,11 @@ pub enum Hold {
     Hidden,
     /// Cannot be moved or removed (a mount point), its contents as other rows say.
     Pinned,
+    /// A name ([`Places::by_name`]) read only when a program starts: held read-only where it
+    /// exists, as [`Hold::ReadOnly`]; where it does not, no stand-in (each costs the command a
+    /// link, a mount and an unlink), and one the command made is moved aside when it ends, as
+    /// below the project's root.
+    Watched,
     /// Nothing.
     Open,
 }
