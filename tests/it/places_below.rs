@@ -604,7 +604,10 @@ fn a_hook_is_skipped_naming_what_the_walk_found() {
 /// `c` as another user than root (nobody) where the tests run as root, who reads and renames
 /// whatever the permissions say: `setpriv`, with `c`'s arguments, environment and directory;
 /// `paths` are given to that user first. Unchanged for any other user.
-fn as_a_plain_user(c: &std::process::Command, paths: &[&std::path::Path]) -> std::process::Command {
+pub(crate) fn as_a_plain_user(
+    c: &std::process::Command,
+    paths: &[&std::path::Path],
+) -> std::process::Command {
     let mut s = if nix::unistd::geteuid().is_root() {
         for p in paths {
             let ok = std::process::Command::new("chown")

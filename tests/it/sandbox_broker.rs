@@ -376,7 +376,14 @@ for t in threads: t.join()
 l = socket.socket(socket.AF_UNIX); l.bind("after.sock"); l.listen(1)
 c = socket.socket(socket.AF_UNIX); c.connect("after.sock"); print("connected after the storm")
 "#;
-    let mut c = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script]);
+    let c = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script]);
+    // Still there after a minute: it hangs (the answers stopped).
+    let o = output_within(c, Duration::from_secs(60));
+    assert_eq!(stdout(&o), "connected after the storm\n", "{}", stderr(&o));
+}
+
+/// `c`'s output, killed after `limit` (what it printed by then).
+fn output_within(mut c: std::process::Command, limit: Duration) -> std::process::Output {
     let child = c
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -384,8 +391,7 @@ c = socket.socket(socket.AF_UNIX); c.connect("after.sock"); print("connected aft
         .unwrap();
     let pid = child.id();
     let watchdog = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(60));
-        // Still there after a minute: it hangs (the answers stopped).
+        std::thread::sleep(limit);
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid as i32),
             nix::sys::signal::Signal::SIGKILL,
@@ -393,7 +399,130 @@ c = socket.socket(socket.AF_UNIX); c.connect("after.sock"); print("connected aft
     });
     let o = child.wait_with_output().unwrap();
     drop(watchdog);
-    assert_eq!(stdout(&o), "connected after the storm\n", "{}", stderr(&o));
+    o
+}
+
+/// Attack round 15's F6 (`/work/scratch-r15/g7/killpool.py`): the command killed pid 1's
+/// helpers as they appeared while six threads bound and connected in a loop; a helper killed
+/// just as the kernel handed it a call had not yet marked itself busy, and that call was never
+/// answered: every looping thread stuck, 4 of 4 runs. Pid 1 answers (EINTR) whatever call a
+/// dead helper had taken, by the id in its memory: every thread ends.
+#[test]
+fn a_helper_killed_as_it_takes_a_call_leaves_no_call_waiting() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let script = r#"
+import os, signal, socket, threading, time
+stop = time.time() + 2
+def helpers():
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit() and d != "1" and int(d) != os.getpid():
+            try:
+                stat = open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()
+                if stat[1] == "1" and b"hookd" in open("/proc/%s/cmdline" % d, "rb").read():
+                    out.append(int(d))
+            except OSError:
+                pass
+    return out
+kills = [0]
+def killer():
+    while time.time() < stop:
+        for h in helpers():
+            try:
+                os.kill(h, signal.SIGKILL); kills[0] += 1
+            except OSError:
+                pass
+        time.sleep(0.002)
+def work(i):
+    while time.time() < stop:
+        name = "\0f6-%d-%d" % (os.getpid(), i)
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.bind(name); s.listen(1)
+        except OSError:
+            pass
+        c = socket.socket(socket.AF_UNIX)
+        try:
+            c.connect(name)
+        except OSError:
+            pass
+        s.close(); c.close()
+workers = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(6)]
+k = threading.Thread(target=killer, daemon=True)
+k.start()
+for t in workers: t.start()
+for t in workers: t.join(8)
+stuck = [i for i, t in enumerate(workers) if t.is_alive()]
+print("killed", "some" if kills[0] else "none", "stuck", stuck, flush=True)
+os._exit(0)
+"#;
+    let c = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script]);
+    let o = output_within(c, Duration::from_secs(60));
+    assert_eq!(stdout(&o), "killed some stuck []\n", "{}", stderr(&o));
+}
+
+/// Pid 1 could not start a helper (the command's user at its process limit, its own processes
+/// holding every one): the call was left in the listener and pid 1 polled it for ever (the
+/// `bind` below still waiting after 40 s, and pid 1 spinning). It is refused now (EAGAIN), as a
+/// `fork` at the limit is. As root the limit does not hold: the command runs as nobody.
+#[test]
+fn a_call_no_helper_can_take_is_refused_not_left_waiting() {
+    if !confinable() {
+        return;
+    }
+    if !nix::unistd::geteuid().is_root() {
+        // Another user's limit counts all its processes on the machine: not a test's to set.
+        crate::support::unavailable("root", "the process limit is set for nobody, by root");
+        return;
+    }
+    let (p, tmp) = project();
+    let script = r#"
+import os, socket, time
+kids = []
+while True:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    kids.append(pid)
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.bind("at-the-limit.sock")
+    print("bound", flush=True)
+except OSError as e:
+    print("refused", e.errno, flush=True)
+for k in kids:
+    os.kill(k, 9)
+"#;
+    let c = hookd(&p, &tmp, &["exec", "--", "python3", "-c", script]);
+    let mut limited = std::process::Command::new("prlimit");
+    limited
+        .arg("--nproc=60")
+        .arg(c.get_program())
+        .args(c.get_args());
+    limited.env_clear().current_dir(p.path());
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            limited.env(k, v);
+        }
+    }
+    let c =
+        crate::places_below::as_a_plain_user(&limited, &[p.path(), p.home.path(), p.state.path()]);
+    let started = Instant::now();
+    let o = output_within(c, Duration::from_secs(25));
+    assert_eq!(
+        stdout(&o),
+        format!("refused {}\n", nix::libc::EAGAIN),
+        "{}",
+        stderr(&o)
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
 }
 
 /// Attack round 14's F3: a thread that unshared its descriptors (`unshare(CLONE_FILES)`) asked

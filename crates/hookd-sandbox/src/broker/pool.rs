@@ -80,7 +80,12 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
             libc::read(more, (&raw mut asked).cast(), 8);
             let started = PIDS.iter().any(|p| p.load(Ordering::Acquire) > 0);
             if (started || called) && !one_waits() {
-                start_helper(listener, more, broker);
+                if !start_helper(listener, more, broker) && !started && called {
+                    // No helper, and none could be started (the command used up the
+                    // processes or memory it may have): the call is refused rather than left
+                    // waiting, pid 1 polling it for ever.
+                    refuse_one(listener);
+                }
                 called = false;
             }
             let started = PIDS.iter().any(|p| p.load(Ordering::Acquire) > 0);
@@ -122,7 +127,10 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
 
 /// Reap every child that ended: the command's wait status once it has. A helper killed (a
 /// command may signal its sandbox's helpers) leaves the call it had taken EINTR, not waiting
-/// for ever.
+/// for ever: the call the kernel handed it, by the id the kernel wrote into its memory (which
+/// is pid 1's), whether or not it had marked itself busy yet (a SIGKILL is taken on the
+/// ioctl's way back, after the kernel handed the call over: attack round 15's F6, every caller
+/// stuck). An id already answered is refused by the kernel (ENOENT); ids are never reused.
 unsafe fn reap(command: libc::pid_t, listener: c_int) -> Option<c_int> {
     loop {
         let mut status = 0;
@@ -140,17 +148,33 @@ unsafe fn reap(command: libc::pid_t, listener: c_int) -> Option<c_int> {
         PIDS[i].store(0, Ordering::Release);
         // SAFETY: the helper is gone; its memory, mapped, is pid 1's again.
         let helper = unsafe { &*MEMORY[i].load(Ordering::Acquire) };
-        if helper.busy.load(Ordering::Acquire) {
+        // Zeroed before each wait for a call: not 0, a call was taken.
+        // SAFETY: a read of memory no other process writes now.
+        let id = unsafe { std::ptr::read_volatile(&raw const helper.notif.id) };
+        if id != 0 {
             // SAFETY: an ioctl; ENOENT where it had answered after all.
-            unsafe { respond(listener, helper.notif.id, Err(libc::EINTR)) };
+            unsafe { respond(listener, id, Err(libc::EINTR)) };
         }
     }
 }
 
-/// Start one more helper in a free slot (its memory mapped the first time), if there is one.
-unsafe fn start_helper(listener: c_int, more: c_int, broker: &Broker) {
+/// Take the call waiting in `listener` and answer it EAGAIN (none taken: nothing done).
+unsafe fn refuse_one(listener: c_int) {
+    // SAFETY: an ioctl on this stack's value, zeroed as the kernel asks; it does not block
+    // (the listener said a call waits, or it says ENOENT).
+    unsafe {
+        let mut notif: libc::seccomp_notif = std::mem::zeroed();
+        if libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) == 0 {
+            respond(listener, notif.id, Err(libc::EAGAIN));
+        }
+    }
+}
+
+/// Start one more helper in a free slot (its memory mapped the first time), if there is one:
+/// whether one was started.
+unsafe fn start_helper(listener: c_int, more: c_int, broker: &Broker) -> bool {
     let Some(i) = PIDS.iter().position(|p| p.load(Ordering::Acquire) == 0) else {
-        return; // all busy: the call waits in the listener until one is free
+        return false; // all busy: the call waits in the listener until one is free
     };
     // SAFETY: raw syscalls; slot `i`'s memory is the new helper's alone.
     unsafe {
@@ -165,7 +189,7 @@ unsafe fn start_helper(listener: c_int, more: c_int, broker: &Broker) {
                 0,
             );
             if m == libc::MAP_FAILED {
-                return;
+                return false;
             }
             helper = m.cast();
             MEMORY[i].store(helper, Ordering::Release);
@@ -187,6 +211,7 @@ unsafe fn start_helper(listener: c_int, more: c_int, broker: &Broker) {
         if pid > 0 {
             PIDS[i].store(pid, Ordering::Release);
         }
+        pid > 0
     }
 }
 
