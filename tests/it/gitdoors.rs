@@ -1098,3 +1098,49 @@ fn gate_answers(p: &Project, tmp: &Path, cases: &[(&str, bool)]) {
         );
     }
 }
+
+/// Attack round 13's F8d: the user had stashed their work; a confined command pushed an entry
+/// of its own on top (its message copied from theirs, so that `git stash list` shows two alike),
+/// and the user's next `git stash pop` applied the command's content outside the sandbox.
+/// `git stash` works confined (issue 40 asks for it), so the end says so, naming the entries
+/// that are the command's; a stash the command pushed and popped again is not said.
+#[test]
+fn a_stash_entry_a_confined_command_pushed_is_said() {
+    if !confinable() {
+        return;
+    }
+    let setup = format!(
+        "echo 'test: ok' > Makefile && git add Makefile && {COMMIT} && echo 'test: mine' > Makefile && git stash -q"
+    );
+    let push = "echo 'test: touch \"$OUT/door\"' > Makefile && \
+                git -c user.email=a@b -c user.name=n stash push -q -m \"$(git log -g --format=%gs -1 refs/stash)\"";
+    let (p, tmp) = project();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let o = run(&p, &tmp, p.path(), &setup, out.path(), false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = run(&p, &tmp, p.path(), push, out.path(), true);
+    assert!(a.status.success(), "{}", stderr(&a));
+    let git_dir = p.path().canonicalize().unwrap().join(".git");
+    assert_eq!(
+        stderr(&a),
+        format!(
+            "hookd: the confined command pushed an entry onto the stash in {} (stash@{{0}}): `git stash pop` applies the newest entry outside the sandbox, so look at each (`git stash show -p stash@{{0}}`) and drop what is not yours\n",
+            git_dir.display()
+        )
+    );
+    // What it warns of: the user's pop applies the command's content.
+    let pop = run(
+        &p,
+        &tmp,
+        p.path(),
+        "git stash pop -q && cat Makefile",
+        out.path(),
+        false,
+    );
+    assert!(stdout(&pop).contains("door"), "{}", stderr(&pop));
+    // A stash pushed and popped in the same command is its own work: nothing said.
+    let own = "echo 'test: again' > Makefile && git -c user.email=a@b -c user.name=n stash -q && git stash pop -q";
+    let b = run(&p, &tmp, p.path(), own, out.path(), true);
+    assert!(b.status.success(), "{}", stderr(&b));
+    assert!(!stderr(&b).contains("stash"), "{}", stderr(&b));
+}
