@@ -334,3 +334,60 @@ fn a_held_place_that_is_a_symlink_stops_the_command() {
         stderr(&o)
     );
 }
+
+/// Attack round 16, F1: two confined commands at once kept a made file for good. The first (X)
+/// made `opencode.json` (a name held where it exists and moved aside where a command made it)
+/// and waited; the second (A) started, found it and held it read-only; X linked it under a second
+/// name and unlinked the first (the unlink detached A's mount: it is a mount point in A's
+/// namespace only), so X's end found nothing to move; A linked it back, so A's end found the
+/// object it had found at its start (7 of 7 runs; `web/.mcp.json`, which below the root has no
+/// stand-in, 3 of 3; a `web/.git` pointer whose `core.fsmonitor` the user's next `git status`
+/// ran, 4 of 4). A file born while another confined command ran is watched now: its change
+/// time moved (every link and unlink moves it), A's end moves it aside.
+#[test]
+fn a_made_file_handed_between_two_commands_at_once_is_moved_aside() {
+    if !confinable() {
+        return;
+    }
+    for name in ["opencode.json", "web/.mcp.json"] {
+        let (p, tmp) = project();
+        std::fs::create_dir_all(p.path().join("web")).unwrap();
+        let keep = Path::new(name).with_file_name(".keep");
+        let keep = keep.display();
+        let wait = |path: &str| {
+            format!("i=0; while [ ! -e {path} ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i+1)); done")
+        };
+        let x = format!(
+            "echo '{{}}' > {name}; touch made; {}; ln {name} {keep} && rm {name}; touch unlinked",
+            wait("started")
+        );
+        let a = format!(
+            "touch started; {}; sleep 0.3; ln {keep} {name}",
+            wait("unlinked")
+        );
+        let first = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &x])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !p.path().join("made").exists() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let second = hookd(&p, &tmp, &["exec", "--", "sh", "-c", &a])
+            .output()
+            .unwrap();
+        let first = first.wait_with_output().unwrap();
+        assert!(first.status.success(), "{}", stderr(&first));
+        assert!(second.status.success(), "{}", stderr(&second));
+        assert!(
+            !p.path().join(name).exists(),
+            "{name} stays: {}",
+            stderr(&second)
+        );
+        assert!(
+            stderr(&second).contains(&format!("{name} (a place agents, editors or git read")),
+            "{}",
+            stderr(&second)
+        );
+    }
+}

@@ -44,22 +44,38 @@ pub(super) struct Below {
     memory: Option<PathBuf>,
     /// When the walks at the start began (before the command): a link changed since is the
     /// command's.
-    started: Option<std::time::SystemTime>,
+    pub(super) started: Option<std::time::SystemTime>,
     /// For an end settled late (`unsettled.rs`): when the sandbox ended, if known. A place born,
     /// or a link or a directory changed, after then is not the command's.
     pub(super) ended: Option<std::time::SystemTime>,
 }
 
-/// A place as the object it is: its device and inode.
-type Identity = (u64, u64);
+/// A place as the object it is: its device and inode, and, for one watched
+/// ([`Below::watch_born_after`]), its change time in nanoseconds (0: not watched).
+type Identity = (u64, u64, u64);
 
-/// What `path` is now, not following a last link: `None` where nothing is there, or where it is
-/// a socket (hookd's stand-ins are sockets, its own or another command's; a socket is read as
-/// nothing by agents, editors and git).
+/// What `path` is now, not following a last link, with its change time: `None` where nothing
+/// is there, or where it is a socket (hookd's stand-ins are sockets, its own or another
+/// command's; a socket is read as nothing by agents, editors and git).
 fn identity(path: &Path) -> Option<Identity> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    use std::os::unix::fs::FileTypeExt;
     let m = path.symlink_metadata().ok()?;
-    (!m.file_type().is_socket()).then(|| (m.dev(), m.ino()))
+    (!m.file_type().is_socket()).then(|| stamped(&m))
+}
+
+/// `m`'s device, inode and change time (in nanoseconds, at least 1).
+fn stamped(m: &std::fs::Metadata) -> Identity {
+    use std::os::unix::fs::MetadataExt;
+    let ns = (m.ctime().max(0) as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(m.ctime_nsec().max(0) as u64);
+    (m.dev(), m.ino(), ns.max(1))
+}
+
+/// Whether `now` is the object recorded as `was`: the same device and inode and, where it was
+/// watched, the same change time (a link made to it or taken from it changes that).
+fn same(was: &Identity, now: &Identity) -> bool {
+    (was.0, was.1) == (now.0, now.1) && (was.2 == 0 || was.2 == now.2)
 }
 
 /// The name git looks for, beside `objects/` and `refs/` (or a `commondir`), to take a directory
@@ -142,7 +158,7 @@ pub(super) struct Again {
 }
 
 /// The format's name and version, first in a record ([`Below::to_bytes`]).
-const RECORD: &[u8] = b"hookd unsettled end 1\n";
+const RECORD: &[u8] = b"hookd unsettled end 2\n";
 
 impl Below {
     /// What the end needs, as bytes ([`crate::unsettled`] keeps them while the command runs).
@@ -163,10 +179,11 @@ impl Below {
             put_bytes(&mut out, n.as_bytes());
         }
         out.extend_from_slice(&(self.before.len() as u32).to_le_bytes());
-        for (p, (dev, ino)) in &self.before {
+        for (p, (dev, ino, changed)) in &self.before {
             put_bytes(&mut out, p.as_os_str().as_bytes());
             out.extend_from_slice(&dev.to_le_bytes());
             out.extend_from_slice(&ino.to_le_bytes());
+            out.extend_from_slice(&changed.to_le_bytes());
         }
         out.extend_from_slice(&(self.read as u64).to_le_bytes());
         out.extend_from_slice(&(self.bounds.depth as u64).to_le_bytes());
@@ -205,7 +222,7 @@ impl Below {
         }
         for _ in 0..count(&mut r)? {
             let p = path(r.bytes()?);
-            below.before.insert(p, (r.u64()?, r.u64()?));
+            below.before.insert(p, (r.u64()?, r.u64()?, r.u64()?));
         }
         below.read = r.u64()? as usize;
         below.bounds.depth = r.u64()? as usize;
@@ -289,8 +306,10 @@ impl Below {
     /// again in place of what was), sockets aside: what the command made.
     fn made_in(&self, dir: &Path, names: &[&str], made: &mut Vec<PathBuf>) {
         let fresh = |p: &Path| {
-            identity(p)
-                .is_some_and(|now| self.before.get(p) != Some(&now) && !self.born_after_the_end(p))
+            identity(p).is_some_and(|now| {
+                !self.before.get(p).is_some_and(|was| same(was, &now))
+                    && !self.born_after_the_end(p)
+            })
         };
         for name in names {
             let p = dir.join(name);
@@ -330,8 +349,40 @@ impl Below {
 
     /// Record `path` as it is at the start (nothing where it is absent or a socket).
     pub(super) fn was(&mut self, path: &Path) {
-        if let Some(id) = identity(path) {
-            self.before.insert(path.to_path_buf(), id);
+        if let Some((dev, ino, _)) = identity(path) {
+            self.before.insert(path.to_path_buf(), (dev, ino, 0));
+        }
+    }
+
+    /// Watch the places recorded at the start that were born after `since`, when another
+    /// confined command was already running (`unsettled.rs`: the earliest start of those still
+    /// running): such a command may have made one, and it can take the name away and give it
+    /// back under this command's hold (a second link made, the name unlinked, which detaches
+    /// this command's mount in its namespace, then linked again: attack round 16, F1, two
+    /// commands at once kept a made `opencode.json` or `web/.mcp.json` for good). A watched
+    /// place whose change time is not what it was at the start (every link or unlink of it
+    /// changes that) is taken at the end for one this command made, and moved aside. A place
+    /// born before `since` is the user's, or was looked at by the end of the command that made
+    /// it. Where the filesystem keeps no birth time, the change time stands for it. Not a
+    /// directory: it cannot be linked twice, and renamed it takes this command's mount along
+    /// (the name stays free, a new one made there is fresh); its change time also moves with
+    /// every name made in it (a repository of yours committed to meanwhile).
+    pub(super) fn watch_born_after(&mut self, since: std::time::SystemTime) {
+        // The kernel stamps with a clock that may lag the one `since` was read from by a tick:
+        // a file made at once by that command was stamped before it (the test saw 50 µs).
+        let since = since - std::time::Duration::from_millis(50);
+        for (path, id) in &mut self.before {
+            let Ok(m) = path.symlink_metadata() else {
+                continue;
+            };
+            if m.is_dir() {
+                continue;
+            }
+            let now = stamped(&m);
+            let born = m.created().unwrap_or_else(|_| crate::walk::changed(&m));
+            if (now.0, now.1) == (id.0, id.1) && born > since {
+                id.2 = now.2;
+            }
         }
     }
 
@@ -848,7 +899,7 @@ mod tests {
             roots: vec![PathBuf::from("/p"), PathBuf::from("/w/r\nx")],
             on_path: vec![PathBuf::from("/p/web")],
             names: vec![".claude".into(), ".env".into()],
-            before: [(PathBuf::from("/p/.claude"), (1, 2))]
+            before: [(PathBuf::from("/p/.claude"), (1, 2, 3))]
                 .into_iter()
                 .collect(),
             read: 7,

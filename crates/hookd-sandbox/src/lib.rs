@@ -525,9 +525,9 @@ impl Confinement {
         // before this one holds it as it finds it (`unsettled.rs`).
         let unsettled = policy.state.as_ref().map(|s| s.join("unsettled"));
         let mut settled_before = Vec::new();
-        let (orphans, idle) =
-            (unsettled.as_deref()).map_or_else(Default::default, unsettled::orphans);
-        for again in orphans {
+        let orphans = (unsettled.as_deref()).map_or_else(Default::default, unsettled::orphans);
+        let (idle, running_since) = (orphans.idle, orphans.running_since);
+        for again in orphans.settled {
             said(again, &mut settled_before);
         }
         // The locks of the stand-ins are made first, so that they are hidden with the state.
@@ -569,6 +569,10 @@ impl Confinement {
             &hidden,
             &disk,
         )?;
+        if let Some(since) = running_since {
+            // Another confined command runs: what was born since, it may have made.
+            held.below.watch_born_after(since);
+        }
         // A rebase, cherry-pick or `am` the user had stopped is theirs to continue: read-only
         // to the command, whose `--continue` or `--abort` would otherwise apply what it put
         // there (its own commit as `autostash`, `orig-head`, `sequencer/head`, a patch: attack

@@ -102,22 +102,37 @@ pub(crate) struct Idle {
 enum Found {
     /// Held: its command runs (or another preparation looks at it).
     Held,
+    /// Held by a command that runs, which started then (its walks' start).
+    Running(std::time::SystemTime),
     Idle(Idle),
     /// Its command ended without its end: what the end would have found.
     Settled(crate::held::Again),
 }
 
+/// What [`orphans`] found in the records' directory.
+#[derive(Default)]
+pub(crate) struct Orphans {
+    /// What the ends of commands whose hookd was killed found, for the caller to move aside
+    /// and say.
+    pub(crate) settled: Vec<crate::held::Again>,
+    /// One empty record for this command's.
+    pub(crate) idle: Option<Idle>,
+    /// The earliest start of the confined commands running now (their records held):
+    /// [`Below::watch_born_after`].
+    pub(crate) running_since: Option<std::time::SystemTime>,
+}
+
 /// Settle the records in `dir` whose commands ended without their end: each one whose lock is
 /// free (nothing of its sandbox is left), still linked, of this user's and read back whole, is
-/// walked again as its end would have ([`Below::again`]) and removed. What was found, for the
-/// caller to move aside and say, and one empty record for this command's (the other empty ones
-/// are removed).
-pub(crate) fn orphans(dir: &Path) -> (Vec<crate::held::Again>, Option<Idle>) {
+/// walked again as its end would have ([`Below::again`]) and removed. What was found, one empty
+/// record for this command's (the other empty ones are removed), and when the commands still
+/// running started.
+pub(crate) fn orphans(dir: &Path) -> Orphans {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return (Vec::new(), None);
+        return Orphans::default();
     };
-    let mut out = Vec::new();
-    let mut kept: Option<Idle> = None;
+    let mut found = Orphans::default();
+    let (out, kept) = (&mut found.settled, &mut found.idle);
     for entry in entries.flatten() {
         let name = entry.file_name();
         if name.to_string_lossy().starts_with(WRITING) {
@@ -125,14 +140,18 @@ pub(crate) fn orphans(dir: &Path) -> (Vec<crate::held::Again>, Option<Idle>) {
         }
         match settle(&entry.path()) {
             Found::Held => {}
+            Found::Running(at) => {
+                let since = found.running_since.get_or_insert(at);
+                *since = (*since).min(at);
+            }
             Found::Settled(again) => out.push(again),
-            Found::Idle(idle) if kept.is_none() => kept = Some(idle),
+            Found::Idle(idle) if kept.is_none() => *kept = Some(idle),
             Found::Idle(idle) => {
                 let _ = std::fs::remove_file(&idle.path);
             }
         }
     }
-    (out, kept)
+    found
 }
 
 /// One record at `path` settled, if its command has ended.
@@ -147,7 +166,12 @@ fn settle(path: &Path) -> Found {
         return Found::Held; // removed meanwhile, or not a file of ours: nothing to do
     };
     if !lock(file.as_raw_fd(), nix::libc::LOCK_EX | nix::libc::LOCK_NB) {
-        return Found::Held; // its command runs, or another preparation settles it
+        // Its command runs (or another preparation settles it): when it started, where its
+        // record says (an empty one, being written again, says nothing).
+        let started = (crate::walk_memory::read_own(path))
+            .and_then(|b| Below::from_bytes(&b))
+            .and_then(|b| b.started);
+        return started.map_or(Found::Held, Found::Running);
     }
     // Removed by another settling since it was listed: nothing to do.
     let Ok(meta) = file.metadata() else {
