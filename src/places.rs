@@ -138,6 +138,8 @@ const AGENT_SETTINGS: &str = "an agent's settings: its hooks, permissions and en
 const AGENT_SETTINGS_KEYS: &str = "an agent's settings: its hooks, permissions and environment, and the API keys its users put there (hidden: it is read by the agent, never by a command)";
 const AGENT_KEYS: &str = "loaded by an agent on its own at its next start, where its documentation has its users put its API key (hidden: it is read by the agent, never by a command)";
 const RUNS_LATER: &str = "loaded by an agent or a tool on its own at its next start";
+const VSCODE_USER: &str = "the editor's user settings and tasks (a terminal profile, a task run on opening a folder), run at its next start";
+const EXTENSION_KEYS: &str = "Roo Code's, Cline's or Kilo Code's global MCP servers (started by the editor's extension) and the keys in their `env` (hidden: it is read by the extension, never by a command)";
 const GIT_RUNS: &str =
     "git runs what it names at the user's next unconfined `git status` or `git commit`";
 const HOOKD_OWN: &str = "hookd's own configuration, trust, state or daemon";
@@ -178,6 +180,9 @@ pub const PLACES: &[Place] = &[
     row(Anywhere, "opencode.jsonc", File, Watched, "OpenCode's project configuration, read at its start: the MCP servers' commands it starts, its plugins"),
     row(Anywhere, ".opencode", Dir, Watched, "OpenCode's project plugins (code run inside OpenCode), agents and commands, read at its start"),
     row(Anywhere, ".github/hooks", Dir, Watched, "GitHub Copilot's repository hooks (`.github/hooks/*.json`), read at a session's start by its CLI and its agent"),
+    row(Anywhere, ".github/copilot", Dir, Watched, "GitHub Copilot CLI's repository settings (`settings.json`, `settings.local.json`), whose `hooks` it runs from a session's start"),
+    row(Anywhere, ".aider.model.settings.yml", File, Watched, "aider's model settings, read at its start: an `api_base` there sends your key to another server"),
+    row(Anywhere, ".aider.model.metadata.json", File, Watched, "aider's model metadata, read at its start with its model settings"),
     row(Anywhere, ".aider.conf.yml", File, Watched, "aider's configuration, read at its start at the repository's root and in the working directory: its `lint-cmd` and `test-cmd` run after each edit"),
     row(Anywhere, ".helix", Dir, Watched, "Helix's workspace configuration, read at its start: the language servers it starts"),
     row(Anywhere, ".mcp.json", File, ReadOnly, "MCP servers an agent starts"),
@@ -376,6 +381,29 @@ pub const PLACES: &[Place] = &[
     row(ConfigHome, "opencode/opencode.json", File, Hidden, AGENT_SETTINGS_KEYS),
     row(ConfigHome, "goose/config.yaml", File, Hidden, AGENT_SETTINGS_KEYS),
     row(Home, ".cursor/mcp.json", File, Hidden, AGENT_SETTINGS_KEYS),
+    // Attack round 16 (F4, F5): the user level of the agents whose project settings round 11
+    // named. What they run at their next start, read-only where the home is writable; where
+    // they keep keys, hidden.
+    row(Home, ".copilot", Dir, ReadOnly, "GitHub Copilot CLI's user hooks, settings and MCP servers, run at its next start"),
+    row(Home, ".copilot/config.json", File, Hidden, "GitHub Copilot CLI's token, where no keychain keeps it (hidden: it is read by the agent, never by a command)"),
+    row(Home, ".copilot/mcp-config.json", File, Hidden, AGENT_SETTINGS_KEYS),
+    row(Home, ".kiro/settings/mcp.json", File, Hidden, AGENT_SETTINGS_KEYS),
+    row(ConfigHome, "opencode", Dir, ReadOnly, "OpenCode's user configuration, plugins, agents and commands, run at its next start"),
+    row(ConfigHome, "opencode/opencode.jsonc", File, Hidden, AGENT_SETTINGS_KEYS),
+    row(ConfigHome, "opencode/config.json", File, Hidden, AGENT_SETTINGS_KEYS),
+    row(ConfigHome, "helix", Dir, ReadOnly, "Helix's configuration: the language servers it starts"),
+    row(ConfigHome, "Code/User", Dir, ReadOnly, VSCODE_USER),
+    row(ConfigHome, "Code - Insiders/User", Dir, ReadOnly, VSCODE_USER),
+    row(ConfigHome, "VSCodium/User", Dir, ReadOnly, VSCODE_USER),
+    row(ConfigHome, "Code/User/globalStorage/rooveterinaryinc.roo-cline/settings", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "Code/User/globalStorage/saoudrizwan.claude-dev/settings", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "Code/User/globalStorage/kilocode.kilo-code/settings", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "Code - Insiders/User/globalStorage/rooveterinaryinc.roo-cline/settings", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "Code - Insiders/User/globalStorage/saoudrizwan.claude-dev/settings", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "Code - Insiders/User/globalStorage/kilocode.kilo-code/settings", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "VSCodium/User/globalStorage/rooveterinaryinc.roo-cline/settings", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "VSCodium/User/globalStorage/saoudrizwan.claude-dev/settings", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "VSCodium/User/globalStorage/kilocode.kilo-code/settings", Dir, Hidden, EXTENSION_KEYS),
     // More tools' credentials at their default paths (attack round 9 of 2026-11-27 read each).
     row(Home, ".m2/settings.xml", File, Hidden, SECRET),
     row(Home, ".terraformrc", File, Hidden, SECRET),

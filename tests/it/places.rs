@@ -186,6 +186,11 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (p.path(), ".github/workflows/new.yml", false),
         (&web, ".github/hooks/h.json", true),
         (p.path(), ".github/hooks/h.json", true),
+        (p.path(), ".github/copilot/settings.local.json", true),
+        // Attack round 16 (F3): in a directory holding no other name, off the way.
+        (p.path(), "pkg/.github/hooks/h.json", true),
+        (p.path(), "pkg2/.github/copilot/settings.json", true),
+        (p.path(), ".aider.model.settings.yml", true),
     ];
     std::fs::create_dir_all(web.join(".github")).unwrap();
     for (cwd, path, protected) in absent {
@@ -219,6 +224,16 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (".config/autostart/evil.desktop", true),
         (".vimrc", true),
         (".curlrc", true),
+        // Attack round 16 (F4): the other agents' user level.
+        (".copilot/hooks/x.json", true),
+        (".copilot/settings.json", true),
+        (".config/opencode/plugin/x.js", true),
+        (".config/helix/languages.toml", true),
+        (".config/Code/User/settings.json", true),
+        (
+            ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+            true,
+        ),
         ("notes.txt", false),
     ];
     for (cwd, path, protected) in cases {

@@ -866,6 +866,15 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
         ".cloudflared/cert.pem",
         ".supabase/access-token",
         ".ollama/id_ed25519",
+        // Attack round 16 (F5): the keys of the other agents round 11 named.
+        ".copilot/mcp-config.json",
+        ".copilot/config.json",
+        ".kiro/settings/mcp.json",
+        ".config/opencode/opencode.jsonc",
+        ".config/opencode/config.json",
+        ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+        ".config/Code/User/globalStorage/kilocode.kilo-code/settings/mcp_settings.json",
         // Where the tools' variables below point.
         "moved/gcloud/credentials.db",
         "moved/azure/msal_token_cache.json",

@@ -257,10 +257,9 @@ impl Below {
     pub(super) fn again(&self) -> Again {
         let mut out = Again::default();
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-        // The walk finds single names (one of several components, `.github/hooks`, is looked
-        // for on the way and at the roots, and in the directories the walk finds); its memory
-        // is kept under the same names as at the start.
-        let walked: Vec<&str> = names.iter().copied().filter(|n| !n.contains('/')).collect();
+        // The walk finds single names (one of several components, `.github/hooks`, by its
+        // first); its memory is kept under the same names as at the start.
+        let walked = walked(&names);
         // On the way to the working directory every name is held (a stand-in where it was
         // absent), so nothing should change there; but another confined command's end can
         // rename a place this one held, or remove its stand-ins, and the name is free to it
@@ -765,17 +764,32 @@ fn below(
     memory: Option<&Path>,
 ) -> Result<crate::walk::Found, Unavailable> {
     let names: Vec<&str> = (places.by_name.iter())
-        .filter(|(n, _)| !n.contains('/'))
+        .filter(|(n, _)| !n.starts_with(".git/"))
         .map(|(n, _)| n.as_str())
         .chain(std::iter::once(BARE_HEAD))
         .collect();
-    let found = crate::walk::walk_remembered(root, &names, &places.walk, memory);
+    let found = crate::walk::walk_remembered(root, &walked(&names), &places.walk, memory);
     match found.cut {
         Some(cut) => Err(Unavailable::Prepare(format!(
             "{cut}; a place below it could not be held read-only"
         ))),
         None => Ok(found),
     }
+}
+
+/// The names the walk looks for, of the names held below (`names`): each of one component,
+/// and the first component of each of several (`.github` for `.github/hooks`: a directory
+/// holding one is looked in, as one holding any other name; Copilot's CLI reads the hooks of
+/// the directory it was started in, attack round 16, F3), each once, in order.
+fn walked<'a>(names: &[&'a str]) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for n in names {
+        let first = n.split('/').next().unwrap_or(n);
+        if !out.contains(&first) {
+            out.push(first);
+        }
+    }
+    out
 }
 
 /// What stands in for the absent place named `name`: a file naming `.` for `commondir` (git
