@@ -357,23 +357,40 @@ fn a_held_place_that_is_a_symlink_stops_the_command() {
 /// namespace only), so X's end found nothing to move; A linked it back, so A's end found the
 /// object it had found at its start (7 of 7 runs; `web/.mcp.json`, which below the root has no
 /// stand-in, 3 of 3; a `web/.git` pointer whose `core.fsmonitor` the user's next `git status`
-/// ran, 4 of 4). A file born while another confined command ran is watched now: its change
-/// time moved (every link and unlink moves it), A's end moves it aside.
+/// ran, 4 of 4). A file changed (made, or linked to its name) since another confined command
+/// started is watched now: its change time moved (every link and unlink moves it), A's end
+/// moves it aside.
 #[test]
 fn a_made_file_handed_between_two_commands_at_once_is_moved_aside() {
     if !confinable() {
         return;
     }
-    for name in ["opencode.json", "web/.mcp.json"] {
+    // Made by the first command; or linked by it from a file made before it started (a name
+    // no one holds), whose birth time is older than both commands.
+    for (name, older) in [
+        ("opencode.json", false),
+        ("web/.mcp.json", false),
+        ("opencode.json", true),
+    ] {
         let (p, tmp) = project();
         std::fs::create_dir_all(p.path().join("web")).unwrap();
         let keep = Path::new(name).with_file_name(".keep");
+        if older {
+            std::fs::write(p.path().join(&keep), "{}\n").unwrap();
+            // Older than the clock's slack (a tick) before the first command's start.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
         let keep = keep.display();
+        let make = if older {
+            format!("ln {keep} {name}")
+        } else {
+            format!("echo '{{}}' > {name}; ln {name} {keep}")
+        };
         let wait = |path: &str| {
             format!("i=0; while [ ! -e {path} ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i+1)); done")
         };
         let x = format!(
-            "echo '{{}}' > {name}; touch made; {}; ln {name} {keep} && rm {name}; touch unlinked",
+            "{make}; touch made; {}; rm {name}; touch unlinked",
             wait("started")
         );
         let a = format!(

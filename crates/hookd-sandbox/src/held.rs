@@ -51,7 +51,7 @@ pub(super) struct Below {
 }
 
 /// A place as the object it is: its device and inode, and, for one watched
-/// ([`Below::watch_born_after`]), its change time in nanoseconds (0: not watched).
+/// ([`Below::watch_changed_after`]), its change time in nanoseconds (0: not watched).
 type Identity = (u64, u64, u64);
 
 /// What `path` is now, not following a last link, with its change time: `None` where nothing
@@ -353,20 +353,20 @@ impl Below {
         }
     }
 
-    /// Watch the places recorded at the start that were born after `since`, when another
-    /// confined command was already running (`unsettled.rs`: the earliest start of those still
-    /// running): such a command may have made one, and it can take the name away and give it
-    /// back under this command's hold (a second link made, the name unlinked, which detaches
-    /// this command's mount in its namespace, then linked again: attack round 16, F1, two
-    /// commands at once kept a made `opencode.json` or `web/.mcp.json` for good). A watched
-    /// place whose change time is not what it was at the start (every link or unlink of it
-    /// changes that) is taken at the end for one this command made, and moved aside. A place
-    /// born before `since` is the user's, or was looked at by the end of the command that made
-    /// it. Where the filesystem keeps no birth time, the change time stands for it. Not a
+    /// Watch the places recorded at the start that changed after `since` (made, or linked to
+    /// their name: either changes the file's change time), when another confined command was
+    /// already running (`unsettled.rs`: the earliest start of those still running): such a
+    /// command may have made one, and it can take the name away and give it back under this
+    /// command's hold (a second link made, the name unlinked, which detaches this command's
+    /// mount in its namespace, then linked again: attack round 16, F1, two commands at once
+    /// kept a made `opencode.json` or `web/.mcp.json` for good). A watched place whose change
+    /// time is not what it was at the start (every link or unlink of it changes that) is taken
+    /// at the end for one this command made, and moved aside. One unchanged since `since` was
+    /// there before those commands started: they hold it as this one does. Not a
     /// directory: it cannot be linked twice, and renamed it takes this command's mount along
     /// (the name stays free, a new one made there is fresh); its change time also moves with
     /// every name made in it (a repository of yours committed to meanwhile).
-    pub(super) fn watch_born_after(&mut self, since: std::time::SystemTime) {
+    pub(super) fn watch_changed_after(&mut self, since: std::time::SystemTime) {
         // The kernel stamps with a clock that may lag the one `since` was read from by a tick:
         // a file made at once by that command was stamped before it (the test saw 50 µs).
         let since = since - std::time::Duration::from_millis(50);
@@ -378,8 +378,9 @@ impl Below {
                 continue;
             }
             let now = stamped(&m);
-            let born = m.created().unwrap_or_else(|_| crate::walk::changed(&m));
-            if (now.0, now.1) == (id.0, id.1) && born > since {
+            // Not its birth time: a file born before may have been linked to the name since.
+            let bound = crate::walk::changed(&m);
+            if (now.0, now.1) == (id.0, id.1) && bound > since {
                 id.2 = now.2;
             }
         }

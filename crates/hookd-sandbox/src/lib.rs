@@ -570,8 +570,8 @@ impl Confinement {
             &disk,
         )?;
         if let Some(since) = running_since {
-            // Another confined command runs: what was born since, it may have made.
-            held.below.watch_born_after(since);
+            // Another confined command runs: what was made or linked since, it may have.
+            held.below.watch_changed_after(since);
         }
         // A rebase, cherry-pick or `am` the user had stopped is theirs to continue: read-only
         // to the command, whose `--continue` or `--abort` would otherwise apply what it put

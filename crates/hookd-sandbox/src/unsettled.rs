@@ -118,7 +118,7 @@ pub(crate) struct Orphans {
     /// One empty record for this command's.
     pub(crate) idle: Option<Idle>,
     /// The earliest start of the confined commands running now (their records held):
-    /// [`Below::watch_born_after`].
+    /// [`Below::watch_changed_after`].
     pub(crate) running_since: Option<std::time::SystemTime>,
 }
 
