@@ -2024,3 +2024,34 @@ fn the_directories_on_the_way_to_the_working_directory_cannot_be_moved() {
     let left: Vec<_> = std::fs::read_dir(p.path().join("web")).unwrap().collect();
     assert!(left.is_empty(), "stand-ins left: {left:?}");
 }
+
+/// Attack round 17, F5: a confined command run from `/` outside any repository took `/` for its
+/// project: `/etc`, `/usr/local/bin`, every repository's `.git/hooks` and absent files of the
+/// home were writable, and no name was held (3 of 3). Its project being the filesystem's root,
+/// it may write nothing but its own temporary directory, as `--read-only`.
+#[test]
+fn a_command_run_from_the_filesystems_root_writes_nothing_outside_its_temporary_directory() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let outside = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let script = "touch \"$OUT/marker\" 2>/dev/null; touch \"$TMPDIR/own\" && echo own";
+    // Unconfined, the marker is made.
+    let o = Command::new("sh")
+        .args(["-c", script])
+        .current_dir("/")
+        .env("OUT", outside.path())
+        .env("TMPDIR", tmp.as_path())
+        .output()
+        .unwrap();
+    assert!(o.status.success() && outside.path().join("marker").exists());
+    std::fs::remove_file(outside.path().join("marker")).unwrap();
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .current_dir("/")
+        .env("OUT", outside.path())
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "own\n", "{}", stderr(&o));
+    assert!(!outside.path().join("marker").exists());
+}

@@ -552,10 +552,14 @@ impl Confinement {
         // Read-only: nothing but the command's own temporary directory (granted in the child
         // once its tmpfs is mounted); the host's when it cannot be replaced.
         let mut writable = Vec::new();
-        writable.extend((!policy.read_only).then(|| project.clone()));
+        writable.extend((!read_only(policy, &project)).then(|| project.clone()));
         // The host's temporary directory only where it is not replaced by the command's own.
         writable.extend((!private.temp_covered).then(|| temp.clone()));
-        let entries = if policy.read_only { Vec::new() } else { write };
+        let entries = if read_only(policy, &project) {
+            Vec::new()
+        } else {
+            write
+        };
         writable.extend(entries.iter().cloned());
         let ruleset =
             linux::ruleset(&writable, &entries, &sockets).map_err(Unavailable::Prepare)?;
@@ -840,10 +844,18 @@ pub fn temp_dir(policy: &Policy) -> PathBuf {
     }
 }
 
+/// Whether a command confined by `policy` in `project` may write nothing but its own temporary
+/// directory: `--read-only`, or a project that is the filesystem's root (a command run from `/`
+/// outside any repository: its project would make everything writable and hold no name in it,
+/// attack round 17, F5).
+fn read_only(policy: &Policy, project: &Path) -> bool {
+    policy.read_only || project.parent().is_none()
+}
+
 /// Where `policy` lets a confined command write (for the file tools' check and people): the
 /// project, the temporary directory and the `write` entries.
 pub fn writable_places(policy: &Policy, project: &Path) -> Vec<PathBuf> {
-    if policy.read_only {
+    if read_only(policy, project) {
         return vec![temp_dir(policy)];
     }
     let mut out = vec![project.to_path_buf(), temp_dir(policy)];
