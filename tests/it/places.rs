@@ -350,6 +350,15 @@ fn a_held_place_that_is_a_symlink_stops_the_command() {
     );
 }
 
+/// How the first command of [`a_made_file_handed_between_two_commands_at_once_is_moved_aside`]
+/// puts the file under its name.
+#[derive(Clone, Copy)]
+enum Made {
+    Here,
+    Linked,
+    Renamed,
+}
+
 /// Attack round 16, F1: two confined commands at once kept a made file for good. The first (X)
 /// made `opencode.json` (a name held where it exists and moved aside where a command made it)
 /// and waited; the second (A) started, found it and held it read-only; X linked it under a second
@@ -366,31 +375,48 @@ fn a_made_file_handed_between_two_commands_at_once_is_moved_aside() {
         return;
     }
     // Made by the first command; or linked by it from a file made before it started (a name
-    // no one holds), whose birth time is older than both commands.
-    for (name, older) in [
-        ("opencode.json", false),
-        ("web/.mcp.json", false),
-        ("opencode.json", true),
+    // no one holds), whose birth time is older than both commands; or brought under its name
+    // by the first command renaming the directory an earlier one made it in, where the walk
+    // does not look (attack round 17, F1: the file's own times are the earlier command's).
+    for (name, how) in [
+        ("opencode.json", Made::Here),
+        ("web/.mcp.json", Made::Here),
+        ("opencode.json", Made::Linked),
+        ("pkg/.mcp.json", Made::Renamed),
     ] {
         let (p, tmp) = project();
         std::fs::create_dir_all(p.path().join("web")).unwrap();
         let keep = Path::new(name).with_file_name(".keep");
-        if older {
-            std::fs::write(p.path().join(&keep), "{}\n").unwrap();
+        let older = match how {
+            Made::Here => None,
+            Made::Linked => Some(p.path().join(&keep)),
+            Made::Renamed => Some(p.path().join("node_modules/p/.mcp.json")),
+        };
+        if let Some(older) = older {
+            std::fs::create_dir_all(older.parent().unwrap()).unwrap();
+            std::fs::write(older, "{}\n").unwrap();
             // Older than the clock's slack (a tick) before the first command's start.
             std::thread::sleep(std::time::Duration::from_millis(300));
         }
         let keep = keep.display();
-        let make = if older {
-            format!("ln {keep} {name}")
-        } else {
-            format!("echo '{{}}' > {name}; ln {name} {keep}")
+        // What is under the name when the second command starts, and the second name the first
+        // gives it once that one holds it (a linked one has it already).
+        let (make, second) = match how {
+            Made::Here => (
+                format!("echo '{{}}' > {name}"),
+                format!("ln {name} {keep}; "),
+            ),
+            Made::Linked => (format!("ln {keep} {name}"), String::new()),
+            Made::Renamed => (
+                "mv node_modules/p pkg".to_string(),
+                format!("ln {name} {keep}; "),
+            ),
         };
         let wait = |path: &str| {
             format!("i=0; while [ ! -e {path} ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i+1)); done")
         };
         let x = format!(
-            "{make}; touch made; {}; rm {name}; touch unlinked",
+            "{make}; touch made; {}; {second}rm {name}; touch unlinked",
             wait("started")
         );
         let a = format!(

@@ -759,3 +759,37 @@ fn a_link_made_to_a_place_the_walk_does_not_enter_is_moved_aside() {
     assert!(o.status.success());
     assert!(root.join("sub/.git").is_dir());
 }
+
+/// Attack round 17, F6: no concurrency needed. One command made, where the walk does not look,
+/// a repository and a link to it (`node_modules/q/sub -> ../node_modules/p`, which works once
+/// `q` is one level below the root; `p` with a `core.fsmonitor`);
+/// the next renamed `node_modules/q` to `pkgs`, which brought the link into the tree with its own
+/// change time, older than that command, so it was taken for one made before and stayed: the
+/// user's `git status` in `pkgs/sub` ran the command's code (4 of 4). A link is judged by the
+/// latest change time of the directories it is in below the root too.
+#[test]
+fn a_link_brought_into_the_tree_by_a_rename_is_moved_aside() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let first = "git init -q node_modules/p && mkdir -p node_modules/q && ln -s ../node_modules/p node_modules/q/sub";
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", first])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let exec = once_old_enough(&p, &tmp);
+    let o = exec("mv node_modules/q pkgs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = p.path().canonicalize().unwrap();
+    assert!(
+        stderr(&o).contains(&format!(
+            "hookd: the confined command made {} (a link to a place below the project that the walk does not enter",
+            root.join("pkgs/sub").display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(root.join("pkgs/sub").symlink_metadata().is_err());
+}

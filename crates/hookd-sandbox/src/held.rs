@@ -72,6 +72,31 @@ fn stamped(m: &std::fs::Metadata) -> Identity {
     (m.dev(), m.ino(), ns.max(1))
 }
 
+/// When `path` (its metadata `m`) may last have been bound to its name: its own change time
+/// (made, linked there), or the latest change time of the directories it lies in below the
+/// root it is in (one of `roots`, itself left out: it cannot be renamed, and it changes with
+/// every name made in it), since a directory renamed into the tree brings what it holds with
+/// its own times (attack round 17: a file an earlier command made in `node_modules/p`, then
+/// `node_modules/p` renamed to `pkg`, was taken for one there before).
+fn bound_at(roots: &[PathBuf], path: &Path, m: &std::fs::Metadata) -> std::time::SystemTime {
+    let mut latest = crate::walk::changed(m);
+    let root = roots
+        .iter()
+        .filter(|r| path.starts_with(r))
+        .max_by_key(|r| r.as_os_str().len());
+    let Some(root) = root else {
+        return latest;
+    };
+    let mut dir = path.parent();
+    while let Some(d) = dir.filter(|d| *d != root.as_path() && d.starts_with(root)) {
+        if let Ok(dm) = d.symlink_metadata() {
+            latest = latest.max(crate::walk::changed(&dm));
+        }
+        dir = d.parent();
+    }
+    latest
+}
+
 /// Whether `now` is the object recorded as `was`: the same device and inode and, where it was
 /// watched, the same change time (a link made to it or taken from it changes that).
 fn same(was: &Identity, now: &Identity) -> bool {
@@ -379,11 +404,15 @@ impl Below {
             }
             let now = stamped(&m);
             // Not its birth time: a file born before may have been linked to the name since.
-            let bound = crate::walk::changed(&m);
-            if (now.0, now.1) == (id.0, id.1) && bound > since {
+            if (now.0, now.1) == (id.0, id.1) && bound_at(&self.roots, path, &m) > since {
                 id.2 = now.2;
             }
         }
+    }
+
+    /// [`bound_at`] for this record's roots.
+    fn bound_at(&self, path: &Path, m: &std::fs::Metadata) -> std::time::SystemTime {
+        bound_at(&self.roots, path, m)
     }
 
     /// Whether `link`, a symbolic link below a root, was made or changed during the command and
@@ -398,7 +427,10 @@ impl Below {
         };
         // The kernel stamps with a clock that may lag the one read at the start by a tick.
         let since = started - std::time::Duration::from_millis(50);
-        let changed = crate::walk::changed(&m);
+        // Its own change time, or the latest of the directories it is in below its root: a
+        // link an earlier command made where the walk does not look, then carried into the
+        // tree by renaming a directory holding it, keeps its own (attack round 17, F6).
+        let changed = self.bound_at(link, &m);
         // A late end (`unsettled.rs`): a link changed after the sandbox ended is not its.
         let late = (self.ended).is_some_and(|e| changed > e + std::time::Duration::from_millis(20));
         if changed < since || late {
