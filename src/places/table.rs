@@ -30,7 +30,7 @@ const AGENT_SETTINGS_KEYS: &str = "an agent's settings: its hooks, permissions a
 const AGENT_KEYS: &str = "loaded by an agent on its own at its next start, where its documentation has its users put its API key (hidden: it is read by the agent, never by a command)";
 const RUNS_LATER: &str = "loaded by an agent or a tool on its own at its next start";
 const VSCODE_USER: &str = "the editor's user settings and tasks (a terminal profile, a task run on opening a folder), run at its next start";
-const EXTENSION_KEYS: &str = "Roo Code's, Cline's or Kilo Code's global MCP servers (started by the editor's extension) and the keys in their `env` (hidden: it is read by the extension, never by a command)";
+const EXTENSION_KEYS: &str = "the editor's extensions' global storage: Roo Code's, Cline's and Kilo Code's MCP servers (started by the extension) with the keys in their `env`, other extensions' tokens (hidden: it is read by the editor, never by a command)";
 const GIT_RUNS: &str =
     "git runs what it names at the user's next unconfined `git status` or `git commit`";
 const HOOKD_OWN: &str = "hookd's own configuration, trust, state or daemon";
@@ -283,18 +283,45 @@ pub const PLACES: &[Place] = &[
     row(ConfigHome, "opencode/opencode.jsonc", File, Hidden, AGENT_SETTINGS_KEYS),
     row(ConfigHome, "opencode/config.json", File, Hidden, AGENT_SETTINGS_KEYS),
     row(ConfigHome, "helix", Dir, ReadOnly, "Helix's configuration: the language servers it starts"),
+    // VS Code and its builds (attack round 17, F3, F4: Roo Code, Cline and Kilo Code keep their
+    // MCP servers and keys in each build's global storage, and on a remote host in its server's).
     row(ConfigHome, "Code/User", Dir, ReadOnly, VSCODE_USER),
+    row(ConfigHome, "Code/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
     row(ConfigHome, "Code - Insiders/User", Dir, ReadOnly, VSCODE_USER),
+    row(ConfigHome, "Code - Insiders/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "Code - OSS/User", Dir, ReadOnly, VSCODE_USER),
+    row(ConfigHome, "Code - OSS/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
     row(ConfigHome, "VSCodium/User", Dir, ReadOnly, VSCODE_USER),
-    row(ConfigHome, "Code/User/globalStorage/rooveterinaryinc.roo-cline/settings", Dir, Hidden, EXTENSION_KEYS),
-    row(ConfigHome, "Code/User/globalStorage/saoudrizwan.claude-dev/settings", Dir, Hidden, EXTENSION_KEYS),
-    row(ConfigHome, "Code/User/globalStorage/kilocode.kilo-code/settings", Dir, Hidden, EXTENSION_KEYS),
-    row(ConfigHome, "Code - Insiders/User/globalStorage/rooveterinaryinc.roo-cline/settings", Dir, Hidden, EXTENSION_KEYS),
-    row(ConfigHome, "Code - Insiders/User/globalStorage/saoudrizwan.claude-dev/settings", Dir, Hidden, EXTENSION_KEYS),
-    row(ConfigHome, "Code - Insiders/User/globalStorage/kilocode.kilo-code/settings", Dir, Hidden, EXTENSION_KEYS),
-    row(ConfigHome, "VSCodium/User/globalStorage/rooveterinaryinc.roo-cline/settings", Dir, Hidden, EXTENSION_KEYS),
-    row(ConfigHome, "VSCodium/User/globalStorage/saoudrizwan.claude-dev/settings", Dir, Hidden, EXTENSION_KEYS),
-    row(ConfigHome, "VSCodium/User/globalStorage/kilocode.kilo-code/settings", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "VSCodium/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "Cursor/User", Dir, ReadOnly, VSCODE_USER),
+    row(ConfigHome, "Cursor/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "Windsurf/User", Dir, ReadOnly, VSCODE_USER),
+    row(ConfigHome, "Windsurf/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    row(ConfigHome, "Kiro/User", Dir, ReadOnly, VSCODE_USER),
+    row(ConfigHome, "Kiro/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    row(Home, ".vscode-server/data/User", Dir, ReadOnly, VSCODE_USER),
+    row(Home, ".vscode-server/data/Machine", Dir, ReadOnly, VSCODE_USER),
+    row(Home, ".vscode-server/data/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    row(Home, ".cursor-server/data/User", Dir, ReadOnly, VSCODE_USER),
+    row(Home, ".cursor-server/data/Machine", Dir, ReadOnly, VSCODE_USER),
+    row(Home, ".cursor-server/data/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    row(Home, ".windsurf-server/data/User", Dir, ReadOnly, VSCODE_USER),
+    row(Home, ".windsurf-server/data/Machine", Dir, ReadOnly, VSCODE_USER),
+    row(Home, ".windsurf-server/data/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    // Cline's CLI (its MCP servers, and the extension's provider keys it exports to `data/`),
+    // OpenCode's MCP OAuth tokens, the editors whose start-up files run code.
+    row(Home, ".cline", Dir, ReadOnly, "Cline's CLI: its settings and MCP servers, run at its next start"),
+    row(Home, ".cline/data", Dir, Hidden, "Cline's CLI's data: the provider keys it exports from the editor's extension, its MCP servers' `env` (hidden: it is read by Cline, never by a command)"),
+    row(Home, ".local/share/opencode/mcp-auth.json", File, Hidden, SECRET),
+    row(ConfigHome, "nvim", Dir, ReadOnly, "Neovim's configuration (`init.lua`), run at its next start"),
+    row(ConfigHome, "zed", Dir, ReadOnly, "Zed's settings: the language and context servers it starts"),
+    // The other agents' histories, as Claude Code's, Codex's and Gemini CLI's are.
+    row(Home, ".copilot/session-state", Dir, Hidden, HISTORY),
+    row(Home, ".copilot/history-session-state", Dir, Hidden, HISTORY),
+    row(Home, ".copilot/session-store.db", File, Hidden, HISTORY),
+    row(Home, ".copilot/logs", Dir, Hidden, HISTORY),
+    row(Home, ".local/share/kiro-cli", Dir, Hidden, HISTORY),
+    row(Home, ".local/share/amazon-q", Dir, Hidden, HISTORY),
     // More tools' credentials at their default paths (attack round 9 of 2026-11-27 read each).
     row(Home, ".m2/settings.xml", File, Hidden, SECRET),
     row(Home, ".terraformrc", File, Hidden, SECRET),

@@ -234,6 +234,13 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
             ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
             true,
         ),
+        // Attack round 17 (F3).
+        (".config/Cursor/User/settings.json", true),
+        (".config/Windsurf/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json", true),
+        (".vscode-server/data/Machine/settings.json", true),
+        (".cline/data/settings/cline_mcp_settings.json", true),
+        (".config/nvim/init.lua", true),
+        (".config/zed/settings.json", true),
         ("notes.txt", false),
     ];
     for (cwd, path, protected) in cases {
@@ -447,5 +454,38 @@ fn a_made_file_handed_between_two_commands_at_once_is_moved_aside() {
             "{}",
             stderr(&second)
         );
+    }
+}
+
+/// Attack round 17, F2: a `.github` the command made as a link (to `node_modules/gh`, holding
+/// `hooks/x.json` and `copilot/settings.json`) kept Copilot's hooks where it reads them: the end
+/// could not move `.github/hooks` aside through the link and only said so (3 of 3). The link
+/// itself is moved aside, at the root and below.
+#[test]
+fn a_link_a_name_of_several_components_is_reached_through_is_moved_aside() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    std::fs::create_dir_all(p.path().join("pkg2")).unwrap();
+    let script = "mkdir -p node_modules/gh/hooks node_modules/gh/copilot && \
+                  echo '{}' > node_modules/gh/hooks/x.json && echo '{}' > node_modules/gh/copilot/settings.json && \
+                  ln -s node_modules/gh .github && ln -s ../node_modules/gh pkg2/.github";
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = p.path().canonicalize().unwrap();
+    for link in [".github", "pkg2/.github"] {
+        assert!(
+            stderr(&o).contains(&format!(
+                "hookd: the confined command made {} (a place agents, editors or git read on their own, which confined commands may not write): moved to {}.hookd-aside",
+                root.join(link).display(),
+                root.join(link).display()
+            )),
+            "{link}: {}",
+            stderr(&o)
+        );
+        assert!(!root.join(link).join("hooks/x.json").exists(), "{link}");
     }
 }

@@ -875,6 +875,17 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
         ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
         ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
         ".config/Code/User/globalStorage/kilocode.kilo-code/settings/mcp_settings.json",
+        // Attack round 17 (F4): the other builds and servers of the editor, Cline's CLI,
+        // OpenCode's MCP tokens, the other agents' histories.
+        ".config/Cursor/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".config/Windsurf/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+        ".vscode-server/data/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".cline/data/secrets.json",
+        ".local/share/opencode/mcp-auth.json",
+        ".copilot/session-state/s.json",
+        ".copilot/logs/l.log",
+        ".local/share/kiro-cli/data.sqlite3",
+        ".local/share/amazon-q/data.sqlite3",
         // Where the tools' variables below point.
         "moved/gcloud/credentials.db",
         "moved/azure/msal_token_cache.json",

@@ -355,6 +355,19 @@ impl Below {
                 }
                 continue;
             }
+            if let Some((first, _)) = name.split_once('/').filter(|_| !name.starts_with(".git/")) {
+                // A name of several components reached through a link at its first (`.github ->
+                // node_modules/gh` holding `hooks/`): the end cannot move it aside through the
+                // link, so the link it is reached through is moved aside where the command made
+                // it (attack round 17, F2: Copilot's hooks stayed).
+                let first = dir.join(first);
+                if first.is_symlink() {
+                    if p.exists() && fresh(&first) && !made.contains(&first) {
+                        made.push(first);
+                    }
+                    continue;
+                }
+            }
             if fresh(&p) {
                 made.push(p);
             }
@@ -369,6 +382,17 @@ impl Below {
         };
         let born = path.symlink_metadata().and_then(|m| m.created());
         born.is_ok_and(|b| b > ended + std::time::Duration::from_millis(20))
+    }
+
+    /// Record, as it is at the start, the link in `dir` that the name `name` of several
+    /// components is reached through, if its first component is one ([`Below::made_in`]).
+    pub(super) fn was_link_above(&mut self, dir: &Path, name: &str) {
+        if let Some((first, _)) = name.split_once('/').filter(|_| !name.starts_with(".git/")) {
+            let first = dir.join(first);
+            if first.is_symlink() {
+                self.was(&first);
+            }
+        }
     }
 
     /// Record `path` as it is at the start (nothing where it is absent or a socket).
@@ -676,6 +700,9 @@ impl Finder<'_> {
             if what == Hold::Watched {
                 // No stand-in: where it exists, held read-only; one the command makes is moved
                 // aside at its end ([`Below::again`]).
+                if below {
+                    self.held.below.was_link_above(dir, name);
+                }
                 if self.real.exists(&path) {
                     if below {
                         self.held.below.was(&path);
@@ -712,6 +739,7 @@ impl Finder<'_> {
             // What the command's end compares with: these names are held, so what is there at
             // the end is what was unless someone else's end freed one ([`Below::again`]).
             for (name, _) in self.places.by_name.iter() {
+                self.held.below.was_link_above(dir, name);
                 let p = dir.join(name);
                 if !name.starts_with(".git/") && self.real.exists(&p) {
                     self.held.below.was(&p);
