@@ -60,6 +60,7 @@
 #![cfg_attr(not(feature = "confine"), allow(dead_code, unused_imports))]
 
 mod aftermath;
+mod below;
 mod broker;
 mod direct;
 mod disk;
@@ -358,7 +359,7 @@ pub struct Confinement {
     /// The rest of the filesystem, read-only ([`frozen`]).
     frozen: frozen::Frozen,
     /// The protected names the walk found below the roots ([`Confinement::settle`]).
-    below: held::Below,
+    below: below::Below,
     /// That, recorded in hookd's state until the end has settled it (`unsettled.rs`).
     _pending: Option<unsettled::Pending>,
     /// What the ends of commands whose hookd was killed would have said, settled before this
@@ -366,9 +367,9 @@ pub struct Confinement {
     settled_before: Vec<String>,
 }
 
-/// What an end's second walk found ([`held::Below::again`]), dealt with: what the command made
+/// What an end's second walk found ([`below::Below::again`]), dealt with: what the command made
 /// moved aside, the reading it took given back; one sentence each, added to `said`.
-fn said(again: held::Again, said: &mut Vec<String>) {
+fn said(again: below::Again, said: &mut Vec<String>) {
     for dir in &again.given_back {
         said.push(format!(
             "the confined command had taken its owner's reading off {}, which the walk at its start read: given back (u+rx) to look for what it made there",

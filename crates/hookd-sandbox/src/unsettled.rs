@@ -1,6 +1,6 @@
 //! What a confined command's end must look at, kept in hookd's state while the command runs
 //! (`STATE/unsettled`, hidden from confined commands): the protected places below the project
-//! as they were at the start ([`crate::held::Below`]). Its end moves aside what the command made
+//! as they were at the start ([`crate::below::Below`]). Its end moves aside what the command made
 //! there and removes the record. A hookd killed outright (an agent's or CI's SIGKILL, the OOM
 //! killer) never reaches its end: its record stays, and the next confined command's
 //! preparation settles it first, once nothing of that sandbox is left.
@@ -21,7 +21,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::held::Below;
+use crate::below::Below;
 
 /// The prefix of a record being written: never settled.
 const WRITING: &str = ".writing-";
@@ -106,7 +106,7 @@ enum Found {
     Running(std::time::SystemTime),
     Idle(Idle),
     /// Its command ended without its end: what the end would have found.
-    Settled(crate::held::Again),
+    Settled(crate::below::Again),
 }
 
 /// What [`orphans`] found in the records' directory.
@@ -114,7 +114,7 @@ enum Found {
 pub(crate) struct Orphans {
     /// What the ends of commands whose hookd was killed found, for the caller to move aside
     /// and say.
-    pub(crate) settled: Vec<crate::held::Again>,
+    pub(crate) settled: Vec<crate::below::Again>,
     /// One empty record for this command's.
     pub(crate) idle: Option<Idle>,
     /// The earliest start of the confined commands running now (their records held):

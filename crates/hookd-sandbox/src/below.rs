@@ -1,0 +1,459 @@
+//! What a confined command's end looks at below its roots: the protected places there, and on
+//! the way to its working directory, as they were at its start ([`Below`], kept in hookd's
+//! state while it runs: `unsettled.rs`), and what the second walk finds made since ([`Again`]),
+//! which the end moves aside.
+
+use std::path::{Path, PathBuf};
+
+use crate::held::{bare_layout, BARE_HEAD, LAYOUT};
+
+/// The protected names that existed below the roots, and on the way to the working directory,
+/// when the command started, each as the object it was (device and inode): what the command
+/// made is what exists there when it has ended and was not there before as that object
+/// ([`Below::again`]).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Below {
+    pub(super) roots: Vec<PathBuf>,
+    pub(super) on_path: Vec<PathBuf>,
+    pub(super) names: Vec<String>,
+    pub(super) before: std::collections::HashMap<PathBuf, Identity>,
+    /// How many directories the walks visited.
+    pub(super) read: usize,
+    /// How far they went (the user's `sandbox.walk`).
+    pub(super) bounds: crate::walk::Bounds,
+    /// Where what they read is kept for the next walks (`STATE/walks`; none without a state).
+    pub(super) memory: Option<PathBuf>,
+    /// When the walks at the start began (before the command): a link changed since is the
+    /// command's.
+    pub(super) started: Option<std::time::SystemTime>,
+    /// For an end settled late (`unsettled.rs`): when the sandbox ended, if known. A place born,
+    /// or a link or a directory changed, after then is not the command's.
+    pub(super) ended: Option<std::time::SystemTime>,
+}
+
+/// A place as the object it is: its device and inode, and, for one watched
+/// ([`Below::watch_changed_after`]), its change time in nanoseconds (0: not watched).
+type Identity = (u64, u64, u64);
+
+/// What `path` is now, not following a last link, with its change time: `None` where nothing
+/// is there, or where it is a socket (hookd's stand-ins are sockets, its own or another
+/// command's; a socket is read as nothing by agents, editors and git).
+fn identity(path: &Path) -> Option<Identity> {
+    use std::os::unix::fs::FileTypeExt;
+    let m = path.symlink_metadata().ok()?;
+    (!m.file_type().is_socket()).then(|| stamped(&m))
+}
+
+/// `m`'s device, inode and change time (in nanoseconds, at least 1).
+fn stamped(m: &std::fs::Metadata) -> Identity {
+    use std::os::unix::fs::MetadataExt;
+    let ns = (m.ctime().max(0) as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(m.ctime_nsec().max(0) as u64);
+    (m.dev(), m.ino(), ns.max(1))
+}
+
+/// When `path` (its metadata `m`) may last have been bound to its name: its own change time
+/// (made, linked there), or the latest change time of the directories it lies in below the
+/// root it is in (one of `roots`, itself left out: it cannot be renamed, and it changes with
+/// every name made in it), since a directory renamed into the tree brings what it holds with
+/// its own times (attack round 17: a file an earlier command made in `node_modules/p`, then
+/// `node_modules/p` renamed to `pkg`, was taken for one there before).
+fn bound_at(roots: &[PathBuf], path: &Path, m: &std::fs::Metadata) -> std::time::SystemTime {
+    let mut latest = crate::walk::changed(m);
+    let root = roots
+        .iter()
+        .filter(|r| path.starts_with(r))
+        .max_by_key(|r| r.as_os_str().len());
+    let Some(root) = root else {
+        return latest;
+    };
+    let mut dir = path.parent();
+    while let Some(d) = dir.filter(|d| *d != root.as_path() && d.starts_with(root)) {
+        if let Ok(dm) = d.symlink_metadata() {
+            latest = latest.max(crate::walk::changed(&dm));
+        }
+        dir = d.parent();
+    }
+    latest
+}
+
+/// Whether `now` is the object recorded as `was`: the same device and inode and, where it was
+/// watched, the same change time (a link made to it or taken from it changes that).
+fn same(was: &Identity, now: &Identity) -> bool {
+    (was.0, was.1) == (now.0, now.1) && (was.2 == 0 || was.2 == now.2)
+}
+
+/// Up to how many directories the walks at the start read (within their depth) the command's
+/// end looks again. Bounded by the tree alone, never by what the memory holds: a command can
+/// change hundreds of directories just before the next one starts, so that their memory is too
+/// recent to be trusted (an attack round found that a budget counting remembered directories
+/// at a half let such a burst skip the next command's second walk). The second walk costs about
+/// what the first did (3-6 µs a directory listed; less where the first left them in its
+/// memory); beyond, what was made is found by the next command's walk and held from then on.
+pub(super) const LOOKS_AGAIN_UP_TO: usize = 2_000;
+
+/// What the second walk, at the command's end, found.
+#[derive(Default)]
+pub(super) struct Again {
+    /// The protected places made below ([`Below::again`]).
+    pub(super) made: Vec<PathBuf>,
+    /// The user's own directories the command had made unreadable, their reading given back.
+    pub(super) given_back: Vec<PathBuf>,
+    /// Where a walk stopped short, why (what it found so far is in `made`).
+    pub(super) cut: Vec<String>,
+    /// The links the command made below to a place the walk does not enter, where agents or
+    /// git would read what it holds ([`Below::again`]).
+    pub(super) links: Vec<PathBuf>,
+}
+
+/// The format's name and version, first in a record ([`Below::to_bytes`]).
+const RECORD: &[u8] = b"hookd unsettled end 2\n";
+
+impl Below {
+    /// What the end needs, as bytes ([`crate::unsettled`] keeps them while the command runs).
+    pub(super) fn to_bytes(&self) -> Vec<u8> {
+        use crate::walk_memory::put_bytes;
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = RECORD.to_vec();
+        let paths = |out: &mut Vec<u8>, list: &[PathBuf]| {
+            out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+            for p in list {
+                put_bytes(out, p.as_os_str().as_bytes());
+            }
+        };
+        paths(&mut out, &self.roots);
+        paths(&mut out, &self.on_path);
+        out.extend_from_slice(&(self.names.len() as u32).to_le_bytes());
+        for n in &self.names {
+            put_bytes(&mut out, n.as_bytes());
+        }
+        out.extend_from_slice(&(self.before.len() as u32).to_le_bytes());
+        for (p, (dev, ino, changed)) in &self.before {
+            put_bytes(&mut out, p.as_os_str().as_bytes());
+            out.extend_from_slice(&dev.to_le_bytes());
+            out.extend_from_slice(&ino.to_le_bytes());
+            out.extend_from_slice(&changed.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.read as u64).to_le_bytes());
+        out.extend_from_slice(&(self.bounds.depth as u64).to_le_bytes());
+        out.extend_from_slice(&(self.bounds.most_dirs as u64).to_le_bytes());
+        out.extend_from_slice(&(self.bounds.skip.len() as u32).to_le_bytes());
+        for n in &self.bounds.skip {
+            put_bytes(&mut out, n.as_bytes());
+        }
+        let memory = self.memory.as_deref().map(|m| m.as_os_str().as_bytes());
+        put_bytes(&mut out, memory.unwrap_or_default());
+        let started = (self.started)
+            .and_then(|s| s.duration_since(std::time::UNIX_EPOCH).ok())
+            .unwrap_or_default();
+        out.extend_from_slice(&started.as_secs().to_le_bytes());
+        out.extend_from_slice(&started.subsec_nanos().to_le_bytes());
+        out
+    }
+
+    /// [`Below::to_bytes`]' bytes read back; `None` where they are anything else.
+    pub(super) fn from_bytes(bytes: &[u8]) -> Option<Below> {
+        use crate::walk_memory::Reader;
+        use std::os::unix::ffi::OsStrExt;
+        let mut r = Reader(bytes.strip_prefix(RECORD)?);
+        let path = |b: &[u8]| PathBuf::from(std::ffi::OsStr::from_bytes(b));
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
+        // Each entry takes at least 4 bytes: a count beyond what is there is a corrupt file.
+        let count = |r: &mut Reader| r.u32().map(|n| n as usize).filter(|n| *n <= r.0.len() / 4);
+        let mut below = Below::default();
+        for list in [&mut below.roots, &mut below.on_path] {
+            for _ in 0..count(&mut r)? {
+                list.push(path(r.bytes()?));
+            }
+        }
+        for _ in 0..count(&mut r)? {
+            below.names.push(text(r.bytes()?)?);
+        }
+        for _ in 0..count(&mut r)? {
+            let p = path(r.bytes()?);
+            below.before.insert(p, (r.u64()?, r.u64()?, r.u64()?));
+        }
+        below.read = r.u64()? as usize;
+        below.bounds.depth = r.u64()? as usize;
+        below.bounds.most_dirs = r.u64()? as usize;
+        for _ in 0..count(&mut r)? {
+            below.bounds.skip.push(text(r.bytes()?)?);
+        }
+        let memory = r.bytes()?;
+        below.memory = (!memory.is_empty()).then(|| path(memory));
+        let (secs, nanos) = (r.u64()?, r.u32()?);
+        below.started = std::time::UNIX_EPOCH
+            .checked_add(std::time::Duration::new(secs, nanos.min(999_999_999)));
+        // Absolute paths only, names of one component: anything else is not a record of ours.
+        let absolute = below
+            .roots
+            .iter()
+            .chain(&below.on_path)
+            .all(|p| p.is_absolute());
+        let names = below
+            .names
+            .iter()
+            .all(|n| !n.is_empty() && n != "." && n != "..");
+        (r.0.is_empty() && absolute && names && !below.roots.is_empty()).then_some(below)
+    }
+
+    /// The protected places that exist now and were not there (as the same object) when the
+    /// command started: on the way to the working directory and at the roots, and below the
+    /// roots off the way, at most the walk's depth (`web/.claude`, a new `sub/.git`). Walked
+    /// after the command's end ([`crate::walk::walk_after`]); a walk cut short reports what it
+    /// found and why; where the walks at the start read more than [`LOOKS_AGAIN_UP_TO`]
+    /// directories, only the way and the roots are looked at.
+    pub(super) fn again(&self) -> Again {
+        let mut out = Again::default();
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        // The walk finds single names (one of several components, `.github/hooks`, by its
+        // first); its memory is kept under the same names as at the start.
+        let walked = walked(&names);
+        // On the way to the working directory every name is held (a stand-in where it was
+        // absent), so nothing should change there; but another confined command's end can
+        // rename a place this one held, or remove its stand-ins, and the name is free to it
+        // (two commands at once made `.envrc` in the working directory of one of them). A few
+        // `lstat`s a directory: looked at whatever the tree's size.
+        let looked: Vec<&PathBuf> = (self.on_path.iter())
+            .chain(self.roots.iter().filter(|r| !self.on_path.contains(r)))
+            .collect();
+        for dir in &looked {
+            self.made_in(dir, &names, &mut out.made);
+        }
+        if self.read > LOOKS_AGAIN_UP_TO {
+            return out;
+        }
+        let mut holding = Vec::new();
+        let mut links = Vec::new();
+        for root in &self.roots {
+            let memory = self.memory.as_deref();
+            let found = match self.ended {
+                Some(ended) => {
+                    crate::walk::walk_after_ended(root, &walked, &self.bounds, memory, ended)
+                }
+                None => crate::walk::walk_after(root, &walked, &self.bounds, memory),
+            };
+            out.given_back.extend(found.given_back);
+            out.cut.extend(found.cut);
+            links.extend(found.links);
+            for dir in found.dirs {
+                holding.push(dir.clone());
+                if !looked.contains(&&dir) {
+                    self.made_in(&dir, &names, &mut out.made);
+                }
+            }
+        }
+        out.links = links
+            .into_iter()
+            .filter(|l| self.links_beyond(l, &names, &holding))
+            .collect();
+        out
+    }
+
+    /// The protected places in `dir` that are not what was there at the start (made, or made
+    /// again in place of what was), sockets aside: what the command made.
+    fn made_in(&self, dir: &Path, names: &[&str], made: &mut Vec<PathBuf>) {
+        let fresh = |p: &Path| {
+            identity(p).is_some_and(|now| {
+                !self.before.get(p).is_some_and(|was| same(was, &now))
+                    && !self.born_after_the_end(p)
+            })
+        };
+        for name in names {
+            let p = dir.join(name);
+            if *name == BARE_HEAD {
+                // A repository's layout any part of which the command made (its `HEAD` made
+                // by one command and its `objects` and `refs` by the next: attack round 13).
+                // (A `commondir` naming `.` is hookd's own stand-in, or names the directory
+                // itself, whose `objects` and `refs` are looked at.)
+                let names_elsewhere = |p: &Path| {
+                    crate::disk::read_plain(p, 64).is_none_or(|t| t.trim_ascii() != b".")
+                };
+                let laid = bare_layout(dir)
+                    && LAYOUT.iter().any(|n| {
+                        let p = dir.join(n);
+                        fresh(&p) && (*n != "commondir" || names_elsewhere(&p))
+                    });
+                if laid {
+                    made.push(p);
+                }
+                continue;
+            }
+            if let Some((first, _)) = name.split_once('/').filter(|_| !name.starts_with(".git/")) {
+                // A name of several components reached through a link at its first (`.github ->
+                // node_modules/gh` holding `hooks/`): the end cannot move it aside through the
+                // link, so the link it is reached through is moved aside where the command made
+                // it (attack round 17, F2: Copilot's hooks stayed).
+                let first = dir.join(first);
+                if first.is_symlink() {
+                    if p.exists() && fresh(&first) && !made.contains(&first) {
+                        made.push(first);
+                    }
+                    continue;
+                }
+            }
+            if fresh(&p) {
+                made.push(p);
+            }
+        }
+    }
+
+    /// Whether `path` was made after the sandbox of an end settled late had ended (its birth
+    /// time, where the filesystem keeps one; where it does not, it is taken as the command's).
+    fn born_after_the_end(&self, path: &Path) -> bool {
+        let Some(ended) = self.ended else {
+            return false;
+        };
+        let born = path.symlink_metadata().and_then(|m| m.created());
+        born.is_ok_and(|b| b > ended + std::time::Duration::from_millis(20))
+    }
+
+    /// Record, as it is at the start, the link in `dir` that the name `name` of several
+    /// components is reached through, if its first component is one ([`Below::made_in`]).
+    pub(super) fn was_link_above(&mut self, dir: &Path, name: &str) {
+        if let Some((first, _)) = name.split_once('/').filter(|_| !name.starts_with(".git/")) {
+            let first = dir.join(first);
+            if first.is_symlink() {
+                self.was(&first);
+            }
+        }
+    }
+
+    /// Record `path` as it is at the start (nothing where it is absent or a socket).
+    pub(super) fn was(&mut self, path: &Path) {
+        if let Some((dev, ino, _)) = identity(path) {
+            self.before.insert(path.to_path_buf(), (dev, ino, 0));
+        }
+    }
+
+    /// Watch the places recorded at the start that changed after `since` (made, or linked to
+    /// their name: either changes the file's change time), when another confined command was
+    /// already running (`unsettled.rs`: the earliest start of those still running): such a
+    /// command may have made one, and it can take the name away and give it back under this
+    /// command's hold (a second link made, the name unlinked, which detaches this command's
+    /// mount in its namespace, then linked again: attack round 16, F1, two commands at once
+    /// kept a made `opencode.json` or `web/.mcp.json` for good). A watched place whose change
+    /// time is not what it was at the start (every link or unlink of it changes that) is taken
+    /// at the end for one this command made, and moved aside. One unchanged since `since` was
+    /// there before those commands started: they hold it as this one does. Not a
+    /// directory: it cannot be linked twice, and renamed it takes this command's mount along
+    /// (the name stays free, a new one made there is fresh); its change time also moves with
+    /// every name made in it (a repository of yours committed to meanwhile).
+    pub(super) fn watch_changed_after(&mut self, since: std::time::SystemTime) {
+        // The kernel stamps with a clock that may lag the one `since` was read from by a tick:
+        // a file made at once by that command was stamped before it (the test saw 50 µs).
+        let since = since - std::time::Duration::from_millis(50);
+        for (path, id) in &mut self.before {
+            let Ok(m) = path.symlink_metadata() else {
+                continue;
+            };
+            if m.is_dir() {
+                continue;
+            }
+            let now = stamped(&m);
+            // Not its birth time: a file born before may have been linked to the name since.
+            if (now.0, now.1) == (id.0, id.1) && bound_at(&self.roots, path, &m) > since {
+                id.2 = now.2;
+            }
+        }
+    }
+
+    /// [`bound_at`] for this record's roots.
+    fn bound_at(&self, path: &Path, m: &std::fs::Metadata) -> std::time::SystemTime {
+        bound_at(&self.roots, path, m)
+    }
+
+    /// Whether `link`, a symbolic link below a root, was made or changed during the command and
+    /// leads to a directory in a root that the walk does not enter (`node_modules`, a fourth
+    /// level, a name `sandbox.walk.skip` names) which is a protected place or holds one: `cd
+    /// sub && git status` through `sub -> node_modules/pkg` runs that `.git`'s configuration,
+    /// which the command could write. One the walk does enter (`holding`: the directories
+    /// holding a name) holds its places already.
+    fn links_beyond(&self, link: &Path, names: &[&str], holding: &[PathBuf]) -> bool {
+        let (Some(started), Ok(m)) = (self.started, link.symlink_metadata()) else {
+            return false;
+        };
+        // The kernel stamps with a clock that may lag the one read at the start by a tick.
+        let since = started - std::time::Duration::from_millis(50);
+        // Its own change time, or the latest of the directories it is in below its root: a
+        // link an earlier command made where the walk does not look, then carried into the
+        // tree by renaming a directory holding it, keeps its own (attack round 17, F6).
+        let changed = self.bound_at(link, &m);
+        // A late end (`unsettled.rs`): a link changed after the sandbox ended is not its.
+        let late = (self.ended).is_some_and(|e| changed > e + std::time::Duration::from_millis(20));
+        if changed < since || late {
+            return false;
+        }
+        let Ok(target) = std::fs::canonicalize(link) else {
+            return false;
+        };
+        if !target.is_dir() || !self.roots.iter().any(|r| target.starts_with(r)) {
+            return false;
+        }
+        let is_place = target
+            .file_name()
+            .is_some_and(|n| names.iter().any(|name| n == *name));
+        let held =
+            |dir: &Path| holding.iter().any(|h| h == dir) || self.on_path.iter().any(|p| p == dir);
+        if is_place {
+            return !target.parent().is_some_and(held);
+        }
+        let holds = names
+            .iter()
+            .any(|n| target.join(n).symlink_metadata().is_ok());
+        holds && !held(&target)
+    }
+}
+
+/// The names the walk looks for, of the names held below (`names`): each of one component,
+/// and the first component of each of several (`.github` for `.github/hooks`: a directory
+/// holding one is looked in, as one holding any other name; Copilot's CLI reads the hooks of
+/// the directory it was started in, attack round 16, F3), each once, in order.
+pub(super) fn walked<'a>(names: &[&'a str]) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for n in names {
+        let first = n.split('/').next().unwrap_or(n);
+        if !out.contains(&first) {
+            out.push(first);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ends_record_reads_back_exactly_and_anything_else_is_none() {
+        let below = Below {
+            roots: vec![PathBuf::from("/p"), PathBuf::from("/w/r\nx")],
+            on_path: vec![PathBuf::from("/p/web")],
+            names: vec![".claude".into(), ".env".into()],
+            before: [(PathBuf::from("/p/.claude"), (1, 2, 3))]
+                .into_iter()
+                .collect(),
+            read: 7,
+            bounds: crate::walk::Bounds {
+                skip: vec!["vendor2".into()],
+                ..Default::default()
+            },
+            memory: Some(PathBuf::from("/s/walks")),
+            started: Some(std::time::UNIX_EPOCH + std::time::Duration::new(5, 6)),
+            ended: None,
+        };
+        let bytes = below.to_bytes();
+        let back = Below::from_bytes(&bytes).unwrap();
+        assert_eq!(back.to_bytes(), bytes);
+        assert_eq!(back.before, below.before);
+        assert_eq!(back.bounds, below.bounds);
+        // Cut short, lengthened, another format, a relative root: none.
+        assert!(Below::from_bytes(&bytes[..bytes.len() - 1]).is_none());
+        assert!(Below::from_bytes(&[&bytes[..], b"x"].concat()).is_none());
+        assert!(Below::from_bytes(b"hookd walk memory 2\n").is_none());
+        let mut relative = below.clone();
+        relative.roots = vec![PathBuf::from("p")];
+        assert!(Below::from_bytes(&relative.to_bytes()).is_none());
+    }
+}
