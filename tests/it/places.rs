@@ -488,4 +488,33 @@ fn a_link_a_name_of_several_components_is_reached_through_is_moved_aside() {
         );
         assert!(!root.join(link).join("hooks/x.json").exists(), "{link}");
     }
+    // Attack round 18, F1: the link made while where it led held nothing (so its end left it),
+    // then filled by the next command: moved aside at that one's end (4 of 4 before).
+    let (p, tmp) = project();
+    let first = "mkdir -p node_modules/gh && ln -s node_modules/gh .github";
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", first])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success() && stderr(&o).is_empty(),
+        "{}",
+        stderr(&o)
+    );
+    assert!(p.path().join(".github").is_symlink());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let fill = "mkdir -p node_modules/gh/hooks && echo '{}' > node_modules/gh/hooks/x.json";
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", fill])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = p.path().canonicalize().unwrap();
+    assert!(
+        stderr(&o).contains(&format!(
+            "hookd: the confined command made {} (a place",
+            root.join(".github").display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!root.join(".github/hooks/x.json").exists());
 }

@@ -760,6 +760,40 @@ fn a_link_made_to_a_place_the_walk_does_not_enter_is_moved_aside() {
     assert!(root.join("sub/.git").is_dir());
 }
 
+/// Attack round 18, F2: one command made `pkgs/sub -> ../node_modules/p` while `p` held nothing
+/// (no name where it led: its end left it), the next wrote a `.git` into `p`: the link was
+/// taken for one made before, and the user's `git status` in `pkgs/sub` ran the command's
+/// `core.fsmonitor` (3 of 3). What a link leads to changed during the command counts as the
+/// link's change.
+#[test]
+fn a_link_filled_by_a_later_command_is_moved_aside() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let first = "mkdir -p node_modules/p pkgs && ln -s ../node_modules/p pkgs/sub";
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", first])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success() && stderr(&o).is_empty(),
+        "{}",
+        stderr(&o)
+    );
+    let exec = once_old_enough(&p, &tmp);
+    let o = exec("git init -q node_modules/p");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = p.path().canonicalize().unwrap();
+    assert!(
+        stderr(&o).contains(&format!(
+            "hookd: the confined command made {} (a link to a place below the project that the walk does not enter",
+            root.join("pkgs/sub").display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// Attack round 17, F6: no concurrency needed. One command made, where the walk does not look,
 /// a repository and a link to it (`node_modules/q/sub -> ../node_modules/p`, which works once
 /// `q` is one level below the root; `p` with a `core.fsmonitor`);

@@ -285,9 +285,19 @@ impl Below {
                 // node_modules/gh` holding `hooks/`): the end cannot move it aside through the
                 // link, so the link it is reached through is moved aside where the command made
                 // it (attack round 17, F2: Copilot's hooks stayed).
+                // So is one an earlier command made while where it leads held nothing, filled
+                // by this one (attack round 18, F1): what it leads to changed since the start.
                 let first = dir.join(first);
                 if first.is_symlink() {
-                    if p.exists() && fresh(&first) && !made.contains(&first) {
+                    let filled = || {
+                        let led = std::fs::metadata(&first)
+                            .ok()
+                            .map(|m| crate::walk::changed(&m));
+                        let here = p.symlink_metadata().ok().map(|m| crate::walk::changed(&m));
+                        self.since()
+                            .is_some_and(|since| led.max(here).is_some_and(|c| c > since))
+                    };
+                    if p.exists() && (fresh(&first) || filled()) && !made.contains(&first) {
                         made.push(first);
                     }
                     continue;
@@ -307,6 +317,12 @@ impl Below {
         };
         let born = path.symlink_metadata().and_then(|m| m.created());
         born.is_ok_and(|b| b > ended + std::time::Duration::from_millis(20))
+    }
+
+    /// When the command started, less the clock's tick by which the kernel's stamps may lag
+    /// the clock it was read from: what changed after is the command's.
+    fn since(&self) -> Option<std::time::SystemTime> {
+        (self.started).map(|s| s - std::time::Duration::from_millis(50))
     }
 
     /// Record, as it is at the start, the link in `dir` that the name `name` of several
@@ -371,24 +387,29 @@ impl Below {
     /// which the command could write. One the walk does enter (`holding`: the directories
     /// holding a name) holds its places already.
     fn links_beyond(&self, link: &Path, names: &[&str], holding: &[PathBuf]) -> bool {
-        let (Some(started), Ok(m)) = (self.started, link.symlink_metadata()) else {
+        let (Some(since), Ok(m)) = (self.since(), link.symlink_metadata()) else {
             return false;
         };
-        // The kernel stamps with a clock that may lag the one read at the start by a tick.
-        let since = started - std::time::Duration::from_millis(50);
-        // Its own change time, or the latest of the directories it is in below its root: a
-        // link an earlier command made where the walk does not look, then carried into the
-        // tree by renaming a directory holding it, keeps its own (attack round 17, F6).
-        let changed = self.bound_at(link, &m);
-        // A late end (`unsettled.rs`): a link changed after the sandbox ended is not its.
-        let late = (self.ended).is_some_and(|e| changed > e + std::time::Duration::from_millis(20));
-        if changed < since || late {
-            return false;
-        }
         let Ok(target) = std::fs::canonicalize(link) else {
             return false;
         };
         if !target.is_dir() || !self.roots.iter().any(|r| target.starts_with(r)) {
+            return false;
+        }
+        // Its own change time, or the latest of the directories it is in below its root: a
+        // link an earlier command made where the walk does not look, then carried into the
+        // tree by renaming a directory holding it, keeps its own (attack round 17, F6). Or that
+        // of where it leads and of the names there: one made while where it led held nothing
+        // (made before this command, so left), then filled with a `.git` by this one (attack
+        // round 18, F2).
+        let led = std::iter::once(target.clone())
+            .chain(names.iter().map(|n| target.join(n)))
+            .filter_map(|p| p.symlink_metadata().ok())
+            .map(|m| crate::walk::changed(&m));
+        let changed = led.fold(self.bound_at(link, &m), std::cmp::max);
+        // A late end (`unsettled.rs`): a link changed after the sandbox ended is not its.
+        let late = (self.ended).is_some_and(|e| changed > e + std::time::Duration::from_millis(20));
+        if changed < since || late {
             return false;
         }
         let is_place = target

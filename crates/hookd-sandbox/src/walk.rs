@@ -367,7 +367,12 @@ fn read_dirs(
         if let Some(memory) = memory {
             // As the last walk read it: taken as it is (one `lstat`, no listing).
             let now = memory.stamp(dir);
-            if let Some(seen) = now.and_then(|now| memory.recall(dir, &now, enter)) {
+            // Not at an end, one holding a link: where a link leads may have changed though the
+            // directory did not (attack round 18: a link left as made before, where it led
+            // filled later with a `.git`), and the end looks at its links.
+            let recalled = now.and_then(|now| memory.recall(dir, &now, enter));
+            let recalled = recalled.filter(|s| !(s.links && give_back != GiveBack::Never));
+            if let Some(seen) = recalled {
                 out.entries += seen.entries as usize;
                 if seen.holds {
                     out.holding.push(dir.clone());
@@ -396,6 +401,7 @@ fn read_dirs(
                         stamp,
                         entries: u32::try_from(l.entries).unwrap_or(u32::MAX),
                         holds: l.holds,
+                        links: l.has_links,
                         entered: enter,
                         subdirs,
                         trusted: memory.trusts(&stamp),
@@ -429,6 +435,8 @@ struct Listing {
     given_back: bool,
     /// Its symbolic links (`give_back`: the command's end).
     links: Vec<PathBuf>,
+    /// Whether it holds a symbolic link (or an entry of a type not told), listed or not.
+    has_links: bool,
     holds: bool,
     entries: usize,
     /// Its subdirectories to read next (where entered).
@@ -485,6 +493,7 @@ fn list(
         whole: false,
         given_back,
         links: Vec::new(),
+        has_links: false,
         holds: false,
         entries: 0,
         next: Vec::new(),
@@ -498,6 +507,7 @@ fn list(
             l.holds = true;
             return true;
         }
+        l.has_links |= matches!(kind, Kind::Link | Kind::Unknown);
         if give_back != GiveBack::Never && matches!(kind, Kind::Link | Kind::Unknown) {
             let path = dir.join(std::ffi::OsStr::from_bytes(name));
             if kind == Kind::Link || path.symlink_metadata().is_ok_and(|m| m.is_symlink()) {

@@ -46,7 +46,7 @@ const TRUSTED_FS: [i64; 7] = [
 
 /// The format's name and version, first in the file and in its key (so that two versions of
 /// hookd in turn each keep their own instead of reading each other's as none).
-const MAGIC: &[u8] = b"hookd walk memory 2\n";
+const MAGIC: &[u8] = b"hookd walk memory 3\n";
 
 /// A directory as a walk read it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,6 +56,8 @@ pub(crate) struct Seen {
     pub(crate) entries: u32,
     /// Whether it holds one of the walk's names.
     pub(crate) holds: bool,
+    /// Whether it holds a symbolic link: an end lists it again, to look where its links lead.
+    pub(crate) links: bool,
     /// Whether its subdirectories were taken (it was read above the walk's last level), and
     /// which: the names of the directories the walk enters, each ended by a NUL byte (one
     /// allocation however many there are).
@@ -243,7 +245,10 @@ impl Memory {
             out.extend_from_slice(&s.stamp.ctime.0.to_le_bytes());
             out.extend_from_slice(&s.stamp.ctime.1.to_le_bytes());
             out.extend_from_slice(&s.entries.to_le_bytes());
-            let flags = u8::from(s.holds) | u8::from(s.entered) << 1 | u8::from(s.trusted) << 2;
+            let flags = u8::from(s.holds)
+                | u8::from(s.entered) << 1
+                | u8::from(s.trusted) << 2
+                | u8::from(s.links) << 3;
             out.push(flags);
             put_bytes(&mut out, &s.subdirs);
         }
@@ -355,6 +360,7 @@ fn parse(bytes: &[u8], key: &[u8]) -> Option<HashMap<Vec<u8>, Seen>> {
             stamp,
             entries,
             holds: flags & 1 != 0,
+            links: flags & 8 != 0,
             entered: flags & 2 != 0,
             subdirs,
             trusted: flags & 4 != 0,
@@ -410,6 +416,7 @@ mod tests {
             },
             entries: 3,
             holds: true,
+            links: true,
             entered: true,
             subdirs: b"web\0a b\0".to_vec(),
             trusted,
