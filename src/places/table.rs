@@ -30,6 +30,8 @@ const AGENT_SETTINGS_KEYS: &str = "an agent's settings: its hooks, permissions a
 const AGENT_KEYS: &str = "loaded by an agent on its own at its next start, where its documentation has its users put its API key (hidden: it is read by the agent, never by a command)";
 const RUNS_LATER: &str = "loaded by an agent or a tool on its own at its next start";
 const VSCODE_USER: &str = "the editor's user settings and tasks (a terminal profile, a task run on opening a folder), run at its next start";
+const VSCODE_SERVER: &str = "VS Code's server on a remote host: the server itself, run at the next connection, its extensions and settings";
+const EXTENSIONS: &str = "the editor's extensions, loaded at its next start";
 const EXTENSION_KEYS: &str = "the editor's extensions' global storage: Roo Code's, Cline's and Kilo Code's MCP servers (started by the extension) with the keys in their `env`, other extensions' tokens (hidden: it is read by the editor, never by a command)";
 const GIT_RUNS: &str =
     "git runs what it names at the user's next unconfined `git status` or `git commit`";
@@ -288,7 +290,6 @@ pub const PLACES: &[Place] = &[
     row(ConfigHome, "Code/User", Dir, ReadOnly, VSCODE_USER),
     row(ConfigHome, "Code/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
     row(ConfigHome, "Code - Insiders/User", Dir, ReadOnly, VSCODE_USER),
-    row(ConfigHome, "Code - Insiders/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
     row(ConfigHome, "Code - OSS/User", Dir, ReadOnly, VSCODE_USER),
     row(ConfigHome, "Code - OSS/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
     row(ConfigHome, "VSCodium/User", Dir, ReadOnly, VSCODE_USER),
@@ -299,15 +300,27 @@ pub const PLACES: &[Place] = &[
     row(ConfigHome, "Windsurf/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
     row(ConfigHome, "Kiro/User", Dir, ReadOnly, VSCODE_USER),
     row(ConfigHome, "Kiro/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
-    row(Home, ".vscode-server/data/User", Dir, ReadOnly, VSCODE_USER),
-    row(Home, ".vscode-server/data/Machine", Dir, ReadOnly, VSCODE_USER),
+    row(ConfigHome, "Code - Insiders/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    row(Home, ".var/app/com.visualstudio.code/config/Code/User", Dir, ReadOnly, VSCODE_USER),
+    row(Home, ".var/app/com.visualstudio.code/config/Code/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    // A remote host's server, whole: the server itself (`bin/`, `cli/`, run at the next
+    // connection), its extensions and its settings (attack round 18, F3).
+    row(Home, ".vscode-server", Dir, ReadOnly, VSCODE_SERVER),
     row(Home, ".vscode-server/data/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
-    row(Home, ".cursor-server/data/User", Dir, ReadOnly, VSCODE_USER),
-    row(Home, ".cursor-server/data/Machine", Dir, ReadOnly, VSCODE_USER),
+    row(Home, ".vscode-server-insiders", Dir, ReadOnly, VSCODE_SERVER),
+    row(Home, ".vscode-server-insiders/data/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    row(Home, ".cursor-server", Dir, ReadOnly, VSCODE_SERVER),
     row(Home, ".cursor-server/data/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
-    row(Home, ".windsurf-server/data/User", Dir, ReadOnly, VSCODE_USER),
-    row(Home, ".windsurf-server/data/Machine", Dir, ReadOnly, VSCODE_USER),
+    row(Home, ".windsurf-server", Dir, ReadOnly, VSCODE_SERVER),
     row(Home, ".windsurf-server/data/User/globalStorage", Dir, Hidden, EXTENSION_KEYS),
+    // The editors' extensions, loaded at their next start.
+    row(Home, ".vscode/extensions", Dir, ReadOnly, EXTENSIONS),
+    row(Home, ".vscode-insiders/extensions", Dir, ReadOnly, EXTENSIONS),
+    row(Home, ".vscode-oss/extensions", Dir, ReadOnly, EXTENSIONS),
+    row(Home, ".cursor/extensions", Dir, ReadOnly, EXTENSIONS),
+    row(Home, ".windsurf/extensions", Dir, ReadOnly, EXTENSIONS),
+    row(Home, ".local/share/nvim", Dir, ReadOnly, "Neovim's plugins (`site/plugin`, a plugin manager's), run at its next start"),
+    row(Home, ".local/share/zed/extensions", Dir, ReadOnly, EXTENSIONS),
     // Cline's CLI (its MCP servers, and the extension's provider keys it exports to `data/`),
     // OpenCode's MCP OAuth tokens, the editors whose start-up files run code.
     row(Home, ".cline", Dir, ReadOnly, "Cline's CLI: its settings and MCP servers, run at its next start"),

@@ -241,6 +241,12 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (".cline/data/settings/cline_mcp_settings.json", true),
         (".config/nvim/init.lua", true),
         (".config/zed/settings.json", true),
+        // Attack round 18 (F3).
+        (".vscode-server/bin/abc/server.sh", true),
+        (".vscode/extensions/x/package.json", true),
+        (".local/share/nvim/site/plugin/x.lua", true),
+        (".local/share/zed/extensions/x/extension.toml", true),
+        (".var/app/com.visualstudio.code/config/Code/User/settings.json", true),
         ("notes.txt", false),
     ];
     for (cwd, path, protected) in cases {

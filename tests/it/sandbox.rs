@@ -886,6 +886,9 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
         ".copilot/logs/l.log",
         ".local/share/kiro-cli/data.sqlite3",
         ".local/share/amazon-q/data.sqlite3",
+        // Attack round 18 (F4).
+        ".vscode-server-insiders/data/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".var/app/com.visualstudio.code/config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
         // Where the tools' variables below point.
         "moved/gcloud/credentials.db",
         "moved/azure/msal_token_cache.json",
