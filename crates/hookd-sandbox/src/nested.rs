@@ -103,7 +103,7 @@ pub(super) fn prepare(
         proxy: None,
     };
     let mut writable = vec![temp.clone()];
-    if !policy.read_only {
+    if !super::read_only(policy, &project) {
         writable.push(project.clone());
         writable.extend(policy.write.iter().cloned());
     }
