@@ -767,31 +767,36 @@ fn a_link_made_to_a_place_the_walk_does_not_enter_is_moved_aside() {
 /// link's change.
 #[test]
 fn a_link_filled_by_a_later_command_is_moved_aside() {
+    let first = "mkdir -p node_modules/p pkgs && ln -s ../node_modules/p pkgs/sub";
+    link_moved_aside_after(first, "git init -q node_modules/p", "pkgs/sub");
+}
+
+/// `first` run confined, which says nothing, then, once its directories are old enough for the
+/// walk's memory, `second`, whose end moves the link `link` aside as a link to a place the walk
+/// does not enter, and says so.
+fn link_moved_aside_after(first: &str, second: &str, link: &str) {
     if !confinable() {
         return;
     }
     let (p, tmp) = project();
-    let first = "mkdir -p node_modules/p pkgs && ln -s ../node_modules/p pkgs/sub";
     let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", first])
         .output()
         .unwrap();
-    assert!(
-        o.status.success() && stderr(&o).is_empty(),
-        "{}",
-        stderr(&o)
-    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
     let exec = once_old_enough(&p, &tmp);
-    let o = exec("git init -q node_modules/p");
+    let o = exec(second);
     assert!(o.status.success(), "{}", stderr(&o));
     let root = p.path().canonicalize().unwrap();
     assert!(
         stderr(&o).contains(&format!(
             "hookd: the confined command made {} (a link to a place below the project that the walk does not enter",
-            root.join("pkgs/sub").display()
+            root.join(link).display()
         )),
         "{}",
         stderr(&o)
     );
+    assert!(root.join(link).symlink_metadata().is_err());
 }
 
 /// Attack round 17, F6: no concurrency needed. One command made, where the walk does not look,
@@ -803,27 +808,6 @@ fn a_link_filled_by_a_later_command_is_moved_aside() {
 /// latest change time of the directories it is in below the root too.
 #[test]
 fn a_link_brought_into_the_tree_by_a_rename_is_moved_aside() {
-    if !confinable() {
-        return;
-    }
-    let (p, tmp) = project();
     let first = "git init -q node_modules/p && mkdir -p node_modules/q && ln -s ../node_modules/p node_modules/q/sub";
-    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", first])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stderr(&o), "");
-    let exec = once_old_enough(&p, &tmp);
-    let o = exec("mv node_modules/q pkgs");
-    assert!(o.status.success(), "{}", stderr(&o));
-    let root = p.path().canonicalize().unwrap();
-    assert!(
-        stderr(&o).contains(&format!(
-            "hookd: the confined command made {} (a link to a place below the project that the walk does not enter",
-            root.join("pkgs/sub").display()
-        )),
-        "{}",
-        stderr(&o)
-    );
-    assert!(root.join("pkgs/sub").symlink_metadata().is_err());
+    link_moved_aside_after(first, "mv node_modules/q pkgs", "pkgs/sub");
 }
