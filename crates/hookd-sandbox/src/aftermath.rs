@@ -116,14 +116,16 @@ pub(crate) struct Aftermath {
     git_dir: Option<PathBuf>,
     /// Where the stopped states confined commands started are recorded (`STATE/sequencer`).
     records: Option<PathBuf>,
-    /// Each git directory's stash log (`logs/refs/stash`) and its entries as they were.
+    /// Each git directory and the entries of its stash log as they were.
     stashes: Vec<(PathBuf, Vec<String>)>,
 }
 
-/// The entries of the stash log `log`, oldest first (the newest is `stash@{0}`); none where it
-/// is absent, not a plain file or larger than git's stash ever grows in practice.
-fn stash_entries(log: &Path) -> Vec<String> {
-    let text = crate::disk::read_plain(log, 4 << 20).unwrap_or_default();
+/// The entries of the stash log of the git directory `git_dir` (`logs/refs/stash`), oldest
+/// first (the newest is `stash@{0}`); none where it is absent, not a plain file or larger than
+/// git's stash ever grows in practice.
+fn stash_entries(git_dir: &Path) -> Vec<String> {
+    let log = git_dir.join("logs/refs/stash");
+    let text = crate::disk::read_plain(&log, 4 << 20).unwrap_or_default();
     String::from_utf8_lossy(&text)
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -131,12 +133,12 @@ fn stash_entries(log: &Path) -> Vec<String> {
         .collect()
 }
 
-/// What the stash `log` holds now that it did not before (`was`), said: a `git stash pop`
+/// What the stash of `git_dir` holds now that it did not before (`was`), said: a `git stash pop`
 /// applies the newest entry, and one the command pushed (with a message copied from yours, it
 /// looks like yours in `git stash list`) puts its content in your work tree outside the sandbox
 /// (attack round 13, F8d). `git stash` works confined, so this is said, not refused.
-fn stash_said(log: &Path, was: &[String]) -> Option<String> {
-    let now = stash_entries(log);
+fn stash_said(git_dir: &Path, was: &[String]) -> Option<String> {
+    let now = stash_entries(git_dir);
     let mut left: Vec<&String> = was.iter().collect();
     let mut new = Vec::new();
     // Newest first, as `git stash list` numbers them.
@@ -151,7 +153,6 @@ fn stash_said(log: &Path, was: &[String]) -> Option<String> {
     if new.is_empty() {
         return None;
     }
-    let git_dir = log.ancestors().nth(3).unwrap_or(log);
     Some(format!(
         "the confined command pushed {} onto the stash in {} ({}): `git stash pop` applies the newest entry outside the sandbox, so look at each (`git stash show -p stash@{{0}}`) and drop what is not yours",
         if new.len() == 1 { "an entry".to_string() } else { format!("{} entries", new.len()) },
@@ -207,11 +208,7 @@ impl Aftermath {
                 Some((work_tree, stamp(&g.join("index"))))
             });
         let stashes = (git_dirs.iter())
-            .map(|dir| {
-                let log = dir.join("logs/refs/stash");
-                let was = stash_entries(&log);
-                (log, was)
-            })
+            .map(|dir| (dir.clone(), stash_entries(dir)))
             .collect();
         for dir in git_dirs {
             for (state, todo) in TODOS {
@@ -286,8 +283,8 @@ impl Aftermath {
         for (state, _, _, held) in &self.todos {
             self.record_started(state, held.is_some(), &mut said);
         }
-        for (log, was) in &self.stashes {
-            said.extend(stash_said(log, was));
+        for (git_dir, was) in &self.stashes {
+            said.extend(stash_said(git_dir, was));
         }
         said
     }
@@ -773,24 +770,25 @@ mod tests {
     #[test]
     fn the_stash_entries_a_command_added_are_named_newest_first() {
         let d = tempfile::tempdir().unwrap();
-        let log = d.path().join(".git/logs/refs/stash");
+        let git_dir = d.path().join(".git");
+        let log = git_dir.join("logs/refs/stash");
         std::fs::create_dir_all(log.parent().unwrap()).unwrap();
         let was: Vec<String> = ["a", "b"].map(String::from).into();
         std::fs::write(&log, "a\nb\n").unwrap();
-        assert_eq!(stash_said(&log, &was), None);
+        assert_eq!(stash_said(&git_dir, &was), None);
         std::fs::write(&log, "a\nb\nc\nd\n").unwrap();
-        let said = stash_said(&log, &was).unwrap();
+        let said = stash_said(&git_dir, &was).unwrap();
         assert!(
             said.contains("pushed 2 entries") && said.contains("(stash@{0}, stash@{1})"),
             "{said}"
         );
         // One of yours popped, one of its own pushed: its own is named.
         std::fs::write(&log, "a\nx\n").unwrap();
-        assert!(stash_said(&log, &was)
+        assert!(stash_said(&git_dir, &was)
             .unwrap()
             .contains("an entry onto the stash in"));
         // Gone, or not a plain file: nothing to say.
         std::fs::remove_file(&log).unwrap();
-        assert_eq!(stash_said(&log, &was), None);
+        assert_eq!(stash_said(&git_dir, &was), None);
     }
 }
