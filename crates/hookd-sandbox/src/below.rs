@@ -78,6 +78,20 @@ fn bound_at(roots: &[PathBuf], path: &Path, m: &std::fs::Metadata) -> std::time:
     latest
 }
 
+/// The first component of `name`, a name of several components outside a git directory
+/// (`.github` of `.github/hooks`); `None` for one of one component or a `.git/NAME`.
+fn nested_first(name: &str) -> Option<&str> {
+    (!name.starts_with(".git/"))
+        .then(|| name.split_once('/'))
+        .flatten()
+        .map(|(first, _)| first)
+}
+
+/// How far the kernel's stamps (change and birth times) may lag the clock a start was read
+/// from: a clock tick. What a command made at once after its start was stamped before it (the
+/// tests saw 50 µs).
+const STAMP_LAG: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Whether `now` is the object recorded as `was`: the same device and inode and, where it was
 /// watched, the same change time (a link made to it or taken from it changes that).
 fn same(was: &Identity, now: &Identity) -> bool {
@@ -185,16 +199,19 @@ impl Below {
         let (secs, nanos) = (r.u64()?, r.u32()?);
         below.started = std::time::UNIX_EPOCH
             .checked_add(std::time::Duration::new(secs, nanos.min(999_999_999)));
-        // Absolute paths only, names of one component: anything else is not a record of ours.
+        // Absolute paths only, names of plain components (`.env`, `.github/hooks`): anything
+        // else is not a record of ours.
         let absolute = below
             .roots
             .iter()
             .chain(&below.on_path)
             .all(|p| p.is_absolute());
-        let names = below
-            .names
-            .iter()
-            .all(|n| !n.is_empty() && n != "." && n != "..");
+        let names = below.names.iter().all(|n| {
+            !n.is_empty()
+                && Path::new(n)
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+        });
         (r.0.is_empty() && absolute && names && !below.roots.is_empty()).then_some(below)
     }
 
@@ -207,9 +224,7 @@ impl Below {
     pub(super) fn again(&self) -> Again {
         let mut out = Again::default();
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-        // The walk finds single names (one of several components, `.github/hooks`, by its
-        // first); its memory is kept under the same names as at the start.
-        let walked = walked(&names);
+        let walked = self.walked();
         // On the way to the working directory every name is held (a stand-in where it was
         // absent), so nothing should change there; but another confined command's end can
         // rename a place this one held, or remove its stand-ins, and the name is free to it
@@ -280,7 +295,7 @@ impl Below {
                 }
                 continue;
             }
-            if let Some((first, _)) = name.split_once('/').filter(|_| !name.starts_with(".git/")) {
+            if let Some(first) = nested_first(name) {
                 // A name of several components reached through a link at its first (`.github ->
                 // node_modules/gh` holding `hooks/`): the end cannot move it aside through the
                 // link, so the link it is reached through is moved aside where the command made
@@ -319,16 +334,23 @@ impl Below {
         born.is_ok_and(|b| b > ended + std::time::Duration::from_millis(20))
     }
 
+    /// The names the walks look for, at the start and at the end alike (the walk's memory is
+    /// kept under them): [`walked`] of the names held below.
+    pub(super) fn walked(&self) -> Vec<&str> {
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        walked(&names)
+    }
+
     /// When the command started, less the clock's tick by which the kernel's stamps may lag
     /// the clock it was read from: what changed after is the command's.
     fn since(&self) -> Option<std::time::SystemTime> {
-        (self.started).map(|s| s - std::time::Duration::from_millis(50))
+        (self.started).map(|s| s - STAMP_LAG)
     }
 
     /// Record, as it is at the start, the link in `dir` that the name `name` of several
     /// components is reached through, if its first component is one ([`Below::made_in`]).
     pub(super) fn was_link_above(&mut self, dir: &Path, name: &str) {
-        if let Some((first, _)) = name.split_once('/').filter(|_| !name.starts_with(".git/")) {
+        if let Some(first) = nested_first(name) {
             let first = dir.join(first);
             if first.is_symlink() {
                 self.was(&first);
@@ -357,9 +379,7 @@ impl Below {
     /// (the name stays free, a new one made there is fresh); its change time also moves with
     /// every name made in it (a repository of yours committed to meanwhile).
     pub(super) fn watch_changed_after(&mut self, since: std::time::SystemTime) {
-        // The kernel stamps with a clock that may lag the one `since` was read from by a tick:
-        // a file made at once by that command was stamped before it (the test saw 50 µs).
-        let since = since - std::time::Duration::from_millis(50);
+        let since = since - STAMP_LAG;
         for (path, id) in &mut self.before {
             let Ok(m) = path.symlink_metadata() else {
                 continue;
@@ -373,11 +393,6 @@ impl Below {
                 id.2 = now.2;
             }
         }
-    }
-
-    /// [`bound_at`] for this record's roots.
-    fn bound_at(&self, path: &Path, m: &std::fs::Metadata) -> std::time::SystemTime {
-        bound_at(&self.roots, path, m)
     }
 
     /// Whether `link`, a symbolic link below a root, was made or changed during the command and
@@ -404,7 +419,7 @@ impl Below {
         // tree by renaming a directory holding it, keeps its own (attack round 17, F6). Or that
         // of where it leads: one made while where it led held nothing (made before this
         // command, so left), then filled with a `.git` by this one (attack round 18, F2).
-        let changed = self.bound_at(link, &m).max(crate::walk::changed(&led));
+        let changed = bound_at(&self.roots, link, &m).max(crate::walk::changed(&led));
         // A late end (`unsettled.rs`): a link changed after the sandbox ended is not its.
         let late = (self.ended).is_some_and(|e| changed > e + std::time::Duration::from_millis(20));
         if changed < since || late {
@@ -435,10 +450,10 @@ impl Below {
 /// and the first component of each of several (`.github` for `.github/hooks`: a directory
 /// holding one is looked in, as one holding any other name; Copilot's CLI reads the hooks of
 /// the directory it was started in, attack round 16, F3), each once, in order.
-pub(super) fn walked<'a>(names: &[&'a str]) -> Vec<&'a str> {
+fn walked<'a>(names: &[&'a str]) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for n in names {
-        let first = n.split('/').next().unwrap_or(n);
+        let first = nested_first(n).unwrap_or(n);
         if !out.contains(&first) {
             out.push(first);
         }
@@ -455,7 +470,7 @@ mod tests {
         let below = Below {
             roots: vec![PathBuf::from("/p"), PathBuf::from("/w/r\nx")],
             on_path: vec![PathBuf::from("/p/web")],
-            names: vec![".claude".into(), ".env".into()],
+            names: vec![".claude".into(), ".env".into(), ".github/hooks".into()],
             before: [(PathBuf::from("/p/.claude"), (1, 2, 3))]
                 .into_iter()
                 .collect(),
@@ -480,5 +495,11 @@ mod tests {
         let mut relative = below.clone();
         relative.roots = vec![PathBuf::from("p")];
         assert!(Below::from_bytes(&relative.to_bytes()).is_none());
+        // A name climbing out of its directory, or absolute: none.
+        for name in ["../x", ".github/../../x", "/etc"] {
+            let mut climbing = below.clone();
+            climbing.names.push(name.into());
+            assert!(Below::from_bytes(&climbing.to_bytes()).is_none(), "{name}");
+        }
     }
 }

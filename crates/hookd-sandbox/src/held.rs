@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::placeholder::{Placeholders, Provided, Stand};
 use super::{Disk, Unavailable};
-use crate::below::{walked, Below};
+use crate::below::Below;
 use crate::{Hold, Places};
 
 /// Directories the catalog holds read-only at the project's root that are created (empty) when
@@ -422,16 +422,12 @@ impl Finder<'_> {
 /// The directories below `root` that the walk finds holding a protected name; a walk cut short
 /// stops the command (an attacker could grow the tree on purpose to hide a place).
 fn below(
+    names: &[&str],
     places: &Places,
     root: &Path,
     memory: Option<&Path>,
 ) -> Result<crate::walk::Found, Unavailable> {
-    let names: Vec<&str> = (places.by_name.iter())
-        .filter(|(n, _)| !n.starts_with(".git/"))
-        .map(|(n, _)| n.as_str())
-        .chain(std::iter::once(BARE_HEAD))
-        .collect();
-    let found = crate::walk::walk_remembered(root, &walked(&names), &places.walk, memory);
+    let found = crate::walk::walk_remembered(root, names, &places.walk, memory);
     match found.cut {
         Some(cut) => Err(Unavailable::Prepare(format!(
             "{cut}; a place below it could not be held read-only"
@@ -504,8 +500,13 @@ pub(super) fn held(
         find.held.below.bounds = places.walk.clone();
         find.held.below.memory = memory.map(Path::to_path_buf);
         find.held.below.started = Some(std::time::SystemTime::now());
+        // The names the end's walk looks for too (its memory is kept under them).
+        let walked: Vec<String> = (find.held.below.walked().into_iter())
+            .map(String::from)
+            .collect();
+        let walked: Vec<&str> = walked.iter().map(String::as_str).collect();
         for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
-            let found = below(places, root, memory)?;
+            let found = below(&walked, places, root, memory)?;
             find.held.below.read += found.read;
             for dir in found.dirs {
                 if !on_path.contains(&dir) {

@@ -367,9 +367,9 @@ fn read_dirs(
         if let Some(memory) = memory {
             // As the last walk read it: taken as it is (one `lstat`, no listing).
             let now = memory.stamp(dir);
-            // Not at an end, one holding a link: where a link leads may have changed though the
-            // directory did not (attack round 18: a link left as made before, where it led
-            // filled later with a `.git`), and the end looks at its links.
+            // At an end, one holding a link is listed again: where a link leads may have
+            // changed though the directory did not (attack round 18: a link left as made
+            // before, where it led filled later with a `.git`), and the end looks at its links.
             let recalled = now.and_then(|now| memory.recall(dir, &now, enter));
             let recalled = recalled.filter(|s| !(s.links && give_back != GiveBack::Never));
             if let Some(seen) = recalled {
