@@ -18,7 +18,7 @@ pub(crate) const FSMONITOR: &str = r#"printf '[core]\n\tfsmonitor = "touch %s/do
 pub(crate) const HOOK: &str = r#"printf '#!/bin/sh\ntouch %s/door\n' "$OUT""#;
 
 /// The unconfined `git status` and `git commit` that run what a door planted.
-const TRIGGER: &str = "git status >/dev/null 2>&1; \
+pub(crate) const TRIGGER: &str = "git status >/dev/null 2>&1; \
                        git -c user.email=a@b -c user.name=n commit -q --allow-empty -m t >/dev/null 2>&1; true";
 
 /// `script` in `dir` of `p`: by `sh` as the user runs it, or through `hookd exec`.

@@ -44,6 +44,7 @@ mod otlp;
 mod peers;
 mod places;
 mod places_below;
+mod places_links;
 mod post_tool;
 mod runner;
 mod sandbox;

@@ -405,7 +405,7 @@ fn protected_places_made_below_are_moved_aside_when_the_command_ends() {
 /// Once what was just made in `p` is old enough for a walk to remember (a directory changed in
 /// the two seconds before a walk is read again by the next one): a runner of confined
 /// `sh -c SCRIPT` from its root.
-fn once_old_enough<'a>(
+pub(crate) fn once_old_enough<'a>(
     p: &'a crate::support::Project,
     tmp: &'a std::path::Path,
 ) -> impl Fn(&str) -> std::process::Output + 'a {
@@ -709,105 +709,4 @@ fn a_command_that_takes_its_permissions_away_still_has_what_it_made_moved_aside(
         )),
         "{err}"
     );
-}
-
-/// The walk enters no link, nor `node_modules`, nor a fourth level: a link the command makes to
-/// a directory there that holds a protected name (`sub -> node_modules/pkg` with its own `.git`,
-/// whose `fsmonitor` the command wrote: `git status` in `sub/` runs it) is moved aside at its
-/// end (an attack round's). A link to a directory the walk does enter, or one made before the
-/// command, stays.
-#[test]
-fn a_link_made_to_a_place_the_walk_does_not_enter_is_moved_aside() {
-    if !confinable() {
-        return;
-    }
-    let (p, tmp) = project();
-    for dir in ["node_modules/pkg", "deep/1/2/3", "web/.claude", "old/.git"] {
-        std::fs::create_dir_all(p.path().join(dir)).unwrap();
-    }
-    std::os::unix::fs::symlink("old", p.path().join("before")).unwrap();
-    let script = "git init -q node_modules/pkg && ln -s node_modules/pkg sub && mkdir deep/1/2/3/.vscode && ln -s deep/1/2/3 web2 && ln -s deep/1/2/3/.vscode editor && ln -s web near && ln -s deep far";
-    let exec = once_old_enough(&p, &tmp);
-    let o = exec(script);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let root = p.path().canonicalize().unwrap();
-    let err = stderr(&o);
-    for link in ["sub", "web2", "editor"] {
-        assert!(
-            err.contains(&format!(
-                "hookd: the confined command made {} (a link to a place below the project that the walk does not enter",
-                root.join(link).display()
-            )),
-            "{link}: {err}"
-        );
-        assert!(root.join(link).symlink_metadata().is_err(), "{link} left");
-        assert!(root.join(format!("{link}.hookd-aside")).is_symlink());
-    }
-    // To a directory the walk holds, to one that holds nothing, and one made before: left.
-    for link in ["near", "far", "before"] {
-        assert!(root.join(link).is_symlink(), "{link} moved: {err}");
-    }
-    // Unconfined, the same links stay (the attack works there).
-    let o = run(
-        &p,
-        &tmp,
-        p.path(),
-        "ln -s node_modules/pkg sub",
-        p.path(),
-        false,
-    );
-    assert!(o.status.success());
-    assert!(root.join("sub/.git").is_dir());
-}
-
-/// Attack round 18, F2: one command made `pkgs/sub -> ../node_modules/p` while `p` held nothing
-/// (no name where it led: its end left it), the next wrote a `.git` into `p`: the link was
-/// taken for one made before, and the user's `git status` in `pkgs/sub` ran the command's
-/// `core.fsmonitor` (3 of 3). What a link leads to changed during the command counts as the
-/// link's change.
-#[test]
-fn a_link_filled_by_a_later_command_is_moved_aside() {
-    let first = "mkdir -p node_modules/p pkgs && ln -s ../node_modules/p pkgs/sub";
-    link_moved_aside_after(first, "git init -q node_modules/p", "pkgs/sub");
-}
-
-/// `first` run confined, which says nothing, then, once its directories are old enough for the
-/// walk's memory, `second`, whose end moves the link `link` aside as a link to a place the walk
-/// does not enter, and says so.
-fn link_moved_aside_after(first: &str, second: &str, link: &str) {
-    if !confinable() {
-        return;
-    }
-    let (p, tmp) = project();
-    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", first])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stderr(&o), "");
-    let exec = once_old_enough(&p, &tmp);
-    let o = exec(second);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let root = p.path().canonicalize().unwrap();
-    assert!(
-        stderr(&o).contains(&format!(
-            "hookd: the confined command made {} (a link to a place below the project that the walk does not enter",
-            root.join(link).display()
-        )),
-        "{}",
-        stderr(&o)
-    );
-    assert!(root.join(link).symlink_metadata().is_err());
-}
-
-/// Attack round 17, F6: no concurrency needed. One command made, where the walk does not look,
-/// a repository and a link to it (`node_modules/q/sub -> ../node_modules/p`, which works once
-/// `q` is one level below the root; `p` with a `core.fsmonitor`);
-/// the next renamed `node_modules/q` to `pkgs`, which brought the link into the tree with its own
-/// change time, older than that command, so it was taken for one made before and stayed: the
-/// user's `git status` in `pkgs/sub` ran the command's code (4 of 4). A link is judged by the
-/// latest change time of the directories it is in below the root too.
-#[test]
-fn a_link_brought_into_the_tree_by_a_rename_is_moved_aside() {
-    let first = "git init -q node_modules/p && mkdir -p node_modules/q && ln -s ../node_modules/p node_modules/q/sub";
-    link_moved_aside_after(first, "mv node_modules/q pkgs", "pkgs/sub");
 }

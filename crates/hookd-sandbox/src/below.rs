@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::held::{bare_layout, BARE_HEAD, LAYOUT};
+use crate::walk::GiveBack;
 
 /// The protected names that existed below the roots, and on the way to the working directory,
 /// when the command started, each as the object it was (device and inode): what the command
@@ -35,8 +36,8 @@ pub(super) struct Below {
 /// ([`Below::watch_changed_after`]), its change time in nanoseconds (0: not watched).
 type Identity = (u64, u64, u64);
 
-/// What `path` is now, not following a last link, with its change time: `None` where nothing
-/// is there, or where it is a socket (hookd's stand-ins are sockets, its own or another
+/// What `path` is now, not following a last link (but any on its way: `.github/hooks` through
+/// `.github -> …`), with its change time: `None` where nothing is there, or where it is a socket (hookd's stand-ins are sockets, its own or another
 /// command's; a socket is read as nothing by agents, editors and git).
 fn identity(path: &Path) -> Option<Identity> {
     use std::os::unix::fs::FileTypeExt;
@@ -116,9 +117,20 @@ pub(super) struct Again {
     pub(super) given_back: Vec<PathBuf>,
     /// Where a walk stopped short, why (what it found so far is in `made`).
     pub(super) cut: Vec<String>,
-    /// The links the command made below to a place the walk does not enter, where agents or
-    /// git would read what it holds ([`Below::again`]).
-    pub(super) links: Vec<PathBuf>,
+    /// The links the walks entered, each with the directory it leads to: a place made there
+    /// is said with the link it is reached through ([`Again::reached_through`]).
+    pub(super) through: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Again {
+    /// The link through which `place` (a place made, at its own path) is reached, where a
+    /// walk entered one leading to a directory it lies in: the nearest.
+    pub(super) fn reached_through(&self, place: &Path) -> Option<&Path> {
+        (self.through.iter())
+            .filter(|(_, target)| place.starts_with(target))
+            .max_by_key(|(_, target)| target.as_os_str().len())
+            .map(|(link, _)| link.as_path())
+    }
 }
 
 /// The format's name and version, first in a record ([`Below::to_bytes`]).
@@ -217,8 +229,10 @@ impl Below {
 
     /// The protected places that exist now and were not there (as the same object) when the
     /// command started: on the way to the working directory and at the roots, and below the
-    /// roots off the way, at most the walk's depth (`web/.claude`, a new `sub/.git`). Walked
-    /// after the command's end ([`crate::walk::walk_after`]); a walk cut short reports what it
+    /// roots off the way, at most the walk's depth (`web/.claude`, a new `sub/.git`), and in the
+    /// directories the links there lead to, as the walk enters them (`pkgs -> node_modules/p`
+    /// holding a new `sub/.git`: attack round 19). Walked
+    /// after the command's end ([`crate::walk::walk_confined`]); a walk cut short reports what it
     /// found and why; where the walks at the start read more than [`LOOKS_AGAIN_UP_TO`]
     /// directories, only the way and the roots are looked at.
     pub(super) fn again(&self) -> Again {
@@ -239,30 +253,23 @@ impl Below {
         if self.read > LOOKS_AGAIN_UP_TO {
             return out;
         }
-        let mut holding = Vec::new();
-        let mut links = Vec::new();
         for root in &self.roots {
             let memory = self.memory.as_deref();
-            let found = match self.ended {
-                Some(ended) => {
-                    crate::walk::walk_after_ended(root, &walked, &self.bounds, memory, ended)
-                }
-                None => crate::walk::walk_after(root, &walked, &self.bounds, memory),
+            let (bounds, within) = (&self.bounds, &self.roots);
+            let at = match self.ended {
+                Some(ended) => GiveBack::ChangedBy(ended),
+                None => GiveBack::Always,
             };
+            let found = crate::walk::walk_confined(root, &walked, bounds, memory, within, at);
             out.given_back.extend(found.given_back);
             out.cut.extend(found.cut);
-            links.extend(found.links);
+            out.through.extend(found.through);
             for dir in found.dirs {
-                holding.push(dir.clone());
                 if !looked.contains(&&dir) {
                     self.made_in(&dir, &names, &mut out.made);
                 }
             }
         }
-        out.links = links
-            .into_iter()
-            .filter(|l| self.links_beyond(l, &names, &holding))
-            .collect();
         out
     }
 
@@ -301,7 +308,9 @@ impl Below {
                 // link, so the link it is reached through is moved aside where the command made
                 // it (attack round 17, F2: Copilot's hooks stayed).
                 // So is one an earlier command made while where it leads held nothing, filled
-                // by this one (attack round 18, F1): what it leads to changed since the start.
+                // by this one (attack round 18, F1), or pointed by this one, through a link on
+                // its way, at what an earlier one made (attack round 19, F2): the name reached
+                // through it is not what was there at the start.
                 let first = dir.join(first);
                 if first.is_symlink() {
                     let filled = || {
@@ -312,7 +321,8 @@ impl Below {
                         self.since()
                             .is_some_and(|since| led.max(here).is_some_and(|c| c > since))
                     };
-                    if p.exists() && (fresh(&first) || filled()) && !made.contains(&first) {
+                    let changed = || fresh(&first) || fresh(&p) || filled();
+                    if p.exists() && changed() && !made.contains(&first) {
                         made.push(first);
                     }
                     continue;
@@ -393,56 +403,6 @@ impl Below {
                 id.2 = now.2;
             }
         }
-    }
-
-    /// Whether `link`, a symbolic link below a root, was made or changed during the command and
-    /// leads to a directory in a root that the walk does not enter (`node_modules`, a fourth
-    /// level, a name `sandbox.walk.skip` names) which is a protected place or holds one: `cd
-    /// sub && git status` through `sub -> node_modules/pkg` runs that `.git`'s configuration,
-    /// which the command could write. One the walk does enter (`holding`: the directories
-    /// holding a name) holds its places already.
-    fn links_beyond(&self, link: &Path, names: &[&str], holding: &[PathBuf]) -> bool {
-        let (Some(since), Ok(m)) = (self.since(), link.symlink_metadata()) else {
-            return false;
-        };
-        // Where it leads, by one `stat` (the canonical path only for the few that changed: an
-        // end resolved every link of the tree, 10,000 links cost every command 0.6 to 0.96 s,
-        // attack round 19).
-        let Ok(led) = std::fs::metadata(link) else {
-            return false;
-        };
-        if !led.is_dir() {
-            return false;
-        }
-        // Its own change time, or the latest of the directories it is in below its root: a
-        // link an earlier command made where the walk does not look, then carried into the
-        // tree by renaming a directory holding it, keeps its own (attack round 17, F6). Or that
-        // of where it leads: one made while where it led held nothing (made before this
-        // command, so left), then filled with a `.git` by this one (attack round 18, F2).
-        let changed = bound_at(&self.roots, link, &m).max(crate::walk::changed(&led));
-        // A late end (`unsettled.rs`): a link changed after the sandbox ended is not its.
-        let late = (self.ended).is_some_and(|e| changed > e + std::time::Duration::from_millis(20));
-        if changed < since || late {
-            return false;
-        }
-        let Ok(target) = std::fs::canonicalize(link) else {
-            return false;
-        };
-        if !self.roots.iter().any(|r| target.starts_with(r)) {
-            return false;
-        }
-        let is_place = target
-            .file_name()
-            .is_some_and(|n| names.iter().any(|name| n == *name));
-        let held =
-            |dir: &Path| holding.iter().any(|h| h == dir) || self.on_path.iter().any(|p| p == dir);
-        if is_place {
-            return !target.parent().is_some_and(held);
-        }
-        let holds = names
-            .iter()
-            .any(|n| target.join(n).symlink_metadata().is_ok());
-        holds && !held(&target)
     }
 }
 

@@ -426,8 +426,10 @@ fn below(
     places: &Places,
     root: &Path,
     memory: Option<&Path>,
+    roots: &[PathBuf],
 ) -> Result<crate::walk::Found, Unavailable> {
-    let found = crate::walk::walk_remembered(root, names, &places.walk, memory);
+    let at = crate::walk::GiveBack::Never;
+    let found = crate::walk::walk_confined(root, names, &places.walk, memory, roots, at);
     match found.cut {
         Some(cut) => Err(Unavailable::Prepare(format!(
             "{cut}; a place below it could not be held read-only"
@@ -505,8 +507,9 @@ pub(super) fn held(
             .map(String::from)
             .collect();
         let walked: Vec<&str> = walked.iter().map(String::as_str).collect();
-        for root in std::iter::once(&project.to_path_buf()).chain(&roots) {
-            let found = below(&walked, places, root, memory)?;
+        let all = find.held.below.roots.clone();
+        for root in &all {
+            let found = below(&walked, places, root, memory, &all)?;
             find.held.below.read += found.read;
             for dir in found.dirs {
                 if !on_path.contains(&dir) {

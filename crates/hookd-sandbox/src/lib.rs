@@ -381,14 +381,7 @@ fn said(again: below::Again, said: &mut Vec<String>) {
             "{cut}: what the confined command made below the project may not all have been moved aside; the next confined command here does not run until that is mended, and look for new `.claude/`, `.env` or `.git` below the project before you start an agent or git there"
         ));
     }
-    for link in &again.links {
-        said.push(aftermath::set_aside(
-            link,
-            "a link to a place below the project that the walk does not enter (`node_modules`, a fourth level), where an agent, an editor or git would read what it holds",
-            "an agent, an editor or git",
-        ));
-    }
-    for made in again.made {
+    for made in &again.made {
         // Moved aside, never left where it takes effect: a place made is one that confined
         // commands may not write where it exists (held read-only), and an agent, an editor
         // or git there would read or run it outside the sandbox.
@@ -403,7 +396,16 @@ fn said(again: below::Again, said: &mut Vec<String>) {
                 "an agent, an editor or git",
             )
         };
-        said.push(aftermath::set_aside(&made, what, who));
+        // Found where a link leads (`sub -> node_modules/pkg`): the link is said too, since
+        // the place is where the user would not look.
+        let what = match again.reached_through(made) {
+            Some(link) => format!(
+                "{what}; reached through the link {}",
+                aftermath::shown(link)
+            ),
+            None => what.to_string(),
+        };
+        said.push(aftermath::set_aside(made, &what, who));
     }
 }
 

@@ -1,7 +1,10 @@
 //! The walk that finds the protected names that exist below a root off the way to the
 //! command's working directory (`web/.claude`, `web/.env`, a nested repository's `.git`):
-//! breadth first, a few levels deep, never through a link, and never trusting what the
-//! confined command can write to decide what is skipped (no `.gitignore`, no marker file).
+//! breadth first, a few levels deep, and never trusting what the confined command can write to
+//! decide what is skipped (no `.gitignore`, no marker file). A link to a directory inside a
+//! root is entered as the directory it stands for, at that directory's own path: `cd pkgs/sub
+//! && git status` through `pkgs -> node_modules/p` reads `node_modules/p/sub/.git`, so the walk
+//! finds it there as it would below a `pkgs/` of its own.
 //! The sandbox holds what it finds as it holds the root's; the gate reads the nested
 //! repositories' indirections from the same walk.
 //!
@@ -101,10 +104,11 @@ pub struct Found {
     /// unless they change meanwhile. None without a memory.
     pub kept: usize,
     /// The user's own directories the walk gave their owner's reading back, to read them
-    /// ([`walk_after`]: the command had taken it).
+    /// (a confined command's end: the command had taken it).
     pub given_back: Vec<PathBuf>,
-    /// The symbolic links in the directories [`walk_after`] listed (it enters none).
-    pub links: Vec<PathBuf>,
+    /// The links it entered, each with the directory it leads to (read at that directory's own
+    /// path, once however many links lead there).
+    pub through: Vec<(PathBuf, PathBuf)>,
     /// Where the walk stopped short of its depth, why, and what to do. The caller fails closed
     /// on it (an attacker could make the tree that large, or a directory of its own unreadable,
     /// on purpose to keep a place from being found).
@@ -126,7 +130,7 @@ struct Read {
     listed: usize,
     /// The user's own directories given their owner's reading back to be read.
     given_back: Vec<PathBuf>,
-    /// The links in the directories listed (`give_back`: the command's end).
+    /// The links in the directories listed, to enter where they lead ([`Targets`]).
     links: Vec<PathBuf>,
     /// Each directory visited, as it was read (`None`: recalled), for the next walk's memory.
     seen: Vec<(PathBuf, Option<Seen>)>,
@@ -135,7 +139,8 @@ struct Read {
 /// The directories below `root`, at most `bounds.depth` levels down (the user's
 /// `sandbox.walk`; [`Bounds::default`] where it is silent), that hold one of `names` (exact
 /// names of entries, any type). Directories named in `names`, [`NOT_ENTERED`] or
-/// `bounds.skip`, and links, are not entered.
+/// `bounds.skip` are not entered; a link named otherwise that leads to a directory below `root`
+/// is, as that directory, at the level the link stands at, read at its own path, once.
 pub fn walk(root: &Path, names: &[&str], bounds: &Bounds) -> Found {
     walk_remembered(root, names, bounds, None)
 }
@@ -151,40 +156,36 @@ pub fn walk_remembered(
     bounds: &Bounds,
     memory: Option<&Path>,
 ) -> Found {
-    walk_with(root, names, bounds, memory, GiveBack::Never)
+    walk_with(root, names, bounds, memory, GiveBack::Never, &[])
 }
 
-/// [`walk_remembered`] at the end of a confined command, after every process of it has ended:
-/// a directory of the user's own that the command made unreadable (`chmod 100 web` after
-/// making `web/.claude`: an agent started in `web/` still reads it) is given its owner's read
-/// and search permission back and read, rather than cutting the walk there. Those directories
-/// are in [`Found::given_back`].
-pub fn walk_after(root: &Path, names: &[&str], bounds: &Bounds, memory: Option<&Path>) -> Found {
-    walk_with(root, names, bounds, memory, GiveBack::Always)
-}
-
-/// [`walk_after`] for the end of a command whose hookd was killed, settled later
-/// (`unsettled.rs`): a directory's reading is given back only where its last change was at or
-/// before `ended`, the sandbox's end (a `chmod` the user made since is theirs).
-pub(crate) fn walk_after_ended(
+/// [`walk_remembered`] for a confined command, at its start or its end (`at`), where a link may
+/// lead to a directory in any of `within` (the command's writable roots), not only below
+/// `root`. At an end, after every process of the command has ended, a directory of the user's
+/// own that the command made unreadable (`chmod 100 web` after making `web/.claude`: an agent
+/// started in `web/` still reads it) is given its owner's read and search permission back and
+/// read, rather than cutting the walk there ([`Found::given_back`]).
+pub(crate) fn walk_confined(
     root: &Path,
     names: &[&str],
     bounds: &Bounds,
     memory: Option<&Path>,
-    ended: std::time::SystemTime,
+    within: &[PathBuf],
+    at: GiveBack,
 ) -> Found {
-    walk_with(root, names, bounds, memory, GiveBack::ChangedBy(ended))
+    walk_with(root, names, bounds, memory, at, within)
 }
 
-/// Whether a walk gives a directory's owner its reading back ([`walk_after`]), and collects the
-/// links it lists (every end does).
+/// When a confined command's walk is made, which says whether it gives a directory's owner its
+/// reading back ([`walk_confined`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum GiveBack {
-    /// A start's walk.
+pub(crate) enum GiveBack {
+    /// At its start: never.
     Never,
-    /// An end's.
+    /// At its end: always.
     Always,
-    /// A late end's: only to a directory last changed at or before then.
+    /// At an end settled late (`unsettled.rs`, the sandbox ended then): only to a directory
+    /// last changed at or before then (a `chmod` the user made since is theirs).
     ChangedBy(std::time::SystemTime),
 }
 
@@ -218,24 +219,32 @@ fn walk_with(
     bounds: &Bounds,
     memory: Option<&Path>,
     give_back: GiveBack,
+    within: &[PathBuf],
 ) -> Found {
     let memory = memory
         .map(|dir| Memory::load(dir, root, names, &key(bounds)))
         .filter(Memory::in_use);
     let mut seen = Vec::new();
     let mut found = Found::default();
+    // Each level: the directories reached by their own path, and those reached through a link
+    // (never remembered: the memory's stamps are of the path, and a link on the way can be
+    // pointed elsewhere without any directory of the tree changing: attack round 19).
     let mut level = vec![root.to_path_buf()];
+    let mut linked: Vec<PathBuf> = Vec::new();
+    // Made at the first link met (most trees have none in the directories walked).
+    let mut targets: Option<Targets> = None;
     let (mut dirs, mut entries) = (0usize, 0usize);
     let (most, deepest) = (bounds.most_dirs, bounds.depth.min(MAX_DEPTH));
     let what_to_do = "remove what makes the tree that large, run the command from a smaller project, or bound the walk in your ~/.infer/config.yaml: `sandbox.walk.skip` (directory names not entered), `sandbox.walk.depth`, `sandbox.walk.most_dirs`";
     for depth in 1..=deepest {
-        if level.is_empty() {
+        if level.is_empty() && linked.is_empty() {
             break;
         }
-        let why = if dirs + level.len() > most {
+        let here = level.len() + linked.len();
+        let why = if dirs + here > most {
             format!(
                 "{} directories to read, more than the {most} it reads ({what_to_do})",
-                dirs + level.len()
+                dirs + here
             )
         } else if entries > MOST_ENTRIES {
             format!("{entries} entries read, more than the {MOST_ENTRIES} it reads ({what_to_do})")
@@ -250,11 +259,12 @@ fn walk_with(
             ));
             return found;
         }
-        dirs += level.len();
+        dirs += here;
         found.read = dirs;
         let enter = depth < deepest;
         let read = read_level(&level, names, enter, bounds, memory.as_ref(), give_back);
-        if let Some(dir) = read.unreadable.first() {
+        let through = read_level(&linked, names, enter, bounds, None, give_back);
+        if let Some(dir) = read.unreadable.first().or(through.unreadable.first()) {
             found.cut = Some(format!(
                 "the walk for protected places below {} could not read {}, which is yours: a confined command could have made it unreadable to keep a place in it from being held (make it readable: chmod u+rx '{}')",
                 crate::aftermath::shown(root),
@@ -263,16 +273,28 @@ fn walk_with(
             ));
             return found;
         }
-        entries += read.entries;
-        found.listed += read.listed;
+        entries += read.entries + through.entries;
+        found.listed += read.listed + through.listed;
         found.given_back.extend(read.given_back);
-        found.links.extend(read.links);
+        found.given_back.extend(through.given_back);
         seen.extend(read.seen);
-        found
-            .dirs
-            .extend(read.holding.into_iter().filter(|d| d != root));
+        let holding = read.holding.into_iter().chain(through.holding);
+        found.dirs.extend(holding.filter(|d| d != root));
         level = read.next;
+        linked = through.next;
+        if enter {
+            for link in read.links.iter().chain(&through.links) {
+                let targets = targets.get_or_insert_with(|| Targets::new(root, within));
+                if let Some(target) = targets.entered(link, bounds) {
+                    linked.push(target.clone());
+                    found.through.push((link.clone(), target));
+                }
+            }
+        }
     }
+    // A directory reached both by its own path and through a link is held once.
+    let mut once = std::collections::HashSet::new();
+    found.dirs.retain(|d| once.insert(d.clone()));
     if let Some(memory) = &memory {
         // `None`: recalled, so trusted (as the memory had it).
         found.kept = (seen.iter())
@@ -281,6 +303,49 @@ fn walk_with(
         memory.keep(&seen);
     }
     found
+}
+
+/// Where the links a walk lists lead: a directory inside one of its roots is entered, at its
+/// own (canonical) path, as the directory the link stands for; each such directory once (by
+/// device and inode: ten thousand links to one package cost one reading of it), never the
+/// root itself (`self -> .`). A link leading outside the roots leads where a confined command
+/// cannot write: nothing it made is there.
+struct Targets {
+    within: Vec<PathBuf>,
+    entered: std::collections::HashSet<(u64, u64)>,
+}
+
+impl Targets {
+    fn new(root: &Path, within: &[PathBuf]) -> Targets {
+        use std::os::unix::fs::MetadataExt;
+        let mut entered = std::collections::HashSet::new();
+        if let Ok(m) = root.metadata() {
+            entered.insert((m.dev(), m.ino()));
+        }
+        // Resolved once: a link's target is compared as resolved.
+        let within = (std::iter::once(root).chain(within.iter().map(PathBuf::as_path)))
+            .map(|r| r.canonicalize().unwrap_or_else(|_| r.to_path_buf()))
+            .collect();
+        Targets { within, entered }
+    }
+
+    /// The directory `link` leads to, where the walk enters it (and has not yet).
+    fn entered(&mut self, link: &PathBuf, bounds: &Bounds) -> Option<PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::MetadataExt;
+        if !bounds.enters(link.file_name()?.as_bytes()) {
+            return None;
+        }
+        let m = std::fs::metadata(link).ok().filter(|m| m.is_dir())?;
+        if !self.entered.insert((m.dev(), m.ino())) {
+            return None;
+        }
+        let real = std::fs::canonicalize(link).ok()?;
+        self.within
+            .iter()
+            .any(|w| real.starts_with(w))
+            .then_some(real)
+    }
 }
 
 /// What besides the root and the names decides what a walk reads (its memory is kept per
@@ -367,11 +432,11 @@ fn read_dirs(
         if let Some(memory) = memory {
             // As the last walk read it: taken as it is (one `lstat`, no listing).
             let now = memory.stamp(dir);
-            // At an end, one holding a link is listed again: where a link leads may have
-            // changed though the directory did not (attack round 18: a link left as made
-            // before, where it led filled later with a `.git`), and the end looks at its links.
+            // One holding a link is listed again: where a link leads may have changed though
+            // the directory did not (attack rounds 18 and 19: a link left as made before, where
+            // it led filled later with a `.git`, or a link on its way pointed elsewhere).
             let recalled = now.and_then(|now| memory.recall(dir, &now, enter));
-            let recalled = recalled.filter(|s| !(s.links && give_back != GiveBack::Never));
+            let recalled = recalled.filter(|s| !s.links);
             if let Some(seen) = recalled {
                 out.entries += seen.entries as usize;
                 if seen.holds {
@@ -433,9 +498,10 @@ struct Listing {
     whole: bool,
     /// Whether its owner's reading or search was given back to read it (`give_back`).
     given_back: bool,
-    /// Its symbolic links (`give_back`: the command's end).
+    /// Its symbolic links (where entered: [`Targets`]).
     links: Vec<PathBuf>,
-    /// Whether it holds a symbolic link (or an entry of a type not told), listed or not.
+    /// Whether it holds a symbolic link (or an entry of a type not told) that the walk enters
+    /// where it leads (read above the last level).
     has_links: bool,
     holds: bool,
     entries: usize,
@@ -507,8 +573,9 @@ fn list(
             l.holds = true;
             return true;
         }
-        l.has_links |= matches!(kind, Kind::Link | Kind::Unknown);
-        if give_back != GiveBack::Never && matches!(kind, Kind::Link | Kind::Unknown) {
+        // Where its links are entered (above the last level), it is listed again at every walk.
+        l.has_links |= enter && matches!(kind, Kind::Link | Kind::Unknown);
+        if enter && matches!(kind, Kind::Link | Kind::Unknown) {
             let path = dir.join(std::ffi::OsStr::from_bytes(name));
             if kind == Kind::Link || path.symlink_metadata().is_ok_and(|m| m.is_symlink()) {
                 l.links.push(path);
@@ -588,6 +655,98 @@ mod tests {
         assert!(few
             .cut
             .is_some_and(|c| c.contains("more than the 3 it reads")));
+    }
+
+    /// Attack round 19: a link in a walked directory exposes where it leads as if it stood
+    /// there (`git status` in `pkgs/sub` through `pkgs -> node_modules/p` reads `p/sub/.git`).
+    /// The walk enters it, at the link's level, at the directory's own path: through a chain of
+    /// links, below `node_modules`, to the walk's depth counted from the link; each directory
+    /// once however many links lead to it; never outside the roots, never the root again, never
+    /// by a name it does not enter.
+    #[test]
+    fn a_link_is_entered_as_the_directory_it_leads_to_once_and_only_inside_the_roots() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().canonicalize().unwrap();
+        let r = top.join("p");
+        for dir in [
+            "node_modules/p/sub/.git",
+            "node_modules/q/.claude",
+            "node_modules/r/.vscode",
+            "node_modules/s/.claude",
+            "deep/1/2/3/.vscode",
+            "a",
+            "w",
+            "many",
+        ] {
+            std::fs::create_dir_all(r.join(dir)).unwrap();
+        }
+        std::fs::create_dir_all(top.join("outside/.claude")).unwrap();
+        symlink("node_modules/p", r.join("pkgs")).unwrap();
+        // A chain: the walk reads where it ends.
+        symlink("q", r.join("node_modules/chain")).unwrap();
+        symlink("node_modules/chain", r.join("c1")).unwrap();
+        // Deeper than the walk reads by the tree, one level below by the link.
+        symlink("deep/1/2", r.join("far")).unwrap();
+        symlink("../outside", r.join("out")).unwrap();
+        symlink(".", r.join("self")).unwrap();
+        symlink("../node_modules/r", r.join("w/node_modules")).unwrap();
+        for i in 0..1000 {
+            symlink("../node_modules/p", r.join(format!("many/l{i}"))).unwrap();
+        }
+        // At the walk's last level, a link is not entered (as a directory there is not).
+        std::fs::create_dir_all(r.join("a/b")).unwrap();
+        symlink("../../node_modules/s", r.join("a/b/s")).unwrap();
+        let f = walk(&r, &[".git", ".claude", ".vscode"], &Bounds::default());
+        assert_eq!(f.cut, None);
+        let mut dirs = f.dirs.clone();
+        dirs.sort();
+        assert_eq!(
+            dirs,
+            [
+                r.join("deep/1/2/3"),
+                r.join("node_modules/p/sub"),
+                r.join("node_modules/q"),
+            ]
+        );
+        let mut through: Vec<_> = f.through.iter().map(|(l, _)| l.clone()).collect();
+        through.sort();
+        assert_eq!(through, [r.join("c1"), r.join("far"), r.join("pkgs")]);
+        // The thousand links to `p` cost a `stat` each, not a reading: `p` and `sub` once.
+        assert!(f.read < 20, "{} directories read", f.read);
+    }
+
+    /// A remembered walk lists a directory holding a link again, though it did not change:
+    /// the link's target may have (a link on its way pointed elsewhere, attack round 19, F1).
+    #[test]
+    fn a_remembered_walk_looks_again_where_a_link_leads() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let (r, memory) = (
+            d.path().canonicalize().unwrap().join("p"),
+            d.path().join("walks"),
+        );
+        for dir in ["node_modules/p", "node_modules/q/.git", "src/lib"] {
+            std::fs::create_dir_all(r.join(dir)).unwrap();
+        }
+        symlink("p", r.join("node_modules/a")).unwrap();
+        symlink("node_modules/a", r.join("pkgs")).unwrap();
+        if !crate::walk_memory::remembers(&r) {
+            eprintln!("skipped: the temporary directory's filesystem is not one a walk trusts");
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_nanos(
+            crate::walk_memory::MARGIN_NS as u64 + 200_000_000,
+        ));
+        let remembered = || walk_remembered(&r, &[".git"], &Bounds::default(), Some(&memory));
+        assert!(remembered().dirs.is_empty());
+        let again = remembered();
+        assert!(again.dirs.is_empty());
+        // `src` and `src/lib` recalled; the root (it holds the link) and `p` read again.
+        assert_eq!((again.read, again.listed), (4, 2));
+        std::fs::remove_file(r.join("node_modules/a")).unwrap();
+        symlink("q", r.join("node_modules/a")).unwrap();
+        assert_eq!(remembered().dirs, [r.join("node_modules/q")]);
     }
 
     /// A second walk lists only what changed since the first (which is old enough to trust),

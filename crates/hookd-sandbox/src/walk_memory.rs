@@ -56,7 +56,8 @@ pub(crate) struct Seen {
     pub(crate) entries: u32,
     /// Whether it holds one of the walk's names.
     pub(crate) holds: bool,
-    /// Whether it holds a symbolic link: an end lists it again, to look where its links lead.
+    /// Whether it holds a symbolic link the walk enters: every walk lists it again, to look
+    /// where its links lead now.
     pub(crate) links: bool,
     /// Whether its subdirectories were taken (it was read above the walk's last level), and
     /// which: the names of the directories the walk enters, each ended by a NUL byte (one
