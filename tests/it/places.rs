@@ -286,6 +286,40 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
     );
 }
 
+/// A directory pinned inside a read-only place (an ancestor of a hidden one: the editor's
+/// server's `data/User/globalStorage` is hidden, so `data/User` and `data` are pinned) is
+/// read-only with it: its bind, made before the read-only one, was carried into it writable,
+/// and `~/.vscode-server/data/Machine/settings.json` was written with the agent started in the
+/// home (found adding code-server's rows: its `User/settings.json` was written).
+#[test]
+fn a_directory_pinned_inside_a_read_only_place_is_read_only_with_it() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let home = p.home.path().display().to_string();
+    p.write_home(
+        "config.yaml",
+        &format!("sandbox: {{enabled: true, write: ['{home}']}}\n"),
+    );
+    for dir in [
+        ".vscode-server/data/User/globalStorage/x",
+        ".local/share/code-server/User/globalStorage/x",
+        ".vscode-server/data/Machine",
+    ] {
+        std::fs::create_dir_all(p.home.path().join(dir)).unwrap();
+    }
+    for path in [
+        ".vscode-server/data/Machine/settings.json",
+        ".vscode-server/data/User/settings.json",
+        ".local/share/code-server/User/settings.json",
+    ] {
+        assert!(sandbox_refuses(&p, &tmp, p.home.path(), path), "{path}");
+    }
+    // The ordinary files of the home beside them stay writable.
+    assert!(!sandbox_refuses(&p, &tmp, p.home.path(), "notes.txt"));
+}
+
 #[test]
 fn held_places_cannot_be_moved_away_and_replaced() {
     if !confinable() {

@@ -660,8 +660,9 @@ pub(super) unsafe fn restrict_self(c: &Confinement) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The pinned places bound onto themselves, the read-only places bound read-only, the hidden
-/// ones covered; then the working directory entered again through them.
+/// The pinned places bound onto themselves, the read-only places bound read-only (with what is
+/// mounted below them), the hidden ones covered; then the working directory entered again
+/// through them.
 unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
@@ -671,7 +672,10 @@ unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
         }
         for path in &c.read_only {
             bind_onto_itself(path)?;
-            check(read_only(path, true, false))?;
+            // With the mounts below it: a place pinned inside it (the ancestors of a hidden
+            // `~/.vscode-server/data/User/globalStorage`), bound before it and carried into
+            // its bind writable, would leave `data/Machine/settings.json` writable.
+            check(read_only(path, true, true))?;
         }
         hide_dirs(&c.hidden_dirs)?;
         for hidden in &c.hidden_files {
