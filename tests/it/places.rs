@@ -247,6 +247,22 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (".local/share/nvim/site/plugin/x.lua", true),
         (".local/share/zed/extensions/x/extension.toml", true),
         (".var/app/com.visualstudio.code/config/Code/User/settings.json", true),
+        // Attack round 19 (F5): the other builds, their servers and extensions, code-server,
+        // Vim's, Emacs' and JetBrains' places.
+        (".var/app/com.vscodium.codium/config/VSCodium/User/settings.json", true),
+        (".var/app/com.visualstudio.code/data/vscode/extensions/x/package.json", true),
+        (".local/share/code-server/extensions/x/package.json", true),
+        (".local/share/code-server/User/settings.json", true),
+        (".config/code-server/config.yaml", true),
+        (".vscode-server-oss/extensions/x/package.json", true),
+        (".trae-server/extensions/x/package.json", true),
+        (".config/Trae/User/settings.json", true),
+        (".positron/extensions/x/package.json", true),
+        (".vim/plugin/x.vim", true),
+        (".emacs.d/init.el", true),
+        (".config/emacs/init.el", true),
+        (".local/share/JetBrains/IntelliJIdea2024.1/x/lib/x.jar", true),
+        (".config/JetBrains/IntelliJIdea2024.1/options/x.xml", true),
         ("notes.txt", false),
     ];
     for (cwd, path, protected) in cases {

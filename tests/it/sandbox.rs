@@ -889,6 +889,21 @@ fn the_agents_keys_and_histories_and_moved_stores_are_hidden() {
         // Attack round 18 (F4).
         ".vscode-server-insiders/data/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
         ".var/app/com.visualstudio.code/config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+        // Attack round 19 (F6): the other builds and their servers; Flatpak's and snap's
+        // browsers' profiles.
+        ".var/app/com.vscodium.codium/config/VSCodium/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".var/app/org.mozilla.firefox/.mozilla/firefox/p/cookies.sqlite",
+        ".config/Trae/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".config/Trae/User/mcp.json",
+        ".config/Antigravity/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".config/Void/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".config/Positron/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".antigravity-server/data/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".trae-server/data/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".trae-server/data/Machine/mcp.json",
+        ".local/share/code-server/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ".config/code-server/config.yaml",
+        "snap/firefox/common/.mozilla/firefox/p/cookies.sqlite",
         // Where the tools' variables below point.
         "moved/gcloud/credentials.db",
         "moved/azure/msal_token_cache.json",
