@@ -332,8 +332,20 @@ fn a_directory_pinned_inside_a_read_only_place_is_read_only_with_it() {
     ] {
         assert!(sandbox_refuses(&p, &tmp, p.home.path(), path), "{path}");
     }
-    // The ordinary files of the home beside them stay writable.
+    // The ordinary files of the home beside them stay writable, and so does a project that
+    // lies inside a read-only place (a Vim plugin worked on where Vim loads it), whose own
+    // places are held as any project's.
     assert!(!sandbox_refuses(&p, &tmp, p.home.path(), "notes.txt"));
+    let plugin = p.home.path().join(".vim/pack/mine/start/x");
+    std::fs::create_dir_all(&plugin).unwrap();
+    assert!(!sandbox_refuses(&p, &tmp, &plugin, "plugin/x.vim"));
+    assert!(sandbox_refuses(&p, &tmp, &plugin, ".vscode/tasks.json"));
+    assert!(sandbox_refuses(
+        &p,
+        &tmp,
+        p.home.path(),
+        ".vim/plugin/y.vim"
+    ));
 }
 
 #[test]

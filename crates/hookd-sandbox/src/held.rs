@@ -149,6 +149,27 @@ impl Held {
         }
     }
 
+    /// Drop the pinned places that lie in a read-only directory (or are one): its read-only
+    /// mount keeps them from being renamed or removed already, and a place bound onto itself
+    /// before it would be carried into its bind writable (`mount_setattr` makes the top mount
+    /// read-only, not those below it, which are left so for a writable root that lies inside:
+    /// a project in `~/.vim/pack/`). `~/.vscode-server/data` and `data/User`, pinned for the
+    /// hidden `data/User/globalStorage`, left `data/Machine/settings.json` writable with the
+    /// agent started in the home.
+    pub(super) fn unpin_inside_read_only(&mut self, real: &Disk) {
+        let dirs: Vec<PathBuf> = (self.read_only.iter())
+            .filter(|p| p.is_dir())
+            .map(|p| real.real(p))
+            .collect();
+        if dirs.is_empty() {
+            return;
+        }
+        self.pinned.retain(|p| {
+            let p = real.real(p);
+            !dirs.iter().any(|d| p.starts_with(d))
+        });
+    }
+
     pub(super) fn sort(&mut self) {
         let depth = |p: &PathBuf| p.components().count();
         self.pinned.sort_by_key(depth);

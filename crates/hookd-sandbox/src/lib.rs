@@ -627,6 +627,7 @@ impl Confinement {
             held.pin_ancestors(&disk.real(&path), &real_writable);
         }
         held.sort();
+        held.unpin_inside_read_only(&disk);
         let pinned = held
             .pinned
             .iter()

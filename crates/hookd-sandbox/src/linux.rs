@@ -660,9 +660,8 @@ pub(super) unsafe fn restrict_self(c: &Confinement) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The pinned places bound onto themselves, the read-only places bound read-only (with what is
-/// mounted below them), the hidden ones covered; then the working directory entered again
-/// through them.
+/// The pinned places bound onto themselves, the read-only places bound read-only, the hidden
+/// ones covered; then the working directory entered again through them.
 unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
     let null = std::ptr::null::<libc::c_char>();
     // SAFETY: raw syscalls on C strings prepared by the parent; nothing allocates.
@@ -672,10 +671,9 @@ unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
         }
         for path in &c.read_only {
             bind_onto_itself(path)?;
-            // With the mounts below it: a place pinned inside it (the ancestors of a hidden
-            // `~/.vscode-server/data/User/globalStorage`), bound before it and carried into
-            // its bind writable, would leave `data/Machine/settings.json` writable.
-            check(read_only(path, true, true))?;
+            // Its top mount only: a writable root that lies inside stays writable; nothing
+            // pinned lies inside (`Held::unpin_inside_read_only`).
+            check(read_only(path, true, false))?;
         }
         hide_dirs(&c.hidden_dirs)?;
         for hidden in &c.hidden_files {
