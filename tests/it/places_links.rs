@@ -238,3 +238,58 @@ fn what_a_link_brings_into_reach_is_judged_and_the_rest_left() {
         "{err}"
     );
 }
+
+/// Attack round 20, F1: a link whose way passes `/proc/self/cwd` leads each process to where
+/// it stands (`a/x -> /proc/self/cwd/../node_modules/q`): dangling to hookd's end, started in
+/// the project's root, and `node_modules/q` (a repository with a planted `core.fsmonitor`) to
+/// the user's shell in `a/` (4 of 4: `cd x && git status` ran it). Such a link the command made
+/// is moved aside, said; one that was there before stays.
+#[test]
+fn a_link_through_proc_that_leads_each_reader_elsewhere_is_moved_aside() {
+    if !confinable() {
+        return;
+    }
+    let script = format!(
+        "mkdir -p a && {} && ln -s /proc/self/cwd/../node_modules/q a/x",
+        repository("node_modules/q")
+    );
+    let trigger = format!("cd x && {TRIGGER}");
+    for confined in [false, true] {
+        let (p, tmp) = project();
+        let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+        let o = if confined {
+            let exec = once_old_enough(&p, &tmp);
+            exec(&script.replace("$OUT", &out.path().display().to_string()))
+        } else {
+            run(&p, &tmp, p.path(), &script, out.path(), false)
+        };
+        assert!(o.status.success(), "{}", stderr(&o));
+        run(&p, &tmp, &p.path().join("a"), &trigger, out.path(), false);
+        let ran = out.path().join("door").exists();
+        let root = p.path().canonicalize().unwrap();
+        if !confined {
+            assert!(ran, "the attack does not work unconfined");
+            continue;
+        }
+        assert!(!ran, "the attack worked confined: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "hookd: the confined command made {} (a link whose way passes a link of /proc, which leads each process somewhere else",
+                root.join("a/x").display()
+            )),
+            "{}",
+            stderr(&o)
+        );
+        assert!(root.join("a/x.hookd-aside").is_symlink());
+        // Made again by the user, it is theirs: the next command's end leaves it.
+        std::fs::rename(root.join("a/x.hookd-aside"), root.join("a/x")).unwrap();
+        let exec = once_old_enough(&p, &tmp);
+        let o = exec("true");
+        assert!(
+            o.status.success() && stderr(&o).is_empty(),
+            "{}",
+            stderr(&o)
+        );
+        assert!(root.join("a/x").is_symlink());
+    }
+}

@@ -120,6 +120,10 @@ pub(super) struct Again {
     /// The links the walks entered, each with the directory it leads to: a place made there
     /// is said with the link it is reached through ([`Again::reached_through`]).
     pub(super) through: Vec<(PathBuf, PathBuf)>,
+    /// The links the command made whose way passes a link of `/proc`
+    /// (`crate::walk::Found::magic`): where they lead depends on who follows them, so what they
+    /// lead to cannot be judged; moved aside.
+    pub(super) magic: Vec<PathBuf>,
 }
 
 impl Again {
@@ -264,6 +268,10 @@ impl Below {
             out.given_back.extend(found.given_back);
             out.cut.extend(found.cut);
             out.through.extend(found.through);
+            // One there at the start, as the same link, is not the command's (an earlier
+            // confined command's end moved its own aside).
+            out.magic
+                .extend(found.magic.into_iter().filter(|l| self.fresh(l)));
             for dir in found.dirs {
                 if !looked.contains(&&dir) {
                     self.made_in(&dir, &names, &mut out.made);
@@ -276,12 +284,7 @@ impl Below {
     /// The protected places in `dir` that are not what was there at the start (made, or made
     /// again in place of what was), sockets aside: what the command made.
     fn made_in(&self, dir: &Path, names: &[&str], made: &mut Vec<PathBuf>) {
-        let fresh = |p: &Path| {
-            identity(p).is_some_and(|now| {
-                !self.before.get(p).is_some_and(|was| same(was, &now))
-                    && !self.born_after_the_end(p)
-            })
-        };
+        let fresh = |p: &Path| self.fresh(p);
         for name in names {
             let p = dir.join(name);
             if *name == BARE_HEAD {
@@ -332,6 +335,15 @@ impl Below {
                 made.push(p);
             }
         }
+    }
+
+    /// Whether `path` exists and is not what was there at the start (as the same object): made
+    /// by the command (not after the sandbox of an end settled late had ended).
+    fn fresh(&self, path: &Path) -> bool {
+        identity(path).is_some_and(|now| {
+            !self.before.get(path).is_some_and(|was| same(was, &now))
+                && !self.born_after_the_end(path)
+        })
     }
 
     /// Whether `path` was made after the sandbox of an end settled late had ended (its birth

@@ -532,6 +532,9 @@ pub(super) fn held(
         for root in &all {
             let found = below(&walked, places, root, memory, &all)?;
             find.held.below.read += found.read;
+            for link in &found.magic {
+                find.held.below.was(link);
+            }
             for dir in found.dirs {
                 if !on_path.contains(&dir) {
                     find.names_in(&dir, false, true)?;

@@ -109,6 +109,10 @@ pub struct Found {
     /// The links it entered, each with the directory it leads to (read at that directory's own
     /// path, once however many links lead there).
     pub through: Vec<(PathBuf, PathBuf)>,
+    /// The links it could not follow as every process would, since their way passes a link of
+    /// `/proc` that leads somewhere else for each (`/proc/self/cwd/../node_modules/q`): where
+    /// they lead depends on who follows them ([`magic`]).
+    pub magic: Vec<PathBuf>,
     /// Where the walk stopped short of its depth, why, and what to do. The caller fails closed
     /// on it (an attacker could make the tree that large, or a directory of its own unreadable,
     /// on purpose to keep a place from being found).
@@ -233,7 +237,7 @@ fn walk_with(
     let mut linked: Vec<PathBuf> = Vec::new();
     // Made at the first link met (most trees have none in the directories walked).
     let mut targets: Option<Targets> = None;
-    let (mut dirs, mut entries) = (0usize, 0usize);
+    let (mut dirs, mut entries, mut via_links) = (0usize, 0usize, 0usize);
     let (most, deepest) = (bounds.most_dirs, bounds.depth.min(MAX_DEPTH));
     let what_to_do = "remove what makes the tree that large, run the command from a smaller project, or bound the walk in your ~/.infer/config.yaml: `sandbox.walk.skip` (directory names not entered), `sandbox.walk.depth`, `sandbox.walk.most_dirs`";
     for depth in 1..=deepest {
@@ -253,12 +257,14 @@ fn walk_with(
         };
         if !why.is_empty() {
             found.cut = Some(format!(
-                "the walk for protected places below {} stopped at depth {}: {why}",
+                "the walk for protected places below {} stopped at depth {}: {why}{}",
                 root.display(),
-                depth - 1
+                depth - 1,
+                through_links(&found.through, via_links + linked.len())
             ));
             return found;
         }
+        via_links += linked.len();
         dirs += here;
         found.read = dirs;
         let enter = depth < deepest;
@@ -284,6 +290,10 @@ fn walk_with(
         linked = through.next;
         if enter {
             for link in read.links.iter().chain(&through.links) {
+                if magic(link) {
+                    found.magic.push(link.clone());
+                    continue;
+                }
                 let targets = targets.get_or_insert_with(|| Targets::new(root, within));
                 if let Some(target) = targets.entered(link, bounds) {
                     linked.push(target.clone());
@@ -303,6 +313,53 @@ fn walk_with(
         memory.keep(&seen);
     }
     found
+}
+
+/// What a cut walk says of the links it entered, where `dirs` of the directories it counted
+/// were reached through one: the first few, and how to keep the walk out (attack round 20: one
+/// link `deps -> node_modules` made the walk count every package; the message named none).
+fn through_links(through: &[(PathBuf, PathBuf)], dirs: usize) -> String {
+    if dirs == 0 || through.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = (through.iter().take(3))
+        .map(|(link, target)| {
+            format!(
+                "{} -> {}",
+                crate::aftermath::shown(link),
+                crate::aftermath::shown(target)
+            )
+        })
+        .collect();
+    let more = through.len().saturating_sub(shown.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "; {dirs} of them through links the walk entered as the directories they lead to ({}{more}): remove such a link, or name it in `sandbox.walk.skip` to keep the walk out of where it leads",
+        shown.join(", ")
+    )
+}
+
+/// Whether `link`'s way passes a "magic" link of `/proc` (`/proc/self/cwd`, `/proc/PID/root`,
+/// `/proc/self/fd/N`, `/dev/fd/N`): those lead, for each process, to its own working directory,
+/// root or files, so hookd resolving the link in its own process finds another directory than
+/// the user's shell in `a/` does (attack round 20: `a/x -> /proc/self/cwd/../node_modules/q` was
+/// dangling to hookd's end, started in the project's root, and `node_modules/q` to a shell in
+/// `a/`, whose `git status` ran the command's `core.fsmonitor` there). A loop of plain links
+/// is not one (it leads nowhere for anyone).
+fn magic(link: &Path) -> bool {
+    use rustix::fs::{openat2, Mode, OFlags, ResolveFlags, CWD};
+    use rustix::io::Errno;
+    let flags = OFlags::PATH | OFlags::CLOEXEC;
+    let no_magic = openat2(CWD, link, flags, Mode::empty(), ResolveFlags::NO_MAGICLINKS);
+    matches!(no_magic, Err(Errno::LOOP))
+        && !matches!(
+            openat2(CWD, link, flags, Mode::empty(), ResolveFlags::empty()),
+            Err(Errno::LOOP)
+        )
 }
 
 /// Where the links a walk lists lead: a directory inside one of its roots is entered, at its
@@ -714,6 +771,53 @@ mod tests {
         assert_eq!(through, [r.join("c1"), r.join("far"), r.join("pkgs")]);
         // The thousand links to `p` cost a `stat` each, not a reading: `p` and `sub` once.
         assert!(f.read < 20, "{} directories read", f.read);
+    }
+
+    /// A walk cut by what a link leads to says which link, and how to keep the walk out
+    /// (attack round 20, F2: `deps -> node_modules` made every later command refused with a
+    /// message naming neither); a link's name in `skip` keeps it out.
+    #[test]
+    fn a_walk_cut_through_a_link_names_it() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path().canonicalize().unwrap().join("p");
+        for i in 0..10 {
+            std::fs::create_dir_all(r.join(format!("node_modules/p{i}"))).unwrap();
+        }
+        std::os::unix::fs::symlink("node_modules", r.join("deps")).unwrap();
+        let cut = walk(&r, &[".git"], &Bounds::new(None, Some(8), Vec::new())).cut;
+        assert_eq!(
+            cut.as_deref(),
+            Some(
+                format!(
+                    "the walk for protected places below {} stopped at depth 2: 12 directories to read, more than the 8 it reads (remove what makes the tree that large, run the command from a smaller project, or bound the walk in your ~/.infer/config.yaml: `sandbox.walk.skip` (directory names not entered), `sandbox.walk.depth`, `sandbox.walk.most_dirs`); 11 of them through links the walk entered as the directories they lead to ({} -> {}): remove such a link, or name it in `sandbox.walk.skip` to keep the walk out of where it leads",
+                    r.display(),
+                    r.join("deps").display(),
+                    r.join("node_modules").display()
+                )
+                .as_str()
+            )
+        );
+        let skip = Bounds::new(None, Some(8), vec!["deps".into()]);
+        assert_eq!(walk(&r, &[".git"], &skip).cut, None);
+    }
+
+    /// A link whose way passes `/proc/self/cwd` leads each process somewhere else: not entered,
+    /// said apart (attack round 20, F1); a loop of plain links is neither.
+    #[test]
+    fn a_link_through_proc_is_told_apart() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path().canonicalize().unwrap().join("p");
+        std::fs::create_dir_all(r.join("a")).unwrap();
+        symlink("/proc/self/cwd/../node_modules/q", r.join("a/x")).unwrap();
+        symlink("/proc/self/root/tmp", r.join("a/y")).unwrap();
+        symlink("l2", r.join("a/l1")).unwrap();
+        symlink("l1", r.join("a/l2")).unwrap();
+        symlink("/tmp", r.join("a/plain")).unwrap();
+        let f = walk(&r, &[".git"], &Bounds::default());
+        let mut magic = f.magic.clone();
+        magic.sort();
+        assert_eq!(magic, [r.join("a/x"), r.join("a/y")]);
     }
 
     /// A remembered walk lists a directory holding a link again, though it did not change:
