@@ -274,7 +274,7 @@ fn a_link_through_proc_that_leads_each_reader_elsewhere_is_moved_aside() {
         assert!(!ran, "the attack worked confined: {}", stderr(&o));
         assert!(
             stderr(&o).contains(&format!(
-                "hookd: the confined command made {} (a link whose way passes a link of /proc, which leads each process somewhere else",
+                "hookd: the confined command made {} (a link hookd cannot follow as your shell, an agent or git would: its way passes a link of /proc, which leads each process somewhere else",
                 root.join("a/x").display()
             )),
             "{}",

@@ -120,10 +120,9 @@ pub(super) struct Again {
     /// The links the walks entered, each with the directory it leads to: a place made there
     /// is said with the link it is reached through ([`Again::reached_through`]).
     pub(super) through: Vec<(PathBuf, PathBuf)>,
-    /// The links the command made whose way passes a link of `/proc`
-    /// (`crate::walk::Found::magic`): where they lead depends on who follows them, so what they
-    /// lead to cannot be judged; moved aside.
-    pub(super) magic: Vec<PathBuf>,
+    /// The links the command made that the walks could not follow as every process would
+    /// (`crate::walk::Found::unjudged`): what they lead to cannot be judged; moved aside.
+    pub(super) unjudged: Vec<PathBuf>,
 }
 
 impl Again {
@@ -270,8 +269,8 @@ impl Below {
             out.through.extend(found.through);
             // One there at the start, as the same link, is not the command's (an earlier
             // confined command's end moved its own aside).
-            out.magic
-                .extend(found.magic.into_iter().filter(|l| self.fresh(l)));
+            out.unjudged
+                .extend(found.unjudged.into_iter().filter(|l| self.fresh(l)));
             for dir in found.dirs {
                 if !looked.contains(&&dir) {
                     self.made_in(&dir, &names, &mut out.made);

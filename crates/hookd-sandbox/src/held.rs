@@ -532,7 +532,7 @@ pub(super) fn held(
         for root in &all {
             let found = below(&walked, places, root, memory, &all)?;
             find.held.below.read += found.read;
-            for link in &found.magic {
+            for link in &found.unjudged {
                 find.held.below.was(link);
             }
             for dir in found.dirs {

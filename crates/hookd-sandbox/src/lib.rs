@@ -381,10 +381,10 @@ fn said(again: below::Again, said: &mut Vec<String>) {
             "{cut}: what the confined command made below the project may not all have been moved aside; the next confined command here does not run until that is mended, and look for new `.claude/`, `.env` or `.git` below the project before you start an agent or git there"
         ));
     }
-    for link in &again.magic {
+    for link in &again.unjudged {
         said.push(aftermath::set_aside(
             link,
-            "a link whose way passes a link of /proc, which leads each process somewhere else (its own working directory, root or files): what an agent, an editor or git would find through it cannot be looked at",
+            "a link hookd cannot follow as your shell, an agent or git would: its way passes a link of /proc, which leads each process somewhere else, or is longer than a path may be; what they would find through it cannot be looked at",
             "an agent, an editor or git",
         ));
     }

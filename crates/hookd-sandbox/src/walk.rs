@@ -109,10 +109,11 @@ pub struct Found {
     /// The links it entered, each with the directory it leads to (read at that directory's own
     /// path, once however many links lead there).
     pub through: Vec<(PathBuf, PathBuf)>,
-    /// The links it could not follow as every process would, since their way passes a link of
-    /// `/proc` that leads somewhere else for each (`/proc/self/cwd/../node_modules/q`): where
-    /// they lead depends on who follows them ([`magic`]).
-    pub magic: Vec<PathBuf>,
+    /// The links it could not follow as every process would: their way passes a link of
+    /// `/proc` that leads somewhere else for each (`/proc/self/cwd/../node_modules/q`:
+    /// [`magic`]), or a directory they lead to could not be resolved (a way longer than a path
+    /// may be). What is there cannot be judged.
+    pub unjudged: Vec<PathBuf>,
     /// Where the walk stopped short of its depth, why, and what to do. The caller fails closed
     /// on it (an attacker could make the tree that large, or a directory of its own unreadable,
     /// on purpose to keep a place from being found).
@@ -290,14 +291,14 @@ fn walk_with(
         linked = through.next;
         if enter {
             for link in read.links.iter().chain(&through.links) {
-                if magic(link) {
-                    found.magic.push(link.clone());
-                    continue;
-                }
                 let targets = targets.get_or_insert_with(|| Targets::new(root, within));
-                if let Some(target) = targets.entered(link, bounds) {
-                    linked.push(target.clone());
-                    found.through.push((link.clone(), target));
+                match targets.entered(link, bounds) {
+                    Led::Into(target) => {
+                        linked.push(target.clone());
+                        found.through.push((link.clone(), target));
+                    }
+                    Led::Unjudged => found.unjudged.push(link.clone()),
+                    Led::Elsewhere => {}
                 }
             }
         }
@@ -386,23 +387,42 @@ impl Targets {
         Targets { within, entered }
     }
 
-    /// The directory `link` leads to, where the walk enters it (and has not yet).
-    fn entered(&mut self, link: &PathBuf, bounds: &Bounds) -> Option<PathBuf> {
+    /// Where `link` leads, as the walk takes it.
+    fn entered(&mut self, link: &Path, bounds: &Bounds) -> Led {
         use std::os::unix::ffi::OsStrExt;
         use std::os::unix::fs::MetadataExt;
-        if !bounds.enters(link.file_name()?.as_bytes()) {
-            return None;
+        let named = link.file_name().map(OsStrExt::as_bytes);
+        if !named.is_some_and(|n| bounds.enters(n)) {
+            return Led::Elsewhere;
         }
-        let m = std::fs::metadata(link).ok().filter(|m| m.is_dir())?;
+        if magic(link) {
+            return Led::Unjudged;
+        }
+        let Some(m) = std::fs::metadata(link).ok().filter(|m| m.is_dir()) else {
+            return Led::Elsewhere;
+        };
         if !self.entered.insert((m.dev(), m.ino())) {
-            return None;
+            return Led::Elsewhere;
         }
-        let real = std::fs::canonicalize(link).ok()?;
-        self.within
-            .iter()
-            .any(|w| real.starts_with(w))
-            .then_some(real)
+        match std::fs::canonicalize(link) {
+            Ok(real) if self.within.iter().any(|w| real.starts_with(w)) => Led::Into(real),
+            Ok(_) => Led::Elsewhere,
+            // A directory there that cannot be named (a way longer than a path may be, or
+            // changed meanwhile): what it holds cannot be looked at.
+            Err(_) => Led::Unjudged,
+        }
     }
+}
+
+/// Where a link leads, as the walk takes it ([`Targets::entered`]).
+enum Led {
+    /// A directory inside a root, not entered yet: entered, at this (its own) path.
+    Into(PathBuf),
+    /// Nowhere the walk enters: nothing, a file, outside the roots, a directory entered
+    /// already, or through a name it does not enter.
+    Elsewhere,
+    /// Somewhere it cannot tell as every process would ([`Found::unjudged`]).
+    Unjudged,
 }
 
 /// What besides the root and the names decides what a walk reads (its memory is kept per
@@ -801,8 +821,9 @@ mod tests {
         assert_eq!(walk(&r, &[".git"], &skip).cut, None);
     }
 
-    /// A link whose way passes `/proc/self/cwd` leads each process somewhere else: not entered,
-    /// said apart (attack round 20, F1); a loop of plain links is neither.
+    /// A link whose way passes `/proc/self/cwd` leads each process somewhere else, and one to a
+    /// directory whose path is longer than a path may be cannot be followed by name: neither
+    /// is entered, both said apart (attack round 20, F1); a loop of plain links is neither.
     #[test]
     fn a_link_through_proc_is_told_apart() {
         use std::os::unix::fs::symlink;
@@ -814,10 +835,21 @@ mod tests {
         symlink("l2", r.join("a/l1")).unwrap();
         symlink("l1", r.join("a/l2")).unwrap();
         symlink("/tmp", r.join("a/plain")).unwrap();
+        // A directory whose own path is longer than a path may be (reached through two links,
+        // each short enough): it cannot be named, so not looked in.
+        let names: Vec<String> = (0..25).map(|i| format!("{i:0>200}")).collect();
+        let mut dir = rustix::fs::open(&r, rustix::fs::OFlags::DIRECTORY, 0.into()).unwrap();
+        for n in &names {
+            rustix::fs::mkdirat(&dir, n.as_str(), 0o755.into()).unwrap();
+            dir = rustix::fs::openat(&dir, n.as_str(), rustix::fs::OFlags::DIRECTORY, 0.into())
+                .unwrap();
+        }
+        symlink(format!("../{}", names[..12].join("/")), r.join("a/half")).unwrap();
+        symlink(format!("half/{}", names[12..].join("/")), r.join("a/long")).unwrap();
         let f = walk(&r, &[".git"], &Bounds::default());
-        let mut magic = f.magic.clone();
-        magic.sort();
-        assert_eq!(magic, [r.join("a/x"), r.join("a/y")]);
+        let mut unjudged = f.unjudged.clone();
+        unjudged.sort();
+        assert_eq!(unjudged, [r.join("a/long"), r.join("a/x"), r.join("a/y")]);
     }
 
     /// A remembered walk lists a directory holding a link again, though it did not change:
