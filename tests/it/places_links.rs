@@ -293,3 +293,33 @@ fn a_link_through_proc_that_leads_each_reader_elsewhere_is_moved_aside() {
         assert!(root.join("a/x").is_symlink());
     }
 }
+
+/// A link into the project's own git directory (`x -> .git`, `h -> .git/hooks`) is not entered:
+/// that repository's places are held by the `.git/…` rows already, and entered as a directory
+/// of its own, `.git` was held as a bare repository, its `HEAD` read-only: `git checkout -b`
+/// failed confined. A link to a repository's git directory where the walk does not go by
+/// itself (`sub -> node_modules/q/.git`) is still entered (attack round 20 held it).
+#[test]
+fn a_link_to_the_projects_own_git_directory_leaves_git_working() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let o = run(
+        &p,
+        &tmp,
+        p.path(),
+        "git -c user.email=a@b -c user.name=n commit -q --allow-empty -m one && ln -s .git x && ln -s .git/hooks h",
+        p.path(),
+        false,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exec = once_old_enough(&p, &tmp);
+    let o = exec("git checkout -q -b topic && git -c user.email=a@b -c user.name=n commit -q --allow-empty -m two && git log --format=%s | head -1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(crate::support::stdout(&o), "two\n", "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    // Its hooks stay held through the link as by their own path.
+    let o = exec("echo 'touch pwned' > h/pre-commit");
+    assert!(!o.status.success(), "{}", stderr(&o));
+}

@@ -291,7 +291,7 @@ fn walk_with(
         linked = through.next;
         if enter {
             for link in read.links.iter().chain(&through.links) {
-                let targets = targets.get_or_insert_with(|| Targets::new(root, within));
+                let targets = targets.get_or_insert_with(|| Targets::new(root, within, names));
                 match targets.entered(link, bounds) {
                     Led::Into(target) => {
                         linked.push(target.clone());
@@ -371,10 +371,12 @@ fn magic(link: &Path) -> bool {
 struct Targets {
     within: Vec<PathBuf>,
     entered: std::collections::HashSet<(u64, u64)>,
+    /// The names the walk looks for (which it does not enter).
+    names: Vec<Vec<u8>>,
 }
 
 impl Targets {
-    fn new(root: &Path, within: &[PathBuf]) -> Targets {
+    fn new(root: &Path, within: &[PathBuf], names: &[&str]) -> Targets {
         use std::os::unix::fs::MetadataExt;
         let mut entered = std::collections::HashSet::new();
         if let Ok(m) = root.metadata() {
@@ -384,7 +386,34 @@ impl Targets {
         let within = (std::iter::once(root).chain(within.iter().map(PathBuf::as_path)))
             .map(|r| r.canonicalize().unwrap_or_else(|_| r.to_path_buf()))
             .collect();
-        Targets { within, entered }
+        let names = names.iter().map(|n| n.as_bytes().to_vec()).collect();
+        Targets {
+            within,
+            entered,
+            names,
+        }
+    }
+
+    /// Whether `real` (resolved) is, or lies in, the git directory of a repository the walk
+    /// finds by its own path (a `.git` in a directory it reads): that repository's places are
+    /// held by the catalog's `.git/…` rows, and entered as a directory of its own it would be
+    /// held as a bare repository, its `HEAD` read-only (`x -> .git` broke `git checkout`).
+    fn in_a_walked_git_dir(&self, real: &Path, bounds: &Bounds) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        let Some(root) = self.within.iter().find(|w| real.starts_with(w)) else {
+            return false;
+        };
+        let Ok(rel) = real.strip_prefix(root) else {
+            return false;
+        };
+        let parts: Vec<&[u8]> = rel.iter().map(|c| c.as_bytes()).collect();
+        let Some(git) = parts.iter().position(|c| *c == b".git") else {
+            return false;
+        };
+        // Its repository's directory is read by the walk: within its depth, reached through
+        // names it enters.
+        git < bounds.depth.min(MAX_DEPTH)
+            && (parts[..git].iter()).all(|c| bounds.enters(c) && !self.names.iter().any(|n| n == c))
     }
 
     /// Where `link` leads, as the walk takes it.
@@ -405,6 +434,7 @@ impl Targets {
             return Led::Elsewhere;
         }
         match std::fs::canonicalize(link) {
+            Ok(real) if self.in_a_walked_git_dir(&real, bounds) => Led::Elsewhere,
             Ok(real) if self.within.iter().any(|w| real.starts_with(w)) => Led::Into(real),
             Ok(_) => Led::Elsewhere,
             // A directory there that cannot be named (a way longer than a path may be, or
