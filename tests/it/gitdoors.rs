@@ -501,6 +501,47 @@ fn a_held_place_below_a_symlink_in_a_writable_place_stops_the_command() {
 }
 
 /// Ordinary git work keeps working confined, from the root and from a directory below it.
+/// Attack round 21, F3: with the home writable and no `~/.gitconfig`, the socket standing in
+/// for it (so that no command makes one) made every git command die (`unable to access
+/// '~/.gitconfig': No such device or address`, exit 128). The stand-ins of git's global
+/// configuration are shown to the command as an empty file; neither can be made.
+#[test]
+fn git_works_confined_with_the_home_writable_and_no_global_configuration() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let home = p.home.path();
+    p.write_home(
+        "config.yaml",
+        &format!(
+            "sandbox: {{enabled: true, write: ['{}']}}\n",
+            home.display()
+        ),
+    );
+    // A global ignore file beside an absent `config`: its stand-in is the file itself.
+    std::fs::create_dir_all(home.join(".config/git")).unwrap();
+    std::fs::write(home.join(".config/git/ignore"), "*.log\n").unwrap();
+    let out = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let script = format!(
+        "set -e
+        echo a > a.txt && git add a.txt && {COMMIT} && git status --short
+        {FSMONITOR} >> ~/.gitconfig || true
+        {FSMONITOR} >> ~/.config/git/config || true
+        rm -f ~/.gitconfig ~/.config/git/config 2>/dev/null || true
+        git log --oneline | wc -l"
+    );
+    let o = run(&p, &tmp, p.path(), &script, out.path(), true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "1", "{}", stderr(&o));
+    assert!(!stderr(&o).contains("unable to access"), "{}", stderr(&o));
+    for made in [".gitconfig", ".config/git/config"] {
+        assert!(home.join(made).symlink_metadata().is_err(), "{made} left");
+    }
+    run(&p, &tmp, p.path(), TRIGGER, out.path(), false);
+    assert!(!out.path().join("door").exists());
+}
+
 #[test]
 fn ordinary_git_work_succeeds_confined() {
     if !confinable() {

@@ -23,6 +23,8 @@ const CREATED_WHEN_ABSENT: &[&str] = &[".infer", ".claude", ".gemini", ".git/hoo
 pub(super) struct Held {
     pub(super) pinned: Vec<PathBuf>,
     pub(super) read_only: Vec<PathBuf>,
+    /// Stand-ins shown to the command as an empty file ([`read_at_every_start`]).
+    pub(super) emptied: Vec<PathBuf>,
     /// What the walk found below the roots, to tell what the command made there.
     pub(super) below: Below,
 }
@@ -272,6 +274,9 @@ impl Finder<'_> {
         if provided == Provided::Not {
             return self.held.hold(path, what, writable, self.real);
         }
+        if first == path && stand == Stand::Socket && read_at_every_start(&path) {
+            self.held.emptied.push(path.clone());
+        }
         if absent {
             self.real.made(&first);
         }
@@ -457,6 +462,17 @@ fn below(
         ))),
         None => Ok(found),
     }
+}
+
+/// Whether the place at `path` is a file git reads at every start, failing where it cannot read
+/// one that is there (a socket: `unable to access '~/.gitconfig': No such device or address`,
+/// and every git command exits 128): its global configuration, `~/.gitconfig` and
+/// `$XDG_CONFIG_HOME/git/config` (attack round 21, F3: with the home writable and no
+/// `~/.gitconfig`, git did not run confined at all). Its stand-in stays a socket on disk (what
+/// other commands and ends know for one), and is shown to the command as an empty file: bound
+/// over by `/dev/null`, as a hidden file is.
+fn read_at_every_start(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == ".gitconfig") || path.ends_with("git/config")
 }
 
 /// What stands in for the absent place named `name`: a file naming `.` for `commondir` (git

@@ -629,6 +629,20 @@ impl Confinement {
             }
             held.pin_ancestors(&real, &real_writable);
         }
+        // Stand-ins git reads at every start, shown as an empty file (`held::read_at_every_start`).
+        let emptied = (held.emptied.iter())
+            .map(|p| {
+                let path = c_path(p)?;
+                Ok((
+                    p.as_path(),
+                    Hidden {
+                        path,
+                        may_go: false,
+                    },
+                ))
+            })
+            .collect::<Result<Vec<_>, Unavailable>>()?;
+        hidden_files.extend(emptied);
         let (hidden_dirs, hidden_files) = uncovered(hidden_dirs, hidden_files);
         for path in held.read_only.clone() {
             held.pin_ancestors(&disk.real(&path), &real_writable);
