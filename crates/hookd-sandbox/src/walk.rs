@@ -111,7 +111,7 @@ pub struct Found {
     pub through: Vec<(PathBuf, PathBuf)>,
     /// The links it could not follow as every process would: their way passes a link of
     /// `/proc` that leads somewhere else for each (`/proc/self/cwd/../node_modules/q`:
-    /// [`magic`]), or a directory they lead to could not be resolved (a way longer than a path
+    /// `magic`), or a directory they lead to could not be resolved (a way longer than a path
     /// may be). What is there cannot be judged.
     pub unjudged: Vec<PathBuf>,
     /// Where the walk stopped short of its depth, why, and what to do. The caller fails closed
