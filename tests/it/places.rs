@@ -339,6 +339,11 @@ fn a_directory_pinned_inside_a_read_only_place_is_read_only_with_it() {
     let plugin = p.home.path().join(".vim/pack/mine/start/x");
     std::fs::create_dir_all(&plugin).unwrap();
     assert!(!sandbox_refuses(&p, &tmp, &plugin, "plugin/x.vim"));
+    let o = hookd(&p, &tmp, &["exec", "--", "true"])
+        .current_dir(&plugin)
+        .output()
+        .unwrap();
+    assert!(!stderr(&o).contains("read-only"), "{}", stderr(&o));
     assert!(sandbox_refuses(&p, &tmp, &plugin, ".vscode/tasks.json"));
     assert!(sandbox_refuses(
         &p,
@@ -346,6 +351,42 @@ fn a_directory_pinned_inside_a_read_only_place_is_read_only_with_it() {
         p.home.path(),
         ".vim/plugin/y.vim"
     ));
+}
+
+/// Attack round 21, F4: a project that is itself one of the catalog's places (a dotfiles
+/// repository in `~/.config/nvim`, with the agent started there) is read-only whole to its own
+/// commands (so would `~/.claude` or `~/.infer` be, whose writing would grant the next session
+/// what the user did not), and they were not told why: the end says so.
+#[test]
+fn a_project_that_is_a_catalog_place_is_read_only_and_said() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let nvim = p.home.path().join(".config/nvim");
+    std::fs::create_dir_all(&nvim).unwrap();
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&nvim)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", "echo x > init.lua"])
+        .current_dir(&nvim)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let nvim = nvim.canonicalize().unwrap();
+    assert!(
+        stderr(&o).contains(&format!(
+            "hookd: the project {} is a place the sandbox keeps read-only (agents, editors or git run what is there): confined commands cannot write in it; work on it outside the sandbox, or on a copy elsewhere",
+            nvim.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!nvim.join("init.lua").exists());
 }
 
 #[test]

@@ -587,6 +587,16 @@ impl Confinement {
             // Another confined command runs: what was made or linked since, it may have.
             held.below.watch_changed_after(since);
         }
+        // A project that is a place held read-only (a dotfiles repository in `~/.config/nvim`):
+        // nothing in it can be written; said at the end, or its commands fail without a word
+        // why (attack round 21, F4). (One that lies further in keeps its own writable mount.)
+        let project_real = disk.real(&project);
+        if let Some(place) = (held.read_only.iter()).find(|p| disk.real(p) == project_real) {
+            settled_before.push(format!(
+                "the project {} is a place the sandbox keeps read-only (agents, editors or git run what is there): confined commands cannot write in it; work on it outside the sandbox, or on a copy elsewhere",
+                aftermath::shown(place)
+            ));
+        }
         // A rebase, cherry-pick or `am` the user had stopped is theirs to continue: read-only
         // to the command, whose `--continue` or `--abort` would otherwise apply what it put
         // there (its own commit as `autostash`, `orig-head`, `sequencer/head`, a patch: attack
