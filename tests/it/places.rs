@@ -263,6 +263,18 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (".config/emacs/init.el", true),
         (".local/share/JetBrains/IntelliJIdea2024.1/x/lib/x.jar", true),
         (".config/JetBrains/IntelliJIdea2024.1/options/x.xml", true),
+        // Attack round 21 (F2).
+        (".local/lib/python3.11/site-packages/x.pth", true),
+        (".local/lib/python3.11/site-packages/usercustomize.py", true),
+        (".exrc", true),
+        (".gvimrc", true),
+        (".ideavimrc", true),
+        (".Rprofile", true),
+        (".spacemacs", true),
+        (".doom.d/init.el", true),
+        (".config/doom/config.el", true),
+        (".gdbinit", true),
+        (".psqlrc", true),
         ("notes.txt", false),
     ];
     for (cwd, path, protected) in cases {

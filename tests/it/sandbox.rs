@@ -1748,6 +1748,9 @@ fn absent_places_in_a_writable_home_cannot_be_made() {
         ".npmrc",
         ".local/bin/git",
         ".kube/config",
+        // Attack round 21 (F2): Python's user site, absent until a first `pip install --user`.
+        ".local/lib/python3.11/site-packages/x.pth",
+        ".gdbinit",
     ];
     for m in made {
         assert!(!home.join(m).exists(), "{m}");
