@@ -25,6 +25,10 @@ pub(super) struct Held {
     pub(super) read_only: Vec<PathBuf>,
     /// Stand-ins shown to the command as an empty file ([`read_at_every_start`]).
     pub(super) emptied: Vec<PathBuf>,
+    /// The links below the roots the walk could not judge at the start
+    /// (`crate::walk::Found::unjudged`): said, since only the end of a command that made one
+    /// moves it aside, and no end looks in a tree too large for its second walk.
+    pub(super) unjudged: Vec<PathBuf>,
     /// What the walk found below the roots, to tell what the command made there.
     pub(super) below: Below,
 }
@@ -551,6 +555,7 @@ pub(super) fn held(
             for link in &found.unjudged {
                 find.held.below.was(link);
             }
+            find.held.unjudged.extend(found.unjudged);
             for dir in found.dirs {
                 if !on_path.contains(&dir) {
                     find.names_in(&dir, false, true)?;

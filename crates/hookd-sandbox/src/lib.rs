@@ -587,6 +587,12 @@ impl Confinement {
             // Another confined command runs: what was made or linked since, it may have.
             held.below.watch_changed_after(since);
         }
+        for link in &held.unjudged {
+            settled_before.push(format!(
+                "{} is a link hookd cannot follow as your shell, an agent or git would (its way passes a link of /proc, which leads each process somewhere else, or is longer than a path may be): look at it, and remove it unless you made it, before you run git or an agent below it",
+                aftermath::shown(link)
+            ));
+        }
         // A project that is a place held read-only (a dotfiles repository in `~/.config/nvim`):
         // nothing in it can be written; said at the end, or its commands fail without a word
         // why (attack round 21, F4). (One that lies further in keeps its own writable mount.)
