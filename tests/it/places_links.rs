@@ -328,3 +328,27 @@ fn a_link_to_the_projects_own_git_directory_leaves_git_working() {
     let o = exec("echo 'touch pwned' > h/pre-commit");
     assert!(!o.status.success(), "{}", stderr(&o));
 }
+
+/// What the rule above leaves out is only the git directory itself: a repository laid out by
+/// the command inside it (`.git/evil`, a bare one with a planted `core.fsmonitor`) and a link
+/// to it (`x -> .git/evil`: git in `x/` takes it for its repository) is judged as any other,
+/// its `HEAD` moved aside.
+#[test]
+fn a_repository_laid_out_inside_a_git_directory_and_linked_is_moved_aside() {
+    if !confinable() {
+        return;
+    }
+    // As `git init --bare` lays it out, its `[core]` a work tree's.
+    let config = r#"printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = "touch %s/door #"\n' "$OUT" > .git/evil/config"#;
+    let script = format!(
+        "mkdir -p .git/evil/objects .git/evil/refs/heads && echo 'ref: refs/heads/main' > .git/evil/HEAD && {config} && ln -s .git/evil x"
+    );
+    let (ran, _) = after(&[&script], "x", false);
+    assert!(ran, "the attack does not work unconfined");
+    let (ran, said) = after(&[&script], "x", true);
+    assert!(!ran, "the attack worked confined: {said:?}");
+    assert!(
+        said[0].contains("/.git/evil/HEAD (") && said[0].contains("; reached through the link "),
+        "{said:?}"
+    );
+}

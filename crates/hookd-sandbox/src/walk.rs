@@ -394,11 +394,13 @@ impl Targets {
         }
     }
 
-    /// Whether `real` (resolved) is, or lies in, the git directory of a repository the walk
-    /// finds by its own path (a `.git` in a directory it reads): that repository's places are
-    /// held by the catalog's `.git/…` rows, and entered as a directory of its own it would be
-    /// held as a bare repository, its `HEAD` read-only (`x -> .git` broke `git checkout`).
-    fn in_a_walked_git_dir(&self, real: &Path, bounds: &Bounds) -> bool {
+    /// Whether `real` (resolved) is the git directory of a repository the walk finds by its
+    /// own path (a `.git` in a directory it reads): that repository's places are held by the
+    /// catalog's `.git/…` rows, and entered as a directory of its own it would be held as a bare
+    /// repository, its `HEAD` read-only (`x -> .git` broke `git checkout`). Not a directory
+    /// inside it: a repository the command lays out in `.git/evil` is one to git in `x/`
+    /// through `x -> .git/evil`, and entered, it is judged as any other.
+    fn is_a_walked_git_dir(&self, real: &Path, bounds: &Bounds) -> bool {
         use std::os::unix::ffi::OsStrExt;
         let Some(root) = self.within.iter().find(|w| real.starts_with(w)) else {
             return false;
@@ -410,6 +412,9 @@ impl Targets {
         let Some(git) = parts.iter().position(|c| *c == b".git") else {
             return false;
         };
+        if git + 1 != parts.len() {
+            return false;
+        }
         // Its repository's directory is read by the walk: within its depth, reached through
         // names it enters.
         git < bounds.depth.min(MAX_DEPTH)
@@ -434,7 +439,7 @@ impl Targets {
             return Led::Elsewhere;
         }
         match std::fs::canonicalize(link) {
-            Ok(real) if self.in_a_walked_git_dir(&real, bounds) => Led::Elsewhere,
+            Ok(real) if self.is_a_walked_git_dir(&real, bounds) => Led::Elsewhere,
             Ok(real) if self.within.iter().any(|w| real.starts_with(w)) => Led::Into(real),
             Ok(_) => Led::Elsewhere,
             // A directory there that cannot be named (a way longer than a path may be, or
