@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::sandbox::{confinable, hookd, project};
+use crate::sandbox::{confinable, hookd, project, project_with_the_home_writable};
 use crate::support::{stderr, stdout, Project};
 
 /// Plants `core.fsmonitor` (run by the next `git status`) in the config file `$1`, touching
@@ -464,15 +464,8 @@ fn a_held_place_below_a_symlink_in_a_writable_place_stops_the_command() {
         "rm \"$HOME/.config\" && mkdir -p \"$HOME/.config/git\" && {FSMONITOR} > \"$HOME/.config/git/config\""
     );
     for confined in [false, true] {
-        let (p, tmp) = project();
+        let (p, tmp) = project_with_the_home_writable();
         let home = p.home.path();
-        p.write_home(
-            "config.yaml",
-            &format!(
-                "sandbox: {{enabled: true, write: ['{}']}}\n",
-                home.display()
-            ),
-        );
         std::fs::create_dir_all(home.join("dotfiles/config/git")).unwrap();
         std::fs::write(home.join("dotfiles/config/git/config"), "[user]\n").unwrap();
         std::os::unix::fs::symlink("dotfiles/config", home.join(".config")).unwrap();
@@ -510,15 +503,8 @@ fn git_works_confined_with_the_home_writable_and_no_global_configuration() {
     if !confinable() {
         return;
     }
-    let (p, tmp) = project();
+    let (p, tmp) = project_with_the_home_writable();
     let home = p.home.path();
-    p.write_home(
-        "config.yaml",
-        &format!(
-            "sandbox: {{enabled: true, write: ['{}']}}\n",
-            home.display()
-        ),
-    );
     // A global ignore file beside an absent `config`: its stand-in is the file itself.
     std::fs::create_dir_all(home.join(".config/git")).unwrap();
     std::fs::write(home.join(".config/git/ignore"), "*.log\n").unwrap();

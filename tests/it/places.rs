@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::sandbox::{confinable, hookd, project};
+use crate::sandbox::{confinable, hookd, project, project_with_the_home_writable};
 use crate::support::{claude_pre_tool, stderr, Project};
 
 /// Whether the gate refuses the model's `Write` of `path` (from `cwd`).
@@ -82,13 +82,7 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
     if !confinable() {
         return;
     }
-    let (p, tmp) = project();
-    let home = p.home.path().display().to_string();
-    // The home is writable too (as for an agent started there): its places must be held.
-    p.write_home(
-        "config.yaml",
-        &format!("sandbox: {{enabled: true, write: ['{home}']}}\n"),
-    );
+    let (p, tmp) = project_with_the_home_writable();
     std::fs::create_dir_all(p.path().join("web")).unwrap();
     let web = p.path().join("web");
     // What the repository's git configuration names: husky's hooks directory, an include.
@@ -324,12 +318,7 @@ fn a_directory_pinned_inside_a_read_only_place_is_read_only_with_it() {
     if !confinable() {
         return;
     }
-    let (p, tmp) = project();
-    let home = p.home.path().display().to_string();
-    p.write_home(
-        "config.yaml",
-        &format!("sandbox: {{enabled: true, write: ['{home}']}}\n"),
-    );
+    let (p, tmp) = project_with_the_home_writable();
     for dir in [
         ".vscode-server/data/User/globalStorage/x",
         ".local/share/code-server/User/globalStorage/x",
@@ -406,12 +395,7 @@ fn held_places_cannot_be_moved_away_and_replaced() {
     if !confinable() {
         return;
     }
-    let (p, tmp) = project();
-    let home = p.home.path().display().to_string();
-    p.write_home(
-        "config.yaml",
-        &format!("sandbox: {{enabled: true, write: ['{home}']}}\n"),
-    );
+    let (p, tmp) = project_with_the_home_writable();
     std::fs::create_dir_all(p.home.path().join(".config/hookd")).unwrap();
     std::fs::write(p.home.path().join(".config/hookd/trust.json"), "{}\n").unwrap();
     let attacks = [

@@ -34,6 +34,18 @@ pub(crate) fn project() -> (Project, PathBuf) {
     (p, tmp)
 }
 
+/// [`project`], with the home writable to confined commands too (`sandbox.write: [HOME]` in
+/// the user's layer), as for an agent started in the home: its places must be held.
+pub(crate) fn project_with_the_home_writable() -> (Project, PathBuf) {
+    let (p, tmp) = project();
+    let home = p.home.path().display().to_string();
+    p.write_home(
+        "config.yaml",
+        &format!("sandbox: {{enabled: true, write: ['{home}']}}\n"),
+    );
+    (p, tmp)
+}
+
 /// Whether this machine's kernel can confine (Landlock ABI 3 and user namespaces); the tests
 /// that need it say "skipped" where it cannot (the one that removes Landlock runs anywhere).
 pub(crate) fn confinable() -> bool {
