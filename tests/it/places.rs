@@ -269,6 +269,17 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (".config/doom/config.el", true),
         (".gdbinit", true),
         (".psqlrc", true),
+        // Attack round 22 (F2).
+        (".bash_aliases", true),
+        (".config/tmux/tmux.conf", true),
+        (".zlogout", true),
+        (".config/mise/config.toml", true),
+        (".config/direnv/direnvrc", true),
+        (".local/share/direnv/allow/x", true),
+        (".config/starship.toml", true),
+        (".config/fish/conf.d/x.fish", true),
+        (".config/kitty/kitty.conf", true),
+        (".config/nushell/config.nu", true),
         ("notes.txt", false),
     ];
     for (cwd, path, protected) in cases {
