@@ -521,17 +521,94 @@ fn what_is_made_below_a_large_tree_is_moved_aside_within_the_second_walks_budget
         "{}",
         stderr(&o)
     );
-    // Half again as large: beyond the second walk's budget.
+    // Half again as large: beyond the second walk's budget. The end does not look; the next
+    // confined command's start, whose walk reads the tree anyway, judges what it made there by
+    // the end's record, before it holds anything (attack round 22, F1: a repository planted
+    // in `node_modules/q` and a link to it stayed for good, 3 of 3).
     tree(45);
+    let root = p.path().canonicalize().unwrap();
     let exec = once_old_enough(&p, &tmp);
-    let o = exec("mkdir d40/.claude && echo x > d40/.claude/settings.json");
+    let o = exec("mkdir d40/.claude && echo x > d40/.claude/settings.json && git init -q node_modules/q && ln -s ../node_modules/q d41/x");
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stderr(&o), "");
+    assert!(
+        root.join("d40/.claude").is_dir(),
+        "left until the next start"
+    );
+    // Yours, made after that end: not the command's (where the filesystem keeps birth times).
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    std::fs::create_dir_all(root.join("d42/.vscode")).unwrap();
+    let births = root
+        .join("d42/.vscode")
+        .metadata()
+        .unwrap()
+        .created()
+        .is_ok();
     let o = exec("echo pwned > d40/.claude/settings.json");
     assert!(!o.status.success(), "written confined: {}", stderr(&o));
+    for made in ["d40/.claude", "node_modules/q/.git"] {
+        assert!(
+            stderr(&o).contains(&format!(
+                "the confined command made {} (",
+                root.join(made).display()
+            )),
+            "{made}: {}",
+            stderr(&o)
+        );
+        assert!(root.join(made).symlink_metadata().is_err(), "{made} left");
+    }
     assert_eq!(
-        std::fs::read_to_string(p.path().join("d40/.claude/settings.json")).unwrap(),
+        std::fs::read_to_string(root.join("d40/.claude.hookd-aside/settings.json")).unwrap(),
         "x\n"
+    );
+    if births {
+        assert!(root.join("d42/.vscode").is_dir(), "{}", stderr(&o));
+    }
+    // Judged once: the command after says nothing.
+    let o = exec("true");
+    assert_eq!(stderr(&o), "");
+}
+
+/// The same where `hookd exec` is killed (its end never runs) in a tree too large for a second
+/// walk: the next command's preparation settles the killed one's record as far as the way and
+/// the roots, and keeps the rest for its own walk to judge (`deferred.rs`).
+#[test]
+fn what_a_killed_command_made_in_a_large_tree_is_moved_aside_at_the_next_start() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    for a in 0..45 {
+        for b in 0..50 {
+            std::fs::create_dir_all(p.path().join(format!("d{a}/e{b}"))).unwrap();
+        }
+    }
+    let root = p.path().canonicalize().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+    let script = "mkdir d40/.claude && echo {} > d40/.claude/settings.json; sleep 30";
+    let mut child = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .current_dir(p.path())
+        .spawn()
+        .unwrap();
+    let settings = root.join("d40/.claude/settings.json");
+    crate::sandbox::appears(&settings, "the command did not start");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(settings.exists());
+    let o = hookd(&p, &tmp, &["exec", "--", "true"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!settings.exists(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "hookd: the confined command made {} (",
+            root.join("d40/.claude").display()
+        )),
+        "{}",
+        stderr(&o)
     );
 }
 

@@ -93,7 +93,7 @@ pub(crate) fn hookd(p: &Project, tmp: &Path, args: &[&str]) -> Command {
 }
 
 /// Wait (up to 10 s) until `path` exists, else fail saying `what`.
-fn appears(path: &Path, what: &str) {
+pub(crate) fn appears(path: &Path, what: &str) {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while std::fs::symlink_metadata(path).is_err() {
         assert!(std::time::Instant::now() < until, "{what}");

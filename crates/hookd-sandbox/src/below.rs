@@ -253,7 +253,7 @@ impl Below {
         for dir in &looked {
             self.made_in(dir, &names, &mut out.made);
         }
-        if self.read > LOOKS_AGAIN_UP_TO {
+        if !self.looks_below() {
             return out;
         }
         for root in &self.roots {
@@ -278,6 +278,22 @@ impl Below {
             }
         }
         out
+    }
+
+    /// Whether the end walks the tree below the roots again ([`LOOKS_AGAIN_UP_TO`]): where it
+    /// does not, what the command made there is judged by the next command's start
+    /// (`deferred.rs`).
+    pub(super) fn looks_below(&self) -> bool {
+        self.read <= LOOKS_AGAIN_UP_TO
+    }
+
+    /// [`Below::made_in`] with this record's names: what the command made in `dir`, a directory
+    /// a later walk found holding a protected name (`deferred.rs`).
+    pub(super) fn made_in_found(&self, dir: &Path) -> Vec<PathBuf> {
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let mut made = Vec::new();
+        self.made_in(dir, &names, &mut made);
+        made
     }
 
     /// The protected places in `dir` that are not what was there at the start (made, or made
@@ -338,7 +354,7 @@ impl Below {
 
     /// Whether `path` exists and is not what was there at the start (as the same object): made
     /// by the command (not after the sandbox of an end settled late had ended).
-    fn fresh(&self, path: &Path) -> bool {
+    pub(super) fn fresh(&self, path: &Path) -> bool {
         identity(path).is_some_and(|now| {
             !self.before.get(path).is_some_and(|was| same(was, &now))
                 && !self.born_after_the_end(path)

@@ -25,6 +25,9 @@ pub(super) struct Held {
     pub(super) read_only: Vec<PathBuf>,
     /// Stand-ins shown to the command as an empty file ([`read_at_every_start`]).
     pub(super) emptied: Vec<PathBuf>,
+    /// What the judging of earlier commands' deferred records moved aside, said
+    /// (`deferred.rs`).
+    pub(super) said: Vec<String>,
     /// The links below the roots the walk could not judge at the start
     /// (`crate::walk::Found::unjudged`): said, since only the end of a command that made one
     /// moves it aside, and no end looks in a tree too large for its second walk.
@@ -489,17 +492,26 @@ fn stand_for(name: &str) -> Stand {
     }
 }
 
-/// What `policy` holds for a command in `project` run from `cwd`, with `writable` the places
-/// it may write; absent places held by name get stand-ins from `stand_ins`.
+/// Where a command runs: its project, and the directory it is run from.
+pub(super) struct Run<'a> {
+    pub(super) project: &'a Path,
+    pub(super) cwd: &'a Path,
+}
+
+/// What `policy` holds for a command in `run`'s project run from its directory, with
+/// `writable` the places it may write; absent places held by name get stand-ins from
+/// `stand_ins`. What earlier commands' ends left for this start to judge (`deferred`) is
+/// moved aside first.
 pub(super) fn held(
     places: &Places,
-    project: &Path,
-    cwd: &Path,
+    run: Run<'_>,
     writable: &[PathBuf],
     stand_ins: &mut Placeholders,
     hidden: &[PathBuf],
     real: &Disk,
+    deferred: &[crate::deferred::Deferred],
 ) -> Result<Held, Unavailable> {
+    let Run { project, cwd } = run;
     let memory = real.walks();
     let mut find = Finder {
         places,
@@ -552,10 +564,26 @@ pub(super) fn held(
         for root in &all {
             let found = below(&walked, places, root, memory, &all)?;
             find.held.below.read += found.read;
-            for link in &found.unjudged {
-                find.held.below.was(link);
+            let mut judged = crate::below::Again::default();
+            for link in found.unjudged {
+                if deferred.iter().any(|d| d.below.fresh(&link)) {
+                    judged.unjudged.push(link);
+                    continue;
+                }
+                find.held.below.was(&link);
+                find.held.unjudged.push(link);
             }
-            find.held.unjudged.extend(found.unjudged);
+            for dir in found.dirs.iter().filter(|d| !on_path.contains(d)) {
+                for d in deferred {
+                    for made in d.below.made_in_found(dir) {
+                        if !judged.made.contains(&made) {
+                            judged.made.push(made);
+                        }
+                    }
+                }
+            }
+            // Moved aside before anything below is held or recorded.
+            crate::said(judged, &mut find.held.said);
             for dir in found.dirs {
                 if !on_path.contains(&dir) {
                     find.names_in(&dir, false, true)?;

@@ -62,6 +62,7 @@
 mod aftermath;
 mod below;
 mod broker;
+mod deferred;
 mod direct;
 mod disk;
 mod egress;
@@ -362,6 +363,9 @@ pub struct Confinement {
     below: below::Below,
     /// That, recorded in hookd's state until the end has settled it (`unsettled.rs`).
     _pending: Option<unsettled::Pending>,
+    /// Where an end that does not walk below keeps its record for the next start
+    /// (`deferred.rs`): `STATE/deferred`.
+    deferred: Option<PathBuf>,
     /// What the ends of commands whose hookd was killed would have said, settled before this
     /// one started: said at its end.
     settled_before: Vec<String>,
@@ -540,6 +544,12 @@ impl Confinement {
         for again in orphans.settled {
             said(again, &mut settled_before);
         }
+        // What the ends of earlier commands here did not look at below (a tree too large for
+        // their second walk), judged by this start's walk (`deferred.rs`).
+        let deferred_dir = policy.state.as_ref().map(|s| s.join("deferred"));
+        let deferred = (deferred_dir.as_deref())
+            .map(|d| deferred::load(d, &project))
+            .unwrap_or_default();
         // The locks of the stand-ins are made first, so that they are hidden with the state.
         let mut stand_ins =
             Placeholders::new(policy.state.as_ref().map(|s| s.join("placeholders")));
@@ -574,15 +584,24 @@ impl Confinement {
         let ruleset =
             linux::ruleset(&writable, &entries, &sockets).map_err(Unavailable::Prepare)?;
         let real_writable: Vec<PathBuf> = writable.iter().map(|w| disk.real(w)).collect();
+        let run = held::Run {
+            project: &project,
+            cwd,
+        };
         let mut held = held(
             places,
-            &project,
-            cwd,
+            run,
             &real_writable,
             &mut stand_ins,
             &hidden,
             &disk,
+            &deferred,
         )?;
+        // Judged: what was made is aside, said.
+        for d in &deferred {
+            let _ = std::fs::remove_file(&d.file);
+        }
+        settled_before.append(&mut held.said);
         if let Some(since) = running_since {
             // Another confined command runs: what was made or linked since, it may have.
             held.below.watch_changed_after(since);
@@ -725,6 +744,7 @@ impl Confinement {
             record: pending.as_ref().map_or(-1, |p| p.fd()),
             _stand_ins: stand_ins,
             _pending: pending,
+            deferred: deferred_dir,
             settled_before,
             egress_channel,
             proxy,
@@ -782,6 +802,12 @@ impl Confinement {
         let mut said = self.settled_before.clone();
         said.extend(self.aftermath.settle());
         self::said(self.below.again(), &mut said);
+        if !self.below.looks_below() {
+            // The tree below was not walked again: the next start judges it.
+            if let Some(dir) = &self.deferred {
+                deferred::keep(dir, &self.below);
+            }
+        }
         // Last: it runs git, bounded in time, and what it could not tell is said (attack round
         // 12: a sparse file it hashed for hours kept the checks above from running).
         said.extend(self.aftermath.unhidden());

@@ -166,6 +166,7 @@ pub(super) fn prepare(
         frozen: Default::default(),
         below: Default::default(),
         _pending: None,
+        deferred: None,
         settled_before: Vec::new(),
     })
 }

@@ -195,7 +195,16 @@ fn settle(path: &Path) -> Found {
     // round 10). Not stamped (pid 1 killed outright): all of it is taken as the command's.
     below.ended = meta.modified().ok().filter(|m| *m > std::time::UNIX_EPOCH);
     let again = below.again();
-    let _ = std::fs::remove_file(path);
+    // A tree too large for the second walk: the rest is judged by this preparation's walk,
+    // as a live end's would be (`deferred.rs`).
+    let deferred = path
+        .parent()
+        .and_then(Path::parent)
+        .map(|s| s.join("deferred"));
+    let kept = !below.looks_below() && deferred.is_some_and(|d| crate::deferred::take(path, &d));
+    if !kept {
+        let _ = std::fs::remove_file(path);
+    }
     Found::Settled(again)
 }
 
