@@ -186,6 +186,12 @@ pub const PLACES: &[Place] = &[
     row(ConfigHome, "alacritty", Dir, ReadOnly, "Alacritty runs what its configuration names (its shell) at its next start"),
     row(ConfigHome, "wezterm", Dir, ReadOnly, "WezTerm runs its Lua configuration at its next start"),
     row(Home, ".wezterm.lua", File, ReadOnly, "WezTerm runs it at its next start"),
+    // Attack round 23 (F2).
+    row(ConfigHome, "ghostty", Dir, ReadOnly, "Ghostty runs what its configuration names (its `command`) at its next start"),
+    row(ConfigHome, "zellij", Dir, ReadOnly, "Zellij runs what its configuration names (its `default_shell`, layouts' commands) at its next start"),
+    row(ConfigHome, "lazygit", Dir, ReadOnly, "lazygit runs its configuration's custom commands"),
+    row(ConfigHome, "pnpm/rc", File, ReadOnly, "pnpm reads its global settings (the shell its scripts run in, a registry) at every run"),
+    row(Home, ".jupyter", Dir, ReadOnly, "Jupyter runs its `jupyter_*_config.py` as Python at every start of a server or notebook"),
     row(Home, ".inputrc", File, ReadOnly, STARTUP),
     row(Home, ".local/bin", Dir, ReadOnly, "programs first on the user's PATH: one named `git` runs in place of git"),
     row(Home, "bin", Dir, ReadOnly, "programs on the user's PATH: one named `git` runs in place of git"),

@@ -280,6 +280,12 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (".config/fish/conf.d/x.fish", true),
         (".config/kitty/kitty.conf", true),
         (".config/nushell/config.nu", true),
+        // Attack round 23 (F2).
+        (".jupyter/jupyter_server_config.py", true),
+        (".config/ghostty/config", true),
+        (".config/zellij/config.kdl", true),
+        (".config/lazygit/config.yml", true),
+        (".config/pnpm/rc", true),
         ("notes.txt", false),
     ];
     for (cwd, path, protected) in cases {

@@ -612,6 +612,43 @@ fn what_a_killed_command_made_in_a_large_tree_is_moved_aside_at_the_next_start()
     );
 }
 
+/// Attack round 23, F1: the next command run from inside the large tree (where the agent's
+/// shell went next) had the places on its way held as found, unjudged: `big/d5/.git` planted
+/// there stayed for good (6 of 6). The way and the roots are judged first too.
+#[test]
+fn what_a_large_trees_end_left_on_the_next_commands_way_is_moved_aside() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    for a in 0..45 {
+        for b in 0..50 {
+            std::fs::create_dir_all(p.path().join(format!("d{a}/e{b}"))).unwrap();
+        }
+    }
+    let root = p.path().canonicalize().unwrap();
+    let exec = once_old_enough(&p, &tmp);
+    let o = exec("mkdir d5/e1/.claude && echo {} > d5/e1/.claude/settings.json && git init -q d5/.sub && mv d5/.sub/.git d5/.git");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let o = hookd(&p, &tmp, &["exec", "--", "true"])
+        .current_dir(root.join("d5/e1"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for made in ["d5/e1/.claude", "d5/.git"] {
+        assert!(
+            stderr(&o).contains(&format!(
+                "the confined command made {} (",
+                root.join(made).display()
+            )),
+            "{made}: {}",
+            stderr(&o)
+        );
+        assert!(root.join(made).symlink_metadata().is_err(), "{made} left");
+    }
+}
+
 /// A protected name found below that is a symbolic link stops the command, naming it, as one at
 /// the root does: the link could be replaced by a file of the command's.
 #[test]

@@ -16,6 +16,9 @@ use crate::below::Below;
 pub(crate) struct Deferred {
     pub(crate) file: PathBuf,
     pub(crate) below: Below,
+    /// Whether it is this command's project's (not one holding it): this start's walk reads
+    /// its whole tree, and it is removed once judged.
+    pub(crate) whole: bool,
 }
 
 /// Keep `below` in `dir` (made where absent, this user's alone), stamped with now as its
@@ -60,9 +63,11 @@ fn random_suffix() -> String {
     format!("{random:016x}")
 }
 
-/// The records in `dir` of commands run in `project` (their first root), each read whole and of
-/// this user's alone, its end the file's stamp; others' projects' are left for their next
-/// command, a record that is none is removed.
+/// The records in `dir` of commands run in `project` or in a project holding it (their first
+/// root: a command run from `big/d5` once the command before planted `big/d5/.git` takes `d5`
+/// for its project, attack round 23), each read whole and of this user's alone, its end the
+/// file's stamp; others' projects' are left for their next command, a record that is none is
+/// removed.
 pub(crate) fn load(dir: &Path, project: &Path) -> Vec<Deferred> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -78,12 +83,16 @@ pub(crate) fn load(dir: &Path, project: &Path) -> Vec<Deferred> {
             let _ = std::fs::remove_file(&file);
             continue;
         };
-        if below.roots.first().map(PathBuf::as_path) != Some(project) {
+        let Some(root) = below.roots.first().cloned() else {
+            continue;
+        };
+        if !project.starts_with(&root) {
             continue;
         }
         let stamp = std::fs::symlink_metadata(&file).and_then(|m| m.modified());
         below.ended = stamp.ok().filter(|m| *m > std::time::UNIX_EPOCH);
-        out.push(Deferred { file, below });
+        let whole = root == project;
+        out.push(Deferred { file, below, whole });
     }
     out
 }

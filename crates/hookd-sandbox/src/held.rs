@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::placeholder::{Placeholders, Provided, Stand};
 use super::{Disk, Unavailable};
-use crate::below::Below;
+use crate::below::{Again, Below};
 use crate::{Hold, Places};
 
 /// Directories the catalog holds read-only at the project's root that are created (empty) when
@@ -482,6 +482,18 @@ fn read_at_every_start(path: &Path) -> bool {
     path.file_name().is_some_and(|n| n == ".gitconfig") || path.ends_with("git/config")
 }
 
+/// What the records of earlier commands whose ends did not look below (`deferred`) say they
+/// made in `dir`, added to `judged` (each once).
+fn judge_deferred(deferred: &[crate::deferred::Deferred], dir: &Path, judged: &mut Again) {
+    for d in deferred {
+        for made in d.below.made_in_found(dir) {
+            if !judged.made.contains(&made) {
+                judged.made.push(made);
+            }
+        }
+    }
+}
+
 /// What stands in for the absent place named `name`: a file naming `.` for `commondir` (git
 /// cannot read anything else there), a socket for every other.
 fn stand_for(name: &str) -> Stand {
@@ -523,6 +535,21 @@ pub(super) fn held(
         held: Held::default(),
     };
     let on_path = name_dirs(project, cwd);
+    // The roots besides the project (computed here: what earlier commands left on them is
+    // judged first, with the way).
+    let roots: Vec<PathBuf> = (writable.iter())
+        .filter(|w| !w.starts_with(project) && w.is_dir())
+        .cloned()
+        .collect();
+    // What earlier commands' ends left to this start on the way to its working directory and
+    // at the roots (`deferred.rs`): judged before anything there is held, as below (attack
+    // round 23: a repository planted in `big/d5` in a large tree, where the agent's shell went
+    // next, was held as found and kept for good).
+    let mut judged = Again::default();
+    for dir in on_path.iter().chain(&roots) {
+        judge_deferred(deferred, dir, &mut judged);
+    }
+    crate::said(judged, &mut find.held.said);
     for dir in &on_path {
         find.names_in(dir, dir == project, false)?;
         // The directories on the way are pinned: renamed away, they took their stand-ins and
@@ -534,10 +561,6 @@ pub(super) fn held(
     }
     // The names are held at every other writable root too (Codex holds `.git` and `.codex` in
     // each): to git and the agents a `sandbox.write` entry is a project of its own.
-    let roots: Vec<PathBuf> = (writable.iter())
-        .filter(|w| !w.starts_with(project) && w.is_dir())
-        .cloned()
-        .collect();
     for dir in &roots {
         find.names_in(dir, false, false)?;
     }
@@ -564,7 +587,7 @@ pub(super) fn held(
         for root in &all {
             let found = below(&walked, places, root, memory, &all)?;
             find.held.below.read += found.read;
-            let mut judged = crate::below::Again::default();
+            let mut judged = Again::default();
             for link in found.unjudged {
                 if deferred.iter().any(|d| d.below.fresh(&link)) {
                     judged.unjudged.push(link);
@@ -574,13 +597,7 @@ pub(super) fn held(
                 find.held.unjudged.push(link);
             }
             for dir in found.dirs.iter().filter(|d| !on_path.contains(d)) {
-                for d in deferred {
-                    for made in d.below.made_in_found(dir) {
-                        if !judged.made.contains(&made) {
-                            judged.made.push(made);
-                        }
-                    }
-                }
+                judge_deferred(deferred, dir, &mut judged);
             }
             // Moved aside before anything below is held or recorded.
             crate::said(judged, &mut find.held.said);

@@ -597,8 +597,9 @@ impl Confinement {
             &disk,
             &deferred,
         )?;
-        // Judged: what was made is aside, said.
-        for d in &deferred {
+        // Judged: what was made is aside, said; a record of a project holding this one is
+        // kept for a command of its own, whose walk reads the rest of its tree.
+        for d in deferred.iter().filter(|d| d.whole) {
             let _ = std::fs::remove_file(&d.file);
         }
         settled_before.append(&mut held.said);
