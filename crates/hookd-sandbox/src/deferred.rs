@@ -66,8 +66,8 @@ fn random_suffix() -> String {
 /// The records in `dir` of commands run in `project` or in a project holding it (their first
 /// root: a command run from `big/d5` once the command before planted `big/d5/.git` takes `d5`
 /// for its project, attack round 23), each read whole and of this user's alone, its end the
-/// file's stamp; others' projects' are left for their next command, a record that is none is
-/// removed.
+/// file's stamp; others' projects' are left for their next command, a record that is none, or
+/// of a project that is gone, is removed.
 pub(crate) fn load(dir: &Path, project: &Path) -> Vec<Deferred> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -87,6 +87,10 @@ pub(crate) fn load(dir: &Path, project: &Path) -> Vec<Deferred> {
             continue;
         };
         if !project.starts_with(&root) {
+            // A project gone (a temporary one, removed): nothing is left to judge there.
+            if root.symlink_metadata().is_err() {
+                let _ = std::fs::remove_file(&file);
+            }
             continue;
         }
         let stamp = std::fs::symlink_metadata(&file).and_then(|m| m.modified());
@@ -95,4 +99,44 @@ pub(crate) fn load(dir: &Path, project: &Path) -> Vec<Deferred> {
         out.push(Deferred { file, below, whole });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(root: &Path) -> Below {
+        Below {
+            roots: vec![root.to_path_buf()],
+            names: vec![".claude".into()],
+            read: 3_000,
+            ..Below::default()
+        }
+    }
+
+    /// A record is taken by a command of its project (whole) or of one inside it (kept), left
+    /// for others, removed where its project is gone or it is no record.
+    #[test]
+    fn records_are_taken_by_their_project_and_those_inside_it() {
+        let d = tempfile::tempdir().unwrap();
+        let (dir, p) = (d.path().join("deferred"), d.path().join("p"));
+        std::fs::create_dir_all(p.join("sub")).unwrap();
+        keep(&dir, &record(&p));
+        keep(&dir, &record(&d.path().join("gone")));
+        keep(&dir, &record(&d.path().join("other")));
+        std::fs::create_dir_all(d.path().join("other")).unwrap();
+        std::fs::write(dir.join("junk"), b"not a record").unwrap();
+        let count = || std::fs::read_dir(&dir).unwrap().count();
+        assert_eq!(count(), 4);
+        let inside = load(&dir, &p.join("sub"));
+        assert_eq!(inside.len(), 1);
+        assert!(!inside[0].whole);
+        assert!(inside[0].below.ended.is_some());
+        // The gone project's and the junk are removed; the other project's is left.
+        assert_eq!(count(), 2);
+        let own = load(&dir, &p);
+        assert_eq!(own.len(), 1);
+        assert!(own[0].whole);
+        assert!(load(&dir, d.path()).is_empty());
+    }
 }
