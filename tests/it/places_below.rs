@@ -649,6 +649,50 @@ fn what_a_large_trees_end_left_on_the_next_commands_way_is_moved_aside() {
     }
 }
 
+/// Attack round 24, F1: a large tree's record is judged by a command of a project holding it
+/// too (a repository of its own inside the user's larger one, the next command run from the
+/// outer one): the plant was held as found, 4 of 4.
+#[test]
+fn what_a_large_trees_end_left_is_judged_by_a_command_of_a_project_holding_it() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let inner = p.path().join("inner");
+    for a in 0..45 {
+        for b in 0..50 {
+            std::fs::create_dir_all(inner.join(format!("d{a}/e{b}"))).unwrap();
+        }
+    }
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&inner)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let root = p.path().canonicalize().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+    let o = hookd(&p, &tmp, &["exec", "--", "mkdir", "d5/.claude"])
+        .current_dir(&inner)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let o = hookd(&p, &tmp, &["exec", "--", "true"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let made = root.join("inner/d5/.claude");
+    assert!(
+        stderr(&o).contains(&format!("the confined command made {} (", made.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert!(made.symlink_metadata().is_err());
+}
+
 /// A protected name found below that is a symbolic link stops the command, naming it, as one at
 /// the root does: the link could be replaced by a file of the command's.
 #[test]

@@ -63,9 +63,10 @@ fn random_suffix() -> String {
     format!("{random:016x}")
 }
 
-/// The records in `dir` of commands run in `project` or in a project holding it (their first
+/// The records in `dir` of commands run in `project`, in a project holding it (their first
 /// root: a command run from `big/d5` once the command before planted `big/d5/.git` takes `d5`
-/// for its project, attack round 23), each read whole and of this user's alone, its end the
+/// for its project, attack round 23) or in one inside it (round 24), each read whole and of
+/// this user's alone, its end the
 /// file's stamp; others' projects' are left for their next command, a record that is none, or
 /// of a project that is gone, is removed.
 pub(crate) fn load(dir: &Path, project: &Path) -> Vec<Deferred> {
@@ -86,7 +87,9 @@ pub(crate) fn load(dir: &Path, project: &Path) -> Vec<Deferred> {
         let Some(root) = below.roots.first().cloned() else {
             continue;
         };
-        if !project.starts_with(&root) {
+        // Of this project, of one holding it (a planted `.git` made a subdirectory the
+        // project), or of one inside it (the next command is the parent's: attack round 24).
+        if !project.starts_with(&root) && !root.starts_with(project) {
             // A project gone (a temporary one, removed): nothing is left to judge there.
             if root.symlink_metadata().is_err() {
                 let _ = std::fs::remove_file(&file);
@@ -114,13 +117,17 @@ mod tests {
         }
     }
 
-    /// A record is taken by a command of its project (whole) or of one inside it (kept), left
-    /// for others, removed where its project is gone or it is no record.
+    /// A record is taken by a command of its project (whole), of one inside it or holding it
+    /// (kept), left for others, removed where its project is gone or it is no record; it
+    /// judges only where its walks read.
     #[test]
     fn records_are_taken_by_their_project_and_those_inside_it() {
         let d = tempfile::tempdir().unwrap();
         let (dir, p) = (d.path().join("deferred"), d.path().join("p"));
-        std::fs::create_dir_all(p.join("sub")).unwrap();
+        // Made during that command (before its end): its walks read `a/b`, not `a/b/c`.
+        for made in ["a/b/.claude", "a/b/c/.claude", "../q/.claude", "sub"] {
+            std::fs::create_dir_all(p.join(made)).unwrap();
+        }
         keep(&dir, &record(&p));
         keep(&dir, &record(&d.path().join("gone")));
         keep(&dir, &record(&d.path().join("other")));
@@ -134,9 +141,16 @@ mod tests {
         assert!(inside[0].below.ended.is_some());
         // The gone project's and the junk are removed; the other project's is left.
         assert_eq!(count(), 2);
+        let below = &inside[0].below;
+        assert_eq!(below.made_in_found(&p.join("a/b")), [p.join("a/b/.claude")]);
+        assert!(below.made_in_found(&p.join("a/b/c")).is_empty());
+        assert!(below.made_in_found(&d.path().join("q")).is_empty());
         let own = load(&dir, &p);
         assert_eq!(own.len(), 1);
         assert!(own[0].whole);
-        assert!(load(&dir, d.path()).is_empty());
+        // A project holding it takes it too, kept.
+        let holding = load(&dir, d.path());
+        assert_eq!(holding.len(), 2);
+        assert!(holding.iter().all(|r| !r.whole));
     }
 }
