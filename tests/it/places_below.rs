@@ -546,17 +546,7 @@ fn what_is_made_below_a_large_tree_is_moved_aside_within_the_second_walks_budget
         .is_ok();
     let o = exec("echo pwned > d40/.claude/settings.json");
     assert!(!o.status.success(), "written confined: {}", stderr(&o));
-    for made in ["d40/.claude", "node_modules/q/.git"] {
-        assert!(
-            stderr(&o).contains(&format!(
-                "the confined command made {} (",
-                root.join(made).display()
-            )),
-            "{made}: {}",
-            stderr(&o)
-        );
-        assert!(root.join(made).symlink_metadata().is_err(), "{made} left");
-    }
+    moved_aside(&o, &root, &["d40/.claude", "node_modules/q/.git"]);
     assert_eq!(
         std::fs::read_to_string(root.join("d40/.claude.hookd-aside/settings.json")).unwrap(),
         "x\n"
@@ -569,6 +559,25 @@ fn what_is_made_below_a_large_tree_is_moved_aside_within_the_second_walks_budget
     assert_eq!(stderr(&o), "");
 }
 
+/// That `o`'s command said it moved each of `made` (below `root`) aside, and did.
+fn moved_aside(o: &std::process::Output, root: &std::path::Path, made: &[&str]) {
+    for made in made {
+        let said = format!("the confined command made {} (", root.join(made).display());
+        assert!(stderr(o).contains(&said), "{made}: {}", stderr(o));
+        assert!(root.join(made).symlink_metadata().is_err(), "{made} left");
+    }
+}
+
+/// 2,250 directories within two levels of `dir` (`d0/e0` to `d44/e49`): more than a command's
+/// end walks again (`LOOKS_AGAIN_UP_TO`).
+fn large_tree(dir: &std::path::Path) {
+    for a in 0..45 {
+        for b in 0..50 {
+            std::fs::create_dir_all(dir.join(format!("d{a}/e{b}"))).unwrap();
+        }
+    }
+}
+
 /// The same where `hookd exec` is killed (its end never runs) in a tree too large for a second
 /// walk: the next command's preparation settles the killed one's record as far as the way and
 /// the roots, and keeps the rest for its own walk to judge (`deferred.rs`).
@@ -578,11 +587,7 @@ fn what_a_killed_command_made_in_a_large_tree_is_moved_aside_at_the_next_start()
         return;
     }
     let (p, tmp) = project();
-    for a in 0..45 {
-        for b in 0..50 {
-            std::fs::create_dir_all(p.path().join(format!("d{a}/e{b}"))).unwrap();
-        }
-    }
+    large_tree(p.path());
     let root = p.path().canonicalize().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(2_300));
     let script = "mkdir d40/.claude && echo {} > d40/.claude/settings.json; sleep 30";
@@ -621,11 +626,7 @@ fn what_a_large_trees_end_left_on_the_next_commands_way_is_moved_aside() {
         return;
     }
     let (p, tmp) = project();
-    for a in 0..45 {
-        for b in 0..50 {
-            std::fs::create_dir_all(p.path().join(format!("d{a}/e{b}"))).unwrap();
-        }
-    }
+    large_tree(p.path());
     let root = p.path().canonicalize().unwrap();
     let exec = once_old_enough(&p, &tmp);
     let o = exec("mkdir d5/e1/.claude && echo {} > d5/e1/.claude/settings.json && git init -q d5/.sub && mv d5/.sub/.git d5/.git");
@@ -636,17 +637,7 @@ fn what_a_large_trees_end_left_on_the_next_commands_way_is_moved_aside() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    for made in ["d5/e1/.claude", "d5/.git"] {
-        assert!(
-            stderr(&o).contains(&format!(
-                "the confined command made {} (",
-                root.join(made).display()
-            )),
-            "{made}: {}",
-            stderr(&o)
-        );
-        assert!(root.join(made).symlink_metadata().is_err(), "{made} left");
-    }
+    moved_aside(&o, &root, &["d5/e1/.claude", "d5/.git"]);
 }
 
 /// Attack round 24, F1: a large tree's record is judged by a command of a project holding it
@@ -659,11 +650,7 @@ fn what_a_large_trees_end_left_is_judged_by_a_command_of_a_project_holding_it() 
     }
     let (p, tmp) = project();
     let inner = p.path().join("inner");
-    for a in 0..45 {
-        for b in 0..50 {
-            std::fs::create_dir_all(inner.join(format!("d{a}/e{b}"))).unwrap();
-        }
-    }
+    large_tree(&inner);
     let ok = std::process::Command::new("git")
         .args(["init", "-q"])
         .current_dir(&inner)
