@@ -528,7 +528,9 @@ fn what_is_made_below_a_large_tree_is_moved_aside_within_the_second_walks_budget
     tree(45);
     let root = p.path().canonicalize().unwrap();
     let exec = once_old_enough(&p, &tmp);
-    let o = exec("mkdir d40/.claude && echo x > d40/.claude/settings.json && git init -q node_modules/q && ln -s ../node_modules/q d41/x");
+    // Also one three levels below the root by its own path, reached through a link one level
+    // down (`pkgs -> node_modules/p`, `p/sub/.git`): the walks read it through the link.
+    let o = exec("mkdir d40/.claude && echo x > d40/.claude/settings.json && git init -q node_modules/q && ln -s ../node_modules/q d41/x && git init -q node_modules/p/sub && ln -s node_modules/p pkgs");
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stderr(&o), "");
     assert!(
@@ -546,7 +548,15 @@ fn what_is_made_below_a_large_tree_is_moved_aside_within_the_second_walks_budget
         .is_ok();
     let o = exec("echo pwned > d40/.claude/settings.json");
     assert!(!o.status.success(), "written confined: {}", stderr(&o));
-    moved_aside(&o, &root, &["d40/.claude", "node_modules/q/.git"]);
+    moved_aside(
+        &o,
+        &root,
+        &[
+            "d40/.claude",
+            "node_modules/q/.git",
+            "node_modules/p/sub/.git",
+        ],
+    );
     assert_eq!(
         std::fs::read_to_string(root.join("d40/.claude.hookd-aside/settings.json")).unwrap(),
         "x\n"

@@ -288,23 +288,26 @@ impl Below {
     }
 
     /// [`Below::made_in`] with this record's names: what the command made in `dir`, a directory
-    /// a later walk found holding a protected name (`deferred.rs`). Nothing where `dir` lies
-    /// outside this record's roots, or deeper than its walks read: what is there was never
-    /// recorded, and a place of the user's there would be taken for one the command made (the
-    /// later command's project may hold this one's, or lie inside it).
+    /// a later walk found holding a protected name (`deferred.rs`).
     pub(super) fn made_in_found(&self, dir: &Path) -> Vec<PathBuf> {
-        let deepest = self.bounds.depth.min(crate::walk::MAX_DEPTH);
-        let read = self.roots.iter().any(|r| {
-            dir.strip_prefix(r)
-                .is_ok_and(|rel| rel.components().count() < deepest)
-        });
-        if !read {
-            return Vec::new();
-        }
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         let mut made = Vec::new();
         self.made_in(dir, &names, &mut made);
         made
+    }
+
+    /// Whether this record's walks read `dir` by its own path: inside its roots, within their
+    /// depth (`links`: above their last level, where they looked where links lead). For a
+    /// record of another project than the later command judging it (one holding it, or inside
+    /// it): what lies elsewhere was never recorded, and a place of the user's there would be
+    /// taken for one the command made. (A record of the same project is judged wherever that
+    /// command's walk goes, which is where its own went, links included.)
+    pub(super) fn reads(&self, dir: &Path, links: bool) -> bool {
+        let deepest = self.bounds.depth.min(crate::walk::MAX_DEPTH) - usize::from(links);
+        self.roots.iter().any(|r| {
+            dir.strip_prefix(r)
+                .is_ok_and(|rel| rel.components().count() < deepest)
+        })
     }
 
     /// The protected places in `dir` that are not what was there at the start (made, or made

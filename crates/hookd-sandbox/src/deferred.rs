@@ -143,8 +143,10 @@ mod tests {
         assert_eq!(count(), 2);
         let below = &inside[0].below;
         assert_eq!(below.made_in_found(&p.join("a/b")), [p.join("a/b/.claude")]);
-        assert!(below.made_in_found(&p.join("a/b/c")).is_empty());
-        assert!(below.made_in_found(&d.path().join("q")).is_empty());
+        assert!(below.reads(&p.join("a/b"), false));
+        assert!(!below.reads(&p.join("a/b"), true));
+        assert!(!below.reads(&p.join("a/b/c"), false));
+        assert!(!below.reads(&d.path().join("q"), false));
         let own = load(&dir, &p);
         assert_eq!(own.len(), 1);
         assert!(own[0].whole);

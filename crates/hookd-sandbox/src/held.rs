@@ -483,9 +483,13 @@ fn read_at_every_start(path: &Path) -> bool {
 }
 
 /// What the records of earlier commands whose ends did not look below (`deferred`) say they
-/// made in `dir`, added to `judged` (each once).
+/// made in `dir`, added to `judged` (each once); a record of another project only where its
+/// walks read ([`Below::reads`]).
 fn judge_deferred(deferred: &[crate::deferred::Deferred], dir: &Path, judged: &mut Again) {
-    for d in deferred {
+    for d in deferred
+        .iter()
+        .filter(|d| d.whole || d.below.reads(dir, false))
+    {
         for made in d.below.made_in_found(dir) {
             if !judged.made.contains(&made) {
                 judged.made.push(made);
@@ -589,7 +593,11 @@ pub(super) fn held(
             find.held.below.read += found.read;
             let mut judged = Again::default();
             for link in found.unjudged {
-                if deferred.iter().any(|d| d.below.fresh(&link)) {
+                let in_record = |d: &crate::deferred::Deferred| {
+                    let dir = link.parent().unwrap_or(&link);
+                    (d.whole || d.below.reads(dir, true)) && d.below.fresh(&link)
+                };
+                if deferred.iter().any(in_record) {
                     judged.unjudged.push(link);
                     continue;
                 }
