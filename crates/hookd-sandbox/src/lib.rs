@@ -371,6 +371,13 @@ pub struct Confinement {
     settled_before: Vec<String>,
 }
 
+/// What a link the walk could not judge is (`walk::Found::unjudged`), and why, said where one is
+/// moved aside and where one found at a start is named.
+const UNJUDGED: (&str, &str) = (
+    "a link hookd cannot follow as your shell, an agent or git would",
+    "its way passes a link of /proc, which leads each process somewhere else, or is longer than a path may be",
+);
+
 /// What an end's second walk found ([`below::Below::again`]), dealt with: what the command made
 /// moved aside, the reading it took given back; one sentence each, added to `said`.
 fn said(again: below::Again, said: &mut Vec<String>) {
@@ -386,9 +393,11 @@ fn said(again: below::Again, said: &mut Vec<String>) {
         ));
     }
     for link in &again.unjudged {
+        let (what, why) = UNJUDGED;
+        let what = format!("{what}: {why}; what they would find through it cannot be looked at");
         said.push(aftermath::set_aside(
             link,
-            "a link hookd cannot follow as your shell, an agent or git would: its way passes a link of /proc, which leads each process somewhere else, or is longer than a path may be; what they would find through it cannot be looked at",
+            &what,
             "an agent, an editor or git",
         ));
     }
@@ -571,15 +580,12 @@ impl Confinement {
         let private = private::plan(policy, &project, &hidden, &temp, &disk, &write, &sockets)?;
         // Read-only: nothing but the command's own temporary directory (granted in the child
         // once its tmpfs is mounted); the host's when it cannot be replaced.
+        let read_only = read_only(policy, &project);
         let mut writable = Vec::new();
-        writable.extend((!read_only(policy, &project)).then(|| project.clone()));
+        writable.extend((!read_only).then(|| project.clone()));
         // The host's temporary directory only where it is not replaced by the command's own.
         writable.extend((!private.temp_covered).then(|| temp.clone()));
-        let entries = if read_only(policy, &project) {
-            Vec::new()
-        } else {
-            write
-        };
+        let entries = if read_only { Vec::new() } else { write };
         writable.extend(entries.iter().cloned());
         let ruleset =
             linux::ruleset(&writable, &entries, &sockets).map_err(Unavailable::Prepare)?;
@@ -608,8 +614,9 @@ impl Confinement {
             held.below.watch_changed_after(since);
         }
         for link in &held.unjudged {
+            let (what, why) = UNJUDGED;
             settled_before.push(format!(
-                "{} is a link hookd cannot follow as your shell, an agent or git would (its way passes a link of /proc, which leads each process somewhere else, or is longer than a path may be): look at it, and remove it unless you made it, before you run git or an agent below it",
+                "{} is {what} ({why}): look at it, and remove it unless you made it, before you run git or an agent below it",
                 aftermath::shown(link)
             ));
         }

@@ -111,7 +111,7 @@ pub struct Found {
     pub through: Vec<(PathBuf, PathBuf)>,
     /// The links it could not follow as every process would: their way passes a link of
     /// `/proc` that leads somewhere else for each (`/proc/self/cwd/../node_modules/q`:
-    /// `magic`), or a directory they lead to could not be resolved (a way longer than a path
+    /// `open_without_magic`), or a directory they lead to could not be resolved (a way longer than a path
     /// may be). What is there cannot be judged.
     pub unjudged: Vec<PathBuf>,
     /// Where the walk stopped short of its depth, why, and what to do. The caller fails closed
@@ -344,23 +344,26 @@ fn through_links(through: &[(PathBuf, PathBuf)], dirs: usize) -> String {
     )
 }
 
-/// Whether `link`'s way passes a "magic" link of `/proc` (`/proc/self/cwd`, `/proc/PID/root`,
-/// `/proc/self/fd/N`, `/dev/fd/N`): those lead, for each process, to its own working directory,
-/// root or files, so hookd resolving the link in its own process finds another directory than
-/// the user's shell in `a/` does (attack round 20: `a/x -> /proc/self/cwd/../node_modules/q` was
-/// dangling to hookd's end, started in the project's root, and `node_modules/q` to a shell in
-/// `a/`, whose `git status` ran the command's `core.fsmonitor` there). A loop of plain links
-/// is not one (it leads nowhere for anyone).
-fn magic(link: &Path) -> bool {
+/// `link` opened (`O_PATH`) without passing a "magic" link of `/proc` (`/proc/self/cwd`,
+/// `/proc/PID/root`, `/proc/self/fd/N`, `/dev/fd/N`): those lead, for each process, to its own
+/// working directory, root or files, so hookd resolving the link in its own process finds
+/// another directory than the user's shell in `a/` does (attack round 20: `a/x ->
+/// /proc/self/cwd/../node_modules/q` was dangling to hookd's end, started in the project's
+/// root, and `node_modules/q` to a shell in `a/`, whose `git status` ran the command's
+/// `core.fsmonitor` there). `Err(true)` where its way passes one; `Err(false)` where it leads
+/// nowhere (a loop of plain links included: nowhere for anyone).
+fn open_without_magic(link: &Path) -> Result<std::os::fd::OwnedFd, bool> {
     use rustix::fs::{openat2, Mode, OFlags, ResolveFlags, CWD};
     use rustix::io::Errno;
     let flags = OFlags::PATH | OFlags::CLOEXEC;
-    let no_magic = openat2(CWD, link, flags, Mode::empty(), ResolveFlags::NO_MAGICLINKS);
-    matches!(no_magic, Err(Errno::LOOP))
-        && !matches!(
-            openat2(CWD, link, flags, Mode::empty(), ResolveFlags::empty()),
-            Err(Errno::LOOP)
-        )
+    match openat2(CWD, link, flags, Mode::empty(), ResolveFlags::NO_MAGICLINKS) {
+        Ok(fd) => Ok(fd),
+        Err(Errno::LOOP) => {
+            let plain = openat2(CWD, link, flags, Mode::empty(), ResolveFlags::empty());
+            Err(!matches!(plain, Err(Errno::LOOP)))
+        }
+        Err(_) => Err(false),
+    }
 }
 
 /// Where the links a walk lists lead: a directory inside one of its roots is entered, at its
@@ -424,18 +427,18 @@ impl Targets {
     /// Where `link` leads, as the walk takes it.
     fn entered(&mut self, link: &Path, bounds: &Bounds) -> Led {
         use std::os::unix::ffi::OsStrExt;
-        use std::os::unix::fs::MetadataExt;
         let named = link.file_name().map(OsStrExt::as_bytes);
         if !named.is_some_and(|n| bounds.enters(n)) {
             return Led::Elsewhere;
         }
-        if magic(link) {
-            return Led::Unjudged;
-        }
-        let Some(m) = std::fs::metadata(link).ok().filter(|m| m.is_dir()) else {
-            return Led::Elsewhere;
+        let st = match open_without_magic(link).map(|fd| rustix::fs::fstat(&fd)) {
+            Ok(Ok(st)) => st,
+            Err(true) => return Led::Unjudged,
+            Ok(Err(_)) | Err(false) => return Led::Elsewhere,
         };
-        if !self.entered.insert((m.dev(), m.ino())) {
+        let dir =
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory;
+        if !dir || !self.entered.insert((st.st_dev, st.st_ino)) {
             return Led::Elsewhere;
         }
         match std::fs::canonicalize(link) {
