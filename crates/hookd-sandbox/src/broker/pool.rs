@@ -72,6 +72,9 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
         libc::sigdelset(&mut waiting, libc::SIGCHLD);
         // Whether the listener stirred before any helper was started.
         let mut called = false;
+        // Whether no process is left that can call (the listener hung up): the command's end
+        // is near, and no helper is started for it (one was, at every command's end, 0.1 ms).
+        let mut hung_up = false;
         let status = loop {
             if let Some(status) = reap(command, listener) {
                 break status;
@@ -92,7 +95,7 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
             // Before the first helper, the listener itself; after, the helpers' requests.
             let mut fds = [
                 libc::pollfd {
-                    fd: if started { -1 } else { listener },
+                    fd: if started || hung_up { -1 } else { listener },
                     events: libc::POLLIN,
                     revents: 0,
                 },
@@ -109,8 +112,12 @@ pub(crate) unsafe fn serve(command: libc::pid_t, listener: c_int, broker: &Broke
             // A call, or anything else the listener says: a helper starts and waits on it.
             // (POLLERR is not the end: the kernel says it when a signal interrupted its poll,
             // and pid 1 taking it for the end stopped answering: attack round 14's F2. The
-            // command's end is its exit, reaped above.)
-            called |= fds[0].revents != 0;
+            // command's end is its exit, reaped above.) Hung up without a call: no process
+            // that can call is left (the kernel's count of the filter's users is 0, and only
+            // they start more), so the listener is not polled again, nor a helper started.
+            let (stirred, hup) = (fds[0].revents, libc::POLLHUP);
+            hung_up |= stirred & hup != 0 && stirred & libc::POLLIN == 0;
+            called |= stirred != 0 && !hung_up;
         };
         for slot in &PIDS {
             let pid = slot.load(Ordering::Acquire);
