@@ -89,11 +89,11 @@ mod held;
 #[cfg_attr(not(feature = "confine"), path = "nested_unconfined.rs")]
 mod nested;
 mod placeholder;
+mod prepare;
 mod private;
 mod unsettled;
 
 use disk::Disk;
-use held::held;
 use placeholder::Placeholders;
 
 pub use nested::AGENT_VAR;
@@ -434,15 +434,6 @@ fn said(again: below::Again, said: &mut Vec<String>) {
     }
 }
 
-/// The git directories of the project's work tree: its `.git`, or the one its `.git` file
-/// names, and the common one a `commondir` names.
-fn git_dirs(project: &Path, places: &Places) -> Vec<PathBuf> {
-    let dot = project.join(".git");
-    let mut dirs: Vec<PathBuf> = dot.is_dir().then_some(dot).into_iter().collect();
-    dirs.extend(git::indirections(project, &places.homes, &places.config_homes).git_dirs);
-    dirs
-}
-
 /// What a confined command may not read: the hidden places (credential stores, histories,
 /// the caller's own), those held hidden by the start of their name, the caller's state and
 /// the policy's `read_deny`.
@@ -473,42 +464,6 @@ fn hidden(policy: &Policy) -> Vec<PathBuf> {
     out
 }
 
-/// The `read_deny` entry of `policy` that holds `project` (or is it), with a sentence saying so:
-/// the command must see the project it runs in.
-fn read_deny_over(policy: &Policy, project: &Path) -> Option<String> {
-    policy.read_deny.iter().find_map(|e| {
-        let real = e.canonicalize().unwrap_or_else(|_| e.clone());
-        project.starts_with(&real).then(|| {
-            format!(
-                "the `sandbox.read_deny` entry {} holds the project {}, which a confined command must see to run in it: list what you want hidden inside it, or beside the project, not above it",
-                aftermath::shown(e),
-                aftermath::shown(project)
-            )
-        })
-    })
-}
-
-/// The hidden places that need a mount of their own: not one named twice (the user's home and
-/// `$HOME` may name the same state directory), nor one below a hidden directory (its cover
-/// hides it already; mounted after it, it would be gone).
-fn uncovered(
-    dirs: Vec<(&Path, Hidden)>,
-    files: Vec<(&Path, Hidden)>,
-) -> (Vec<Hidden>, Vec<Hidden>) {
-    let covers: Vec<&Path> = dirs.iter().map(|(p, _)| *p).collect();
-    let mut seen = Vec::new();
-    let mut keep = |(path, hidden): (&Path, Hidden)| {
-        let below = covers.iter().any(|d| path != *d && path.starts_with(d));
-        (!below && !seen.contains(&hidden.path)).then(|| {
-            seen.push(hidden.path.clone());
-            hidden
-        })
-    };
-    let dirs = dirs.into_iter().filter_map(&mut keep).collect();
-    let files = files.into_iter().filter_map(&mut keep).collect();
-    (dirs, files)
-}
-
 /// A place hidden from a confined command, found at the preparation; `may_go`: it lies outside
 /// the places the command may write, so that where it is gone by the time pid 1 mounts over it
 /// (removed meanwhile: another command's stand-in in the home, a restarted service's socket),
@@ -520,255 +475,6 @@ pub(crate) struct Hidden {
 }
 
 impl Confinement {
-    /// Prepare the confinement of a command run in `project` (from its root) under `policy`.
-    pub fn prepare(policy: &Policy, project: &Path) -> Result<Confinement, Unavailable> {
-        Confinement::prepare_in(policy, project, project)
-    }
-
-    /// Prepare the confinement of a command run in `project` from `cwd` under `policy`.
-    pub fn prepare_in(
-        policy: &Policy,
-        project: &Path,
-        cwd: &Path,
-    ) -> Result<Confinement, Unavailable> {
-        let missing = if policy.start_at_once && !policy.nested {
-            support_unprobed().missing()
-        } else {
-            support().missing()
-        };
-        if nested::here(policy, &missing) {
-            return nested::prepare(policy, project, &temp_dir(policy));
-        }
-        if !missing.is_empty() {
-            return Err(Unavailable::Kernel(missing));
-        }
-        let project = project
-            .canonicalize()
-            .map_err(|e| Unavailable::Prepare(format!("the project {}: {e}", project.display())))?;
-        let temp = temp_dir(policy);
-        if let Some(why) = read_deny_over(policy, &project) {
-            return Err(Unavailable::Prepare(why));
-        }
-        // What a command whose hookd was killed made below its project is moved aside first,
-        // before this one holds it as it finds it (`unsettled.rs`).
-        let unsettled = policy.state.as_ref().map(|s| s.join("unsettled"));
-        let mut settled_before = Vec::new();
-        let orphans = (unsettled.as_deref()).map_or_else(Default::default, unsettled::orphans);
-        let (idle, running_since) = (orphans.idle, orphans.running_since);
-        for again in orphans.settled {
-            said(again, &mut settled_before);
-        }
-        // What the ends of earlier commands here did not look at below (a tree too large for
-        // their second walk), judged by this start's walk (`deferred.rs`).
-        let deferred_dir = policy.state.as_ref().map(|s| s.join("deferred"));
-        let deferred = (deferred_dir.as_deref())
-            .map(|d| deferred::load(d, &project))
-            .unwrap_or_default();
-        // The locks of the stand-ins are made first, so that they are hidden with the state.
-        let mut stand_ins =
-            Placeholders::new(policy.state.as_ref().map(|s| s.join("placeholders")));
-        // What the walks below the roots read, kept for the next command's (`walk_memory.rs`).
-        let walks = policy.state.as_ref().map(|s| s.join("walks"));
-        let places = &policy.places;
-        let hidden = hidden(policy);
-        let disk = Disk::remembering(walks);
-        // The user's entries as this command takes them: one a confined command could have
-        // redirected through a link is left out, and said at the end (`entries.rs`).
-        // (The host's temporary directory is the command's own unless it is the project or an
-        // entry: not a place it could have written otherwise.)
-        let base = [project.clone()];
-        let (write, said) = entries::writable_entries(&policy.write, &base, &disk);
-        settled_before.extend(said);
-        let all: Vec<PathBuf> = base.iter().chain(&write).cloned().collect();
-        let (sockets, said) = entries::listed_sockets(&policy.unix_sockets, &all, &disk);
-        settled_before.extend(said);
-        let private = private::plan(policy, &project, &hidden, &temp, &disk, &write, &sockets)?;
-        // Read-only: nothing but the command's own temporary directory (granted in the child
-        // once its tmpfs is mounted); the host's when it cannot be replaced.
-        let read_only = read_only(policy, &project);
-        let mut writable = Vec::new();
-        writable.extend((!read_only).then(|| project.clone()));
-        // The host's temporary directory only where it is not replaced by the command's own.
-        writable.extend((!private.temp_covered).then(|| temp.clone()));
-        let entries = if read_only { Vec::new() } else { write };
-        writable.extend(entries.iter().cloned());
-        let ruleset =
-            linux::ruleset(&writable, &entries, &sockets).map_err(Unavailable::Prepare)?;
-        let real_writable: Vec<PathBuf> = writable.iter().map(|w| disk.real(w)).collect();
-        let run = held::Run {
-            project: &project,
-            cwd,
-        };
-        let mut held = held(
-            places,
-            run,
-            &real_writable,
-            &mut stand_ins,
-            &hidden,
-            &disk,
-            &deferred,
-        )?;
-        // Judged: what was made is aside, said; a record of a project holding this one is
-        // kept for a command of its own, whose walk reads the rest of its tree.
-        for d in deferred.iter().filter(|d| d.whole) {
-            let _ = std::fs::remove_file(&d.file);
-        }
-        settled_before.append(&mut held.said);
-        if let Some(since) = running_since {
-            // Another confined command runs: what was made or linked since, it may have.
-            held.below.watch_changed_after(since);
-        }
-        for link in &held.unjudged {
-            let (what, why) = UNJUDGED;
-            settled_before.push(format!(
-                "{} is {what} ({why}): look at it, and remove it unless you made it, before you run git or an agent below it",
-                aftermath::shown(link)
-            ));
-        }
-        // A project that is a place held read-only (a dotfiles repository in `~/.config/nvim`):
-        // nothing in it can be written; said at the end, or its commands fail without a word
-        // why (attack round 21, F4). (One that lies further in keeps its own writable mount.)
-        let project_real = disk.real(&project);
-        if let Some(place) = (held.read_only.iter()).find(|p| disk.real(p) == project_real) {
-            settled_before.push(format!(
-                "the project {} is a place the sandbox keeps read-only (agents, editors or git run what is there): confined commands cannot write in it; work on it outside the sandbox, or on a copy elsewhere",
-                aftermath::shown(place)
-            ));
-        }
-        // A rebase, cherry-pick or `am` the user had stopped is theirs to continue: read-only
-        // to the command, whose `--continue` or `--abort` would otherwise apply what it put
-        // there (its own commit as `autostash`, `orig-head`, `sequencer/head`, a patch: attack
-        // rounds 12 and 13). One the command starts is its own.
-        let records = policy.state.as_ref().map(|s| s.join("sequencer"));
-        let project_git_dirs = git_dirs(&project, places);
-        for dir in &project_git_dirs {
-            for state in aftermath::STATES {
-                let path = dir.join(state);
-                let users =
-                    path.is_dir() && !aftermath::started_by_a_command(records.as_deref(), &path);
-                if users
-                    && real_writable
-                        .iter()
-                        .any(|w| disk.real(&path).starts_with(w))
-                {
-                    held.hold_read_only(path, &real_writable, &disk)?;
-                }
-            }
-        }
-        held.sort();
-        let mut hidden_dirs = Vec::new();
-        let mut hidden_files = Vec::new();
-        for path in hidden.iter().chain(&private.hidden_files) {
-            if !disk.exists(path) {
-                continue;
-            }
-            let real = disk.real(path);
-            // Outside the places the command may write, one removed meanwhile (another
-            // command's stand-in in the home, a service's socket) is as if absent at the start:
-            // the command cannot make it again. Inside, it must be hidden or nothing runs.
-            let hidden = Hidden {
-                path: c_path(path)?,
-                may_go: !real_writable.iter().any(|w| real.starts_with(w)),
-            };
-            match std::fs::metadata(path) {
-                Ok(m) if m.is_dir() => hidden_dirs.push((path.as_path(), hidden)),
-                Ok(_) => hidden_files.push((path.as_path(), hidden)),
-                Err(_) => continue,
-            }
-            held.pin_ancestors(&real, &real_writable);
-        }
-        // Stand-ins git reads at every start, shown as an empty file (`held::read_at_every_start`).
-        let emptied = (held.emptied.iter())
-            .map(|p| {
-                let path = c_path(p)?;
-                Ok((
-                    p.as_path(),
-                    Hidden {
-                        path,
-                        may_go: false,
-                    },
-                ))
-            })
-            .collect::<Result<Vec<_>, Unavailable>>()?;
-        hidden_files.extend(emptied);
-        let (hidden_dirs, hidden_files) = uncovered(hidden_dirs, hidden_files);
-        for path in held.read_only.clone() {
-            held.pin_ancestors(&disk.real(&path), &real_writable);
-        }
-        held.sort();
-        held.unpin_inside_read_only(&disk);
-        let pinned = held
-            .pinned
-            .iter()
-            .map(|p| c_path(p))
-            .collect::<Result<Vec<_>, _>>()?;
-        let read_only = held
-            .read_only
-            .iter()
-            .map(|p| c_path(p))
-            .collect::<Result<Vec<_>, Unavailable>>()?;
-        let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
-        let own_temp = private.temp_covered.then_some(temp.as_path());
-        let summary = summary(&writable, own_temp, policy);
-        let (proxy, egress_channel) = start_proxy(policy)?;
-        // Never a git the command could write (a `PATH` entry in a writable place); the
-        // system's where that one is (a planted `.venv/bin/git` turned the check off: attack
-        // round 11, F3b).
-        let outside = |g: &PathBuf| !real_writable.iter().any(|w| disk.real(g).starts_with(w));
-        let git = (policy.git.clone()).filter(outside).or_else(|| {
-            ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]
-                .iter()
-                .map(PathBuf::from)
-                .find(|g| g.is_file() && outside(g))
-        });
-        // Kept until the end has settled it; pid 1 holds its lock first of all.
-        let pending =
-            (unsettled.as_deref()).and_then(|d| unsettled::Pending::record(d, &held.below, idle));
-        // Where Landlock holds pathname Unix sockets itself (ABI 9), no broker; nor for a
-        // confined agent ([`Policy::nests`]). Landlock's ABI only: the namespaces' probe
-        // ([`support`]) would cost a command that starts at once 0.2 to 0.3 ms for nothing.
-        let broker = (landlock_abi().unwrap_or(0) < 9 && !policy.nests)
-            .then(|| broker::Broker::new(&sockets))
-            .flatten();
-        let mut locks: Vec<std::os::fd::RawFd> = pending.iter().map(|p| p.fd()).collect();
-        locks.extend(stand_ins.lock_fds());
-        Ok(Confinement {
-            ruleset,
-            setgroups: CString::from(c"deny"),
-            uid_map: cstring(format!("{uid} {uid} 1"))?,
-            gid_map: cstring(format!("{gid} {gid} 1"))?,
-            pinned,
-            read_only,
-            hidden_dirs,
-            hidden_files,
-            network_filter: linux::network_filter(
-                policy.network == Network::All || proxy.is_some(),
-                broker.is_some(),
-            )
-            .map_err(Unavailable::Prepare)?,
-            broker,
-            places: private.mounts,
-            temp_rights: linux::temp_rights(),
-            temp,
-            unix_sockets: sockets,
-            keep_env: policy.keep_env.clone(),
-            secret: policy.secret,
-            summary,
-            locks,
-            record: pending.as_ref().map_or(-1, |p| p.fd()),
-            _stand_ins: stand_ins,
-            _pending: pending,
-            deferred: deferred_dir,
-            settled_before,
-            egress_channel,
-            proxy,
-            nested: None,
-            aftermath: aftermath::Aftermath::before(project_git_dirs, git, records),
-            frozen: frozen::plan(&real_writable)?,
-            below: std::mem::take(&mut held.below),
-        })
-    }
-
     /// What the command may write and reach, for events and people.
     pub fn summary(&self) -> &str {
         &self.summary
@@ -855,21 +561,6 @@ impl Confinement {
             None => k == name,
         });
         ((self.secret)(name) || private::has_password(value)) && !kept
-    }
-}
-
-/// Under a host list (and the network not on): hookd's proxy for the command, and the end of
-/// the channel its waiter hands the proxy the listening socket over.
-type Started = (Option<egress::proxy::Proxy>, Option<OwnedFd>);
-
-fn start_proxy(policy: &Policy) -> Result<Started, Unavailable> {
-    match &policy.network {
-        Network::Proxy(e) => {
-            let (p, ch) = egress::proxy::Proxy::start(e.clone(), None)
-                .map_err(|e| Unavailable::Prepare(format!("hookd's proxy: {e}")))?;
-            Ok((Some(p), Some(ch)))
-        }
-        Network::None | Network::All => Ok((None, None)),
     }
 }
 
