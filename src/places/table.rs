@@ -41,6 +41,18 @@ const HISTORY: &str = "past sessions' commands and output";
 const SOCKETS: &str =
     "a service's sockets: whoever connects acts with the user's sessions or credentials";
 const STARTUP: &str = "the shell or git runs it at the user's next start";
+const IPYTHON: &str = "IPython runs its profiles' `ipython_config.py`, startup files and extensions (Python) at its next start";
+const CARGO_CONFIG: &str =
+    "cargo runs the programs it names (`build.rustc-wrapper`, a target's `runner`) at every build";
+const GO_ENV: &str = "go reads its variables there at every run: `GOFLAGS=-toolexec=…` runs a program at every compile step";
+const GRADLE_INIT: &str = "Gradle runs its init scripts (Groovy or Kotlin) before every build";
+const LESSKEY: &str = "less reads it at every start (so `git log`, `git diff` and `man` too): its `LESSOPEN` runs a command on each file";
+const SOURCED: &str =
+    "the shell's start-up files source it (as its installer wrote them) at the user's next shell";
+const MANAGER: &str = "a version manager the shell's start-up files load (as its installer wrote them): its scripts, shims and interpreters run at the user's next shell or command";
+const PATH_TOOLS: &str = "programs on the user's PATH, or the tools the links and shims there run: one named `git` runs in place of git";
+const ZWC: &str =
+    "zsh runs the compiled start-up file in the place of its source where it is newer";
 const STARTUP_HERE: &str =
     "the shell, git or ripgrep runs it where this directory is a home (a dotfiles repository)";
 
@@ -193,6 +205,93 @@ pub const PLACES: &[Place] = &[
     row(ConfigHome, "pnpm/rc", File, ReadOnly, "pnpm reads its global settings (the shell its scripts run in, a registry) at every run"),
     row(Home, ".jupyter", Dir, ReadOnly, "Jupyter runs its `jupyter_*_config.py` as Python at every start of a server or notebook"),
     row(Home, ".inputrc", File, ReadOnly, STARTUP),
+    // A sweep of the home's start-up files (round 26, each demonstrated or from its program's
+    // documentation): toolchains' configuration, what the shell's start-up files source, the
+    // tools behind the PATH's links and shims.
+    row(Home, ".cargo/config.toml", File, ReadOnly, CARGO_CONFIG),
+    row(Home, ".cargo/config", File, ReadOnly, CARGO_CONFIG),
+    row(Var("CARGO_HOME"), "config.toml", File, ReadOnly, CARGO_CONFIG),
+    row(Var("CARGO_HOME"), "config", File, ReadOnly, CARGO_CONFIG),
+    row(Var("CARGO_HOME"), "bin", Dir, ReadOnly, "programs on the user's PATH, hookd itself where `cargo install` put it: the agent runs it, unconfined, at every tool call"),
+    row(Home, ".cargo/env", File, ReadOnly, "rustup's line in the shell's start-up files runs it at the user's next shell"),
+    row(Home, ".rustup", Dir, ReadOnly, "rustup's toolchains and settings: the proxies in `~/.cargo/bin` run the toolchain they name at every `cargo` or `rustc`"),
+    row(Var("RUSTUP_HOME"), "", Dir, ReadOnly, "rustup's toolchains and settings: the proxies in `~/.cargo/bin` run the toolchain they name at every `cargo` or `rustc`"),
+    row(ConfigHome, "go/env", File, ReadOnly, GO_ENV),
+    row(Var("GOENV"), "", File, ReadOnly, GO_ENV),
+    row(Home, ".mavenrc", File, ReadOnly, "the `mvn` launcher runs it as shell at every build"),
+    row(Home, ".gradle/init.gradle", File, ReadOnly, GRADLE_INIT),
+    row(Home, ".gradle/init.gradle.kts", File, ReadOnly, GRADLE_INIT),
+    row(Home, ".gradle/init.d", Dir, ReadOnly, GRADLE_INIT),
+    row(Var("GRADLE_USER_HOME"), "init.gradle", File, ReadOnly, GRADLE_INIT),
+    row(Var("GRADLE_USER_HOME"), "init.gradle.kts", File, ReadOnly, GRADLE_INIT),
+    row(Var("GRADLE_USER_HOME"), "init.d", Dir, ReadOnly, GRADLE_INIT),
+    row(Home, ".docker/cli-plugins", Dir, ReadOnly, "the docker CLI runs its plugins (`docker build` runs `docker-buildx`; `docker --help` runs each)"),
+    row(Var("DOCKER_CONFIG"), "cli-plugins", Dir, ReadOnly, "the docker CLI runs its plugins (`docker build` runs `docker-buildx`; `docker --help` runs each)"),
+    row(ConfigHome, "containers/containers.conf", File, ReadOnly, "podman and buildah run the runtimes, `conmon` and OCI hooks it names at every container's start"),
+    row(ConfigHome, "containers/containers.conf.d", Dir, ReadOnly, "podman and buildah run the runtimes, `conmon` and OCI hooks it names at every container's start"),
+    row(ConfigHome, "containers/storage.conf", File, ReadOnly, "podman runs the `mount_program` it names"),
+    row(Home, ".hgrc", File, ReadOnly, "Mercurial runs its `[hooks]` and loads its `[extensions]` (Python) at every run"),
+    row(ConfigHome, "hg", Dir, ReadOnly, "Mercurial runs its `[hooks]` and loads its `[extensions]` (Python) at every run"),
+    row(Home, ".lesskey", File, ReadOnly, LESSKEY),
+    row(Home, ".less", File, ReadOnly, LESSKEY),
+    row(ConfigHome, "lesskey", File, ReadOnly, LESSKEY),
+    row(ConfigHome, ".curlrc", File, ReadOnly, "curl reads its options (an upload, a proxy) at every run where `XDG_CONFIG_HOME` is set"),
+    row(Home, ".selected_editor", File, ReadOnly, "Debian's `sensible-editor` (`crontab -e`, `editor`) runs it as shell"),
+    row(ConfigHome, "user-dirs.dirs", File, ReadOnly, "`xdg-user-dir` runs it as shell"),
+    row(Home, ".gdbearlyinit", File, ReadOnly, "gdb runs it (its `shell` runs a command) at its next start, before `~/.gdbinit`"),
+    row(Home, ".pdbrc", File, ReadOnly, "Python's debugger runs it (`!` runs Python) at its next start: `breakpoint()`, `pytest --pdb`"),
+    row(Home, ".cpan/CPAN/MyConfig.pm", File, ReadOnly, "cpan runs it as Perl at its next start"),
+    row(Home, ".local/share/jupyter/kernels", Dir, ReadOnly, "Jupyter starts the program a kernel's `kernel.json` names when a notebook opens"),
+    row(Var("XDG_DATA_HOME"), "jupyter/kernels", Dir, ReadOnly, "Jupyter starts the program a kernel's `kernel.json` names when a notebook opens"),
+    row(Home, ".tmux", Dir, ReadOnly, "tmux's plugins (TPM's `~/.tmux/plugins`), run at its next start by the line `~/.tmux.conf` has for them"),
+    row(Home, ".tmux.conf.local", File, ReadOnly, "Oh my tmux! runs it with `~/.tmux.conf` at tmux's next start"),
+    row(Home, ".screenrc", File, ReadOnly, "screen runs what it names at its next start"),
+    row(Home, ".zshenv.zwc", File, ReadOnly, ZWC),
+    row(Home, ".zprofile.zwc", File, ReadOnly, ZWC),
+    row(Home, ".zshrc.zwc", File, ReadOnly, ZWC),
+    row(Home, ".zlogin.zwc", File, ReadOnly, ZWC),
+    row(Home, ".zlogout.zwc", File, ReadOnly, ZWC),
+    row(Home, ".zcompdump", Prefix, ReadOnly, "zsh's `compinit` runs its dump at the user's next shell"),
+    row(Home, ".oh-my-zsh", Dir, ReadOnly, SOURCED),
+    row(Home, ".p10k.zsh", File, ReadOnly, SOURCED),
+    row(Home, ".fzf.bash", File, ReadOnly, SOURCED),
+    row(Home, ".fzf.zsh", File, ReadOnly, SOURCED),
+    row(Home, ".bashrc.d", Dir, ReadOnly, "Fedora's `~/.bashrc` runs every file in it at the user's next shell"),
+    row(Home, ".bash_completion", File, ReadOnly, "bash-completion runs it at the user's next shell"),
+    row(ConfigHome, "bash_completion", File, ReadOnly, "bash-completion runs it at the user's next shell"),
+    row(Home, ".local/share/bash-completion", Dir, ReadOnly, "bash-completion runs the completions there (a command's at its first completion)"),
+    row(Var("XDG_DATA_HOME"), "bash-completion", Dir, ReadOnly, "bash-completion runs the completions there (a command's at its first completion)"),
+    row(Home, ".local/share/systemd/user", Dir, ReadOnly, "the user's systemd manager starts what it names"),
+    row(Var("XDG_DATA_HOME"), "systemd/user", Dir, ReadOnly, "the user's systemd manager starts what it names"),
+    row(ConfigHome, "systemd/user.control", Dir, ReadOnly, "the user's systemd manager starts what it names"),
+    row(Home, ".deno/env", File, ReadOnly, SOURCED),
+    row(Home, ".bun/_bun", File, ReadOnly, SOURCED),
+    row(Home, ".nvm", Dir, ReadOnly, MANAGER),
+    row(Var("NVM_DIR"), "", Dir, ReadOnly, MANAGER),
+    row(Home, ".pyenv", Dir, ReadOnly, MANAGER),
+    row(Var("PYENV_ROOT"), "", Dir, ReadOnly, MANAGER),
+    row(Home, ".rbenv", Dir, ReadOnly, MANAGER),
+    row(Var("RBENV_ROOT"), "", Dir, ReadOnly, MANAGER),
+    row(Home, ".asdf", Dir, ReadOnly, MANAGER),
+    row(Var("ASDF_DATA_DIR"), "", Dir, ReadOnly, MANAGER),
+    row(Home, ".sdkman", Dir, ReadOnly, MANAGER),
+    row(Var("SDKMAN_DIR"), "", Dir, ReadOnly, MANAGER),
+    row(Home, ".rvm", Dir, ReadOnly, MANAGER),
+    row(Home, "miniconda3", Dir, ReadOnly, MANAGER),
+    row(Home, "anaconda3", Dir, ReadOnly, MANAGER),
+    row(Home, "miniforge3", Dir, ReadOnly, MANAGER),
+    row(Home, ".local/share/mise", Dir, ReadOnly, MANAGER),
+    row(Home, ".local/share/pipx", Dir, ReadOnly, PATH_TOOLS),
+    row(Home, ".local/share/uv/tools", Dir, ReadOnly, PATH_TOOLS),
+    row(Home, ".local/share/uv/python", Dir, ReadOnly, PATH_TOOLS),
+    row(Home, ".dotnet/tools", Dir, ReadOnly, PATH_TOOLS),
+    row(Home, ".krew", Dir, ReadOnly, PATH_TOOLS),
+    row(Home, ".yarn/bin", Dir, ReadOnly, PATH_TOOLS),
+    row(Home, ".ghcup", Dir, ReadOnly, PATH_TOOLS),
+    row(Home, ".cabal/bin", Dir, ReadOnly, PATH_TOOLS),
+    row(Home, ".local/share/coursier", Dir, ReadOnly, PATH_TOOLS),
+    row(Home, ".juliaup", Dir, ReadOnly, PATH_TOOLS),
+    row(Home, ".pub-cache/bin", Dir, ReadOnly, PATH_TOOLS),
     row(Home, ".local/bin", Dir, ReadOnly, "programs first on the user's PATH: one named `git` runs in place of git"),
     row(Home, "bin", Dir, ReadOnly, "programs on the user's PATH: one named `git` runs in place of git"),
     row(Home, ".cargo/bin", Dir, ReadOnly, "programs on the user's PATH, hookd itself where `cargo install` put it: the agent runs it, unconfined, at every tool call"),
@@ -200,11 +299,12 @@ pub const PLACES: &[Place] = &[
     row(Home, ".bun/bin", Dir, ReadOnly, "programs on the user's PATH: one named `git` runs in place of git"),
     row(Home, ".deno/bin", Dir, ReadOnly, "programs on the user's PATH: one named `git` runs in place of git"),
     row(Home, ".npm-global/bin", Dir, ReadOnly, "programs on the user's PATH: one named `git` runs in place of git"),
-    row(Home, ".volta/bin", Dir, ReadOnly, "programs on the user's PATH: one named `git` runs in place of git"),
+    row(Home, ".volta", Dir, ReadOnly, "Volta's shims, first on the user's PATH, and the tools they run (`tools/`): one named `git` runs in place of git"),
     row(ConfigHome, "autostart", Dir, ReadOnly, "the desktop session starts what it names at the next login"),
     row(ConfigHome, "systemd/user", Dir, ReadOnly, "the user's systemd manager starts what it names"),
     row(ConfigHome, "environment.d", Dir, ReadOnly, "the user's systemd manager sets its variables for every service"),
-    row(Home, ".ipython/profile_default/startup", Dir, ReadOnly, "IPython runs it at its next start"),
+    row(Home, ".ipython", Dir, ReadOnly, IPYTHON),
+    row(Var("IPYTHONDIR"), "", Dir, ReadOnly, IPYTHON),
     row(Home, ".vimrc", File, ReadOnly, "Vim runs it at its next start"),
     row(Home, ".vim", Dir, ReadOnly, "Vim's plugins and start-up files, run at its next start"),
     // Attack round 21 (F2): more start-up files of editors, interpreters and debuggers.
