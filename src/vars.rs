@@ -91,6 +91,14 @@ pub const VARS: &[Var] = &[
     var("RCLONE_CONFIG", &[Place], ""),
     var("SOPS_AGE_KEY_FILE", &[Place], ""),
     var("GOOGLE_APPLICATION_CREDENTIALS", &[Place], ""),
+    var("RUSTUP_HOME", &[Place], ""),
+    var("GOENV", &[Place], ""),
+    var("IPYTHONDIR", &[Place], ""),
+    var("NVM_DIR", &[Place], ""),
+    var("PYENV_ROOT", &[Place], ""),
+    var("RBENV_ROOT", &[Place], ""),
+    var("ASDF_DATA_DIR", &[Place], ""),
+    var("SDKMAN_DIR", &[Place], ""),
 ];
 
 /// The variables that carry a secret by their name, as patterns matched without regard to case
