@@ -110,6 +110,10 @@ pub struct Place {
     pub why: &'static str,
     /// Where the gate's and the sandbox's answers differ, why (empty: they agree).
     pub differs: &'static str,
+    /// A file a program reads at each of its starts, failing on anything that is not a file
+    /// (git's global configuration, cargo's): where it is absent and stood in for, the command
+    /// sees an empty file there ([`hookd_sandbox::Places::read_at_start`]).
+    pub read_at_start: bool,
 }
 
 /// The rows, as data (`table.rs`): every place, in the order docs/security.md lists them.
@@ -290,6 +294,9 @@ pub(crate) fn sandbox_places(anchors: &Anchors, runtime: &[PathBuf]) -> SandboxP
             }
             continue;
         }
+        if place.read_at_start {
+            out.read_at_start.extend(anchors.paths(place));
+        }
         let list = match place.sandbox {
             Sandbox::ReadOnly | Sandbox::Watched => &mut out.read_only,
             Sandbox::Hidden => &mut out.hidden,
@@ -328,6 +335,11 @@ pub fn markdown() -> String {
             Sandbox::Hidden => "hidden",
             Sandbox::Pinned => "cannot be moved",
             Sandbox::Open => "writable",
+        };
+        let sandbox = if p.read_at_start {
+            format!("{sandbox}; absent: an empty file to the command")
+        } else {
+            sandbox.to_string()
         };
         let differs = if p.differs.is_empty() {
             String::new()

@@ -18,6 +18,15 @@ const fn row(
         sandbox,
         why,
         differs: "",
+        read_at_start: false,
+    }
+}
+
+/// `place`, read by its program at each of its starts ([`Place::read_at_start`]).
+const fn read_at_start(place: Place) -> Place {
+    Place {
+        read_at_start: true,
+        ..place
     }
 }
 
@@ -184,8 +193,8 @@ pub const PLACES: &[Place] = &[
     row(Home, ".zlogout", File, ReadOnly, STARTUP),
     row(Home, ".bash_aliases", File, ReadOnly, "Debian's and Ubuntu's `~/.bashrc` runs it at the user's next shell"),
     row(Home, ".pam_environment", File, ReadOnly, "the login sets its variables for every process of the session"),
-    row(Home, ".gitconfig", File, ReadOnly, STARTUP),
-    row(ConfigHome, "git/config", File, ReadOnly, STARTUP),
+    read_at_start(row(Home, ".gitconfig", File, ReadOnly, STARTUP)),
+    read_at_start(row(ConfigHome, "git/config", File, ReadOnly, STARTUP)),
     row(ConfigHome, "fish", Dir, ReadOnly, "fish runs its `config.fish`, `conf.d/` and `functions/` at the user's next shell"),
     // Attack round 22 (F2): what a shell, a prompt or a terminal runs at its next start.
     row(ConfigHome, "tmux", Dir, ReadOnly, "tmux runs what its `tmux.conf` names at its next start"),
@@ -209,10 +218,10 @@ pub const PLACES: &[Place] = &[
     // A sweep of the home's start-up files (round 26, each demonstrated or from its program's
     // documentation): toolchains' configuration, what the shell's start-up files source, the
     // tools behind the PATH's links and shims.
-    row(Home, ".cargo/config.toml", File, ReadOnly, CARGO_CONFIG),
-    row(Home, ".cargo/config", File, ReadOnly, CARGO_CONFIG),
-    row(Var("CARGO_HOME"), "config.toml", File, ReadOnly, CARGO_CONFIG),
-    row(Var("CARGO_HOME"), "config", File, ReadOnly, CARGO_CONFIG),
+    read_at_start(row(Home, ".cargo/config.toml", File, ReadOnly, CARGO_CONFIG)),
+    read_at_start(row(Home, ".cargo/config", File, ReadOnly, CARGO_CONFIG)),
+    read_at_start(row(Var("CARGO_HOME"), "config.toml", File, ReadOnly, CARGO_CONFIG)),
+    read_at_start(row(Var("CARGO_HOME"), "config", File, ReadOnly, CARGO_CONFIG)),
     row(Var("CARGO_HOME"), "bin", Dir, ReadOnly, "programs on the user's PATH, hookd itself where `cargo install` put it: the agent runs it, unconfined, at every tool call"),
     row(Home, ".cargo/env", File, ReadOnly, "rustup's line in the shell's start-up files runs it at the user's next shell"),
     row(Home, ".rustup", Dir, ReadOnly, "rustup's toolchains and settings: the proxies in `~/.cargo/bin` run the toolchain they name at every `cargo` or `rustc`"),
@@ -231,7 +240,7 @@ pub const PLACES: &[Place] = &[
     row(ConfigHome, "containers/containers.conf", File, ReadOnly, "podman and buildah run the runtimes, `conmon` and OCI hooks it names at every container's start"),
     row(ConfigHome, "containers/containers.conf.d", Dir, ReadOnly, "podman and buildah run the runtimes, `conmon` and OCI hooks it names at every container's start"),
     row(ConfigHome, "containers/storage.conf", File, ReadOnly, "podman runs the `mount_program` it names"),
-    row(Home, ".hgrc", File, ReadOnly, "Mercurial runs its `[hooks]` and loads its `[extensions]` (Python) at every run"),
+    read_at_start(row(Home, ".hgrc", File, ReadOnly, "Mercurial runs its `[hooks]` and loads its `[extensions]` (Python) at every run")),
     row(ConfigHome, "hg", Dir, ReadOnly, "Mercurial runs its `[hooks]` and loads its `[extensions]` (Python) at every run"),
     row(Home, ".lesskey", File, ReadOnly, LESSKEY),
     row(Home, ".less", File, ReadOnly, LESSKEY),
@@ -352,10 +361,10 @@ pub const PLACES: &[Place] = &[
     row(ConfigHome, "erlang", Dir, ReadOnly, "Erlang runs its `.erlang` at every `erl` start"),
     row(Home, ".ghci", File, ReadOnly, "GHCi runs it (its `:!` runs a command) at its next start"),
     row(Home, ".ghc/ghci.conf", File, ReadOnly, "GHCi runs it (its `:!` runs a command) at its next start"),
-    row(Home, ".yarnrc", File, ReadOnly, "Yarn 1 runs the script its `yarn-path` names at every run"),
-    row(Home, ".bunfig.toml", File, ReadOnly, "Bun runs the scripts its `preload` names"),
-    row(ConfigHome, ".bunfig.toml", File, ReadOnly, "Bun runs the scripts its `preload` names"),
-    row(Home, ".subversion/config", File, ReadOnly, "Subversion runs the commands it names (`[tunnels]`, `diff-cmd`)"),
+    read_at_start(row(Home, ".yarnrc", File, ReadOnly, "Yarn 1 runs the script its `yarn-path` names at every run")),
+    read_at_start(row(Home, ".bunfig.toml", File, ReadOnly, "Bun runs the scripts its `preload` names")),
+    read_at_start(row(ConfigHome, ".bunfig.toml", File, ReadOnly, "Bun runs the scripts its `preload` names")),
+    read_at_start(row(Home, ".subversion/config", File, ReadOnly, "Subversion runs the commands it names (`[tunnels]`, `diff-cmd`)")),
     row(Home, ".terraform.d/plugins", Dir, ReadOnly, "Terraform installs the providers there (programs it runs) in place of the registry's"),
     row(Home, ".local/share/terraform/plugins", Dir, ReadOnly, "Terraform installs the providers there (programs it runs) in place of the registry's"),
     row(ConfigHome, "vim", Dir, ReadOnly, "Vim's plugins and start-up files (Vim 9.1's place), run at its next start"),

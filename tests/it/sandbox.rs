@@ -512,6 +512,53 @@ fn a_cargo_build_succeeds_confined_and_its_build_script_cannot_reach_home() {
     assert!(!p.home.path().join(".bashrc").exists());
 }
 
+/// With the home writable (an agent started in it) and no `~/.cargo/config.toml` (the usual
+/// case: rustup makes `~/.cargo`, not the file), cargo builds confined: the file's stand-in is
+/// shown to cargo as an empty file, not as the socket it is on disk, which failed every cargo
+/// command ("could not load Cargo configuration": attack round 27, F1); and nothing written
+/// there stays, cargo's `rustc-wrapper` there being what the user's next build would run.
+#[test]
+fn a_cargo_build_succeeds_confined_in_a_writable_home_without_cargos_configuration() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project_with_the_home_writable();
+    let cargo = Path::new(env!("CARGO"));
+    let bin = cargo.parent().unwrap();
+    std::fs::create_dir_all(p.home.path().join(".cargo/bin")).unwrap();
+    std::fs::write(
+        p.path().join("Cargo.toml"),
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.path().join("src")).unwrap();
+    std::fs::write(p.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    // What is written there goes nowhere (`/dev/null`), and reads back empty.
+    let script = "cargo build --offline && { printf '[build]\\nrustc-wrapper = \"/bin/true\"\\n' > ~/.cargo/config.toml; wc -c < ~/.cargo/config.toml; }";
+    let o = hookd(&p, &tmp, &["exec", "--", "sh", "-c", script])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "0", "{}", stderr(&o));
+    assert!(p.path().join("target/debug/demo").exists());
+    assert!(
+        p.home
+            .path()
+            .join(".cargo/config.toml")
+            .symlink_metadata()
+            .is_err(),
+        "the stand-in was left, or the command made the file"
+    );
+}
+
 #[test]
 fn a_repository_cannot_widen_the_sandbox_through_the_agents_environment() {
     if !confinable() {

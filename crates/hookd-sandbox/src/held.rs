@@ -242,6 +242,22 @@ struct Finder<'a> {
 }
 
 impl Finder<'_> {
+    /// Whether the place at `path` is one a program reads at each of its starts, failing where
+    /// it cannot read one that is there ([`Places::read_at_start`]): a socket made git exit 128
+    /// (`unable to access '~/.gitconfig': No such device or address`: attack round 21, F3, with
+    /// the home writable and no `~/.gitconfig`) and every cargo command fail (`could not load
+    /// Cargo configuration`: round 27, F1). Its stand-in stays a socket on disk (what other
+    /// commands and ends know for one), and is shown to the command as an empty file: bound
+    /// over by `/dev/null`, as a hidden file is. Compared where they lie, resolved (a place
+    /// found by name at a root that is the home is the home's row).
+    fn read_at_start(&self, path: &Path) -> bool {
+        let list = &self.places.read_at_start;
+        list.iter().any(|p| p == path) || {
+            let real = self.real.real(path);
+            list.iter().any(|p| self.real.real(p) == real)
+        }
+    }
+
     /// Hold `path` as `what`. Where it is absent, its first missing component (itself, or the
     /// directory it would be in) gets a stand-in (`stand` for the place itself, a socket for a
     /// directory above it), held: nothing can be made there. `real`: its directory is one of
@@ -281,7 +297,7 @@ impl Finder<'_> {
         if provided == Provided::Not {
             return self.held.hold(path, what, writable, self.real);
         }
-        if first == path && stand == Stand::Socket && read_at_every_start(&path) {
+        if first == path && stand == Stand::Socket && self.read_at_start(&path) {
             self.held.emptied.push(path.clone());
         }
         if absent {
@@ -469,17 +485,6 @@ fn below(
         ))),
         None => Ok(found),
     }
-}
-
-/// Whether the place at `path` is a file git reads at every start, failing where it cannot read
-/// one that is there (a socket: `unable to access '~/.gitconfig': No such device or address`,
-/// and every git command exits 128): its global configuration, `~/.gitconfig` and
-/// `$XDG_CONFIG_HOME/git/config` (attack round 21, F3: with the home writable and no
-/// `~/.gitconfig`, git did not run confined at all). Its stand-in stays a socket on disk (what
-/// other commands and ends know for one), and is shown to the command as an empty file: bound
-/// over by `/dev/null`, as a hidden file is.
-fn read_at_every_start(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == ".gitconfig") || path.ends_with("git/config")
 }
 
 /// What the records of earlier commands whose ends did not look below (`deferred`) say they

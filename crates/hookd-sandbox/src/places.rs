@@ -30,6 +30,11 @@ pub struct Places {
     pub read_only: Vec<PathBuf>,
     /// Absolute places made unreadable.
     pub hidden: Vec<PathBuf>,
+    /// Absolute files among `read_only` that a program reads at each of its starts and fails on
+    /// anything but a file (git's global configuration, cargo's): where one is absent, its
+    /// stand-in (a socket, on disk) is shown to the command as an empty file (`/dev/null` bound
+    /// over it), so that the program runs confined as it would without the file.
+    pub read_at_start: Vec<PathBuf>,
     /// Files of a directory held by the start of their name (a daemon's socket and token),
     /// found when a command is confined: the directory, the start, and what is done to each.
     pub prefixed: Vec<(PathBuf, String, Hold)>,
