@@ -249,6 +249,7 @@ pub const PLACES: &[Place] = &[
     row(Home, ".selected_editor", File, ReadOnly, "Debian's `sensible-editor` (`crontab -e`, `editor`) runs it as shell"),
     row(ConfigHome, "user-dirs.dirs", File, ReadOnly, "`xdg-user-dir` runs it as shell"),
     row(Home, ".gdbearlyinit", File, ReadOnly, "gdb runs it (its `shell` runs a command) at its next start, before `~/.gdbinit`"),
+    row(Home, ".perldb", File, ReadOnly, "Perl's debugger (`perl -d`) runs it as Perl at its start"),
     row(Home, ".pdbrc", File, ReadOnly, "Python's debugger runs it (`!` runs Python) at its next start: `breakpoint()`, `pytest --pdb`"),
     row(Home, ".cpan/CPAN/MyConfig.pm", File, ReadOnly, "cpan runs it as Perl at its next start"),
     row(Home, ".local/share/jupyter/kernels", Dir, ReadOnly, "Jupyter starts the program a kernel's `kernel.json` names when a notebook opens"),

@@ -299,6 +299,7 @@ fn the_gate_and_the_sandbox_give_the_same_answer_for_each_place() {
         (".tmux/plugins/tpm/tpm", true),
         (".ipython/profile_default/ipython_config.py", true),
         (".pdbrc", true),
+        (".perldb", true),
         (".pyenv/pyenv.d/exec/x.bash", true),
         (".gdbearlyinit", true),
         (".selected_editor", true),
