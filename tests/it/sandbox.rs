@@ -2146,3 +2146,91 @@ fn a_command_run_from_the_filesystems_root_writes_nothing_outside_its_temporary_
     assert_eq!(stdout(&o), "own\n", "{}", stderr(&o));
     assert!(!outside.path().join("marker").exists());
 }
+
+/// With the home writable, a held place of the home that is a link to a directory outside every
+/// writable place (`~/.nvm -> /opt/nvm`, a hidden `~/.ssh -> /secure/ssh`) is out of reach where
+/// it leads, and the link itself is held where it lies (bound onto itself, not followed): it
+/// cannot be removed, renamed or replaced by a directory of the command's, which the user's next
+/// shell (`. ~/.nvm/nvm.sh`) or `ssh` (`~/.ssh/config`) would read (attack round 27, B1: 3 of 3
+/// before). The replacement is performed unconfined first, on a copy of the link.
+#[test]
+fn a_held_place_of_the_home_that_is_a_link_outside_cannot_be_replaced() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project_with_the_home_writable();
+    let outside = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let home = p.home.path();
+    for (link, dir, file) in [(".nvm", "nvm", "nvm.sh"), (".ssh", "ssh", "config")] {
+        std::fs::create_dir_all(outside.path().join(dir)).unwrap();
+        std::fs::write(outside.path().join(dir).join(file), "# theirs\n").unwrap();
+        let _ = std::fs::remove_dir_all(home.join(link));
+        std::os::unix::fs::symlink(outside.path().join(dir), home.join(link)).unwrap();
+    }
+    let replace = |link: &str, file: &str| {
+        format!("rm -f ~/{link} && mkdir ~/{link} && echo 'echo evil' > ~/{link}/{file}")
+    };
+    // Unconfined, on a copy of the link: replaced.
+    let copy = home.join(".nvm-copy");
+    std::os::unix::fs::symlink(outside.path().join("nvm"), &copy).unwrap();
+    let o = Command::new("sh")
+        .args(["-c", &replace(".nvm-copy", "nvm.sh")])
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!copy.symlink_metadata().unwrap().file_type().is_symlink());
+    for (link, dir, file) in [(".nvm", "nvm", "nvm.sh"), (".ssh", "ssh", "config")] {
+        let script = format!(
+            "{} && echo replaced; mv ~/{link} ~/{link}.old && echo moved; ln -sfn /tmp ~/{link} && echo relinked; true",
+            replace(link, file)
+        );
+        let o = sh(&p, &tmp, &script).output().unwrap();
+        assert!(o.status.success(), "{link}: {}", stderr(&o));
+        assert_eq!(stdout(&o), "", "{link}: {}", stderr(&o));
+        assert_eq!(
+            std::fs::read_link(home.join(link)).unwrap(),
+            outside.path().join(dir),
+            "{link}"
+        );
+        assert!(home.join(format!("{link}.old")).symlink_metadata().is_err());
+    }
+    // What the link leads to is read as before (the hidden one is not).
+    let o = sh(
+        &p,
+        &tmp,
+        "cat ~/.nvm/nvm.sh; cat ~/.ssh/config 2>/dev/null || echo hidden",
+    )
+    .output()
+    .unwrap();
+    assert_eq!(stdout(&o), "# theirs\nhidden\n", "{}", stderr(&o));
+}
+
+/// A hidden place that is a link (`~/.ssh -> dotfiles/ssh`, managed by a dotfiles tool) is
+/// hidden where it leads, and the command runs: its cover was moved onto the link itself, which
+/// the kernel refuses for a directory, and every confined command stopped with "Invalid
+/// argument" (found in attack round 27's set-up).
+#[test]
+fn a_hidden_place_that_is_a_link_is_hidden_where_it_leads() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project();
+    let dotfiles = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let home = p.home.path();
+    for (link, dir) in [(".ssh", "ssh"), (".gnupg", "gnupg")] {
+        std::fs::create_dir_all(dotfiles.path().join(dir)).unwrap();
+        std::fs::write(dotfiles.path().join(dir).join("key"), "PRIVATE KEY\n").unwrap();
+        let _ = std::fs::remove_dir_all(home.join(link));
+        std::os::unix::fs::symlink(dotfiles.path().join(dir), home.join(link)).unwrap();
+    }
+    let o = sh(
+        &p,
+        &tmp,
+        "cat ~/.ssh/key ~/.gnupg/key 2>/dev/null; cat \"$(readlink ~/.ssh)/key\" 2>/dev/null; echo ran",
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "ran\n", "{}", stderr(&o));
+}

@@ -23,6 +23,12 @@ const CREATED_WHEN_ABSENT: &[&str] = &[".infer", ".claude", ".gemini", ".git/hoo
 pub(super) struct Held {
     pub(super) pinned: Vec<PathBuf>,
     pub(super) read_only: Vec<PathBuf>,
+    /// Links in a writable place on the way to a held place that lies outside every writable
+    /// one (`~/.nvm -> /opt/nvm`, `~/.ssh -> /secure/ssh`): what they lead to is out of the
+    /// command's reach, but the link itself could be replaced by a directory of its own, which
+    /// your next shell or `ssh` would read (attack round 27, B1). Each is bound onto itself
+    /// without being followed, where it lies.
+    pub(super) links: Vec<PathBuf>,
     /// Stand-ins shown to the command as an empty file ([`read_at_every_start`]).
     pub(super) emptied: Vec<PathBuf>,
     /// What the judging of earlier commands' deferred records moved aside, said
@@ -141,6 +147,16 @@ impl Held {
         match what {
             Hold::Pinned => self.pinned.push(path),
             _ => self.read_only.push(path),
+        }
+    }
+
+    /// Pin the links on the way to `path`, a held place that lies outside every writable place,
+    /// that lie in one ([`links_on_the_way`]), each once.
+    pub(super) fn pin_links_on_the_way(&mut self, path: &Path, writable: &[PathBuf], real: &Disk) {
+        for link in links_on_the_way(path, writable, real) {
+            if !self.links.contains(&link) {
+                self.links.push(link);
+            }
         }
     }
 
@@ -652,8 +668,37 @@ pub(super) fn held(
         let resolved = real.real(&path);
         if writable.iter().any(|w| resolved.starts_with(w)) {
             held.hold(path, Hold::ReadOnly, writable, real)?;
+        } else {
+            held.pin_links_on_the_way(&path, writable, real);
         }
     }
     held.sort();
     Ok(held)
+}
+
+/// The links on the way to `path` (itself included) that lie in one of `writable`, where they
+/// lie: each component, as the kernel would meet it, that is a symbolic link whose directory
+/// is (resolved) in a writable place. Past a link leading outside, what follows lies outside.
+pub(super) fn links_on_the_way(path: &Path, writable: &[PathBuf], real: &Disk) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if real.real(path) == path {
+        return out; // no link on the way (resolved once, remembered)
+    }
+    let mut at = PathBuf::new();
+    for c in path.components() {
+        at.push(c);
+        let (Some(parent), Some(name)) = (at.parent(), at.file_name()) else {
+            continue;
+        };
+        let link = at
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        if link {
+            let dir = real.real(parent);
+            if writable.iter().any(|w| dir.starts_with(w)) {
+                out.push(dir.join(name));
+            }
+        }
+    }
+    out
 }

@@ -318,6 +318,9 @@ pub struct Confinement {
     /// Directories bound onto themselves first, so that they cannot be moved or removed (a
     /// mount point cannot): `.git`, and the ancestors of held places inside writable ones.
     pinned: Vec<CString>,
+    /// Links in a writable place on the way to a held place outside every writable one, bound
+    /// onto themselves without being followed ([`held::Held::links`]).
+    pinned_links: Vec<CString>,
     /// Read-only bind mounts.
     read_only: Vec<CString>,
     /// Directories hidden under an empty read-only tmpfs, each with whether it may be gone by

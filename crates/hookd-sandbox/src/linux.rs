@@ -452,6 +452,27 @@ pub(super) unsafe fn bind_onto_itself(path: &std::ffi::CStr) -> std::io::Result<
     })
 }
 
+/// The symbolic link at `path` bound onto itself, not followed (`open_tree` and `move_mount`
+/// without following a last link): a mount point cannot be removed, renamed or replaced, and
+/// the link still leads where it led. A link in a writable place leading to a held place
+/// outside every writable one (`~/.nvm -> /opt/nvm`) could otherwise be replaced by a directory
+/// of the command's (attack round 27, B1).
+///
+/// # Safety
+/// Raw syscalls on a C string of the caller's; callable between fork and exec.
+pub(super) unsafe fn pin_link(path: &std::ffi::CStr) -> std::io::Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let flags = OPEN_TREE_CLONE
+            | libc::O_CLOEXEC as libc::c_uint
+            | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+        let tree = opened(
+            libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) as libc::c_int,
+        )?;
+        put_tree(tree, path)
+    }
+}
+
 /// Make the mount at `path` read-only (`on`) or writable again, with what is mounted below it
 /// when `recursive`; its other flags stay (`mount_setattr`, Linux 5.12, older than the
 /// Landlock ABI the sandbox needs). The raw result: 0, or -1 and errno.
@@ -668,6 +689,9 @@ unsafe fn mounts(c: &Confinement) -> std::io::Result<()> {
     unsafe {
         for path in &c.pinned {
             bind_onto_itself(path)?;
+        }
+        for path in &c.pinned_links {
+            pin_link(path)?;
         }
         for path in &c.read_only {
             bind_onto_itself(path)?;

@@ -140,6 +140,7 @@ pub(super) fn prepare(
         uid_map: empty(),
         gid_map: empty(),
         pinned: Vec::new(),
+        pinned_links: Vec::new(),
         read_only: Vec::new(),
         hidden_dirs: Vec::new(),
         hidden_files: Vec::new(),

@@ -267,17 +267,23 @@ fn hidden_mounts(
         if !disk.exists(path) {
             continue;
         }
+        // Covered where it lies: a cover moved onto a link is refused (a directory onto a
+        // link: `~/.ssh -> dotfiles/ssh` stopped every command with "Invalid argument").
         let real = disk.real(path);
         // Outside the places the command may write, one removed meanwhile (another command's
         // stand-in in the home, a service's socket) is as if absent at the start: the command
         // cannot make it again. Inside, it must be hidden or nothing runs.
+        let outside = !roots.real.iter().any(|w| real.starts_with(w));
+        // A link on the way that lies in a writable place is held where it lies: replaced by a
+        // directory of the command's, it would be what your next `ssh` reads (round 27, B1).
+        held.pin_links_on_the_way(path, &roots.real, disk);
         let hidden = Hidden {
-            path: c_path(path)?,
-            may_go: !roots.real.iter().any(|w| real.starts_with(w)),
+            path: c_path(&real)?,
+            may_go: outside,
         };
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_dir() => dirs.push((path.as_path(), hidden)),
-            Ok(_) => files.push((path.as_path(), hidden)),
+        match std::fs::metadata(&real) {
+            Ok(m) if m.is_dir() => dirs.push((real.clone(), hidden)),
+            Ok(_) => files.push((real.clone(), hidden)),
             Err(_) => continue,
         }
         held.pin_ancestors(&real, &roots.real);
@@ -285,7 +291,7 @@ fn hidden_mounts(
     for p in &held.emptied {
         let path = c_path(p)?;
         files.push((
-            p.as_path(),
+            p.clone(),
             Hidden {
                 path,
                 may_go: false,
@@ -315,6 +321,9 @@ fn assemble(
         .map(|p| c_path(p))
         .collect::<Result<Vec<_>, _>>()?;
     let read_only = (held.read_only.iter())
+        .map(|p| c_path(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let pinned_links = (held.links.iter())
         .map(|p| c_path(p))
         .collect::<Result<Vec<_>, _>>()?;
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
@@ -347,6 +356,7 @@ fn assemble(
         uid_map: cstring(format!("{uid} {uid} 1"))?,
         gid_map: cstring(format!("{gid} {gid} 1"))?,
         pinned,
+        pinned_links,
         read_only,
         hidden_dirs,
         hidden_files,
@@ -406,12 +416,12 @@ fn read_deny_over(policy: &Policy, project: &Path) -> Option<String> {
 /// `$HOME` may name the same state directory), nor one below a hidden directory (its cover
 /// hides it already; mounted after it, it would be gone).
 fn uncovered(
-    dirs: Vec<(&Path, Hidden)>,
-    files: Vec<(&Path, Hidden)>,
+    dirs: Vec<(PathBuf, Hidden)>,
+    files: Vec<(PathBuf, Hidden)>,
 ) -> (Vec<Hidden>, Vec<Hidden>) {
-    let covers: Vec<&Path> = dirs.iter().map(|(p, _)| *p).collect();
+    let covers: Vec<PathBuf> = dirs.iter().map(|(p, _)| p.clone()).collect();
     let mut seen = Vec::new();
-    let mut keep = |(path, hidden): (&Path, Hidden)| {
+    let mut keep = |(path, hidden): (PathBuf, Hidden)| {
         let below = covers.iter().any(|d| path != *d && path.starts_with(d));
         (!below && !seen.contains(&hidden.path)).then(|| {
             seen.push(hidden.path.clone());
