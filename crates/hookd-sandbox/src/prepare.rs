@@ -317,15 +317,8 @@ fn assemble(
         records,
         stand_ins,
     } = found;
-    let pinned = (held.pinned.iter())
-        .map(|p| c_path(p))
-        .collect::<Result<Vec<_>, _>>()?;
-    let read_only = (held.read_only.iter())
-        .map(|p| c_path(p))
-        .collect::<Result<Vec<_>, _>>()?;
-    let pinned_links = (held.links.iter())
-        .map(|p| c_path(p))
-        .collect::<Result<Vec<_>, _>>()?;
+    let (pinned, read_only) = (c_paths(&held.pinned)?, c_paths(&held.read_only)?);
+    let pinned_links = c_paths(&held.links)?;
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
     let own_temp = roots.private.temp_covered.then_some(roots.temp.as_path());
     let summary = summary(&roots.writable, own_temp, policy);
@@ -386,6 +379,11 @@ fn assemble(
         frozen: frozen::plan(&roots.real)?,
         below: std::mem::take(&mut held.below),
     })
+}
+
+/// `paths` as C strings, for the child.
+fn c_paths(paths: &[PathBuf]) -> Result<Vec<CString>, Unavailable> {
+    paths.iter().map(|p| c_path(p)).collect()
 }
 
 /// The git directories of the project's work tree: its `.git`, or the one its `.git` file
