@@ -2234,3 +2234,62 @@ fn a_hidden_place_that_is_a_link_is_hidden_where_it_leads() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "ran\n", "{}", stderr(&o));
 }
+
+/// The links met on the way to a held place are held where they lie however the way goes: a
+/// chain (`~/.rbenv -> l2 -> /opt/rbenv`, a hidden `~/.kube -> l4 -> dotfiles/kube`), whose
+/// middle link was replaced by a directory of the command's (attack round 28, B1 and B3: 4 of 4
+/// and 2 of 2); and a hidden place that is a link to nothing yet, in a place the command may
+/// write (`~/.kube -> dotfiles/kube`, absent), stops the command instead of letting it make
+/// what the user's next `kubectl` reads (B2, 3 of 3).
+#[test]
+fn links_reached_through_links_are_held_and_a_hidden_link_to_nothing_stops_the_command() {
+    if !confinable() {
+        return;
+    }
+    let (p, tmp) = project_with_the_home_writable();
+    let outside = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
+    let home = p.home.path();
+    std::fs::create_dir_all(outside.path().join("rbenv")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("rbenv"), home.join("l2")).unwrap();
+    std::os::unix::fs::symlink("l2", home.join(".rbenv")).unwrap();
+    std::fs::create_dir_all(home.join("dotfiles/kube")).unwrap();
+    std::fs::write(home.join("dotfiles/kube/config"), "theirs\n").unwrap();
+    std::os::unix::fs::symlink("dotfiles/kube", home.join("l4")).unwrap();
+    std::os::unix::fs::symlink("l4", home.join(".kube")).unwrap();
+    // Unconfined, a middle link is replaced.
+    std::os::unix::fs::symlink(outside.path().join("rbenv"), home.join("l2-copy")).unwrap();
+    let ok = Command::new("sh")
+        .args(["-c", "rm ~/l2-copy && mkdir ~/l2-copy"])
+        .env("HOME", home)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let script = "for l in l2 l4; do rm -f ~/$l && mkdir ~/$l && echo replaced $l; done; cat ~/.kube/config 2>/dev/null; true";
+    let o = sh(&p, &tmp, script).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_link(home.join("l2")).unwrap(),
+        outside.path().join("rbenv")
+    );
+    assert_eq!(
+        std::fs::read_link(home.join("l4")).unwrap(),
+        Path::new("dotfiles/kube")
+    );
+    // A hidden link to nothing, where the command may write: not run, the link named.
+    std::fs::remove_dir_all(home.join("dotfiles/kube")).unwrap();
+    let o = sh(
+        &p,
+        &tmp,
+        "mkdir -p ~/dotfiles/kube && echo made > ~/dotfiles/kube/config",
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is a symbolic link to"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!home.join("dotfiles/kube").exists());
+}

@@ -676,28 +676,52 @@ pub(super) fn held(
     Ok(held)
 }
 
-/// The links on the way to `path` (itself included) that lie in one of `writable`, where they
-/// lie: each component, as the kernel would meet it, that is a symbolic link whose directory
-/// is (resolved) in a writable place. Past a link leading outside, what follows lies outside.
+/// The links met on the way to `path` (itself included), resolved as the kernel resolves it,
+/// that lie in one of `writable`, where they lie: a link reached only through another one
+/// (`~/.nvm -> l2 -> /opt/nvm`: attack round 28, B1, `l2` replaced) is one. `..` steps back from
+/// where a link led, as the kernel's does; at most 40 links are followed.
 pub(super) fn links_on_the_way(path: &Path, writable: &[PathBuf], real: &Disk) -> Vec<PathBuf> {
+    use std::path::Component;
     let mut out = Vec::new();
     if real.real(path) == path {
         return out; // no link on the way (resolved once, remembered)
     }
-    let mut at = PathBuf::new();
-    for c in path.components() {
-        at.push(c);
-        let (Some(parent), Some(name)) = (at.parent(), at.file_name()) else {
+    let mut todo: std::collections::VecDeque<std::ffi::OsString> =
+        std::collections::VecDeque::new();
+    let push_all = |todo: &mut std::collections::VecDeque<std::ffi::OsString>, p: &Path| {
+        let parts: Vec<std::ffi::OsString> = (p.components())
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect();
+        for part in parts.into_iter().rev() {
+            todo.push_front(part);
+        }
+    };
+    push_all(&mut todo, path);
+    // Where the resolution stands: no link in it.
+    let mut at = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(name) = todo.pop_front() {
+        if name == ".." {
+            at.pop();
             continue;
-        };
-        let link = at
-            .symlink_metadata()
-            .is_ok_and(|m| m.file_type().is_symlink());
-        if link {
-            let dir = real.real(parent);
-            if writable.iter().any(|w| dir.starts_with(w)) {
-                out.push(dir.join(name));
+        }
+        let next = at.join(&name);
+        match std::fs::read_link(&next) {
+            Ok(target) if hops < 40 => {
+                hops += 1;
+                if writable.iter().any(|w| at.starts_with(w)) && !out.contains(&next) {
+                    out.push(next);
+                }
+                if target.is_absolute() {
+                    at = PathBuf::from("/");
+                }
+                push_all(&mut todo, &target);
             }
+            _ => at = next,
         }
     }
     out

@@ -284,6 +284,16 @@ fn hidden_mounts(
         match std::fs::metadata(&real) {
             Ok(m) if m.is_dir() => dirs.push((real.clone(), hidden)),
             Ok(_) => files.push((real.clone(), hidden)),
+            // A link to a place the command may write that does not exist: what it would make
+            // there is what the link's readers read (`~/.kube -> dotfiles/kube`: its config,
+            // written through the link, ran at the user's next `kubectl`: attack round 28, B2).
+            Err(_) if !outside && disk_link(path) => {
+                return Err(Unavailable::Prepare(format!(
+                    "{} is a symbolic link to {}, which does not exist: a confined command could make it there, and hookd hides that place (remove the link, or make what it leads to)",
+                    crate::aftermath::shown(path),
+                    crate::aftermath::shown(&real)
+                )));
+            }
             Err(_) => continue,
         }
         held.pin_ancestors(&real, &roots.real);
@@ -379,6 +389,12 @@ fn assemble(
         frozen: frozen::plan(&roots.real)?,
         below: std::mem::take(&mut held.below),
     })
+}
+
+/// Whether `path` itself is a symbolic link.
+fn disk_link(path: &Path) -> bool {
+    path.symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
 }
 
 /// `paths` as C strings, for the child.
