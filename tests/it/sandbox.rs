@@ -2147,6 +2147,15 @@ fn a_command_run_from_the_filesystems_root_writes_nothing_outside_its_temporary_
     assert!(!outside.path().join("marker").exists());
 }
 
+/// `home/link` made a link to `dir` (made, holding `file` with `text`), in place of what was
+/// there.
+fn linked_place(home: &Path, link: &str, dir: &Path, file: &str, text: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(file), text).unwrap();
+    let _ = std::fs::remove_dir_all(home.join(link));
+    std::os::unix::fs::symlink(dir, home.join(link)).unwrap();
+}
+
 /// With the home writable, a held place of the home that is a link to a directory outside every
 /// writable place (`~/.nvm -> /opt/nvm`, a hidden `~/.ssh -> /secure/ssh`) is out of reach where
 /// it leads, and the link itself is held where it lies (bound onto itself, not followed): it
@@ -2162,10 +2171,7 @@ fn a_held_place_of_the_home_that_is_a_link_outside_cannot_be_replaced() {
     let outside = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let home = p.home.path();
     for (link, dir, file) in [(".nvm", "nvm", "nvm.sh"), (".ssh", "ssh", "config")] {
-        std::fs::create_dir_all(outside.path().join(dir)).unwrap();
-        std::fs::write(outside.path().join(dir).join(file), "# theirs\n").unwrap();
-        let _ = std::fs::remove_dir_all(home.join(link));
-        std::os::unix::fs::symlink(outside.path().join(dir), home.join(link)).unwrap();
+        linked_place(home, link, &outside.path().join(dir), file, "# theirs\n");
     }
     let replace = |link: &str, file: &str| {
         format!("rm -f ~/{link} && mkdir ~/{link} && echo 'echo evil' > ~/{link}/{file}")
@@ -2219,10 +2225,13 @@ fn a_hidden_place_that_is_a_link_is_hidden_where_it_leads() {
     let dotfiles = tempfile::tempdir_in(crate::support::outside_tmp()).unwrap();
     let home = p.home.path();
     for (link, dir) in [(".ssh", "ssh"), (".gnupg", "gnupg")] {
-        std::fs::create_dir_all(dotfiles.path().join(dir)).unwrap();
-        std::fs::write(dotfiles.path().join(dir).join("key"), "PRIVATE KEY\n").unwrap();
-        let _ = std::fs::remove_dir_all(home.join(link));
-        std::os::unix::fs::symlink(dotfiles.path().join(dir), home.join(link)).unwrap();
+        linked_place(
+            home,
+            link,
+            &dotfiles.path().join(dir),
+            "key",
+            "PRIVATE KEY\n",
+        );
     }
     let o = sh(
         &p,
