@@ -94,11 +94,6 @@ pub const VARS: &[Var] = &[
     var("RUSTUP_HOME", &[Place], ""),
     var("GOENV", &[Place], ""),
     var("IPYTHONDIR", &[Place], ""),
-    var("NVM_DIR", &[Place], ""),
-    var("PYENV_ROOT", &[Place], ""),
-    var("RBENV_ROOT", &[Place], ""),
-    var("ASDF_DATA_DIR", &[Place], ""),
-    var("SDKMAN_DIR", &[Place], ""),
 ];
 
 /// The variables that carry a secret by their name, as patterns matched without regard to case

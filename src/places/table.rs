@@ -277,16 +277,14 @@ pub const PLACES: &[Place] = &[
     row(ConfigHome, "systemd/user.control", Dir, ReadOnly, "the user's systemd manager starts what it names"),
     row(Home, ".deno/env", File, ReadOnly, SOURCED),
     row(Home, ".bun/_bun", File, ReadOnly, SOURCED),
+    // Their homes by default only: their installers export the variables that move them in
+    // every shell, and a variable naming a place is part of what a daemon compares with its
+    // client (one started elsewhere would answer no agent of such a shell).
     row(Home, ".nvm", Dir, ReadOnly, MANAGER),
-    row(Var("NVM_DIR"), "", Dir, ReadOnly, MANAGER),
     row(Home, ".pyenv", Dir, ReadOnly, MANAGER),
-    row(Var("PYENV_ROOT"), "", Dir, ReadOnly, MANAGER),
     row(Home, ".rbenv", Dir, ReadOnly, MANAGER),
-    row(Var("RBENV_ROOT"), "", Dir, ReadOnly, MANAGER),
     row(Home, ".asdf", Dir, ReadOnly, MANAGER),
-    row(Var("ASDF_DATA_DIR"), "", Dir, ReadOnly, MANAGER),
     row(Home, ".sdkman", Dir, ReadOnly, MANAGER),
-    row(Var("SDKMAN_DIR"), "", Dir, ReadOnly, MANAGER),
     row(Home, ".rvm", Dir, ReadOnly, MANAGER),
     row(Home, "miniconda3", Dir, ReadOnly, MANAGER),
     row(Home, "anaconda3", Dir, ReadOnly, MANAGER),
