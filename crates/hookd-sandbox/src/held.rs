@@ -29,7 +29,7 @@ pub(super) struct Held {
     /// your next shell or `ssh` would read (attack round 27, B1). Each is bound onto itself
     /// without being followed, where it lies.
     pub(super) links: Vec<PathBuf>,
-    /// Stand-ins shown to the command as an empty file ([`read_at_every_start`]).
+    /// Stand-ins shown to the command as an empty file (`Finder::read_at_start`).
     pub(super) emptied: Vec<PathBuf>,
     /// What the judging of earlier commands' deferred records moved aside, said
     /// (`deferred.rs`).

@@ -250,10 +250,10 @@ fn hold_stopped(
     Ok(())
 }
 
-/// The mounts that hide `hidden` and the private places' sockets (`also`) where they exist,
-/// directories and files apart, each once ([`uncovered`]), their ancestors in writable places
-/// pinned; the stand-ins git reads at every start shown as an empty file
-/// (`held::read_at_every_start`).
+/// The mounts that hide `hidden` and the private places' sockets (`also`) where they exist
+/// (where they lead, for a link), directories and files apart, each once ([`uncovered`]), their
+/// ancestors and the links on their way in writable places held; the stand-ins a program reads
+/// at each start shown as an empty file (`Places::read_at_start`).
 fn hidden_mounts(
     held: &mut held::Held,
     hidden: &[PathBuf],
