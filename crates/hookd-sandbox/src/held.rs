@@ -24,10 +24,10 @@ pub(super) struct Held {
     pub(super) pinned: Vec<PathBuf>,
     pub(super) read_only: Vec<PathBuf>,
     /// Links in a writable place on the way to a held place that lies outside every writable
-    /// one (`~/.nvm -> /opt/nvm`, `~/.ssh -> /secure/ssh`): what they lead to is out of the
-    /// command's reach, but the link itself could be replaced by a directory of its own, which
-    /// your next shell or `ssh` would read (attack round 27, B1). Each is bound onto itself
-    /// without being followed, where it lies.
+    /// one (`~/.nvm -> /opt/nvm`), or to a hidden place wherever it lies (`~/.ssh ->
+    /// dotfiles/ssh`): what they lead to is held, but the link itself could be replaced by a
+    /// directory of the command's, which your next shell or `ssh` would read (attack rounds 27
+    /// and 28, B1). Each is bound onto itself without being followed, where it lies.
     pub(super) links: Vec<PathBuf>,
     /// Stand-ins shown to the command as an empty file (`Finder::read_at_start`).
     pub(super) emptied: Vec<PathBuf>,
@@ -150,8 +150,8 @@ impl Held {
         }
     }
 
-    /// Pin the links on the way to `path`, a held place that lies outside every writable place,
-    /// that lie in one ([`links_on_the_way`]), each once.
+    /// Pin the links on the way to `path`, a held place, that lie in a writable place
+    /// ([`links_on_the_way`]), each once.
     pub(super) fn pin_links_on_the_way(&mut self, path: &Path, writable: &[PathBuf], real: &Disk) {
         for link in links_on_the_way(path, writable, real) {
             if !self.links.contains(&link) {
@@ -676,53 +676,20 @@ pub(super) fn held(
     Ok(held)
 }
 
-/// The links met on the way to `path` (itself included), resolved as the kernel resolves it,
-/// that lie in one of `writable`, where they lie: a link reached only through another one
-/// (`~/.nvm -> l2 -> /opt/nvm`: attack round 28, B1, `l2` replaced) is one. `..` steps back from
-/// where a link led, as the kernel's does; at most 40 links are followed.
+/// The links met on the way to `path` (itself included), resolved as the kernel resolves it
+/// ([`crate::resolve_noting`]), that lie in one of `writable`, where they lie: a link reached
+/// only through another one (`~/.nvm -> l2 -> /opt/nvm`: attack round 28, B1, `l2` replaced)
+/// is one.
 pub(super) fn links_on_the_way(path: &Path, writable: &[PathBuf], real: &Disk) -> Vec<PathBuf> {
-    use std::path::Component;
-    let mut out = Vec::new();
+    let mut out: Vec<PathBuf> = Vec::new();
     if real.real(path) == path {
         return out; // no link on the way (resolved once, remembered)
     }
-    let mut todo: std::collections::VecDeque<std::ffi::OsString> =
-        std::collections::VecDeque::new();
-    let push_all = |todo: &mut std::collections::VecDeque<std::ffi::OsString>, p: &Path| {
-        let parts: Vec<std::ffi::OsString> = (p.components())
-            .filter_map(|c| match c {
-                Component::Normal(n) => Some(n.to_os_string()),
-                Component::ParentDir => Some("..".into()),
-                _ => None,
-            })
-            .collect();
-        for part in parts.into_iter().rev() {
-            todo.push_front(part);
+    crate::resolve_noting(path, |link| {
+        let dir = link.parent().unwrap_or(link);
+        if writable.iter().any(|w| dir.starts_with(w)) && !out.iter().any(|l| l == link) {
+            out.push(link.to_path_buf());
         }
-    };
-    push_all(&mut todo, path);
-    // Where the resolution stands: no link in it.
-    let mut at = PathBuf::from("/");
-    let mut hops = 0;
-    while let Some(name) = todo.pop_front() {
-        if name == ".." {
-            at.pop();
-            continue;
-        }
-        let next = at.join(&name);
-        match std::fs::read_link(&next) {
-            Ok(target) if hops < 40 => {
-                hops += 1;
-                if writable.iter().any(|w| at.starts_with(w)) && !out.contains(&next) {
-                    out.push(next);
-                }
-                if target.is_absolute() {
-                    at = PathBuf::from("/");
-                }
-                push_all(&mut todo, &target);
-            }
-            _ => at = next,
-        }
-    }
+    });
     out
 }

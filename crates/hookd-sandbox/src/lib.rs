@@ -764,17 +764,24 @@ pub fn run<'a>(
 /// exist; what does not exist yet is kept as named (as the kernel would follow them: a write
 /// through a dangling link creates its target).
 pub fn resolve(path: &Path) -> PathBuf {
+    resolve_noting(path, |_| {})
+}
+
+/// [`resolve`], telling `met` each link it follows, where the link lies (its directory
+/// resolved), in the order the kernel would meet them; at most 40 are followed.
+pub(crate) fn resolve_noting(path: &Path, mut met: impl FnMut(&Path)) -> PathBuf {
     use std::path::Component;
+    let parts = |p: &Path| -> Vec<std::ffi::OsString> {
+        (p.components().rev())
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect()
+    };
     let mut out = PathBuf::from("/");
-    let mut pending: Vec<std::ffi::OsString> = path
-        .components()
-        .rev()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n.to_os_string()),
-            Component::ParentDir => Some("..".into()),
-            _ => None,
-        })
-        .collect();
+    let mut pending = parts(path);
     let mut links = 0;
     while let Some(part) = pending.pop() {
         if part == ".." {
@@ -785,15 +792,12 @@ pub fn resolve(path: &Path) -> PathBuf {
         match std::fs::read_link(&out) {
             Ok(target) if links < 40 => {
                 links += 1;
+                met(&out);
                 out.pop();
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                 }
-                pending.extend(target.components().rev().filter_map(|c| match c {
-                    Component::Normal(n) => Some(n.to_os_string()),
-                    Component::ParentDir => Some("..".into()),
-                    _ => None,
-                }));
+                pending.extend(parts(&target));
             }
             _ => {}
         }
