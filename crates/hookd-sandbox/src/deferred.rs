@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::below::Below;
+use crate::unsettled::WRITING;
 
 /// One command's record, kept for the next start ([`load`]).
 pub(crate) struct Deferred {
@@ -22,45 +23,40 @@ pub(crate) struct Deferred {
 }
 
 /// Keep `below` in `dir` (made where absent, this user's alone), stamped with now as its
-/// sandbox's end. Failing (no state, a full disk) leaves what the command made as before.
+/// sandbox's end, under a name no other record has (this process's id, then `tempfile`'s
+/// random part, as `unsettled.rs` names its records). Failing (no state, a full disk) leaves
+/// what the command made as before.
 pub(crate) fn keep(dir: &Path, below: &Below) {
     use std::io::Write;
-    use std::os::unix::fs::DirBuilderExt;
-    let _ = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir);
-    let Ok(mut tmp) = tempfile::Builder::new()
-        .prefix(".writing-")
-        .tempfile_in(dir)
-    else {
+    crate::walk_memory::own_dir(dir);
+    let Ok(mut tmp) = tempfile::Builder::new().prefix(WRITING).tempfile_in(dir) else {
         return;
     };
     if tmp.write_all(&below.to_bytes()).is_err() {
         return;
     }
-    let name = format!("{}-{}", std::process::id(), random_suffix());
+    let Some(random) = tmp
+        .path()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+    else {
+        return;
+    };
+    let name = format!(
+        "{}-{}",
+        std::process::id(),
+        random.trim_start_matches(WRITING)
+    );
     let _ = tmp.persist(dir.join(name));
 }
 
-/// Move the record at `file` (a killed command's, settled late: `unsettled.rs`) into `dir`,
-/// keeping its stamp (when its sandbox ended, where pid 1 could say).
+/// Move the record at `file` (a killed command's, settled late: `unsettled.rs`, whose names are
+/// unique already) into `dir`, keeping its name and its stamp (when its sandbox ended, where
+/// pid 1 could say).
 pub(crate) fn take(file: &Path, dir: &Path) -> bool {
-    use std::os::unix::fs::DirBuilderExt;
-    let _ = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir);
-    let name = format!("{}-{}", std::process::id(), random_suffix());
-    std::fs::rename(file, dir.join(name)).is_ok()
-}
-
-/// A name no other record in the directory has.
-fn random_suffix() -> String {
-    use std::hash::BuildHasher;
-    let random =
-        std::collections::hash_map::RandomState::new().hash_one(std::time::SystemTime::now());
-    format!("{random:016x}")
+    crate::walk_memory::own_dir(dir);
+    file.file_name()
+        .is_some_and(|name| std::fs::rename(file, dir.join(name)).is_ok())
 }
 
 /// The records in `dir` of commands run in `project`, in a project holding it (their first
@@ -76,7 +72,7 @@ pub(crate) fn load(dir: &Path, project: &Path) -> Vec<Deferred> {
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let file = entry.path();
-        if entry.file_name().to_string_lossy().starts_with(".writing-") {
+        if entry.file_name().to_string_lossy().starts_with(WRITING) {
             continue;
         }
         let read = crate::walk_memory::read_own(&file).and_then(|b| Below::from_bytes(&b));

@@ -104,12 +104,14 @@ struct Earlier {
 impl Earlier {
     fn load(policy: &Policy, project: &Path) -> Earlier {
         let unsettled = policy.state.as_ref().map(|s| s.join("unsettled"));
+        let deferred_dir = policy.state.as_ref().map(|s| s.join("deferred"));
         let mut said = Vec::new();
-        let orphans = (unsettled.as_deref()).map_or_else(Default::default, unsettled::orphans);
+        let orphans = (unsettled.as_deref())
+            .map(|u| unsettled::orphans(u, deferred_dir.as_deref()))
+            .unwrap_or_default();
         for again in orphans.settled {
             crate::said(again, &mut said);
         }
-        let deferred_dir = policy.state.as_ref().map(|s| s.join("deferred"));
         let deferred = (deferred_dir.as_deref())
             .map(|d| deferred::load(d, project))
             .unwrap_or_default();

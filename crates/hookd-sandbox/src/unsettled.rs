@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use crate::below::Below;
 
 /// The prefix of a record being written: never settled.
-const WRITING: &str = ".writing-";
+pub(crate) const WRITING: &str = ".writing-";
 
 /// This command's record, locked shared for as long as it runs; removed when dropped (its end
 /// has moved aside what it made, or it never started).
@@ -40,7 +40,7 @@ impl Pending {
     /// command runs, and a kill then leaves what it made unsettled as before.
     pub(crate) fn record(dir: &Path, below: &Below, idle: Option<Idle>) -> Option<Pending> {
         use std::io::Write;
-        use std::os::unix::fs::{DirBuilderExt, FileExt};
+        use std::os::unix::fs::FileExt;
         if let Some(Idle { path, file }) = idle {
             // Empty, and locked by this preparation since it was found so.
             let written = file.write_all_at(&below.to_bytes(), 0).is_ok()
@@ -51,10 +51,7 @@ impl Pending {
             let _ = std::fs::remove_file(&path);
             return None;
         }
-        let _ = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir);
+        crate::walk_memory::own_dir(dir);
         let mut tmp = tempfile::Builder::new()
             .prefix(WRITING)
             .tempfile_in(dir)
@@ -124,10 +121,11 @@ pub(crate) struct Orphans {
 
 /// Settle the records in `dir` whose commands ended without their end: each one whose lock is
 /// free (nothing of its sandbox is left), still linked, of this user's and read back whole, is
-/// walked again as its end would have ([`Below::again`]) and removed. What was found, one empty
+/// walked again as its end would have ([`Below::again`]) and removed, or moved to `deferred`
+/// where its tree was too large for that walk (`deferred.rs`). What was found, one empty
 /// record for this command's (the other empty ones are removed), and when the commands still
 /// running started.
-pub(crate) fn orphans(dir: &Path) -> Orphans {
+pub(crate) fn orphans(dir: &Path, deferred: Option<&Path>) -> Orphans {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Orphans::default();
     };
@@ -138,7 +136,7 @@ pub(crate) fn orphans(dir: &Path) -> Orphans {
         if name.to_string_lossy().starts_with(WRITING) {
             continue;
         }
-        match settle(&entry.path()) {
+        match settle(&entry.path(), deferred) {
             Found::Held => {}
             Found::Running(at) => {
                 let since = found.running_since.get_or_insert(at);
@@ -155,7 +153,7 @@ pub(crate) fn orphans(dir: &Path) -> Orphans {
 }
 
 /// One record at `path` settled, if its command has ended.
-fn settle(path: &Path) -> Found {
+fn settle(path: &Path, deferred: Option<&Path>) -> Found {
     use std::os::unix::fs::OpenOptionsExt;
     let Ok(file) = std::fs::OpenOptions::new()
         .read(true)
@@ -197,11 +195,7 @@ fn settle(path: &Path) -> Found {
     let again = below.again();
     // A tree too large for the second walk: the rest is judged by this preparation's walk,
     // as a live end's would be (`deferred.rs`).
-    let deferred = path
-        .parent()
-        .and_then(Path::parent)
-        .map(|s| s.join("deferred"));
-    let kept = !below.looks_below() && deferred.is_some_and(|d| crate::deferred::take(path, &d));
+    let kept = !below.looks_below() && deferred.is_some_and(|d| crate::deferred::take(path, d));
     if !kept {
         let _ = std::fs::remove_file(path);
     }

@@ -285,6 +285,16 @@ fn sweep(dir: &Path, keep: &Path) {
     }
 }
 
+/// `dir` made where absent (with its parents), this user's alone: where hookd's state keeps
+/// its records. Failing is left to the write that follows.
+pub(crate) fn own_dir(dir: &Path) {
+    use std::os::unix::fs::DirBuilderExt;
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir);
+}
+
 /// Write `bytes` to a new file beside `file` (a random name, made exclusively, mode 0600:
 /// `tempfile`, as hookd's `atomic::write_private`), then rename it over `file`: a reader sees
 /// the old memory or the new one whole, and two walks writing at once (a daemon's concurrent
