@@ -66,3 +66,30 @@ fn protected_places_by_path_link_and_name() {
         .is_some());
     assert!(p.named_by(&argv(&["cargo", "test"]), &cwd).is_none());
 }
+
+/// A place whose directory is a link (`~/.config -> dotfiles/config`, a dotfiles manager's) is
+/// protected where the link leads too, and an absent one beside it as named: the resolver takes
+/// the listing's word for what is no link, and looks at what is (or may be) one.
+#[test]
+fn a_place_behind_a_linked_directory_is_protected_where_it_leads() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    let home = root.join("home");
+    let project = root.join("proj");
+    std::fs::create_dir_all(home.join("dotfiles/config/git")).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    std::os::unix::fs::symlink("dotfiles/config", home.join(".config")).unwrap();
+    std::os::unix::fs::symlink(home.join("dotfiles/ssh"), home.join(".ssh")).unwrap();
+    let h = home.clone();
+    let places = Places::new(&project, &[], None, |k| (k == "HOME").then(|| h.clone()));
+    let p = ProtectedPaths::new(&places);
+    for word in [
+        "~/dotfiles/config/git/config",
+        "~/.config/git/config",
+        "~/dotfiles/ssh/id_ed25519",
+        "~/.bashrc",
+    ] {
+        assert!(p.protected(word, &project).is_some(), "{word}");
+    }
+    assert!(p.protected("~/dotfiles/notes.txt", &project).is_none());
+}
